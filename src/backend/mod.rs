@@ -1,0 +1,366 @@
+//! The one seam between the benchmark and a DBMS.
+//!
+//! A [`Driver`] is chosen from the URL scheme (`sqlite:`, `postgres://`, `mysql://`) and opens
+//! [`Conn`]s. Every SQL statement ibench sends is built inside a backend module; the steps only
+//! call the methods of [`Conn`] and never ask which database they talk to.
+
+pub mod mysql;
+pub mod postgres;
+pub mod sqlite;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::workload::RowBatch;
+
+/// The DBMS family a URL names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// SQLite, embedded in ibench (`sqlite:PATH`).
+    Sqlite,
+    /// PostgreSQL (`postgres://` or `postgresql://`).
+    Postgres,
+    /// MySQL or MariaDB (`mysql://` or `mariadb://`).
+    Mysql,
+}
+
+/// Storage engine for the MySQL family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// InnoDB, the default engine.
+    Innodb,
+    /// MyRocks (the RocksDB engine).
+    Rocksdb,
+}
+
+impl Engine {
+    /// The name used in `ENGINE=` clauses.
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            Engine::Innodb => "InnoDB",
+            Engine::Rocksdb => "ROCKSDB",
+        }
+    }
+}
+
+/// One of the three secondary indexes of spec section 1, in creation order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SecondaryIndex {
+    /// `<table>_marketsegment (productid, customerid, price)`
+    MarketSegment,
+    /// `<table>_registersegment (cashregisterid, customerid, price)`
+    RegisterSegment,
+    /// `<table>_pdc (price, dateandtime, customerid)`
+    Pdc,
+}
+
+impl SecondaryIndex {
+    /// All three, in the order they are created.
+    pub const ALL: [SecondaryIndex; 3] = [
+        SecondaryIndex::MarketSegment,
+        SecondaryIndex::RegisterSegment,
+        SecondaryIndex::Pdc,
+    ];
+
+    /// Suffix of the index name: the index is called `<table>_<suffix>`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            SecondaryIndex::MarketSegment => "marketsegment",
+            SecondaryIndex::RegisterSegment => "registersegment",
+            SecondaryIndex::Pdc => "pdc",
+        }
+    }
+
+    /// The index name for a table.
+    pub fn name(self, table: &str) -> String {
+        format!("{table}_{}", self.suffix())
+    }
+
+    /// The indexed columns, in key order. The first is the one range queries start from.
+    pub fn columns(self) -> [&'static str; 3] {
+        match self {
+            SecondaryIndex::MarketSegment => ["productid", "customerid", "price"],
+            SecondaryIndex::RegisterSegment => ["cashregisterid", "customerid", "price"],
+            SecondaryIndex::Pdc => ["price", "dateandtime", "customerid"],
+        }
+    }
+
+    /// Comma-separated column list, used both as the select list and the ORDER BY of the
+    /// covering range query.
+    pub fn column_list(self) -> String {
+        self.columns().join(", ")
+    }
+}
+
+/// How to create the table: options that are not dialect but do change the DDL.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TableOptions {
+    /// When true the client assigns `transactionid`; otherwise the server does
+    /// (identity/sequence, `AUTO_INCREMENT`, `INTEGER PRIMARY KEY`).
+    pub client_assigns_ids: bool,
+    /// Storage engine (MySQL family only; ignored elsewhere).
+    pub engine: Engine,
+    /// Extra text appended to `CREATE TABLE (...)`, e.g. `USING heap` or `PARTITION BY ...`.
+    pub table_suffix: Option<String>,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            client_assigns_ids: false,
+            engine: Engine::Innodb,
+            table_suffix: None,
+        }
+    }
+}
+
+/// Errors a caller branches on.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// The server could not be reached at all (refused, no such host, no socket).
+    #[error("cannot reach {target}: {detail}; is the server running? Start a private one with `ibench server start` or fix --url")]
+    Unreachable {
+        /// What we tried to reach, password redacted.
+        target: String,
+        /// The driver's message.
+        detail: String,
+    },
+    /// The server refused the credentials.
+    #[error("{target} refused the login: {detail}; fix the user or password in --url (or PGPASSWORD)")]
+    Auth {
+        /// What we tried to reach, password redacted.
+        target: String,
+        /// The driver's message.
+        detail: String,
+    },
+    /// A transient conflict (deadlock, lock wait timeout, SQLITE_BUSY): the operation may be retried.
+    #[error("transient conflict: {0}")]
+    Retryable(String),
+    /// Any other failure of a statement.
+    #[error("{context}: {detail}")]
+    Sql {
+        /// What ibench was doing, e.g. `insert into pi1`.
+        context: String,
+        /// The driver's message.
+        detail: String,
+    },
+}
+
+impl BackendError {
+    /// Shorthand for [`BackendError::Sql`].
+    pub fn sql(context: impl Into<String>, detail: impl std::fmt::Display) -> Self {
+        BackendError::Sql {
+            context: context.into(),
+            detail: detail.to_string(),
+        }
+    }
+}
+
+/// Result of a backend call.
+pub type BackendResult<T> = Result<T, BackendError>;
+
+/// What a target is: recorded in `run.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// Backend family.
+    pub backend: BackendKind,
+    /// The URL with any password replaced by `***`.
+    pub url: String,
+    /// Product name as the server reports it (`PostgreSQL`, `MariaDB`, `MySQL`, `SQLite`).
+    pub dbms: String,
+    /// Version string as the server reports it.
+    pub version: String,
+    /// Storage engine for the MySQL family, `None` elsewhere.
+    pub engine: Option<Engine>,
+}
+
+/// One maintenance action done in the settle phase, for the record.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SettleAction {
+    /// What was done, e.g. `VACUUM (ANALYZE) pi1`.
+    pub action: String,
+    /// How long it took, seconds.
+    pub seconds: f64,
+    /// `None` when it succeeded, the error text when it did not.
+    pub error: Option<String>,
+}
+
+/// A backend: knows how to reach one database and opens connections to it.
+pub trait Driver: Send + Sync {
+    /// The backend family.
+    fn kind(&self) -> BackendKind;
+
+    /// Open a new connection (prepared statements are cached per connection).
+    fn connect(&self) -> BackendResult<Box<dyn Conn>>;
+
+    /// Product, version and the redacted URL.
+    fn describe(&self) -> BackendResult<TargetInfo>;
+
+    /// The settle-phase maintenance of spec section 3 for these tables (Postgres: VACUUM
+    /// (ANALYZE) every table in parallel then CHECKPOINT; InnoDB: ANALYZE TABLE and a forced
+    /// dirty-page flush; MyRocks: wait for compactions, flush the memtable, compact L0; SQLite:
+    /// ANALYZE and a WAL checkpoint). Must return within about `budget` where it can; the
+    /// caller sleeps whatever is left of the settle time.
+    fn settle(&self, tables: &[String], budget: Duration) -> BackendResult<Vec<SettleAction>>;
+}
+
+/// One connection. All SQL dialect lives behind these methods.
+pub trait Conn: Send {
+    /// Drop the table if it exists and create it with its primary key only (spec section 1).
+    fn create_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()>;
+
+    /// Drop the table if it exists.
+    fn drop_table(&mut self, table: &str) -> BackendResult<()>;
+
+    /// Create the three secondary indexes in the order of [`SecondaryIndex::ALL`] (InnoDB: one
+    /// `ALTER TABLE` for all three; MyRocks: one `ALTER` per index; others one `CREATE INDEX`
+    /// each).
+    fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()>;
+
+    /// Whether the table exists with all three secondary indexes.
+    fn has_secondary_indexes(&mut self, table: &str) -> BackendResult<bool>;
+
+    /// One multi-row `INSERT` of every row in the batch, one transaction (autocommit),
+    /// through a prepared statement cached per (table, row count). Returns rows inserted.
+    fn insert(&mut self, table: &str, batch: &RowBatch) -> BackendResult<u64>;
+
+    /// Delete the `limit` rows with the smallest `transactionid >= min_id`, one transaction.
+    /// Returns the rows actually deleted.
+    fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64>;
+
+    /// `min(transactionid)` and `max(transactionid)`, `None` when the table is empty.
+    fn min_max_id(&mut self, table: &str) -> BackendResult<Option<(i64, i64)>>;
+
+    /// The covering, ordered, index-only range query through `index`, starting at `from` on its
+    /// first column, `LIMIT 10`. Returns rows read.
+    fn range_query(&mut self, table: &str, index: SecondaryIndex, from: i32) -> BackendResult<u64>;
+
+    /// `SELECT transactionid, productid, data FROM t WHERE transactionid IN (ids)`.
+    /// Returns rows found.
+    fn point_query(&mut self, table: &str, ids: &[i64]) -> BackendResult<u64>;
+
+    /// `count(*)` through the primary key.
+    fn count_rows(&mut self, table: &str) -> BackendResult<u64>;
+
+    /// The row count read through one secondary index (forced where the dialect can).
+    fn count_rows_via_index(&mut self, table: &str, index: SecondaryIndex) -> BackendResult<u64>;
+}
+
+/// Replace the password of a URL (`scheme://user:pass@host`) with `***`.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end + 3..];
+    let auth_end = rest.find('@');
+    let host_start = rest.find('/').unwrap_or(rest.len());
+    match auth_end {
+        Some(at) if at < host_start => {
+            let userinfo = &rest[..at];
+            match userinfo.find(':') {
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme_end + 3],
+                    &userinfo[..colon],
+                    &rest[at..]
+                ),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Options that shape how a driver connects, beyond the URL.
+#[derive(Clone, Debug, Default)]
+pub struct DriverOptions {
+    /// Storage engine for the MySQL family.
+    pub engine: Option<Engine>,
+}
+
+/// Errors in choosing a backend from a URL.
+#[derive(Debug, thiserror::Error)]
+pub enum UrlError {
+    /// The scheme is none of the known ones.
+    #[error("unknown URL scheme in '{0}': use sqlite:PATH, postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB (--url)")]
+    UnknownScheme(String),
+    /// The URL is malformed for its scheme.
+    #[error("bad --url '{url}': {detail}")]
+    Malformed {
+        /// The URL, redacted.
+        url: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+}
+
+/// Which backend family a URL names.
+pub fn kind_of_url(url: &str) -> Result<BackendKind, UrlError> {
+    let lower = url.to_ascii_lowercase();
+    if lower.starts_with("sqlite:") {
+        Ok(BackendKind::Sqlite)
+    } else if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        Ok(BackendKind::Postgres)
+    } else if lower.starts_with("mysql://") || lower.starts_with("mariadb://") {
+        Ok(BackendKind::Mysql)
+    } else {
+        Err(UrlError::UnknownScheme(redact_url(url)))
+    }
+}
+
+/// Choose and build the driver for a URL. Does not connect yet.
+pub fn driver_for_url(url: &str, options: &DriverOptions) -> anyhow::Result<Box<dyn Driver>> {
+    Ok(match kind_of_url(url)? {
+        BackendKind::Sqlite => Box::new(sqlite::SqliteDriver::new(url)?),
+        BackendKind::Postgres => Box::new(postgres::PostgresDriver::new(url)?),
+        BackendKind::Mysql => Box::new(mysql::MysqlDriver::new(
+            url,
+            options.engine.unwrap_or(Engine::Innodb),
+        )?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheme_picks_backend() {
+        assert_eq!(kind_of_url("sqlite:x.db").unwrap(), BackendKind::Sqlite);
+        assert_eq!(
+            kind_of_url("postgres://u@h/db").unwrap(),
+            BackendKind::Postgres
+        );
+        assert_eq!(
+            kind_of_url("postgresql://u@h/db").unwrap(),
+            BackendKind::Postgres
+        );
+        assert_eq!(kind_of_url("mysql://root@h/db").unwrap(), BackendKind::Mysql);
+        assert!(matches!(
+            kind_of_url("oracle://x"),
+            Err(UrlError::UnknownScheme(_))
+        ));
+    }
+
+    #[test]
+    fn password_is_redacted() {
+        assert_eq!(
+            redact_url("postgres://bob:secret@h:5/db"),
+            "postgres://bob:***@h:5/db"
+        );
+        assert_eq!(redact_url("postgres://bob@h/db"), "postgres://bob@h/db");
+        assert_eq!(redact_url("sqlite:/tmp/x"), "sqlite:/tmp/x");
+    }
+
+    #[test]
+    fn index_names_and_columns() {
+        assert_eq!(SecondaryIndex::Pdc.name("pi3"), "pi3_pdc");
+        assert_eq!(
+            SecondaryIndex::RegisterSegment.column_list(),
+            "cashregisterid, customerid, price"
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Private server instances (stub).

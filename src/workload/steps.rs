@@ -1,0 +1,1 @@
+//! Steps (filled in by the runner work).
