@@ -1,1 +1,5 @@
-fn main() {}
+//! The `ibench` binary: everything lives in the library.
+
+fn main() -> std::process::ExitCode {
+    ibench::main_entry(std::env::args().collect())
+}

@@ -121,7 +121,9 @@ impl Default for TableOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
     /// The server could not be reached at all (refused, no such host, no socket).
-    #[error("cannot reach {target}: {detail}; is the server running? Start a private one with `ibench server start` or fix --url")]
+    #[error(
+        "cannot reach {target}: {detail}; is the server running? Start a private one with `ibench server start` or fix --url"
+    )]
     Unreachable {
         /// What we tried to reach, password redacted.
         target: String,
@@ -129,7 +131,9 @@ pub enum BackendError {
         detail: String,
     },
     /// The server refused the credentials.
-    #[error("{target} refused the login: {detail}; fix the user or password in --url (or PGPASSWORD)")]
+    #[error(
+        "{target} refused the login: {detail}; fix the user or password in --url (Postgres also reads PGPASSWORD)"
+    )]
     Auth {
         /// What we tried to reach, password redacted.
         target: String,
@@ -205,6 +209,12 @@ pub trait Driver: Send + Sync {
     /// ANALYZE and a WAL checkpoint). Must return within about `budget` where it can; the
     /// caller sleeps whatever is left of the settle time.
     fn settle(&self, tables: &[String], budget: Duration) -> BackendResult<Vec<SettleAction>>;
+
+    /// Settings ibench applies on its own connections (e.g. SQLite pragmas), recorded in the
+    /// results. Empty by default: server backends run with the server's configuration.
+    fn session_settings(&self) -> std::collections::BTreeMap<String, String> {
+        std::collections::BTreeMap::new()
+    }
 }
 
 /// One connection. All SQL dialect lives behind these methods.
@@ -285,7 +295,9 @@ pub struct DriverOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum UrlError {
     /// The scheme is none of the known ones.
-    #[error("unknown URL scheme in '{0}': use sqlite:PATH, postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB (--url)")]
+    #[error(
+        "unknown URL scheme in '{0}': use sqlite:PATH, postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB (--url)"
+    )]
     UnknownScheme(String),
     /// The URL is malformed for its scheme.
     #[error("bad --url '{url}': {detail}")]
@@ -338,7 +350,10 @@ mod tests {
             kind_of_url("postgresql://u@h/db").unwrap(),
             BackendKind::Postgres
         );
-        assert_eq!(kind_of_url("mysql://root@h/db").unwrap(), BackendKind::Mysql);
+        assert_eq!(
+            kind_of_url("mysql://root@h/db").unwrap(),
+            BackendKind::Mysql
+        );
         assert!(matches!(
             kind_of_url("oracle://x"),
             Err(UrlError::UnknownScheme(_))

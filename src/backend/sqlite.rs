@@ -1,14 +1,464 @@
-//! SQLite backend (stub).
-use super::*;
-/// SQLite driver.
-pub struct SqliteDriver;
-impl SqliteDriver {
-    /// Build from a `sqlite:PATH` URL.
-    pub fn new(_url: &str) -> anyhow::Result<Self> { anyhow::bail!("todo") }
+//! SQLite backend: embedded, `sqlite:PATH`.
+//!
+//! Every connection opens the same file in WAL mode with `synchronous=NORMAL`; concurrent
+//! writers wait on each other through a busy handler that polls every 100 µs (SQLite's own
+//! handler sleeps up to 100 ms between tries, which would turn lock waits into stalls).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use super::{
+    BackendError, BackendKind, BackendResult, Conn, Driver, SecondaryIndex, SettleAction,
+    TableOptions, TargetInfo,
+};
+use crate::workload::RowBatch;
+use crate::workload::row::format_timestamp;
+
+/// The pragmas every connection sets, recorded in the results.
+pub const PRAGMAS: &[(&str, &str)] = &[("journal_mode", "WAL"), ("synchronous", "NORMAL")];
+
+/// How long a statement waits for another connection's write lock before failing.
+const BUSY_WAIT: Duration = Duration::from_secs(30);
+
+/// Driver for one SQLite database file.
+pub struct SqliteDriver {
+    path: PathBuf,
+    url: String,
 }
+
+impl SqliteDriver {
+    /// Build from `sqlite:PATH` (also `sqlite://PATH`). The file is created when missing; its
+    /// directory must exist.
+    pub fn new(url: &str) -> anyhow::Result<Self> {
+        let path = parse_url(url)?;
+        if let Some(parent) = path.parent()
+            && !parent.as_os_str().is_empty()
+            && !parent.is_dir()
+        {
+            anyhow::bail!(
+                "the directory of the SQLite file {} does not exist; create it or fix --url",
+                path.display()
+            );
+        }
+        Ok(SqliteDriver {
+            path,
+            url: url.to_string(),
+        })
+    }
+}
+
+fn parse_url(url: &str) -> Result<PathBuf, super::UrlError> {
+    let rest = url
+        .get("sqlite:".len()..)
+        .map(|r| r.strip_prefix("//").unwrap_or(r))
+        .unwrap_or("");
+    if rest.is_empty() {
+        return Err(super::UrlError::Malformed {
+            url: url.to_string(),
+            detail: "no file path; use sqlite:PATH, e.g. sqlite:ibench.db".into(),
+        });
+    }
+    Ok(PathBuf::from(rest))
+}
+
+fn busy_poll(tries: i32) -> bool {
+    // 100 µs per try; give up after BUSY_WAIT.
+    let waited = Duration::from_micros(100) * tries.max(0) as u32;
+    if waited >= BUSY_WAIT {
+        return false;
+    }
+    std::thread::sleep(Duration::from_micros(100));
+    true
+}
+
+fn map_err(context: &str, e: rusqlite::Error) -> BackendError {
+    if let rusqlite::Error::SqliteFailure(f, _) = &e
+        && matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    {
+        return BackendError::Retryable(format!("{context}: {e}"));
+    }
+    BackendError::sql(context, e)
+}
+
+fn open(path: &Path) -> BackendResult<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| BackendError::Unreachable {
+        target: format!("sqlite:{}", path.display()),
+        detail: e.to_string(),
+    })?;
+    let context = format!("set up sqlite:{}", path.display());
+    for (name, value) in PRAGMAS {
+        conn.pragma_update(None, name, value)
+            .map_err(|e| map_err(&context, e))?;
+    }
+    conn.busy_handler(Some(busy_poll))
+        .map_err(|e| map_err(&context, e))?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
 impl Driver for SqliteDriver {
-    fn kind(&self) -> BackendKind { BackendKind::Sqlite }
-    fn connect(&self) -> BackendResult<Box<dyn Conn>> { todo!() }
-    fn describe(&self) -> BackendResult<TargetInfo> { todo!() }
-    fn settle(&self, _t: &[String], _b: Duration) -> BackendResult<Vec<SettleAction>> { todo!() }
+    fn kind(&self) -> BackendKind {
+        BackendKind::Sqlite
+    }
+
+    fn connect(&self) -> BackendResult<Box<dyn Conn>> {
+        Ok(Box::new(SqliteConn {
+            conn: open(&self.path)?,
+            insert_sql: HashMap::new(),
+            point_sql: HashMap::new(),
+        }))
+    }
+
+    fn describe(&self) -> BackendResult<TargetInfo> {
+        let conn = open(&self.path)?;
+        let version: String = conn
+            .query_row("SELECT sqlite_version()", [], |r| r.get(0))
+            .map_err(|e| map_err("read sqlite_version()", e))?;
+        Ok(TargetInfo {
+            backend: BackendKind::Sqlite,
+            url: self.url.clone(),
+            dbms: "SQLite".into(),
+            version,
+            engine: None,
+        })
+    }
+
+    fn settle(&self, tables: &[String], _budget: Duration) -> BackendResult<Vec<SettleAction>> {
+        let conn = open(&self.path)?;
+        let mut actions = Vec::new();
+        for table in tables {
+            actions.push(timed(format!("ANALYZE {table}"), || {
+                conn.execute_batch(&format!("ANALYZE {table}"))
+            }));
+        }
+        actions.push(timed("PRAGMA wal_checkpoint(TRUNCATE)".into(), || {
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        }));
+        Ok(actions)
+    }
+
+    fn session_settings(&self) -> std::collections::BTreeMap<String, String> {
+        PRAGMAS
+            .iter()
+            .map(|(k, v)| (format!("pragma {k}"), (*v).to_string()))
+            .collect()
+    }
+}
+
+fn timed(action: String, f: impl FnOnce() -> rusqlite::Result<()>) -> SettleAction {
+    let start = Instant::now();
+    let error = f().err().map(|e| e.to_string());
+    SettleAction {
+        action,
+        seconds: start.elapsed().as_secs_f64(),
+        error,
+    }
+}
+
+/// The text of the multi-row insert for `rows` rows.
+pub fn insert_sql(table: &str, rows: usize, client_ids: bool) -> String {
+    let (cols, one) = if client_ids {
+        (
+            "transactionid, dateandtime, cashregisterid, customerid, productid, price, data",
+            "(?,?,?,?,?,?,?)",
+        )
+    } else {
+        (
+            "dateandtime, cashregisterid, customerid, productid, price, data",
+            "(?,?,?,?,?,?)",
+        )
+    };
+    let mut sql = format!("INSERT INTO {table} ({cols}) VALUES ");
+    for i in 0..rows {
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push_str(one);
+    }
+    sql
+}
+
+/// The text of the covering range query through `index`.
+pub fn range_sql(table: &str, index: SecondaryIndex) -> String {
+    let cols = index.column_list();
+    format!(
+        "SELECT {cols} FROM {table} INDEXED BY {} WHERE {} >= ?1 ORDER BY {cols} LIMIT 10",
+        index.name(table),
+        index.columns()[0]
+    )
+}
+
+/// The text of the point query for `n` ids.
+pub fn point_sql(table: &str, n: usize) -> String {
+    let marks = vec!["?"; n].join(",");
+    format!("SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({marks})")
+}
+
+/// The text of the delete of the oldest rows.
+pub fn delete_sql(table: &str) -> String {
+    format!(
+        "DELETE FROM {table} WHERE transactionid IN (SELECT transactionid FROM {table} \
+         WHERE transactionid >= ?1 ORDER BY transactionid LIMIT ?2)"
+    )
+}
+
+/// The text of `CREATE TABLE`.
+pub fn create_table_sql(table: &str, options: &TableOptions) -> String {
+    format!(
+        "CREATE TABLE {table} (transactionid INTEGER PRIMARY KEY, dateandtime TEXT, \
+         cashregisterid INTEGER NOT NULL, customerid INTEGER NOT NULL, \
+         productid INTEGER NOT NULL, price INTEGER NOT NULL, data VARCHAR(4000)){}",
+        options
+            .table_suffix
+            .as_deref()
+            .map(|s| format!(" {s}"))
+            .unwrap_or_default()
+    )
+}
+
+struct SqliteConn {
+    conn: Connection,
+    insert_sql: HashMap<(String, usize, bool), String>,
+    point_sql: HashMap<(String, usize), String>,
+}
+
+impl Conn for SqliteConn {
+    fn create_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()> {
+        self.drop_table(table)?;
+        self.conn
+            .execute_batch(&create_table_sql(table, options))
+            .map_err(|e| map_err(&format!("create table {table}"), e))
+    }
+
+    fn drop_table(&mut self, table: &str) -> BackendResult<()> {
+        self.conn
+            .execute_batch(&format!("DROP TABLE IF EXISTS {table}"))
+            .map_err(|e| map_err(&format!("drop table {table}"), e))
+    }
+
+    fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()> {
+        for index in SecondaryIndex::ALL {
+            let sql = format!(
+                "CREATE INDEX {} ON {table} ({})",
+                index.name(table),
+                index.column_list()
+            );
+            self.conn
+                .execute_batch(&sql)
+                .map_err(|e| map_err(&format!("create index {}", index.name(table)), e))?;
+        }
+        Ok(())
+    }
+
+    fn has_secondary_indexes(&mut self, table: &str) -> BackendResult<bool> {
+        let mut found = 0;
+        for index in SecondaryIndex::ALL {
+            let n: i64 = self
+                .conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND name = ?2",
+                    [table, &index.name(table)],
+                    |r| r.get(0),
+                )
+                .map_err(|e| map_err(&format!("look up indexes of {table}"), e))?;
+            found += n;
+        }
+        Ok(found == 3)
+    }
+
+    fn insert(&mut self, table: &str, batch: &RowBatch) -> BackendResult<u64> {
+        let client_ids = batch.has_client_ids();
+        let key = (table.to_string(), batch.len(), client_ids);
+        let sql = self
+            .insert_sql
+            .entry(key)
+            .or_insert_with(|| insert_sql(table, batch.len(), client_ids));
+        let context = || format!("insert into {table}");
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(|e| map_err(&context(), e))?;
+        let ts = format_timestamp(batch.timestamp());
+        let mut p = 1usize;
+        let bind_err = |e| map_err(&context(), e);
+        for i in 0..batch.len() {
+            if client_ids {
+                stmt.raw_bind_parameter(p, batch.transactionid[i])
+                    .map_err(bind_err)?;
+                p += 1;
+            }
+            stmt.raw_bind_parameter(p, ts.as_str()).map_err(bind_err)?;
+            stmt.raw_bind_parameter(p + 1, batch.cashregisterid[i])
+                .map_err(bind_err)?;
+            stmt.raw_bind_parameter(p + 2, batch.customerid[i])
+                .map_err(bind_err)?;
+            stmt.raw_bind_parameter(p + 3, batch.productid[i])
+                .map_err(bind_err)?;
+            stmt.raw_bind_parameter(p + 4, batch.price[i])
+                .map_err(bind_err)?;
+            stmt.raw_bind_parameter(p + 5, batch.data(i))
+                .map_err(bind_err)?;
+            p += 6;
+        }
+        let n = stmt.raw_execute().map_err(bind_err)?;
+        Ok(n as u64)
+    }
+
+    fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
+        let context = || format!("delete from {table}");
+        let mut stmt = self
+            .conn
+            .prepare_cached(&delete_sql(table))
+            .map_err(|e| map_err(&context(), e))?;
+        let n = stmt
+            .execute(rusqlite::params![min_id, limit])
+            .map_err(|e| map_err(&context(), e))?;
+        Ok(n as u64)
+    }
+
+    fn min_max_id(&mut self, table: &str) -> BackendResult<Option<(i64, i64)>> {
+        let (lo, hi): (Option<i64>, Option<i64>) = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT min(transactionid), max(transactionid) FROM {table}"
+            ))
+            .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))))
+            .map_err(|e| map_err(&format!("read min/max id of {table}"), e))?;
+        Ok(lo.zip(hi))
+    }
+
+    fn range_query(&mut self, table: &str, index: SecondaryIndex, from: i32) -> BackendResult<u64> {
+        let context = || format!("range query on {}", index.name(table));
+        let mut stmt = self
+            .conn
+            .prepare_cached(&range_sql(table, index))
+            .map_err(|e| map_err(&context(), e))?;
+        let mut rows = stmt.query([from]).map_err(|e| map_err(&context(), e))?;
+        let mut n = 0;
+        while rows.next().map_err(|e| map_err(&context(), e))?.is_some() {
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn point_query(&mut self, table: &str, ids: &[i64]) -> BackendResult<u64> {
+        let context = || format!("point query on {table}");
+        let sql = self
+            .point_sql
+            .entry((table.to_string(), ids.len()))
+            .or_insert_with(|| point_sql(table, ids.len()));
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(|e| map_err(&context(), e))?;
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(ids.iter()))
+            .map_err(|e| map_err(&context(), e))?;
+        let mut n = 0;
+        while let Some(row) = rows.next().map_err(|e| map_err(&context(), e))? {
+            // Read the columns so the work is done as with a networked client.
+            let _: Option<String> = row.get(2).map_err(|e| map_err(&context(), e))?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn count_rows(&mut self, table: &str) -> BackendResult<u64> {
+        let n: i64 = self
+            .conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .map_err(|e| map_err(&format!("count rows of {table}"), e))?;
+        Ok(n as u64)
+    }
+
+    fn count_rows_via_index(&mut self, table: &str, index: SecondaryIndex) -> BackendResult<u64> {
+        let sql = format!(
+            "SELECT count(*) FROM {table} INDEXED BY {} WHERE {} IS NOT NULL",
+            index.name(table),
+            index.columns()[0]
+        );
+        let n: i64 = self.conn.query_row(&sql, [], |r| r.get(0)).map_err(|e| {
+            map_err(
+                &format!("count rows of {table} via {}", index.name(table)),
+                e,
+            )
+        })?;
+        Ok(n as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Rng, RowGenerator, RowShape};
+
+    #[test]
+    fn sql_text() {
+        assert_eq!(
+            insert_sql("pi1", 2, false),
+            "INSERT INTO pi1 (dateandtime, cashregisterid, customerid, productid, price, data) VALUES (?,?,?,?,?,?),(?,?,?,?,?,?)"
+        );
+        assert!(insert_sql("pi1", 1, true).starts_with("INSERT INTO pi1 (transactionid, "));
+        assert_eq!(
+            range_sql("pi2", SecondaryIndex::Pdc),
+            "SELECT price, dateandtime, customerid FROM pi2 INDEXED BY pi2_pdc WHERE price >= ?1 ORDER BY price, dateandtime, customerid LIMIT 10"
+        );
+        assert_eq!(
+            point_sql("pi1", 3),
+            "SELECT transactionid, productid, data FROM pi1 WHERE transactionid IN (?,?,?)"
+        );
+    }
+
+    #[test]
+    fn url_needs_a_path() {
+        assert!(SqliteDriver::new("sqlite:").is_err());
+        assert!(SqliteDriver::new("sqlite:/no/such/dir/x.db").is_err());
+        assert_eq!(
+            parse_url("sqlite://a/b.db").unwrap(),
+            PathBuf::from("a/b.db")
+        );
+    }
+
+    #[test]
+    fn every_operation_against_a_real_file() {
+        let dir = std::env::temp_dir().join(format!("ibench-sqlite-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite:{}", dir.join("t.db").display());
+        let driver = SqliteDriver::new(&url).unwrap();
+        let mut conn = driver.connect().unwrap();
+        conn.create_table("pi1", &TableOptions::default()).unwrap();
+        let mut g = RowGenerator::new(Rng::for_stream(1, 0, 0), RowShape::default(), None);
+        let mut b = RowBatch::default();
+        for _ in 0..3 {
+            g.fill(&mut b, 100);
+            assert_eq!(conn.insert("pi1", &b).unwrap(), 100);
+        }
+        assert!(!conn.has_secondary_indexes("pi1").unwrap());
+        conn.create_secondary_indexes("pi1").unwrap();
+        assert!(conn.has_secondary_indexes("pi1").unwrap());
+        assert_eq!(conn.count_rows("pi1").unwrap(), 300);
+        for ix in SecondaryIndex::ALL {
+            assert_eq!(conn.count_rows_via_index("pi1", ix).unwrap(), 300);
+            assert_eq!(conn.range_query("pi1", ix, 0).unwrap(), 10);
+        }
+        assert_eq!(conn.min_max_id("pi1").unwrap(), Some((1, 300)));
+        assert_eq!(conn.delete_oldest("pi1", 1, 50).unwrap(), 50);
+        assert_eq!(conn.min_max_id("pi1").unwrap(), Some((51, 300)));
+        assert_eq!(conn.point_query("pi1", &[1, 51, 52, 400]).unwrap(), 2);
+        let info = driver.describe().unwrap();
+        assert_eq!(info.dbms, "SQLite");
+        let actions = driver
+            .settle(&["pi1".to_string()], Duration::from_secs(5))
+            .unwrap();
+        assert!(actions.iter().all(|a| a.error.is_none()), "{actions:?}");
+        conn.drop_table("pi1").unwrap();
+        drop(conn);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -77,7 +77,11 @@ impl RowBatch {
 
     /// The `data` value of row `i`.
     pub fn data(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.data_end[i - 1] as usize };
+        let start = if i == 0 {
+            0
+        } else {
+            self.data_end[i - 1] as usize
+        };
         &self.data_text[start..self.data_end[i] as usize]
     }
 
@@ -117,6 +121,11 @@ impl RowGenerator {
             shape,
             next_id: first_client_id,
         }
+    }
+
+    /// The id the next client-assigned row gets (`None` when the server assigns ids).
+    pub fn next_client_id(&self) -> Option<i64> {
+        self.next_id
     }
 
     /// Refill `batch` with `rows` new rows stamped with the current wall clock.
@@ -172,9 +181,7 @@ pub fn format_timestamp(t: SystemTime) -> String {
 
 /// Break a wall-clock time into UTC (year, month, day, hour, minute, second, microsecond).
 pub fn civil_from_system_time(t: SystemTime) -> (i64, u32, u32, u32, u32, u32, u32) {
-    let since = t
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default();
+    let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs() as i64;
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400) as u32;

@@ -1,1 +1,262 @@
-//! Steps (filled in by the runner work).
+//! The benchmark steps as plain data (spec section 3) and the named profiles (section 6).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Which query a query step runs back to back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryKind {
+    /// Covering range query through a random secondary index (`qr*`).
+    Range,
+    /// 10 primary-key lookups (`qp*`).
+    Point,
+}
+
+/// A step's identity, as written on the command line (`l.i0`, `l.x`, `l.i1`, `l.i2`,
+/// `qr100`, `qp500`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StepName {
+    /// `l.i0`: create the table and load it in PK order.
+    LoadInitial,
+    /// `l.x`: create the secondary indexes.
+    CreateIndexes,
+    /// `l.i1`: insert and delete at the same pace, big transactions.
+    InsertDelete1,
+    /// `l.i2`: like l.i1 with small transactions, then the settle phase.
+    InsertDelete2,
+    /// `qrN` / `qpN`: queries back to back with background inserts and deletes at N rows/s.
+    Query {
+        /// Range or point.
+        kind: QueryKind,
+        /// Background insert (and delete) rate per client, rows/s.
+        rate_rows_per_sec: u32,
+    },
+}
+
+/// A step name that is not one of the known forms.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "unknown step '{0}': steps are l.i0, l.x, l.i1, l.i2, qrN and qpN with N the background rows/s, e.g. qr100 (--steps)"
+)]
+pub struct UnknownStep(pub String);
+
+impl FromStr for StepName {
+    type Err = UnknownStep;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        match s {
+            "l.i0" => return Ok(StepName::LoadInitial),
+            "l.x" => return Ok(StepName::CreateIndexes),
+            "l.i1" => return Ok(StepName::InsertDelete1),
+            "l.i2" => return Ok(StepName::InsertDelete2),
+            _ => {}
+        }
+        let kind = if let Some(rest) = s.strip_prefix("qr") {
+            Some((QueryKind::Range, rest))
+        } else {
+            s.strip_prefix("qp").map(|rest| (QueryKind::Point, rest))
+        };
+        match kind {
+            Some((kind, rate)) if !rate.is_empty() && rate.bytes().all(|b| b.is_ascii_digit()) => {
+                match rate.parse::<u32>() {
+                    Ok(r) if r > 0 => Ok(StepName::Query {
+                        kind,
+                        rate_rows_per_sec: r,
+                    }),
+                    _ => Err(UnknownStep(s.to_string())),
+                }
+            }
+            _ => Err(UnknownStep(s.to_string())),
+        }
+    }
+}
+
+impl fmt::Display for StepName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StepName::LoadInitial => f.write_str("l.i0"),
+            StepName::CreateIndexes => f.write_str("l.x"),
+            StepName::InsertDelete1 => f.write_str("l.i1"),
+            StepName::InsertDelete2 => f.write_str("l.i2"),
+            StepName::Query {
+                kind,
+                rate_rows_per_sec,
+            } => {
+                let k = match kind {
+                    QueryKind::Range => "qr",
+                    QueryKind::Point => "qp",
+                };
+                write!(f, "{k}{rate_rows_per_sec}")
+            }
+        }
+    }
+}
+
+impl Serialize for StepName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for StepName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl StepName {
+    /// The default step list for a set of background rates: l.i0 l.x l.i1 l.i2, then qr/qp per
+    /// rate.
+    pub fn default_list(rates: &[u32]) -> Vec<StepName> {
+        let mut v = vec![
+            StepName::LoadInitial,
+            StepName::CreateIndexes,
+            StepName::InsertDelete1,
+            StepName::InsertDelete2,
+        ];
+        for &r in rates {
+            for kind in [QueryKind::Range, QueryKind::Point] {
+                v.push(StepName::Query {
+                    kind,
+                    rate_rows_per_sec: r,
+                });
+            }
+        }
+        v
+    }
+
+    /// Whether the step inserts or deletes rows (and so gets an integrity check).
+    pub fn writes_rows(self) -> bool {
+        !matches!(self, StepName::CreateIndexes)
+    }
+
+    /// What the step's throughput figure counts.
+    pub fn throughput_unit(self) -> &'static str {
+        match self {
+            StepName::LoadInitial | StepName::InsertDelete1 | StepName::InsertDelete2 => {
+                "inserted rows/s"
+            }
+            StepName::CreateIndexes => "indexed rows/s",
+            StepName::Query { .. } => "queries/s",
+        }
+    }
+}
+
+/// Parse a comma-separated step list.
+pub fn parse_step_list(s: &str) -> Result<Vec<StepName>, UnknownStep> {
+    s.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(str::parse)
+        .collect()
+}
+
+/// A named set of sizes and durations (spec section 6).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    /// The profile's name.
+    pub name: String,
+    /// X: rows per table loaded by l.i0.
+    pub load_rows: u64,
+    /// Y: rows per table inserted (and deleted) by l.i1.
+    pub i1_rows: u64,
+    /// Z: rows per table inserted (and deleted) by l.i2.
+    pub i2_rows: u64,
+    /// Duration of each query step, seconds.
+    pub query_seconds: f64,
+    /// Upper bound on the settle phase after l.i2, seconds; `None` uses the formula alone.
+    pub settle_max_seconds: Option<f64>,
+}
+
+/// Names of the built-in profiles.
+pub const PROFILE_NAMES: [&str; 3] = ["small", "cached", "io-bound"];
+
+impl Profile {
+    /// A built-in profile by name.
+    pub fn named(name: &str) -> Option<Profile> {
+        let p = |load_rows, i1_rows, i2_rows, query_seconds, settle_max_seconds| Profile {
+            name: name.to_string(),
+            load_rows,
+            i1_rows,
+            i2_rows,
+            query_seconds,
+            settle_max_seconds,
+        };
+        match name {
+            // About a minute on 2 cores with the embedded SQLite (see docs/method.md).
+            "small" => Some(p(400_000, 100_000, 20_000, 5.0, Some(2.0))),
+            "cached" => Some(p(30_000_000, 40_000_000, 10_000_000, 1800.0, None)),
+            "io-bound" => Some(p(800_000_000, 4_000_000, 1_000_000, 1800.0, None)),
+            _ => None,
+        }
+    }
+}
+
+/// The settle phase's length (spec section 3): `min(1200, 60 + rows loaded by l.i0 over all
+/// tables / 1,000,000)` seconds, capped by the profile's limit when it has one.
+pub fn settle_seconds(total_loaded_rows: u64, profile_max: Option<f64>) -> f64 {
+    let formula = (60.0 + total_loaded_rows as f64 / 1_000_000.0).min(1200.0);
+    match profile_max {
+        Some(max) => formula.min(max),
+        None => formula,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_names_parse_and_print() {
+        for s in [
+            "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp500", "qr1000", "qp2500",
+        ] {
+            assert_eq!(s.parse::<StepName>().unwrap().to_string(), s);
+        }
+        for bad in ["l.i3", "qr", "qr0", "qx100", "qr-5", "qr10a", ""] {
+            assert!(bad.parse::<StepName>().is_err(), "{bad}");
+        }
+        let e = "l.y".parse::<StepName>().unwrap_err().to_string();
+        assert!(e.contains("--steps"), "{e}");
+    }
+
+    #[test]
+    fn default_list_is_the_ten_steps_in_order() {
+        let names: Vec<String> = StepName::default_list(&[100, 500, 1000])
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            names.join(" "),
+            "l.i0 l.x l.i1 l.i2 qr100 qp100 qr500 qp500 qr1000 qp1000"
+        );
+        assert_eq!(parse_step_list("l.i0, l.x").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn settle_follows_the_formula() {
+        assert_eq!(settle_seconds(0, None), 60.0);
+        assert_eq!(settle_seconds(600_000_000, None), 660.0);
+        assert_eq!(settle_seconds(16_000_000_000, None), 1200.0);
+        assert_eq!(settle_seconds(30_000_000, Some(2.0)), 2.0);
+    }
+
+    #[test]
+    fn profiles_match_the_spec() {
+        let c = Profile::named("cached").unwrap();
+        assert_eq!(
+            (c.load_rows, c.i1_rows, c.i2_rows),
+            (30_000_000, 40_000_000, 10_000_000)
+        );
+        let io = Profile::named("io-bound").unwrap();
+        assert_eq!(
+            (io.load_rows, io.i1_rows, io.i2_rows),
+            (800_000_000, 4_000_000, 1_000_000)
+        );
+        assert!(Profile::named("huge").is_none());
+    }
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Set up a fresh Debian/Ubuntu machine and run all of ibench's checks and tests:
+# installs the database servers the integration tests start privately (PostgreSQL, MariaDB
+# with MyRocks, SQLite), then cargo fmt --check, cargo clippy, cargo test.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+say() { printf '\n==> %s\n' "$*"; }
+
+PACKAGES=(postgresql mariadb-server mariadb-plugin-rocksdb sqlite3)
+
+# Root runs apt-get directly; anyone else needs sudo.
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+else
+    SUDO=()
+fi
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    if ! dpkg -s "$pkg" >/dev/null 2>&1; then
+        missing+=("$pkg")
+    fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    say "packages already installed: ${PACKAGES[*]}"
+else
+    if [ "$(id -u)" -ne 0 ] && [ "${#SUDO[@]}" -eq 0 ]; then
+        echo "error: missing packages (${missing[*]}) and neither root nor sudo; install them and rerun" >&2
+        exit 1
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "error: missing packages (${missing[*]}) and no apt-get; install them by hand and rerun" >&2
+        exit 1
+    fi
+    say "installing ${missing[*]}"
+    "${SUDO[@]}" apt-get update
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "error: cargo not found; install Rust (https://rustup.rs) and rerun" >&2
+    exit 1
+fi
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+    if command -v rustup >/dev/null 2>&1; then
+        say "adding the rustfmt and clippy components"
+        rustup component add rustfmt clippy
+    fi
+fi
+
+say "toolchain: $(cargo --version)"
+
+say "cargo fmt --check"
+cargo fmt --check
+
+say "cargo clippy --all-targets -- -D warnings"
+cargo clippy --all-targets -- -D warnings
+
+say "cargo test"
+cargo test
+
+say "all checks passed"

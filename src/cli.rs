@@ -1,0 +1,298 @@
+//! The command line: clap definitions, converted once into validated options.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::backend::Engine;
+use crate::runner::RunOptions;
+use crate::server::ServerKind;
+use crate::workload::steps::{Profile, StepName, parse_step_list};
+
+/// The Insert Benchmark as one binary: loads, indexes, inserts and deletes, then queries with
+/// paced background writes, on PostgreSQL, MySQL/MariaDB (InnoDB, MyRocks) and SQLite.
+#[derive(Debug, Parser)]
+#[command(name = "ibench", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the benchmark steps against a database and write the results.
+    Run(Box<RunArgs>),
+    /// Start or stop a private server instance (own data dir, loopback port, private socket).
+    #[command(subcommand)]
+    Server(ServerCommand),
+}
+
+/// `ibench server ...`
+#[derive(Debug, Subcommand)]
+pub enum ServerCommand {
+    /// Create a fresh instance and start it; prints the URL to use on a line of its own.
+    Start(ServerStartArgs),
+    /// Stop an instance started with `ibench server start`.
+    Stop {
+        /// The instance directory given to (or printed by) `server start`.
+        #[arg(long)]
+        dir: PathBuf,
+    },
+}
+
+/// `ibench server start ...`
+#[derive(Debug, Args)]
+pub struct ServerStartArgs {
+    /// Which server.
+    #[arg(value_enum)]
+    pub kind: ServerKind,
+    /// Storage engine to load (MariaDB only): rocksdb loads MyRocks at server start.
+    #[arg(long, value_enum, default_value = "innodb")]
+    pub engine: Engine,
+    /// Directory holding the server binaries (found automatically when not given).
+    #[arg(long)]
+    pub bindir: Option<PathBuf>,
+    /// Config file applied to the instance (appended to postgresql.conf; MariaDB --defaults-file).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Instance directory to create; must not exist (default: a new one under the temp dir).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// TCP port on 127.0.0.1 (default: a free one).
+    #[arg(long)]
+    pub port: Option<u16>,
+}
+
+/// `ibench run ...`
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB (PG* variables fill the
+    /// gaps), mysql://USER[:PASS]@HOST:PORT/DB (MySQL and MariaDB).
+    #[arg(long, default_value = "sqlite:ibench.db")]
+    pub url: String,
+    /// Storage engine of the tables (mysql:// only).
+    #[arg(long, value_enum)]
+    pub engine: Option<Engine>,
+    /// Sizes and durations: small (about a minute on SQLite), cached (30M/40M/10M rows, 1800 s
+    /// query steps) or io-bound (800M/4M/1M, 1800 s).
+    #[arg(long, default_value = "small")]
+    pub profile: String,
+    /// Steps to run, comma-separated, in order (default: l.i0,l.x,l.i1,l.i2 then qr/qp per
+    /// --query-rates).
+    #[arg(long)]
+    pub steps: Option<String>,
+    /// Background insert rates (rows/s per client) of the default query steps.
+    #[arg(long, value_delimiter = ',', default_value = "100,500,1000")]
+    pub query_rates: Vec<u32>,
+    /// Number of clients; each has its own table pi1..piN unless --shared-table.
+    #[arg(long, default_value_t = 1)]
+    pub clients: u32,
+    /// All clients use one table, pi1.
+    #[arg(long)]
+    pub shared_table: bool,
+    /// X: rows per table inserted by l.i0 (default from --profile).
+    #[arg(long)]
+    pub load_rows: Option<u64>,
+    /// Y: rows per table inserted and deleted by l.i1 (default from --profile).
+    #[arg(long)]
+    pub i1_rows: Option<u64>,
+    /// Z: rows per table inserted and deleted by l.i2 (default from --profile).
+    #[arg(long)]
+    pub i2_rows: Option<u64>,
+    /// Rows per insert in l.i0.
+    #[arg(long, default_value_t = 100)]
+    pub load_batch: u32,
+    /// Rows per insert and per delete in l.i1.
+    #[arg(long, default_value_t = 50)]
+    pub i1_batch: u32,
+    /// Rows per insert and per delete in l.i2.
+    #[arg(long, default_value_t = 5)]
+    pub i2_batch: u32,
+    /// Rows per background insert and delete in the query steps.
+    #[arg(long, default_value_t = 50)]
+    pub query_batch: u32,
+    /// Seconds each query step runs (default from --profile).
+    #[arg(long)]
+    pub query_seconds: Option<f64>,
+    /// Cap on the settle phase after l.i2, seconds (default from --profile; 0 skips the rest).
+    #[arg(long)]
+    pub settle_seconds: Option<f64>,
+    /// Seed of every random stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The client assigns transactionid instead of the server.
+    #[arg(long)]
+    pub client_ids: bool,
+    /// Text appended to CREATE TABLE (...), e.g. "USING heap" or a partitioning clause.
+    #[arg(long)]
+    pub table_options: Option<String>,
+    /// cashregisterid is uniform in [0, N).
+    #[arg(long, default_value_t = 1000)]
+    pub cashregisters: i32,
+    /// customerid is uniform in [0, N).
+    #[arg(long, default_value_t = 100_000)]
+    pub customers: i32,
+    /// productid is uniform in [0, N).
+    #[arg(long, default_value_t = 10_000)]
+    pub products: i32,
+    /// price is uniform in [0, N).
+    #[arg(long, default_value_t = 500)]
+    pub max_price: i32,
+    /// Shortest data value, characters.
+    #[arg(long, default_value_t = 10)]
+    pub data_min_len: u32,
+    /// Longest data value, characters.
+    #[arg(long, default_value_t = 20)]
+    pub data_max_len: u32,
+    /// Percent of random characters in data (floor(L * 0.75 * pct / 100) are random).
+    #[arg(long, default_value_t = 50)]
+    pub data_random_pct: u32,
+    /// The deleter re-reads min(transactionid) every N deletes.
+    #[arg(long, default_value_t = 1000)]
+    pub delete_min_refresh: u64,
+    /// Skip the row-count and index check after each step that writes.
+    #[arg(long)]
+    pub no_check: bool,
+    /// Results directory (default: ibench-results/<date>-<time>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Label of the run in reports (default: DBMS and version).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// No progress lines and no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    /// Turn the flags into validated options.
+    pub fn to_options(&self) -> anyhow::Result<RunOptions> {
+        let profile = Profile::named(&self.profile).ok_or_else(|| {
+            anyhow::anyhow!(
+                "unknown profile '{}': use one of {} (--profile)",
+                self.profile,
+                crate::workload::steps::PROFILE_NAMES.join(", ")
+            )
+        })?;
+        let mut o = RunOptions::from_profile(&self.url, &profile);
+        if self.query_rates.contains(&0) {
+            anyhow::bail!("--query-rates must be above 0 rows/s");
+        }
+        o.steps = match &self.steps {
+            Some(s) => parse_step_list(s)?,
+            None => StepName::default_list(&self.query_rates),
+        };
+        o.engine = self.engine;
+        o.clients = self.clients;
+        o.shared_table = self.shared_table;
+        o.load_rows = self.load_rows.unwrap_or(o.load_rows);
+        o.i1_rows = self.i1_rows.unwrap_or(o.i1_rows);
+        o.i2_rows = self.i2_rows.unwrap_or(o.i2_rows);
+        o.load_rows_per_insert = self.load_batch;
+        o.i1_rows_per_insert = self.i1_batch;
+        o.i2_rows_per_insert = self.i2_batch;
+        o.query_rows_per_insert = self.query_batch;
+        o.query_seconds = self.query_seconds.unwrap_or(o.query_seconds);
+        if self.settle_seconds.is_some() {
+            o.settle_max_seconds = self.settle_seconds;
+        }
+        o.seed = self.seed;
+        o.table.client_assigns_ids = self.client_ids;
+        o.table.engine = self.engine.unwrap_or(Engine::Innodb);
+        o.table.table_suffix = self.table_options.clone();
+        o.row_shape.cashregisters = self.cashregisters;
+        o.row_shape.customers = self.customers;
+        o.row_shape.products = self.products;
+        o.row_shape.max_price = self.max_price;
+        o.row_shape.data_min_len = self.data_min_len;
+        o.row_shape.data_max_len = self.data_max_len;
+        o.row_shape.data_random_pct = self.data_random_pct;
+        o.delete_min_refresh = self.delete_min_refresh;
+        o.check = !self.no_check;
+        o.out_dir = match &self.out {
+            Some(p) => p.clone(),
+            None => default_out_dir(),
+        };
+        o.label = self.label.clone();
+        o.quiet = self.quiet;
+        o.validate()?;
+        Ok(o)
+    }
+}
+
+fn default_out_dir() -> PathBuf {
+    let stamp = crate::results::now_rfc3339();
+    // 2026-11-22T13:01:02.345Z -> 20261122-130102
+    let digits: String = stamp
+        .chars()
+        .take(19)
+        .filter(char::is_ascii_digit)
+        .collect();
+    let (date, time) = digits.split_at(8.min(digits.len()));
+    PathBuf::from("ibench-results").join(format!("{date}-{time}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("ibench").chain(args.iter().copied()))
+    }
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        match parse(args).unwrap().command {
+            Command::Run(r) => *r,
+            _ => panic!("not run"),
+        }
+    }
+
+    #[test]
+    fn defaults_give_the_small_profile_and_ten_steps() {
+        let o = run_args(&["run"]).to_options().unwrap();
+        assert_eq!(o.profile, "small");
+        assert_eq!(o.steps.len(), 10);
+        assert!(o.out_dir.starts_with("ibench-results"));
+    }
+
+    #[test]
+    fn flags_override_the_profile() {
+        let o = run_args(&[
+            "run",
+            "--profile",
+            "cached",
+            "--load-rows",
+            "5",
+            "--steps",
+            "l.i0,qp2000",
+            "--query-seconds",
+            "2.5",
+        ])
+        .to_options()
+        .unwrap();
+        assert_eq!(o.load_rows, 5);
+        assert_eq!(o.i1_rows, 40_000_000);
+        assert_eq!(o.query_seconds, 2.5);
+        assert_eq!(o.steps.len(), 2);
+    }
+
+    #[test]
+    fn bad_input_names_the_flag() {
+        let e = run_args(&["run", "--steps", "l.i9"])
+            .to_options()
+            .unwrap_err();
+        assert!(e.to_string().contains("--steps"), "{e}");
+        let e = run_args(&["run", "--profile", "x"])
+            .to_options()
+            .unwrap_err();
+        assert!(e.to_string().contains("--profile"), "{e}");
+        let e = run_args(&["run", "--query-rates", "0"])
+            .to_options()
+            .unwrap_err();
+        assert!(e.to_string().contains("--query-rates"), "{e}");
+        let e = parse(&["run", "--query-seconds", "abc"]).unwrap_err();
+        assert!(e.to_string().contains("--query-seconds"), "{e}");
+    }
+}

@@ -1,0 +1,3 @@
+//! Rendering results for people.
+
+pub mod text;

@@ -1,0 +1,188 @@
+//! The terminal summary of one run.
+
+use std::fmt::Write;
+
+use crate::results::{RunRecord, Status, StepRecord};
+use crate::runner::monitor::group;
+use crate::stats::{BUCKET_LABELS, LatencySummary};
+
+/// A short unit for a throughput figure.
+fn short_unit(unit: &str) -> &'static str {
+    match unit {
+        "inserted rows/s" => "ins/s",
+        "indexed rows/s" => "idx rows/s",
+        "queries/s" => "q/s",
+        _ => "/s",
+    }
+}
+
+fn status_note(s: &StepRecord) -> String {
+    match s.status {
+        Status::Completed => String::new(),
+        Status::Interrupted => "  INTERRUPTED".into(),
+        Status::Failed => format!(
+            "  FAILED: {}",
+            s.error.as_deref().unwrap_or("unknown error")
+        ),
+        Status::Running => "  RUNNING".into(),
+    }
+}
+
+/// One line per finished step, printed as the run goes.
+pub fn step_line(s: &StepRecord) -> String {
+    let mut line = format!(
+        "{:<7} {:>8.1} s  {:>12} {}",
+        s.name.to_string(),
+        s.seconds,
+        group(s.throughput.round() as u64),
+        short_unit(&s.throughput_unit)
+    );
+    if let Some(sla) = &s.sla {
+        let _ = write!(
+            line,
+            "  bg insert {:.0}/{:.0} rows/s {}",
+            sla.achieved_rows_per_sec,
+            sla.target_rows_per_sec,
+            if sla.passed { "SLA ok" } else { "SLA FAILED" }
+        );
+    }
+    if let Some(i) = &s.integrity
+        && !i.ok
+    {
+        line.push_str("  INTEGRITY CHECK FAILED");
+    }
+    line.push_str(&status_note(s));
+    line
+}
+
+/// Microseconds in a compact human form.
+pub fn fmt_us(us: u64) -> String {
+    if us < 1_000 {
+        format!("{us}us")
+    } else if us < 1_000_000 {
+        format!("{:.1}ms", us as f64 / 1e3)
+    } else {
+        format!("{:.2}s", us as f64 / 1e6)
+    }
+}
+
+/// A share in percent with one decimal, `.` for none.
+fn share(x: f64) -> String {
+    if x <= 0.0 {
+        ".".into()
+    } else {
+        format!("{:.1}", x * 100.0)
+    }
+}
+
+fn latency_row(out: &mut String, step: &str, kind: &str, l: &LatencySummary) {
+    let _ = write!(
+        out,
+        "{step:<7} {kind:<16} {:>8} {:>8} {:>8} {:>8} {:>8} ",
+        group(l.count),
+        fmt_us(l.p50_us),
+        fmt_us(l.p99_us),
+        fmt_us(l.p99_9_us),
+        fmt_us(l.max_us)
+    );
+    for s in l.bucket_shares {
+        let _ = write!(out, "{:>6}", share(s));
+    }
+    out.push('\n');
+}
+
+/// The end-of-run summary: per step the throughput, then per op kind the latency percentiles
+/// and the 10 bucket shares.
+pub fn summary(run: &RunRecord) -> String {
+    let mut out = String::new();
+    let target = run
+        .target
+        .as_ref()
+        .map(|t| format!("{} {} ({})", t.dbms, t.version, t.url))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "ibench {} — {} — {} client(s), profile {}, run {:?}",
+        run.ibench_version, target, run.options.clients, run.options.profile, run.status
+    );
+    let _ = writeln!(
+        out,
+        "\n{:<7} {:>10} {:>14} {:<10} {:>9} {:>9} {:>10}  notes",
+        "step", "seconds", "throughput", "", "p50/s", "1%low/s", "cpu us/op"
+    );
+    for s in &run.steps {
+        let cpu = s
+            .client_cpu_us_per_op
+            .map_or("n/a".to_string(), |c| format!("{c:.2}"));
+        let mut notes = String::new();
+        if let Some(sla) = &s.sla {
+            let _ = write!(
+                notes,
+                "bg insert {:.0}/{:.0} rows/s {} ({:.0}% of seconds below 95%) ",
+                sla.achieved_rows_per_sec,
+                sla.target_rows_per_sec,
+                if sla.passed { "SLA ok" } else { "SLA FAILED" },
+                sla.share_of_seconds_below_95pct * 100.0
+            );
+        }
+        if let Some(i) = &s.integrity {
+            if i.ok {
+                notes.push_str("integrity ok ");
+            } else {
+                notes.push_str("INTEGRITY CHECK FAILED: ");
+                for t in i.tables.iter().filter(|t| !t.ok) {
+                    let _ = write!(
+                        notes,
+                        "{} expected {} rows, pk {}, indexes {:?} ",
+                        t.table, t.expected_rows, t.pk_rows, t.index_rows
+                    );
+                }
+            }
+        }
+        if let Some(settle) = &s.settle {
+            let _ = write!(notes, "settled {:.0} s ", settle.seconds);
+        }
+        notes.push_str(status_note(s).trim());
+        let _ = writeln!(
+            out,
+            "{:<7} {:>10.1} {:>14} {:<10} {:>9} {:>9} {:>10}  {}",
+            s.name.to_string(),
+            s.seconds,
+            group(s.throughput.round() as u64),
+            short_unit(&s.throughput_unit),
+            s.rate_p50.map_or("n/a".into(), |r| group(r as u64)),
+            s.rate_p1low.map_or("n/a".into(), |r| group(r as u64)),
+            cpu,
+            notes.trim_end()
+        );
+    }
+    let _ = write!(
+        out,
+        "\nlatency: from the intended start (paced background ops: from their due time)\n{:<7} {:<16} {:>8} {:>8} {:>8} {:>8} {:>8} ",
+        "step", "op", "count", "p50", "p99", "p99.9", "max"
+    );
+    for b in BUCKET_LABELS {
+        let _ = write!(out, "{b:>6}");
+    }
+    out.push_str("   (% of ops per bucket)\n");
+    for s in &run.steps {
+        for (kind, op) in &s.ops {
+            latency_row(&mut out, &s.name.to_string(), kind, &op.latency_us);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn microseconds_read_naturally() {
+        assert_eq!(fmt_us(250), "250us");
+        assert_eq!(fmt_us(1_500), "1.5ms");
+        assert_eq!(fmt_us(2_500_000), "2.50s");
+        assert_eq!(share(0.0), ".");
+        assert_eq!(share(0.1234), "12.3");
+    }
+}

@@ -1,0 +1,298 @@
+//! The result model: what a run records, versioned and written as it goes.
+//!
+//! A results directory holds `run.json` (a [`RunRecord`], rewritten atomically after every
+//! step and when the run ends) and `timeline.jsonl` (one [`TimelineLine`] per step-second,
+//! appended and flushed as it is measured). Every report renders from these two files; see
+//! `docs/results.md` for the field-by-field description.
+
+pub mod host;
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::backend::{SettleAction, TargetInfo};
+use crate::runner::RunOptions;
+use crate::stats::{LatencySummary, SecondCounts};
+use crate::workload::steps::StepName;
+
+/// Version of the `run.json` layout. Bumped on any change a reader must know about.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// File name of the run record inside a results directory.
+pub const RUN_FILE: &str = "run.json";
+
+/// File name of the per-second timeline inside a results directory.
+pub const TIMELINE_FILE: &str = "timeline.jsonl";
+
+/// State of a run or a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Still going (a run.json left in this state means the process died).
+    Running,
+    /// Finished normally.
+    Completed,
+    /// Stopped by Ctrl-C or SIGTERM; the figures cover the part that ran.
+    Interrupted,
+    /// Stopped by an error, given in `error`.
+    Failed,
+}
+
+/// Everything a run records (`run.json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// [`SCHEMA_VERSION`] of this layout.
+    pub schema_version: u32,
+    /// Version of ibench that wrote it.
+    pub ibench_version: String,
+    /// State of the run.
+    pub status: Status,
+    /// Why the run failed, when it did.
+    pub error: Option<String>,
+    /// The run's label (DBMS, version, config), from `--label` or derived.
+    pub label: String,
+    /// When the run started, UTC, RFC 3339.
+    pub started_at: String,
+    /// When the run ended, UTC, RFC 3339; `None` while running.
+    pub ended_at: Option<String>,
+    /// The command line as given.
+    pub command_line: Vec<String>,
+    /// The full, validated options (sizes, rates, seed, ...).
+    pub options: RunOptions,
+    /// The DBMS, its version and the redacted URL; `None` if it could not be reached.
+    pub target: Option<TargetInfo>,
+    /// Backend settings ibench applied itself (e.g. SQLite pragmas), name → value.
+    pub session_settings: BTreeMap<String, String>,
+    /// The machine the client ran on.
+    pub host: host::HostInfo,
+    /// The steps that ran or started, in order.
+    pub steps: Vec<StepRecord>,
+    /// Name of the per-second timeline file beside run.json.
+    pub timeline_file: String,
+}
+
+/// What one step measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// The step (`l.i0`, `qr100`, ...).
+    pub name: StepName,
+    /// Completed, interrupted or failed.
+    pub status: Status,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// Start, UTC, RFC 3339.
+    pub started_at: String,
+    /// End (of the measured part; l.i2's settle phase follows it), UTC, RFC 3339.
+    pub ended_at: String,
+    /// Measured seconds: from the start of the step's operations to the end of the last one.
+    pub seconds: f64,
+    /// Number of clients (tables, unless the table is shared).
+    pub clients: u32,
+    /// The step's throughput figure (spec section 3), in `throughput_unit`.
+    pub throughput: f64,
+    /// What `throughput` counts: `inserted rows/s`, `indexed rows/s` or `queries/s`.
+    pub throughput_unit: String,
+    /// Per operation kind (`insert`, `delete`, `range_query`, `point_query`, `create_indexes`).
+    pub ops: BTreeMap<String, OpRecord>,
+    /// Per-second rate of the step's main op at the median, over the step's whole seconds.
+    pub rate_p50: Option<f64>,
+    /// Per-second rate of the step's main op exceeded in 99% of the step's whole seconds.
+    pub rate_p1low: Option<f64>,
+    /// ibench's own CPU (user+sys, all threads) over the step, seconds. With SQLite this
+    /// includes the embedded database engine.
+    pub client_cpu_seconds: f64,
+    /// `client_cpu_seconds` per op of the step (µs per inserted row, indexed row or query).
+    pub client_cpu_us_per_op: Option<f64>,
+    /// Background insert rate verdict of a query step.
+    pub sla: Option<SlaRecord>,
+    /// The settle phase that follows l.i2.
+    pub settle: Option<SettleRecord>,
+    /// Row-count and index check after a step that wrote rows; `None` when turned off.
+    pub integrity: Option<IntegrityRecord>,
+}
+
+/// One operation kind of one step, merged over all connections.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpRecord {
+    /// Operations finished.
+    pub ops: u64,
+    /// Rows affected (inserted, deleted) or read (queries).
+    pub rows: u64,
+    /// Operations retried after a transient conflict (deadlock, busy); not in `ops`.
+    pub retries: u64,
+    /// Operations per second over the step's seconds.
+    pub ops_per_sec: f64,
+    /// Rows per second over the step's seconds.
+    pub rows_per_sec: f64,
+    /// Target rate for paced connections (rows/s over all clients), `None` when unpaced.
+    pub target_rows_per_sec: Option<f64>,
+    /// Latency from the intended start: the due time of a paced op, the send otherwise.
+    pub latency_us: LatencySummary,
+    /// Service time from the real send.
+    pub service_us: LatencySummary,
+    /// The latency histogram as `[value_us, count]` pairs (HdrHistogram, 3 digits).
+    pub latency_histogram_us: Vec<[u64; 2]>,
+}
+
+/// The SLA verdict of a query step (spec section 4).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SlaRecord {
+    /// Target background insert rate, rows/s over all clients.
+    pub target_rows_per_sec: f64,
+    /// Achieved: rows inserted / step seconds.
+    pub achieved_rows_per_sec: f64,
+    /// Whether `achieved >= 0.95 * target`.
+    pub passed: bool,
+    /// Share (0..=1) of the step's whole seconds with fewer than 95% of the target inserted.
+    pub share_of_seconds_below_95pct: f64,
+}
+
+/// The settle phase after l.i2.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SettleRecord {
+    /// Planned length, seconds.
+    pub planned_seconds: f64,
+    /// Actual length, seconds (shorter when interrupted).
+    pub seconds: f64,
+    /// The maintenance done inside it.
+    pub actions: Vec<SettleAction>,
+}
+
+/// The integrity check of one step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IntegrityRecord {
+    /// Whether every table matched.
+    pub ok: bool,
+    /// Per table.
+    pub tables: Vec<TableCheck>,
+}
+
+/// The integrity check of one table.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TableCheck {
+    /// The table.
+    pub table: String,
+    /// Rows the step's inserts and deletes imply.
+    pub expected_rows: u64,
+    /// `count(*)` through the primary key.
+    pub pk_rows: u64,
+    /// Count through each secondary index (index name → rows), when the indexes exist.
+    pub index_rows: BTreeMap<String, u64>,
+    /// Whether all of them agree with `expected_rows`.
+    pub ok: bool,
+}
+
+/// One line of `timeline.jsonl`: one second of one step.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TimelineLine {
+    /// The step.
+    pub step: StepName,
+    /// Seconds since the step started; the line covers `(second - 1, second]`.
+    pub second: u32,
+    /// Per op kind name: ops, rows and max latency in that second.
+    pub ops: BTreeMap<String, SecondCounts>,
+}
+
+/// Current time, UTC, RFC 3339 with milliseconds.
+pub fn now_rfc3339() -> String {
+    rfc3339(std::time::SystemTime::now())
+}
+
+/// A wall-clock time, UTC, RFC 3339 with milliseconds.
+pub fn rfc3339(t: std::time::SystemTime) -> String {
+    let (y, mo, d, h, mi, s, us) = crate::workload::row::civil_from_system_time(t);
+    format!(
+        "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}Z",
+        us / 1000
+    )
+}
+
+/// Write `value` as pretty JSON to `path` atomically: a temp file beside it, fsync, rename.
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let mut f = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    serde_json::to_writer_pretty(&mut f, value)?;
+    f.write_all(b"\n")?;
+    f.sync_all()?;
+    fs::rename(&tmp, path).with_context(|| format!("cannot rename onto {}", path.display()))?;
+    Ok(())
+}
+
+/// Read a run record.
+pub fn read_run(dir: &Path) -> anyhow::Result<RunRecord> {
+    let path = dir.join(RUN_FILE);
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a valid run.json", path.display()))
+}
+
+/// Read every line of a timeline file.
+pub fn read_timeline(dir: &Path) -> anyhow::Result<Vec<TimelineLine>> {
+    let path = dir.join(TIMELINE_FILE);
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).with_context(|| format!("bad line in {}", path.display())))
+        .collect()
+}
+
+/// Appends timeline lines and flushes each, so a run that dies keeps its seconds.
+pub struct TimelineWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+}
+
+impl TimelineWriter {
+    /// Open (create or append to) the timeline in a results directory.
+    pub fn open(dir: &Path) -> anyhow::Result<Self> {
+        let path = dir.join(TIMELINE_FILE);
+        let f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(TimelineWriter {
+            out: BufWriter::new(f),
+            path,
+        })
+    }
+
+    /// Append one line and flush it.
+    pub fn write(&mut self, line: &TimelineLine) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut self.out, line)?;
+        self.out.write_all(b"\n")?;
+        self.out
+            .flush()
+            .with_context(|| format!("cannot write {}", self.path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_utc() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_123);
+        assert_eq!(rfc3339(t), "2023-11-14T22:13:20.123Z");
+    }
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp() {
+        let dir = std::env::temp_dir().join(format!("ibench-results-unit-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.json");
+        write_json_atomic(&p, &vec![1, 2]).unwrap();
+        write_json_atomic(&p, &vec![3]).unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap().trim(), "[\n  3\n]");
+        assert!(!dir.join("x.json.tmp").exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

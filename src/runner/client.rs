@@ -1,0 +1,352 @@
+//! The one client loop and the workers it drives.
+//!
+//! A step is a set of connections; each runs [`client_loop`] with a [`Worker`] (what one
+//! operation is), an optional [`Pacer`] (when it is due) and the step's [`StopSignal`]. The loop
+//! is the same for every step: wait until ready, wait until due, do one operation, record its
+//! latency from the intended start and its service time from the send.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
+use std::time::{Duration, Instant};
+
+use crate::backend::{BackendError, Conn, SecondaryIndex};
+use crate::stats::{OpKind, OpRecorder};
+use crate::workload::{Rng, RowBatch, RowGenerator, RowShape};
+
+use super::pacer::Pacer;
+use super::stop::StopSignal;
+
+/// How many statements the deleter may fall behind the inserter before the inserter waits
+/// (the original used a queue of 8).
+pub const DELETE_QUEUE_STATEMENTS: usize = 8;
+
+/// How often a transient conflict is retried before the step fails.
+const MAX_RETRIES: u32 = 1000;
+
+/// One kind of operation, done over and over by [`client_loop`].
+pub trait Worker: Send {
+    /// The op kind recorded.
+    fn kind(&self) -> OpKind;
+
+    /// Wait until the next operation may start (e.g. the deleter waits for an insert).
+    /// Returns the instant it became ready, or `None` when the worker is done.
+    fn ready(&mut self, _stop: &StopSignal) -> Option<Instant> {
+        Some(Instant::now())
+    }
+
+    /// Do one operation. `Ok(None)` means there was nothing left to do.
+    fn op(&mut self, conn: &mut dyn Conn) -> Result<Option<u64>, BackendError>;
+
+    /// Called after each recorded operation, outside the measured time.
+    fn after(&mut self, _stop: &StopSignal) {}
+
+    /// Called once when the loop ends, however it ends (e.g. the inserter lets its deleter
+    /// know no more rows are coming).
+    fn finish(&mut self) {}
+
+    /// For an inserter with client-assigned ids: the next id it would use.
+    fn next_client_id(&self) -> Option<i64> {
+        None
+    }
+}
+
+/// Drive one worker on one connection until it is done or the step stops.
+pub fn client_loop(
+    worker: &mut dyn Worker,
+    conn: &mut dyn Conn,
+    pacer: Option<Pacer>,
+    stop: &StopSignal,
+    rec: &mut OpRecorder,
+) -> Result<(), BackendError> {
+    let result = run_ops(worker, conn, pacer, stop, rec);
+    worker.finish();
+    result
+}
+
+fn run_ops(
+    worker: &mut dyn Worker,
+    conn: &mut dyn Conn,
+    mut pacer: Option<Pacer>,
+    stop: &StopSignal,
+    rec: &mut OpRecorder,
+) -> Result<(), BackendError> {
+    loop {
+        if stop.should_stop() {
+            return Ok(());
+        }
+        let Some(ready_at) = worker.ready(stop) else {
+            return Ok(());
+        };
+        let intended = match pacer.as_mut() {
+            Some(p) => {
+                let due = p.next_due();
+                if !stop.sleep_until(due) {
+                    return Ok(());
+                }
+                due.max(ready_at)
+            }
+            None => ready_at,
+        };
+        let sent = Instant::now();
+        let mut attempts = 0;
+        let outcome = loop {
+            match worker.op(conn) {
+                Err(BackendError::Retryable(_))
+                    if attempts < MAX_RETRIES && !stop.should_stop() =>
+                {
+                    attempts += 1;
+                    rec.retries += 1;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                other => break other,
+            }
+        };
+        match outcome? {
+            Some(rows) => {
+                let end = Instant::now();
+                rec.record(end - intended, end - sent, rows);
+                worker.after(stop);
+            }
+            None => return Ok(()),
+        }
+    }
+}
+
+/// Inserts rows in multi-row statements, up to a total or forever (until the step stops).
+pub struct Inserter {
+    /// Table written.
+    pub table: String,
+    generator: RowGenerator,
+    batch: RowBatch,
+    rows_per_insert: u64,
+    remaining: Option<u64>,
+    tokens: Option<SyncSender<u64>>,
+    pending_token: Option<u64>,
+}
+
+impl Inserter {
+    /// An inserter of `rows_per_insert` rows per statement; `total` rows, or unbounded.
+    /// With `tokens`, every insert hands the deleter permission to delete as many rows.
+    pub fn new(
+        table: String,
+        generator: RowGenerator,
+        rows_per_insert: u64,
+        total: Option<u64>,
+        tokens: Option<SyncSender<u64>>,
+    ) -> Self {
+        Inserter {
+            table,
+            generator,
+            batch: RowBatch::default(),
+            rows_per_insert: rows_per_insert.max(1),
+            remaining: total,
+            tokens,
+            pending_token: None,
+        }
+    }
+}
+
+impl Worker for Inserter {
+    fn kind(&self) -> OpKind {
+        OpKind::Insert
+    }
+
+    fn op(&mut self, conn: &mut dyn Conn) -> Result<Option<u64>, BackendError> {
+        let rows = match self.remaining {
+            Some(0) => return Ok(None),
+            Some(r) => r.min(self.rows_per_insert),
+            None => self.rows_per_insert,
+        };
+        if self.batch.len() as u64 != rows || self.pending_token.is_none() {
+            // A retried statement reuses its batch; a new one gets new rows.
+            self.generator.fill(&mut self.batch, rows as usize);
+        }
+        self.pending_token = Some(rows);
+        let n = conn.insert(&self.table, &self.batch)?;
+        if let Some(r) = self.remaining.as_mut() {
+            *r -= rows;
+        }
+        Ok(Some(n))
+    }
+
+    fn after(&mut self, _stop: &StopSignal) {
+        if let (Some(rows), Some(tx)) = (self.pending_token.take(), self.tokens.as_ref())
+            && tx.send(rows).is_err()
+        {
+            // The deleter has gone (the step is stopping); keep inserting without it.
+            self.tokens = None;
+        }
+        self.pending_token = None;
+    }
+
+    fn finish(&mut self) {
+        self.tokens = None;
+    }
+
+    fn next_client_id(&self) -> Option<i64> {
+        self.generator.next_client_id()
+    }
+}
+
+/// Deletes the oldest rows, one statement per insert it is allowed to follow.
+pub struct Deleter {
+    /// Table written.
+    pub table: String,
+    tokens: Receiver<u64>,
+    rows_now: u64,
+    cursor: Option<i64>,
+    deletes_since_refresh: u64,
+    refresh_every: u64,
+}
+
+impl Deleter {
+    /// A deleter that follows the inserter through `tokens` and re-reads `min(transactionid)`
+    /// every `refresh_every` deletes.
+    pub fn new(table: String, tokens: Receiver<u64>, refresh_every: u64) -> Self {
+        Deleter {
+            table,
+            tokens,
+            rows_now: 0,
+            cursor: None,
+            deletes_since_refresh: 0,
+            refresh_every: refresh_every.max(1),
+        }
+    }
+}
+
+impl Worker for Deleter {
+    fn kind(&self) -> OpKind {
+        OpKind::Delete
+    }
+
+    fn ready(&mut self, stop: &StopSignal) -> Option<Instant> {
+        loop {
+            match self.tokens.recv_timeout(Duration::from_millis(50)) {
+                Ok(rows) => {
+                    self.rows_now = rows;
+                    return Some(Instant::now());
+                }
+                Err(RecvTimeoutError::Disconnected) => return None,
+                Err(RecvTimeoutError::Timeout) => {
+                    if stop.should_stop() {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    fn op(&mut self, conn: &mut dyn Conn) -> Result<Option<u64>, BackendError> {
+        if self.cursor.is_none() || self.deletes_since_refresh >= self.refresh_every {
+            self.cursor = Some(conn.min_max_id(&self.table)?.map_or(0, |(lo, _)| lo));
+            self.deletes_since_refresh = 0;
+        }
+        let cursor = self.cursor.unwrap_or(0);
+        let limit = u32::try_from(self.rows_now).unwrap_or(u32::MAX);
+        let n = conn.delete_oldest(&self.table, cursor, limit)?;
+        // Ids below the cursor are gone; with gaps in the ids the cursor stays at or below the
+        // true minimum, which is safe, and the periodic re-read brings it up again.
+        self.cursor = Some(cursor + n as i64);
+        self.deletes_since_refresh += 1;
+        Ok(Some(n))
+    }
+}
+
+/// Runs range or point queries back to back.
+pub struct Querier {
+    /// Table read.
+    pub table: String,
+    rng: Rng,
+    shape: RowShape,
+    point: bool,
+    ids: Vec<i64>,
+    id_range: Option<(i64, i64)>,
+    id_range_read_at: Option<Instant>,
+}
+
+impl Querier {
+    /// A range-query (`point == false`) or point-query worker with its own stream.
+    pub fn new(table: String, rng: Rng, shape: RowShape, point: bool) -> Self {
+        Querier {
+            table,
+            rng,
+            shape,
+            point,
+            ids: Vec::with_capacity(10),
+            id_range: None,
+            id_range_read_at: None,
+        }
+    }
+}
+
+impl Worker for Querier {
+    fn kind(&self) -> OpKind {
+        if self.point {
+            OpKind::PointQuery
+        } else {
+            OpKind::RangeQuery
+        }
+    }
+
+    fn op(&mut self, conn: &mut dyn Conn) -> Result<Option<u64>, BackendError> {
+        if self.point {
+            // The table's id range moves with the background inserts and deletes: re-read it
+            // once a second (the read is not counted as a query).
+            if self
+                .id_range_read_at
+                .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+            {
+                self.id_range = conn.min_max_id(&self.table)?;
+                self.id_range_read_at = Some(Instant::now());
+            }
+            let (lo, hi) = self.id_range.unwrap_or((0, 0));
+            self.ids.clear();
+            for _ in 0..10 {
+                self.ids.push(self.rng.between_i64(lo, hi.max(lo)));
+            }
+            conn.point_query(&self.table, &self.ids).map(Some)
+        } else {
+            let index = SecondaryIndex::ALL[self.rng.below(3) as usize];
+            let domain = match index {
+                SecondaryIndex::MarketSegment => self.shape.products,
+                SecondaryIndex::RegisterSegment => self.shape.cashregisters,
+                SecondaryIndex::Pdc => self.shape.max_price,
+            };
+            let from = self.rng.below(domain.max(1) as u64) as i32;
+            conn.range_query(&self.table, index, from).map(Some)
+        }
+    }
+}
+
+/// Creates the secondary indexes of one table: one operation.
+pub struct Indexer {
+    /// Table indexed.
+    pub table: String,
+    rows_in_table: u64,
+    done: bool,
+}
+
+impl Indexer {
+    /// An indexer for a table holding `rows_in_table` rows (its op counts them as indexed).
+    pub fn new(table: String, rows_in_table: u64) -> Self {
+        Indexer {
+            table,
+            rows_in_table,
+            done: false,
+        }
+    }
+}
+
+impl Worker for Indexer {
+    fn kind(&self) -> OpKind {
+        OpKind::CreateIndexes
+    }
+
+    fn op(&mut self, conn: &mut dyn Conn) -> Result<Option<u64>, BackendError> {
+        if self.done {
+            return Ok(None);
+        }
+        conn.create_secondary_indexes(&self.table)?;
+        self.done = true;
+        Ok(Some(self.rows_in_table))
+    }
+}

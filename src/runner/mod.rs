@@ -1,0 +1,707 @@
+//! Running a benchmark: the steps in order, each a set of connections driven by the one
+//! client loop, with results written as the run goes.
+
+pub mod client;
+pub mod monitor;
+pub mod options;
+pub mod pacer;
+pub mod stop;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::sync_channel;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, bail};
+
+use crate::backend::{Conn, Driver, DriverOptions, TargetInfo, driver_for_url};
+use crate::results::{
+    self, IntegrityRecord, OpRecord, RunRecord, SCHEMA_VERSION, SettleRecord, SlaRecord, Status,
+    StepRecord, TableCheck, TimelineWriter,
+};
+use crate::stats::{self, LatencySummary, OpKind, OpRecorder};
+use crate::workload::steps::{QueryKind, StepName, settle_seconds};
+use crate::workload::{Rng, RowGenerator};
+
+use client::{DELETE_QUEUE_STATEMENTS, Deleter, Indexer, Inserter, Querier, Worker, client_loop};
+use monitor::{Goal, Monitor, ProgressMode};
+pub use options::{OptionsError, RunOptions};
+use pacer::Pacer;
+use stop::StopSignal;
+
+/// What a finished (or stopped) run leaves.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The results directory.
+    pub dir: PathBuf,
+    /// The final record, as written to `run.json`.
+    pub record: RunRecord,
+}
+
+/// Run the benchmark. Writes `run.json` and `timeline.jsonl` into `opts.out_dir` as it goes.
+///
+/// Returns `Ok` for a completed or interrupted run (see `record.status`) and `Err` when the
+/// run could not start or a step failed (run.json then says `failed` and why).
+pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOutcome> {
+    opts.validate()?;
+    let dir = prepare_out_dir(&opts.out_dir)?;
+    let mut timeline = TimelineWriter::open(&dir)?;
+    let driver = driver_for_url(
+        &opts.url,
+        &DriverOptions {
+            engine: opts.engine,
+        },
+    )?;
+    let target = driver.describe()?;
+    let label = opts.label.clone().unwrap_or_else(|| derive_label(&target));
+    let mut record = RunRecord {
+        schema_version: SCHEMA_VERSION,
+        ibench_version: env!("CARGO_PKG_VERSION").to_string(),
+        status: Status::Running,
+        error: None,
+        label,
+        started_at: results::now_rfc3339(),
+        ended_at: None,
+        command_line,
+        options: opts.redacted(),
+        target: Some(target),
+        session_settings: driver.session_settings(),
+        host: results::host::HostInfo::read(),
+        steps: Vec::new(),
+        timeline_file: results::TIMELINE_FILE.to_string(),
+    };
+    let run_file = dir.join(results::RUN_FILE);
+    results::write_json_atomic(&run_file, &record)?;
+
+    let outcome = run_steps(
+        &opts,
+        driver.as_ref(),
+        &mut timeline,
+        &run_file,
+        &mut record,
+    );
+    record.ended_at = Some(results::now_rfc3339());
+    match &outcome {
+        Ok(()) if stop::interrupted() => record.status = Status::Interrupted,
+        Ok(()) => record.status = Status::Completed,
+        Err(e) => {
+            record.status = Status::Failed;
+            record.error = Some(format!("{e:#}"));
+        }
+    }
+    results::write_json_atomic(&run_file, &record)?;
+    outcome?;
+    Ok(RunOutcome { dir, record })
+}
+
+fn derive_label(t: &TargetInfo) -> String {
+    let version = t.version.split_whitespace().next().unwrap_or(&t.version);
+    match t.engine {
+        Some(e) => format!("{} {} {}", t.dbms, version, format!("{e:?}").to_lowercase()),
+        None => format!("{} {}", t.dbms, version),
+    }
+}
+
+fn prepare_out_dir(dir: &Path) -> anyhow::Result<PathBuf> {
+    if dir.join(results::RUN_FILE).exists() {
+        bail!(
+            "{} already holds a run (run.json); choose another --out",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "cannot create the results directory {}; choose another --out",
+            dir.display()
+        )
+    })?;
+    let probe = dir.join(".ibench-write-test");
+    std::fs::write(&probe, b"").with_context(|| {
+        format!(
+            "cannot write into the results directory {}; choose another --out",
+            dir.display()
+        )
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()))
+}
+
+/// What the run knows about its tables between steps.
+#[derive(Default)]
+struct TableState {
+    /// Rows each table should hold, when known.
+    expected_rows: HashMap<String, u64>,
+    /// Next client-assigned id per client.
+    next_client_id: HashMap<u32, i64>,
+    /// Rows loaded by l.i0 in this run, all tables.
+    loaded_rows: u64,
+}
+
+fn run_steps(
+    opts: &RunOptions,
+    driver: &dyn Driver,
+    timeline: &mut TimelineWriter,
+    run_file: &Path,
+    record: &mut RunRecord,
+) -> anyhow::Result<()> {
+    let mut admin = driver.connect()?;
+    precheck(opts, admin.as_mut())?;
+    let mut state = TableState::default();
+    let mode = ProgressMode::detect(opts.quiet);
+    for (ordinal, &step) in opts.steps.iter().enumerate() {
+        if stop::interrupted() {
+            break;
+        }
+        let step_record = run_step(
+            opts,
+            driver,
+            admin.as_mut(),
+            &mut state,
+            timeline,
+            mode,
+            step,
+            ordinal as u32,
+        );
+        let step_record = match step_record {
+            Ok(r) => r,
+            Err(e) => failed_step(step, opts.clients, format!("{e:#}")),
+        };
+        let failed = step_record.status == Status::Failed;
+        let error = step_record.error.clone();
+        if mode != ProgressMode::Quiet {
+            eprintln!("{}", crate::report::text::step_line(&step_record));
+        }
+        record.steps.push(step_record);
+        results::write_json_atomic(run_file, record)?;
+        if failed {
+            bail!(
+                "step {step} failed: {}",
+                error.unwrap_or_else(|| "unknown error".into())
+            );
+        }
+    }
+    Ok(())
+}
+
+fn failed_step(step: StepName, clients: u32, error: String) -> StepRecord {
+    let now = results::now_rfc3339();
+    StepRecord {
+        name: step,
+        status: Status::Failed,
+        error: Some(error),
+        started_at: now.clone(),
+        ended_at: now,
+        seconds: 0.0,
+        clients,
+        throughput: 0.0,
+        throughput_unit: step.throughput_unit().to_string(),
+        ops: BTreeMap::new(),
+        rate_p50: None,
+        rate_p1low: None,
+        client_cpu_seconds: 0.0,
+        client_cpu_us_per_op: None,
+        sla: None,
+        settle: None,
+        integrity: None,
+    }
+}
+
+/// Before anything runs: every step finds the tables and indexes it needs, either made by an
+/// earlier step of this run or already there.
+fn precheck(opts: &RunOptions, conn: &mut dyn Conn) -> anyhow::Result<()> {
+    let mut tables_made = false;
+    let mut indexes: Option<bool> = None;
+    for &step in &opts.steps {
+        match step {
+            StepName::LoadInitial => {
+                tables_made = true;
+                indexes = Some(false);
+            }
+            _ => {
+                if !tables_made {
+                    for t in opts.tables() {
+                        if conn.count_rows(&t).is_err() {
+                            bail!(
+                                "step {step} needs table {t}, which does not exist: run l.i0 first (add it to --steps)"
+                            );
+                        }
+                    }
+                    tables_made = true;
+                }
+                let have = match indexes {
+                    Some(h) => h,
+                    None => {
+                        let mut all = true;
+                        for t in opts.tables() {
+                            all &= conn.has_secondary_indexes(&t)?;
+                        }
+                        indexes = Some(all);
+                        all
+                    }
+                };
+                match step {
+                    StepName::CreateIndexes if have => bail!(
+                        "step l.x would create the secondary indexes, but they exist already: run l.i0 first to recreate the tables (--steps)"
+                    ),
+                    StepName::CreateIndexes => indexes = Some(true),
+                    StepName::Query { .. } if !have => bail!(
+                        "step {step} needs the secondary indexes: run l.x before it (add it to --steps)"
+                    ),
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One connection's work in a step, before it runs.
+struct Slot {
+    worker: Box<dyn Worker>,
+    conn: Box<dyn Conn>,
+    ops_per_sec: Option<f64>,
+    table: String,
+    client: u32,
+    recorder: OpRecorder,
+}
+
+/// One connection's work in a step, after it ran.
+struct Finished {
+    worker: Box<dyn Worker>,
+    table: String,
+    client: u32,
+    recorder: OpRecorder,
+    result: Result<(), crate::backend::BackendError>,
+    ended: Instant,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_step(
+    opts: &RunOptions,
+    driver: &dyn Driver,
+    admin: &mut dyn Conn,
+    state: &mut TableState,
+    timeline: &mut TimelineWriter,
+    mode: ProgressMode,
+    step: StepName,
+    ordinal: u32,
+) -> anyhow::Result<StepRecord> {
+    let tables = opts.tables();
+    let clients = opts.clients;
+    // Set up what the step needs, outside its measured time.
+    if step == StepName::LoadInitial {
+        for t in &tables {
+            admin.create_table(t, &opts.table)?;
+            state.expected_rows.insert(t.clone(), 0);
+        }
+        state.next_client_id.clear();
+    } else {
+        for t in &tables {
+            if !state.expected_rows.contains_key(t) {
+                let n = admin.count_rows(t)?;
+                state.expected_rows.insert(t.clone(), n);
+            }
+        }
+    }
+    let next_id = |client: u32, admin: &mut dyn Conn| -> anyhow::Result<Option<i64>> {
+        if !opts.table.client_assigns_ids {
+            return Ok(None);
+        }
+        if let Some(&id) = state.next_client_id.get(&client) {
+            return Ok(Some(id));
+        }
+        let base = admin
+            .min_max_id(&opts.table_of(client))?
+            .map_or(1, |(_, hi)| hi + 1);
+        let offset = if opts.shared_table {
+            i64::from(client) << 40
+        } else {
+            0
+        };
+        Ok(Some(base + offset))
+    };
+
+    let stream = |client: u32, role: u32| Rng::for_stream(opts.seed, client, ordinal * 8 + role);
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut deadline = None;
+    let goal;
+    let slot = |worker: Box<dyn Worker>,
+                conn: Box<dyn Conn>,
+                ops_per_sec: Option<f64>,
+                table: &str,
+                client: u32| {
+        let recorder = OpRecorder::new(worker.kind());
+        Slot {
+            worker,
+            conn,
+            ops_per_sec,
+            table: table.to_string(),
+            client,
+            recorder,
+        }
+    };
+    match step {
+        StepName::LoadInitial => {
+            for c in 0..clients {
+                let t = opts.table_of(c);
+                let generator =
+                    RowGenerator::new(stream(c, 0), opts.row_shape.clone(), next_id(c, admin)?);
+                let w = Inserter::new(
+                    t.clone(),
+                    generator,
+                    u64::from(opts.load_rows_per_insert),
+                    Some(opts.load_rows),
+                    None,
+                );
+                slots.push(slot(Box::new(w), driver.connect()?, None, &t, c));
+            }
+            goal = Goal::Rows {
+                kind: OpKind::Insert,
+                total: opts.load_rows * u64::from(clients),
+            };
+        }
+        StepName::CreateIndexes => {
+            for (i, t) in tables.iter().enumerate() {
+                let rows = state.expected_rows.get(t).copied().unwrap_or(0);
+                let w = Indexer::new(t.clone(), rows);
+                slots.push(slot(Box::new(w), driver.connect()?, None, t, i as u32));
+            }
+            goal = Goal::None;
+        }
+        StepName::InsertDelete1 | StepName::InsertDelete2 => {
+            let (rows, per_insert) = if step == StepName::InsertDelete1 {
+                (opts.i1_rows, opts.i1_rows_per_insert)
+            } else {
+                (opts.i2_rows, opts.i2_rows_per_insert)
+            };
+            for c in 0..clients {
+                let t = opts.table_of(c);
+                let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
+                let generator =
+                    RowGenerator::new(stream(c, 0), opts.row_shape.clone(), next_id(c, admin)?);
+                let ins = Inserter::new(
+                    t.clone(),
+                    generator,
+                    u64::from(per_insert),
+                    Some(rows),
+                    Some(tx),
+                );
+                let del = Deleter::new(t.clone(), rx, opts.delete_min_refresh);
+                slots.push(slot(Box::new(ins), driver.connect()?, None, &t, c));
+                slots.push(slot(Box::new(del), driver.connect()?, None, &t, c));
+            }
+            goal = Goal::Rows {
+                kind: OpKind::Insert,
+                total: rows * u64::from(clients),
+            };
+        }
+        StepName::Query {
+            kind,
+            rate_rows_per_sec,
+        } => {
+            let statements_per_sec =
+                f64::from(rate_rows_per_sec) / f64::from(opts.query_rows_per_insert);
+            for c in 0..clients {
+                let t = opts.table_of(c);
+                let q = Querier::new(
+                    t.clone(),
+                    stream(c, 2),
+                    opts.row_shape.clone(),
+                    kind == QueryKind::Point,
+                );
+                let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
+                let generator =
+                    RowGenerator::new(stream(c, 0), opts.row_shape.clone(), next_id(c, admin)?);
+                let ins = Inserter::new(
+                    t.clone(),
+                    generator,
+                    u64::from(opts.query_rows_per_insert),
+                    None,
+                    Some(tx),
+                );
+                let del = Deleter::new(t.clone(), rx, opts.delete_min_refresh);
+                slots.push(slot(Box::new(q), driver.connect()?, None, &t, c));
+                slots.push(slot(
+                    Box::new(ins),
+                    driver.connect()?,
+                    Some(statements_per_sec),
+                    &t,
+                    c,
+                ));
+                slots.push(slot(
+                    Box::new(del),
+                    driver.connect()?,
+                    Some(statements_per_sec),
+                    &t,
+                    c,
+                ));
+            }
+            deadline = Some(opts.query_seconds);
+            goal = Goal::Seconds(opts.query_seconds);
+        }
+    }
+
+    // Run the connections.
+    let counters: Vec<_> = slots
+        .iter()
+        .map(|s| (s.recorder.kind, s.recorder.live.clone()))
+        .collect();
+    let cpu_before = process_cpu_seconds();
+    let started_at = SystemTime::now();
+    let start = Instant::now();
+    let stop = StopSignal::new(deadline.map(|s| start + Duration::from_secs_f64(s)));
+    let (finished, seen, timeline_error) = std::thread::scope(|scope| {
+        let handles: Vec<_> = slots
+            .into_iter()
+            .map(|mut s| {
+                let stop = &stop;
+                scope.spawn(move || {
+                    let pacer = s.ops_per_sec.map(|r| Pacer::new(start, r));
+                    let result = client_loop(
+                        s.worker.as_mut(),
+                        s.conn.as_mut(),
+                        pacer,
+                        stop,
+                        &mut s.recorder,
+                    );
+                    if result.is_err() {
+                        stop.stop();
+                    }
+                    Finished {
+                        worker: s.worker,
+                        table: s.table,
+                        client: s.client,
+                        recorder: s.recorder,
+                        result,
+                        ended: Instant::now(),
+                    }
+                })
+            })
+            .collect();
+        let mut monitor = Monitor::new(step, start, counters, timeline, mode, goal);
+        while monitor.tick(&|| handles.iter().all(|h| h.is_finished())) {}
+        let timeline_error = monitor.timeline_error.take();
+        let finished: Vec<Finished> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+        (finished, monitor.into_seconds(), timeline_error)
+    });
+    let ended_at = SystemTime::now();
+    let seconds = finished
+        .iter()
+        .map(|f| f.ended)
+        .max()
+        .map_or(0.0, |e| (e - start).as_secs_f64())
+        .max(1e-6);
+    let cpu_seconds = process_cpu_seconds() - cpu_before;
+
+    // What went wrong, if anything.
+    let mut error = finished
+        .iter()
+        .find_map(|f| f.result.as_ref().err().map(ToString::to_string));
+    if error.is_none()
+        && let Some(e) = timeline_error
+    {
+        error = Some(format!("timeline: {e}"));
+    }
+    let status = if error.is_some() {
+        Status::Failed
+    } else if stop::interrupted() {
+        Status::Interrupted
+    } else {
+        Status::Completed
+    };
+
+    // Table bookkeeping.
+    for f in &finished {
+        if let Some(id) = f.worker.next_client_id() {
+            state.next_client_id.insert(f.client, id);
+        }
+        let rows = f.recorder.rows;
+        let entry = state.expected_rows.entry(f.table.clone()).or_insert(0);
+        match f.recorder.kind {
+            OpKind::Insert => *entry += rows,
+            OpKind::Delete => *entry = entry.saturating_sub(rows),
+            _ => {}
+        }
+        if step == StepName::LoadInitial {
+            state.loaded_rows += rows;
+        }
+    }
+
+    // Merge and summarise.
+    let merged = stats::merge(finished.into_iter().map(|f| f.recorder));
+    let target_rows_per_sec = match step {
+        StepName::Query {
+            rate_rows_per_sec, ..
+        } => Some(f64::from(rate_rows_per_sec) * f64::from(clients)),
+        _ => None,
+    };
+    let ops: BTreeMap<String, OpRecord> = merged
+        .iter()
+        .map(|(kind, m)| {
+            let paced = matches!(kind, OpKind::Insert | OpKind::Delete);
+            (
+                kind.name().to_string(),
+                OpRecord {
+                    ops: m.ops,
+                    rows: m.rows,
+                    retries: m.retries,
+                    ops_per_sec: m.ops as f64 / seconds,
+                    rows_per_sec: m.rows as f64 / seconds,
+                    target_rows_per_sec: if paced { target_rows_per_sec } else { None },
+                    latency_us: LatencySummary::of(&m.latency),
+                    service_us: LatencySummary::of(&m.service),
+                    latency_histogram_us: stats::histogram_counts(&m.latency),
+                },
+            )
+        })
+        .collect();
+    let main_kind = match step {
+        StepName::CreateIndexes => OpKind::CreateIndexes,
+        StepName::Query {
+            kind: QueryKind::Range,
+            ..
+        } => OpKind::RangeQuery,
+        StepName::Query {
+            kind: QueryKind::Point,
+            ..
+        } => OpKind::PointQuery,
+        _ => OpKind::Insert,
+    };
+    let main = merged.get(&main_kind);
+    let (main_ops, per_second_of_main): (u64, Vec<u64>) = match step {
+        StepName::Query { .. } => (
+            main.map_or(0, |m| m.ops),
+            series(&seen, main_kind, |c| c.ops),
+        ),
+        StepName::CreateIndexes => (main.map_or(0, |m| m.rows), Vec::new()),
+        _ => (
+            main.map_or(0, |m| m.rows),
+            series(&seen, main_kind, |c| c.rows),
+        ),
+    };
+    let throughput = main_ops as f64 / seconds;
+    let rates = stats::rate_percentiles(&per_second_of_main);
+    let sla = target_rows_per_sec.map(|target| {
+        let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
+        let achieved = inserted as f64 / seconds;
+        let per_second = series(&seen, OpKind::Insert, |c| c.rows);
+        let below = per_second
+            .iter()
+            .filter(|&&r| (r as f64) < 0.95 * target)
+            .count();
+        SlaRecord {
+            target_rows_per_sec: target,
+            achieved_rows_per_sec: achieved,
+            passed: achieved >= 0.95 * target,
+            share_of_seconds_below_95pct: if per_second.is_empty() {
+                0.0
+            } else {
+                below as f64 / per_second.len() as f64
+            },
+        }
+    });
+
+    // l.i2's settle phase.
+    let settle = if step == StepName::InsertDelete2 && status == Status::Completed {
+        let loaded = if state.loaded_rows > 0 {
+            state.loaded_rows
+        } else {
+            state.expected_rows.values().sum()
+        };
+        let planned = settle_seconds(loaded, opts.settle_max_seconds);
+        if mode != ProgressMode::Quiet {
+            eprintln!("l.i2    settle phase: {planned:.0} s of maintenance and rest");
+        }
+        let t0 = Instant::now();
+        let actions = driver.settle(&tables, Duration::from_secs_f64(planned))?;
+        StopSignal::new(None).sleep_until(t0 + Duration::from_secs_f64(planned));
+        Some(SettleRecord {
+            planned_seconds: planned,
+            seconds: t0.elapsed().as_secs_f64(),
+            actions,
+        })
+    } else {
+        None
+    };
+
+    let integrity = if opts.check && step.writes_rows() && status != Status::Failed {
+        Some(check_integrity(admin, &tables, &state.expected_rows)?)
+    } else {
+        None
+    };
+
+    Ok(StepRecord {
+        name: step,
+        status,
+        error,
+        started_at: results::rfc3339(started_at),
+        ended_at: results::rfc3339(ended_at),
+        seconds,
+        clients,
+        throughput,
+        throughput_unit: step.throughput_unit().to_string(),
+        ops,
+        rate_p50: rates.map(|r| r.0),
+        rate_p1low: rates.map(|r| r.1),
+        client_cpu_seconds: cpu_seconds,
+        client_cpu_us_per_op: (main_ops > 0).then(|| cpu_seconds * 1e6 / main_ops as f64),
+        sla,
+        settle,
+        integrity,
+    })
+}
+
+fn series(
+    seen: &monitor::Seconds,
+    kind: OpKind,
+    f: impl Fn(&stats::SecondCounts) -> u64,
+) -> Vec<u64> {
+    seen.per_kind
+        .get(&kind)
+        .map(|v| v.iter().map(f).collect())
+        .unwrap_or_default()
+}
+
+fn check_integrity(
+    conn: &mut dyn Conn,
+    tables: &[String],
+    expected: &HashMap<String, u64>,
+) -> anyhow::Result<IntegrityRecord> {
+    let mut checks = Vec::new();
+    for t in tables {
+        let expected_rows = expected.get(t).copied().unwrap_or(0);
+        let pk_rows = conn.count_rows(t)?;
+        let mut index_rows = BTreeMap::new();
+        if conn.has_secondary_indexes(t)? {
+            for ix in crate::backend::SecondaryIndex::ALL {
+                index_rows.insert(ix.name(t), conn.count_rows_via_index(t, ix)?);
+            }
+        }
+        let ok = pk_rows == expected_rows && index_rows.values().all(|&n| n == expected_rows);
+        checks.push(TableCheck {
+            table: t.clone(),
+            expected_rows,
+            pk_rows,
+            index_rows,
+            ok,
+        });
+    }
+    Ok(IntegrityRecord {
+        ok: checks.iter().all(|c| c.ok),
+        tables: checks,
+    })
+}
+
+/// This process's CPU time (user + sys, all threads), seconds.
+pub fn process_cpu_seconds() -> f64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a rusage into the pointer we pass, which points to enough space.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    if rc != 0 {
+        return 0.0;
+    }
+    // SAFETY: getrusage returned 0, so it filled the struct.
+    let ru = unsafe { ru.assume_init() };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}

@@ -1,0 +1,245 @@
+//! The per-step monitor: once a second it swaps out the live counters of every connection,
+//! appends a timeline line and redraws the progress line.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::results::{TimelineLine, TimelineWriter};
+use crate::stats::{LiveCounters, OpKind, SecondCounts};
+use crate::workload::steps::StepName;
+
+/// How the step's progress is measured, for the progress line.
+#[derive(Clone, Copy, Debug)]
+pub enum Goal {
+    /// Rows of `kind` to reach.
+    Rows {
+        /// The op kind whose rows count.
+        kind: OpKind,
+        /// Total rows.
+        total: u64,
+    },
+    /// A fixed duration.
+    Seconds(f64),
+    /// Nothing to count toward (l.x).
+    None,
+}
+
+/// Where progress goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// Redraw one line on a terminal.
+    Terminal,
+    /// A plain line every 10 seconds.
+    Plain,
+    /// Nothing.
+    Quiet,
+}
+
+impl ProgressMode {
+    /// Terminal when stderr is one, plain otherwise, nothing when quiet.
+    pub fn detect(quiet: bool) -> Self {
+        if quiet {
+            ProgressMode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            ProgressMode::Terminal
+        } else {
+            ProgressMode::Plain
+        }
+    }
+}
+
+/// The per-second series the monitor saw, whole seconds only.
+#[derive(Debug, Default)]
+pub struct Seconds {
+    /// Per op kind, the counts of each whole second.
+    pub per_kind: BTreeMap<OpKind, Vec<SecondCounts>>,
+}
+
+/// Watches one step.
+pub struct Monitor<'a> {
+    step: StepName,
+    start: Instant,
+    counters: Vec<(OpKind, Arc<LiveCounters>)>,
+    timeline: &'a mut TimelineWriter,
+    mode: ProgressMode,
+    goal: Goal,
+    next_tick: u32,
+    seen: Seconds,
+    last_plain: Instant,
+    pub(crate) timeline_error: Option<String>,
+}
+
+impl<'a> Monitor<'a> {
+    /// A monitor for a step that started at `start`.
+    pub fn new(
+        step: StepName,
+        start: Instant,
+        counters: Vec<(OpKind, Arc<LiveCounters>)>,
+        timeline: &'a mut TimelineWriter,
+        mode: ProgressMode,
+        goal: Goal,
+    ) -> Self {
+        Monitor {
+            step,
+            start,
+            counters,
+            timeline,
+            mode,
+            goal,
+            next_tick: 1,
+            seen: Seconds::default(),
+            last_plain: Instant::now(),
+            timeline_error: None,
+        }
+    }
+
+    /// Wait for the next tick, at most until `done()` is true (checked every 50 ms). Returns
+    /// false once `done()` is true, after writing the last (partial) second.
+    pub fn tick(&mut self, done: &dyn Fn() -> bool) -> bool {
+        let due = self.start + Duration::from_secs(u64::from(self.next_tick));
+        loop {
+            if done() {
+                self.sample(false);
+                self.finish_line();
+                return false;
+            }
+            let now = Instant::now();
+            if now >= due {
+                break;
+            }
+            std::thread::sleep((due - now).min(Duration::from_millis(50)));
+        }
+        self.sample(true);
+        true
+    }
+
+    fn sample(&mut self, whole: bool) {
+        let mut merged: BTreeMap<OpKind, SecondCounts> = BTreeMap::new();
+        for (kind, c) in &self.counters {
+            merged.entry(*kind).or_default().merge(c.swap());
+        }
+        let any = merged.values().any(|c| c.ops > 0);
+        if whole {
+            for (kind, c) in &merged {
+                self.seen.per_kind.entry(*kind).or_default().push(*c);
+            }
+        }
+        if whole || any {
+            let line = TimelineLine {
+                step: self.step,
+                second: self.next_tick,
+                ops: merged
+                    .iter()
+                    .map(|(k, c)| (k.name().to_string(), *c))
+                    .collect(),
+            };
+            if let Err(e) = self.timeline.write(&line)
+                && self.timeline_error.is_none()
+            {
+                self.timeline_error = Some(format!("{e:#}"));
+            }
+        }
+        if whole {
+            self.progress(&merged);
+            self.next_tick += 1;
+        }
+    }
+
+    fn total_rows(&self, kind: OpKind) -> u64 {
+        self.counters
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, c)| c.total_rows.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    fn progress(&mut self, this_second: &BTreeMap<OpKind, SecondCounts>) {
+        if self.mode == ProgressMode::Quiet {
+            return;
+        }
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let mut text = format!("{:<7}", self.step.to_string());
+        match self.goal {
+            Goal::Rows { kind, total } => {
+                let done = self.total_rows(kind);
+                let rate = done as f64 / elapsed.max(1e-9);
+                let eta = if rate > 0.0 {
+                    format!("{:.0}s", (total.saturating_sub(done)) as f64 / rate)
+                } else {
+                    "?".into()
+                };
+                text.push_str(&format!(
+                    " {}/{} rows  {} rows/s  ETA {eta}",
+                    group(done),
+                    group(total),
+                    group(rate as u64)
+                ));
+            }
+            Goal::Seconds(total) => {
+                text.push_str(&format!(" {elapsed:.0}/{total:.0} s"));
+            }
+            Goal::None => text.push_str(&format!(" {elapsed:.0} s")),
+        }
+        for (kind, c) in this_second {
+            let (n, unit) = match kind {
+                OpKind::Insert | OpKind::Delete => (c.rows, "rows/s"),
+                _ => (c.ops, "/s"),
+            };
+            text.push_str(&format!("  {} {}{unit}", kind.name(), group(n)));
+        }
+        match self.mode {
+            ProgressMode::Terminal => {
+                eprint!("\r\x1b[2K{text}");
+                let _ = std::io::stderr().flush();
+            }
+            ProgressMode::Plain => {
+                if self.last_plain.elapsed() >= Duration::from_secs(10) {
+                    eprintln!("{text}");
+                    self.last_plain = Instant::now();
+                }
+            }
+            ProgressMode::Quiet => {}
+        }
+    }
+
+    fn finish_line(&self) {
+        if self.mode == ProgressMode::Terminal {
+            eprint!("\r\x1b[2K");
+            let _ = std::io::stderr().flush();
+        }
+    }
+
+    /// The whole seconds seen.
+    pub fn into_seconds(self) -> Seconds {
+        self.seen
+    }
+}
+
+/// An integer with thousands separators.
+pub fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1_234_567), "1,234,567");
+    }
+}

@@ -1,0 +1,247 @@
+//! The validated options of a run: built once from the command line (or by a library caller)
+//! before any work starts, and recorded in full in `run.json`.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::{BackendKind, Engine, TableOptions, kind_of_url, redact_url};
+use crate::workload::RowShape;
+use crate::workload::steps::{Profile, StepName};
+
+/// Everything that shapes a run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunOptions {
+    /// Where the database is (`sqlite:PATH`, `postgres://…`, `mysql://…`); stored redacted.
+    pub url: String,
+    /// Storage engine for the MySQL family.
+    pub engine: Option<Engine>,
+    /// The profile the sizes came from.
+    pub profile: String,
+    /// The steps, in order.
+    pub steps: Vec<StepName>,
+    /// Number of clients.
+    pub clients: u32,
+    /// All clients share table `pi1` instead of one table each.
+    pub shared_table: bool,
+    /// X: rows per client inserted by l.i0.
+    pub load_rows: u64,
+    /// Y: rows per client inserted (and deleted) by l.i1.
+    pub i1_rows: u64,
+    /// Z: rows per client inserted (and deleted) by l.i2.
+    pub i2_rows: u64,
+    /// Rows per insert in l.i0.
+    pub load_rows_per_insert: u32,
+    /// Rows per insert (and delete) in l.i1.
+    pub i1_rows_per_insert: u32,
+    /// Rows per insert (and delete) in l.i2.
+    pub i2_rows_per_insert: u32,
+    /// Rows per background insert (and delete) in the query steps.
+    pub query_rows_per_insert: u32,
+    /// Seconds each query step runs.
+    pub query_seconds: f64,
+    /// Upper bound on the settle phase after l.i2, seconds (`None`: the spec's formula).
+    pub settle_max_seconds: Option<f64>,
+    /// The run's seed; every connection's stream derives from it.
+    pub seed: u64,
+    /// Value domains and the data column's shape.
+    pub row_shape: RowShape,
+    /// Table DDL options.
+    pub table: TableOptions,
+    /// The deleter re-reads `min(transactionid)` every this many deletes.
+    pub delete_min_refresh: u64,
+    /// Check row counts and indexes after each step that writes.
+    pub check: bool,
+    /// Results directory.
+    pub out_dir: PathBuf,
+    /// Label given with `--label` (derived from the DBMS when `None`).
+    pub label: Option<String>,
+    /// No progress output.
+    pub quiet: bool,
+}
+
+/// A problem with the options, naming the flag that fixes it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct OptionsError(pub String);
+
+impl RunOptions {
+    /// The options of a profile with everything else at its default, for `url`.
+    pub fn from_profile(url: &str, profile: &Profile) -> RunOptions {
+        RunOptions {
+            url: url.to_string(),
+            engine: None,
+            profile: profile.name.clone(),
+            steps: StepName::default_list(&[100, 500, 1000]),
+            clients: 1,
+            shared_table: false,
+            load_rows: profile.load_rows,
+            i1_rows: profile.i1_rows,
+            i2_rows: profile.i2_rows,
+            load_rows_per_insert: 100,
+            i1_rows_per_insert: 50,
+            i2_rows_per_insert: 5,
+            query_rows_per_insert: 50,
+            query_seconds: profile.query_seconds,
+            settle_max_seconds: profile.settle_max_seconds,
+            seed: 1,
+            row_shape: RowShape::default(),
+            table: TableOptions::default(),
+            delete_min_refresh: 1000,
+            check: true,
+            out_dir: PathBuf::from("ibench-results"),
+            label: None,
+            quiet: false,
+        }
+    }
+
+    /// Check the options against each other; the error names the flag to fix.
+    pub fn validate(&self) -> Result<(), OptionsError> {
+        let fail = |m: &str| Err(OptionsError(m.to_string()));
+        let kind = kind_of_url(&self.url).map_err(|e| OptionsError(e.to_string()))?;
+        if self.engine.is_some() && kind != BackendKind::Mysql {
+            return fail(
+                "--engine applies to mysql:// URLs only; drop --engine or use a mysql:// --url",
+            );
+        }
+        if self.clients == 0 {
+            return fail("--clients must be at least 1");
+        }
+        if self.steps.is_empty() {
+            return fail("no steps to run: give at least one step to --steps");
+        }
+        let has = |f: fn(&StepName) -> bool| self.steps.iter().any(f);
+        if has(|s| *s == StepName::LoadInitial) && self.load_rows == 0 {
+            return fail("--load-rows must be at least 1 when l.i0 runs");
+        }
+        if has(|s| *s == StepName::InsertDelete1) && self.i1_rows == 0 {
+            return fail("--i1-rows must be at least 1 when l.i1 runs");
+        }
+        if has(|s| *s == StepName::InsertDelete2) && self.i2_rows == 0 {
+            return fail("--i2-rows must be at least 1 when l.i2 runs");
+        }
+        for (flag, v) in [
+            ("--load-batch", self.load_rows_per_insert),
+            ("--i1-batch", self.i1_rows_per_insert),
+            ("--i2-batch", self.i2_rows_per_insert),
+            ("--query-batch", self.query_rows_per_insert),
+        ] {
+            if v == 0 || v > 10_000 {
+                return Err(OptionsError(format!(
+                    "{flag} must be between 1 and 10000 rows per insert, not {v}"
+                )));
+            }
+        }
+        if has(|s| matches!(s, StepName::Query { .. }))
+            && !(self.query_seconds.is_finite() && self.query_seconds > 0.0)
+        {
+            return fail("--query-seconds must be a number of seconds above 0");
+        }
+        if let Some(s) = self.settle_max_seconds
+            && !(s.is_finite() && s >= 0.0)
+        {
+            return fail("--settle-seconds must be a number of seconds, 0 or more");
+        }
+        let shape = &self.row_shape;
+        if shape.data_min_len > shape.data_max_len {
+            return fail("--data-min-len must not exceed --data-max-len");
+        }
+        if shape.data_max_len > 4000 {
+            return fail("--data-max-len must be at most 4000 (the column is varchar(4000))");
+        }
+        if shape.data_random_pct > 100 {
+            return fail("--data-random-pct must be between 0 and 100");
+        }
+        for (flag, v) in [
+            ("--cashregisters", shape.cashregisters),
+            ("--customers", shape.customers),
+            ("--products", shape.products),
+            ("--max-price", shape.max_price),
+        ] {
+            if v <= 0 {
+                return Err(OptionsError(format!("{flag} must be at least 1, not {v}")));
+            }
+        }
+        if self.delete_min_refresh == 0 {
+            return fail("--delete-min-refresh must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// The table names: `pi1..piN`, or just `pi1` when shared.
+    pub fn tables(&self) -> Vec<String> {
+        if self.shared_table {
+            vec!["pi1".to_string()]
+        } else {
+            (1..=self.clients).map(|c| format!("pi{c}")).collect()
+        }
+    }
+
+    /// The table client `c` (0-based) works on.
+    pub fn table_of(&self, client: u32) -> String {
+        if self.shared_table {
+            "pi1".to_string()
+        } else {
+            format!("pi{}", client + 1)
+        }
+    }
+
+    /// A copy fit for the record: the URL's password replaced.
+    pub fn redacted(&self) -> RunOptions {
+        RunOptions {
+            url: redact_url(&self.url),
+            ..self.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> RunOptions {
+        RunOptions::from_profile("sqlite:x.db", &Profile::named("small").unwrap())
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        small().validate().unwrap();
+    }
+
+    #[test]
+    fn conflicting_and_bad_values_name_the_flag() {
+        let mut o = small();
+        o.engine = Some(Engine::Rocksdb);
+        assert!(o.validate().unwrap_err().to_string().contains("--engine"));
+        let mut o = small();
+        o.query_seconds = 0.0;
+        assert!(
+            o.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("--query-seconds")
+        );
+        let mut o = small();
+        o.row_shape.data_min_len = 30;
+        assert!(
+            o.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("--data-min-len")
+        );
+        let mut o = small();
+        o.url = "oracle://x".into();
+        assert!(o.validate().unwrap_err().to_string().contains("--url"));
+    }
+
+    #[test]
+    fn tables_per_client_or_shared() {
+        let mut o = small();
+        o.clients = 3;
+        assert_eq!(o.tables(), vec!["pi1", "pi2", "pi3"]);
+        assert_eq!(o.table_of(2), "pi3");
+        o.shared_table = true;
+        assert_eq!(o.tables(), vec!["pi1"]);
+        assert_eq!(o.table_of(2), "pi1");
+    }
+}

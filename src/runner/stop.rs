@@ -1,0 +1,93 @@
+//! Stop conditions: Ctrl-C / SIGTERM for the whole run, a flag per step, a deadline.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Install the Ctrl-C / SIGTERM handler: the first signal asks the run to stop (the step in
+/// progress ends within about a second and run.json is marked interrupted); a second one exits
+/// at once with status 130.
+pub fn install_interrupt_handler() {
+    // Installing twice (e.g. run() called again in one process) is refused by ctrlc; the
+    // first handler stays, which is what we want.
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: stopping the current step (Ctrl-C again to quit at once)");
+    });
+}
+
+/// Whether the run was interrupted.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// Ask the run to stop as if interrupted (used by tests and by fatal errors).
+pub fn request_interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Clear the interrupt flag (a library caller starting a new run).
+pub fn reset_interrupt() {
+    INTERRUPTED.store(false, Ordering::SeqCst);
+}
+
+/// When the connections of one step stop.
+#[derive(Debug)]
+pub struct StopSignal {
+    flag: AtomicBool,
+    deadline: Option<Instant>,
+}
+
+impl StopSignal {
+    /// Stop at `deadline` (if any), on [`StopSignal::stop`], or on interrupt.
+    pub fn new(deadline: Option<Instant>) -> Self {
+        StopSignal {
+            flag: AtomicBool::new(false),
+            deadline,
+        }
+    }
+
+    /// Tell every connection of the step to stop (e.g. one of them failed).
+    pub fn stop(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the step must stop now.
+    pub fn should_stop(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+            || interrupted()
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Whether `t` is at or past the deadline.
+    pub fn past_deadline(&self, t: Instant) -> bool {
+        self.deadline.is_some_and(|d| t >= d)
+    }
+
+    /// The deadline, if the step has one.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Sleep until `t`, waking at least every 100 ms to check the stop conditions. Returns
+    /// false when the step must stop (at or after the deadline counts as stop only if `t` is
+    /// past it).
+    pub fn sleep_until(&self, t: Instant) -> bool {
+        if self.past_deadline(t) {
+            return false;
+        }
+        loop {
+            if self.flag.load(Ordering::Relaxed) || interrupted() {
+                return false;
+            }
+            let now = Instant::now();
+            if now >= t {
+                return true;
+            }
+            std::thread::sleep((t - now).min(Duration::from_millis(100)));
+        }
+    }
+}
