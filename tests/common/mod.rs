@@ -1,0 +1,191 @@
+//! Shared helpers of the integration tests: private servers started with ibench's own server
+//! code (one per test binary, stopped at exit), small run options, and the checks every full
+//! run must pass.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use ibench::backend::Engine;
+use ibench::results::{self, RunRecord, Status};
+use ibench::runner::RunOptions;
+use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
+use ibench::workload::steps::{Profile, StepName};
+
+/// Servers this test binary started; stopped when the process exits.
+static STARTED: Mutex<Vec<ServerHandle>> = Mutex::new(Vec::new());
+
+extern "C" fn stop_started_servers() {
+    if let Ok(mut servers) = STARTED.lock() {
+        for s in servers.drain(..) {
+            let _ = s.stop();
+            let _ = std::fs::remove_dir_all(&s.dir);
+        }
+    }
+}
+
+/// Start a private server and have it stopped (and its dir removed) when the process exits.
+pub fn start_server(kind: ServerKind, engine: Engine) -> ServerHandle {
+    static REGISTERED: OnceLock<()> = OnceLock::new();
+    REGISTERED.get_or_init(|| {
+        // SAFETY: registering a plain extern "C" function with no arguments.
+        unsafe {
+            libc::atexit(stop_started_servers);
+        }
+    });
+    let handle = server::start(&ServerSpec {
+        kind,
+        engine,
+        bindir: None,
+        config: None,
+        dir: None,
+        port: None,
+    })
+    .unwrap_or_else(|e| panic!("cannot start a private {kind:?}: {e:#}"));
+    STARTED.lock().unwrap().push(handle.clone());
+    handle
+}
+
+/// A directory under the temp dir that does not exist yet.
+pub fn fresh_dir(tag: &str) -> PathBuf {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    std::env::temp_dir().join(format!("ibench-it-{tag}-{}-{n}", std::process::id()))
+}
+
+/// Sizes of the small full runs.
+pub const LOAD_ROWS: u64 = 5000;
+pub const I1_ROWS: u64 = 2000;
+pub const I2_ROWS: u64 = 500;
+
+/// Options for a small run of all ten steps against `url`, results in a fresh dir.
+pub fn small_options(url: &str, tag: &str) -> RunOptions {
+    let mut o = RunOptions::from_profile(url, &Profile::named("small").unwrap());
+    o.load_rows = LOAD_ROWS;
+    o.i1_rows = I1_ROWS;
+    o.i2_rows = I2_ROWS;
+    o.query_seconds = 2.0;
+    o.settle_max_seconds = Some(0.5);
+    o.out_dir = fresh_dir(tag);
+    o.quiet = true;
+    o
+}
+
+/// Run and return the record read back from disk (not the in-memory copy).
+pub fn run_and_read(opts: RunOptions) -> (RunRecord, PathBuf) {
+    let outcome = ibench::runner::run(opts, vec!["test".into()])
+        .unwrap_or_else(|e| panic!("run failed: {e:#}"));
+    let on_disk = results::read_run(&outcome.dir).expect("run.json reads back");
+    (on_disk, outcome.dir)
+}
+
+/// The checks every small full run (one client, one table) must pass.
+pub fn check_full_run(run: &RunRecord, dir: &Path) {
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    assert_eq!(run.schema_version, results::SCHEMA_VERSION);
+    let names: Vec<String> = run.steps.iter().map(|s| s.name.to_string()).collect();
+    assert_eq!(
+        names.join(" "),
+        "l.i0 l.x l.i1 l.i2 qr100 qp100 qr500 qp500 qr1000 qp1000"
+    );
+    for s in &run.steps {
+        assert_eq!(s.status, Status::Completed, "{}: {:?}", s.name, s.error);
+        assert!(s.throughput > 0.0, "{} throughput", s.name);
+        assert!(s.seconds > 0.0);
+        if s.name.writes_rows() {
+            let i = s.integrity.as_ref().expect("integrity checked");
+            assert!(i.ok, "{}: {:?}", s.name, i.tables);
+        }
+    }
+    let step = |n: &str| run.steps.iter().find(|s| s.name.to_string() == n).unwrap();
+
+    // l.i0: the table holds exactly X rows, no secondary index yet.
+    let li0 = step("l.i0");
+    assert_eq!(li0.ops["insert"].rows, LOAD_ROWS);
+    assert_eq!(li0.ops["insert"].ops, LOAD_ROWS / 100);
+    let t = &li0.integrity.as_ref().unwrap().tables[0];
+    assert_eq!((t.pk_rows, t.index_rows.len()), (LOAD_ROWS, 0));
+
+    // l.x: one index-building op; the indexed rows are the table's rows.
+    let lx = step("l.x");
+    assert_eq!(lx.ops["create_indexes"].ops, 1);
+    assert_eq!(lx.ops["create_indexes"].rows, LOAD_ROWS);
+
+    // l.i1 / l.i2: as many rows deleted as inserted; every index agrees with the PK.
+    for (name, rows, batch) in [("l.i1", I1_ROWS, 50), ("l.i2", I2_ROWS, 5)] {
+        let s = step(name);
+        assert_eq!(s.ops["insert"].rows, rows, "{name}");
+        assert_eq!(s.ops["insert"].ops, rows / batch, "{name}");
+        assert_eq!(s.ops["delete"].rows, rows, "{name}");
+        let t = &s.integrity.as_ref().unwrap().tables[0];
+        assert_eq!(t.pk_rows, LOAD_ROWS, "{name}");
+        assert_eq!(t.index_rows.len(), 3, "{name}");
+        assert!(t.index_rows.values().all(|&n| n == LOAD_ROWS), "{name}");
+    }
+    let settle = step("l.i2").settle.as_ref().expect("settle phase recorded");
+    assert!(!settle.actions.is_empty());
+    assert!(settle.seconds >= settle.planned_seconds * 0.9);
+
+    // Query steps: queries ran, the background writers were paced at the target.
+    for s in run
+        .steps
+        .iter()
+        .filter(|s| matches!(s.name, StepName::Query { .. }))
+    {
+        let sla = s.sla.as_ref().expect("SLA verdict");
+        let StepName::Query {
+            rate_rows_per_sec, ..
+        } = s.name
+        else {
+            unreachable!()
+        };
+        assert_eq!(sla.target_rows_per_sec, f64::from(rate_rows_per_sec));
+        let q = s
+            .ops
+            .get("range_query")
+            .or_else(|| s.ops.get("point_query"))
+            .expect("queries recorded");
+        assert!(q.ops > 0);
+        assert!(q.latency_us.p50_us > 0 && q.latency_us.max_us >= q.latency_us.p99_us);
+        let ins = &s.ops["insert"];
+        assert_eq!(ins.target_rows_per_sec, Some(f64::from(rate_rows_per_sec)));
+        // Paced: never more than the schedule allows (plus the op due at the start).
+        let allowed = f64::from(rate_rows_per_sec) * s.seconds + 50.0;
+        assert!(
+            ins.rows as f64 <= allowed + 50.0,
+            "{}: {} rows",
+            s.name,
+            ins.rows
+        );
+        assert!(s.ops["delete"].rows <= ins.rows + 8 * 50);
+    }
+
+    // run.json is complete JSON with the documented top-level fields; the timeline has lines
+    // for every step.
+    let raw: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    for key in [
+        "schema_version",
+        "ibench_version",
+        "status",
+        "label",
+        "options",
+        "target",
+        "host",
+        "steps",
+        "timeline_file",
+    ] {
+        assert!(raw.get(key).is_some(), "run.json lacks {key}");
+    }
+    let buckets = &raw["steps"][0]["ops"]["insert"]["latency_us"]["bucket_shares"];
+    assert_eq!(buckets.as_array().map(Vec::len), Some(10));
+    let timeline = results::read_timeline(dir).unwrap();
+    for s in &run.steps {
+        assert!(
+            timeline.iter().any(|l| l.step == s.name),
+            "no timeline line for {}",
+            s.name
+        );
+    }
+}

@@ -1,0 +1,59 @@
+//! Full runs on a private MariaDB (InnoDB and MyRocks) started with ibench's own server code.
+//! One server with the RocksDB engine loaded serves both, each in its own database.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use common::*;
+use ibench::backend::Engine;
+use ibench::server::{ServerHandle, ServerKind};
+use mysql::prelude::Queryable;
+
+fn server() -> &'static ServerHandle {
+    static SERVER: OnceLock<ServerHandle> = OnceLock::new();
+    SERVER.get_or_init(|| start_server(ServerKind::Mariadb, Engine::Rocksdb))
+}
+
+/// A URL to a new database of the shared server.
+fn database_url(name: &str) -> String {
+    let s = server();
+    let pool_url = s.url.clone();
+    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&pool_url).unwrap()).unwrap();
+    conn.query_drop(format!("CREATE DATABASE IF NOT EXISTS {name}"))
+        .unwrap();
+    let base = &pool_url[..pool_url.rfind('/').unwrap()];
+    format!("{base}/{name}")
+}
+
+#[test]
+fn all_ten_steps_on_innodb() {
+    let mut opts = small_options(&database_url("it_innodb"), "maria-innodb");
+    opts.engine = Some(Engine::Innodb);
+    opts.table.engine = Engine::Innodb;
+    let (run, dir) = run_and_read(opts);
+    check_full_run(&run, &dir);
+    let target = run.target.as_ref().unwrap();
+    assert_eq!(target.dbms, "MariaDB");
+    assert_eq!(target.engine, Some(Engine::Innodb));
+}
+
+#[test]
+fn all_ten_steps_on_rocksdb() {
+    let mut opts = small_options(&database_url("it_rocksdb"), "maria-rocksdb");
+    opts.engine = Some(Engine::Rocksdb);
+    opts.table.engine = Engine::Rocksdb;
+    let (run, dir) = run_and_read(opts);
+    check_full_run(&run, &dir);
+    assert_eq!(run.target.as_ref().unwrap().engine, Some(Engine::Rocksdb));
+    assert!(run.label.ends_with("rocksdb"), "{}", run.label);
+    // The tables really are MyRocks tables.
+    let mut conn =
+        mysql::Conn::new(mysql::Opts::from_url(&database_url("it_rocksdb")).unwrap()).unwrap();
+    let engine: Option<String> = conn
+        .query_first(
+            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'it_rocksdb' AND TABLE_NAME = 'pi1'",
+        )
+        .unwrap();
+    assert_eq!(engine.as_deref(), Some("ROCKSDB"));
+}

@@ -1,0 +1,59 @@
+//! Full runs on the embedded SQLite.
+
+mod common;
+
+use common::*;
+use ibench::results::Status;
+
+fn sqlite_url(tag: &str) -> String {
+    let dir = fresh_dir(tag);
+    std::fs::create_dir_all(&dir).unwrap();
+    format!("sqlite:{}", dir.join("ibench.db").display())
+}
+
+#[test]
+fn all_ten_steps_keep_counts_and_indexes_consistent() {
+    let opts = small_options(&sqlite_url("sqlite-db"), "sqlite-run");
+    let (run, dir) = run_and_read(opts);
+    check_full_run(&run, &dir);
+    let target = run.target.as_ref().unwrap();
+    assert_eq!(target.dbms, "SQLite");
+    assert!(run.label.starts_with("SQLite "));
+    assert_eq!(
+        run.session_settings
+            .get("pragma journal_mode")
+            .map(String::as_str),
+        Some("WAL")
+    );
+}
+
+#[test]
+fn several_clients_on_a_shared_table_with_client_ids() {
+    let mut opts = small_options(&sqlite_url("sqlite-shared-db"), "sqlite-shared");
+    opts.clients = 3;
+    opts.shared_table = true;
+    opts.table.client_assigns_ids = true;
+    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1").unwrap();
+    let (run, _) = run_and_read(opts);
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    let li1 = &run.steps[2];
+    let t = &li1.integrity.as_ref().unwrap().tables;
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0].table, "pi1");
+    assert_eq!(t[0].pk_rows, 3 * LOAD_ROWS);
+    assert!(t[0].ok, "{t:?}");
+    assert_eq!(li1.ops["insert"].rows, 3 * I1_ROWS);
+}
+
+#[test]
+fn one_table_per_client() {
+    let mut opts = small_options(&sqlite_url("sqlite-multi-db"), "sqlite-multi");
+    opts.clients = 2;
+    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i2").unwrap();
+    let (run, _) = run_and_read(opts);
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    let tables = &run.steps[2].integrity.as_ref().unwrap().tables;
+    let names: Vec<&str> = tables.iter().map(|t| t.table.as_str()).collect();
+    assert_eq!(names, ["pi1", "pi2"]);
+    assert!(tables.iter().all(|t| t.ok && t.pk_rows == LOAD_ROWS));
+}
