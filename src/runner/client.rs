@@ -82,7 +82,9 @@ fn run_ops(
                 if !stop.sleep_until(due) {
                     return Ok(());
                 }
-                due.max(ready_at)
+                // A paced op counts from its due time, even when it had to wait for the
+                // worker to be ready (a deleter waiting for a stalled inserter was due too).
+                due
             }
             None => ready_at,
         };

@@ -44,15 +44,16 @@ pub struct RunOutcome {
 /// run could not start or a step failed (run.json then says `failed` and why).
 pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOutcome> {
     opts.validate()?;
-    let dir = prepare_out_dir(&opts.out_dir)?;
-    let mut timeline = TimelineWriter::open(&dir)?;
     let driver = driver_for_url(
         &opts.url,
         &DriverOptions {
             engine: opts.engine,
         },
     )?;
+    // Reach the database before creating anything, so a wrong URL leaves no empty results dir.
     let target = driver.describe()?;
+    let dir = prepare_out_dir(&opts.out_dir)?;
+    let mut timeline = TimelineWriter::open(&dir)?;
     let label = opts.label.clone().unwrap_or_else(|| derive_label(&target));
     let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
@@ -456,7 +457,16 @@ fn run_step(
             .map(|mut s| {
                 let stop = &stop;
                 scope.spawn(move || {
-                    let pacer = s.ops_per_sec.map(|r| Pacer::new(start, r));
+                    // A paced deleter runs half an interval behind its inserter, so the insert
+                    // it follows has normally finished when the delete is due.
+                    let pacer = s.ops_per_sec.map(|r| {
+                        let phase = if s.recorder.kind == OpKind::Delete {
+                            Duration::from_secs_f64(0.5 / r)
+                        } else {
+                            Duration::ZERO
+                        };
+                        Pacer::new(start + phase, r)
+                    });
                     let result = client_loop(
                         s.worker.as_mut(),
                         s.conn.as_mut(),

@@ -1,0 +1,171 @@
+//! The pacer against a real server: latency counts from the due time (a frozen server shows
+//! up in the latency of every insert that was due during the freeze, not just one), the rate
+//! catches up, and the rows the server counted match rate × seconds.
+//!
+//! Each test has its own private Postgres: one freezes its server, the other needs it idle.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use ibench::backend::Engine;
+use ibench::server::{ServerHandle, ServerKind};
+use ibench::workload::steps::parse_step_list;
+
+/// The server's main process and all its descendants.
+fn process_tree(root: u32) -> Vec<i32> {
+    let mut tree = vec![root as i32];
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            let after = &stat[stat.rfind(')').unwrap() + 2..];
+            let ppid: i32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+            if tree.contains(&ppid) && !tree.contains(&pid) {
+                tree.push(pid);
+                grew = true;
+            }
+        }
+    }
+    tree
+}
+
+fn signal_all(pids: &[i32], sig: i32) {
+    for &p in pids {
+        // SAFETY: signalling processes of our own private server.
+        unsafe {
+            libc::kill(p, sig);
+        }
+    }
+}
+
+fn load(server: &ServerHandle, tag: &str) {
+    let mut opts = small_options(&server.url, tag);
+    opts.steps = parse_step_list("l.i0,l.x").unwrap();
+    let (run, _) = run_and_read(opts);
+    assert_eq!(run.status, ibench::results::Status::Completed);
+}
+
+#[test]
+fn a_frozen_server_shows_in_the_latency_of_every_insert_due_during_the_freeze() {
+    let server = start_server(ServerKind::Postgres, Engine::Innodb);
+    load(&server, "freeze-load");
+
+    // 1000 rows/s in 10-row inserts: 100 inserts due per second.
+    let mut opts = small_options(&server.url, "freeze");
+    opts.steps = parse_step_list("qp1000").unwrap();
+    opts.query_rows_per_insert = 10;
+    opts.query_seconds = 8.0;
+    opts.check = false;
+    let timeline = opts.out_dir.join("timeline.jsonl");
+    let runner = std::thread::spawn(move || run_and_read(opts));
+
+    // Freeze the whole server for about 2 s, 3 s into the step.
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(&timeline).is_ok_and(|s| s.contains("\"second\":3")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the step never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pids = process_tree(server.pid);
+    let frozen_at = Instant::now();
+    signal_all(&pids, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(2));
+    signal_all(&pids, libc::SIGCONT);
+    let freeze = frozen_at.elapsed().as_secs_f64();
+
+    let (run, _) = runner.join().unwrap();
+    let step = &run.steps[0];
+    let ins = &step.ops["insert"];
+    // The worst insert waited for the whole freeze.
+    assert!(
+        ins.latency_us.max_us as f64 >= freeze * 0.95e6,
+        "max {} us, freeze {freeze} s",
+        ins.latency_us.max_us
+    );
+    // Every insert due in the first (freeze - 1 s) of the freeze waited at least 1 s: about
+    // 100/s × (freeze - 1 s) of them, not one.
+    let late: u64 = ins
+        .latency_histogram_us
+        .iter()
+        .filter(|p| p[0] >= 1_000_000)
+        .map(|p| p[1])
+        .sum();
+    let expected = 100.0 * (freeze - 1.0);
+    assert!(
+        (late as f64) >= expected * 0.6 && (late as f64) <= expected * 1.6,
+        "{late} inserts with latency >= 1 s, expected about {expected:.0}"
+    );
+    // Measured from the send instead, only the statements in flight during the freeze are slow.
+    assert!(ins.service_us.max_us >= 1_000_000);
+    assert!(
+        ins.service_us.count as f64 * (1.0 - ins.service_us.bucket_shares[..7].iter().sum::<f64>())
+            < 5.0,
+        "service time hides the freeze: {:?}",
+        ins.service_us
+    );
+    // The inserter caught up: the step still reports the target rate over its duration.
+    let sla = step.sla.as_ref().unwrap();
+    assert!(
+        sla.passed,
+        "achieved {} of {} rows/s",
+        sla.achieved_rows_per_sec, sla.target_rows_per_sec
+    );
+    assert!(
+        sla.share_of_seconds_below_95pct > 0.0,
+        "the freeze seconds are below target"
+    );
+}
+
+/// Rows the server counted as inserted into pi1 (pg_stat_user_tables), once the counter is
+/// stable (backends flush their statistics when they exit).
+fn server_inserted_rows(url: &str) -> i64 {
+    let mut last = -1;
+    for _ in 0..50 {
+        let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        let n: i64 = c
+            .query_one(
+                "SELECT n_tup_ins FROM pg_stat_user_tables WHERE relname = 'pi1'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if n == last {
+            return n;
+        }
+        last = n;
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    last
+}
+
+#[test]
+fn the_server_counts_rate_times_seconds_inserted_rows_in_a_paced_step() {
+    let server = start_server(ServerKind::Postgres, Engine::Innodb);
+    load(&server, "rate-load");
+    let before = server_inserted_rows(&server.url);
+
+    let mut opts = small_options(&server.url, "rate");
+    opts.steps = parse_step_list("qr100").unwrap();
+    opts.query_seconds = 20.0;
+    let (run, _) = run_and_read(opts);
+    let after = server_inserted_rows(&server.url);
+
+    let counted = (after - before) as f64;
+    let expected = 100.0 * 20.0;
+    assert!(
+        (counted - expected).abs() <= expected * 0.01,
+        "server counted {counted} rows inserted, expected {expected} ± 1%"
+    );
+    // ibench's own count is the server's count.
+    assert_eq!(run.steps[0].ops["insert"].rows as f64, counted);
+}
