@@ -100,10 +100,13 @@ fn a_frozen_server_shows_in_the_latency_of_every_insert_due_during_the_freeze() 
         .filter(|p| p[0] >= 1_000_000)
         .map(|p| p[1])
         .sum();
+    // The catch-up after the freeze adds some (each overdue insert also waits for the ones
+    // sent before it); bounded by what was due during the freeze and a 2 s catch-up.
     let expected = 100.0 * (freeze - 1.0);
+    let at_most = 100.0 * (freeze + 2.0);
     assert!(
-        (late as f64) >= expected * 0.6 && (late as f64) <= expected * 1.6,
-        "{late} inserts with latency >= 1 s, expected about {expected:.0}"
+        (late as f64) >= expected * 0.6 && (late as f64) <= at_most,
+        "{late} inserts with latency >= 1 s, expected about {expected:.0} (at most {at_most:.0})"
     );
     // Measured from the send instead, only the statements in flight during the freeze are slow.
     assert!(ins.service_us.max_us >= 1_000_000);
