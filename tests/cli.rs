@@ -287,3 +287,44 @@ fn ctrl_c_stops_the_step_quickly_and_leaves_run_json_interrupted() {
     assert!(qp.seconds < 60.0);
     assert!(qp.ops["point_query"].ops > 0, "what it measured is kept");
 }
+
+#[test]
+fn server_start_prints_the_url_on_its_own_line_and_stop_stops_it() {
+    let dir = fresh_dir("cli-server");
+    let out = ibench(&[
+        "server",
+        "start",
+        "postgres",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let url = stdout.lines().last().unwrap_or("").trim().to_string();
+    assert!(
+        url.starts_with("postgres://") && !url.contains(' '),
+        "{stdout}"
+    );
+    let handle = ibench::server::ServerHandle::load(&dir).unwrap();
+    assert_eq!(handle.url, url);
+    assert!(handle.is_running());
+    // The URL works for a run.
+    let run_out = dir_run(&["--url", &url, "--steps", "l.i0", "--load-rows", "1000"]);
+    let stop = ibench(&["server", "stop", "--dir", dir.to_str().unwrap()]);
+    assert!(
+        run_out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run_out.stderr)
+    );
+    assert!(
+        stop.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stop.stderr)
+    );
+    assert!(!handle.is_running());
+    let _ = std::fs::remove_dir_all(&dir);
+}
