@@ -457,15 +457,17 @@ fn run_step(
             .map(|mut s| {
                 let stop = &stop;
                 scope.spawn(move || {
-                    // A paced deleter runs half an interval behind its inserter, so the insert
-                    // it follows has normally finished when the delete is due.
+                    // Paced inserts are due a quarter interval into each slot and deletes
+                    // half an interval later, so the insert a delete follows has normally
+                    // finished when the delete is due, and neither lands on the monitor's
+                    // one-second ticks (which would blur the per-second rates).
                     let pacer = s.ops_per_sec.map(|r| {
-                        let phase = if s.recorder.kind == OpKind::Delete {
-                            Duration::from_secs_f64(0.5 / r)
+                        let slots = if s.recorder.kind == OpKind::Delete {
+                            0.75
                         } else {
-                            Duration::ZERO
+                            0.25
                         };
-                        Pacer::new(start + phase, r)
+                        Pacer::new(start + Duration::from_secs_f64(slots / r), r)
                     });
                     let result = client_loop(
                         s.worker.as_mut(),
