@@ -16,24 +16,36 @@ use ibench::workload::steps::{Profile, StepName};
 /// Servers this test binary started; stopped when the process exits.
 static STARTED: Mutex<Vec<ServerHandle>> = Mutex::new(Vec::new());
 
-extern "C" fn stop_started_servers() {
+/// Directories this test binary made; removed when the process exits.
+static MADE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+extern "C" fn clean_up_at_exit() {
     if let Ok(mut servers) = STARTED.lock() {
         for s in servers.drain(..) {
             let _ = s.stop();
             let _ = std::fs::remove_dir_all(&s.dir);
         }
     }
+    if let Ok(mut dirs) = MADE.lock() {
+        for d in dirs.drain(..) {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
 }
 
-/// Start a private server and have it stopped (and its dir removed) when the process exits.
-pub fn start_server(kind: ServerKind, engine: Engine) -> ServerHandle {
+fn register_clean_up() {
     static REGISTERED: OnceLock<()> = OnceLock::new();
     REGISTERED.get_or_init(|| {
         // SAFETY: registering a plain extern "C" function with no arguments.
         unsafe {
-            libc::atexit(stop_started_servers);
+            libc::atexit(clean_up_at_exit);
         }
     });
+}
+
+/// Start a private server and have it stopped (and its dir removed) when the process exits.
+pub fn start_server(kind: ServerKind, engine: Engine) -> ServerHandle {
+    register_clean_up();
     let handle = server::start(&ServerSpec {
         kind,
         engine,
@@ -47,11 +59,14 @@ pub fn start_server(kind: ServerKind, engine: Engine) -> ServerHandle {
     handle
 }
 
-/// A directory under the temp dir that does not exist yet.
+/// A directory under the temp dir that does not exist yet (removed when the process exits).
 pub fn fresh_dir(tag: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    std::env::temp_dir().join(format!("ibench-it-{tag}-{}-{n}", std::process::id()))
+    let dir = std::env::temp_dir().join(format!("ibench-it-{tag}-{}-{n}", std::process::id()));
+    register_clean_up();
+    MADE.lock().unwrap().push(dir.clone());
+    dir
 }
 
 /// Sizes of the small full runs.
