@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian/Ubuntu machine and run all of ibench's checks and tests:
 # installs the database servers the integration tests start privately (PostgreSQL, MariaDB
-# with MyRocks, SQLite), then cargo fmt --check, cargo clippy, cargo test.
+# with MyRocks, SQLite) and Chromium (the HTML report test opens the report headless), then
+# cargo fmt --check, cargo clippy, cargo test.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
 say() { printf '\n==> %s\n' "$*"; }
 
-PACKAGES=(postgresql mariadb-server mariadb-plugin-rocksdb sqlite3)
+PACKAGES=(postgresql mariadb-server mariadb-plugin-rocksdb sqlite3 chromium)
 
 # Root runs apt-get directly; anyone else needs sudo.
 if [ "$(id -u)" -eq 0 ]; then

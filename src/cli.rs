@@ -24,9 +24,28 @@ pub struct Cli {
 pub enum Command {
     /// Run the benchmark steps against a database and write the results.
     Run(Box<RunArgs>),
+    /// Render one run or compare several: summary tables, latency distributions, charts.
+    Report(ReportArgs),
     /// Start or stop a private server instance (own data dir, loopback port, private socket).
     #[command(subcommand)]
     Server(ServerCommand),
+}
+
+/// `ibench report ...`
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results directories (each holds a run.json); the first is the base unless --base.
+    #[arg(required = true)]
+    pub runs: Vec<PathBuf>,
+    /// Label of the base run that relative figures divide by.
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: crate::report::Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 /// `ibench server ...`

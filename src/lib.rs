@@ -62,6 +62,20 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                 println!("{}", report::text::summary(&outcome.record));
             }
             println!("results: {}", outcome.dir.display());
+            match report::render_dirs(
+                std::slice::from_ref(&outcome.dir),
+                None,
+                report::Format::Html,
+                false,
+            )
+            .and_then(|r| {
+                let path = outcome.dir.join("report.html");
+                std::fs::write(&path, r.text)?;
+                Ok(path)
+            }) {
+                Ok(path) => println!("report: {}", path.display()),
+                Err(e) => eprintln!("warning: could not write the HTML report: {e:#}"),
+            }
             let integrity_failed = outcome
                 .record
                 .steps
@@ -76,6 +90,30 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                     "the integrity check failed (row counts or indexes disagree); see the summary and {}",
                     outcome.dir.join(results::RUN_FILE).display()
                 );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report(a) => {
+            use std::io::IsTerminal;
+            let colour = a.output.is_none()
+                && a.format == report::Format::Text
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            let rendered = report::render_dirs(&a.runs, a.base.as_deref(), a.format, colour)?;
+            for p in &rendered.problems {
+                eprintln!("warning: {p}");
+            }
+            match &a.output {
+                Some(path) => {
+                    std::fs::write(path, &rendered.text).map_err(|e| {
+                        anyhow::anyhow!(
+                            "cannot write {}: {e}; choose another --output",
+                            path.display()
+                        )
+                    })?;
+                    eprintln!("wrote {}", path.display());
+                }
+                None => print!("{}", rendered.text),
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -1,3 +1,92 @@
-//! Rendering results for people.
+//! Rendering results for people: the terminal summary of one run, and `ibench report`, which
+//! renders one run or compares several as terminal text, Markdown, self-contained HTML or JSON.
 
+pub mod compare;
+pub mod html;
+pub mod load;
+pub mod markdown;
+pub mod svg;
 pub mod text;
+
+use std::path::PathBuf;
+
+use compare::{Cell, Colour, Comparison};
+use load::LoadedRun;
+
+/// Output formats of `ibench report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Terminal text (colours on a terminal unless NO_COLOR is set).
+    Text,
+    /// Markdown, pasteable into a blog post.
+    Markdown,
+    /// One self-contained HTML file with inline SVG charts.
+    Html,
+    /// The comparison as JSON data.
+    Json,
+}
+
+/// A rendered report and the problems met on the way (one line each).
+pub struct Rendered {
+    /// The report.
+    pub text: String,
+    /// What was skipped or could not be compared.
+    pub problems: Vec<String>,
+}
+
+/// Read the runs in `dirs` and render them (the first, or the one labelled `base`, is the
+/// base). Fails only when no run at all could be read.
+pub fn render_dirs(
+    dirs: &[PathBuf],
+    base: Option<&str>,
+    format: Format,
+    colour: bool,
+) -> anyhow::Result<Rendered> {
+    let (runs, problems) = load::load_runs(dirs);
+    if runs.is_empty() {
+        anyhow::bail!(
+            "no run could be read: {}",
+            if problems.is_empty() {
+                "give one or more results directories (each holds a run.json)".to_string()
+            } else {
+                problems.join("; ")
+            }
+        );
+    }
+    let cmp = compare::compare(&runs, base, problems);
+    let text = render(&cmp, &runs, format, colour)?;
+    Ok(Rendered {
+        text,
+        problems: cmp.problems.clone(),
+    })
+}
+
+/// Render a comparison in one format.
+pub fn render(
+    cmp: &Comparison,
+    runs: &[LoadedRun],
+    format: Format,
+    colour: bool,
+) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Text => text::comparison(cmp, colour),
+        Format::Markdown => markdown::render(cmp),
+        Format::Html => html::render(cmp, runs),
+        Format::Json => serde_json::to_string_pretty(cmp)? + "\n",
+    })
+}
+
+/// A cell's value as text: rates and counts without decimals, ratios with 2.
+pub fn cell_text(c: &Cell, ratio: bool) -> String {
+    match c.value {
+        None => c.note.clone().unwrap_or_else(|| "-".into()),
+        Some(v) if ratio => format!("{v:.2}"),
+        Some(v) if v.abs() >= 100.0 => text::group_f(v),
+        Some(v) => format!("{v:.1}"),
+    }
+}
+
+/// Whether a colour marks the cell.
+pub fn marked(c: Colour) -> bool {
+    c != Colour::None
+}

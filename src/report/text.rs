@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use super::compare::{Colour, Comparison, Table};
+use super::{cell_text, marked};
 use crate::results::{RunRecord, Status, StepRecord};
 use crate::runner::monitor::group;
 use crate::stats::{BUCKET_LABELS, LatencySummary};
@@ -176,6 +178,164 @@ pub fn summary(run: &RunRecord) -> String {
         }
     }
     out
+}
+
+/// A float rounded and grouped in thousands.
+pub fn group_f(v: f64) -> String {
+    if v < 0.0 {
+        format!("-{}", group((-v).round() as u64))
+    } else {
+        group(v.round() as u64)
+    }
+}
+
+fn paint(s: &str, c: Colour, colour: bool) -> String {
+    if !colour {
+        return s.to_string();
+    }
+    match c {
+        Colour::Green => format!("\x1b[32m{s}\x1b[0m"),
+        Colour::Red => format!("\x1b[31m{s}\x1b[0m"),
+        Colour::Grey => format!("\x1b[90m{s}\x1b[0m"),
+        Colour::None => s.to_string(),
+    }
+}
+
+fn table_text(
+    out: &mut String,
+    t: &Table,
+    ratio: bool,
+    colour: bool,
+    extra: Option<(&str, &[Option<f64>])>,
+) {
+    let label_w = t
+        .rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .chain(std::iter::once(6))
+        .max()
+        .unwrap_or(6);
+    let _ = write!(out, "{:<label_w$}", "");
+    for c in &t.columns {
+        let _ = write!(out, " {c:>11}");
+    }
+    out.push('\n');
+    for row in &t.rows {
+        let _ = write!(out, "{:<label_w$}", row.label);
+        for c in &row.cells {
+            let mut v = cell_text(c, ratio);
+            if !colour && c.note.as_deref() == Some("SLA failed") && c.value.is_some() {
+                v.push('*');
+            }
+            let padded = format!(" {v:>11}");
+            out.push_str(&if marked(c.colour) {
+                paint(&padded, c.colour, colour)
+            } else {
+                padded
+            });
+        }
+        out.push('\n');
+    }
+    if let Some((label, values)) = extra {
+        let _ = write!(out, "{label:<label_w$}");
+        for v in values {
+            let _ = write!(out, " {:>11}", v.map_or("-".to_string(), group_f));
+        }
+        out.push('\n');
+    }
+}
+
+/// The comparison as terminal text; `colour` adds ANSI colours.
+pub fn comparison(cmp: &Comparison, colour: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Runs: {} (base: {})",
+        cmp.labels.join(", "),
+        cmp.labels.get(cmp.base).map_or("", String::as_str)
+    );
+    out.push_str("\nAbsolute throughput (inserted rows/s for l.i*, indexed rows/s for l.x, queries/s for q*)\n");
+    table_text(&mut out, &cmp.absolute, false, colour, None);
+    if !colour {
+        out.push_str("(* SLA failed: the background inserts missed 95% of the target)\n");
+    }
+    out.push_str("\nRelative to the base (red <= 0.95, green >= 1.05)\n");
+    table_text(&mut out, &cmp.relative, true, colour, None);
+    if !cmp.background.columns.is_empty() {
+        out.push_str("\nBackground insert rate, rows/s (red below 95% of target)\n");
+        table_text(
+            &mut out,
+            &cmp.background,
+            false,
+            colour,
+            Some(("target", &cmp.background_targets)),
+        );
+    }
+    for d in &cmp.details {
+        let _ = writeln!(out, "\n== {} ({})", d.step, d.unit);
+        for (kind, rows) in &d.latency {
+            let _ = write!(out, "{kind} latency, % of ops per bucket\n{:<24}", "");
+            for b in BUCKET_LABELS {
+                let _ = write!(out, "{b:>6}");
+            }
+            let _ = writeln!(out, " {:>9} {:>9} {:>9}", "p50", "p99", "max");
+            for r in rows {
+                let _ = write!(out, "{:<24}", truncate(&r.label, 24));
+                for s in r.bucket_shares {
+                    let _ = write!(out, "{:>6}", share(s));
+                }
+                let _ = writeln!(
+                    out,
+                    " {:>9} {:>9} {:>9}",
+                    fmt_us(r.p50_us),
+                    fmt_us(r.p99_us),
+                    fmt_us(r.max_us)
+                );
+            }
+        }
+        let _ = write!(out, "{:<10}", "metric");
+        for l in &cmp.labels {
+            let _ = write!(out, " {:>16}", truncate(l, 16));
+        }
+        out.push_str("  (relative to base)\n");
+        for m in &d.metrics {
+            let _ = write!(out, "{:<10}", m.name);
+            for v in &m.values {
+                let _ = write!(out, " {:>16}", v.map_or("n/a".to_string(), fmt_metric));
+            }
+            out.push_str("  ");
+            for r in &m.relative {
+                let _ = write!(out, " {}", r.map_or("-".to_string(), |r| format!("{r:.2}")));
+            }
+            out.push('\n');
+        }
+    }
+    if !cmp.problems.is_empty() {
+        out.push_str("\nNotes:\n");
+        for p in &cmp.problems {
+            let _ = writeln!(out, "- {p}");
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "…"
+    }
+}
+
+/// A metric value: grouped when large, 3 significant digits otherwise.
+pub fn fmt_metric(v: f64) -> String {
+    if v.abs() >= 1000.0 {
+        group_f(v)
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
 }
 
 #[cfg(test)]

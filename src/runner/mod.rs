@@ -567,18 +567,7 @@ fn run_step(
             )
         })
         .collect();
-    let main_kind = match step {
-        StepName::CreateIndexes => OpKind::CreateIndexes,
-        StepName::Query {
-            kind: QueryKind::Range,
-            ..
-        } => OpKind::RangeQuery,
-        StepName::Query {
-            kind: QueryKind::Point,
-            ..
-        } => OpKind::PointQuery,
-        _ => OpKind::Insert,
-    };
+    let main_kind = step.main_op();
     let main = merged.get(&main_kind);
     let (main_ops, per_second_of_main): (u64, Vec<u64>) = match step {
         StepName::Query { .. } => (

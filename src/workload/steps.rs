@@ -130,6 +130,45 @@ impl StepName {
         v
     }
 
+    /// Position in the canonical order: l.i0, l.x, l.i1, l.i2, then the query steps by rate,
+    /// range before point.
+    pub fn sort_key(self) -> (u8, u32, u8) {
+        match self {
+            StepName::LoadInitial => (0, 0, 0),
+            StepName::CreateIndexes => (1, 0, 0),
+            StepName::InsertDelete1 => (2, 0, 0),
+            StepName::InsertDelete2 => (3, 0, 0),
+            StepName::Query {
+                kind,
+                rate_rows_per_sec,
+            } => (
+                4,
+                rate_rows_per_sec,
+                match kind {
+                    QueryKind::Range => 0,
+                    QueryKind::Point => 1,
+                },
+            ),
+        }
+    }
+
+    /// The op kind whose figure is the step's throughput.
+    pub fn main_op(self) -> crate::stats::OpKind {
+        use crate::stats::OpKind;
+        match self {
+            StepName::CreateIndexes => OpKind::CreateIndexes,
+            StepName::Query {
+                kind: QueryKind::Range,
+                ..
+            } => OpKind::RangeQuery,
+            StepName::Query {
+                kind: QueryKind::Point,
+                ..
+            } => OpKind::PointQuery,
+            _ => OpKind::Insert,
+        }
+    }
+
     /// Whether the step inserts or deletes rows (and so gets an integrity check).
     pub fn writes_rows(self) -> bool {
         !matches!(self, StepName::CreateIndexes)

@@ -1,0 +1,508 @@
+//! The comparison of runs as data: the three summary tables of the published reports with
+//! their colours, and per step the latency distribution and the figures of every run. Every
+//! output format renders from a [`Comparison`]; `--format json` is this struct.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::load::LoadedRun;
+use crate::results::{Status, StepRecord};
+use crate::stats::OpKind;
+use crate::workload::steps::StepName;
+
+/// A cell's highlight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Colour {
+    /// Good (top quarter; ≥ 1.05 relative).
+    Green,
+    /// Bad (bottom quarter; ≤ 0.95 relative; below 95% of target).
+    Red,
+    /// Neutral (between 0.95 and 1.05 relative) or not to be trusted (SLA failed).
+    Grey,
+    /// No highlight.
+    None,
+}
+
+/// One value in a table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cell {
+    /// The value; `None` when the run lacks the step (see `note`).
+    pub value: Option<f64>,
+    /// Its highlight.
+    pub colour: Colour,
+    /// Why it is grey or missing: `SLA failed`, `missing`, `failed`, `interrupted`.
+    pub note: Option<String>,
+}
+
+impl Cell {
+    fn missing(note: &str) -> Cell {
+        Cell {
+            value: None,
+            colour: Colour::None,
+            note: Some(note.to_string()),
+        }
+    }
+}
+
+/// A table: a row per run, a column per step.
+#[derive(Clone, Debug, Serialize)]
+pub struct Table {
+    /// Column names (steps).
+    pub columns: Vec<String>,
+    /// Rows, one per run, in the order the runs were given.
+    pub rows: Vec<TableRow>,
+}
+
+/// One run's row.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableRow {
+    /// The run's label.
+    pub label: String,
+    /// One cell per column.
+    pub cells: Vec<Cell>,
+}
+
+/// The latency distribution of one op kind of one run in one step.
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyRow {
+    /// The run's label.
+    pub label: String,
+    /// Share of operations per bucket (≤256µs … >16s).
+    pub bucket_shares: [f64; 10],
+    /// p50, p90, p99, p99.9 and max, µs.
+    pub p50_us: u64,
+    /// 90th percentile, µs.
+    pub p90_us: u64,
+    /// 99th percentile, µs.
+    pub p99_us: u64,
+    /// 99.9th percentile, µs.
+    pub p99_9_us: u64,
+    /// Largest, µs.
+    pub max_us: u64,
+}
+
+/// One metric of one step across runs, absolute and relative to the base.
+#[derive(Clone, Debug, Serialize)]
+pub struct MetricRow {
+    /// The metric's name.
+    pub name: String,
+    /// What it means, with its unit.
+    pub meaning: String,
+    /// Per run (in run order): the value, or `None` when not measured.
+    pub values: Vec<Option<f64>>,
+    /// Per run: value / the base run's value, when both exist.
+    pub relative: Vec<Option<f64>>,
+}
+
+/// Everything about one step.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepDetail {
+    /// The step.
+    pub step: String,
+    /// Unit of the step's throughput.
+    pub unit: String,
+    /// Op kinds with a latency table, each with a row per run that has the step.
+    pub latency: Vec<(String, Vec<LatencyRow>)>,
+    /// The step's figures per run.
+    pub metrics: Vec<MetricRow>,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// The runs' labels, in order.
+    pub labels: Vec<String>,
+    /// Index of the base run.
+    pub base: usize,
+    /// Steps in canonical order (union over the runs).
+    pub steps: Vec<String>,
+    /// Absolute throughput.
+    pub absolute: Table,
+    /// Throughput relative to the base run.
+    pub relative: Table,
+    /// Background insert rate of the query steps (rows/s); `targets` is the last row.
+    pub background: Table,
+    /// Target background insert rate per query step column.
+    pub background_targets: Vec<Option<f64>>,
+    /// Per step details.
+    pub details: Vec<StepDetail>,
+    /// What could not be read or compared, one line each.
+    pub problems: Vec<String>,
+}
+
+/// Colours of the absolute-throughput column (spec section 7): top quarter of the column's
+/// range green, bottom quarter red (no red when min ≥ 0.8 × max); SLA failures grey and left
+/// out of the range. `values[i]` is `(value, sla_failed)`.
+pub fn absolute_colours(values: &[Option<(f64, bool)>]) -> Vec<Colour> {
+    let ok: Vec<f64> = values
+        .iter()
+        .flatten()
+        .filter(|(_, failed)| !failed)
+        .map(|(v, _)| *v)
+        .collect();
+    let max = ok.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min = ok.iter().copied().fold(f64::INFINITY, f64::min);
+    values
+        .iter()
+        .map(|v| match v {
+            None => Colour::None,
+            Some((_, true)) => Colour::Grey,
+            Some((v, false)) => {
+                if ok.len() < 2 || max <= min {
+                    Colour::None
+                } else {
+                    let quarter = (max - min) / 4.0;
+                    if *v >= max - quarter {
+                        Colour::Green
+                    } else if *v <= min + quarter && min < 0.8 * max {
+                        Colour::Red
+                    } else {
+                        Colour::None
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// Colour of a relative value: red ≤ 0.95, green ≥ 1.05, grey between.
+pub fn relative_colour(r: f64) -> Colour {
+    if r <= 0.95 {
+        Colour::Red
+    } else if r >= 1.05 {
+        Colour::Green
+    } else {
+        Colour::Grey
+    }
+}
+
+/// Colour of a background insert rate: red below 95% of the target.
+pub fn background_colour(achieved: f64, target: f64) -> Colour {
+    if achieved < 0.95 * target {
+        Colour::Red
+    } else {
+        Colour::None
+    }
+}
+
+fn find_step<'a>(run: &'a LoadedRun, step: &str) -> Option<&'a StepRecord> {
+    run.record.steps.iter().find(|s| s.name.to_string() == step)
+}
+
+fn sla_failed(s: &StepRecord) -> bool {
+    s.sla.as_ref().is_some_and(|x| !x.passed)
+}
+
+fn status_note(s: &StepRecord) -> Option<String> {
+    match s.status {
+        Status::Completed => None,
+        Status::Interrupted => Some("interrupted".into()),
+        Status::Failed => Some("failed".into()),
+        Status::Running => Some("running".into()),
+    }
+}
+
+/// Build the comparison. `base` picks the base run by label; when it matches nothing the
+/// first run is the base and a problem says so.
+pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>) -> Comparison {
+    let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
+    let base_index = match base {
+        None => 0,
+        Some(b) => match runs
+            .iter()
+            .position(|r| r.label == b || r.record.label == b)
+        {
+            Some(i) => i,
+            None => {
+                problems.push(format!(
+                    "no run is labelled '{b}' (--base); the labels are: {}; using '{}' as the base",
+                    labels.join(", "),
+                    labels.first().map_or("", String::as_str)
+                ));
+                0
+            }
+        },
+    };
+    let mut names: Vec<StepName> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for s in runs.iter().flat_map(|r| r.record.steps.iter()) {
+        if seen.insert(s.name.sort_key()) {
+            names.push(s.name);
+        }
+    }
+    names.sort_by_key(|s| s.sort_key());
+    let steps: Vec<String> = names.iter().map(ToString::to_string).collect();
+    for run in runs {
+        let missing: Vec<&str> = steps
+            .iter()
+            .filter(|s| find_step(run, s).is_none())
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            problems.push(format!(
+                "{} has no {} (shown as missing)",
+                run.label,
+                missing.join(", ")
+            ));
+        }
+    }
+
+    // 1. Absolute throughput.
+    let mut abs_cells: Vec<Vec<Cell>> = vec![Vec::new(); runs.len()];
+    for step in &steps {
+        let column: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, step)).collect();
+        let values: Vec<Option<(f64, bool)>> = column
+            .iter()
+            .map(|s| s.map(|s| (s.throughput, sla_failed(s))))
+            .collect();
+        let colours = absolute_colours(&values);
+        for (i, s) in column.iter().enumerate() {
+            abs_cells[i].push(match s {
+                None => Cell::missing("missing"),
+                Some(s) => Cell {
+                    value: Some(s.throughput),
+                    colour: colours[i],
+                    note: if sla_failed(s) {
+                        Some("SLA failed".into())
+                    } else {
+                        status_note(s)
+                    },
+                },
+            });
+        }
+    }
+    let absolute = Table {
+        columns: steps.clone(),
+        rows: runs
+            .iter()
+            .zip(abs_cells.iter())
+            .map(|(r, cells)| TableRow {
+                label: r.label.clone(),
+                cells: cells.clone(),
+            })
+            .collect(),
+    };
+
+    // 2. Relative to the base.
+    let relative = Table {
+        columns: steps.clone(),
+        rows: abs_cells
+            .iter()
+            .zip(runs)
+            .map(|(cells, r)| TableRow {
+                label: r.label.clone(),
+                cells: cells
+                    .iter()
+                    .zip(&abs_cells[base_index])
+                    .map(|(c, b)| match (c.value, b.value) {
+                        (Some(v), Some(bv)) if bv > 0.0 => {
+                            let rel = v / bv;
+                            Cell {
+                                value: Some(rel),
+                                colour: relative_colour(rel),
+                                note: c.note.clone(),
+                            }
+                        }
+                        (None, _) => Cell::missing("missing"),
+                        _ => Cell::missing("no base"),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+
+    // 3. Background insert rates of the query steps.
+    let query_steps: Vec<&String> = steps
+        .iter()
+        .zip(&names)
+        .filter(|(_, n)| matches!(n, StepName::Query { .. }))
+        .map(|(s, _)| s)
+        .collect();
+    let mut targets = vec![None; query_steps.len()];
+    let background = Table {
+        columns: query_steps.iter().map(|s| (*s).clone()).collect(),
+        rows: runs
+            .iter()
+            .map(|r| TableRow {
+                label: r.label.clone(),
+                cells: query_steps
+                    .iter()
+                    .enumerate()
+                    .map(
+                        |(j, step)| match find_step(r, step).and_then(|s| s.sla.as_ref()) {
+                            None => Cell::missing("missing"),
+                            Some(sla) => {
+                                targets[j] = Some(sla.target_rows_per_sec);
+                                Cell {
+                                    value: Some(sla.achieved_rows_per_sec),
+                                    colour: background_colour(
+                                        sla.achieved_rows_per_sec,
+                                        sla.target_rows_per_sec,
+                                    ),
+                                    note: (!sla.passed).then(|| "SLA failed".to_string()),
+                                }
+                            }
+                        },
+                    )
+                    .collect(),
+            })
+            .collect(),
+    };
+
+    let details = names
+        .iter()
+        .map(|&name| step_detail(runs, base_index, name))
+        .collect();
+
+    Comparison {
+        labels,
+        base: base_index,
+        steps,
+        absolute,
+        relative,
+        background,
+        background_targets: targets,
+        details,
+        problems,
+    }
+}
+
+fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
+    let step = name.to_string();
+    let records: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, &step)).collect();
+    let mut kinds = vec![name.main_op()];
+    if matches!(name, StepName::Query { .. }) {
+        kinds.push(OpKind::Insert);
+    }
+    let latency = kinds
+        .iter()
+        .map(|k| {
+            let rows = runs
+                .iter()
+                .zip(&records)
+                .filter_map(|(r, s)| {
+                    let op = (*s)?.ops.get(k.name())?;
+                    let l = &op.latency_us;
+                    Some(LatencyRow {
+                        label: r.label.clone(),
+                        bucket_shares: l.bucket_shares,
+                        p50_us: l.p50_us,
+                        p90_us: l.p90_us,
+                        p99_us: l.p99_us,
+                        p99_9_us: l.p99_9_us,
+                        max_us: l.max_us,
+                    })
+                })
+                .collect();
+            (k.name().to_string(), rows)
+        })
+        .collect();
+
+    let main = name.main_op().name();
+    let metric = |name: &str, meaning: &str, f: &dyn Fn(&StepRecord) -> Option<f64>| {
+        let values: Vec<Option<f64>> = records.iter().map(|s| s.and_then(f)).collect();
+        let base_value = values.get(base).copied().flatten();
+        MetricRow {
+            name: name.to_string(),
+            meaning: meaning.to_string(),
+            relative: values
+                .iter()
+                .map(|v| match (v, base_value) {
+                    (Some(v), Some(b)) if b != 0.0 => Some(v / b),
+                    _ => None,
+                })
+                .collect(),
+            values,
+        }
+    };
+    let metrics = vec![
+        metric("throughput", "the step's throughput figure", &|s| {
+            Some(s.throughput)
+        }),
+        metric("ccpupq", "ibench (client) CPU µs per op", &|s| {
+            s.client_cpu_us_per_op
+        }),
+        metric("p50", "per-second rate at the median", &|s| s.rate_p50),
+        metric(
+            "p1low",
+            "per-second rate exceeded in 99% of seconds",
+            &|s| s.rate_p1low,
+        ),
+        metric(
+            "maxop",
+            "max response time of the step's op, seconds",
+            &|s| s.ops.get(main).map(|o| o.latency_us.max_us as f64 / 1e6),
+        ),
+        metric(
+            "p99",
+            "99th percentile latency of the step's op, µs",
+            &|s| s.ops.get(main).map(|o| o.latency_us.p99_us as f64),
+        ),
+        metric("seconds", "measured seconds", &|s| Some(s.seconds)),
+    ];
+    StepDetail {
+        step,
+        unit: name.throughput_unit().to_string(),
+        latency,
+        metrics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolute_colours_follow_the_quarters() {
+        // Range 100..200: top quarter >= 175 green, bottom quarter <= 125 red.
+        let v = [
+            Some((200.0, false)),
+            Some((180.0, false)),
+            Some((150.0, false)),
+            Some((120.0, false)),
+            Some((100.0, false)),
+        ];
+        assert_eq!(
+            absolute_colours(&v),
+            [
+                Colour::Green,
+                Colour::Green,
+                Colour::None,
+                Colour::Red,
+                Colour::Red
+            ]
+        );
+    }
+
+    #[test]
+    fn no_red_when_the_spread_is_small_and_sla_failures_are_grey_and_ignored() {
+        // min 85 >= 0.8 * 100: no red.
+        let v = [Some((100.0, false)), Some((85.0, false))];
+        assert_eq!(absolute_colours(&v), [Colour::Green, Colour::None]);
+        // The 500 failed its SLA: grey, and the max is 100, not 500.
+        let v = [
+            Some((500.0, true)),
+            Some((100.0, false)),
+            Some((50.0, false)),
+            None,
+        ];
+        assert_eq!(
+            absolute_colours(&v),
+            [Colour::Grey, Colour::Green, Colour::Red, Colour::None]
+        );
+        // One run: nothing to compare against.
+        assert_eq!(absolute_colours(&[Some((1.0, false))]), [Colour::None]);
+    }
+
+    #[test]
+    fn relative_and_background_thresholds() {
+        assert_eq!(relative_colour(0.95), Colour::Red);
+        assert_eq!(relative_colour(0.96), Colour::Grey);
+        assert_eq!(relative_colour(1.04), Colour::Grey);
+        assert_eq!(relative_colour(1.05), Colour::Green);
+        assert_eq!(background_colour(94.9, 100.0), Colour::Red);
+        assert_eq!(background_colour(95.0, 100.0), Colour::None);
+    }
+}

@@ -1,0 +1,260 @@
+//! One self-contained HTML file: tables with the published colours, inline SVG charts, no
+//! scripts and nothing fetched, so it opens offline.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::cell_text;
+use super::compare::{Cell, Colour, Comparison, Table};
+use super::load::LoadedRun;
+use super::svg::{bar_chart, esc, line_chart};
+use super::text::{fmt_metric, fmt_us, group_f};
+use crate::stats::BUCKET_LABELS;
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1200px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f3f3f3}td.l,th.l{text-align:left}
+.green{background:#b7e4b0}.red{background:#f4b6b6}.grey{background:#e2e2e2;color:#555}.missing{color:#999;font-style:italic}
+.sla{text-decoration:line-through}.note{color:#666;font-size:13px}.charts svg{margin:4px 8px 12px 0;border:1px solid #eee}";
+
+fn class_of(c: &Cell) -> &'static str {
+    if c.value.is_none() {
+        return "missing";
+    }
+    match c.colour {
+        Colour::Green => "green",
+        Colour::Red => "red",
+        Colour::Grey => "grey",
+        Colour::None => "",
+    }
+}
+
+fn table_html(out: &mut String, t: &Table, ratio: bool, extra: Option<(&str, &[Option<f64>])>) {
+    out.push_str("<table><tr><th class=\"l\">run</th>");
+    for c in &t.columns {
+        let _ = write!(out, "<th>{}</th>", esc(c));
+    }
+    out.push_str("</tr>");
+    for row in &t.rows {
+        let _ = write!(out, "<tr><td class=\"l\">{}</td>", esc(&row.label));
+        for c in &row.cells {
+            let sla = c.note.as_deref() == Some("SLA failed") && c.value.is_some();
+            let title = c
+                .note
+                .as_deref()
+                .map(|n| format!(" title=\"{}\"", esc(n)))
+                .unwrap_or_default();
+            let _ = write!(
+                out,
+                "<td class=\"{}{}\"{title}>{}</td>",
+                class_of(c),
+                if sla { " sla" } else { "" },
+                esc(&cell_text(c, ratio))
+            );
+        }
+        out.push_str("</tr>");
+    }
+    if let Some((label, values)) = extra {
+        let _ = write!(out, "<tr><th class=\"l\">{}</th>", esc(label));
+        for v in values {
+            let _ = write!(out, "<th>{}</th>", v.map_or("-".into(), group_f));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+}
+
+/// Per-second series of one op kind in one step for every run: `(label, points)`.
+fn series(
+    runs: &[LoadedRun],
+    step: &str,
+    kind: &str,
+    value: impl Fn(&crate::stats::SecondCounts) -> f64,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    runs.iter()
+        .map(|r| {
+            let points = r
+                .timeline
+                .iter()
+                .filter(|l| l.step.to_string() == step)
+                .filter_map(|l| l.ops.get(kind).map(|c| (f64::from(l.second), value(c))))
+                .collect();
+            (r.label.clone(), points)
+        })
+        .collect()
+}
+
+fn chart(title: &str, y_label: &str, data: &[(String, Vec<(f64, f64)>)]) -> String {
+    let refs: Vec<(&str, Vec<(f64, f64)>)> =
+        data.iter().map(|(l, p)| (l.as_str(), p.clone())).collect();
+    line_chart(title, "seconds into the step", y_label, &refs)
+}
+
+/// The comparison as one HTML document.
+pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ibench: {}</title><style>{STYLE}</style></head><body>",
+        esc(&cmp.labels.join(" vs "))
+    );
+    let _ = write!(
+        out,
+        "<h1>Insert Benchmark results</h1><p>Runs: {}. Base: <b>{}</b>.</p>",
+        esc(&cmp.labels.join(", ")),
+        esc(cmp.labels.get(cmp.base).map_or("", String::as_str))
+    );
+    out.push_str("<table class=\"note\"><tr><th class=\"l\">run</th><th class=\"l\">DBMS</th><th class=\"l\">status</th><th class=\"l\">results</th></tr>");
+    for r in runs {
+        let t = r.record.target.as_ref();
+        let _ = write!(
+            out,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{:?}</td><td class=\"l\">{}</td></tr>",
+            esc(&r.label),
+            esc(&t
+                .map(|t| format!("{} {}", t.dbms, t.version))
+                .unwrap_or_default()),
+            r.record.status,
+            esc(&r.dir.display().to_string())
+        );
+    }
+    out.push_str("</table>");
+
+    out.push_str("<h2>Absolute throughput</h2><p class=\"note\">Inserted rows/s for l.i0, l.i1, l.i2; indexed rows/s for l.x; queries/s for the query steps. Green: top quarter of the column; red: bottom quarter (none when min ≥ 0.8 × max); grey and struck: the step failed its SLA.</p>");
+    table_html(&mut out, &cmp.absolute, false, None);
+    out.push_str("<h2>Relative to the base</h2><p class=\"note\">Red ≤ 0.95, green ≥ 1.05, grey between.</p>");
+    table_html(&mut out, &cmp.relative, true, None);
+    let rel_values: Vec<Vec<Option<f64>>> = cmp
+        .relative
+        .rows
+        .iter()
+        .map(|r| r.cells.iter().map(|c| c.value).collect())
+        .collect();
+    let labels: Vec<&str> = cmp.labels.iter().map(String::as_str).collect();
+    out.push_str("<div class=\"charts\">");
+    out.push_str(&bar_chart(
+        "Throughput per step, relative to the base",
+        "relative throughput",
+        &cmp.steps,
+        &labels,
+        &rel_values,
+    ));
+    out.push_str("</div>");
+    if !cmp.background.columns.is_empty() {
+        out.push_str("<h2>Background insert rate (rows/s)</h2><p class=\"note\">Red: below 95% of the target (last row).</p>");
+        table_html(
+            &mut out,
+            &cmp.background,
+            false,
+            Some(("target", &cmp.background_targets)),
+        );
+    }
+
+    for d in &cmp.details {
+        let _ = write!(out, "<h2 id=\"step-{0}\">{0}</h2>", esc(&d.step));
+        for (kind, rows) in &d.latency {
+            let _ = write!(
+                out,
+                "<h3>{} latency: share of operations per bucket</h3><table><tr><th class=\"l\">run</th>",
+                esc(kind)
+            );
+            for b in BUCKET_LABELS {
+                let _ = write!(out, "<th>{}</th>", esc(b));
+            }
+            out.push_str("<th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>");
+            for r in rows {
+                let _ = write!(out, "<tr><td class=\"l\">{}</td>", esc(&r.label));
+                for s in r.bucket_shares {
+                    let alpha = (s.sqrt() * 0.85).clamp(0.0, 0.85);
+                    let _ = write!(
+                        out,
+                        "<td style=\"background:rgba(31,119,180,{alpha:.2})\">{}</td>",
+                        if s > 0.0 {
+                            format!("{:.2}", s * 100.0)
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+                let _ = write!(
+                    out,
+                    "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    fmt_us(r.p50_us),
+                    fmt_us(r.p99_us),
+                    fmt_us(r.p99_9_us),
+                    fmt_us(r.max_us)
+                );
+            }
+            out.push_str("</table>");
+        }
+        out.push_str("<h3>Figures</h3><table><tr><th class=\"l\">metric</th>");
+        for l in &cmp.labels {
+            let _ = write!(out, "<th>{}</th>", esc(l));
+        }
+        for l in &cmp.labels {
+            let _ = write!(out, "<th>{} / base</th>", esc(l));
+        }
+        out.push_str("<th class=\"l\">meaning</th></tr>");
+        for m in &d.metrics {
+            let _ = write!(out, "<tr><td class=\"l\">{}</td>", esc(&m.name));
+            for v in &m.values {
+                let _ = write!(out, "<td>{}</td>", v.map_or("n/a".into(), fmt_metric));
+            }
+            for r in &m.relative {
+                let _ = write!(
+                    out,
+                    "<td>{}</td>",
+                    r.map_or("-".into(), |r| format!("{r:.2}"))
+                );
+            }
+            let _ = write!(out, "<td class=\"l note\">{}</td></tr>", esc(&m.meaning));
+        }
+        out.push_str("</table>");
+
+        // Charts over time.
+        let mut kinds: BTreeMap<String, ()> = BTreeMap::new();
+        for r in runs {
+            for l in r.timeline.iter().filter(|l| l.step.to_string() == d.step) {
+                for k in l.ops.keys() {
+                    kinds.insert(k.clone(), ());
+                }
+            }
+        }
+        out.push_str("<div class=\"charts\">");
+        for kind in kinds.keys() {
+            let rows_based = kind == "insert" || kind == "delete";
+            let data = series(runs, &d.step, kind, |c| {
+                if rows_based {
+                    c.rows as f64
+                } else {
+                    c.ops as f64
+                }
+            });
+            let unit = if rows_based { "rows/s" } else { "ops/s" };
+            out.push_str(&chart(&format!("{} {kind} rate", d.step), unit, &data));
+        }
+        if let Some((main, _)) = d.latency.first() {
+            let data = series(runs, &d.step, main, |c| c.max_latency_us as f64 / 1000.0);
+            out.push_str(&chart(
+                &format!("{} {main} max latency per second", d.step),
+                "ms",
+                &data,
+            ));
+        }
+        out.push_str("</div>");
+    }
+    if !cmp.problems.is_empty() {
+        out.push_str("<h2>Notes</h2><ul>");
+        for p in &cmp.problems {
+            let _ = write!(out, "<li>{}</li>", esc(p));
+        }
+        out.push_str("</ul>");
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Written by ibench {}.</p></body></html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    out
+}

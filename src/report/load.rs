@@ -1,0 +1,131 @@
+//! Reading runs for a report: every problem becomes one clear line, and what can be read is
+//! rendered.
+
+use std::path::{Path, PathBuf};
+
+use crate::results::{self, RUN_FILE, RunRecord, SCHEMA_VERSION, TimelineLine};
+
+/// A run read from its results directory.
+#[derive(Debug, Clone)]
+pub struct LoadedRun {
+    /// The results directory.
+    pub dir: PathBuf,
+    /// The label shown in reports (the run's label, made unique among the runs compared).
+    pub label: String,
+    /// The record.
+    pub record: RunRecord,
+    /// The per-second timeline (empty when it could not be read).
+    pub timeline: Vec<TimelineLine>,
+}
+
+/// Why a directory could not be read as a run.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// No run.json in it.
+    #[error("skipping {0}: not a run (no run.json in it)")]
+    NotARun(PathBuf),
+    /// run.json of another schema version.
+    #[error(
+        "skipping {dir}: its run.json has schema version {found}, this ibench reads version {SCHEMA_VERSION}; {hint}"
+    )]
+    Version {
+        /// The directory.
+        dir: PathBuf,
+        /// The version found.
+        found: u64,
+        /// What to do.
+        hint: &'static str,
+    },
+    /// Not valid JSON or not the shape of a run.
+    #[error(
+        "skipping {dir}: run.json is unreadable ({detail}); was the run cut off while writing, or the file edited?"
+    )]
+    Corrupt {
+        /// The directory.
+        dir: PathBuf,
+        /// The parser's message.
+        detail: String,
+    },
+}
+
+/// Read one results directory.
+pub fn load_run(dir: &Path) -> Result<(RunRecord, Vec<TimelineLine>, Option<String>), LoadError> {
+    let path = dir.join(RUN_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|_| LoadError::NotARun(dir.to_path_buf()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| LoadError::Corrupt {
+        dir: dir.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    match value
+        .get("schema_version")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => {
+            return Err(LoadError::Version {
+                dir: dir.to_path_buf(),
+                found: v,
+                hint: if v > u64::from(SCHEMA_VERSION) {
+                    "upgrade ibench to read it"
+                } else {
+                    "it was written by an older ibench that this one cannot read"
+                },
+            });
+        }
+        None => {
+            return Err(LoadError::Corrupt {
+                dir: dir.to_path_buf(),
+                detail: "no schema_version".into(),
+            });
+        }
+    }
+    let record: RunRecord = serde_json::from_value(value).map_err(|e| LoadError::Corrupt {
+        dir: dir.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    let (timeline, problem) = match results::read_timeline(dir) {
+        Ok(t) => (t, None),
+        Err(e) => (
+            Vec::new(),
+            Some(format!("{}: no charts for this run ({e:#})", dir.display())),
+        ),
+    };
+    Ok((record, timeline, problem))
+}
+
+/// Read every directory; returns the runs that could be read and one line per problem.
+pub fn load_runs(dirs: &[PathBuf]) -> (Vec<LoadedRun>, Vec<String>) {
+    let mut runs: Vec<LoadedRun> = Vec::new();
+    let mut problems = Vec::new();
+    for dir in dirs {
+        match load_run(dir) {
+            Ok((record, timeline, problem)) => {
+                problems.extend(problem);
+                let label = record.label.clone();
+                runs.push(LoadedRun {
+                    dir: dir.clone(),
+                    label,
+                    record,
+                    timeline,
+                });
+            }
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    // Labels must tell the runs apart: add the directory name to repeated ones.
+    for i in 0..runs.len() {
+        let repeated = runs
+            .iter()
+            .enumerate()
+            .any(|(j, r)| j != i && r.record.label == runs[i].record.label);
+        if repeated {
+            let name = runs[i]
+                .dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| runs[i].dir.display().to_string());
+            runs[i].label = format!("{} ({name})", runs[i].record.label);
+        }
+    }
+    (runs, problems)
+}

@@ -1,0 +1,144 @@
+//! Markdown: tables pasteable into a blog post, colours as readable markers.
+//!
+//! Markers: `▲` green (good), `▼` red (bad), `~~value~~ (SLA)` an SLA failure; grey values
+//! carry no marker.
+
+use std::fmt::Write;
+
+use super::cell_text;
+use super::compare::{Cell, Colour, Comparison, Table};
+use super::text::{fmt_metric, fmt_us, group_f};
+use crate::stats::BUCKET_LABELS;
+
+fn cell_md(c: &Cell, ratio: bool) -> String {
+    let v = cell_text(c, ratio);
+    if c.value.is_none() {
+        return format!("_{v}_");
+    }
+    let v = if c.note.as_deref() == Some("SLA failed") {
+        format!("~~{v}~~ (SLA)")
+    } else {
+        v
+    };
+    match c.colour {
+        Colour::Green => format!("{v} ▲"),
+        Colour::Red => format!("{v} ▼"),
+        _ => v,
+    }
+}
+
+fn table_md(out: &mut String, t: &Table, ratio: bool, extra: Option<(&str, &[Option<f64>])>) {
+    let _ = write!(out, "| run |");
+    for c in &t.columns {
+        let _ = write!(out, " {c} |");
+    }
+    out.push_str("\n|---|");
+    for _ in &t.columns {
+        out.push_str("---:|");
+    }
+    out.push('\n');
+    for row in &t.rows {
+        let _ = write!(out, "| {} |", row.label.replace('|', "\\|"));
+        for c in &row.cells {
+            let _ = write!(out, " {} |", cell_md(c, ratio));
+        }
+        out.push('\n');
+    }
+    if let Some((label, values)) = extra {
+        let _ = write!(out, "| {label} |");
+        for v in values {
+            let _ = write!(out, " {} |", v.map_or("-".into(), group_f));
+        }
+        out.push('\n');
+    }
+}
+
+/// The comparison as Markdown.
+pub fn render(cmp: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Insert Benchmark results\n\nRuns: {}. Base: **{}**.\n\nMarkers: ▲ good (top quarter; ≥ 1.05× the base), ▼ bad (bottom quarter; ≤ 0.95× the base; below 95% of the target rate), ~~struck~~ (SLA) the step failed its background-insert SLA.\n",
+        cmp.labels.join(", "),
+        cmp.labels.get(cmp.base).map_or("", String::as_str)
+    );
+    out.push_str("## Absolute throughput\n\nInserted rows/s for l.i0, l.i1, l.i2; indexed rows/s for l.x; queries/s for the query steps.\n\n");
+    table_md(&mut out, &cmp.absolute, false, None);
+    out.push_str("\n## Relative to the base\n\n");
+    table_md(&mut out, &cmp.relative, true, None);
+    if !cmp.background.columns.is_empty() {
+        out.push_str("\n## Background insert rate (rows/s)\n\n");
+        table_md(
+            &mut out,
+            &cmp.background,
+            false,
+            Some(("target", &cmp.background_targets)),
+        );
+    }
+    for d in &cmp.details {
+        let _ = writeln!(out, "\n## {}\n", d.step);
+        for (kind, rows) in &d.latency {
+            let _ = write!(
+                out,
+                "{kind} latency, % of operations per bucket:\n\n| run |"
+            );
+            for b in BUCKET_LABELS {
+                let _ = write!(out, " {b} |");
+            }
+            out.push_str(" p50 | p99 | p99.9 | max |\n|---|");
+            for _ in 0..14 {
+                out.push_str("---:|");
+            }
+            out.push('\n');
+            for r in rows {
+                let _ = write!(out, "| {} |", r.label.replace('|', "\\|"));
+                for s in r.bucket_shares {
+                    let cell = if s <= 0.0 {
+                        String::new()
+                    } else {
+                        format!("{:.2}", s * 100.0)
+                    };
+                    let _ = write!(out, " {cell} |");
+                }
+                let _ = writeln!(
+                    out,
+                    " {} | {} | {} | {} |",
+                    fmt_us(r.p50_us),
+                    fmt_us(r.p99_us),
+                    fmt_us(r.p99_9_us),
+                    fmt_us(r.max_us)
+                );
+            }
+            out.push('\n');
+        }
+        let _ = write!(out, "| metric |");
+        for l in &cmp.labels {
+            let _ = write!(out, " {} |", l.replace('|', "\\|"));
+        }
+        for l in &cmp.labels {
+            let _ = write!(out, " {} / base |", l.replace('|', "\\|"));
+        }
+        out.push_str("\n|---|");
+        for _ in 0..cmp.labels.len() * 2 {
+            out.push_str("---:|");
+        }
+        out.push('\n');
+        for m in &d.metrics {
+            let _ = write!(out, "| {} |", m.name);
+            for v in &m.values {
+                let _ = write!(out, " {} |", v.map_or("n/a".into(), fmt_metric));
+            }
+            for r in &m.relative {
+                let _ = write!(out, " {} |", r.map_or("-".into(), |r| format!("{r:.2}")));
+            }
+            out.push('\n');
+        }
+    }
+    if !cmp.problems.is_empty() {
+        out.push_str("\n## Notes\n\n");
+        for p in &cmp.problems {
+            let _ = writeln!(out, "- {p}");
+        }
+    }
+    out
+}

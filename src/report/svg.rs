@@ -1,0 +1,295 @@
+//! Small, dependency-free SVG charts for the HTML report.
+
+use std::fmt::Write;
+
+/// Colours of the runs' series, in run order (repeats after 8).
+pub const PALETTE: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+const WIDTH: f64 = 720.0;
+const HEIGHT: f64 = 260.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 150.0;
+const TOP: f64 = 30.0;
+const BOTTOM: f64 = 40.0;
+
+/// Escape text for XML.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A "nice" tick step for a range, so axes read 0, 250, 500 … rather than 0, 237, 474 ….
+pub fn nice_step(range: f64, ticks: usize) -> f64 {
+    if range <= 0.0 || !range.is_finite() {
+        return 1.0;
+    }
+    let raw = range / ticks.max(1) as f64;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let f = raw / magnitude;
+    let nice = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 2.5 {
+        2.5
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * magnitude
+}
+
+/// A tick label: compact (1.5k, 2M) for large numbers.
+pub fn tick_label(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{}G", trim(v / 1e9))
+    } else if a >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if a >= 1e3 {
+        format!("{}k", trim(v / 1e3))
+    } else {
+        trim(v)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn frame(out: &mut String, title: &str, x_label: &str, y_label: &str, y_max: f64, x_max: f64) {
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let _ = write!(
+        out,
+        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="white"/><text x="{LEFT}" y="18" font-size="13" font-weight="bold">{t}</text>"#,
+        t = esc(title)
+    );
+    // Y grid and labels.
+    let step = nice_step(y_max, 5);
+    let mut v = 0.0;
+    while v <= y_max * 1.0001 {
+        let y = TOP + plot_h - v / y_max * plot_h;
+        let _ = write!(
+            out,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
+            LEFT + plot_w,
+            LEFT - 4.0,
+            y + 3.0,
+            tick_label(v)
+        );
+        v += step;
+    }
+    // X labels.
+    let xstep = nice_step(x_max, 6);
+    let mut x = 0.0;
+    while x <= x_max * 1.0001 {
+        let px = LEFT + x / x_max * plot_w;
+        let _ = write!(
+            out,
+            r#"<text x="{px:.1}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"#,
+            TOP + plot_h + 14.0,
+            tick_label(x)
+        );
+        x += xstep;
+    }
+    let _ = write!(
+        out,
+        r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{b:.1}" stroke="#333"/><line x1="{LEFT}" y1="{b:.1}" x2="{r:.1}" y2="{b:.1}" stroke="#333"/><text x="{cx:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text><text x="14" y="{cy:.1}" font-size="11" text-anchor="middle" transform="rotate(-90 14 {cy:.1})">{}</text>"##,
+        HEIGHT - 6.0,
+        esc(x_label),
+        esc(y_label),
+        b = TOP + plot_h,
+        r = LEFT + plot_w,
+        cx = LEFT + plot_w / 2.0,
+        cy = TOP + plot_h / 2.0,
+    );
+}
+
+fn legend(out: &mut String, labels: &[&str]) {
+    for (i, l) in labels.iter().enumerate() {
+        let y = TOP + 8.0 + i as f64 * 16.0;
+        let x = WIDTH - RIGHT + 10.0;
+        let _ = write!(
+            out,
+            r#"<rect x="{x}" y="{:.1}" width="10" height="10" fill="{}"/><text x="{:.1}" y="{y:.1}" font-size="11" dominant-baseline="middle">{}</text>"#,
+            y - 5.0,
+            PALETTE[i % PALETTE.len()],
+            x + 14.0,
+            esc(l)
+        );
+    }
+}
+
+/// A line chart: one series per run, `(x, y)` points.
+pub fn line_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[(&str, Vec<(f64, f64)>)],
+) -> String {
+    let x_max = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.0))
+        .fold(1.0_f64, f64::max);
+    let y_top = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.1))
+        .fold(0.0_f64, f64::max);
+    let y_max = if y_top > 0.0 {
+        let s = nice_step(y_top, 5);
+        (y_top / s).ceil() * s
+    } else {
+        1.0
+    };
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let mut out = String::new();
+    frame(&mut out, title, x_label, y_label, y_max, x_max);
+    for (i, (label, points)) in series.iter().enumerate() {
+        if points.is_empty() {
+            continue;
+        }
+        let mut d = String::new();
+        for (j, (x, y)) in points.iter().enumerate() {
+            let px = LEFT + x / x_max * plot_w;
+            let py = TOP + plot_h - y / y_max * plot_h;
+            let _ = write!(d, "{}{px:.1},{py:.1}", if j == 0 { "M" } else { " L" });
+        }
+        let _ = write!(
+            out,
+            r#"<path class="series" d="{d}" fill="none" stroke="{}" stroke-width="1.5"><title>{}</title></path>"#,
+            PALETTE[i % PALETTE.len()],
+            esc(label)
+        );
+    }
+    let labels: Vec<&str> = series.iter().map(|(l, _)| *l).collect();
+    legend(&mut out, &labels);
+    out.push_str("</svg>");
+    out
+}
+
+/// A grouped bar chart: one group per category, one bar per run. `values[run][category]`.
+pub fn bar_chart(
+    title: &str,
+    y_label: &str,
+    categories: &[String],
+    runs: &[&str],
+    values: &[Vec<Option<f64>>],
+) -> String {
+    let y_top = values
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .fold(0.0_f64, f64::max);
+    let y_max = if y_top > 0.0 {
+        let s = nice_step(y_top, 5);
+        (y_top / s).ceil() * s
+    } else {
+        1.0
+    };
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="white"/><text x="{LEFT}" y="18" font-size="13" font-weight="bold">{t}</text>"#,
+        t = esc(title)
+    );
+    let step = nice_step(y_max, 5);
+    let mut v = 0.0;
+    while v <= y_max * 1.0001 {
+        let y = TOP + plot_h - v / y_max * plot_h;
+        let _ = write!(
+            out,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
+            LEFT + plot_w,
+            LEFT - 4.0,
+            y + 3.0,
+            tick_label(v)
+        );
+        v += step;
+    }
+    let group_w = plot_w / categories.len().max(1) as f64;
+    let bar_w = (group_w * 0.8) / runs.len().max(1) as f64;
+    for (c, cat) in categories.iter().enumerate() {
+        let gx = LEFT + c as f64 * group_w + group_w * 0.1;
+        for (r, run) in runs.iter().enumerate() {
+            if let Some(Some(val)) = values.get(r).and_then(|row| row.get(c)) {
+                let h = val / y_max * plot_h;
+                let _ = write!(
+                    out,
+                    r#"<rect class="bar" x="{:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}"><title>{}: {} = {}</title></rect>"#,
+                    gx + r as f64 * bar_w,
+                    TOP + plot_h - h,
+                    bar_w.max(1.0) - 1.0,
+                    PALETTE[r % PALETTE.len()],
+                    esc(run),
+                    esc(cat),
+                    trim(*val)
+                );
+            }
+        }
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"#,
+            gx + group_w * 0.4,
+            TOP + plot_h + 14.0,
+            esc(cat)
+        );
+    }
+    let cy = TOP + plot_h / 2.0;
+    let _ = write!(
+        out,
+        r##"<line x1="{LEFT}" y1="{b:.1}" x2="{r:.1}" y2="{b:.1}" stroke="#333"/><text x="14" y="{cy:.1}" font-size="11" text-anchor="middle" transform="rotate(-90 14 {cy:.1})">{}</text>"##,
+        esc(y_label),
+        b = TOP + plot_h,
+        r = LEFT + plot_w,
+    );
+    legend(&mut out, runs);
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_steps_and_labels() {
+        assert_eq!(nice_step(1000.0, 5), 200.0);
+        assert_eq!(nice_step(1300.0, 5), 500.0);
+        assert_eq!(nice_step(0.9, 5), 0.2);
+        assert_eq!(tick_label(1500.0), "1.5k");
+        assert_eq!(tick_label(2_000_000.0), "2M");
+        assert_eq!(tick_label(0.25), "0.25");
+    }
+
+    #[test]
+    fn charts_are_svg_with_one_path_or_bar_per_series() {
+        let s = line_chart(
+            "rate <&>",
+            "s",
+            "rows/s",
+            &[("a", vec![(1.0, 5.0), (2.0, 7.0)]), ("b", vec![(1.0, 1.0)])],
+        );
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+        assert_eq!(s.matches("class=\"series\"").count(), 2);
+        assert!(s.contains("rate &lt;&amp;&gt;"));
+        let b = bar_chart(
+            "t",
+            "x",
+            &["l.i0".into(), "l.x".into()],
+            &["a", "b"],
+            &[vec![Some(1.0), Some(2.0)], vec![Some(1.5), None]],
+        );
+        assert_eq!(b.matches("class=\"bar\"").count(), 3);
+    }
+}
