@@ -1,0 +1,141 @@
+//! The HTML report opens in headless Chromium (Debian's `chromium`, installed by
+//! scripts/test.sh): no console errors, every chart present, and a screenshot renders.
+//! Set IBENCH_SCREENSHOT_OUT=PATH to keep the screenshot (docs/report.png is made that way).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Run headless Chromium on a file with the flags this machine needs; returns (stdout, stderr).
+fn chromium(page: &Path, extra: &[&str]) -> (String, String) {
+    let profile = common::fresh_dir("chromium-profile");
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium is installed (scripts/test.sh installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .collect()
+}
+
+#[test]
+fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
+    let dir = common::fresh_dir("html");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("report.html");
+    let runs = [
+        fixture("sqlite-base"),
+        fixture("sqlite-slow-writes"),
+        fixture("postgres"),
+    ];
+    let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .arg("report")
+        .args(&runs)
+        .args(["--format", "html", "--output"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Charts expected from the fixtures themselves: the throughput bar chart, and per step
+    // one rate chart per op kind in any run's timeline plus the max-latency chart.
+    let mut expected = 1;
+    let mut steps = BTreeSet::new();
+    let mut kinds = BTreeSet::new();
+    for r in &runs {
+        for line in ibench::results::read_timeline(r).unwrap() {
+            steps.insert(line.step.to_string());
+            for k in line.ops.keys() {
+                kinds.insert((line.step.to_string(), k.clone()));
+            }
+        }
+    }
+    expected += kinds.len() + steps.len();
+
+    let (dom, stderr) = chromium(&page, &["--dump-dom"]);
+    assert!(
+        console_lines(&stderr).is_empty(),
+        "{:?}",
+        console_lines(&stderr)
+    );
+    assert_eq!(dom.matches("<svg class=\"chart\"").count(), expected);
+    for s in &steps {
+        assert!(
+            dom.contains(&format!("id=\"step-{s}\"")),
+            "no section for {s}"
+        );
+    }
+    assert!(dom.contains("class=\"red\""));
+    assert!(dom.contains("class=\"green\""));
+    assert!(dom.contains("grey sla"));
+
+    let shot = dir.join("report.png");
+    chromium(
+        &page,
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1280,2000",
+            "--hide-scrollbars",
+        ],
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 10_000, "screenshot is {} bytes", png.len());
+    if let Some(keep) = std::env::var_os("IBENCH_SCREENSHOT_OUT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+}
+
+#[test]
+fn the_console_check_does_catch_errors() {
+    // The check above is only worth something if it sees errors when there are some.
+    let dir = common::fresh_dir("html-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("bad.html");
+    std::fs::write(
+        &page,
+        "<html><body><script>console.error('boom'); notDefined();</script></body></html>",
+    )
+    .unwrap();
+    let (_, stderr) = chromium(&page, &["--dump-dom"]);
+    assert_eq!(console_lines(&stderr).len(), 2, "{stderr}");
+}
