@@ -259,6 +259,30 @@ pub trait Conn: Send {
     fn count_rows_via_index(&mut self, table: &str, index: SecondaryIndex) -> BackendResult<u64>;
 }
 
+/// The prepared statements of one table on one connection, for backends with server-side
+/// prepared statements (`S` is the driver's statement handle).
+pub(crate) struct TableStatements<S> {
+    /// Multi-row inserts, keyed by (rows, client-assigned ids).
+    pub(crate) insert: std::collections::HashMap<(usize, bool), S>,
+    /// Point queries, keyed by the number of ids.
+    pub(crate) point: std::collections::HashMap<usize, S>,
+    /// The delete of the oldest rows.
+    pub(crate) delete: Option<S>,
+    /// Range queries, in the order of [`SecondaryIndex::ALL`].
+    pub(crate) range: [Option<S>; 3],
+}
+
+impl<S> Default for TableStatements<S> {
+    fn default() -> Self {
+        TableStatements {
+            insert: Default::default(),
+            point: Default::default(),
+            delete: None,
+            range: [None, None, None],
+        }
+    }
+}
+
 /// Replace the password of a URL (`scheme://user:pass@host`) with `***`.
 pub fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {

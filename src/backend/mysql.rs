@@ -411,23 +411,11 @@ fn compact_l0(conn: &mut my::Conn) -> SettleAction {
     }
 }
 
-/// Prepared statements of one table, per connection.
-#[derive(Default)]
-struct TableStatements {
-    /// Keyed by (rows, client ids).
-    insert: HashMap<(usize, bool), Statement>,
-    /// Keyed by the number of ids.
-    point: HashMap<usize, Statement>,
-    delete: Option<Statement>,
-    /// In the order of [`SecondaryIndex::ALL`].
-    range: [Option<Statement>; 3],
-}
-
 /// One MySQL/MariaDB connection with its prepared statements.
 pub struct MysqlConn {
     conn: my::Conn,
     target: String,
-    statements: HashMap<String, TableStatements>,
+    statements: HashMap<String, TableStatements<Statement>>,
 }
 
 impl MysqlConn {
@@ -435,7 +423,7 @@ impl MysqlConn {
         my_error(&self.target, context, e)
     }
 
-    fn table_statements(&mut self, table: &str) -> &mut TableStatements {
+    fn table_statements(&mut self, table: &str) -> &mut TableStatements<Statement> {
         // Only reached when a statement is prepared, so the key allocation is off the hot path.
         self.statements.entry(table.to_string()).or_default()
     }

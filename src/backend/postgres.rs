@@ -172,23 +172,11 @@ fn show(client: &mut Client, name: &str) -> Result<String, pg::Error> {
     row.try_get(0)
 }
 
-/// Prepared statements of one table, per connection.
-#[derive(Default)]
-struct TableStatements {
-    /// Keyed by (rows, client ids).
-    insert: HashMap<(usize, bool), Statement>,
-    /// Keyed by the number of ids.
-    point: HashMap<usize, Statement>,
-    delete: Option<Statement>,
-    /// In the order of [`SecondaryIndex::ALL`].
-    range: [Option<Statement>; 3],
-}
-
 /// One PostgreSQL connection with its prepared statements.
 pub struct PostgresConn {
     client: Client,
     target: String,
-    statements: HashMap<String, TableStatements>,
+    statements: HashMap<String, TableStatements<Statement>>,
     server_version_num: Option<i32>,
 }
 
@@ -198,7 +186,7 @@ impl PostgresConn {
     }
 
     /// The table's statement cache, created on first use.
-    fn table_statements(&mut self, table: &str) -> &mut TableStatements {
+    fn table_statements(&mut self, table: &str) -> &mut TableStatements<Statement> {
         // Only reached when a statement is prepared, so the key allocation is off the hot path.
         self.statements.entry(table.to_string()).or_default()
     }

@@ -63,15 +63,19 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-fn frame(out: &mut String, title: &str, x_label: &str, y_label: &str, y_max: f64, x_max: f64) {
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
+/// Open an `<svg>` chart with its title.
+fn open_svg(out: &mut String, title: &str) {
     let _ = write!(
         out,
         r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="white"/><text x="{LEFT}" y="18" font-size="13" font-weight="bold">{t}</text>"#,
         t = esc(title)
     );
-    // Y grid and labels.
+}
+
+/// Horizontal grid lines with their labels from 0 to `y_max`.
+fn y_grid(out: &mut String, y_max: f64) {
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
     let step = nice_step(y_max, 5);
     let mut v = 0.0;
     while v <= y_max * 1.0001 {
@@ -86,6 +90,23 @@ fn frame(out: &mut String, title: &str, x_label: &str, y_label: &str, y_max: f64
         );
         v += step;
     }
+}
+
+/// The y range of a chart: the largest value rounded up to a tick.
+fn y_range(y_top: f64) -> f64 {
+    if y_top > 0.0 {
+        let s = nice_step(y_top, 5);
+        (y_top / s).ceil() * s
+    } else {
+        1.0
+    }
+}
+
+fn frame(out: &mut String, title: &str, x_label: &str, y_label: &str, y_max: f64, x_max: f64) {
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    open_svg(out, title);
+    y_grid(out, y_max);
     // X labels.
     let xstep = nice_step(x_max, 6);
     let mut x = 0.0;
@@ -142,12 +163,7 @@ pub fn line_chart(
         .iter()
         .flat_map(|(_, p)| p.iter().map(|p| p.1))
         .fold(0.0_f64, f64::max);
-    let y_max = if y_top > 0.0 {
-        let s = nice_step(y_top, 5);
-        (y_top / s).ceil() * s
-    } else {
-        1.0
-    };
+    let y_max = y_range(y_top);
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let mut out = String::new();
@@ -189,34 +205,12 @@ pub fn bar_chart(
         .flatten()
         .copied()
         .fold(0.0_f64, f64::max);
-    let y_max = if y_top > 0.0 {
-        let s = nice_step(y_top, 5);
-        (y_top / s).ceil() * s
-    } else {
-        1.0
-    };
+    let y_max = y_range(y_top);
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="white"/><text x="{LEFT}" y="18" font-size="13" font-weight="bold">{t}</text>"#,
-        t = esc(title)
-    );
-    let step = nice_step(y_max, 5);
-    let mut v = 0.0;
-    while v <= y_max * 1.0001 {
-        let y = TOP + plot_h - v / y_max * plot_h;
-        let _ = write!(
-            out,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
-            LEFT + plot_w,
-            LEFT - 4.0,
-            y + 3.0,
-            tick_label(v)
-        );
-        v += step;
-    }
+    open_svg(&mut out, title);
+    y_grid(&mut out, y_max);
     let group_w = plot_w / categories.len().max(1) as f64;
     let bar_w = (group_w * 0.8) / runs.len().max(1) as f64;
     for (c, cat) in categories.iter().enumerate() {
