@@ -3,6 +3,7 @@
 //! `n/a` with a reason when the server's processes are not on this host.
 
 mod common;
+mod proc_reading;
 
 use std::sync::Mutex;
 
@@ -11,6 +12,7 @@ use ibench::backend::Engine;
 use ibench::sampler::{self, Metric};
 use ibench::server::{ServerHandle, ServerKind};
 use ibench::workload::steps::parse_step_list;
+use proc_reading::own_reading;
 
 /// The runs share one server; they run one at a time so each sees only its own load.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -18,50 +20,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 fn server() -> &'static ServerHandle {
     static SERVER: std::sync::OnceLock<ServerHandle> = std::sync::OnceLock::new();
     SERVER.get_or_init(|| start_server(ServerKind::Postgres, Engine::Innodb))
-}
-
-/// The test's own reading of the server's process tree: CPU ticks (utime + stime + cutime +
-/// cstime of every process, reaped children included) and write_bytes.
-fn own_reading(root: u32) -> (f64, u64) {
-    let mut tree = vec![root];
-    let mut i = 0;
-    let all: Vec<(u32, u32)> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
-        .filter_map(|p| {
-            let s = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
-            let ppid = s[s.rfind(')')? + 2..].split(' ').nth(1)?.parse().ok()?;
-            Some((p, ppid))
-        })
-        .collect();
-    while i < tree.len() {
-        let parent = tree[i];
-        tree.extend(all.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
-        i += 1;
-    }
-    let ticks = 100.0; // USER_HZ on Linux
-    let mut cpu = 0.0;
-    let mut written = 0;
-    for pid in tree {
-        let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let f: Vec<u64> = s[s.rfind(')').unwrap() + 2..]
-            .split(' ')
-            .skip(11) // fields 14.. (utime, stime, cutime, cstime)
-            .take(4)
-            .map(|v| v.parse().unwrap())
-            .collect();
-        cpu += f.iter().sum::<u64>() as f64 / ticks;
-        if let Ok(io) = std::fs::read_to_string(format!("/proc/{pid}/io")) {
-            written += io
-                .lines()
-                .find_map(|l| l.strip_prefix("write_bytes: "))
-                .map_or(0, |v| v.parse::<u64>().unwrap());
-        }
-    }
-    (cpu, written)
 }
 
 fn value(m: &Metric, what: &str) -> f64 {

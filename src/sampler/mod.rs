@@ -27,7 +27,7 @@ use crate::runner::RunOptions;
 use crate::workload::steps::StepName;
 
 pub use locate::{ServerLocation, StorageLocation};
-use procfs::{DiskStat, HostStat, MemorySource};
+use procfs::{DiskStat, HostStat};
 
 /// File name of the per-second metrics time series inside a results directory.
 pub const METRICS_FILE: &str = "metrics.jsonl";
@@ -108,8 +108,6 @@ pub struct RunMetrics {
     pub server: ServerLocation,
     /// The server's storage: data paths and block device, or why not.
     pub storage: StorageLocation,
-    /// `pss` or `rss`: what the memory figures sum; `None` until read.
-    pub memory_source: Option<MemorySource>,
     /// The server's settings file, or why there is none.
     pub settings_file: Result<String, String>,
     /// Whether `--perf` was asked for.
@@ -145,7 +143,7 @@ pub struct Totals {
     pub server_read_bytes: Metric,
     /// `write_bytes` of `/proc/PID/io` summed over the server's tree.
     pub server_write_bytes: Metric,
-    /// Largest server memory seen (sum over the tree; see `memory_source`), bytes.
+    /// Largest server memory seen (see [`TreeReading::memory`]), bytes.
     pub server_memory_max_bytes: Metric,
 }
 
@@ -274,8 +272,10 @@ pub struct TreeReading {
     pub cpu_ticks: u64,
     /// (read_bytes, write_bytes) summed over the tree, when every process's io was readable.
     pub io: Option<(u64, u64)>,
-    /// Memory summed over the tree, bytes, and its source.
-    pub memory: Option<(u64, MemorySource)>,
+    /// Resident memory of the tree, bytes: Σ `RssAnon` (private) + the largest `RssShmem`
+    /// (shared memory such as Postgres shared buffers, counted once) + the largest `RssFile`
+    /// (mapped files and libraries, shared by the processes of one server).
+    pub memory: Option<u64>,
     /// Processes in the tree.
     pub processes: u32,
 }
@@ -333,7 +333,7 @@ pub fn read_tree(pid: u32) -> Result<TreeReading, String> {
         ..TreeReading::default()
     };
     let mut io = Some((0u64, 0u64));
-    let mut mem: Option<(u64, MemorySource)> = None;
+    let mut mem: Option<(u64, u64, u64)> = None;
     for (p, st) in &tree {
         r.cpu_ticks += st.total_ticks();
         match procfs::read_io(*p) {
@@ -344,19 +344,13 @@ pub fn read_tree(pid: u32) -> Result<TreeReading, String> {
             Err(_) if *p != pid && procfs::read_stat(*p).is_none() => {}
             Err(_) => io = None,
         }
-        if let Ok((bytes, source)) = procfs::read_memory(*p) {
-            let (sum, src) = mem.unwrap_or((0, source));
-            // Mixed sources degrade to rss.
-            let src = if src == source {
-                src
-            } else {
-                MemorySource::Rss
-            };
-            mem = Some((sum + bytes, src));
+        if let Ok((anon, shmem, file)) = procfs::read_memory(*p) {
+            let (a, s, f) = mem.unwrap_or((0, 0, 0));
+            mem = Some((a + anon, s.max(shmem), f.max(file)));
         }
     }
     r.io = io;
-    r.memory = mem;
+    r.memory = mem.map(|(a, s, f)| a + s + f);
     Ok(r)
 }
 
@@ -441,7 +435,7 @@ pub fn sample_line(a: &Reading, b: &Reading, t: f64, ticks_per_sec: f64) -> Samp
         device_write_bytes: u(&tot.device_write_bytes),
         server_read_bytes: u(&tot.server_read_bytes),
         server_write_bytes: u(&tot.server_write_bytes),
-        server_memory_bytes: server.and_then(|s| s.memory.map(|m| m.0)),
+        server_memory_bytes: server.and_then(|s| s.memory),
         server_processes: server.map(|s| s.processes),
         db_size_bytes: None,
         data_dir_bytes: None,
@@ -469,7 +463,7 @@ pub struct StepRaw {
 enum Cmd {
     Begin(StepName, SyncSender<()>),
     End(StepName, u32, SyncSender<StepRaw>),
-    Stop(SyncSender<(Option<Totals>, Vec<String>, Option<MemorySource>)>),
+    Stop(SyncSender<(Option<Totals>, Vec<String>)>),
 }
 
 /// The running sampler: a handle to its thread.
@@ -528,7 +522,6 @@ impl Sampler {
             size_interval_seconds: SIZE_INTERVAL.as_secs_f64(),
             server,
             storage: storage.clone(),
-            memory_source: None,
             settings_file,
             perf: opts.perf,
             totals: None,
@@ -587,11 +580,10 @@ impl Sampler {
         if let Some(tx) = self.tx.take() {
             let (rtx, rrx) = mpsc::sync_channel(1);
             if tx.send(Cmd::Stop(rtx)).is_ok()
-                && let Ok((totals, errors, mem)) = rrx.recv()
+                && let Ok((totals, errors)) = rrx.recv()
             {
                 self.info.totals = totals;
                 self.info.errors = errors;
-                self.info.memory_source = mem;
             }
         }
         if let Some(t) = self.thread.take() {
@@ -675,7 +667,6 @@ impl Worker {
         let mut last = self.probe.read();
         let first = last.clone();
         let mut run_max_memory: Option<u64> = None;
-        let mut memory_source = None;
         let mut current: Option<Current> = None;
         let mut next = t0 + SAMPLE_INTERVAL;
         let mut next_size = t0;
@@ -704,9 +695,8 @@ impl Worker {
                         self.note(format!("server processes: {e}"));
                     }
                     if let Ok(s) = &now.server
-                        && let Some((m, src)) = s.memory
+                        && let Some(m) = s.memory
                     {
-                        memory_source = Some(src);
                         run_max_memory = Some(run_max_memory.unwrap_or(0).max(m));
                         if let Some(c) = current.as_mut() {
                             c.max_memory = Some(c.max_memory.unwrap_or(0).max(m));
@@ -729,11 +719,7 @@ impl Worker {
                 }
                 Some(Cmd::Begin(step, reply)) => {
                     let start = self.probe.read();
-                    let max_memory = start
-                        .server
-                        .as_ref()
-                        .ok()
-                        .and_then(|s| s.memory.map(|m| m.0));
+                    let max_memory = start.server.as_ref().ok().and_then(|s| s.memory);
                     let perf = if self.perf {
                         Some(perf::PerfRun::start(&self.probe.pid, &self.dir, &step))
                     } else {
@@ -753,7 +739,7 @@ impl Worker {
                         continue;
                     };
                     let perf = c.perf.take().map(perf::PerfRun::finish);
-                    let end_memory = end.server.as_ref().ok().and_then(|s| s.memory.map(|m| m.0));
+                    let end_memory = end.server.as_ref().ok().and_then(|s| s.memory);
                     let max_memory = match (c.max_memory, end_memory) {
                         (Some(a), Some(b)) => Some(a.max(b)),
                         (a, b) => a.or(b),
@@ -780,7 +766,7 @@ impl Worker {
                     );
                     self.write_line(&line);
                     let t = totals(&first, &end, self.probe.ticks_per_sec, run_max_memory);
-                    let _ = reply.send((Some(t), self.errors.clone(), memory_source));
+                    let _ = reply.send((Some(t), self.errors.clone()));
                     return;
                 }
             }

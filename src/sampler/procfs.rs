@@ -114,41 +114,27 @@ pub fn parse_io(text: &str) -> Option<(u64, u64)> {
     Some((r?, w?))
 }
 
-/// Where a memory figure came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MemorySource {
-    /// Proportional set size from `/proc/PID/smaps_rollup`: shared pages (Postgres shared
-    /// buffers) are split among the processes mapping them, so the sum counts them once.
-    Pss,
-    /// Resident set size from `/proc/PID/statm` (smaps_rollup unreadable): shared pages are
-    /// counted once per process mapping them.
-    Rss,
+/// Resident memory of one process from `/proc/PID/status`, bytes: (`RssAnon`, `RssShmem`,
+/// `RssFile`). Kernel counters: no page-table walk, so cheap even for a huge buffer pool.
+pub fn read_memory(pid: u32) -> Result<(u64, u64, u64), String> {
+    let text = fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| format!("cannot read /proc/{pid}/status: {e}"))?;
+    parse_status_memory(&text).ok_or_else(|| format!("/proc/{pid}/status lacks RssAnon"))
 }
 
-/// Resident memory of one process in bytes: Pss where readable, else RSS.
-pub fn read_memory(pid: u32) -> Result<(u64, MemorySource), String> {
-    if let Ok(text) = fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-        && let Some(kb) = text
-            .lines()
-            .find_map(|l| l.strip_prefix("Pss:"))
+/// Parse `RssAnon`, `RssShmem` and `RssFile` (kB) of `/proc/PID/status` into bytes.
+pub fn parse_status_memory(text: &str) -> Option<(u64, u64, u64)> {
+    let kb = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
             .and_then(|v| v.split_whitespace().next())
             .and_then(|v| v.parse::<u64>().ok())
-    {
-        return Ok((kb * 1024, MemorySource::Pss));
-    }
-    let statm = fs::read_to_string(format!("/proc/{pid}/statm"))
-        .map_err(|e| format!("cannot read /proc/{pid}/statm: {e}"))?;
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| format!("/proc/{pid}/statm is malformed"))?;
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Ok((
-        pages * u64::try_from(page).unwrap_or(4096),
-        MemorySource::Rss,
+            .map(|v| v * 1024)
+    };
+    Some((
+        kb("RssAnon:")?,
+        kb("RssShmem:").unwrap_or(0),
+        kb("RssFile:").unwrap_or(0),
     ))
 }
 
@@ -422,6 +408,13 @@ mod tests {
                 context_switches: 999
             })
         );
+    }
+
+    #[test]
+    fn status_memory() {
+        let text = "Name:\tpostgres\nVmRSS:\t  300 kB\nRssAnon:\t  100 kB\nRssFile:\t  150 kB\nRssShmem:\t  50 kB\n";
+        assert_eq!(parse_status_memory(text), Some((102_400, 51_200, 153_600)));
+        assert!(read_memory(std::process::id()).unwrap().0 > 0);
     }
 
     #[test]
