@@ -183,6 +183,16 @@ pub struct RunArgs {
     /// No progress lines and no summary.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Instance dir of a server started with `ibench server start`: its pid and data dir let
+    /// ibench measure the server's CPU, memory and IO (otherwise found from the server itself).
+    #[arg(long, conflicts_with = "server_pid")]
+    pub server_dir: Option<PathBuf>,
+    /// Pid of the server's main process (postmaster, mariadbd) on this host.
+    #[arg(long)]
+    pub server_pid: Option<u32>,
+    /// Run `perf stat` on the server's processes during each step (needs perf).
+    #[arg(long)]
+    pub perf: bool,
 }
 
 impl RunArgs {
@@ -236,6 +246,9 @@ impl RunArgs {
         };
         o.label = self.label.clone();
         o.quiet = self.quiet;
+        o.server_dir.clone_from(&self.server_dir);
+        o.server_pid = self.server_pid;
+        o.perf = self.perf;
         o.validate()?;
         Ok(o)
     }

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod sampler;
 pub mod server;
 pub mod stats;
 pub mod workload;
@@ -60,6 +61,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
             let outcome = runner::run(opts, args)?;
             if !quiet {
                 println!("{}", report::text::summary(&outcome.record));
+                print!("{}", sampler::metrics_table(&outcome.record));
             }
             println!("results: {}", outcome.dir.display());
             match report::render_dirs(

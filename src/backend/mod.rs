@@ -192,6 +192,32 @@ pub struct SettleAction {
     pub error: Option<String>,
 }
 
+/// Logical size of the database as the DBMS itself reports it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DbSize {
+    /// The whole database (Postgres `pg_database_size`, MySQL the schema's
+    /// `data_length + index_length`, SQLite `page_count * page_size`), bytes.
+    pub total_bytes: u64,
+    /// Per benchmark table: table + indexes (+ TOAST for Postgres), bytes. Tables the DBMS
+    /// cannot size are left out.
+    pub tables: std::collections::BTreeMap<String, u64>,
+    /// How it was measured, e.g. `pg_database_size, pg_total_relation_size`.
+    pub source: String,
+}
+
+/// Where the server keeps its files, as the server itself says: lets the sampler find its
+/// processes and storage when it runs on this host.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerFiles {
+    /// The data directory (Postgres `data_directory`, MySQL `@@datadir`) or, for SQLite, the
+    /// database file and its `-wal` and `-shm` files.
+    pub data_paths: Vec<std::path::PathBuf>,
+    /// The file holding the server's pid (first line), when it has one.
+    pub pid_file: Option<std::path::PathBuf>,
+    /// The DBMS runs inside ibench (SQLite): there is no server process.
+    pub embedded: bool,
+}
+
 /// A backend: knows how to reach one database and opens connections to it.
 pub trait Driver: Send + Sync {
     /// The backend family.
@@ -257,6 +283,30 @@ pub trait Conn: Send {
 
     /// The row count read through one secondary index (forced where the dialect can).
     fn count_rows_via_index(&mut self, table: &str, index: SecondaryIndex) -> BackendResult<u64>;
+
+    /// Logical size of the database and of each of `tables` (spec section 5, dbgb1).
+    /// `None` when the backend cannot tell.
+    fn database_size_bytes(&mut self, _tables: &[String]) -> BackendResult<Option<DbSize>> {
+        Ok(None)
+    }
+
+    /// Where the server keeps its data and pid file, as it reports them. `None` when unknown.
+    fn server_files(&mut self) -> BackendResult<Option<ServerFiles>> {
+        Ok(None)
+    }
+
+    /// The DBMS's own statistics, saved at every step end (Postgres `pg_stat_*` views,
+    /// MySQL `SHOW GLOBAL STATUS` and engine status). A view that cannot be read holds
+    /// `{"error": "..."}`. `None` when the backend keeps none.
+    fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
+        Ok(None)
+    }
+
+    /// The server's settings (Postgres `pg_settings`, MySQL `SHOW GLOBAL VARIABLES`), saved
+    /// once per run. `None` when the backend has none.
+    fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
+        Ok(None)
+    }
 }
 
 /// The prepared statements of one table on one connection, for backends with server-side

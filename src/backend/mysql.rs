@@ -656,6 +656,137 @@ impl Conn for MysqlConn {
             .map_err(|e| self.err(&context, e))?;
         Ok(n.unwrap_or(0))
     }
+
+    fn database_size_bytes(&mut self, tables: &[String]) -> BackendResult<Option<DbSize>> {
+        let context = "read the table sizes from information_schema.TABLES";
+        let rows = text_rows(
+            &mut self.conn,
+            "SELECT TABLE_NAME, DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = DATABASE()",
+        )
+        .map_err(|e| self.err(context, e))?;
+        let mut total = 0u64;
+        let mut sizes = std::collections::BTreeMap::new();
+        for row in rows {
+            let (Some(Some(name)), Some(size)) = (row.first(), row.get(1)) else {
+                continue;
+            };
+            let size = size
+                .as_deref()
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+            total += size;
+            if tables.iter().any(|t| t.eq_ignore_ascii_case(name)) {
+                sizes.insert(name.clone(), size);
+            }
+        }
+        Ok(Some(DbSize {
+            total_bytes: total,
+            tables: sizes,
+            source: "information_schema.TABLES data_length + index_length (the engine's estimate)"
+                .to_string(),
+        }))
+    }
+
+    fn server_files(&mut self) -> BackendResult<Option<ServerFiles>> {
+        let context = "read @@datadir and @@pid_file";
+        let rows = text_rows(&mut self.conn, "SELECT @@datadir, @@pid_file")
+            .map_err(|e| self.err(context, e))?;
+        let Some(Some(datadir)) = rows.first().and_then(|r| r.first()).cloned() else {
+            return Ok(None);
+        };
+        let datadir = std::path::PathBuf::from(datadir);
+        let pid_file = rows
+            .first()
+            .and_then(|r| r.get(1))
+            .cloned()
+            .flatten()
+            .map(|p| datadir.join(p));
+        Ok(Some(ServerFiles {
+            data_paths: vec![datadir],
+            pid_file,
+            embedded: false,
+        }))
+    }
+
+    fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
+        let mut out = serde_json::Map::new();
+        let status = text_rows(&mut self.conn, "SHOW GLOBAL STATUS")
+            .map(name_value_object)
+            .unwrap_or_else(|e| serde_json::json!({ "error": my_detail(&e) }));
+        out.insert("global_status".into(), status);
+        let engines = text_rows(
+            &mut self.conn,
+            "SELECT ENGINE FROM information_schema.ENGINES WHERE SUPPORT IN ('YES', 'DEFAULT')",
+        )
+        .map_err(|e| self.err("list the engines", e))?;
+        for (engine, key) in [("InnoDB", "innodb_status"), ("ROCKSDB", "rocksdb_status")] {
+            let loaded = engines.iter().any(|r| {
+                r.first()
+                    .cloned()
+                    .flatten()
+                    .is_some_and(|e| e.eq_ignore_ascii_case(engine))
+            });
+            if !loaded {
+                continue;
+            }
+            let value = text_rows(&mut self.conn, &format!("SHOW ENGINE {engine} STATUS"))
+                .map(|rows| {
+                    serde_json::Value::Array(
+                        rows.into_iter()
+                            .map(|r| {
+                                let col = |i: usize| r.get(i).cloned().flatten();
+                                serde_json::json!({"type": col(0), "name": col(1), "status": col(2)})
+                            })
+                            .collect(),
+                    )
+                })
+                .unwrap_or_else(|e| serde_json::json!({ "error": my_detail(&e) }));
+            out.insert(key.into(), value);
+        }
+        Ok(Some(serde_json::Value::Object(out)))
+    }
+
+    fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
+        text_rows(&mut self.conn, "SHOW GLOBAL VARIABLES")
+            .map(|rows| Some(name_value_object(rows)))
+            .map_err(|e| self.err("SHOW GLOBAL VARIABLES", e))
+    }
+}
+
+/// Run a text query and return every column of every row as text (`None` for NULL); bytes
+/// that are not UTF-8 are replaced, never a panic.
+fn text_rows(conn: &mut my::Conn, sql: &str) -> Result<Vec<Vec<Option<String>>>, my::Error> {
+    let rows: Vec<my::Row> = conn.query(sql)?;
+    Ok(rows
+        .iter()
+        .map(|row| {
+            (0..row.len())
+                .map(|i| match row.as_ref(i) {
+                    None | Some(Value::NULL) => None,
+                    Some(Value::Bytes(b)) => Some(String::from_utf8_lossy(b).into_owned()),
+                    Some(v) => Some(v.as_sql(true)),
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// Two-column rows (name, value) as a JSON object.
+fn name_value_object(rows: Vec<Vec<Option<String>>>) -> serde_json::Value {
+    serde_json::Value::Object(
+        rows.into_iter()
+            .filter_map(|r| {
+                let mut it = r.into_iter();
+                let name = it.next().flatten()?;
+                let value = it.next().flatten();
+                Some((
+                    name,
+                    value.map_or(serde_json::Value::Null, serde_json::Value::String),
+                ))
+            })
+            .collect(),
+    )
 }
 
 fn insert_context(table: &str) -> String {

@@ -391,7 +391,98 @@ impl Conn for PostgresConn {
         tx.commit().map_err(err)?;
         Ok(n as u64)
     }
+
+    fn database_size_bytes(&mut self, tables: &[String]) -> BackendResult<Option<DbSize>> {
+        let context = "read the database size";
+        let row = self
+            .client
+            .query_one("SELECT pg_database_size(current_database())", &[])
+            .map_err(|e| self.err(context, &e))?;
+        let total: i64 = row.try_get(0).map_err(|e| self.err(context, &e))?;
+        let mut sizes = std::collections::BTreeMap::new();
+        for t in tables {
+            let row = self
+                .client
+                .query_one("SELECT pg_total_relation_size(to_regclass($1))", &[t])
+                .map_err(|e| self.err(context, &e))?;
+            let size: Option<i64> = row.try_get(0).map_err(|e| self.err(context, &e))?;
+            if let Some(size) = size {
+                sizes.insert(t.clone(), u64::try_from(size).unwrap_or(0));
+            }
+        }
+        Ok(Some(DbSize {
+            total_bytes: u64::try_from(total).unwrap_or(0),
+            tables: sizes,
+            source: "pg_database_size, pg_total_relation_size".to_string(),
+        }))
+    }
+
+    fn server_files(&mut self) -> BackendResult<Option<ServerFiles>> {
+        let dir = show(&mut self.client, "data_directory")
+            .map_err(|e| self.err("SHOW data_directory", &e))?;
+        let dir = std::path::PathBuf::from(dir);
+        Ok(Some(ServerFiles {
+            pid_file: Some(dir.join("postmaster.pid")),
+            data_paths: vec![dir],
+            embedded: false,
+        }))
+    }
+
+    fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
+        let mut out = serde_json::Map::new();
+        for view in STAT_VIEWS {
+            let exists: bool = self
+                .client
+                .query_one(
+                    "SELECT to_regclass($1) IS NOT NULL",
+                    &[&format!("pg_catalog.{view}")],
+                )
+                .and_then(|r| r.try_get(0))
+                .map_err(|e| self.err(&format!("look up {view}"), &e))?;
+            if !exists {
+                continue;
+            }
+            let sql = format!("SELECT coalesce(json_agg(t), '[]'::json)::text FROM {view} t");
+            let value = self
+                .client
+                .query_one(&sql, &[])
+                .and_then(|r| r.try_get::<_, String>(0))
+                .map_err(|e| pg_detail(&e))
+                .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+                .unwrap_or_else(|e| serde_json::json!({ "error": e }));
+            out.insert((*view).to_string(), value);
+        }
+        Ok(Some(serde_json::Value::Object(out)))
+    }
+
+    fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
+        let context = "read pg_settings";
+        let text: String = self
+            .client
+            .query_one(
+                "SELECT coalesce(json_object_agg(name, json_build_object('setting', setting, \
+                 'unit', unit, 'source', source) ORDER BY name), '{}'::json)::text FROM pg_settings",
+                &[],
+            )
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| self.err(context, &e))?;
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| BackendError::sql(context, e))
+    }
 }
+
+/// The statistics views saved at every step end; those this server lacks are skipped
+/// (`pg_stat_wal` came in 14, `pg_stat_checkpointer` in 17).
+const STAT_VIEWS: &[&str] = &[
+    "pg_stat_database",
+    "pg_stat_bgwriter",
+    "pg_stat_checkpointer",
+    "pg_stat_wal",
+    "pg_stat_user_tables",
+    "pg_stat_user_indexes",
+    "pg_statio_user_tables",
+];
 
 /// Settings that leave the planner only index scans, and no sort, for the forced count.
 const FORCE_INDEX_SETTINGS: &str = "SET LOCAL enable_seqscan = off; \

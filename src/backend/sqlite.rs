@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::{
-    BackendError, BackendKind, BackendResult, Conn, Driver, SecondaryIndex, SettleAction,
-    TableOptions, TargetInfo,
+    BackendError, BackendKind, BackendResult, Conn, DbSize, Driver, SecondaryIndex, ServerFiles,
+    SettleAction, TableOptions, TargetInfo,
 };
 use crate::workload::RowBatch;
 use crate::workload::row::format_timestamp;
@@ -390,6 +390,72 @@ impl Conn for SqliteConn {
             )
         })?;
         Ok(n as u64)
+    }
+
+    fn database_size_bytes(&mut self, _tables: &[String]) -> BackendResult<Option<DbSize>> {
+        // Per-table sizes would need dbstat, which reads every page of the file: left out.
+        let context = "read page_count and page_size";
+        let pages: i64 = self
+            .conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .map_err(|e| map_err(context, e))?;
+        let page_size: i64 = self
+            .conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(|e| map_err(context, e))?;
+        Ok(Some(DbSize {
+            total_bytes: u64::try_from(pages * page_size).unwrap_or(0),
+            tables: std::collections::BTreeMap::new(),
+            source: "PRAGMA page_count * page_size".to_string(),
+        }))
+    }
+
+    fn server_files(&mut self) -> BackendResult<Option<ServerFiles>> {
+        let Some(path) = self.conn.path().filter(|p| !p.is_empty()) else {
+            return Ok(None);
+        };
+        let path = PathBuf::from(path);
+        let with = |suffix: &str| {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            PathBuf::from(p)
+        };
+        Ok(Some(ServerFiles {
+            data_paths: vec![path.clone(), with("-wal"), with("-shm")],
+            pid_file: None,
+            embedded: true,
+        }))
+    }
+
+    fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
+        let mut out = serde_json::Map::new();
+        for name in [
+            "page_size",
+            "journal_mode",
+            "synchronous",
+            "cache_size",
+            "auto_vacuum",
+            "wal_autocheckpoint",
+            "mmap_size",
+        ] {
+            let v: rusqlite::Result<String> =
+                self.conn.query_row(&format!("PRAGMA {name}"), [], |r| {
+                    r.get::<_, rusqlite::types::Value>(0).map(|v| match v {
+                        rusqlite::types::Value::Integer(i) => i.to_string(),
+                        rusqlite::types::Value::Text(t) => t,
+                        other => format!("{other:?}"),
+                    })
+                });
+            let v = v.map_or_else(|e| serde_json::json!({"error": e.to_string()}), Into::into);
+            out.insert(format!("pragma {name}"), v);
+        }
+        let version: rusqlite::Result<String> =
+            self.conn
+                .query_row("SELECT sqlite_version()", [], |r| r.get(0));
+        if let Ok(v) = version {
+            out.insert("sqlite_version".into(), v.into());
+        }
+        Ok(Some(serde_json::Value::Object(out)))
     }
 }
 

@@ -15,6 +15,15 @@ pub struct HostInfo {
     pub memory_gib: f64,
     /// Kernel release.
     pub kernel: String,
+    /// The server's data directory (or SQLite file), when known.
+    #[serde(default)]
+    pub data_dir: Option<String>,
+    /// The mount holding the data directory: filesystem type, source, mount point.
+    #[serde(default)]
+    pub data_dir_mount: Option<crate::sampler::procfs::MountInfo>,
+    /// The block device holding the data directory.
+    #[serde(default)]
+    pub data_dir_device: Option<crate::sampler::procfs::BlockDevice>,
 }
 
 impl HostInfo {
@@ -41,6 +50,7 @@ impl HostInfo {
             cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
             memory_gib: (memory_gib * 10.0).round() / 10.0,
             kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
+            ..HostInfo::default()
         }
     }
 }

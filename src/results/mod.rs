@@ -74,6 +74,9 @@ pub struct RunRecord {
     pub steps: Vec<StepRecord>,
     /// Name of the per-second timeline file beside run.json.
     pub timeline_file: String,
+    /// Where the sampler found the server and its storage, and the run's totals.
+    #[serde(default)]
+    pub metrics: Option<crate::sampler::RunMetrics>,
 }
 
 /// What one step measured.
@@ -114,6 +117,9 @@ pub struct StepRecord {
     pub settle: Option<SettleRecord>,
     /// Row-count and index check after a step that wrote rows; `None` when turned off.
     pub integrity: Option<IntegrityRecord>,
+    /// Server-side efficiency per op (spec section 5); `None` for a step that failed to start.
+    #[serde(default)]
+    pub metrics: Option<crate::sampler::StepMetrics>,
 }
 
 /// One operation kind of one step, merged over all connections.

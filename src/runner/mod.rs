@@ -19,6 +19,7 @@ use crate::results::{
     self, IntegrityRecord, OpRecord, RunRecord, SCHEMA_VERSION, SettleRecord, SlaRecord, Status,
     StepRecord, TableCheck, TimelineWriter,
 };
+use crate::sampler::{self, Sampler};
 use crate::stats::{self, LatencySummary, OpKind, OpRecorder};
 use crate::workload::steps::{QueryKind, StepName, settle_seconds};
 use crate::workload::{Rng, RowGenerator};
@@ -70,7 +71,10 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
         host: results::host::HostInfo::read(),
         steps: Vec::new(),
         timeline_file: results::TIMELINE_FILE.to_string(),
+        metrics: None,
     };
+    let sampler = Sampler::start(&opts, driver.as_ref(), &dir, &mut record.host);
+    record.metrics = Some(sampler.info());
     let run_file = dir.join(results::RUN_FILE);
     results::write_json_atomic(&run_file, &record)?;
 
@@ -80,7 +84,9 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
         &mut timeline,
         &run_file,
         &mut record,
+        &sampler,
     );
+    record.metrics = Some(sampler.finish());
     record.ended_at = Some(results::now_rfc3339());
     match &outcome {
         Ok(()) if stop::interrupted() => record.status = Status::Interrupted,
@@ -144,6 +150,7 @@ fn run_steps(
     timeline: &mut TimelineWriter,
     run_file: &Path,
     record: &mut RunRecord,
+    sampler: &Sampler,
 ) -> anyhow::Result<()> {
     let mut admin = driver.connect()?;
     precheck(opts, admin.as_mut())?;
@@ -162,6 +169,7 @@ fn run_steps(
             mode,
             step,
             ordinal as u32,
+            sampler,
         );
         let step_record = match step_record {
             Ok(r) => r,
@@ -204,6 +212,7 @@ fn failed_step(step: StepName, clients: u32, error: String) -> StepRecord {
         sla: None,
         settle: None,
         integrity: None,
+        metrics: None,
     }
 }
 
@@ -286,6 +295,7 @@ fn run_step(
     mode: ProgressMode,
     step: StepName,
     ordinal: u32,
+    sampler: &Sampler,
 ) -> anyhow::Result<StepRecord> {
     let tables = opts.tables();
     let clients = opts.clients;
@@ -447,6 +457,7 @@ fn run_step(
         .iter()
         .map(|s| (s.recorder.kind, s.recorder.live.clone()))
         .collect();
+    sampler.begin_step(step);
     let cpu_before = process_cpu_seconds();
     let started_at = SystemTime::now();
     let start = Instant::now();
@@ -504,6 +515,7 @@ fn run_step(
         .map_or(0.0, |e| (e - start).as_secs_f64())
         .max(1e-6);
     let cpu_seconds = process_cpu_seconds() - cpu_before;
+    let sampled = sampler.end_step(step, ordinal);
 
     // What went wrong, if anything.
     let mut error = finished
@@ -631,7 +643,7 @@ fn run_step(
         None
     };
 
-    Ok(StepRecord {
+    let mut record = StepRecord {
         name: step,
         status,
         error,
@@ -649,7 +661,10 @@ fn run_step(
         sla,
         settle,
         integrity,
-    })
+        metrics: None,
+    };
+    record.metrics = Some(sampler::step_metrics(&record, sampled));
+    Ok(record)
 }
 
 fn series(

@@ -58,6 +58,15 @@ pub struct RunOptions {
     pub label: Option<String>,
     /// No progress output.
     pub quiet: bool,
+    /// Instance dir of an `ibench server start` server: gives the sampler its pid and data dir.
+    #[serde(default)]
+    pub server_dir: Option<PathBuf>,
+    /// Pid of the server's main process on this host, for the sampler.
+    #[serde(default)]
+    pub server_pid: Option<u32>,
+    /// Run `perf stat` on the server's processes for each step.
+    #[serde(default)]
+    pub perf: bool,
 }
 
 /// A problem with the options, naming the flag that fixes it.
@@ -92,6 +101,9 @@ impl RunOptions {
             out_dir: PathBuf::from("ibench-results"),
             label: None,
             quiet: false,
+            server_dir: None,
+            server_pid: None,
+            perf: false,
         }
     }
 

@@ -1,0 +1,337 @@
+//! Finding the server's processes and storage on this host: from `--server-dir` (an
+//! `ibench server start` instance), `--server-pid`, or the server itself (its data directory
+//! and pid file); remote servers and embedded SQLite are n/a with the reason.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::procfs::{self, BlockDevice};
+use crate::backend::{Conn, ServerFiles};
+use crate::runner::RunOptions;
+
+/// The server's process tree: where its root pid came from, or why there is none.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerLocation {
+    /// Root of the server's process tree (postmaster, mariadbd) on this host.
+    pub pid: Option<u32>,
+    /// How the pid was found (`--server-dir DIR`, `--server-pid`, `the server's pid file
+    /// PATH`), or what was tried.
+    pub how: String,
+    /// Why the process figures (cpupq, rss, per-process IO) are n/a, when they are.
+    pub na: Option<String>,
+    /// The URL names a host other than this one: host-wide figures would describe the client
+    /// only, so they are n/a too.
+    pub remote: bool,
+}
+
+impl ServerLocation {
+    /// One line for the terminal.
+    pub fn describe(&self) -> String {
+        match (&self.pid, &self.na) {
+            (Some(p), _) => format!("pid {p} ({})", self.how),
+            (None, Some(na)) => format!("n/a: {na}"),
+            (None, None) => "n/a".to_string(),
+        }
+    }
+}
+
+/// The server's storage: the data paths and the block device holding them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageLocation {
+    /// The data directory (or SQLite's files) on this host.
+    pub data_paths: Vec<PathBuf>,
+    /// The block device holding the first data path.
+    pub device: Option<BlockDevice>,
+    /// Why the storage figures are n/a, when they are.
+    pub na: Option<String>,
+}
+
+impl StorageLocation {
+    /// One line for the terminal.
+    pub fn describe(&self) -> String {
+        let paths = self
+            .data_paths
+            .first()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        match (&self.device, &self.na) {
+            (Some(d), _) => format!(
+                "{paths} on /dev/{} ({}{})",
+                d.name,
+                d.dev,
+                if d.partition { ", partition" } else { "" }
+            ),
+            (None, Some(na)) => format!("n/a: {na}"),
+            (None, None) => "n/a".to_string(),
+        }
+    }
+}
+
+/// The host part of a URL (`""` for a Unix socket or none given).
+pub fn url_host(url: &str) -> String {
+    let Some(rest) = url.split_once("://").map(|(_, r)| r) else {
+        return String::new();
+    };
+    let (authority, query) = match rest.find(['/', '?']) {
+        Some(i) => (&rest[..i], rest[i..].split_once('?').map_or("", |(_, q)| q)),
+        None => (rest, ""),
+    };
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(stripped) = hostport.strip_prefix('[') {
+        stripped.split(']').next().unwrap_or("")
+    } else {
+        hostport.split(':').next().unwrap_or("")
+    };
+    if host.is_empty() {
+        // postgres://user@/db?host=/run/postgresql ; mysql://...?socket=PATH
+        for pair in query.split('&') {
+            if let Some(v) = pair.strip_prefix("host=") {
+                return v.to_string();
+            }
+        }
+    }
+    host.to_string()
+}
+
+/// Whether a URL host is this machine: empty (socket), a socket path, loopback, or this
+/// host's own name.
+pub fn is_local_host(host: &str) -> bool {
+    let h = host.to_ascii_lowercase();
+    if h.is_empty() || h.starts_with('/') || h.starts_with("%2f") || h == "localhost" {
+        return true;
+    }
+    if let Ok(ip) = h.parse::<std::net::IpAddr>() {
+        return ip.is_loopback();
+    }
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|n| n.trim().eq_ignore_ascii_case(&h))
+        .unwrap_or(false)
+}
+
+/// Read the first line of a pid file.
+fn read_pid_file(path: &Path) -> Result<u32, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read the server's pid file {} on this host ({e}): is the server on another host?",
+            path.display()
+        )
+    })?;
+    text.lines()
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| format!("the pid file {} holds no pid", path.display()))
+}
+
+/// Storage of the given data paths on this host.
+fn storage_of(paths: Vec<PathBuf>) -> StorageLocation {
+    let Some(first) = paths.first().cloned() else {
+        return StorageLocation {
+            na: Some("the server does not say where its data is".into()),
+            ..StorageLocation::default()
+        };
+    };
+    // SQLite's file may not exist yet: its directory holds it.
+    let probe = if first.exists() {
+        first.clone()
+    } else {
+        match first.parent() {
+            Some(p) if !p.as_os_str().is_empty() && p.exists() => p.to_path_buf(),
+            Some(p) if p.as_os_str().is_empty() => PathBuf::from("."),
+            _ => {
+                return StorageLocation {
+                    na: Some(format!(
+                        "the data directory {} does not exist on this host",
+                        first.display()
+                    )),
+                    data_paths: Vec::new(),
+                    device: None,
+                };
+            }
+        }
+    };
+    match procfs::block_device_of(&probe) {
+        Ok(d) => StorageLocation {
+            data_paths: paths,
+            device: Some(d),
+            na: None,
+        },
+        Err(e) => StorageLocation {
+            data_paths: paths,
+            device: None,
+            na: Some(e),
+        },
+    }
+}
+
+/// Locate the server's processes and storage, asking the server where its files are.
+pub fn locate(opts: &RunOptions, conn: &mut dyn Conn) -> (ServerLocation, StorageLocation) {
+    let files = conn.server_files().map_err(|e| e.to_string());
+    locate_with(opts, files)
+}
+
+/// Locate without a connection (the sampler could not connect).
+pub fn locate_without_conn(opts: &RunOptions, error: &str) -> (ServerLocation, StorageLocation) {
+    locate_with(
+        opts,
+        Err(format!("the sampler cannot connect to the server: {error}")),
+    )
+}
+
+/// The decision, from the options and what the server said about its files.
+pub fn locate_with(
+    opts: &RunOptions,
+    files: Result<Option<ServerFiles>, String>,
+) -> (ServerLocation, StorageLocation) {
+    if let Ok(Some(f)) = &files
+        && f.embedded
+    {
+        return (
+            ServerLocation {
+                pid: None,
+                how: "embedded".into(),
+                na: Some(
+                    "SQLite runs inside ibench: there is no server process (its CPU is in ccpupq)"
+                        .into(),
+                ),
+                remote: false,
+            },
+            storage_of(f.data_paths.clone()),
+        );
+    }
+    let host = url_host(&opts.url);
+    let remote = !is_local_host(&host);
+    let from_server = || -> Result<ServerFiles, String> {
+        match &files {
+            Ok(Some(f)) => Ok(f.clone()),
+            Ok(None) => Err("the backend does not report where the server's files are".into()),
+            Err(e) => Err(format!("cannot ask the server where its files are: {e}")),
+        }
+    };
+    let (pid, how, data_paths): (Result<u32, String>, String, Result<Vec<PathBuf>, String>) =
+        if let Some(dir) = &opts.server_dir {
+            let how = format!("--server-dir {}", dir.display());
+            match crate::server::ServerHandle::load(dir) {
+                Ok(h) => (Ok(h.pid), how, Ok(vec![h.data_dir])),
+                Err(e) => {
+                    let e = format!("{e:#}");
+                    (Err(e.clone()), how, Err(e))
+                }
+            }
+        } else if let Some(p) = opts.server_pid {
+            (
+                Ok(p),
+                "--server-pid".into(),
+                from_server().map(|f| f.data_paths),
+            )
+        } else if remote {
+            let e = format!(
+                "the server is on host {host}, not this one: its processes and storage cannot be read here"
+            );
+            (Err(e.clone()), format!("URL host {host}"), Err(e))
+        } else {
+            match from_server() {
+                Ok(f) => match &f.pid_file {
+                    Some(pf) => (
+                        read_pid_file(pf),
+                        format!("the server's pid file {}", pf.display()),
+                        Ok(f.data_paths),
+                    ),
+                    None => (
+                        Err("the server reports no pid file".into()),
+                        "the server".into(),
+                        Ok(f.data_paths),
+                    ),
+                },
+                Err(e) => (Err(e.clone()), "the server".into(), Err(e)),
+            }
+        };
+    let pid = pid.and_then(|p| {
+        if procfs::read_stat(p).is_some() {
+            Ok(p)
+        } else {
+            Err(format!(
+                "process {p} is not running on this host: is the server on another host?"
+            ))
+        }
+    });
+    let storage = match data_paths {
+        Ok(paths) => storage_of(paths),
+        Err(e) => StorageLocation {
+            na: Some(e),
+            ..StorageLocation::default()
+        },
+    };
+    let server = match pid {
+        Ok(p) => ServerLocation {
+            pid: Some(p),
+            how,
+            na: None,
+            remote,
+        },
+        Err(e) => ServerLocation {
+            pid: None,
+            how,
+            na: Some(e),
+            remote,
+        },
+    };
+    (server, storage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::steps::Profile;
+
+    #[test]
+    fn hosts_of_urls() {
+        assert_eq!(url_host("postgres://u:p@10.0.0.5:5432/db"), "10.0.0.5");
+        assert_eq!(url_host("postgres://u@[::1]:5432/db"), "::1");
+        assert_eq!(url_host("postgres://u@/db?host=/run/pg"), "/run/pg");
+        assert_eq!(url_host("mysql://root@db.example/x"), "db.example");
+        assert_eq!(url_host("sqlite:x.db"), "");
+        assert!(is_local_host("127.0.0.1"));
+        assert!(is_local_host("::1"));
+        assert!(is_local_host(""));
+        assert!(is_local_host("/tmp/sock"));
+        assert!(!is_local_host("10.0.0.5"));
+        assert!(!is_local_host("db.example"));
+    }
+
+    #[test]
+    fn remote_url_is_na_with_a_reason() {
+        let o = RunOptions::from_profile(
+            "postgres://u@db.example:5432/x",
+            &Profile::named("small").unwrap(),
+        );
+        let (server, storage) = locate_with(&o, Ok(None));
+        assert!(server.remote && server.pid.is_none());
+        assert!(server.na.as_deref().unwrap().contains("db.example"));
+        assert!(storage.na.is_some() && storage.device.is_none());
+    }
+
+    #[test]
+    fn missing_pid_is_na() {
+        let mut o = RunOptions::from_profile(
+            "postgres://u@127.0.0.1:5432/x",
+            &Profile::named("small").unwrap(),
+        );
+        o.server_pid = Some(u32::MAX - 7);
+        let files = ServerFiles {
+            data_paths: vec![std::env::temp_dir()],
+            pid_file: None,
+            embedded: false,
+        };
+        let (server, storage) = locate_with(&o, Ok(Some(files)));
+        assert!(
+            server
+                .na
+                .as_deref()
+                .unwrap()
+                .contains("not running on this host")
+        );
+        assert!(!server.remote);
+        assert_eq!(storage.data_paths, vec![std::env::temp_dir()]);
+    }
+}

@@ -1,0 +1,1071 @@
+//! Server-side efficiency: a sampler on its own thread reads the server's process tree, the
+//! block device of its data, the host, and the database size once a second, off the client
+//! loop's hot path. It streams `metrics.jsonl`, saves the DBMS's statistics at every step end
+//! (`stats/<step>.json`) and its settings once (`server-settings.json`), and turns each step's
+//! readings into the per-op metrics of spec section 5 ([`StepMetrics`]).
+//!
+//! Nothing here fails a run: a figure that cannot be measured is [`Metric::Na`] with the
+//! reason.
+
+pub mod locate;
+pub mod perf;
+pub mod procfs;
+
+use std::fmt::Write as _;
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::{Conn, DbSize, Driver};
+use crate::results::{RunRecord, StepRecord};
+use crate::runner::RunOptions;
+use crate::workload::steps::StepName;
+
+pub use locate::{ServerLocation, StorageLocation};
+use procfs::{DiskStat, HostStat};
+
+/// File name of the per-second metrics time series inside a results directory.
+pub const METRICS_FILE: &str = "metrics.jsonl";
+
+/// File name of the server's settings inside a results directory.
+pub const SETTINGS_FILE: &str = "server-settings.json";
+
+/// Directory of the per-step DBMS statistics inside a results directory.
+pub const STATS_DIR: &str = "stats";
+
+/// Seconds between two samples.
+pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Seconds between two size readings (database size and data-dir walk) in the time series.
+pub const SIZE_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Bytes in the GB of `dbgb1`, `dbgb2` and `rss` (2^30, as `du -g` and `free -g`).
+pub const BYTES_PER_GB: f64 = 1_073_741_824.0;
+
+/// A figure that was measured, or why it was not. Serialised as `{"value": 1.23}` or
+/// `{"na": "reason"}`: never 0 for unmeasured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// The measured value.
+    Value(f64),
+    /// Not measured, and why.
+    Na(String),
+}
+
+impl Metric {
+    /// The value, if measured.
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            Metric::Value(v) => Some(*v),
+            Metric::Na(_) => None,
+        }
+    }
+
+    fn na(reason: impl Into<String>) -> Metric {
+        Metric::Na(reason.into())
+    }
+
+    fn from(r: &Result<f64, String>) -> Metric {
+        match r {
+            Ok(v) => Metric::Value(*v),
+            Err(e) => Metric::Na(e.clone()),
+        }
+    }
+
+    /// `self / by`, n/a when either is n/a or `by` is 0 (with `zero_reason`).
+    fn per(&self, by: f64, zero_reason: &str) -> Metric {
+        match self {
+            Metric::Na(r) => Metric::Na(r.clone()),
+            Metric::Value(_) if by <= 0.0 => Metric::na(zero_reason),
+            Metric::Value(v) => Metric::Value(v / by),
+        }
+    }
+
+    fn scale(&self, k: f64) -> Metric {
+        match self {
+            Metric::Value(v) => Metric::Value(v * k),
+            na => na.clone(),
+        }
+    }
+}
+
+/// A file the sampler saved beside run.json, or why it could not. Serialised as
+/// `{"file": "stats/l.i0.json"}` or `{"na": "reason"}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SavedFile {
+    /// Path relative to the results directory.
+    File(String),
+    /// Not saved, and why.
+    Na(String),
+}
+
+impl SavedFile {
+    /// The path, when saved.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            SavedFile::File(p) => Some(p),
+            SavedFile::Na(_) => None,
+        }
+    }
+}
+
+impl From<Result<String, String>> for SavedFile {
+    fn from(r: Result<String, String>) -> Self {
+        match r {
+            Ok(p) => SavedFile::File(p),
+            Err(e) => SavedFile::Na(e),
+        }
+    }
+}
+
+/// Where the sampler looked, and the run's totals: `run.json`'s `metrics` object.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunMetrics {
+    /// Name of the time series file beside run.json.
+    pub metrics_file: String,
+    /// Seconds between samples.
+    pub sample_interval_seconds: f64,
+    /// Seconds between size readings in the time series (sizes are also read at step end).
+    pub size_interval_seconds: f64,
+    /// The server's processes: how they were found, or why not.
+    pub server: ServerLocation,
+    /// The server's storage: data paths and block device, or why not.
+    pub storage: StorageLocation,
+    /// The server's settings file, or why there is none.
+    pub settings_file: SavedFile,
+    /// Whether `--perf` was asked for.
+    pub perf: bool,
+    /// Totals from the first to the last sample of the run.
+    pub totals: Option<Totals>,
+    /// Sampling errors seen during the run (first occurrence of each, at most 20).
+    pub errors: Vec<String>,
+}
+
+/// Counter deltas over an interval (a step, or the whole run).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Totals {
+    /// Length of the interval, seconds (by the sampler's clock).
+    pub seconds: f64,
+    /// CPU (user + sys) of the server's process tree, reaped children included, seconds.
+    pub server_cpu_seconds: Metric,
+    /// Busy CPU of the whole host (user + nice + system + irq + softirq), seconds.
+    pub host_cpu_seconds: Metric,
+    /// ibench's own CPU (getrusage), seconds.
+    pub client_cpu_seconds: Metric,
+    /// Context switches on the host.
+    pub context_switches: Metric,
+    /// Reads completed by the data's block device.
+    pub device_reads: Metric,
+    /// Bytes read by the data's block device.
+    pub device_read_bytes: Metric,
+    /// Writes completed by the data's block device.
+    pub device_writes: Metric,
+    /// Bytes written by the data's block device.
+    pub device_write_bytes: Metric,
+    /// `read_bytes` of `/proc/PID/io` summed over the server's tree.
+    pub server_read_bytes: Metric,
+    /// `write_bytes` of `/proc/PID/io` summed over the server's tree.
+    pub server_write_bytes: Metric,
+    /// Largest server memory seen (see [`TreeReading::memory`]), bytes.
+    pub server_memory_max_bytes: Metric,
+}
+
+/// The per-op metrics of one step (spec section 5): `run.json`'s `steps[].metrics`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StepMetrics {
+    /// What an op is in this step: `inserted row`, `indexed row` or `query`.
+    pub op: String,
+    /// Ops in the step.
+    pub ops: u64,
+    /// Rows inserted in the step (the divisor of `wpi`, `wkbpi`).
+    pub inserted_rows: u64,
+    /// Server CPU µs per op.
+    pub cpupq: Metric,
+    /// Client (ibench) CPU µs per op.
+    pub ccpupq: Metric,
+    /// Whole-host CPU µs per op.
+    pub hcpupq: Metric,
+    /// Storage reads per op.
+    pub rpq: Metric,
+    /// KB (1024 bytes) read from storage per op.
+    pub rkbpq: Metric,
+    /// Storage writes per inserted row.
+    pub wpi: Metric,
+    /// KB written to storage per inserted row.
+    pub wkbpi: Metric,
+    /// Host context switches per second.
+    pub csps: Metric,
+    /// Host context switches per op.
+    pub cspq: Metric,
+    /// Logical database size from the DBMS at step end, GB.
+    pub dbgb1: Metric,
+    /// Size of the data directory on disk at step end, GB.
+    pub dbgb2: Metric,
+    /// Server resident memory, GB, max over the step.
+    pub rss: Metric,
+    /// Max response time of the step's op, seconds.
+    pub maxop: Metric,
+    /// Per-second rate at the median.
+    pub p50: Metric,
+    /// Per-second rate exceeded in 99% of seconds.
+    pub p1low: Metric,
+    /// The raw counter deltas over the step.
+    pub totals: Totals,
+    /// Logical size per table at step end, as the DBMS reports it.
+    pub db_size: Option<DbSize>,
+    /// The DBMS's statistics saved at step end (path relative to the results dir), or why not.
+    pub stats_file: SavedFile,
+    /// `perf stat` counters per op, when `--perf` was given.
+    pub perf: Option<perf::PerfRecord>,
+}
+
+/// One line of `metrics.jsonl`: one sample interval. Figures that are n/a for the run are
+/// absent (the reasons are in run.json's `metrics`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SampleLine {
+    /// Seconds since the sampler started, at the end of the interval.
+    pub t: f64,
+    /// The step running, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// Length of the interval, seconds.
+    pub interval_seconds: f64,
+    /// Server tree CPU in the interval, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_cpu_seconds: Option<f64>,
+    /// Host busy CPU in the interval, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_cpu_seconds: Option<f64>,
+    /// ibench's CPU in the interval, seconds.
+    pub client_cpu_seconds: f64,
+    /// Host context switches in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_switches: Option<u64>,
+    /// Device reads in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_reads: Option<u64>,
+    /// Device bytes read in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<u64>,
+    /// Device writes in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_writes: Option<u64>,
+    /// Device bytes written in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_write_bytes: Option<u64>,
+    /// Server tree `read_bytes` in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_read_bytes: Option<u64>,
+    /// Server tree `write_bytes` in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_write_bytes: Option<u64>,
+    /// Server memory at the sample (sum over the tree), bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_memory_bytes: Option<u64>,
+    /// Processes in the server tree at the sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_processes: Option<u32>,
+    /// Logical database size, bytes (every few seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_size_bytes: Option<u64>,
+    /// Data directory size on disk, bytes (every few seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir_bytes: Option<u64>,
+}
+
+/// Read every line of a results directory's `metrics.jsonl`.
+pub fn read_metrics(dir: &Path) -> anyhow::Result<Vec<SampleLine>> {
+    use anyhow::Context;
+    let path = dir.join(METRICS_FILE);
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).with_context(|| format!("bad line in {}", path.display())))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Readings.
+
+/// The server tree at one instant.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TreeReading {
+    /// utime + stime + cutime + cstime summed over the tree, ticks.
+    pub cpu_ticks: u64,
+    /// (read_bytes, write_bytes) summed over the tree, when every process's io was readable.
+    pub io: Option<(u64, u64)>,
+    /// Resident memory of the tree, bytes: Σ `RssAnon` (private) + the largest `RssShmem`
+    /// (shared memory such as Postgres shared buffers, counted once) + the largest `RssFile`
+    /// (mapped files and libraries, shared by the processes of one server).
+    pub memory: Option<u64>,
+    /// Processes in the tree.
+    pub processes: u32,
+}
+
+/// Cumulative counters at one instant.
+#[derive(Clone, Debug)]
+pub struct Reading {
+    /// When.
+    pub at: Instant,
+    /// Host CPU and context switches.
+    pub host: Result<HostStat, String>,
+    /// ibench's CPU, seconds.
+    pub client_cpu_seconds: f64,
+    /// The server tree.
+    pub server: Result<TreeReading, String>,
+    /// The data's block device.
+    pub disk: Result<DiskStat, String>,
+}
+
+/// What the sampler reads each second: the server's root pid and the device.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    /// Root of the server's process tree, or why there is none.
+    pub pid: Result<u32, String>,
+    /// The data's block device name, or why there is none.
+    pub device: Result<String, String>,
+    /// Host figures, or why they do not describe the server's host.
+    pub host: Result<(), String>,
+    /// CPU ticks per second.
+    pub ticks_per_sec: f64,
+}
+
+impl Probe {
+    /// Take one reading.
+    pub fn read(&self) -> Reading {
+        let at = Instant::now();
+        let host = self.host.clone().and_then(|()| procfs::read_host_stat());
+        let server = self.pid.clone().and_then(read_tree);
+        let disk = self.device.clone().and_then(|d| procfs::read_diskstats(&d));
+        Reading {
+            at,
+            host,
+            client_cpu_seconds: crate::runner::process_cpu_seconds(),
+            server,
+            disk,
+        }
+    }
+}
+
+/// Read the tree rooted at `pid`: CPU, IO, memory.
+pub fn read_tree(pid: u32) -> Result<TreeReading, String> {
+    let tree = procfs::process_tree(pid)?;
+    let mut r = TreeReading {
+        processes: u32::try_from(tree.len()).unwrap_or(u32::MAX),
+        ..TreeReading::default()
+    };
+    let mut io = Some((0u64, 0u64));
+    let mut mem: Option<(u64, u64, u64)> = None;
+    for (p, st) in &tree {
+        r.cpu_ticks += st.total_ticks();
+        match procfs::read_io(*p) {
+            Ok((rb, wb)) => {
+                io = io.map(|(a, b)| (a + rb, b + wb));
+            }
+            // A process that exited since the scan: its IO moves to its parent when reaped.
+            Err(_) if *p != pid && procfs::read_stat(*p).is_none() => {}
+            Err(_) => io = None,
+        }
+        if let Ok((anon, shmem, file)) = procfs::read_memory(*p) {
+            let (a, s, f) = mem.unwrap_or((0, 0, 0));
+            mem = Some((a + anon, s.max(shmem), f.max(file)));
+        }
+    }
+    r.io = io;
+    r.memory = mem.map(|(a, s, f)| a + s + f);
+    Ok(r)
+}
+
+/// Deltas between two readings, with the largest memory seen in between.
+pub fn totals(a: &Reading, b: &Reading, ticks_per_sec: f64, max_memory: Option<u64>) -> Totals {
+    let seconds = b.at.duration_since(a.at).as_secs_f64();
+    fn both<T>(x: &Result<T, String>, y: &Result<T, String>) -> Result<(), String> {
+        match (x, y) {
+            (Ok(_), Ok(_)) => Ok(()),
+            (Err(e), _) | (_, Err(e)) => Err(e.clone()),
+        }
+    }
+    let host = |f: fn(&HostStat) -> u64, k: f64| -> Metric {
+        match (&a.host, &b.host) {
+            (Ok(x), Ok(y)) => Metric::Value(f(y).saturating_sub(f(x)) as f64 * k),
+            _ => Metric::Na(both(&a.host, &b.host).err().unwrap_or_default()),
+        }
+    };
+    let disk = |f: fn(&DiskStat) -> u64| -> Metric {
+        match (&a.disk, &b.disk) {
+            (Ok(x), Ok(y)) => Metric::Value(f(y).saturating_sub(f(x)) as f64),
+            _ => Metric::Na(both(&a.disk, &b.disk).err().unwrap_or_default()),
+        }
+    };
+    let server_cpu = match (&a.server, &b.server) {
+        (Ok(x), Ok(y)) => {
+            Metric::Value(y.cpu_ticks.saturating_sub(x.cpu_ticks) as f64 / ticks_per_sec)
+        }
+        _ => Metric::Na(both(&a.server, &b.server).err().unwrap_or_default()),
+    };
+    let io = |f: fn((u64, u64)) -> u64| -> Metric {
+        match (&a.server, &b.server) {
+            (Ok(x), Ok(y)) => match (x.io, y.io) {
+                (Some(p), Some(q)) => Metric::Value(f(q).saturating_sub(f(p)) as f64),
+                _ => Metric::na("/proc/PID/io of the server's processes is not readable"),
+            },
+            _ => Metric::Na(both(&a.server, &b.server).err().unwrap_or_default()),
+        }
+    };
+    let memory = match (&b.server, max_memory) {
+        (_, Some(m)) => Metric::Value(m as f64),
+        (Err(e), None) => Metric::Na(e.clone()),
+        (Ok(_), None) => Metric::na("the server's memory is not readable"),
+    };
+    Totals {
+        seconds,
+        server_cpu_seconds: server_cpu,
+        host_cpu_seconds: host(|h| h.busy_ticks, 1.0 / ticks_per_sec),
+        client_cpu_seconds: Metric::Value((b.client_cpu_seconds - a.client_cpu_seconds).max(0.0)),
+        context_switches: host(|h| h.context_switches, 1.0),
+        device_reads: disk(|d| d.reads),
+        device_read_bytes: disk(|d| d.read_bytes),
+        device_writes: disk(|d| d.writes),
+        device_write_bytes: disk(|d| d.write_bytes),
+        server_read_bytes: io(|(r, _)| r),
+        server_write_bytes: io(|(_, w)| w),
+        server_memory_max_bytes: memory,
+    }
+}
+
+/// Rounded to the microsecond (CPU figures come in ticks or µs).
+fn round6(v: f64) -> f64 {
+    (v * 1e6).round() / 1e6
+}
+
+/// One `metrics.jsonl` line from two consecutive readings.
+pub fn sample_line(a: &Reading, b: &Reading, t: f64, ticks_per_sec: f64) -> SampleLine {
+    let tot = totals(a, b, ticks_per_sec, None);
+    let u = |m: &Metric| m.value().map(|v| v.round() as u64);
+    let server = b.server.as_ref().ok();
+    SampleLine {
+        t: (t * 1000.0).round() / 1000.0,
+        step: None,
+        interval_seconds: (tot.seconds * 1000.0).round() / 1000.0,
+        server_cpu_seconds: tot.server_cpu_seconds.value().map(round6),
+        host_cpu_seconds: tot.host_cpu_seconds.value().map(round6),
+        client_cpu_seconds: round6(tot.client_cpu_seconds.value().unwrap_or(0.0)),
+        context_switches: u(&tot.context_switches),
+        device_reads: u(&tot.device_reads),
+        device_read_bytes: u(&tot.device_read_bytes),
+        device_writes: u(&tot.device_writes),
+        device_write_bytes: u(&tot.device_write_bytes),
+        server_read_bytes: u(&tot.server_read_bytes),
+        server_write_bytes: u(&tot.server_write_bytes),
+        server_memory_bytes: server.and_then(|s| s.memory),
+        server_processes: server.map(|s| s.processes),
+        db_size_bytes: None,
+        data_dir_bytes: None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sampler thread.
+
+/// What a step's end hands back to the runner.
+#[derive(Clone, Debug)]
+pub struct StepRaw {
+    /// Counter deltas over the step.
+    pub totals: Totals,
+    /// Logical size at step end.
+    pub db_size: Result<DbSize, String>,
+    /// Data-dir size on disk at step end, bytes.
+    pub data_dir_bytes: Result<u64, String>,
+    /// The statistics file, or why not.
+    pub stats_file: Result<String, String>,
+    /// perf counters over the step.
+    pub perf: Option<perf::PerfRecord>,
+}
+
+enum Cmd {
+    Begin(StepName, SyncSender<()>),
+    End(StepName, u32, SyncSender<StepRaw>),
+    Stop(SyncSender<(Option<Totals>, Vec<String>)>),
+}
+
+/// The running sampler: a handle to its thread.
+pub struct Sampler {
+    tx: Option<Sender<Cmd>>,
+    thread: Option<JoinHandle<()>>,
+    info: RunMetrics,
+}
+
+impl Sampler {
+    /// Locate the server, save its settings, open `metrics.jsonl` and start the thread. Never
+    /// fails: what cannot be measured is recorded as n/a. Also fills the host's facts about
+    /// the data dir's filesystem.
+    pub fn start(
+        opts: &RunOptions,
+        driver: &dyn Driver,
+        dir: &Path,
+        host: &mut crate::results::host::HostInfo,
+    ) -> Sampler {
+        let mut conn = driver.connect().map_err(|e| e.to_string());
+        let (server, storage) = match &mut conn {
+            Ok(c) => locate::locate(opts, c.as_mut()),
+            Err(e) => locate::locate_without_conn(opts, e),
+        };
+        if let Some(first) = storage.data_paths.first() {
+            host.data_dir = Some(first.display().to_string());
+            host.data_dir_mount = procfs::mount_of(first).ok();
+        }
+        host.data_dir_device.clone_from(&storage.device);
+        let settings_file = match &mut conn {
+            Ok(c) => save_settings(c.as_mut(), dir),
+            Err(e) => Err(format!("no connection for the sampler: {e}")),
+        };
+        let probe = Probe {
+            pid: server
+                .pid
+                .ok_or_else(|| server.na.clone().unwrap_or_default()),
+            device: storage
+                .device
+                .as_ref()
+                .map(|d| d.name.clone())
+                .ok_or_else(|| storage.na.clone().unwrap_or_default()),
+            host: if server.remote {
+                Err(
+                    "the server runs on another host: this host's figures would be the client's only"
+                        .to_string(),
+                )
+            } else {
+                Ok(())
+            },
+            ticks_per_sec: procfs::clock_ticks_per_sec(),
+        };
+        let info = RunMetrics {
+            metrics_file: METRICS_FILE.to_string(),
+            sample_interval_seconds: SAMPLE_INTERVAL.as_secs_f64(),
+            size_interval_seconds: SIZE_INTERVAL.as_secs_f64(),
+            server,
+            storage: storage.clone(),
+            settings_file: settings_file.into(),
+            perf: opts.perf,
+            totals: None,
+            errors: Vec::new(),
+        };
+        let out = File::create(dir.join(METRICS_FILE)).map(BufWriter::new);
+        let (tx, rx) = mpsc::channel();
+        let worker = Worker {
+            probe,
+            conn: conn.ok(),
+            tables: opts.tables(),
+            data_paths: storage.data_paths.clone(),
+            storage_na: storage.na.clone(),
+            dir: dir.to_path_buf(),
+            out: out.map_err(|e| e.to_string()),
+            errors: Vec::new(),
+            perf: opts.perf,
+        };
+        let thread = std::thread::Builder::new()
+            .name("ibench-sampler".into())
+            .spawn(move || worker.run(&rx))
+            .ok();
+        Sampler {
+            tx: thread.as_ref().map(|_| tx),
+            thread,
+            info,
+        }
+    }
+
+    /// What the sampler knows so far (for run.json).
+    pub fn info(&self) -> RunMetrics {
+        self.info.clone()
+    }
+
+    /// Mark the start of a step's measured part: takes a reading before returning.
+    pub fn begin_step(&self, step: StepName) {
+        if let Some(tx) = &self.tx {
+            let (rtx, rrx) = mpsc::sync_channel(1);
+            if tx.send(Cmd::Begin(step, rtx)).is_ok() {
+                let _ = rrx.recv();
+            }
+        }
+    }
+
+    /// Mark the end of a step's measured part: a reading, then the sizes and the DBMS's
+    /// statistics. `None` when the sampler thread is gone.
+    pub fn end_step(&self, step: StepName, ordinal: u32) -> Option<StepRaw> {
+        let tx = self.tx.as_ref()?;
+        let (rtx, rrx) = mpsc::sync_channel(1);
+        tx.send(Cmd::End(step, ordinal, rtx)).ok()?;
+        rrx.recv().ok()
+    }
+
+    /// Stop the thread and return the run's metrics with their totals.
+    pub fn finish(mut self) -> RunMetrics {
+        if let Some(tx) = self.tx.take() {
+            let (rtx, rrx) = mpsc::sync_channel(1);
+            if tx.send(Cmd::Stop(rtx)).is_ok()
+                && let Ok((totals, errors)) = rrx.recv()
+            {
+                self.info.totals = totals;
+                self.info.errors = errors;
+            }
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.info.clone()
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        // Dropping the sender ends the thread's loop.
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn save_settings(conn: &mut dyn Conn, dir: &Path) -> Result<String, String> {
+    let settings = conn
+        .server_settings()
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| "the backend has no settings to save".to_string())?;
+    write_json(&dir.join(SETTINGS_FILE), &settings)?;
+    Ok(SETTINGS_FILE.to_string())
+}
+
+fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), String> {
+    crate::results::write_json_atomic(path, value).map_err(|e| format!("{e:#}"))
+}
+
+struct Worker {
+    probe: Probe,
+    conn: Option<Box<dyn Conn>>,
+    tables: Vec<String>,
+    data_paths: Vec<PathBuf>,
+    storage_na: Option<String>,
+    dir: PathBuf,
+    out: Result<BufWriter<File>, String>,
+    errors: Vec<String>,
+    perf: bool,
+}
+
+/// State of the step being measured.
+struct Current {
+    step: StepName,
+    start: Reading,
+    max_memory: Option<u64>,
+    perf: Option<perf::PerfRun>,
+}
+
+impl Worker {
+    fn note(&mut self, e: String) {
+        if self.errors.len() < 20 && !self.errors.contains(&e) {
+            self.errors.push(e);
+        }
+    }
+
+    fn db_size(&mut self) -> Result<DbSize, String> {
+        let conn = self
+            .conn
+            .as_mut()
+            .ok_or_else(|| "the sampler has no connection to the database".to_string())?;
+        conn.database_size_bytes(&self.tables)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "the backend cannot tell the database size".to_string())
+    }
+
+    fn dir_size(&self) -> Result<u64, String> {
+        if let Some(na) = &self.storage_na
+            && self.data_paths.is_empty()
+        {
+            return Err(na.clone());
+        }
+        procfs::disk_usage_bytes(&self.data_paths)
+    }
+
+    fn run(mut self, rx: &Receiver<Cmd>) {
+        let t0 = Instant::now();
+        let mut last = self.probe.read();
+        let first = last.clone();
+        let mut run_max_memory: Option<u64> = None;
+        let mut current: Option<Current> = None;
+        let mut next = t0 + SAMPLE_INTERVAL;
+        let mut next_size = t0;
+        loop {
+            let wait = next.saturating_duration_since(Instant::now());
+            let cmd = match rx.recv_timeout(wait) {
+                Ok(cmd) => Some(cmd),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            match cmd {
+                None => {
+                    next += SAMPLE_INTERVAL;
+                    // After a stall, do not burst to catch up.
+                    if next < Instant::now() {
+                        next = Instant::now() + SAMPLE_INTERVAL;
+                    }
+                    let now = self.probe.read();
+                    let mut line = sample_line(
+                        &last,
+                        &now,
+                        t0.elapsed().as_secs_f64(),
+                        self.probe.ticks_per_sec,
+                    );
+                    if let Err(e) = &now.server {
+                        self.note(format!("server processes: {e}"));
+                    }
+                    if let Ok(s) = &now.server
+                        && let Some(m) = s.memory
+                    {
+                        run_max_memory = Some(run_max_memory.unwrap_or(0).max(m));
+                        if let Some(c) = current.as_mut() {
+                            c.max_memory = Some(c.max_memory.unwrap_or(0).max(m));
+                        }
+                    }
+                    line.step = current.as_ref().map(|c| c.step.to_string());
+                    if Instant::now() >= next_size {
+                        next_size = Instant::now() + SIZE_INTERVAL;
+                        match self.db_size() {
+                            Ok(s) => line.db_size_bytes = Some(s.total_bytes),
+                            Err(e) => self.note(format!("database size: {e}")),
+                        }
+                        match self.dir_size() {
+                            Ok(b) => line.data_dir_bytes = Some(b),
+                            Err(e) => self.note(format!("data dir size: {e}")),
+                        }
+                    }
+                    self.write_line(&line);
+                    last = now;
+                }
+                Some(Cmd::Begin(step, reply)) => {
+                    let start = self.probe.read();
+                    let max_memory = start.server.as_ref().ok().and_then(|s| s.memory);
+                    let perf = if self.perf {
+                        Some(perf::PerfRun::start(&self.probe.pid, &self.dir, &step))
+                    } else {
+                        None
+                    };
+                    current = Some(Current {
+                        step,
+                        start,
+                        max_memory,
+                        perf,
+                    });
+                    let _ = reply.send(());
+                }
+                Some(Cmd::End(step, ordinal, reply)) => {
+                    let end = self.probe.read();
+                    let Some(mut c) = current.take() else {
+                        continue;
+                    };
+                    let perf = c.perf.take().map(perf::PerfRun::finish);
+                    let end_memory = end.server.as_ref().ok().and_then(|s| s.memory);
+                    let max_memory = match (c.max_memory, end_memory) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        (a, b) => a.or(b),
+                    };
+                    let totals = totals(&c.start, &end, self.probe.ticks_per_sec, max_memory);
+                    let db_size = self.db_size();
+                    let data_dir_bytes = self.dir_size();
+                    let stats_file = self.save_stats(step, ordinal);
+                    let _ = reply.send(StepRaw {
+                        totals,
+                        db_size,
+                        data_dir_bytes,
+                        stats_file,
+                        perf,
+                    });
+                }
+                Some(Cmd::Stop(reply)) => {
+                    let end = self.probe.read();
+                    let line = sample_line(
+                        &last,
+                        &end,
+                        t0.elapsed().as_secs_f64(),
+                        self.probe.ticks_per_sec,
+                    );
+                    self.write_line(&line);
+                    let t = totals(&first, &end, self.probe.ticks_per_sec, run_max_memory);
+                    let _ = reply.send((Some(t), self.errors.clone()));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn write_line(&mut self, line: &SampleLine) {
+        let result = match &mut self.out {
+            Ok(out) => serde_json::to_writer(&mut *out, line)
+                .map_err(|e| e.to_string())
+                .and_then(|()| out.write_all(b"\n").map_err(|e| e.to_string()))
+                .and_then(|()| out.flush().map_err(|e| e.to_string())),
+            Err(e) => Err(e.clone()),
+        };
+        if let Err(e) = result {
+            self.note(format!("cannot write {METRICS_FILE}: {e}"));
+        }
+    }
+
+    fn save_stats(&mut self, step: StepName, ordinal: u32) -> Result<String, String> {
+        let conn = self
+            .conn
+            .as_mut()
+            .ok_or_else(|| "the sampler has no connection to the database".to_string())?;
+        let stats = conn
+            .server_statistics()
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "the DBMS keeps no server statistics (SQLite)".to_string())?;
+        let stats_dir = self.dir.join(STATS_DIR);
+        fs::create_dir_all(&stats_dir)
+            .map_err(|e| format!("cannot create {}: {e}", stats_dir.display()))?;
+        let mut name = format!("{step}.json");
+        if stats_dir.join(&name).exists() {
+            name = format!("{step}-{ordinal}.json");
+        }
+        write_json(&stats_dir.join(&name), &stats)?;
+        Ok(format!("{STATS_DIR}/{name}"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-step metrics.
+
+/// The step's op: its name, count, the op kind whose latency is `maxop`.
+fn step_op(record: &StepRecord) -> (&'static str, u64, Option<&str>) {
+    let op = |k: &str| record.ops.get(k);
+    match record.name {
+        StepName::CreateIndexes => (
+            "indexed row",
+            op("create_indexes").map_or(0, |o| o.rows),
+            Some("create_indexes"),
+        ),
+        StepName::Query { .. } => {
+            let kind = if record.ops.contains_key("range_query") {
+                "range_query"
+            } else {
+                "point_query"
+            };
+            ("query", op(kind).map_or(0, |o| o.ops), Some(kind))
+        }
+        _ => (
+            "inserted row",
+            op("insert").map_or(0, |o| o.rows),
+            Some("insert"),
+        ),
+    }
+}
+
+/// The spec's per-op metrics of a finished step from the sampler's readings. `raw` is `None`
+/// when the sampler was gone; every figure then says so.
+pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
+    let (op, ops, kind) = step_op(record);
+    let inserted_rows = record.ops.get("insert").map_or(0, |o| o.rows);
+    let raw = raw.unwrap_or_else(|| {
+        let na = Metric::na("the sampler thread is not running");
+        StepRaw {
+            totals: Totals {
+                seconds: record.seconds,
+                server_cpu_seconds: na.clone(),
+                host_cpu_seconds: na.clone(),
+                client_cpu_seconds: na.clone(),
+                context_switches: na.clone(),
+                device_reads: na.clone(),
+                device_read_bytes: na.clone(),
+                device_writes: na.clone(),
+                device_write_bytes: na.clone(),
+                server_read_bytes: na.clone(),
+                server_write_bytes: na.clone(),
+                server_memory_max_bytes: na,
+            },
+            db_size: Err("the sampler thread is not running".into()),
+            data_dir_bytes: Err("the sampler thread is not running".into()),
+            stats_file: Err("the sampler thread is not running".into()),
+            perf: None,
+        }
+    });
+    let t = &raw.totals;
+    let ops_f = ops as f64;
+    let no_ops = format!("no {op}s in the step");
+    let no_rows = "no rows inserted in this step";
+    let per_op = |m: &Metric, k: f64| m.per(ops_f, &no_ops).scale(k);
+    let per_ins = |m: &Metric, k: f64| m.per(inserted_rows as f64, no_rows).scale(k);
+    let ccpu = Metric::Value(record.client_cpu_seconds);
+    let maxop = kind
+        .and_then(|k| record.ops.get(k))
+        .filter(|o| o.ops > 0)
+        .map_or_else(
+            || Metric::na(no_ops.clone()),
+            |o| Metric::Value(o.latency_us.max_us as f64 / 1e6),
+        );
+    let opt = |v: Option<f64>, why: &str| v.map_or_else(|| Metric::na(why), Metric::Value);
+    StepMetrics {
+        op: op.to_string(),
+        ops,
+        inserted_rows,
+        cpupq: per_op(&t.server_cpu_seconds, 1e6),
+        ccpupq: per_op(&ccpu, 1e6),
+        hcpupq: per_op(&t.host_cpu_seconds, 1e6),
+        rpq: per_op(&t.device_reads, 1.0),
+        rkbpq: per_op(&t.device_read_bytes, 1.0 / 1024.0),
+        wpi: per_ins(&t.device_writes, 1.0),
+        wkbpi: per_ins(&t.device_write_bytes, 1.0 / 1024.0),
+        csps: t
+            .context_switches
+            .per(t.seconds, "the step lasted no measurable time"),
+        cspq: per_op(&t.context_switches, 1.0),
+        dbgb1: Metric::from(
+            &raw.db_size
+                .as_ref()
+                .map(|s| s.total_bytes as f64 / BYTES_PER_GB)
+                .map_err(Clone::clone),
+        ),
+        dbgb2: Metric::from(
+            &raw.data_dir_bytes
+                .as_ref()
+                .map(|b| *b as f64 / BYTES_PER_GB)
+                .map_err(Clone::clone),
+        ),
+        rss: t.server_memory_max_bytes.scale(1.0 / BYTES_PER_GB),
+        maxop,
+        p50: opt(
+            record.rate_p50,
+            "the step lasted under a second, or has no per-second rate",
+        ),
+        p1low: opt(
+            record.rate_p1low,
+            "the step lasted under a second, or has no per-second rate",
+        ),
+        totals: raw.totals.clone(),
+        db_size: raw.db_size.ok(),
+        stats_file: raw.stats_file.into(),
+        perf: raw.perf.map(|p| p.per_op(ops)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Terminal table.
+
+/// The metrics of every step as a text table, with the reasons for any `n/a` listed below it.
+/// Empty when the run has no metrics.
+pub fn metrics_table(run: &RunRecord) -> String {
+    let steps: Vec<(&StepRecord, &StepMetrics)> = run
+        .steps
+        .iter()
+        .filter_map(|s| s.metrics.as_ref().map(|m| (s, m)))
+        .collect();
+    if steps.is_empty() {
+        return String::new();
+    }
+    type Col = (&'static str, fn(&StepMetrics) -> &Metric, usize);
+    let cols: [Col; 15] = [
+        ("cpupq", |m| &m.cpupq, 1),
+        ("ccpupq", |m| &m.ccpupq, 1),
+        ("hcpupq", |m| &m.hcpupq, 1),
+        ("rpq", |m| &m.rpq, 3),
+        ("rkbpq", |m| &m.rkbpq, 3),
+        ("wpi", |m| &m.wpi, 3),
+        ("wkbpi", |m| &m.wkbpi, 3),
+        ("csps", |m| &m.csps, 0),
+        ("cspq", |m| &m.cspq, 2),
+        ("dbgb1", |m| &m.dbgb1, 3),
+        ("dbgb2", |m| &m.dbgb2, 3),
+        ("rss", |m| &m.rss, 3),
+        ("maxop", |m| &m.maxop, 3),
+        ("p50", |m| &m.p50, 0),
+        ("p1low", |m| &m.p1low, 0),
+    ];
+    let mut reasons: Vec<String> = Vec::new();
+    let mut out = String::from("\nserver efficiency per op (cpu in µs, sizes in GB, maxop in s)\n");
+    let _ = write!(out, "{:<7}", "step");
+    for (name, _, _) in &cols {
+        let _ = write!(out, " {name:>8}");
+    }
+    out.push('\n');
+    for (s, m) in &steps {
+        let _ = write!(out, "{:<7}", s.name.to_string());
+        for (name, get, decimals) in &cols {
+            match get(m) {
+                Metric::Value(v) => {
+                    let _ = write!(out, " {:>8}", format!("{v:.decimals$}"));
+                }
+                Metric::Na(r) => {
+                    let line = format!("{name}: {r}");
+                    let idx = match reasons.iter().position(|x| *x == line) {
+                        Some(i) => i,
+                        None => {
+                            reasons.push(line);
+                            reasons.len() - 1
+                        }
+                    };
+                    let _ = write!(out, " {:>8}", format!("n/a[{}]", idx + 1));
+                }
+            }
+        }
+        out.push('\n');
+    }
+    if let Some(info) = &run.metrics {
+        let _ = writeln!(out, "server: {}", info.server.describe());
+        let _ = writeln!(out, "storage: {}", info.storage.describe());
+    }
+    for (i, r) in reasons.iter().enumerate() {
+        let _ = writeln!(out, "[{}] {r}", i + 1);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_serialises_as_value_or_na() {
+        assert_eq!(
+            serde_json::to_string(&Metric::Value(1.5)).unwrap(),
+            r#"{"value":1.5}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&Metric::na("remote")).unwrap(),
+            r#"{"na":"remote"}"#
+        );
+        assert_eq!(Metric::Value(3.0).per(0.0, "none"), Metric::na("none"));
+        assert_eq!(
+            Metric::Value(3.0).per(2.0, "none").scale(2.0),
+            Metric::Value(3.0)
+        );
+    }
+
+    #[test]
+    fn own_process_reads_as_a_tree() {
+        let probe = Probe {
+            pid: Ok(std::process::id()),
+            device: Err("none".into()),
+            host: Ok(()),
+            ticks_per_sec: procfs::clock_ticks_per_sec(),
+        };
+        let a = probe.read();
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let b = probe.read();
+        let t = totals(&a, &b, probe.ticks_per_sec, None);
+        assert!(t.server_cpu_seconds.value().is_some());
+        assert!(t.host_cpu_seconds.value().is_some());
+        assert_eq!(t.device_reads, Metric::na("none"));
+        let line = sample_line(&a, &b, 1.0, probe.ticks_per_sec);
+        assert!(line.server_processes.unwrap_or(0) >= 1);
+        let json = serde_json::to_string(&line).unwrap();
+        assert!(!json.contains("device_reads"), "{json}");
+    }
+}

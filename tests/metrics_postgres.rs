@@ -1,0 +1,181 @@
+//! Server-side metrics against a private PostgreSQL: the sampler's figures agree with the
+//! test's own reading of /proc over the same interval, exclude ibench's own CPU, and become
+//! `n/a` with a reason when the server's processes are not on this host.
+
+mod common;
+mod proc_reading;
+
+use std::sync::Mutex;
+
+use common::*;
+use ibench::backend::Engine;
+use ibench::sampler::{self, Metric};
+use ibench::server::{ServerHandle, ServerKind};
+use ibench::workload::steps::parse_step_list;
+use proc_reading::own_reading;
+
+/// The runs share one server; they run one at a time so each sees only its own load.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn server() -> &'static ServerHandle {
+    static SERVER: std::sync::OnceLock<ServerHandle> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| start_server(ServerKind::Postgres, Engine::Innodb))
+}
+
+fn value(m: &Metric, what: &str) -> f64 {
+    m.value()
+        .unwrap_or_else(|| panic!("{what} should be measured, is {m:?}"))
+}
+
+#[test]
+fn server_figures_match_the_tests_own_proc_reading() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = server();
+    let mut opts = small_options(&s.url, "pg-metrics");
+    opts.steps = parse_step_list("l.i0,l.x,l.i1,qp100").unwrap();
+    opts.load_rows = 30_000;
+    opts.i1_rows = 5_000;
+    let (cpu0, w0) = own_reading(s.pid);
+    let (run, dir) = run_and_read(opts);
+    let (cpu1, w1) = own_reading(s.pid);
+    let (own_cpu, own_written) = (cpu1 - cpu0, (w1 - w0) as f64);
+
+    let info = run.metrics.as_ref().expect("run.json has metrics");
+    assert_eq!(info.server.pid, Some(s.pid), "{:?}", info.server);
+    assert!(
+        info.server.how.contains("postmaster.pid"),
+        "{}",
+        info.server.how
+    );
+    assert!(info.storage.device.is_some(), "{:?}", info.storage);
+    let totals = info.totals.as_ref().expect("run totals");
+    let server_cpu = value(&totals.server_cpu_seconds, "server cpu");
+    let client_cpu = value(&totals.client_cpu_seconds, "client cpu");
+    let written = value(&totals.server_write_bytes, "server write_bytes");
+    eprintln!(
+        "server cpu {server_cpu:.3} s (own reading {own_cpu:.3}), client cpu {client_cpu:.3} s, \
+         written {written} (own reading {own_written})"
+    );
+    // Same tree, same interval but for the few ms around the sampler's start and stop.
+    assert!(
+        (server_cpu - own_cpu).abs() <= 0.1 * own_cpu + 0.03,
+        "server cpu {server_cpu} vs the test's own reading {own_cpu}"
+    );
+    assert!(
+        (written - own_written).abs() <= 0.1 * own_written + 256.0 * 1024.0,
+        "written {written} vs {own_written}"
+    );
+    // ibench's own CPU is real and large enough that counting it would break the 10% bound.
+    assert!(
+        client_cpu > 0.1 * own_cpu,
+        "client {client_cpu} vs server {own_cpu}: the check would not discriminate"
+    );
+
+    // Every step has the spec's metrics; the measurable ones are numbers.
+    let mut step_cpu = 0.0;
+    for step in &run.steps {
+        let m = step.metrics.as_ref().expect("step metrics");
+        for (name, metric) in [
+            ("cpupq", &m.cpupq),
+            ("ccpupq", &m.ccpupq),
+            ("hcpupq", &m.hcpupq),
+            ("cspq", &m.cspq),
+            ("dbgb1", &m.dbgb1),
+            ("dbgb2", &m.dbgb2),
+            ("rss", &m.rss),
+            ("maxop", &m.maxop),
+            ("rpq", &m.rpq),
+        ] {
+            let v = value(metric, &format!("{} {name}", step.name));
+            assert!(v >= 0.0, "{} {name} = {v}", step.name);
+        }
+        assert!(m.cpupq.value().unwrap() > 0.0, "{} cpupq", step.name);
+        assert!(m.rss.value().unwrap() > 0.001, "{} rss", step.name);
+        step_cpu += value(&m.totals.server_cpu_seconds, "step cpu");
+        let stats = m.stats_file.path().expect("stats saved");
+        let text = std::fs::read_to_string(dir.join(stats)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for view in [
+            "pg_stat_database",
+            "pg_stat_bgwriter",
+            "pg_stat_user_tables",
+        ] {
+            assert!(v.get(view).is_some_and(|x| x.is_array()), "{stats}: {view}");
+        }
+        if step.name.to_string() != "l.x" {
+            value(&m.wpi, "wpi");
+            value(&m.wkbpi, "wkbpi");
+        } else {
+            assert!(matches!(&m.wpi, Metric::Na(r) if r.contains("no rows inserted")));
+        }
+    }
+    assert!(
+        step_cpu <= server_cpu * 1.02 + 0.02,
+        "{step_cpu} > {server_cpu}"
+    );
+    let li0 = run.steps[0].metrics.as_ref().unwrap();
+    assert!(li0.db_size.as_ref().unwrap().tables["pi1"] > 1_000_000);
+
+    // Settings once, a time series with a line per second.
+    let settings = std::fs::read_to_string(dir.join(sampler::SETTINGS_FILE)).unwrap();
+    assert!(settings.contains("shared_buffers"));
+    let lines = sampler::read_metrics(&dir).unwrap();
+    assert!(lines.len() >= 2, "{} lines", lines.len());
+    assert!(lines.iter().all(|l| l.server_cpu_seconds.is_some()));
+    assert!(lines.iter().any(|l| l.db_size_bytes.is_some()));
+    let fs = run
+        .host
+        .data_dir_mount
+        .as_ref()
+        .expect("filesystem of the data dir");
+    assert!(!fs.fs_type.is_empty());
+}
+
+#[test]
+fn server_dir_gives_the_pid() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = server();
+    let mut opts = small_options(&s.url, "pg-metrics-dir");
+    opts.steps = parse_step_list("l.i0").unwrap();
+    opts.load_rows = 2_000;
+    opts.server_dir = Some(s.dir.clone());
+    let (run, _) = run_and_read(opts);
+    let info = run.metrics.unwrap();
+    assert_eq!(info.server.pid, Some(s.pid));
+    assert!(info.server.how.contains("--server-dir"));
+    assert_eq!(info.storage.data_paths, vec![s.data_dir.clone()]);
+}
+
+#[test]
+fn a_server_not_on_this_host_gives_na_with_reasons() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = server();
+    let mut opts = small_options(&s.url, "pg-metrics-remote");
+    opts.steps = parse_step_list("l.i0").unwrap();
+    opts.load_rows = 2_000;
+    // A pid that cannot exist here: as for a server on another host.
+    opts.server_pid = Some(u32::MAX - 3);
+    let (run, dir) = run_and_read(opts);
+    assert_eq!(run.status, ibench::results::Status::Completed);
+    let m = run.steps[0].metrics.as_ref().unwrap();
+    for metric in [&m.cpupq, &m.rss, &m.totals.server_write_bytes] {
+        assert!(
+            matches!(metric, Metric::Na(r) if r.contains("not running on this host")),
+            "{metric:?}"
+        );
+    }
+    // What does not need the processes is still measured.
+    value(&m.ccpupq, "ccpupq");
+    value(&m.dbgb1, "dbgb1");
+    let raw = std::fs::read_to_string(dir.join("run.json")).unwrap();
+    assert!(
+        raw.contains(r#""cpupq": {"#) && raw.contains(r#""na": "process"#),
+        "{raw}"
+    );
+    assert!(!raw.contains(r#""cpupq": 0"#));
+    let table = sampler::metrics_table(&run);
+    assert!(
+        table.contains("n/a[1]") && table.contains("not running on this host"),
+        "{table}"
+    );
+}
