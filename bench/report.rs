@@ -12,7 +12,7 @@ use ibench::report::{Format, render_dirs};
 
 fn main() {
     let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let names = ["sqlite-base", "sqlite-slow-writes", "postgres"];
+    let names = ["sqlite-base", "postgres", "postgres-commit-delay"];
     let root = std::env::temp_dir().join(format!("ibench-bench-report-{}", std::process::id()));
     let mut dirs = Vec::new();
     for i in 0..50 {

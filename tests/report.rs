@@ -3,9 +3,11 @@
 //! throughputs, including an SLA failure and a missing step; bad input gives one line per
 //! problem and what can be rendered is rendered.
 //!
-//! The fixtures: `sqlite-base` (SQLite; qp1000 failed its SLA at 908 of 1000 rows/s),
-//! `sqlite-slow-writes` (SQLite with 1-row background inserts; qp1000 failed at 656 rows/s),
-//! `postgres` (a private Postgres 15; no qp1000 step).
+//! The fixtures (small real runs: 20k rows, 3 s query steps, rates 100 and 1000):
+//! `sqlite-base` (SQLite), `postgres` (a private Postgres 15 with its default config; no qp1000
+//! step), `postgres-commit-delay` (the same server with `commit_delay = 100000` and
+//! `commit_siblings = 0`: every commit waits 100 ms, so qr1000 and qp1000 fail their SLA at
+//! 327.6 and 377.2 of 1000 rows/s).
 
 mod common;
 
@@ -26,8 +28,8 @@ fn fixture(name: &str) -> PathBuf {
 fn three() -> Vec<PathBuf> {
     vec![
         fixture("sqlite-base"),
-        fixture("sqlite-slow-writes"),
         fixture("postgres"),
+        fixture("postgres-commit-delay"),
     ]
 }
 
@@ -66,39 +68,41 @@ fn absolute_table_values_and_colours_match_the_hand_computed_ones() {
     assert!(close(
         &values(t, 0),
         &[
-            Some(349516.5),
-            Some(321917.6),
-            Some(13281.8),
-            Some(5985.4),
-            Some(34163.4),
-            Some(37698.9),
-            Some(26406.9),
-            Some(31028.5)
+            Some(326233.1),
+            Some(269697.3),
+            Some(13497.8),
+            Some(8229.4),
+            Some(30909.9),
+            Some(34904.6),
+            Some(30863.0),
+            Some(31718.8)
         ],
         0.06
     ));
     assert!(close(
         &values(t, 2),
         &[
-            Some(5507.8),
-            Some(110339.6),
-            Some(7328.0),
-            Some(1549.1),
-            Some(4459.9),
-            Some(4768.2),
-            Some(5630.2),
-            None
+            Some(879.8),
+            Some(56071.6),
+            Some(470.4),
+            Some(46.4),
+            Some(2894.5),
+            Some(2689.5),
+            Some(3653.3),
+            Some(2196.5)
         ],
         0.06
     ));
-    // l.i0: range 5507.8..374668.3, quarter 92290: both SQLite runs in the top quarter,
-    // Postgres in the bottom one. qr100: green from 26737.5, so the slow-writes run
-    // (24162.2) is plain. qp1000: both SQLite runs failed the SLA (grey), Postgres lacks it.
-    assert_eq!(colours(t, 0), [G, G, G, G, G, G, G, Y]);
-    assert_eq!(colours(t, 1), [G, G, N, G, N, N, N, Y]);
-    assert_eq!(colours(t, 2), [R, R, R, R, R, R, R, N]);
-    assert_eq!(t.rows[2].cells[7].note.as_deref(), Some("missing"));
-    assert_eq!(t.rows[0].cells[7].note.as_deref(), Some("SLA failed"));
+    // l.i0: range 879.8..326233.1, quarter 81338.3: SQLite green (>= 244894.8), both Postgres
+    // runs red (<= 82218.1). l.x: quarter 67005.4 over 56071.6..324093.3: SQLite (269697.3)
+    // and Postgres green (>= 257087.9), commit_delay red. qr1000: commit_delay failed its SLA,
+    // so it is grey and out of the range 3968.8..30863.0. qp1000: one value outside the SLA
+    // failures, nothing to compare: no colour.
+    assert_eq!(colours(t, 0), [G, G, G, G, G, G, G, N]);
+    assert_eq!(colours(t, 1), [R, G, G, G, R, R, R, N]);
+    assert_eq!(colours(t, 2), [R, R, R, R, R, R, Y, Y]);
+    assert_eq!(t.rows[1].cells[7].note.as_deref(), Some("missing"));
+    assert_eq!(t.rows[2].cells[6].note.as_deref(), Some("SLA failed"));
 }
 
 #[test]
@@ -111,30 +115,51 @@ fn relative_table_divides_by_the_base_and_colours_by_the_thresholds() {
             .iter()
             .all(|c| c.value == Some(1.0) && c.colour == Y)
     );
-    // 374668.3 / 349516.5 = 1.072; 281473.8 / 321917.6 = 0.874; 6555.4 / 5985.4 = 1.095 …
+    // 72209.0 / 326233.1 = 0.2213; 324093.3 / 269697.3 = 1.2017; 7566.7 / 8229.4 = 0.9195 ...
     assert!(close(
         &values(t, 1),
         &[
-            Some(1.072),
-            Some(0.874),
-            Some(0.735),
-            Some(1.095),
-            Some(0.707),
-            Some(0.643),
-            Some(0.748),
-            Some(0.850)
+            Some(0.2213),
+            Some(1.2017),
+            Some(1.2187),
+            Some(0.9195),
+            Some(0.1205),
+            Some(0.1004),
+            Some(0.1286),
+            None
         ],
-        0.001
+        0.0001
     ));
-    assert_eq!(colours(t, 1), [G, R, R, G, R, R, R, R]);
-    assert_eq!(colours(t, 2)[..7], [R; 7]);
-    assert_eq!(t.rows[2].cells[7].value, None);
+    assert_eq!(colours(t, 1), [R, G, G, R, R, R, R, N]);
+    assert!(close(
+        &values(t, 2),
+        &[
+            Some(0.0027),
+            Some(0.2079),
+            Some(0.0349),
+            Some(0.0056),
+            Some(0.0936),
+            Some(0.0771),
+            Some(0.1184),
+            Some(0.0692)
+        ],
+        0.0001
+    ));
+    assert_eq!(colours(t, 2), [R; 8]);
 
-    // With the slow-writes run as base, the base's own row is 1.00 and the others flip.
-    let cmp = comparison(&three(), Some("SQLite 1-row writes"));
+    // With Postgres as the base: 326233.1 / 72209.0 = 4.5179.
+    let cmp = comparison(&three(), Some("PostgreSQL 15"));
     assert_eq!(cmp.base, 1);
-    assert!(close(&values(&cmp.relative, 0)[..1], &[Some(0.933)], 0.001));
-    assert_eq!(cmp.relative.rows[0].cells[0].colour, R);
+    assert!(close(
+        &values(&cmp.relative, 0)[..1],
+        &[Some(4.5179)],
+        0.0001
+    ));
+    assert_eq!(cmp.relative.rows[0].cells[0].colour, G);
+    assert_eq!(
+        cmp.relative.rows[0].cells[7].note.as_deref(),
+        Some("no base")
+    );
 }
 
 #[test]
@@ -146,19 +171,20 @@ fn background_table_marks_rates_below_95_percent_and_ends_with_the_targets() {
         cmp.background_targets,
         [Some(100.0), Some(100.0), Some(1000.0), Some(1000.0)]
     );
-    // 908.4 and 655.6 are below 950; 977.9 is not.
     assert!(close(
-        &values(t, 1),
-        &[Some(100.0), Some(100.0), Some(977.9), Some(655.6)],
+        &values(t, 2),
+        &[Some(100.0), Some(100.0), Some(327.6), Some(377.2)],
         0.06
     ));
-    assert_eq!(colours(t, 0), [N, N, N, R]);
-    assert_eq!(colours(t, 1), [N, N, N, R]);
-    assert_eq!(colours(t, 2), [N, N, N, N]);
+    assert!(close(&values(t, 1)[2..3], &[Some(999.9)], 0.06));
+    assert_eq!(colours(t, 0), [N, N, N, N]);
+    assert_eq!(colours(t, 1), [N, N, N, N]);
+    assert_eq!(colours(t, 2), [N, N, R, R]);
+    assert_eq!(t.rows[1].cells[3].note.as_deref(), Some("missing"));
 }
 
 #[test]
-fn per_step_details_cover_every_step_and_run() {
+fn per_step_details_cover_every_step_run_and_server_metric() {
     let cmp = comparison(&three(), None);
     assert_eq!(cmp.details.len(), 8);
     let qr = cmp.details.iter().find(|d| d.step == "qr1000").unwrap();
@@ -172,11 +198,22 @@ fn per_step_details_cover_every_step_and_run() {
     let thr = qr.metrics.iter().find(|m| m.name == "throughput").unwrap();
     assert!(close(
         &thr.relative,
-        &[Some(1.0), Some(0.748), Some(0.213)],
-        0.001
+        &[Some(1.0), Some(0.1286), Some(0.1184)],
+        0.0001
     ));
     let qp1000 = cmp.details.iter().find(|d| d.step == "qp1000").unwrap();
     assert_eq!(qp1000.latency[0].1.len(), 2, "Postgres has no qp1000 row");
+
+    // Server metrics: n/a for SQLite (no server process), so no ratio to it either; the
+    // recorded value for Postgres (qr100 cpupq 76.96 µs per query).
+    let qr100 = cmp.details.iter().find(|d| d.step == "qr100").unwrap();
+    let cpupq = qr100.metrics.iter().find(|m| m.name == "cpupq").unwrap();
+    assert_eq!(cpupq.values[0], None);
+    assert!(close(&cpupq.values[1..2], &[Some(76.957)], 0.001));
+    assert_eq!(cpupq.relative, [None, None, None]);
+    for name in ["hcpupq", "rpq", "wkbpi", "csps", "dbgb1", "dbgb2", "rss"] {
+        assert!(qr100.metrics.iter().any(|m| m.name == name), "{name}");
+    }
 }
 
 #[test]
@@ -191,7 +228,7 @@ fn markdown_json_and_text_render_the_same_tables() {
         assert!(out.status.success(), "{format}");
         let s = String::from_utf8_lossy(&out.stdout);
         assert!(
-            s.contains("374,668") || s.contains("374668.3"),
+            s.contains("326,233") || s.contains("326233.1"),
             "{format}: {s}"
         );
         assert!(!s.contains("\x1b["), "{format}: colours when piped");
@@ -201,8 +238,8 @@ fn markdown_json_and_text_render_the_same_tables() {
             "{format}: {err}"
         );
         if format == "markdown" {
-            assert!(s.contains("| SQLite base | 349,517 ▲ |"), "{s}");
-            assert!(s.contains("~~31,028~~ (SLA)"), "{s}");
+            assert!(s.contains("| SQLite base | 326,233 ▲ |"), "{s}");
+            assert!(s.contains("~~3,653~~ (SLA)"), "{s}");
             assert!(s.contains("| target | 100 | 100 | 1,000 | 1,000 |"), "{s}");
         }
         if format == "json" {

@@ -60,8 +60,8 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
     let page = dir.join("report.html");
     let runs = [
         fixture("sqlite-base"),
-        fixture("sqlite-slow-writes"),
         fixture("postgres"),
+        fixture("postgres-commit-delay"),
     ];
     let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
         .arg("report")
@@ -77,10 +77,12 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
     );
 
     // Charts expected from the fixtures themselves: the throughput bar chart, and per step
-    // one rate chart per op kind in any run's timeline plus the max-latency chart.
+    // one rate chart per op kind in any run's timeline, the max-latency chart, and the
+    // database-size chart where a run sampled sizes during the step.
     let mut expected = 1;
     let mut steps = BTreeSet::new();
     let mut kinds = BTreeSet::new();
+    let mut sized = BTreeSet::new();
     for r in &runs {
         for line in ibench::results::read_timeline(r).unwrap() {
             steps.insert(line.step.to_string());
@@ -88,8 +90,16 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
                 kinds.insert((line.step.to_string(), k.clone()));
             }
         }
+        for s in ibench::sampler::read_metrics(r).unwrap() {
+            if let Some(step) = s.step
+                && (s.db_size_bytes.is_some() || s.data_dir_bytes.is_some())
+            {
+                sized.insert(step);
+            }
+        }
     }
-    expected += kinds.len() + steps.len();
+    assert!(!sized.is_empty(), "the fixtures have size samples");
+    expected += kinds.len() + steps.len() + sized.len();
 
     let (dom, stderr) = chromium(&page, &["--dump-dom"]);
     assert!(

@@ -125,7 +125,7 @@ fn read(dir: &std::path::Path) -> Value {
 #[test]
 fn recorded_and_fresh_runs_match_the_schema() {
     let schema = schema();
-    for name in ["sqlite-base", "sqlite-slow-writes", "postgres"] {
+    for name in ["sqlite-base", "postgres", "postgres-commit-delay"] {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures")
             .join(name);

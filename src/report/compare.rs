@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::load::LoadedRun;
 use crate::results::{Status, StepRecord};
+use crate::sampler::{Metric, StepMetrics};
 use crate::stats::OpKind;
 use crate::workload::steps::StepName;
 
@@ -369,6 +370,38 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
     }
 }
 
+/// The server-side metrics of spec section 5 shown per step, with their meaning.
+pub const SERVER_METRICS: [(&str, &str); 11] = [
+    ("cpupq", "server CPU µs per op"),
+    ("hcpupq", "whole-host CPU µs per op"),
+    ("rpq", "storage reads per op"),
+    ("rkbpq", "KB read from storage per op"),
+    ("wpi", "storage writes per inserted row"),
+    ("wkbpi", "KB written to storage per inserted row"),
+    ("csps", "context switches per second"),
+    ("cspq", "context switches per op"),
+    ("dbgb1", "logical database size at step end, GB"),
+    ("dbgb2", "data directory size on disk at step end, GB"),
+    ("rss", "server resident memory, max over the step, GB"),
+];
+
+fn server_metric<'a>(m: &'a StepMetrics, name: &str) -> Option<&'a Metric> {
+    Some(match name {
+        "cpupq" => &m.cpupq,
+        "hcpupq" => &m.hcpupq,
+        "rpq" => &m.rpq,
+        "rkbpq" => &m.rkbpq,
+        "wpi" => &m.wpi,
+        "wkbpi" => &m.wkbpi,
+        "csps" => &m.csps,
+        "cspq" => &m.cspq,
+        "dbgb1" => &m.dbgb1,
+        "dbgb2" => &m.dbgb2,
+        "rss" => &m.rss,
+        _ => return None,
+    })
+}
+
 fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
     let step = name.to_string();
     let records: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, &step)).collect();
@@ -442,6 +475,16 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
         ),
         metric("seconds", "measured seconds", &|s| Some(s.seconds)),
     ];
+    let mut metrics = metrics;
+    if records.iter().flatten().any(|s| s.metrics.is_some()) {
+        for (name, meaning) in SERVER_METRICS {
+            metrics.push(metric(name, meaning, &|s| {
+                s.metrics
+                    .as_ref()
+                    .and_then(|m| server_metric(m, name)?.value())
+            }));
+        }
+    }
     StepDetail {
         step,
         unit: name.throughput_unit().to_string(),

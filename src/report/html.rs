@@ -234,6 +234,35 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
             let unit = if rows_based { "rows/s" } else { "ops/s" };
             out.push_str(&chart(&format!("{} {kind} rate", d.step), unit, &data));
         }
+        // Database size over the step, from the sampler's time series.
+        let size: Vec<(String, Vec<(f64, f64)>)> = runs
+            .iter()
+            .flat_map(|r| {
+                let in_step: Vec<_> = r
+                    .samples
+                    .iter()
+                    .filter(|l| l.step.as_deref() == Some(d.step.as_str()))
+                    .collect();
+                let t0 = in_step.first().map_or(0.0, |l| l.t - l.interval_seconds);
+                let curve = |pick: fn(&crate::sampler::SampleLine) -> Option<u64>| {
+                    in_step
+                        .iter()
+                        .filter_map(|l| pick(l).map(|b| (l.t - t0, b as f64 / 1e9)))
+                        .collect::<Vec<_>>()
+                };
+                [
+                    (format!("{} (DBMS)", r.label), curve(|l| l.db_size_bytes)),
+                    (
+                        format!("{} (on disk)", r.label),
+                        curve(|l| l.data_dir_bytes),
+                    ),
+                ]
+            })
+            .filter(|(_, points)| !points.is_empty())
+            .collect();
+        if !size.is_empty() {
+            out.push_str(&chart(&format!("{} database size", d.step), "GB", &size));
+        }
         if let Some((main, _)) = d.latency.first() {
             let data = series(runs, &d.step, main, |c| c.max_latency_us as f64 / 1000.0);
             out.push_str(&chart(

@@ -16,6 +16,8 @@ pub struct LoadedRun {
     pub record: RunRecord,
     /// The per-second timeline (empty when it could not be read).
     pub timeline: Vec<TimelineLine>,
+    /// The sampler's time series (empty when the run has none).
+    pub samples: Vec<crate::sampler::SampleLine>,
 }
 
 /// Why a directory could not be read as a run.
@@ -102,11 +104,23 @@ pub fn load_runs(dirs: &[PathBuf]) -> (Vec<LoadedRun>, Vec<String>) {
             Ok((record, timeline, problem)) => {
                 problems.extend(problem);
                 let label = record.label.clone();
+                let samples = if dir.join(crate::sampler::METRICS_FILE).exists() {
+                    match crate::sampler::read_metrics(dir) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            problems.push(format!("{}: no size charts ({e:#})", dir.display()));
+                            Vec::new()
+                        }
+                    }
+                } else {
+                    Vec::new()
+                };
                 runs.push(LoadedRun {
                     dir: dir.clone(),
                     label,
                     record,
                     timeline,
+                    samples,
                 });
             }
             Err(e) => problems.push(e.to_string()),
