@@ -62,7 +62,8 @@ fn a_frozen_server_shows_in_the_latency_of_every_insert_due_during_the_freeze() 
     let mut opts = small_options(&server.url, "freeze");
     opts.steps = parse_step_list("qp1000").unwrap();
     opts.query_rows_per_insert = 10;
-    opts.query_seconds = 8.0;
+    // Long enough after the freeze for the catch-up to finish on a busy machine.
+    opts.query_seconds = 12.0;
     opts.check = false;
     let timeline = opts.out_dir.join("timeline.jsonl");
     let runner = std::thread::spawn(move || run_and_read(opts));

@@ -285,6 +285,25 @@ struct Finished {
     ended: Instant,
 }
 
+/// The connections of a step before it runs, with its stop condition.
+struct Plan {
+    slots: Vec<Slot>,
+    goal: Goal,
+    /// Query steps run for a fixed time.
+    deadline_seconds: Option<f64>,
+}
+
+/// What the step's connections did.
+struct Driven {
+    finished: Vec<Finished>,
+    seen: monitor::Seconds,
+    timeline_error: Option<String>,
+    started_at: SystemTime,
+    ended_at: SystemTime,
+    /// From the start to the end of the last operation.
+    seconds: f64,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_step(
     opts: &RunOptions,
@@ -297,87 +316,273 @@ fn run_step(
     ordinal: u32,
     sampler: &Sampler,
 ) -> anyhow::Result<StepRecord> {
-    let tables = opts.tables();
-    let clients = opts.clients;
-    // Set up what the step needs, outside its measured time.
+    prepare_tables(opts, admin, state, step)?;
+    let plan = plan_connections(opts, driver, admin, state, step, ordinal)?;
+    sampler.begin_step(step);
+    let cpu_before = process_cpu_seconds();
+    let driven = drive(plan, step, timeline, mode);
+    let cpu_seconds = process_cpu_seconds() - cpu_before;
+    let sampled = sampler.end_step(step, ordinal);
+    let Driven {
+        finished,
+        seen,
+        timeline_error,
+        started_at,
+        ended_at,
+        seconds,
+    } = driven;
+
+    // What went wrong, if anything.
+    let error = finished
+        .iter()
+        .find_map(|f| f.result.as_ref().err().map(ToString::to_string))
+        .or(timeline_error.map(|e| format!("timeline: {e}")));
+    let status = if error.is_some() {
+        Status::Failed
+    } else if stop::interrupted() {
+        Status::Interrupted
+    } else {
+        Status::Completed
+    };
+
+    // Table bookkeeping.
+    for f in &finished {
+        if let Some(id) = f.worker.next_client_id() {
+            state.next_client_id.insert(f.client, id);
+        }
+        let rows = f.recorder.rows;
+        let entry = state.expected_rows.entry(f.table.clone()).or_insert(0);
+        match f.recorder.kind {
+            OpKind::Insert => *entry += rows,
+            OpKind::Delete => *entry = entry.saturating_sub(rows),
+            _ => {}
+        }
+        if step == StepName::LoadInitial {
+            state.loaded_rows += rows;
+        }
+    }
+
+    // Merge and summarise.
+    let merged = stats::merge(finished.into_iter().map(|f| f.recorder));
+    let target_rows_per_sec = match step {
+        StepName::Query {
+            rate_rows_per_sec, ..
+        } => Some(f64::from(rate_rows_per_sec) * f64::from(opts.clients)),
+        _ => None,
+    };
+    let ops: BTreeMap<String, OpRecord> = merged
+        .iter()
+        .map(|(kind, m)| {
+            let paced = matches!(kind, OpKind::Insert | OpKind::Delete);
+            (
+                kind.name().to_string(),
+                OpRecord {
+                    ops: m.ops,
+                    rows: m.rows,
+                    retries: m.retries,
+                    ops_per_sec: m.ops as f64 / seconds,
+                    rows_per_sec: m.rows as f64 / seconds,
+                    target_rows_per_sec: if paced { target_rows_per_sec } else { None },
+                    latency_us: LatencySummary::of(&m.latency),
+                    service_us: LatencySummary::of(&m.service),
+                    latency_histogram_us: stats::histogram_counts(&m.latency),
+                },
+            )
+        })
+        .collect();
+    let main_kind = step.main_op();
+    let main = merged.get(&main_kind);
+    let (main_ops, per_second_of_main): (u64, Vec<u64>) = match step {
+        StepName::Query { .. } => (
+            main.map_or(0, |m| m.ops),
+            series(&seen, main_kind, |c| c.ops),
+        ),
+        StepName::CreateIndexes => (main.map_or(0, |m| m.rows), Vec::new()),
+        _ => (
+            main.map_or(0, |m| m.rows),
+            series(&seen, main_kind, |c| c.rows),
+        ),
+    };
+    let rates = stats::rate_percentiles(&per_second_of_main);
+    let sla = target_rows_per_sec.map(|target| {
+        let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
+        sla_verdict(
+            target,
+            inserted as f64 / seconds,
+            &series(&seen, OpKind::Insert, |c| c.rows),
+        )
+    });
+    let settle = if step == StepName::InsertDelete2 && status == Status::Completed {
+        Some(settle_phase(opts, driver, state, mode)?)
+    } else {
+        None
+    };
+    let integrity = if opts.check && step.writes_rows() && status != Status::Failed {
+        Some(check_integrity(
+            admin,
+            &opts.tables(),
+            &state.expected_rows,
+        )?)
+    } else {
+        None
+    };
+
+    let mut record = StepRecord {
+        name: step,
+        status,
+        error,
+        started_at: results::rfc3339(started_at),
+        ended_at: results::rfc3339(ended_at),
+        seconds,
+        clients: opts.clients,
+        throughput: main_ops as f64 / seconds,
+        throughput_unit: step.throughput_unit().to_string(),
+        ops,
+        rate_p50: rates.map(|r| r.0),
+        rate_p1low: rates.map(|r| r.1),
+        client_cpu_seconds: cpu_seconds,
+        client_cpu_us_per_op: (main_ops > 0).then(|| cpu_seconds * 1e6 / main_ops as f64),
+        sla,
+        settle,
+        integrity,
+        metrics: None,
+    };
+    record.metrics = Some(sampler::step_metrics(&record, sampled));
+    Ok(record)
+}
+
+/// Set up the tables a step needs, outside its measured time: l.i0 (re)creates them; other
+/// steps learn the row counts they do not know yet.
+fn prepare_tables(
+    opts: &RunOptions,
+    admin: &mut dyn Conn,
+    state: &mut TableState,
+    step: StepName,
+) -> anyhow::Result<()> {
     if step == StepName::LoadInitial {
-        for t in &tables {
-            admin.create_table(t, &opts.table)?;
-            state.expected_rows.insert(t.clone(), 0);
+        for t in opts.tables() {
+            admin.create_table(&t, &opts.table)?;
+            state.expected_rows.insert(t, 0);
         }
         state.next_client_id.clear();
     } else {
-        for t in &tables {
-            if !state.expected_rows.contains_key(t) {
-                let n = admin.count_rows(t)?;
-                state.expected_rows.insert(t.clone(), n);
+        for t in opts.tables() {
+            if let std::collections::hash_map::Entry::Vacant(e) = state.expected_rows.entry(t) {
+                let n = admin.count_rows(e.key())?;
+                e.insert(n);
             }
         }
     }
-    let next_id = |client: u32, admin: &mut dyn Conn| -> anyhow::Result<Option<i64>> {
-        if !opts.table.client_assigns_ids {
-            return Ok(None);
-        }
-        if let Some(&id) = state.next_client_id.get(&client) {
-            return Ok(Some(id));
-        }
-        let base = admin
-            .min_max_id(&opts.table_of(client))?
-            .map_or(1, |(_, hi)| hi + 1);
-        let offset = if opts.shared_table {
-            i64::from(client) << 40
-        } else {
-            0
-        };
-        Ok(Some(base + offset))
-    };
+    Ok(())
+}
 
+/// The connections of a step: which worker each runs, paced or not, and when the step ends.
+fn plan_connections(
+    opts: &RunOptions,
+    driver: &dyn Driver,
+    admin: &mut dyn Conn,
+    state: &TableState,
+    step: StepName,
+    ordinal: u32,
+) -> anyhow::Result<Plan> {
+    let clients = opts.clients;
     let stream = |client: u32, role: u32| Rng::for_stream(opts.seed, client, ordinal * 8 + role);
-    let mut slots: Vec<Slot> = Vec::new();
-    let mut deadline = None;
-    let goal;
-    let slot = |worker: Box<dyn Worker>,
-                conn: Box<dyn Conn>,
-                ops_per_sec: Option<f64>,
-                table: &str,
-                client: u32| {
+    let slot = |worker: Box<dyn Worker>, ops_per_sec: Option<f64>, table: &str, client: u32| {
         let recorder = OpRecorder::new(worker.kind());
-        Slot {
+        Ok::<_, anyhow::Error>(Slot {
             worker,
-            conn,
+            conn: driver.connect()?,
             ops_per_sec,
             table: table.to_string(),
             client,
             recorder,
-        }
+        })
     };
-    match step {
+    // Where the client assigns ids, each client goes on from where it stopped, or from the
+    // table's max id (on a shared table, client c starts c × 2^40 higher).
+    let generator = |client: u32, admin: &mut dyn Conn| -> anyhow::Result<RowGenerator> {
+        let first_id = if !opts.table.client_assigns_ids {
+            None
+        } else if let Some(&id) = state.next_client_id.get(&client) {
+            Some(id)
+        } else {
+            let base = admin
+                .min_max_id(&opts.table_of(client))?
+                .map_or(1, |(_, hi)| hi + 1);
+            let offset = if opts.shared_table {
+                i64::from(client) << 40
+            } else {
+                0
+            };
+            Some(base + offset)
+        };
+        Ok(RowGenerator::new(
+            stream(client, 0),
+            opts.row_shape.clone(),
+            first_id,
+        ))
+    };
+    // An inserter and the deleter that follows it, both paced when `statements_per_sec` is given.
+    let writers = |slots: &mut Vec<Slot>,
+                   client: u32,
+                   rows_per_insert: u32,
+                   total: Option<u64>,
+                   statements_per_sec: Option<f64>,
+                   admin: &mut dyn Conn|
+     -> anyhow::Result<()> {
+        let t = opts.table_of(client);
+        let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
+        let ins = Inserter::new(
+            t.clone(),
+            generator(client, admin)?,
+            u64::from(rows_per_insert),
+            total,
+            Some(tx),
+        );
+        let del = Deleter::new(t.clone(), rx, opts.delete_min_refresh);
+        slots.push(slot(Box::new(ins), statements_per_sec, &t, client)?);
+        slots.push(slot(Box::new(del), statements_per_sec, &t, client)?);
+        Ok(())
+    };
+
+    let mut slots = Vec::new();
+    let plan = match step {
         StepName::LoadInitial => {
             for c in 0..clients {
                 let t = opts.table_of(c);
-                let generator =
-                    RowGenerator::new(stream(c, 0), opts.row_shape.clone(), next_id(c, admin)?);
                 let w = Inserter::new(
                     t.clone(),
-                    generator,
+                    generator(c, admin)?,
                     u64::from(opts.load_rows_per_insert),
                     Some(opts.load_rows),
                     None,
                 );
-                slots.push(slot(Box::new(w), driver.connect()?, None, &t, c));
+                slots.push(slot(Box::new(w), None, &t, c)?);
             }
-            goal = Goal::Rows {
-                kind: OpKind::Insert,
-                total: opts.load_rows * u64::from(clients),
-            };
+            Plan {
+                slots,
+                goal: Goal::Rows {
+                    kind: OpKind::Insert,
+                    total: opts.load_rows * u64::from(clients),
+                },
+                deadline_seconds: None,
+            }
         }
         StepName::CreateIndexes => {
-            for (i, t) in tables.iter().enumerate() {
+            for (i, t) in opts.tables().iter().enumerate() {
                 let rows = state.expected_rows.get(t).copied().unwrap_or(0);
-                let w = Indexer::new(t.clone(), rows);
-                slots.push(slot(Box::new(w), driver.connect()?, None, t, i as u32));
+                slots.push(slot(
+                    Box::new(Indexer::new(t.clone(), rows)),
+                    None,
+                    t,
+                    i as u32,
+                )?);
             }
-            goal = Goal::None;
+            Plan {
+                slots,
+                goal: Goal::None,
+                deadline_seconds: None,
+            }
         }
         StepName::InsertDelete1 | StepName::InsertDelete2 => {
             let (rows, per_insert) = if step == StepName::InsertDelete1 {
@@ -386,25 +591,16 @@ fn run_step(
                 (opts.i2_rows, opts.i2_rows_per_insert)
             };
             for c in 0..clients {
-                let t = opts.table_of(c);
-                let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
-                let generator =
-                    RowGenerator::new(stream(c, 0), opts.row_shape.clone(), next_id(c, admin)?);
-                let ins = Inserter::new(
-                    t.clone(),
-                    generator,
-                    u64::from(per_insert),
-                    Some(rows),
-                    Some(tx),
-                );
-                let del = Deleter::new(t.clone(), rx, opts.delete_min_refresh);
-                slots.push(slot(Box::new(ins), driver.connect()?, None, &t, c));
-                slots.push(slot(Box::new(del), driver.connect()?, None, &t, c));
+                writers(&mut slots, c, per_insert, Some(rows), None, admin)?;
             }
-            goal = Goal::Rows {
-                kind: OpKind::Insert,
-                total: rows * u64::from(clients),
-            };
+            Plan {
+                slots,
+                goal: Goal::Rows {
+                    kind: OpKind::Insert,
+                    total: rows * u64::from(clients),
+                },
+                deadline_seconds: None,
+            }
         }
         StepName::Query {
             kind,
@@ -414,56 +610,45 @@ fn run_step(
                 f64::from(rate_rows_per_sec) / f64::from(opts.query_rows_per_insert);
             for c in 0..clients {
                 let t = opts.table_of(c);
-                let q = Querier::new(
-                    t.clone(),
-                    stream(c, 2),
-                    opts.row_shape.clone(),
-                    kind == QueryKind::Point,
-                );
-                let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
-                let generator =
-                    RowGenerator::new(stream(c, 0), opts.row_shape.clone(), next_id(c, admin)?);
-                let ins = Inserter::new(
-                    t.clone(),
-                    generator,
-                    u64::from(opts.query_rows_per_insert),
+                let point = kind == QueryKind::Point;
+                let q = Querier::new(t.clone(), stream(c, 2), opts.row_shape.clone(), point);
+                slots.push(slot(Box::new(q), None, &t, c)?);
+                writers(
+                    &mut slots,
+                    c,
+                    opts.query_rows_per_insert,
                     None,
-                    Some(tx),
-                );
-                let del = Deleter::new(t.clone(), rx, opts.delete_min_refresh);
-                slots.push(slot(Box::new(q), driver.connect()?, None, &t, c));
-                slots.push(slot(
-                    Box::new(ins),
-                    driver.connect()?,
                     Some(statements_per_sec),
-                    &t,
-                    c,
-                ));
-                slots.push(slot(
-                    Box::new(del),
-                    driver.connect()?,
-                    Some(statements_per_sec),
-                    &t,
-                    c,
-                ));
+                    admin,
+                )?;
             }
-            deadline = Some(opts.query_seconds);
-            goal = Goal::Seconds(opts.query_seconds);
+            Plan {
+                slots,
+                goal: Goal::Seconds(opts.query_seconds),
+                deadline_seconds: Some(opts.query_seconds),
+            }
         }
-    }
+    };
+    Ok(plan)
+}
 
-    // Run the connections.
-    let counters: Vec<_> = slots
+/// Run every connection of the plan on its own thread with the one client loop, while the
+/// monitor writes the timeline and the progress line; returns when all have finished.
+fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: ProgressMode) -> Driven {
+    let counters: Vec<_> = plan
+        .slots
         .iter()
         .map(|s| (s.recorder.kind, s.recorder.live.clone()))
         .collect();
-    sampler.begin_step(step);
-    let cpu_before = process_cpu_seconds();
     let started_at = SystemTime::now();
     let start = Instant::now();
-    let stop = StopSignal::new(deadline.map(|s| start + Duration::from_secs_f64(s)));
+    let stop = StopSignal::new(
+        plan.deadline_seconds
+            .map(|s| start + Duration::from_secs_f64(s)),
+    );
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
-        let handles: Vec<_> = slots
+        let handles: Vec<_> = plan
+            .slots
             .into_iter()
             .map(|mut s| {
                 let stop = &stop;
@@ -501,170 +686,71 @@ fn run_step(
                 })
             })
             .collect();
-        let mut monitor = Monitor::new(step, start, counters, timeline, mode, goal);
+        let mut monitor = Monitor::new(step, start, counters, timeline, mode, plan.goal);
         while monitor.tick(&|| handles.iter().all(|h| h.is_finished())) {}
         let timeline_error = monitor.timeline_error.take();
         let finished: Vec<Finished> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
         (finished, monitor.into_seconds(), timeline_error)
     });
-    let ended_at = SystemTime::now();
     let seconds = finished
         .iter()
         .map(|f| f.ended)
         .max()
         .map_or(0.0, |e| (e - start).as_secs_f64())
         .max(1e-6);
-    let cpu_seconds = process_cpu_seconds() - cpu_before;
-    let sampled = sampler.end_step(step, ordinal);
-
-    // What went wrong, if anything.
-    let mut error = finished
-        .iter()
-        .find_map(|f| f.result.as_ref().err().map(ToString::to_string));
-    if error.is_none()
-        && let Some(e) = timeline_error
-    {
-        error = Some(format!("timeline: {e}"));
-    }
-    let status = if error.is_some() {
-        Status::Failed
-    } else if stop::interrupted() {
-        Status::Interrupted
-    } else {
-        Status::Completed
-    };
-
-    // Table bookkeeping.
-    for f in &finished {
-        if let Some(id) = f.worker.next_client_id() {
-            state.next_client_id.insert(f.client, id);
-        }
-        let rows = f.recorder.rows;
-        let entry = state.expected_rows.entry(f.table.clone()).or_insert(0);
-        match f.recorder.kind {
-            OpKind::Insert => *entry += rows,
-            OpKind::Delete => *entry = entry.saturating_sub(rows),
-            _ => {}
-        }
-        if step == StepName::LoadInitial {
-            state.loaded_rows += rows;
-        }
-    }
-
-    // Merge and summarise.
-    let merged = stats::merge(finished.into_iter().map(|f| f.recorder));
-    let target_rows_per_sec = match step {
-        StepName::Query {
-            rate_rows_per_sec, ..
-        } => Some(f64::from(rate_rows_per_sec) * f64::from(clients)),
-        _ => None,
-    };
-    let ops: BTreeMap<String, OpRecord> = merged
-        .iter()
-        .map(|(kind, m)| {
-            let paced = matches!(kind, OpKind::Insert | OpKind::Delete);
-            (
-                kind.name().to_string(),
-                OpRecord {
-                    ops: m.ops,
-                    rows: m.rows,
-                    retries: m.retries,
-                    ops_per_sec: m.ops as f64 / seconds,
-                    rows_per_sec: m.rows as f64 / seconds,
-                    target_rows_per_sec: if paced { target_rows_per_sec } else { None },
-                    latency_us: LatencySummary::of(&m.latency),
-                    service_us: LatencySummary::of(&m.service),
-                    latency_histogram_us: stats::histogram_counts(&m.latency),
-                },
-            )
-        })
-        .collect();
-    let main_kind = step.main_op();
-    let main = merged.get(&main_kind);
-    let (main_ops, per_second_of_main): (u64, Vec<u64>) = match step {
-        StepName::Query { .. } => (
-            main.map_or(0, |m| m.ops),
-            series(&seen, main_kind, |c| c.ops),
-        ),
-        StepName::CreateIndexes => (main.map_or(0, |m| m.rows), Vec::new()),
-        _ => (
-            main.map_or(0, |m| m.rows),
-            series(&seen, main_kind, |c| c.rows),
-        ),
-    };
-    let throughput = main_ops as f64 / seconds;
-    let rates = stats::rate_percentiles(&per_second_of_main);
-    let sla = target_rows_per_sec.map(|target| {
-        let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
-        let achieved = inserted as f64 / seconds;
-        let per_second = series(&seen, OpKind::Insert, |c| c.rows);
-        let below = per_second
-            .iter()
-            .filter(|&&r| (r as f64) < 0.95 * target)
-            .count();
-        SlaRecord {
-            target_rows_per_sec: target,
-            achieved_rows_per_sec: achieved,
-            passed: achieved >= 0.95 * target,
-            share_of_seconds_below_95pct: if per_second.is_empty() {
-                0.0
-            } else {
-                below as f64 / per_second.len() as f64
-            },
-        }
-    });
-
-    // l.i2's settle phase.
-    let settle = if step == StepName::InsertDelete2 && status == Status::Completed {
-        let loaded = if state.loaded_rows > 0 {
-            state.loaded_rows
-        } else {
-            state.expected_rows.values().sum()
-        };
-        let planned = settle_seconds(loaded, opts.settle_max_seconds);
-        if mode != ProgressMode::Quiet {
-            eprintln!("l.i2    settle phase: {planned:.0} s of maintenance and rest");
-        }
-        let t0 = Instant::now();
-        let actions = driver.settle(&tables, Duration::from_secs_f64(planned))?;
-        StopSignal::new(None).sleep_until(t0 + Duration::from_secs_f64(planned));
-        Some(SettleRecord {
-            planned_seconds: planned,
-            seconds: t0.elapsed().as_secs_f64(),
-            actions,
-        })
-    } else {
-        None
-    };
-
-    let integrity = if opts.check && step.writes_rows() && status != Status::Failed {
-        Some(check_integrity(admin, &tables, &state.expected_rows)?)
-    } else {
-        None
-    };
-
-    let mut record = StepRecord {
-        name: step,
-        status,
-        error,
-        started_at: results::rfc3339(started_at),
-        ended_at: results::rfc3339(ended_at),
+    Driven {
+        finished,
+        seen,
+        timeline_error,
+        started_at,
+        ended_at: SystemTime::now(),
         seconds,
-        clients,
-        throughput,
-        throughput_unit: step.throughput_unit().to_string(),
-        ops,
-        rate_p50: rates.map(|r| r.0),
-        rate_p1low: rates.map(|r| r.1),
-        client_cpu_seconds: cpu_seconds,
-        client_cpu_us_per_op: (main_ops > 0).then(|| cpu_seconds * 1e6 / main_ops as f64),
-        sla,
-        settle,
-        integrity,
-        metrics: None,
+    }
+}
+
+/// The SLA verdict of a query step (spec section 4) from the achieved background insert rate
+/// and the rows inserted in each whole second.
+fn sla_verdict(target: f64, achieved: f64, per_second_rows: &[u64]) -> SlaRecord {
+    let below = per_second_rows
+        .iter()
+        .filter(|&&r| (r as f64) < 0.95 * target)
+        .count();
+    SlaRecord {
+        target_rows_per_sec: target,
+        achieved_rows_per_sec: achieved,
+        passed: achieved >= 0.95 * target,
+        share_of_seconds_below_95pct: if per_second_rows.is_empty() {
+            0.0
+        } else {
+            below as f64 / per_second_rows.len() as f64
+        },
+    }
+}
+
+/// l.i2's settle phase: the engine's maintenance inside the settle time, then rest.
+fn settle_phase(
+    opts: &RunOptions,
+    driver: &dyn Driver,
+    state: &TableState,
+    mode: ProgressMode,
+) -> anyhow::Result<SettleRecord> {
+    let loaded = if state.loaded_rows > 0 {
+        state.loaded_rows
+    } else {
+        state.expected_rows.values().sum()
     };
-    record.metrics = Some(sampler::step_metrics(&record, sampled));
-    Ok(record)
+    let planned = settle_seconds(loaded, opts.settle_max_seconds);
+    if mode != ProgressMode::Quiet {
+        eprintln!("l.i2    settle phase: {planned:.0} s of maintenance and rest");
+    }
+    let t0 = Instant::now();
+    let actions = driver.settle(&opts.tables(), Duration::from_secs_f64(planned))?;
+    StopSignal::new(None).sleep_until(t0 + Duration::from_secs_f64(planned));
+    Ok(SettleRecord {
+        planned_seconds: planned,
+        seconds: t0.elapsed().as_secs_f64(),
+        actions,
+    })
 }
 
 fn series(
