@@ -64,8 +64,28 @@ pub fn read_stat(pid: u32) -> Option<ProcStat> {
 
 /// `pid` and all its live descendants, `pid` first. Scans every process's parent in `/proc`
 /// (re-done at every sample: Postgres forks a backend per connection).
+///
+/// A child that is reaped while `/proc` is being scanned would be missed (gone from the scan,
+/// not yet in the root's `cutime` as read before) or counted twice (scanned, then in the
+/// `cutime` read after). So the root is read before and after the scan, and the scan is
+/// repeated until no child was reaped in between: at the end of a step, when every
+/// connection's backend exits at once, this is what keeps their CPU from going missing.
 pub fn process_tree(pid: u32) -> Result<Vec<(u32, ProcStat)>, String> {
-    let root = read_stat(pid).ok_or_else(|| format!("process {pid} is gone"))?;
+    let reaped = |st: &ProcStat| st.cutime + st.cstime;
+    let mut before = read_stat(pid).ok_or_else(|| format!("process {pid} is gone"))?;
+    let mut tree = Vec::new();
+    for _ in 0..10 {
+        tree = scan_tree(pid, before)?;
+        let after = read_stat(pid).ok_or_else(|| format!("process {pid} is gone"))?;
+        if reaped(&after) == reaped(&before) {
+            break;
+        }
+        before = after;
+    }
+    Ok(tree)
+}
+
+fn scan_tree(pid: u32, root: ProcStat) -> Result<Vec<(u32, ProcStat)>, String> {
     let entries = fs::read_dir("/proc").map_err(|e| format!("cannot list /proc: {e}"))?;
     let mut children: HashMap<u32, Vec<(u32, ProcStat)>> = HashMap::new();
     for entry in entries.flatten() {
