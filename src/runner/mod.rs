@@ -55,7 +55,10 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
     let target = driver.describe()?;
     let dir = prepare_out_dir(&opts.out_dir)?;
     let mut timeline = TimelineWriter::open(&dir)?;
-    let label = opts.label.clone().unwrap_or_else(|| derive_label(&target));
+    let label = opts
+        .label
+        .clone()
+        .unwrap_or_else(|| derive_label(&target, opts.server_dir.as_deref()));
     let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         ibench_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -101,12 +104,30 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
     Ok(RunOutcome { dir, record })
 }
 
-fn derive_label(t: &TargetInfo) -> String {
+/// `<DBMS> <version>[ <engine>]`, plus the config file's name when the run names the
+/// `ibench server start` instance it runs against and that instance was given a config.
+fn derive_label(t: &TargetInfo, server_dir: Option<&Path>) -> String {
     let version = t.version.split_whitespace().next().unwrap_or(&t.version);
-    match t.engine {
+    let mut label = match t.engine {
         Some(e) => format!("{} {} {}", t.dbms, version, format!("{e:?}").to_lowercase()),
         None => format!("{} {}", t.dbms, version),
+    };
+    let config = server_dir
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("config-"))
+                .map(str::to_string)
+        })
+        .next();
+    if let Some(c) = config {
+        label.push_str(&format!(" ({c})"));
     }
+    label
 }
 
 fn prepare_out_dir(dir: &Path) -> anyhow::Result<PathBuf> {
@@ -806,4 +827,48 @@ pub fn process_cpu_seconds() -> f64 {
     let ru = unsafe { ru.assume_init() };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{BackendKind, Engine};
+
+    fn target(engine: Option<Engine>) -> TargetInfo {
+        TargetInfo {
+            backend: BackendKind::Mysql,
+            url: "mysql://root@127.0.0.1:1/ibench".into(),
+            dbms: "MariaDB".into(),
+            version: "10.11.19-MariaDB-0+deb12u1 log".into(),
+            engine,
+        }
+    }
+
+    #[test]
+    fn labels_name_the_dbms_version_engine_and_config() {
+        assert_eq!(
+            derive_label(&target(Some(Engine::Rocksdb)), None),
+            "MariaDB 10.11.19-MariaDB-0+deb12u1 rocksdb"
+        );
+        let dir = std::env::temp_dir().join(format!("ibench-label-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config-my.cnf"), "").unwrap();
+        assert_eq!(
+            derive_label(&target(None), Some(&dir)),
+            "MariaDB 10.11.19-MariaDB-0+deb12u1 (my.cnf)"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn sla_verdict_uses_95_percent_of_the_target() {
+        let v = sla_verdict(1000.0, 950.0, &[1000, 900, 1000, 949]);
+        assert!(v.passed);
+        assert_eq!(v.share_of_seconds_below_95pct, 0.5);
+        assert!(!sla_verdict(1000.0, 949.9, &[]).passed);
+        assert_eq!(
+            sla_verdict(100.0, 100.0, &[]).share_of_seconds_below_95pct,
+            0.0
+        );
+    }
 }
