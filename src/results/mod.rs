@@ -240,9 +240,13 @@ pub fn read_run(dir: &Path) -> anyhow::Result<RunRecord> {
 
 /// Read every line of a timeline file.
 pub fn read_timeline(dir: &Path) -> anyhow::Result<Vec<TimelineLine>> {
-    let path = dir.join(TIMELINE_FILE);
+    read_json_lines(&dir.join(TIMELINE_FILE))
+}
+
+/// Read a JSON-lines file: one value per non-empty line.
+pub fn read_json_lines<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
     let text =
-        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).with_context(|| format!("bad line in {}", path.display())))

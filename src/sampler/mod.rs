@@ -282,14 +282,7 @@ pub struct SampleLine {
 
 /// Read every line of a results directory's `metrics.jsonl`.
 pub fn read_metrics(dir: &Path) -> anyhow::Result<Vec<SampleLine>> {
-    use anyhow::Context;
-    let path = dir.join(METRICS_FILE);
-    let text =
-        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).with_context(|| format!("bad line in {}", path.display())))
-        .collect()
+    crate::results::read_json_lines(&dir.join(METRICS_FILE))
 }
 
 // ---------------------------------------------------------------------------------------------
