@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use ibench::report::{Format, render_dirs};
 
-fn main() {
+fn main() -> anyhow::Result<()> {
     let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let names = ["sqlite-base", "postgres", "postgres-commit-delay"];
     let root = std::env::temp_dir().join(format!("ibench-bench-report-{}", std::process::id()));
@@ -18,12 +18,12 @@ fn main() {
     for i in 0..50 {
         let src = fixtures.join(names[i % names.len()]);
         let dst = root.join(format!("run{i:02}"));
-        std::fs::create_dir_all(&dst).expect("temp dir");
-        let run = std::fs::read_to_string(src.join("run.json")).expect("fixture run.json");
-        let mut v: serde_json::Value = serde_json::from_str(&run).expect("fixture parses");
+        std::fs::create_dir_all(&dst)?;
+        let run = std::fs::read_to_string(src.join("run.json"))?;
+        let mut v: serde_json::Value = serde_json::from_str(&run)?;
         v["label"] = serde_json::Value::from(format!("run {i:02}"));
-        std::fs::write(dst.join("run.json"), v.to_string()).expect("write run.json");
-        std::fs::copy(src.join("timeline.jsonl"), dst.join("timeline.jsonl")).expect("copy");
+        std::fs::write(dst.join("run.json"), v.to_string())?;
+        std::fs::copy(src.join("timeline.jsonl"), dst.join("timeline.jsonl"))?;
         dirs.push(dst);
     }
     let bytes: u64 = dirs
@@ -50,7 +50,7 @@ fn main() {
         let mut size = 0;
         for _ in 0..5 {
             let t0 = Instant::now();
-            let r = render_dirs(&dirs, None, format, false).expect("renders");
+            let r = render_dirs(&dirs, None, format, false)?;
             times.push(t0.elapsed().as_secs_f64());
             size = r.text.len();
         }
@@ -63,4 +63,5 @@ fn main() {
         );
     }
     let _ = std::fs::remove_dir_all(&root);
+    Ok(())
 }

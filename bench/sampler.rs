@@ -25,7 +25,7 @@ fn thread_cpu_seconds() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
-fn main() {
+fn main() -> anyhow::Result<()> {
     let pid: u32 = std::env::var("IBENCH_BENCH_PID")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -38,9 +38,9 @@ fn main() {
     let data = dir.join("data");
     for d in 0..10 {
         let sub = data.join(format!("d{d}"));
-        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(&sub)?;
         for f in 0..100 {
-            std::fs::write(sub.join(format!("f{f}")), [0u8; 100]).unwrap();
+            std::fs::write(sub.join(format!("f{f}")), [0u8; 100])?;
         }
     }
     let device = procfs::block_device_of(&data).map(|d| d.name);
@@ -64,9 +64,9 @@ fn main() {
         if i % 5 == 0 {
             line.data_dir_bytes = procfs::disk_usage_bytes(&paths).ok();
         }
-        serde_json::to_writer(&mut out, &line).unwrap();
-        out.write_all(b"\n").unwrap();
-        out.flush().unwrap();
+        serde_json::to_writer(&mut out, &line)?;
+        out.write_all(b"\n")?;
+        out.flush()?;
         last = now;
     }
     let cpu = thread_cpu_seconds() - cpu0;
@@ -82,4 +82,5 @@ fn main() {
         per_sample_us / 1e6 * 100.0
     );
     let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
 }
