@@ -7,10 +7,10 @@ pub const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
-const WIDTH: f64 = 720.0;
+const WIDTH: f64 = 800.0;
 const HEIGHT: f64 = 260.0;
 const LEFT: f64 = 70.0;
-const RIGHT: f64 = 150.0;
+const RIGHT: f64 = 230.0;
 const TOP: f64 = 30.0;
 const BOTTOM: f64 = 40.0;
 
