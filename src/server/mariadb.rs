@@ -85,6 +85,14 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     };
     let rocksdb = spec.engine == Engine::Rocksdb;
 
+    // A private tmpdir: at start-up a MariaDB server deletes every `#sql*` file in its tmpdir,
+    // so two instances sharing /tmp delete each other's temporary tables (seen here: a
+    // bootstrap failing with "Could not remove temporary table" when two started at once).
+    let tmp_dir = dir.join("tmp");
+    std::fs::create_dir_all(&tmp_dir)
+        .with_context(|| format!("cannot create {}", tmp_dir.display()))?;
+    let tmpdir_arg = format!("--tmpdir={}", tmp_dir.display());
+
     // mariadb-install-db
     let install_log = dir.join(INSTALL_LOG);
     let mut cmd = Command::new(&bins.install_db);
@@ -93,6 +101,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         cmd.arg("--user=root");
     }
     cmd.arg(format!("--datadir={}", data_dir.display()))
+        .arg(&tmpdir_arg)
         .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
     if rocksdb {
         // So that rocksdb_* settings in the config are known to the bootstrap server.
@@ -123,6 +132,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         cmd.arg("--user=root");
     }
     cmd.arg(format!("--datadir={}", data_dir.display()))
+        .arg(&tmpdir_arg)
         .arg(format!("--socket={}", socket.display()))
         .arg(format!("--port={port}"))
         .arg("--bind-address=127.0.0.1")
