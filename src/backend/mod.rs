@@ -47,7 +47,7 @@ impl Engine {
 }
 
 /// One of the three secondary indexes of spec section 1, in creation order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SecondaryIndex {
     /// `<table>_marketsegment (productid, customerid, price)`
     MarketSegment,
@@ -309,29 +309,27 @@ pub trait Conn: Send {
     }
 }
 
-/// The prepared statements of one table on one connection, for backends with server-side
-/// prepared statements (`S` is the driver's statement handle).
-pub(crate) struct TableStatements<S> {
-    /// Multi-row inserts, keyed by (rows, client-assigned ids).
-    pub(crate) insert: std::collections::HashMap<(usize, bool), S>,
-    /// Point queries, keyed by the number of ids.
-    pub(crate) point: std::collections::HashMap<usize, S>,
+/// Which prepared statement of a table: the key of a connection's statement cache, for
+/// backends with server-side prepared statements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum StatementKey {
+    /// A multi-row insert of this many rows, with or without client-assigned ids.
+    Insert {
+        /// Rows in the statement.
+        rows: usize,
+        /// Whether the client assigns `transactionid`.
+        client_ids: bool,
+    },
     /// The delete of the oldest rows.
-    pub(crate) delete: Option<S>,
-    /// Range queries, in the order of [`SecondaryIndex::ALL`].
-    pub(crate) range: [Option<S>; 3],
+    Delete,
+    /// The range query through this index.
+    Range(SecondaryIndex),
+    /// The point query for this many ids.
+    Point(usize),
 }
 
-impl<S> Default for TableStatements<S> {
-    fn default() -> Self {
-        TableStatements {
-            insert: Default::default(),
-            point: Default::default(),
-            delete: None,
-            range: [None, None, None],
-        }
-    }
-}
+/// The prepared statements of one table on one connection (`S` is the driver's handle).
+pub(crate) type TableStatements<S> = std::collections::HashMap<StatementKey, S>;
 
 /// Replace the password of a URL (`scheme://user:pass@host`) with `***`.
 pub fn redact_url(url: &str) -> String {

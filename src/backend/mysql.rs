@@ -428,6 +428,23 @@ impl MysqlConn {
         self.statements.entry(table.to_string()).or_default()
     }
 
+    /// The cached prepared statement `key` of `table`, prepared from `sql()` on first use.
+    fn statement(
+        &mut self,
+        table: &str,
+        key: StatementKey,
+        sql: impl FnOnce() -> String,
+        context: &str,
+    ) -> BackendResult<Statement> {
+        if let Some(s) = self.statements.get(table).and_then(|t| t.get(&key)) {
+            return Ok(s.clone());
+        }
+        let s = self.prepare(&sql(), context)?;
+        self.table_statements(table).insert(key, s.clone());
+        Ok(s)
+    }
+
+    /// Prepare `sql`, mapping the error to `context`.
     fn prepare(&mut self, sql: &str, context: &str) -> BackendResult<Statement> {
         self.conn
             .prep(sql)
@@ -493,13 +510,7 @@ impl Conn for MysqlConn {
 
     fn drop_table(&mut self, table: &str) -> BackendResult<()> {
         if let Some(old) = self.statements.remove(table) {
-            let stmts = old
-                .insert
-                .into_values()
-                .chain(old.point.into_values())
-                .chain(old.delete)
-                .chain(old.range.into_iter().flatten());
-            for s in stmts {
+            for s in old.into_values() {
                 // Best effort: the server forgets them with the connection anyway.
                 let _ = self.conn.close(s);
             }
@@ -542,15 +553,16 @@ impl Conn for MysqlConn {
             return Ok(0);
         }
         let ids = batch.has_client_ids();
-        let key = (rows, ids);
-        let stmt = match self.statements.get(table).and_then(|t| t.insert.get(&key)) {
-            Some(s) => s.clone(),
-            None => {
-                let s = self.prepare(&insert_sql(table, rows, ids), &insert_context(table))?;
-                self.table_statements(table).insert.insert(key, s.clone());
-                s
-            }
+        let key = StatementKey::Insert {
+            rows,
+            client_ids: ids,
         };
+        let stmt = self.statement(
+            table,
+            key,
+            || insert_sql(table, rows, ids),
+            &insert_context(table),
+        )?;
         let params = insert_params(batch);
         match self.conn.exec_drop(&stmt, Params::Positional(params)) {
             Ok(()) => Ok(self.conn.affected_rows()),
@@ -560,14 +572,12 @@ impl Conn for MysqlConn {
 
     fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
         let context = || format!("delete from {table}");
-        let stmt = match self.statements.get(table).and_then(|t| t.delete.clone()) {
-            Some(s) => s,
-            None => {
-                let s = self.prepare(&delete_sql(table), &context())?;
-                self.table_statements(table).delete = Some(s.clone());
-                s
-            }
-        };
+        let stmt = self.statement(
+            table,
+            StatementKey::Delete,
+            || delete_sql(table),
+            &context(),
+        )?;
         let params = vec![Value::Int(min_id), Value::UInt(u64::from(limit))];
         match self.conn.exec_drop(&stmt, Params::Positional(params)) {
             Ok(()) => Ok(self.conn.affected_rows()),
@@ -584,20 +594,13 @@ impl Conn for MysqlConn {
     }
 
     fn range_query(&mut self, table: &str, index: SecondaryIndex, from: i32) -> BackendResult<u64> {
-        let slot = index_slot(index);
         let context = || format!("range query on {table} via {}", index.name(table));
-        let stmt = match self
-            .statements
-            .get(table)
-            .and_then(|t| t.range[slot].clone())
-        {
-            Some(s) => s,
-            None => {
-                let s = self.prepare(&range_sql(table, index), &context())?;
-                self.table_statements(table).range[slot] = Some(s.clone());
-                s
-            }
-        };
+        let stmt = self.statement(
+            table,
+            StatementKey::Range(index),
+            || range_sql(table, index),
+            &context(),
+        )?;
         self.count_result(&stmt, vec![Value::Int(i64::from(from))])
             .map_err(|e| self.err(&context(), e))
     }
@@ -608,14 +611,12 @@ impl Conn for MysqlConn {
         }
         let n = ids.len();
         let context = || format!("point query on {table}");
-        let stmt = match self.statements.get(table).and_then(|t| t.point.get(&n)) {
-            Some(s) => s.clone(),
-            None => {
-                let s = self.prepare(&point_sql(table, n), &context())?;
-                self.table_statements(table).point.insert(n, s.clone());
-                s
-            }
-        };
+        let stmt = self.statement(
+            table,
+            StatementKey::Point(n),
+            || point_sql(table, n),
+            &context(),
+        )?;
         let params = ids.iter().map(|&id| Value::Int(id)).collect();
         self.count_result(&stmt, params)
             .map_err(|e| self.err(&context(), e))
@@ -791,14 +792,6 @@ fn name_value_object(rows: Vec<Vec<Option<String>>>) -> serde_json::Value {
 
 fn insert_context(table: &str) -> String {
     format!("insert into {table}")
-}
-
-fn index_slot(index: SecondaryIndex) -> usize {
-    match index {
-        SecondaryIndex::MarketSegment => 0,
-        SecondaryIndex::RegisterSegment => 1,
-        SecondaryIndex::Pdc => 2,
-    }
 }
 
 /// The values of [`insert_sql`], row by row: (`transactionid`,) `dateandtime`,

@@ -205,9 +205,23 @@ impl PostgresConn {
         Ok(v)
     }
 
-    /// Prepare `sql`, mapping the error to `context`.
-    fn prepare(&mut self, sql: &str, context: &str) -> BackendResult<Statement> {
-        self.client.prepare(sql).map_err(|e| self.err(context, &e))
+    /// The cached prepared statement `key` of `table`, prepared from `sql()` on first use.
+    fn statement(
+        &mut self,
+        table: &str,
+        key: StatementKey,
+        sql: impl FnOnce() -> String,
+        context: &str,
+    ) -> BackendResult<Statement> {
+        if let Some(s) = self.statements.get(table).and_then(|t| t.get(&key)) {
+            return Ok(s.clone());
+        }
+        let s = self
+            .client
+            .prepare(&sql())
+            .map_err(|e| self.err(context, &e))?;
+        self.table_statements(table).insert(key, s.clone());
+        Ok(s)
     }
 }
 
@@ -266,20 +280,16 @@ impl Conn for PostgresConn {
             return Ok(0);
         }
         let ids = batch.has_client_ids();
-        let key = (rows, ids);
-        let cached = self
-            .statements
-            .get(table)
-            .and_then(|t| t.insert.get(&key))
-            .cloned();
-        let stmt = match cached {
-            Some(s) => s,
-            None => {
-                let s = self.prepare(&insert_sql(table, rows, ids), &insert_context(table))?;
-                self.table_statements(table).insert.insert(key, s.clone());
-                s
-            }
+        let key = StatementKey::Insert {
+            rows,
+            client_ids: ids,
         };
+        let stmt = self.statement(
+            table,
+            key,
+            || insert_sql(table, rows, ids),
+            &insert_context(table),
+        )?;
         let params = InsertParams::new(batch);
         let result = (|| {
             let mut it = self.client.query_raw(&stmt, params)?;
@@ -291,14 +301,12 @@ impl Conn for PostgresConn {
 
     fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
         let context = || format!("delete from {table}");
-        let stmt = match self.statements.get(table).and_then(|t| t.delete.clone()) {
-            Some(s) => s,
-            None => {
-                let s = self.prepare(&delete_sql(table), &context())?;
-                self.table_statements(table).delete = Some(s.clone());
-                s
-            }
-        };
+        let stmt = self.statement(
+            table,
+            StatementKey::Delete,
+            || delete_sql(table),
+            &context(),
+        )?;
         self.client
             .execute(&stmt, &[&min_id, &i64::from(limit)])
             .map_err(|e| self.err(&context(), &e))
@@ -316,20 +324,13 @@ impl Conn for PostgresConn {
     }
 
     fn range_query(&mut self, table: &str, index: SecondaryIndex, from: i32) -> BackendResult<u64> {
-        let slot = index_slot(index);
         let context = || format!("range query on {table} via {}", index.name(table));
-        let stmt = match self
-            .statements
-            .get(table)
-            .and_then(|t| t.range[slot].clone())
-        {
-            Some(s) => s,
-            None => {
-                let s = self.prepare(&range_sql(table, index), &context())?;
-                self.table_statements(table).range[slot] = Some(s.clone());
-                s
-            }
-        };
+        let stmt = self.statement(
+            table,
+            StatementKey::Range(index),
+            || range_sql(table, index),
+            &context(),
+        )?;
         count_rows_of(&mut self.client, &stmt, std::iter::once(from))
             .map_err(|e| self.err(&context(), &e))
     }
@@ -340,14 +341,12 @@ impl Conn for PostgresConn {
         }
         let n = ids.len();
         let context = || format!("point query on {table}");
-        let stmt = match self.statements.get(table).and_then(|t| t.point.get(&n)) {
-            Some(s) => s.clone(),
-            None => {
-                let s = self.prepare(&point_sql(table, n), &context())?;
-                self.table_statements(table).point.insert(n, s.clone());
-                s
-            }
-        };
+        let stmt = self.statement(
+            table,
+            StatementKey::Point(n),
+            || point_sql(table, n),
+            &context(),
+        )?;
         count_rows_of(&mut self.client, &stmt, ids.iter()).map_err(|e| self.err(&context(), &e))
     }
 
@@ -491,14 +490,6 @@ const FORCE_INDEX_SETTINGS: &str = "SET LOCAL enable_seqscan = off; \
 
 fn insert_context(table: &str) -> String {
     format!("insert into {table}")
-}
-
-fn index_slot(index: SecondaryIndex) -> usize {
-    match index {
-        SecondaryIndex::MarketSegment => 0,
-        SecondaryIndex::RegisterSegment => 1,
-        SecondaryIndex::Pdc => 2,
-    }
 }
 
 /// Run a prepared query and count the rows it returns, without decoding them.
