@@ -38,6 +38,19 @@ fn all_ten_steps_on_innodb() {
     assert_eq!(target.engine, Some(Engine::Innodb));
 }
 
+/// Two deleters of one table: each deletes as many rows as its inserter added.
+#[test]
+fn deleters_of_a_shared_table_delete_as_many_rows_as_were_inserted() {
+    let mut opts = small_options(&database_url("it_shared"), "maria-shared");
+    opts.engine = Some(Engine::Innodb);
+    opts.table.engine = Engine::Innodb;
+    opts.clients = 2;
+    opts.shared_table = true;
+    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1,l.i2").unwrap();
+    let (run, _) = run_and_read(opts);
+    check_shared_table_keeps_its_rows(&run, 2);
+}
+
 #[test]
 fn all_ten_steps_on_rocksdb() {
     let mut opts = small_options(&database_url("it_rocksdb"), "maria-rocksdb");

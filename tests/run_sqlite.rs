@@ -43,6 +43,7 @@ fn several_clients_on_a_shared_table_with_client_ids() {
     assert_eq!(t[0].pk_rows, 3 * LOAD_ROWS);
     assert!(t[0].ok, "{t:?}");
     assert_eq!(li1.ops["insert"].rows, 3 * I1_ROWS);
+    check_shared_table_keeps_its_rows(&run, 3);
 }
 
 #[test]

@@ -138,6 +138,15 @@ pub fn summary(run: &RunRecord) -> String {
                         "{} expected {} rows, pk {}, indexes {:?} ",
                         t.table, t.expected_rows, t.pk_rows, t.index_rows
                     );
+                    if let Some(want) = t.intended_rows
+                        && t.pk_rows.abs_diff(want) > t.allowed_drift_rows
+                    {
+                        let _ = write!(
+                            notes,
+                            "(the step means {want} rows, ±{}) ",
+                            t.allowed_drift_rows
+                        );
+                    }
                 }
             }
         }

@@ -131,6 +131,11 @@ pub struct OpRecord {
     pub rows: u64,
     /// Operations retried after a transient conflict (deadlock, busy); not in `ops`.
     pub retries: u64,
+    /// Statements that affected fewer rows than asked: a deleter of a shared table whose
+    /// oldest rows another deleter took first (it then deleted the rest with more statements,
+    /// which are in this count too). Absent in runs recorded before it existed.
+    #[serde(default)]
+    pub short_statements: u64,
     /// Operations per second over the step's seconds.
     pub ops_per_sec: f64,
     /// Rows per second over the step's seconds.
@@ -185,11 +190,22 @@ pub struct TableCheck {
     pub table: String,
     /// Rows the step's inserts and deletes imply.
     pub expected_rows: u64,
+    /// Rows the step means the table to hold afterwards: l.i0 the rows it loads, l.i1, l.i2
+    /// and the query steps the rows the table held before (inserts and deletes balance).
+    /// Absent in runs recorded before it existed.
+    #[serde(default)]
+    pub intended_rows: Option<u64>,
+    /// How far `pk_rows` may lie from `intended_rows`: 0 for a load step and for l.i1 and l.i2
+    /// that ran to the end; the rows the deleters may still have queued when a step stops on
+    /// time (query steps) or is interrupted.
+    #[serde(default)]
+    pub allowed_drift_rows: u64,
     /// `count(*)` through the primary key.
     pub pk_rows: u64,
     /// Count through each secondary index (index name → rows), when the indexes exist.
     pub index_rows: BTreeMap<String, u64>,
-    /// Whether all of them agree with `expected_rows`.
+    /// Whether all of them agree with `expected_rows`, and `pk_rows` lies within
+    /// `allowed_drift_rows` of `intended_rows`.
     pub ok: bool,
 }
 

@@ -47,6 +47,12 @@ pub trait Worker: Send {
     fn next_client_id(&self) -> Option<i64> {
         None
     }
+
+    /// Statements that affected fewer rows than asked (a deleter of a shared table whose
+    /// oldest rows another deleter took first); the worker made up the difference itself.
+    fn short_statements(&self) -> u64 {
+        0
+    }
 }
 
 /// Drive one worker on one connection until it is done or the step stops.
@@ -59,6 +65,7 @@ pub fn client_loop(
 ) -> Result<(), BackendError> {
     let result = run_ops(worker, conn, pacer, stop, rec);
     worker.finish();
+    rec.short_statements += worker.short_statements();
     result
 }
 
@@ -189,7 +196,14 @@ impl Worker for Inserter {
     }
 }
 
-/// Deletes the oldest rows, one statement per insert it is allowed to follow.
+/// How many extra statements one delete op may send to make up rows that another deleter of a
+/// shared table removed first, before it gives up (the integrity check then reports the drift).
+const MAX_MAKE_UP_STATEMENTS: u32 = 1000;
+
+/// Deletes the oldest rows, one operation per insert it is allowed to follow. An operation
+/// deletes exactly as many rows as the insert it follows added: when its statement finds fewer
+/// (on a shared table another deleter took the same oldest rows first), it re-reads the oldest
+/// id and deletes the rest, so the table keeps its row count on every backend.
 pub struct Deleter {
     /// Table written.
     pub table: String,
@@ -198,6 +212,7 @@ pub struct Deleter {
     cursor: Option<i64>,
     deletes_since_refresh: u64,
     refresh_every: u64,
+    short_statements: u64,
 }
 
 impl Deleter {
@@ -211,7 +226,16 @@ impl Deleter {
             cursor: None,
             deletes_since_refresh: 0,
             refresh_every: refresh_every.max(1),
+            short_statements: 0,
         }
+    }
+
+    /// Re-read the oldest id; `false` when the table is empty.
+    fn refresh_cursor(&mut self, conn: &mut dyn Conn) -> Result<bool, BackendError> {
+        let lowest = conn.min_max_id(&self.table)?.map(|(lo, _)| lo);
+        self.cursor = Some(lowest.unwrap_or(0));
+        self.deletes_since_refresh = 0;
+        Ok(lowest.is_some())
     }
 }
 
@@ -239,17 +263,36 @@ impl Worker for Deleter {
 
     fn op(&mut self, conn: &mut dyn Conn) -> Result<Option<u64>, BackendError> {
         if self.cursor.is_none() || self.deletes_since_refresh >= self.refresh_every {
-            self.cursor = Some(conn.min_max_id(&self.table)?.map_or(0, |(lo, _)| lo));
-            self.deletes_since_refresh = 0;
+            self.refresh_cursor(conn)?;
         }
-        let cursor = self.cursor.unwrap_or(0);
-        let limit = u32::try_from(self.rows_now).unwrap_or(u32::MAX);
-        let n = conn.delete_oldest(&self.table, cursor, limit)?;
-        // Ids below the cursor are gone; with gaps in the ids the cursor stays at or below the
-        // true minimum, which is safe, and the periodic re-read brings it up again.
-        self.cursor = Some(cursor + n as i64);
-        self.deletes_since_refresh += 1;
-        Ok(Some(n))
+        let mut deleted = 0u64;
+        let mut make_ups = 0u32;
+        while deleted < self.rows_now {
+            let cursor = self.cursor.unwrap_or(0);
+            let want = self.rows_now - deleted;
+            let limit = u32::try_from(want).unwrap_or(u32::MAX);
+            let n = conn.delete_oldest(&self.table, cursor, limit)?;
+            deleted += n;
+            self.deletes_since_refresh += 1;
+            if n >= want {
+                // Ids below the cursor are gone; with gaps in the ids the cursor stays at or
+                // below the true minimum, which is safe, and the periodic re-read brings it
+                // up again.
+                self.cursor = Some(cursor.saturating_add(i64::try_from(n).unwrap_or(i64::MAX)));
+                break;
+            }
+            // Short: another deleter took some of these rows (or the cursor is stale).
+            self.short_statements += 1;
+            make_ups += 1;
+            if !self.refresh_cursor(conn)? || make_ups >= MAX_MAKE_UP_STATEMENTS {
+                break;
+            }
+        }
+        Ok(Some(deleted))
+    }
+
+    fn short_statements(&self) -> u64 {
+        self.short_statements
     }
 }
 
@@ -350,5 +393,123 @@ impl Worker for Indexer {
         conn.create_secondary_indexes(&self.table)?;
         self.done = true;
         Ok(Some(self.rows_in_table))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::mpsc::sync_channel;
+
+    use super::*;
+    use crate::backend::{BackendResult, TableOptions};
+
+    /// An in-memory table of ids: enough of a connection to drive a deleter. While the next
+    /// delete waits on its rows, `steal_before_next_delete` of the oldest rows vanish, as if
+    /// another deleter took them first (Postgres then deletes only what is left of the rows
+    /// its subquery picked).
+    struct Ids {
+        ids: BTreeSet<i64>,
+        steal_before_next_delete: u64,
+        statements: u32,
+    }
+
+    impl Conn for Ids {
+        fn create_table(&mut self, _: &str, _: &TableOptions) -> BackendResult<()> {
+            Ok(())
+        }
+        fn drop_table(&mut self, _: &str) -> BackendResult<()> {
+            Ok(())
+        }
+        fn create_secondary_indexes(&mut self, _: &str) -> BackendResult<()> {
+            Ok(())
+        }
+        fn has_secondary_indexes(&mut self, _: &str) -> BackendResult<bool> {
+            Ok(false)
+        }
+        fn insert(&mut self, _: &str, batch: &RowBatch) -> BackendResult<u64> {
+            Ok(batch.len() as u64)
+        }
+        fn delete_oldest(&mut self, _: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
+            self.statements += 1;
+            let picked: Vec<i64> = self
+                .ids
+                .range(min_id..)
+                .take(limit as usize)
+                .copied()
+                .collect();
+            for _ in 0..std::mem::take(&mut self.steal_before_next_delete) {
+                self.ids.pop_first();
+            }
+            let deleted = picked.iter().filter(|id| self.ids.remove(id)).count();
+            Ok(deleted as u64)
+        }
+        fn min_max_id(&mut self, _: &str) -> BackendResult<Option<(i64, i64)>> {
+            Ok(self.ids.first().copied().zip(self.ids.last().copied()))
+        }
+        fn range_query(&mut self, _: &str, _: SecondaryIndex, _: i32) -> BackendResult<u64> {
+            Ok(0)
+        }
+        fn point_query(&mut self, _: &str, _: &[i64]) -> BackendResult<u64> {
+            Ok(0)
+        }
+        fn count_rows(&mut self, _: &str) -> BackendResult<u64> {
+            Ok(self.ids.len() as u64)
+        }
+        fn count_rows_via_index(&mut self, _: &str, _: SecondaryIndex) -> BackendResult<u64> {
+            Ok(self.ids.len() as u64)
+        }
+    }
+
+    fn deleter_after_one_insert(rows: u64) -> Deleter {
+        let (tx, rx) = sync_channel(1);
+        tx.send(rows).unwrap();
+        let mut d = Deleter::new("pi1".into(), rx, 1000);
+        assert!(d.ready(&StopSignal::new(None)).is_some());
+        d
+    }
+
+    #[test]
+    fn a_deleter_makes_up_rows_another_deleter_took_first() {
+        let mut conn = Ids {
+            ids: (1..=100).collect(),
+            steal_before_next_delete: 0,
+            statements: 0,
+        };
+        let mut d = deleter_after_one_insert(10);
+        // The first op reads the cursor (1); then the other deleter takes ids 1..=6.
+        conn.steal_before_next_delete = 6;
+        assert_eq!(d.op(&mut conn).unwrap(), Some(10));
+        // 6 + 10 rows are gone, the 10 this deleter owed were all deleted by it.
+        assert_eq!(conn.ids.len(), 84);
+        assert_eq!(conn.ids.first(), Some(&17));
+        assert_eq!(d.short_statements(), 1);
+        assert_eq!(conn.statements, 2);
+    }
+
+    #[test]
+    fn an_unraced_deleter_sends_one_statement_per_op() {
+        let mut conn = Ids {
+            ids: (1..=100).collect(),
+            steal_before_next_delete: 0,
+            statements: 0,
+        };
+        let mut d = deleter_after_one_insert(10);
+        assert_eq!(d.op(&mut conn).unwrap(), Some(10));
+        assert_eq!(d.short_statements(), 0);
+        assert_eq!(conn.statements, 1);
+    }
+
+    #[test]
+    fn a_deleter_of_an_empty_table_counts_the_short_statement_and_stops() {
+        let mut conn = Ids {
+            ids: BTreeSet::new(),
+            steal_before_next_delete: 0,
+            statements: 0,
+        };
+        let mut d = deleter_after_one_insert(10);
+        assert_eq!(d.op(&mut conn).unwrap(), Some(0));
+        assert_eq!(d.short_statements(), 1);
+        assert_eq!(conn.statements, 1);
     }
 }

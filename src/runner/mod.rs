@@ -338,6 +338,7 @@ fn run_step(
     sampler: &Sampler,
 ) -> anyhow::Result<StepRecord> {
     prepare_tables(opts, admin, state, step)?;
+    let rows_before = state.expected_rows.clone();
     let plan = plan_connections(opts, driver, admin, state, step, ordinal)?;
     sampler.begin_step(step);
     let cpu_before = process_cpu_seconds();
@@ -401,6 +402,7 @@ fn run_step(
                     ops: m.ops,
                     rows: m.rows,
                     retries: m.retries,
+                    short_statements: m.short_statements,
                     ops_per_sec: m.ops as f64 / seconds,
                     rows_per_sec: m.rows as f64 / seconds,
                     target_rows_per_sec: if paced { target_rows_per_sec } else { None },
@@ -439,10 +441,19 @@ fn run_step(
         None
     };
     let integrity = if opts.check && step.writes_rows() && status != Status::Failed {
+        let intent = |table: &str| {
+            row_intent(
+                opts,
+                step,
+                status,
+                rows_before.get(table).copied().unwrap_or(0),
+            )
+        };
         Some(check_integrity(
             admin,
             &opts.tables(),
             &state.expected_rows,
+            &intent,
         )?)
     } else {
         None
@@ -785,14 +796,57 @@ fn series(
         .unwrap_or_default()
 }
 
+/// What a step means a table to hold afterwards and how far the count may lie from it:
+/// `(intended_rows, allowed_drift_rows)`. l.i0 loads its rows (all clients' on a shared
+/// table); l.i1, l.i2 and the query steps delete as many rows as they insert, so the table
+/// keeps the rows it held before. A step that stops on time (query steps) or is interrupted
+/// may leave the rows its deleters still had queued: up to one queue plus the statement in
+/// flight per deleter of the table.
+fn row_intent(
+    opts: &RunOptions,
+    step: StepName,
+    status: Status,
+    rows_before: u64,
+) -> (Option<u64>, u64) {
+    let writers_per_table = if opts.shared_table {
+        u64::from(opts.clients)
+    } else {
+        1
+    };
+    let queued = |rows_per_insert: u32| {
+        (DELETE_QUEUE_STATEMENTS as u64 + 1) * u64::from(rows_per_insert) * writers_per_table
+    };
+    let interrupted = status != Status::Completed;
+    match step {
+        StepName::LoadInitial if interrupted => (None, 0),
+        StepName::LoadInitial => (Some(opts.load_rows * writers_per_table), 0),
+        StepName::CreateIndexes => (None, 0),
+        StepName::InsertDelete1 | StepName::InsertDelete2 => {
+            let per_insert = if step == StepName::InsertDelete1 {
+                opts.i1_rows_per_insert
+            } else {
+                opts.i2_rows_per_insert
+            };
+            let drift = if interrupted { queued(per_insert) } else { 0 };
+            (Some(rows_before), drift)
+        }
+        StepName::Query { .. } => (Some(rows_before), queued(opts.query_rows_per_insert)),
+    }
+}
+
+/// Count every table through its primary key and each secondary index; a table is ok when all
+/// counts equal what the run's inserts and deletes imply and the count lies within the allowed
+/// drift of what the step intends (`intent` gives `(intended_rows, allowed_drift_rows)`).
 fn check_integrity(
     conn: &mut dyn Conn,
     tables: &[String],
     expected: &HashMap<String, u64>,
+    intent: &dyn Fn(&str) -> (Option<u64>, u64),
 ) -> anyhow::Result<IntegrityRecord> {
     let mut checks = Vec::new();
     for t in tables {
         let expected_rows = expected.get(t).copied().unwrap_or(0);
+        let (intended_rows, allowed_drift_rows) = intent(t);
         let pk_rows = conn.count_rows(t)?;
         let mut index_rows = BTreeMap::new();
         if conn.has_secondary_indexes(t)? {
@@ -800,10 +854,16 @@ fn check_integrity(
                 index_rows.insert(ix.name(t), conn.count_rows_via_index(t, ix)?);
             }
         }
-        let ok = pk_rows == expected_rows && index_rows.values().all(|&n| n == expected_rows);
+        let as_intended =
+            intended_rows.is_none_or(|want| pk_rows.abs_diff(want) <= allowed_drift_rows);
+        let ok = pk_rows == expected_rows
+            && index_rows.values().all(|&n| n == expected_rows)
+            && as_intended;
         checks.push(TableCheck {
             table: t.clone(),
             expected_rows,
+            intended_rows,
+            allowed_drift_rows,
             pk_rows,
             index_rows,
             ok,
@@ -832,6 +892,53 @@ pub fn process_cpu_seconds() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_means_the_table_to_keep_its_rows() {
+        let mut opts = RunOptions::from_profile(
+            "sqlite:x.db",
+            &crate::workload::steps::Profile::named("small").unwrap(),
+        );
+        opts.load_rows = 1000;
+        opts.i1_rows_per_insert = 50;
+        opts.query_rows_per_insert = 50;
+        let done = Status::Completed;
+        assert_eq!(
+            row_intent(&opts, StepName::LoadInitial, done, 0),
+            (Some(1000), 0)
+        );
+        assert_eq!(
+            row_intent(&opts, StepName::CreateIndexes, done, 1000),
+            (None, 0)
+        );
+        assert_eq!(
+            row_intent(&opts, StepName::InsertDelete1, done, 1000),
+            (Some(1000), 0)
+        );
+        // Stopped early: the deleter may have left its queue and one statement undone.
+        let queue = (DELETE_QUEUE_STATEMENTS as u64 + 1) * 50;
+        assert_eq!(
+            row_intent(&opts, StepName::InsertDelete1, Status::Interrupted, 1000),
+            (Some(1000), queue)
+        );
+        let qr100 = crate::workload::steps::parse_step_list("qr100").unwrap()[0];
+        assert_eq!(row_intent(&opts, qr100, done, 1000), (Some(1000), queue));
+        // A shared table: every client loads into it and has a deleter on it.
+        opts.clients = 3;
+        opts.shared_table = true;
+        assert_eq!(
+            row_intent(&opts, StepName::LoadInitial, done, 0),
+            (Some(3000), 0)
+        );
+        assert_eq!(
+            row_intent(&opts, qr100, done, 3000),
+            (Some(3000), 3 * queue)
+        );
+        assert_eq!(
+            row_intent(&opts, StepName::LoadInitial, Status::Interrupted, 0),
+            (None, 0)
+        );
+    }
     use crate::backend::{BackendKind, Engine};
 
     fn target(engine: Option<Engine>) -> TargetInfo {

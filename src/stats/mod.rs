@@ -131,6 +131,8 @@ pub struct OpRecorder {
     pub rows: u64,
     /// Operations retried after a transient conflict (not counted in `ops`).
     pub retries: u64,
+    /// Statements that affected fewer rows than asked (see `Worker::short_statements`).
+    pub short_statements: u64,
     /// Shared with the monitor thread.
     pub live: Arc<LiveCounters>,
 }
@@ -145,6 +147,7 @@ impl OpRecorder {
             ops: 0,
             rows: 0,
             retries: 0,
+            short_statements: 0,
             live: Arc::new(LiveCounters::default()),
         }
     }
@@ -183,6 +186,8 @@ pub struct MergedOps {
     pub rows: u64,
     /// Retried operations.
     pub retries: u64,
+    /// Statements that affected fewer rows than asked.
+    pub short_statements: u64,
 }
 
 /// Merge recorders per op kind.
@@ -195,6 +200,7 @@ pub fn merge(recorders: impl IntoIterator<Item = OpRecorder>) -> BTreeMap<OpKind
             ops: 0,
             rows: 0,
             retries: 0,
+            short_statements: 0,
         });
         // Both histograms have the same bounds, so adding cannot fail; a failure would only
         // drop samples, which the counts below would then show.
@@ -203,6 +209,7 @@ pub fn merge(recorders: impl IntoIterator<Item = OpRecorder>) -> BTreeMap<OpKind
         m.ops += r.ops;
         m.rows += r.rows;
         m.retries += r.retries;
+        m.short_statements += r.short_statements;
     }
     out
 }

@@ -204,3 +204,45 @@ pub fn check_full_run(run: &RunRecord, dir: &Path) {
         );
     }
 }
+
+/// The checks of a shared-table run of l.i0, l.x, l.i1 and l.i2 with `clients` clients: every
+/// delete step removed exactly as many rows as it inserted, so the one table still holds the
+/// rows l.i0 loaded, and the integrity check (which compares with that intent) passed.
+pub fn check_shared_table_keeps_its_rows(run: &RunRecord, clients: u64) {
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    for s in &run.steps {
+        let i = s.integrity.as_ref();
+        if s.name.writes_rows() {
+            let i = i.expect("integrity checked");
+            assert!(i.ok, "{}: {:?}", s.name, i.tables);
+            assert_eq!(i.tables.len(), 1);
+            assert_eq!(i.tables[0].pk_rows, clients * LOAD_ROWS, "{}", s.name);
+            assert_eq!(i.tables[0].intended_rows, Some(clients * LOAD_ROWS));
+        }
+        if matches!(s.name, StepName::InsertDelete1 | StepName::InsertDelete2) {
+            let inserted = s.ops["insert"].rows;
+            let deleted = s.ops["delete"].rows;
+            assert_eq!(
+                inserted, deleted,
+                "{}: inserted {inserted}, deleted {deleted}",
+                s.name
+            );
+            assert_eq!(i.unwrap().tables[0].allowed_drift_rows, 0);
+        }
+    }
+}
+
+/// A URL of a new, empty database `name` on a private Postgres server (created here), so that
+/// tests sharing one server do not share tables.
+pub fn new_database(server: &ServerHandle, name: &str) -> String {
+    let mut admin = postgres::Client::connect(&server.url, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("connect to {}: {e}", server.url));
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name}"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        admin.batch_execute(&sql).unwrap();
+    }
+    let base = &server.url[..server.url.rfind('/').unwrap()];
+    format!("{base}/{name}")
+}
