@@ -531,7 +531,9 @@ fn main() -> Result<()> {
         load_average()
     );
 
-    let mut admin = Client::connect(&url, NoTls).context("cannot connect to the server")?;
+    // The client crate does not know `?password_file=`: give it the password itself.
+    let client_url = ibench::backend::resolve_password(&url, None)?;
+    let mut admin = Client::connect(&client_url, NoTls).context("cannot connect to the server")?;
     let t0 = Instant::now();
     prepare_values(&mut admin, rows)?;
     let made_in = t0.elapsed().as_secs_f64();

@@ -88,7 +88,9 @@ pub struct ServerStartArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB (PG* variables fill the
-    /// gaps), mysql://USER[:PASS]@HOST:PORT/DB (MySQL and MariaDB).
+    /// gaps), mysql://USER[:PASS]@HOST:PORT/DB (MySQL and MariaDB; MYSQL_PWD gives the
+    /// password). `?password_file=PATH` reads the password from a file; a password written
+    /// here is visible in `ps`.
     #[arg(long, default_value = "sqlite:ibench.db")]
     pub url: String,
     /// Storage engine of the tables (mysql:// only).
@@ -185,9 +187,11 @@ pub struct RunArgs {
     pub quiet: bool,
     /// Instance dir of a server started with `ibench server start`: its pid and data dir let
     /// ibench measure the server's CPU, memory and IO (otherwise found from the server itself).
+    /// Must be the instance of the server at --url.
     #[arg(long, conflicts_with = "server_pid")]
     pub server_dir: Option<PathBuf>,
-    /// Pid of the server's main process (postmaster, mariadbd) on this host.
+    /// Pid of the server's main process (postmaster, mariadbd) on this host; must be the
+    /// server at --url.
     #[arg(long)]
     pub server_pid: Option<u32>,
     /// Run `perf stat` on the server's processes during each step (needs perf).

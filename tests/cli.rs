@@ -328,3 +328,102 @@ fn server_start_prints_the_url_on_its_own_line_and_stop_stops_it() {
     assert!(!handle.is_running());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The one private Postgres of this test binary.
+fn postgres_server() -> &'static ibench::server::ServerHandle {
+    static SERVER: std::sync::OnceLock<ibench::server::ServerHandle> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| {
+        common::start_server(
+            ibench::server::ServerKind::Postgres,
+            ibench::backend::Engine::Innodb,
+        )
+    })
+}
+
+/// Every regular file under `dir`, read as text.
+fn files_text(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+                out.push((p, text));
+            }
+        }
+    }
+    out
+}
+
+/// A password written in --url (both `--url URL` and `--url=URL`) reaches no output and no
+/// results file: run.json's command_line used to hold it in clear.
+#[test]
+fn a_password_in_the_url_is_in_no_output_and_no_file() {
+    let server = postgres_server();
+    let clear = common::client_url(&server.url);
+    let password = std::fs::read_to_string(server.dir.join(ibench::server::PASSWORD_FILE))
+        .unwrap()
+        .trim_end()
+        .to_string();
+    assert!(clear.contains(&password));
+    for form in ["separate", "joined"] {
+        let out_dir = fresh_dir("cli-secret");
+        let joined = format!("--url={clear}");
+        let mut args = vec!["run", "--out", out_dir.to_str().unwrap()];
+        match form {
+            "separate" => args.extend(["--url", clear.as_str()]),
+            _ => args.push(joined.as_str()),
+        }
+        args.extend(["--steps", "l.i0", "--load-rows", "1000"]);
+        let out = ibench(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(!stdout.contains(&password) && !stderr.contains(&password));
+        let files = files_text(&out_dir);
+        assert!(files.iter().any(|(p, _)| p.ends_with("run.json")));
+        for (path, text) in files {
+            assert!(
+                !text.contains(&password),
+                "{form}: the password is in {}",
+                path.display()
+            );
+        }
+        let run = ibench::results::read_run(&out_dir).unwrap();
+        assert!(
+            run.command_line.iter().any(|a| a.contains("postgres:***@")),
+            "{:?}",
+            run.command_line
+        );
+    }
+}
+
+#[test]
+fn fails_for_an_unreadable_password_file() {
+    let out = dir_run(&[
+        "--url",
+        "postgres://postgres@127.0.0.1:1/postgres?password_file=/no/such/password",
+    ]);
+    assert_clear_error(&out, &["/no/such/password", "password_file=", "--url"]);
+}
+
+/// `--bindir` without the server binary is refused, never replaced by the system's server
+/// found in a sibling `../sbin` (`/nonexistent` → `/sbin/mariadbd` before).
+#[test]
+fn server_start_refuses_a_bindir_without_the_server() {
+    for bindir in ["/nonexistent", "/usr/bin"] {
+        let out = ibench(&["server", "start", "mariadb", "--bindir", bindir]);
+        assert_clear_error(&out, &["--bindir", bindir, "mariadbd"]);
+    }
+}
+
+/// `--server-pid` of a process that is not the server at --url is refused.
+#[test]
+fn fails_for_a_server_pid_that_is_not_the_server() {
+    let server = postgres_server();
+    let out = dir_run(&["--url", &server.url, "--steps", "l.i0", "--server-pid", "1"]);
+    assert_clear_error(&out, &["--server-pid 1", &server.pid.to_string()]);
+}

@@ -151,36 +151,40 @@ fn server_dir_gives_the_pid() {
     assert_eq!(info.storage.data_paths, vec![s.data_dir.clone()]);
 }
 
+/// `--server-pid` or `--server-dir` naming another process or instance would measure the
+/// wrong thing quietly (it was accepted before): the server's own pid file and data directory
+/// decide, and the run is refused before anything is written. (A server on another host,
+/// whose figures are n/a with reasons, is covered by the sampler's unit tests.)
 #[test]
-fn a_server_not_on_this_host_gives_na_with_reasons() {
+fn a_server_pid_or_dir_of_another_server_is_refused() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let s = server();
-    let mut opts = small_options(&s.url, "pg-metrics-remote");
-    opts.steps = parse_step_list("l.i0").unwrap();
-    opts.load_rows = 2_000;
-    // A pid that cannot exist here: as for a server on another host.
-    opts.server_pid = Some(u32::MAX - 3);
-    let (run, dir) = run_and_read(opts);
-    assert_eq!(run.status, ibench::results::Status::Completed);
-    let m = run.steps[0].metrics.as_ref().unwrap();
-    for metric in [&m.cpupq, &m.rss, &m.totals.server_write_bytes] {
+    for pid in [1, u32::MAX - 3] {
+        let mut opts = small_options(&s.url, "pg-metrics-otherpid");
+        opts.steps = parse_step_list("l.i0").unwrap();
+        opts.server_pid = Some(pid);
+        let out_dir = opts.out_dir.clone();
+        let err = format!("{:#}", ibench::runner::run(opts, vec![]).unwrap_err());
         assert!(
-            matches!(metric, Metric::Na(r) if r.contains("not running on this host")),
-            "{metric:?}"
+            err.contains(&format!("--server-pid {pid}")) && err.contains(&s.pid.to_string()),
+            "{err}"
         );
+        assert!(!out_dir.join("run.json").exists());
     }
-    // What does not need the processes is still measured.
-    value(&m.ccpupq, "ccpupq");
-    value(&m.dbgb1, "dbgb1");
-    let raw = std::fs::read_to_string(dir.join("run.json")).unwrap();
+    // The instance dir of another (stopped) server.
+    let other = fresh_dir("pg-other-instance");
+    let handle = ibench::server::start(&ibench::server::ServerSpec {
+        dir: Some(other.clone()),
+        ..ibench::server::ServerSpec::default()
+    })
+    .unwrap();
+    handle.stop().unwrap();
+    let mut opts = small_options(&s.url, "pg-metrics-otherdir");
+    opts.steps = parse_step_list("l.i0").unwrap();
+    opts.server_dir = Some(other.clone());
+    let err = format!("{:#}", ibench::runner::run(opts, vec![]).unwrap_err());
     assert!(
-        raw.contains(r#""cpupq": {"#) && raw.contains(r#""na": "process"#),
-        "{raw}"
-    );
-    assert!(!raw.contains(r#""cpupq": 0"#));
-    let table = sampler::metrics_table(&run);
-    assert!(
-        table.contains("n/a[1]") && table.contains("not running on this host"),
-        "{table}"
+        err.contains("--server-dir") && err.contains("another server"),
+        "{err}"
     );
 }

@@ -18,12 +18,10 @@ fn server() -> &'static ServerHandle {
 /// A URL to a new database of the shared server.
 fn database_url(name: &str) -> String {
     let s = server();
-    let pool_url = s.url.clone();
-    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&pool_url).unwrap()).unwrap();
+    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&client_url(&s.url)).unwrap()).unwrap();
     conn.query_drop(format!("CREATE DATABASE IF NOT EXISTS {name}"))
         .unwrap();
-    let base = &pool_url[..pool_url.rfind('/').unwrap()];
-    format!("{base}/{name}")
+    url_with_database(&s.url, name)
 }
 
 #[test]
@@ -62,7 +60,8 @@ fn all_ten_steps_on_rocksdb() {
     assert!(run.label.ends_with("rocksdb"), "{}", run.label);
     // The tables really are MyRocks tables.
     let mut conn =
-        mysql::Conn::new(mysql::Opts::from_url(&database_url("it_rocksdb")).unwrap()).unwrap();
+        mysql::Conn::new(mysql::Opts::from_url(&client_url(&database_url("it_rocksdb"))).unwrap())
+            .unwrap();
     let engine: Option<String> = conn
         .query_first(
             "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'it_rocksdb' AND TABLE_NAME = 'pi1'",

@@ -85,6 +85,7 @@ fn psql(handle: &ServerHandle) -> PathBuf {
 fn psql_query(handle: &ServerHandle, sql: &str) -> String {
     let port = url_port(&handle.url);
     run(Command::new(psql(handle))
+        .env("PGPASSWORD", password(handle))
         .args(["-X", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres"])
         .args(["-p", &port.to_string(), "-tAc", sql]))
 }
@@ -92,12 +93,8 @@ fn psql_query(handle: &ServerHandle, sql: &str) -> String {
 /// `mariadb -e SQL` over TCP on 127.0.0.1 to the handle's port, database ibench.
 fn mariadb_query(handle: &ServerHandle, sql: &str) -> String {
     let port = url_port(&handle.url);
-    let client = ["mariadb", "mysql"]
-        .iter()
-        .map(|n| Path::new("/usr/bin").join(n))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| PathBuf::from("mariadb"));
-    run(Command::new(client)
+    run(Command::new(mariadb_client())
+        .env("MYSQL_PWD", password(handle))
         .args([
             "--no-defaults",
             "--protocol=TCP",
@@ -107,6 +104,158 @@ fn mariadb_query(handle: &ServerHandle, sql: &str) -> String {
         ])
         .arg(format!("-P{port}"))
         .args(["--batch", "--skip-column-names", "ibench", "-e", sql]))
+}
+
+/// The instance's password, from the file its URL names.
+fn password(handle: &ServerHandle) -> String {
+    let text = std::fs::read_to_string(handle.dir.join(server::PASSWORD_FILE)).unwrap();
+    text.trim_end().to_string()
+}
+
+/// The MariaDB command-line client.
+fn mariadb_client() -> PathBuf {
+    ["mariadb", "mysql"]
+        .iter()
+        .map(|n| Path::new("/usr/bin").join(n))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from("mariadb"))
+}
+
+/// Run `cmd` as the OS user `nobody` and return (success, stderr).
+fn as_nobody(cmd: &mut Command) -> (bool, String) {
+    use std::os::unix::process::CommandExt;
+    let out = cmd
+        .uid(NOBODY_UID)
+        .gid(NOBODY_UID)
+        .env_remove("PGPASSWORD")
+        .env_remove("MYSQL_PWD")
+        .current_dir("/")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// uid and gid of `nobody` on Debian.
+const NOBODY_UID: u32 = 65534;
+
+/// What a private instance shows to other local users: an owner-only dir (so no socket), a
+/// password file only its owner reads, the password nowhere else, and a TCP port that wants
+/// the password.
+fn check_closed_to_others(h: &ServerHandle) {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir_mode = std::fs::metadata(&h.dir).unwrap().permissions().mode();
+    assert_eq!(dir_mode & 0o777, 0o700, "instance dir mode {dir_mode:o}");
+    let file = h.dir.join(server::PASSWORD_FILE);
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let secret = password(h);
+    assert!(
+        secret.len() >= 32,
+        "a weak password: {} chars",
+        secret.len()
+    );
+    assert!(!h.url.contains(&secret));
+    assert!(
+        h.url.contains(&format!("password_file={}", file.display())),
+        "{}",
+        h.url
+    );
+    // The password is in no other file of the instance (logs, handle, config).
+    for entry in walk(&h.dir) {
+        if entry == file || entry.starts_with(&h.data_dir) {
+            continue;
+        }
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(&secret),
+            "the password is in {}",
+            entry.display()
+        );
+    }
+    // The server does not run as root.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", h.pid)).unwrap();
+    let uid_line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+    assert!(
+        uid_line.split_whitespace().nth(1) != Some("0"),
+        "the server runs as root: {uid_line}"
+    );
+    if std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(1)
+        != 0
+    {
+        eprintln!("not root: cannot try the connection as another OS user");
+        return;
+    }
+    let port = h.port.to_string();
+    let socket_dir = h.dir.display().to_string();
+    match h.kind {
+        ServerKind::Postgres => {
+            let psql = psql(h);
+            for host in ["127.0.0.1", socket_dir.as_str()] {
+                let (ok, stderr) = as_nobody(
+                    Command::new(&psql)
+                        .args(["-X", "-w", "-h", host, "-p", &port, "-U", "postgres"])
+                        .args(["-d", "postgres", "-tAc", "SELECT 1"]),
+                );
+                assert!(!ok, "nobody got in through {host}");
+                assert!(
+                    stderr.contains("password") || stderr.contains("Permission denied"),
+                    "{host}: {stderr}"
+                );
+            }
+        }
+        ServerKind::Mariadb => {
+            let (ok, stderr) = as_nobody(
+                Command::new(mariadb_client())
+                    .args([
+                        "--no-defaults",
+                        "--protocol=TCP",
+                        "-h",
+                        "127.0.0.1",
+                        "-uroot",
+                    ])
+                    .arg(format!("-P{port}"))
+                    .args(["-e", "SELECT 1"]),
+            );
+            assert!(!ok, "nobody got in over TCP");
+            assert!(stderr.contains("Access denied"), "{stderr}");
+            let (ok, stderr) = as_nobody(
+                Command::new(mariadb_client())
+                    .args(["--no-defaults", "-uroot"])
+                    .arg(format!("--socket={}", h.dir.join("mysqld.sock").display()))
+                    .args(["-e", "SELECT 1"]),
+            );
+            assert!(!ok, "nobody got in through the socket");
+            assert!(
+                stderr.contains("Permission denied") || stderr.contains("Can't connect"),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+/// Every regular file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => todo.push(p),
+                Ok(t) if t.is_file() => out.push(p),
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// The handle saved in the dir equals the one returned.
@@ -157,6 +306,7 @@ fn postgres_starts_answers_and_stops() {
     let mode = std::fs::metadata(&h.data_dir).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700);
     assert!(dir.join(format!(".s.PGSQL.{}", h.port)).exists());
+    check_closed_to_others(h);
     assert!(
         dir.join(format!(
             "config-{}",
@@ -197,9 +347,12 @@ fn mariadb_innodb_starts_answers_and_stops() {
     let h = guard.handle();
     check_handle(h, ServerKind::Mariadb);
     assert!(h.url.starts_with("mysql://root@127.0.0.1:"));
-    assert!(h.url.ends_with("/ibench"));
+    assert!(h.url.contains("/ibench?password_file="), "{}", h.url);
     assert!(h.version.contains("MariaDB"), "{}", h.version);
     assert!(h.dir.join("mysqld.sock").exists());
+    check_closed_to_others(h);
+    // The start-up SQL (it held the password's hash) is gone.
+    assert!(!h.dir.join("init.sql").exists());
 
     assert_eq!(mariadb_query(h, "SELECT 1"), "1");
     assert_eq!(mariadb_query(h, "SELECT DATABASE()"), "ibench");
@@ -298,6 +451,24 @@ fn bogus_bindir_is_refused() {
             "start created {} before failing",
             dir.display()
         );
+    }
+    // A bindir that lacks the server must not fall back to a sibling `../sbin`: with
+    // `--bindir /nonexistent` MariaDB used to start the system's /sbin/mariadbd, and
+    // /usr/bin has the clients but not the server (it is in /usr/sbin).
+    for bindir in ["/nonexistent", "/usr/bin"] {
+        let dir = fresh_path("bogus-sibling");
+        let spec = ServerSpec {
+            kind: ServerKind::Mariadb,
+            bindir: Some(PathBuf::from(bindir)),
+            dir: Some(dir.clone()),
+            ..ServerSpec::default()
+        };
+        let err = format!("{:#}", server::start(&spec).unwrap_err());
+        assert!(
+            err.contains("--bindir") && err.contains("mariadbd"),
+            "{err}"
+        );
+        assert!(!dir.exists());
     }
 }
 

@@ -132,7 +132,7 @@ pub enum BackendError {
     },
     /// The server refused the credentials.
     #[error(
-        "{target} refused the login: {detail}; fix the user or password in --url (Postgres also reads PGPASSWORD)"
+        "{target} refused the login: {detail}; fix the user or password in --url (or give it in PGPASSWORD / MYSQL_PWD, or a file with ?password_file=PATH)"
     )]
     Auth {
         /// What we tried to reach, password redacted.
@@ -331,29 +331,180 @@ pub(crate) enum StatementKey {
 /// The prepared statements of one table on one connection (`S` is the driver's handle).
 pub(crate) type TableStatements<S> = std::collections::HashMap<StatementKey, S>;
 
-/// Replace the password of a URL (`scheme://user:pass@host`) with `***`.
+/// Replace the password of a URL (`scheme://user:pass@host`, and a `password=` query
+/// parameter) with `***`. The userinfo ends at the last `@` before the query, so a password
+/// holding `/` or `@` is masked whole.
 pub fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_string();
     };
-    let rest = &url[scheme_end + 3..];
-    let auth_end = rest.find('@');
-    let host_start = rest.find('/').unwrap_or(rest.len());
-    match auth_end {
-        Some(at) if at < host_start => {
-            let userinfo = &rest[..at];
+    let start = scheme_end + 3;
+    let rest = &url[start..];
+    let query_at = rest.find('?').unwrap_or(rest.len());
+    let mut out = String::with_capacity(url.len());
+    out.push_str(&url[..start]);
+    let before_query = &rest[..query_at];
+    match before_query.rfind('@') {
+        Some(at) => {
+            let userinfo = &before_query[..at];
             match userinfo.find(':') {
-                Some(colon) => format!(
-                    "{}{}:***{}",
-                    &url[..scheme_end + 3],
-                    &userinfo[..colon],
-                    &rest[at..]
+                Some(colon) => {
+                    out.push_str(&userinfo[..colon]);
+                    out.push_str(":***");
+                }
+                None => out.push_str(userinfo),
+            }
+            out.push_str(&before_query[at..]);
+        }
+        None => out.push_str(before_query),
+    }
+    if query_at < rest.len() {
+        out.push('?');
+        let pairs: Vec<String> = rest[query_at + 1..]
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect();
+        out.push_str(&pairs.join("&"));
+    }
+    out
+}
+
+/// A command line with the password of every URL in it masked (`--url URL`, `--url=URL`, a
+/// URL anywhere): what `run.json` records as `command_line`.
+pub fn redact_args(args: &[String]) -> Vec<String> {
+    args.iter()
+        .map(|a| {
+            if a.contains("://") {
+                redact_url(a)
+            } else {
+                a.clone()
+            }
+        })
+        .collect()
+}
+
+/// The query parameter that names a file holding the password (`?password_file=PATH`): what
+/// `ibench server start` prints, so that the password itself is in no URL, log or process list.
+pub const PASSWORD_FILE_PARAM: &str = "password_file";
+
+/// Percent-encode everything but unreserved characters (for a URL's userinfo or query).
+pub(crate) fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Decode `%XX` escapes (a malformed escape is kept as it is).
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = s.get(i + 1..i + 3)
+            && let Ok(b) = u8::from_str_radix(hex, 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Put the password into a `scheme://user@host/...` URL that has none: from the file named
+/// by `?password_file=PATH` (the file's first line), else from the environment variable
+/// `env_var` (e.g. `MYSQL_PWD`). The parameter is always removed; a password written in the
+/// URL itself wins over both. A URL with neither is returned unchanged. The result holds the password in
+/// clear: give it only to the client library, never to a message or a file.
+pub fn resolve_password(url: &str, env_var: Option<&str>) -> Result<String, UrlError> {
+    let Some(scheme_end) = url.find("://") else {
+        return Ok(url.to_string());
+    };
+    let (main, query) = match url.find('?') {
+        Some(i) => (&url[..i], Some(&url[i + 1..])),
+        None => (url, None),
+    };
+    let mut file = None;
+    let mut kept = Vec::new();
+    for kv in query.into_iter().flat_map(|q| q.split('&')) {
+        match kv.split_once('=') {
+            Some((k, v)) if k == PASSWORD_FILE_PARAM => file = Some(percent_decode(v)),
+            _ if kv.is_empty() => {}
+            _ => kept.push(kv),
+        }
+    }
+    let password = match &file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| UrlError::Malformed {
+                url: redact_url(url),
+                detail: format!(
+                    "cannot read the password file {path} ({e}); fix {PASSWORD_FILE_PARAM}= in --url"
                 ),
-                None => url.to_string(),
+            })?;
+            let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
+            Some(line.to_string())
+        }
+        None => None,
+    };
+    // Where the userinfo ends (the last '@' before the path).
+    let rest = &main[scheme_end + 3..];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let at = rest[..authority_end].rfind('@');
+    let (user, had_password) = match at {
+        Some(at) => {
+            let userinfo = &rest[..at];
+            match userinfo.split_once(':') {
+                Some((u, _)) => (u, true),
+                None => (userinfo, false),
             }
         }
-        _ => url.to_string(),
+        None => ("", false),
+    };
+    // A password written in the URL itself wins; then the file; then the environment.
+    let password = if had_password {
+        None
+    } else {
+        password.or_else(|| {
+            env_var
+                .and_then(|v| std::env::var(v).ok())
+                .filter(|p| !p.is_empty())
+        })
+    };
+    let Some(password) = password else {
+        // Nothing to add: only drop the parameter, if it was there.
+        let mut out = main.to_string();
+        if !kept.is_empty() {
+            out.push('?');
+            out.push_str(&kept.join("&"));
+        }
+        return Ok(out);
+    };
+    let host_and_path = match at {
+        Some(at) => &rest[at + 1..],
+        None => rest,
+    };
+    let mut out = format!(
+        "{}{user}:{}@{host_and_path}",
+        &main[..scheme_end + 3],
+        percent_encode(&password)
+    );
+    if !kept.is_empty() {
+        out.push('?');
+        out.push_str(&kept.join("&"));
     }
+    Ok(out)
 }
 
 /// Options that shape how a driver connects, beyond the URL.
@@ -440,6 +591,70 @@ mod tests {
         );
         assert_eq!(redact_url("postgres://bob@h/db"), "postgres://bob@h/db");
         assert_eq!(redact_url("sqlite:/tmp/x"), "sqlite:/tmp/x");
+        // A password with '/' or '@' in it, and one in the query.
+        assert_eq!(
+            redact_url("mysql://root:se/c@ret@h:3/db"),
+            "mysql://root:***@h:3/db"
+        );
+        assert_eq!(
+            redact_url("postgres://h/db?user=bob&password=secret&password_file=/x/pw"),
+            "postgres://h/db?user=bob&password=***&password_file=/x/pw"
+        );
+        let args: Vec<String> = [
+            "ibench",
+            "run",
+            "--url",
+            "postgres://bob:secret@h/db",
+            "--url=mysql://root:secret@h/x",
+            "--label",
+            "a:b@c",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let masked = redact_args(&args).join(" ");
+        assert!(!masked.contains("secret"), "{masked}");
+        assert!(masked.contains("--url=mysql://root:***@h/x"), "{masked}");
+        assert!(masked.contains("a:b@c"), "{masked}");
+    }
+
+    #[test]
+    fn a_password_file_fills_the_url_and_leaves_the_query() {
+        let dir = std::env::temp_dir().join(format!("ibench-pwfile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("password");
+        std::fs::write(&file, "s3cr/t:x\n").unwrap();
+        let url = format!(
+            "postgres://bob@127.0.0.1:5/db?{PASSWORD_FILE_PARAM}={}&application_name=a",
+            file.display()
+        );
+        assert_eq!(
+            resolve_password(&url, None).unwrap(),
+            "postgres://bob:s3cr%2Ft%3Ax@127.0.0.1:5/db?application_name=a"
+        );
+        // The environment fills only a URL without a password.
+        let var = "IBENCH_TEST_PASSWORD_VAR";
+        // SAFETY: a variable only this test reads.
+        unsafe { std::env::set_var(var, "pw") };
+        assert_eq!(
+            resolve_password("mysql://root@h:3/ibench", Some(var)).unwrap(),
+            "mysql://root:pw@h:3/ibench"
+        );
+        assert_eq!(
+            resolve_password("mysql://root:given@h:3/ibench", Some(var)).unwrap(),
+            "mysql://root:given@h:3/ibench"
+        );
+        assert_eq!(
+            resolve_password("sqlite:x.db", Some(var)).unwrap(),
+            "sqlite:x.db"
+        );
+        let missing = format!("mysql://root@h/db?{PASSWORD_FILE_PARAM}=/nonexistent/pw");
+        let err = resolve_password(&missing, None).unwrap_err().to_string();
+        assert!(
+            err.contains("/nonexistent/pw") && err.contains("--url"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

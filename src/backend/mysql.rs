@@ -38,10 +38,11 @@ pub struct MysqlDriver {
 impl MysqlDriver {
     /// Build from a `mysql://` or `mariadb://` URL, e.g. `mysql://root@127.0.0.1:3306/ibench`
     /// (TCP) or `mysql://root@localhost/ibench?socket=/path/mysqld.sock` (Unix socket). The URL
-    /// must name a database, which must exist. Does not connect.
+    /// must name a database, which must exist. The password comes from the URL, else from the
+    /// file named by `?password_file=PATH`, else from `MYSQL_PWD`. Does not connect.
     pub fn new(url: &str, engine: Engine) -> anyhow::Result<Self> {
         let target = redact_url(url);
-        let url = mysql_scheme(url);
+        let url = mysql_scheme(&resolve_password(url, Some("MYSQL_PWD"))?);
         let opts =
             Opts::from_url(&url).map_err(|e| anyhow::anyhow!("bad --url '{target}': {e}"))?;
         if opts.get_db_name().is_none_or(str::is_empty) {

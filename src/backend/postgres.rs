@@ -34,10 +34,12 @@ pub struct PostgresDriver {
 }
 
 impl PostgresDriver {
-    /// Build from a `postgres://` or `postgresql://` URL. Parts the URL leaves out come from
+    /// Build from a `postgres://` or `postgresql://` URL. `?password_file=PATH` reads the
+    /// password from a file. Parts the URL leaves out come from
     /// `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD` and `PGDATABASE`; with no host at all the
     /// Unix socket directory `/var/run/postgresql` is tried, then `localhost`. Does not connect.
     pub fn new(url: &str) -> anyhow::Result<Self> {
+        let url = &resolve_password(url, None)?;
         let filled = fill_pg_url(url, &|name| std::env::var(name).ok());
         let target = redact_url(&filled);
         let mut config = Config::from_str(&filled)
@@ -856,19 +858,6 @@ fn host_has_port(host: &str) -> bool {
     } else {
         host.contains(':')
     }
-}
-
-/// Percent-encode everything but the unreserved characters of RFC 3986.
-fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------------

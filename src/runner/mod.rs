@@ -53,6 +53,12 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
     )?;
     // Reach the database before creating anything, so a wrong URL leaves no empty results dir.
     let target = driver.describe()?;
+    // --server-dir / --server-pid must name the server at the URL, or the figures measure
+    // another process.
+    if opts.server_dir.is_some() || opts.server_pid.is_some() {
+        let files = driver.connect()?.server_files()?;
+        sampler::locate::check_server_claims(&opts, files.as_ref()).map_err(anyhow::Error::msg)?;
+    }
     let dir = prepare_out_dir(&opts.out_dir)?;
     let mut timeline = TimelineWriter::open(&dir)?;
     let label = opts
@@ -67,7 +73,7 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
         label,
         started_at: results::now_rfc3339(),
         ended_at: None,
-        command_line,
+        command_line: crate::backend::redact_args(&command_line),
         options: opts.redacted(),
         target: Some(target),
         session_settings: driver.session_settings(),

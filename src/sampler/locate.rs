@@ -164,6 +164,88 @@ fn storage_of(paths: Vec<PathBuf>) -> StorageLocation {
     }
 }
 
+/// Names of a server's main process (postmaster, mariadbd, mysqld).
+const SERVER_PROCESS_NAMES: &[&str] = &["postgres", "postmaster", "mariadbd", "mysqld"];
+
+/// Refuse `--server-dir` or `--server-pid` when they name something other than the server at
+/// the URL: the figures would then measure another process. The server's own word (its data
+/// directory and pid file, `files`) decides; where it cannot tell (a remote server, no pid
+/// file), a `--server-pid` must at least be a running database server process.
+pub fn check_server_claims(opts: &RunOptions, files: Option<&ServerFiles>) -> Result<(), String> {
+    if opts.server_dir.is_none() && opts.server_pid.is_none() {
+        return Ok(());
+    }
+    let flag = if opts.server_dir.is_some() {
+        "--server-dir"
+    } else {
+        "--server-pid"
+    };
+    if files.is_some_and(|f| f.embedded) {
+        return Err(format!(
+            "{flag} names a server process, but SQLite runs inside ibench; drop {flag}"
+        ));
+    }
+    let reported_pid = files
+        .and_then(|f| f.pid_file.as_deref())
+        .and_then(|pf| read_pid_file(pf).ok());
+    let same_path = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b))
+    {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if let Some(dir) = &opts.server_dir {
+        let handle = crate::server::ServerHandle::load(dir).map_err(|e| format!("{e:#}"))?;
+        if let Some(reported) = files.and_then(|f| f.data_paths.first())
+            && !same_path(&handle.data_dir, reported)
+        {
+            return Err(format!(
+                "--server-dir {} is the instance of another server: its data directory is {}, but the server at --url uses {}; pass the --server-dir of that server or drop --server-dir",
+                dir.display(),
+                handle.data_dir.display(),
+                reported.display()
+            ));
+        }
+        if let Some(pid) = reported_pid
+            && pid != handle.pid
+        {
+            return Err(format!(
+                "--server-dir {} holds server pid {}, but the server at --url has pid {pid}; pass the --server-dir of that server or drop --server-dir",
+                dir.display(),
+                handle.pid
+            ));
+        }
+        return Ok(());
+    }
+    let Some(pid) = opts.server_pid else {
+        return Ok(());
+    };
+    if let Some(reported) = reported_pid {
+        if reported != pid {
+            return Err(format!(
+                "--server-pid {pid} is not the server at --url, whose pid is {reported}; pass --server-pid {reported} or drop it"
+            ));
+        }
+        return Ok(());
+    }
+    // The server cannot say: at least it must be a database server running here.
+    match procfs_name(pid) {
+        Some(name) if SERVER_PROCESS_NAMES.contains(&name.as_str()) => Ok(()),
+        Some(name) => Err(format!(
+            "--server-pid {pid} is {name}, not a database server (postgres, mariadbd, mysqld); pass the pid of the server's main process or drop --server-pid"
+        )),
+        None => Err(format!(
+            "--server-pid {pid} is not running on this host; pass the pid of the server's main process or drop --server-pid"
+        )),
+    }
+}
+
+/// The command name of a process (`/proc/PID/comm`).
+fn procfs_name(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
 /// Locate the server's processes and storage, asking the server where its files are.
 pub fn locate(opts: &RunOptions, conn: &mut dyn Conn) -> (ServerLocation, StorageLocation) {
     let files = conn.server_files().map_err(|e| e.to_string());
@@ -309,6 +391,44 @@ mod tests {
         assert!(server.remote && server.pid.is_none());
         assert!(server.na.as_deref().unwrap().contains("db.example"));
         assert!(storage.na.is_some() && storage.device.is_none());
+    }
+
+    #[test]
+    fn a_server_pid_that_is_not_the_server_is_refused() {
+        let mut o = RunOptions::from_profile(
+            "postgres://u@127.0.0.1:5432/x",
+            &Profile::named("small").unwrap(),
+        );
+        o.server_pid = Some(1);
+        // The server cannot say (no pid file): pid 1 is no database server.
+        let err = check_server_claims(&o, None).unwrap_err();
+        assert!(
+            err.contains("--server-pid 1") && err.contains("not a database server"),
+            "{err}"
+        );
+        // The server's own pid file disagrees.
+        let dir = std::env::temp_dir().join(format!("ibench-claims-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pid_file = dir.join("x.pid");
+        std::fs::write(&pid_file, "4242\n").unwrap();
+        let files = ServerFiles {
+            data_paths: vec![dir.clone()],
+            pid_file: Some(pid_file),
+            embedded: false,
+        };
+        let err = check_server_claims(&o, Some(&files)).unwrap_err();
+        assert!(err.contains("4242"), "{err}");
+        o.server_pid = Some(4242);
+        assert!(check_server_claims(&o, Some(&files)).is_ok());
+        // SQLite has no server process.
+        let sqlite = ServerFiles {
+            embedded: true,
+            ..ServerFiles::default()
+        };
+        assert!(check_server_claims(&o, Some(&sqlite)).is_err());
+        o.server_pid = None;
+        assert!(check_server_claims(&o, Some(&sqlite)).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

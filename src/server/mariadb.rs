@@ -3,6 +3,14 @@
 //! (`--plugin-load-add=ha_rocksdb.so`) when the engine is RocksDB. Stopped with
 //! `mariadb-admin shutdown`, falling back to signals.
 //!
+//! Closed to other local users: as root, the server runs as the `mysql` OS user (never as
+//! root, so `SELECT … INTO OUTFILE` cannot write root's files); the instance dir, with the
+//! socket in it, is owner-only; the only accounts are `root@localhost` and `root@127.0.0.1`,
+//! both with a random password (`mysql_native_password`), set by an `--init-file` the server
+//! runs before it accepts connections and deleted right after. The init file holds only the
+//! password's hash; the clear password is in `DIR/password` (mode 0600) alone, and reaches
+//! the client tools through `MYSQL_PWD` in their environment, never their arguments.
+//!
 //! MyRocks is never loaded with `INSTALL SONAME`: that crashes MariaDB 10.11.
 
 use std::fs;
@@ -14,9 +22,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    START_TIMEOUT, ServerHandle, ServerKind, ServerSpec, check_socket_path, choose_port,
-    copy_config, create_instance_dir, find_in, first_line, is_root, path_dirs, pid_alive, pid_is,
-    run_capture, tail, terminate, wait_pid_gone,
+    RunAs, START_TIMEOUT, ServerHandle, ServerKind, ServerSpec, check_reachable, check_socket_path,
+    choose_port, copy_config, create_instance_dir, find_in, first_line, generate_password, is_root,
+    lookup_user, owner_only, password_file_query, path_dirs, pid_alive, pid_is, read_password,
+    run_capture, tail, terminate, wait_pid_gone, write_password_file,
 };
 use crate::backend::Engine;
 
@@ -44,6 +53,13 @@ const PROCESS_NAMES: &[&str] = &["mariadbd", "mysqld"];
 /// Lines of the error log quoted in errors.
 const TAIL_LINES: usize = 15;
 
+/// The OS user the server runs as when ibench runs as root.
+const SERVER_USER: &str = "mysql";
+
+/// The SQL the server runs at its first start, before it accepts connections (deleted once
+/// it answers).
+const INIT_FILE: &str = "init.sql";
+
 /// The binaries a private MariaDB needs.
 struct Binaries {
     /// The server.
@@ -66,11 +82,17 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         .unwrap_or_default();
     let version = version(&bins.mariadbd)?;
     let port = choose_port(spec)?;
-    let root = is_root();
+    let run_as = server_user()?;
 
     let dir = create_instance_dir(spec)?;
     let socket = dir.join(SOCKET);
     check_socket_path(&socket)?;
+    if let Some(user) = &run_as {
+        check_reachable(&dir, user)?;
+    }
+    owner_only(&dir, run_as.as_ref())?;
+    let password = generate_password()?;
+    let password_file = write_password_file(&dir, &password, None)?;
     let data_dir = dir.join("data");
     let log = dir.join(LOG_FILE);
     let pid_file = dir.join(PID_FILE);
@@ -91,15 +113,15 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     let tmp_dir = dir.join("tmp");
     std::fs::create_dir_all(&tmp_dir)
         .with_context(|| format!("cannot create {}", tmp_dir.display()))?;
+    owner_only(&tmp_dir, run_as.as_ref())?;
     let tmpdir_arg = format!("--tmpdir={}", tmp_dir.display());
+    let user_arg = run_as.as_ref().map(|u| format!("--user={}", u.name));
 
     // mariadb-install-db
     let install_log = dir.join(INSTALL_LOG);
     let mut cmd = Command::new(&bins.install_db);
     cmd.current_dir(&dir).arg(&defaults);
-    if root {
-        cmd.arg("--user=root");
-    }
+    cmd.args(&user_arg);
     cmd.arg(format!("--datadir={}", data_dir.display()))
         .arg(&tmpdir_arg)
         .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
@@ -117,21 +139,27 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         );
     }
 
+    // The accounts, set before the server accepts its first connection.
+    let init_file = write_init_file(&dir, &password, run_as.as_ref())?;
+
     // mariadbd, detached in its own session.
     let log_file = fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&log)
         .with_context(|| format!("cannot open {}", log.display()))?;
+    if let Some(user) = &run_as {
+        std::os::unix::fs::chown(&log, Some(user.uid), Some(user.gid))
+            .with_context(|| format!("cannot hand {} to {}", log.display(), user.name))?;
+    }
     let log_file2 = log_file
         .try_clone()
         .with_context(|| format!("cannot open {}", log.display()))?;
     let mut cmd = Command::new(&bins.mariadbd);
     cmd.current_dir(&dir).arg(&defaults);
-    if root {
-        cmd.arg("--user=root");
-    }
+    cmd.args(&user_arg);
     cmd.arg(format!("--datadir={}", data_dir.display()))
+        .arg(format!("--init-file={}", init_file.display()))
         .arg(&tmpdir_arg)
         .arg(format!("--socket={}", socket.display()))
         .arg(format!("--port={port}"))
@@ -157,7 +185,10 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         .spawn()
         .with_context(|| format!("cannot start {}", bins.mariadbd.display()))?;
 
-    wait_ready(&mut child, &bins.admin, &socket, port, &log)?;
+    let ready = wait_ready(&mut child, &bins.admin, &socket, port, &log, &password);
+    // Its work is done (or failed); it must not outlive the start either way.
+    let _ = fs::remove_file(&init_file);
+    ready?;
     let pid = read_pid(&pid_file).unwrap_or(child.id());
     // The child is not waited for: it lives on after ibench exits. If it dies while we still
     // run, `pid_alive` reaps the zombie.
@@ -171,10 +202,13 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         socket_dir: dir.clone(),
         port,
         pid,
-        url: format!("mysql://root@127.0.0.1:{port}/{DATABASE}"),
+        url: format!(
+            "mysql://root@127.0.0.1:{port}/{DATABASE}?{}",
+            password_file_query(&password_file)
+        ),
         bindir,
         version,
-        run_as_user: None,
+        run_as_user: run_as.map(|u| u.name),
     };
     if let Err(e) = finish_setup(&handle, &bins) {
         let _ = stop(&handle);
@@ -186,18 +220,12 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
 /// After the server answers: create the database, check MyRocks, save the handle.
 fn finish_setup(handle: &ServerHandle, bins: &Binaries) -> Result<()> {
     let socket = handle.socket_dir.join(SOCKET);
-    sql(
-        &bins.client,
-        &socket,
-        &format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"),
-    )
-    .with_context(|| format!("cannot create the database {DATABASE}"))?;
+    let password = read_password(&handle.dir).unwrap_or_default();
+    let sql = |statement: &str| sql(&bins.client, &socket, &password, statement);
+    sql(&format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"))
+        .with_context(|| format!("cannot create the database {DATABASE}"))?;
     if handle.engine == Engine::Rocksdb {
-        let support = sql(
-            &bins.client,
-            &socket,
-            "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE='ROCKSDB'",
-        )?;
+        let support = sql("SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE='ROCKSDB'")?;
         let support = support.trim();
         if !matches!(support, "YES" | "DEFAULT") {
             let shown = if support.is_empty() {
@@ -228,7 +256,14 @@ fn finish_setup(handle: &ServerHandle, bins: &Binaries) -> Result<()> {
 }
 
 /// Poll `mariadb-admin ping` until the server answers, it exits, or the timeout passes.
-fn wait_ready(child: &mut Child, admin: &Path, socket: &Path, port: u16, log: &Path) -> Result<()> {
+fn wait_ready(
+    child: &mut Child,
+    admin: &Path,
+    socket: &Path,
+    port: u16,
+    log: &Path,
+    password: &str,
+) -> Result<()> {
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         if let Some(status) = child.try_wait().context("cannot check on mariadbd")? {
@@ -243,6 +278,7 @@ fn wait_ready(child: &mut Child, admin: &Path, socket: &Path, port: u16, log: &P
                 .arg("--no-defaults")
                 .arg(format!("--socket={}", socket.display()))
                 .args(["-uroot", "--connect-timeout=2", "ping"])
+                .env("MYSQL_PWD", password)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -268,12 +304,13 @@ fn wait_ready(child: &mut Child, admin: &Path, socket: &Path, port: u16, log: &P
 }
 
 /// Run one statement with the client over the socket as root; returns its output
-/// (`--batch --skip-column-names`).
-fn sql(client: &Path, socket: &Path, statement: &str) -> Result<String> {
+/// (`--batch --skip-column-names`). The password goes through `MYSQL_PWD`.
+fn sql(client: &Path, socket: &Path, password: &str, statement: &str) -> Result<String> {
     let out = Command::new(client)
         .arg("--no-defaults")
         .arg(format!("--socket={}", socket.display()))
         .args(["-uroot", "--batch", "--skip-column-names", "-e", statement])
+        .env("MYSQL_PWD", password)
         .stdin(Stdio::null())
         .output()
         .with_context(|| format!("cannot run {}", client.display()))?;
@@ -301,6 +338,9 @@ pub(crate) fn stop(handle: &ServerHandle) -> Result<()> {
     let mut detail = "no mariadb-admin found".to_string();
     if let Some(admin) = admin {
         let mut cmd = Command::new(&admin);
+        if let Some(password) = read_password(&handle.dir) {
+            cmd.env("MYSQL_PWD", password);
+        }
         cmd.arg("--no-defaults")
             .arg(format!("--socket={}", socket.display()))
             .args([
@@ -326,6 +366,66 @@ pub(crate) fn stop(handle: &ServerHandle) -> Result<()> {
             handle.dir.join(LOG_FILE).display()
         )
     })
+}
+
+/// The OS user to run the server as: `mysql` when ibench runs as root (never root itself),
+/// else none (the server runs as the user ibench runs as).
+fn server_user() -> Result<Option<RunAs>> {
+    if !is_root() {
+        return Ok(None);
+    }
+    match lookup_user(SERVER_USER)? {
+        Some(user) => Ok(Some(user)),
+        None => bail!(
+            "ibench will not run MariaDB as root and there is no OS user {SERVER_USER} to run it as; install the mariadb-server package (apt-get install mariadb-server) or run ibench as an ordinary user"
+        ),
+    }
+}
+
+/// The `mysql_native_password` hash of a password: `*` and the upper-case hex of
+/// SHA1(SHA1(password)).
+fn native_password_hash(password: &str) -> String {
+    use sha1::{Digest, Sha1};
+    let inner = Sha1::digest(password.as_bytes());
+    let outer = Sha1::digest(inner);
+    let mut out = String::with_capacity(41);
+    out.push('*');
+    for b in outer {
+        out.push_str(&format!("{b:02X}"));
+    }
+    out
+}
+
+/// Write the `--init-file` that leaves exactly two accounts, `root@localhost` (socket) and
+/// `root@127.0.0.1` (TCP), both with the password (as its hash), and drops the others that
+/// `mariadb-install-db` made (root at the host name and `::1`, anonymous users). Mode 0600,
+/// owned by the server's OS user, who reads it.
+fn write_init_file(dir: &Path, password: &str, owner: Option<&RunAs>) -> Result<PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let hash = native_password_hash(password);
+    let text = format!(
+        "DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host NOT IN ('localhost', '127.0.0.1'));\n\
+         FLUSH PRIVILEGES;\n\
+         CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';\n\
+         GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;\n\
+         ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING '{hash}';\n\
+         ALTER USER 'root'@'127.0.0.1' IDENTIFIED VIA mysql_native_password USING '{hash}';\n"
+    );
+    let path = dir.join(INIT_FILE);
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(user) = owner {
+        std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid))
+            .with_context(|| format!("cannot hand {} to {}", path.display(), user.name))?;
+    }
+    Ok(path)
 }
 
 /// `dir` and its siblings where MariaDB installs keep binaries (`../sbin`, `../bin`,
@@ -379,8 +479,22 @@ fn find_binaries(bindir: Option<&Path>) -> Result<Binaries> {
             ),
         })
     };
+    // With --bindir, the server itself must be in that very dir: the siblings (`../bin`,
+    // `../scripts` of a tarball) hold only the installer and the clients. Otherwise a
+    // missing --bindir would fall back to `/sbin` and start the system's server.
+    let server_dirs = match bindir {
+        Some(_) => dirs[..1].to_vec(),
+        None => dirs.clone(),
+    };
+    let mariadbd = find_in(&server_dirs, &["mariadbd", "mysqld"]).with_context(|| match bindir {
+        Some(b) => format!(
+            "cannot find mariadbd or mysqld in --bindir {}: pass --bindir DIR holding the MariaDB server binary",
+            b.display()
+        ),
+        None => "cannot find mariadbd: install the mariadb-server package (apt-get install mariadb-server) or pass --bindir DIR".to_string(),
+    })?;
     Ok(Binaries {
-        mariadbd: find(&["mariadbd", "mysqld"])?,
+        mariadbd,
         install_db: find(&["mariadb-install-db", "mysql_install_db"])?,
         admin: find(&["mariadb-admin", "mysqladmin"])?,
         client: find(&["mariadb", "mysql"])?,

@@ -5,8 +5,11 @@
 //! server, waits until it answers and records a [`ServerHandle`] as JSON in
 //! `DIR/ibench-server.json`, so that [`stop`] works from another process.
 //!
-//! Layout of an instance dir:
-//! - `data/`: the data directory (mode 0700 for PostgreSQL);
+//! Layout of an instance dir (mode 0700, owned by the OS user the server runs as; nobody
+//! else reaches the socket in it):
+//! - `password`: the superuser's random password (mode 0600); the URL names this file with
+//!   `?password_file=PATH`, so the password is in no URL, log or command line;
+//! - `data/`: the data directory (mode 0700);
 //! - `ibench-server.json`: the handle;
 //! - `config-NAME`: a copy of the config overlay, for the record;
 //! - PostgreSQL: `server.log`, `initdb.log`, the socket `.s.PGSQL.PORT`;
@@ -33,6 +36,14 @@ use crate::backend::Engine;
 
 /// Name of the handle file inside an instance dir.
 pub const HANDLE_FILE: &str = "ibench-server.json";
+
+/// Name of the file holding the instance's superuser password (mode 0600), inside the
+/// instance dir. URLs reference it with `?password_file=PATH`; the password is in no URL,
+/// log or command line.
+pub const PASSWORD_FILE: &str = "password";
+
+/// Characters of a generated password.
+const PASSWORD_LEN: usize = 32;
 
 /// How long to wait for a server to answer after starting it.
 pub(crate) const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -228,6 +239,93 @@ pub fn pid_alive(pid: u32) -> bool {
 
 // ---------------------------------------------------------------------------------------------
 // Helpers shared by the two servers.
+
+/// A random password of letters and digits from the kernel's random source.
+pub(crate) fn generate_password() -> Result<String> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = [0u8; PASSWORD_LEN * 2];
+    let mut urandom = fs::File::open("/dev/urandom").context("cannot open /dev/urandom")?;
+    urandom
+        .read_exact(&mut bytes)
+        .context("cannot read /dev/urandom")?;
+    // Rejection sampling keeps every character equally likely (248 = 4 × 62).
+    let password: String = bytes
+        .iter()
+        .filter(|&&b| usize::from(b) < ALPHABET.len() * 4)
+        .take(PASSWORD_LEN)
+        .map(|&b| char::from(ALPHABET[usize::from(b) % ALPHABET.len()]))
+        .collect();
+    if password.len() < PASSWORD_LEN {
+        // 64 bytes with fewer than 32 below 248: about 1e-30; try again rather than shorten.
+        return generate_password();
+    }
+    Ok(password)
+}
+
+/// Write `DIR/password` (mode 0600, a new file) holding `password` and a newline, owned by
+/// `owner` when given (the server's OS user, when it must read it). Returns its path.
+pub(crate) fn write_password_file(
+    dir: &Path,
+    password: &str,
+    owner: Option<&RunAs>,
+) -> Result<PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(PASSWORD_FILE);
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    file.write_all(format!("{password}\n").as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(user) = owner {
+        std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid))
+            .with_context(|| format!("cannot hand {} to {}", path.display(), user.name))?;
+    }
+    Ok(path)
+}
+
+/// Read the password of the instance in `dir`, `None` when it has no password file (an
+/// instance made by an older ibench).
+pub(crate) fn read_password(dir: &Path) -> Option<String> {
+    let text = fs::read_to_string(dir.join(PASSWORD_FILE)).ok()?;
+    text.lines().next().map(str::to_string)
+}
+
+/// Make `path` reachable by its owner only (mode 0700 for a dir, 0600 for a file), owned by
+/// `owner` when given.
+pub(crate) fn owner_only(path: &Path, owner: Option<&RunAs>) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = if path.is_dir() { 0o700 } else { 0o600 };
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+        .with_context(|| format!("cannot make {} owner-only", path.display()))?;
+    if let Some(user) = owner {
+        std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid)).with_context(|| {
+            format!(
+                "cannot hand {} to the OS user {}",
+                path.display(),
+                user.name
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The URL query parameter that points a client at the instance's password file.
+pub(crate) fn password_file_query(path: &Path) -> String {
+    let mut value = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' | '&' | '#' | '?' | '+' | '=' | ' ' => {
+                value.push_str(&format!("%{:02X}", u32::from(c)))
+            }
+            c => value.push(c),
+        }
+    }
+    format!("{}={value}", crate::backend::PASSWORD_FILE_PARAM)
+}
 
 /// Error unless `dir` is absent or an empty directory.
 fn check_dir_usable(dir: &Path) -> Result<()> {

@@ -13,9 +13,9 @@ use anyhow::{Context, Result, bail};
 
 use super::{
     RunAs, START_TIMEOUT, ServerHandle, ServerKind, ServerSpec, check_reachable, check_socket_path,
-    choose_port, command, copy_config, create_instance_dir, find_in, first_line, is_root,
-    lookup_user, path_dirs, pid_alive, pid_is, run_capture, shell_quote, tail, terminate,
-    wait_pid_gone,
+    choose_port, command, copy_config, create_instance_dir, find_in, first_line, generate_password,
+    is_root, lookup_user, owner_only, password_file_query, path_dirs, pid_alive, pid_is,
+    run_capture, shell_quote, tail, terminate, wait_pid_gone, write_password_file,
 };
 
 /// The server log, in the instance dir.
@@ -44,26 +44,32 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     check_socket_path(&dir.join(format!(".s.PGSQL.{port}")))?;
     if let Some(user) = &run_as {
         check_reachable(&dir, user)?;
-        std::os::unix::fs::chown(&dir, Some(user.uid), Some(user.gid)).with_context(|| {
-            format!("cannot hand {} to the OS user {}", dir.display(), user.name)
-        })?;
     }
+    // Owner-only: the socket lives here, and so does the password.
+    owner_only(&dir, run_as.as_ref())?;
     let data_dir = dir.join("data");
     let log = dir.join(LOG_FILE);
+    // initdb reads the superuser's password from the file (as the server's OS user).
+    let password_file = write_password_file(&dir, &generate_password()?, run_as.as_ref())?;
+    let auth = auth_method(&version);
 
     // initdb
     let initdb_log = dir.join(INITDB_LOG);
     let mut cmd = command(&bindir.join("initdb"), run_as.as_ref());
-    cmd.current_dir(&dir).arg("-D").arg(&data_dir).args([
-        "-U",
-        "postgres",
-        "-A",
-        "trust",
-        "-E",
-        "UTF8",
-        "--locale=C.UTF-8",
-        "--no-sync",
-    ]);
+    cmd.current_dir(&dir)
+        .arg("-D")
+        .arg(&data_dir)
+        .args([
+            "-U",
+            "postgres",
+            "-A",
+            auth,
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+            "--no-sync",
+        ])
+        .arg(format!("--pwfile={}", password_file.display()));
     let out = run_capture(&mut cmd, "initdb", Some(&initdb_log))?;
     if !out.status.success() {
         bail!(
@@ -135,7 +141,10 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         socket_dir: dir.clone(),
         port,
         pid,
-        url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+        url: format!(
+            "postgres://postgres@127.0.0.1:{port}/postgres?{}",
+            password_file_query(&password_file)
+        ),
         bindir,
         version,
         run_as_user: run_as.map(|u| u.name),
@@ -197,6 +206,19 @@ pub(crate) fn stop(handle: &ServerHandle) -> Result<()> {
         })?;
     }
     Ok(())
+}
+
+/// The password authentication of every connection, local socket and TCP alike:
+/// `scram-sha-256` (PostgreSQL 10 and later; initdb then also sets `password_encryption`),
+/// `md5` before that.
+fn auth_method(version: &str) -> &'static str {
+    let major = version
+        .split_whitespace()
+        .find_map(|w| w.split('.').next()?.parse::<u32>().ok());
+    match major {
+        Some(m) if m < 10 => "md5",
+        _ => "scram-sha-256",
+    }
 }
 
 /// The OS user to run the server as: `postgres` when we are root, else none.

@@ -235,7 +235,7 @@ pub fn check_shared_table_keeps_its_rows(run: &RunRecord, clients: u64) {
 /// A URL of a new, empty database `name` on a private Postgres server (created here), so that
 /// tests sharing one server do not share tables.
 pub fn new_database(server: &ServerHandle, name: &str) -> String {
-    let mut admin = postgres::Client::connect(&server.url, postgres::NoTls)
+    let mut admin = postgres::Client::connect(&client_url(&server.url), postgres::NoTls)
         .unwrap_or_else(|e| panic!("connect to {}: {e}", server.url));
     for sql in [
         format!("DROP DATABASE IF EXISTS {name}"),
@@ -243,6 +243,24 @@ pub fn new_database(server: &ServerHandle, name: &str) -> String {
     ] {
         admin.batch_execute(&sql).unwrap();
     }
-    let base = &server.url[..server.url.rfind('/').unwrap()];
-    format!("{base}/{name}")
+    url_with_database(&server.url, name)
+}
+
+/// The URL with its password filled in from `?password_file=`, for a test's own connection
+/// through the client crates (which do not know that parameter).
+pub fn client_url(url: &str) -> String {
+    ibench::backend::resolve_password(url, None).expect("the password file reads")
+}
+
+/// The same server and query, another database.
+pub fn url_with_database(url: &str, name: &str) -> String {
+    let (main, query) = match url.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (url, None),
+    };
+    let base = &main[..main.rfind('/').unwrap()];
+    match query {
+        Some(q) => format!("{base}/{name}?{q}"),
+        None => format!("{base}/{name}"),
+    }
 }
