@@ -107,7 +107,7 @@ pub struct RunArgs {
     /// Background insert rates (rows/s per client) of the default query steps.
     #[arg(long, value_delimiter = ',', default_value = "100,500,1000")]
     pub query_rates: Vec<u32>,
-    /// Number of clients; each has its own table pi1..piN unless --shared-table.
+    /// Number of clients (1 to 1024); each has its own table pi1..piN unless --shared-table.
     #[arg(long, default_value_t = 1)]
     pub clients: u32,
     /// All clients use one table, pi1.

@@ -151,11 +151,9 @@ fn server_start_fails_for_missing_binaries_and_an_existing_dir() {
 
 #[test]
 fn fails_for_a_wrong_password() {
-    let server = common::start_server(
-        ibench::server::ServerKind::Mariadb,
-        ibench::backend::Engine::Innodb,
-    );
-    // root has no password: giving one is refused by the server.
+    let server = mariadb_server();
+    // The instance's password is in its password file: a wrong one in the URL wins and is
+    // refused by the server.
     let url = server.url.replacen("root@", "root:wrong@", 1);
     let out = dir_run(&["--url", &url]);
     assert_clear_error(&out, &["refused the login", "--url"]);
@@ -329,6 +327,17 @@ fn server_start_prints_the_url_on_its_own_line_and_stop_stops_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The one private MariaDB of this test binary.
+fn mariadb_server() -> &'static ibench::server::ServerHandle {
+    static SERVER: std::sync::OnceLock<ibench::server::ServerHandle> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| {
+        common::start_server(
+            ibench::server::ServerKind::Mariadb,
+            ibench::backend::Engine::Innodb,
+        )
+    })
+}
+
 /// The one private Postgres of this test binary.
 fn postgres_server() -> &'static ibench::server::ServerHandle {
     static SERVER: std::sync::OnceLock<ibench::server::ServerHandle> = std::sync::OnceLock::new();
@@ -426,4 +435,267 @@ fn fails_for_a_server_pid_that_is_not_the_server() {
     let server = postgres_server();
     let out = dir_run(&["--url", &server.url, "--steps", "l.i0", "--server-pid", "1"]);
     assert_clear_error(&out, &["--server-pid 1", &server.pid.to_string()]);
+}
+
+/// Start `ibench run ARGS` in the background (stdout and stderr discarded).
+fn spawn_run(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .arg("run")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Send `signal` to the child.
+fn signal(child: &std::process::Child, signal: i32) {
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+}
+
+/// Wait for the child to exit, at most `limit`; its exit code. Kills it when it overstays.
+fn exit_code_within(child: &mut std::process::Child, limit: Duration) -> Option<i32> {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s.code();
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ibench did not stop within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Wait until `check` holds, at most `limit`.
+fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// An admin connection to the shared private Postgres of this test binary.
+fn pg_admin(db: &str) -> postgres::Client {
+    let url = common::url_with_database(&common::client_url(&postgres_server().url), db);
+    postgres::Client::connect(&url, postgres::NoTls).unwrap()
+}
+
+#[test]
+fn fails_for_too_many_clients() {
+    let out = dir_run(&["--url", &sqlite_url("cli-clients"), "--clients", "100000"]);
+    assert_clear_error(&out, &["--clients 100000", "1024"]);
+}
+
+/// Ctrl-C while l.i0 creates a thousand tables (and then would open a thousand connections)
+/// stops at once: it used to print "stopping" and carry on for minutes.
+#[test]
+fn ctrl_c_during_table_setup_stops_at_once() {
+    let url = common::new_database(postgres_server(), "cli_setup_stop");
+    let out_dir = fresh_dir("cli-setup-stop");
+    let mut child = spawn_run(&[
+        "--url",
+        &url,
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--steps",
+        "l.i0",
+        "--clients",
+        "1000",
+        "--load-rows",
+        "100",
+    ]);
+    // run.json is written just before the first step's setup begins.
+    assert!(wait_until(Duration::from_secs(30), || out_dir
+        .join("run.json")
+        .exists()));
+    let mut admin = pg_admin("cli_setup_stop");
+    let tables = |admin: &mut postgres::Client| -> i64 {
+        admin
+            .query_one(
+                "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pi%'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    assert!(wait_until(Duration::from_secs(30), || tables(&mut admin) > 0));
+    signal(&child, libc::SIGINT);
+    assert_eq!(
+        exit_code_within(&mut child, Duration::from_secs(10)),
+        Some(130)
+    );
+    let made = tables(&mut admin);
+    assert!(
+        made < 1000,
+        "all {made} tables were made: the stop was ignored"
+    );
+    let run = ibench::results::read_run(&out_dir).unwrap();
+    assert_eq!(run.status, ibench::results::Status::Interrupted);
+    assert_eq!(run.steps.len(), 1);
+    assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
+}
+
+/// Ctrl-C during l.x cancels the index build on the server. The build here waits on a lock
+/// the test holds, so without the cancel it would never end.
+#[test]
+fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
+    let url = common::new_database(postgres_server(), "cli_lx_stop");
+    let load = dir_run(&["--url", &url, "--steps", "l.i0", "--load-rows", "1000"]);
+    assert!(
+        load.status.success(),
+        "{}",
+        String::from_utf8_lossy(&load.stderr)
+    );
+    let mut locker = pg_admin("cli_lx_stop");
+    // EXCLUSIVE blocks CREATE INDEX (SHARE) but not the reads l.x does before it.
+    locker
+        .batch_execute("BEGIN; LOCK TABLE pi1 IN EXCLUSIVE MODE")
+        .unwrap();
+    let out_dir = fresh_dir("cli-lx-stop");
+    let mut child = spawn_run(&[
+        "--url",
+        &url,
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--steps",
+        "l.x",
+    ]);
+    let mut watcher = pg_admin("cli_lx_stop");
+    let building = |w: &mut postgres::Client| -> i64 {
+        w.query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX%' AND state = 'active'",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    assert!(
+        wait_until(Duration::from_secs(30), || building(&mut watcher) > 0),
+        "the index build never started"
+    );
+    signal(&child, libc::SIGINT);
+    let code = exit_code_within(&mut child, Duration::from_secs(10));
+    assert_eq!(code, Some(130));
+    assert_eq!(
+        building(&mut watcher),
+        0,
+        "the CREATE INDEX still runs on the server"
+    );
+    let run = ibench::results::read_run(&out_dir).unwrap();
+    assert_eq!(run.status, ibench::results::Status::Interrupted);
+    assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
+    assert_eq!(run.steps[0].error, None);
+    locker.batch_execute("ROLLBACK").unwrap();
+}
+
+/// A second Ctrl-C exits at once, and run.json says interrupted, not running. The server is
+/// frozen (SIGSTOP) so that the first stop cannot finish by itself.
+#[test]
+fn a_second_ctrl_c_leaves_run_json_interrupted() {
+    let server = common::start_server(
+        ibench::server::ServerKind::Postgres,
+        ibench::backend::Engine::Innodb,
+    );
+    let out_dir = fresh_dir("cli-second-sigint");
+    let mut child = spawn_run(&[
+        "--url",
+        &server.url,
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--steps",
+        "l.i0",
+        "--load-rows",
+        "100000000",
+    ]);
+    let timeline = out_dir.join("timeline.jsonl");
+    assert!(
+        wait_for_line(&timeline, "\"l.i0\"", Duration::from_secs(60)),
+        "l.i0 never started"
+    );
+    // SAFETY: freezing the private server this test started.
+    unsafe {
+        libc::kill(server.pid as i32, libc::SIGSTOP);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&child, libc::SIGINT);
+    let code = exit_code_within(&mut child, Duration::from_secs(10));
+    // SAFETY: thawing it again.
+    unsafe {
+        libc::kill(server.pid as i32, libc::SIGCONT);
+    }
+    assert_eq!(code, Some(130));
+    let run = ibench::results::read_run(&out_dir).unwrap();
+    assert_eq!(run.status, ibench::results::Status::Interrupted);
+    assert!(run.ended_at.is_some());
+}
+
+/// The same on MariaDB: Ctrl-C during l.x kills the `ALTER TABLE` with `KILL QUERY`. The
+/// ALTER waits on the test's table lock, so without the kill it would never end.
+#[test]
+fn ctrl_c_during_l_x_kills_the_alter_on_mariadb() {
+    use mysql::prelude::Queryable;
+    let server = mariadb_server();
+    let admin_url = common::client_url(&server.url);
+    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&admin_url).unwrap()).unwrap();
+    admin
+        .query_drop("CREATE DATABASE IF NOT EXISTS cli_lx_my")
+        .unwrap();
+    let url = common::url_with_database(&server.url, "cli_lx_my");
+    let load = dir_run(&["--url", &url, "--steps", "l.i0", "--load-rows", "1000"]);
+    assert!(
+        load.status.success(),
+        "{}",
+        String::from_utf8_lossy(&load.stderr)
+    );
+    let mut locker = mysql::Conn::new(
+        mysql::Opts::from_url(&common::url_with_database(&admin_url, "cli_lx_my")).unwrap(),
+    )
+    .unwrap();
+    locker.query_drop("LOCK TABLES pi1 READ").unwrap();
+    let out_dir = fresh_dir("cli-lx-my");
+    let mut child = spawn_run(&[
+        "--url",
+        &url,
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--steps",
+        "l.x",
+    ]);
+    let mut altering = || -> u64 {
+        admin
+            .query_first(
+                "SELECT count(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'ALTER TABLE pi1%'",
+            )
+            .unwrap()
+            .unwrap_or(0)
+    };
+    assert!(
+        wait_until(Duration::from_secs(30), || altering() > 0),
+        "the ALTER never started"
+    );
+    signal(&child, libc::SIGINT);
+    assert_eq!(
+        exit_code_within(&mut child, Duration::from_secs(10)),
+        Some(130)
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || altering() == 0),
+        "the ALTER still runs on the server"
+    );
+    let run = ibench::results::read_run(&out_dir).unwrap();
+    assert_eq!(run.status, ibench::results::Status::Interrupted);
+    assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
+    locker.query_drop("UNLOCK TABLES").unwrap();
 }

@@ -243,8 +243,24 @@ pub trait Driver: Send + Sync {
     }
 }
 
+/// Cancels the statement one connection is running, from another thread (Postgres: the
+/// protocol's cancel request; MySQL: `KILL QUERY` over a second connection; SQLite:
+/// `sqlite3_interrupt`).
+pub trait Canceller: Send + Sync {
+    /// Ask the server to cancel the connection's running statement; harmless when none runs.
+    /// The statement then fails with the backend's "cancelled" error.
+    fn cancel(&self) -> Result<(), String>;
+}
+
 /// One connection. All SQL dialect lives behind these methods.
 pub trait Conn: Send {
+    /// A handle that cancels this connection's running statement from another thread, so
+    /// that Ctrl-C stops a long statement (an index build) at once. `None` when the backend
+    /// cannot cancel.
+    fn canceller(&self) -> Option<Box<dyn Canceller>> {
+        None
+    }
+
     /// Drop the table if it exists and create it with its primary key only (spec section 1).
     fn create_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()>;
 

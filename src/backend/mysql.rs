@@ -148,6 +148,7 @@ impl Driver for MysqlDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
         Ok(Box::new(MysqlConn {
             conn: self.open()?,
+            opts: self.opts.clone(),
             target: self.target.clone(),
             statements: HashMap::new(),
         }))
@@ -415,8 +416,24 @@ fn compact_l0(conn: &mut my::Conn) -> SettleAction {
 /// One MySQL/MariaDB connection with its prepared statements.
 pub struct MysqlConn {
     conn: my::Conn,
+    /// How to open a second connection (for `KILL QUERY`).
+    opts: Opts,
     target: String,
     statements: HashMap<String, TableStatements<Statement>>,
+}
+
+/// Cancels a MySQL connection's statement with `KILL QUERY` from a second connection.
+struct MyCanceller {
+    opts: Opts,
+    connection_id: u32,
+}
+
+impl Canceller for MyCanceller {
+    fn cancel(&self) -> Result<(), String> {
+        let mut conn = my::Conn::new(self.opts.clone()).map_err(|e| e.to_string())?;
+        conn.query_drop(format!("KILL QUERY {}", self.connection_id))
+            .map_err(|e| e.to_string())
+    }
 }
 
 impl MysqlConn {
@@ -488,6 +505,13 @@ impl MysqlConn {
 }
 
 impl Conn for MysqlConn {
+    fn canceller(&self) -> Option<Box<dyn Canceller>> {
+        Some(Box::new(MyCanceller {
+            opts: self.opts.clone(),
+            connection_id: self.conn.connection_id(),
+        }))
+    }
+
     fn create_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()> {
         self.drop_table(table)?;
         let sql = create_table_sql(table, options);

@@ -182,6 +182,15 @@ pub struct PostgresConn {
     server_version_num: Option<i32>,
 }
 
+/// Cancels a Postgres connection's statement with the protocol's cancel request.
+struct PgCanceller(pg::CancelToken);
+
+impl Canceller for PgCanceller {
+    fn cancel(&self) -> Result<(), String> {
+        self.0.cancel_query(NoTls).map_err(|e| pg_detail(&e))
+    }
+}
+
 impl PostgresConn {
     fn err(&self, context: &str, e: &pg::Error) -> BackendError {
         pg_error(&self.target, context, e)
@@ -228,6 +237,10 @@ impl PostgresConn {
 }
 
 impl Conn for PostgresConn {
+    fn canceller(&self) -> Option<Box<dyn Canceller>> {
+        Some(Box::new(PgCanceller(self.client.cancel_token())))
+    }
+
     fn create_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()> {
         self.drop_table(table)?;
         let version = self.server_version_num()?;

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::{
-    BackendError, BackendKind, BackendResult, Conn, DbSize, Driver, SecondaryIndex, ServerFiles,
-    SettleAction, TableOptions, TargetInfo,
+    BackendError, BackendKind, BackendResult, Canceller, Conn, DbSize, Driver, SecondaryIndex,
+    ServerFiles, SettleAction, TableOptions, TargetInfo,
 };
 use crate::workload::RowBatch;
 use crate::workload::row::format_timestamp;
@@ -228,7 +228,21 @@ struct SqliteConn {
     point_sql: HashMap<(String, usize), String>,
 }
 
+/// Interrupts a SQLite connection's statement (`sqlite3_interrupt`).
+struct SqliteCanceller(rusqlite::InterruptHandle);
+
+impl Canceller for SqliteCanceller {
+    fn cancel(&self) -> Result<(), String> {
+        self.0.interrupt();
+        Ok(())
+    }
+}
+
 impl Conn for SqliteConn {
+    fn canceller(&self) -> Option<Box<dyn Canceller>> {
+        Some(Box::new(SqliteCanceller(self.conn.get_interrupt_handle())))
+    }
+
     fn create_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()> {
         self.drop_table(table)?;
         self.conn

@@ -48,6 +48,12 @@ pub trait Worker: Send {
         None
     }
 
+    /// Whether the worker did all it was given (an inserter its rows, the indexer its
+    /// indexes). Workers without an amount of work end at the step's deadline instead.
+    fn finished_work(&self) -> bool {
+        false
+    }
+
     /// Statements that affected fewer rows than asked (a deleter of a shared table whose
     /// oldest rows another deleter took first); the worker made up the difference itself.
     fn short_statements(&self) -> u64 {
@@ -55,18 +61,20 @@ pub trait Worker: Send {
     }
 }
 
-/// Drive one worker on one connection until it is done or the step stops.
+/// Drive one worker on one connection until it is done or the step stops. Returns whether
+/// the worker reached its natural end (all its work done, or the step's deadline) rather than
+/// being stopped early.
 pub fn client_loop(
     worker: &mut dyn Worker,
     conn: &mut dyn Conn,
     pacer: Option<Pacer>,
     stop: &StopSignal,
     rec: &mut OpRecorder,
-) -> Result<(), BackendError> {
+) -> Result<bool, BackendError> {
     let result = run_ops(worker, conn, pacer, stop, rec);
     worker.finish();
     rec.short_statements += worker.short_statements();
-    result
+    result.map(|()| worker.finished_work() || stop.deadline_passed())
 }
 
 fn run_ops(
@@ -194,6 +202,10 @@ impl Worker for Inserter {
     fn next_client_id(&self) -> Option<i64> {
         self.generator.next_client_id()
     }
+
+    fn finished_work(&self) -> bool {
+        self.remaining == Some(0)
+    }
 }
 
 /// How many extra statements one delete op may send to make up rows that another deleter of a
@@ -213,6 +225,8 @@ pub struct Deleter {
     deletes_since_refresh: u64,
     refresh_every: u64,
     short_statements: u64,
+    /// The inserter is done and every permission it gave was used.
+    exhausted: bool,
 }
 
 impl Deleter {
@@ -227,6 +241,7 @@ impl Deleter {
             deletes_since_refresh: 0,
             refresh_every: refresh_every.max(1),
             short_statements: 0,
+            exhausted: false,
         }
     }
 
@@ -251,7 +266,10 @@ impl Worker for Deleter {
                     self.rows_now = rows;
                     return Some(Instant::now());
                 }
-                Err(RecvTimeoutError::Disconnected) => return None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.exhausted = true;
+                    return None;
+                }
                 Err(RecvTimeoutError::Timeout) => {
                     if stop.should_stop() {
                         return None;
@@ -259,6 +277,10 @@ impl Worker for Deleter {
                 }
             }
         }
+    }
+
+    fn finished_work(&self) -> bool {
+        self.exhausted
     }
 
     fn op(&mut self, conn: &mut dyn Conn) -> Result<Option<u64>, BackendError> {
@@ -393,6 +415,10 @@ impl Worker for Indexer {
         conn.create_secondary_indexes(&self.table)?;
         self.done = true;
         Ok(Some(self.rows_in_table))
+    }
+
+    fn finished_work(&self) -> bool {
+        self.done
     }
 }
 

@@ -86,6 +86,7 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
     record.metrics = Some(sampler.info());
     let run_file = dir.join(results::RUN_FILE);
     results::write_json_atomic(&run_file, &record)?;
+    stop::set_run_file(Some(run_file.clone()));
 
     let outcome = run_steps(
         &opts,
@@ -105,7 +106,9 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
             record.error = Some(format!("{e:#}"));
         }
     }
-    results::write_json_atomic(&run_file, &record)?;
+    let written = results::write_json_atomic(&run_file, &record);
+    stop::set_run_file(None);
+    written?;
     outcome?;
     Ok(RunOutcome { dir, record })
 }
@@ -180,7 +183,10 @@ fn run_steps(
     sampler: &Sampler,
 ) -> anyhow::Result<()> {
     let mut admin = driver.connect()?;
-    precheck(opts, admin.as_mut())?;
+    match precheck(opts, admin.as_mut()) {
+        Err(_) if stop::interrupted() => return Ok(()),
+        other => other?,
+    }
     let mut state = TableState::default();
     let mode = ProgressMode::detect(opts.quiet);
     for (ordinal, &step) in opts.steps.iter().enumerate() {
@@ -200,6 +206,13 @@ fn run_steps(
         );
         let step_record = match step_record {
             Ok(r) => r,
+            // Stopped during its setup: nothing of the step ran.
+            Err(_) if stop::interrupted() => {
+                let mut r = failed_step(step, opts.clients, String::new());
+                r.status = Status::Interrupted;
+                r.error = None;
+                r
+            }
             Err(e) => failed_step(step, opts.clients, format!("{e:#}")),
         };
         let failed = step_record.status == Status::Failed;
@@ -257,6 +270,7 @@ fn precheck(opts: &RunOptions, conn: &mut dyn Conn) -> anyhow::Result<()> {
             _ => {
                 if !tables_made {
                     for t in opts.tables() {
+                        stop::check_interrupted()?;
                         if conn.count_rows(&t).is_err() {
                             bail!(
                                 "step {step} needs table {t}, which does not exist: run l.i0 first (add it to --steps)"
@@ -270,6 +284,7 @@ fn precheck(opts: &RunOptions, conn: &mut dyn Conn) -> anyhow::Result<()> {
                     None => {
                         let mut all = true;
                         for t in opts.tables() {
+                            stop::check_interrupted()?;
                             all &= conn.has_secondary_indexes(&t)?;
                         }
                         indexes = Some(all);
@@ -308,7 +323,9 @@ struct Finished {
     table: String,
     client: u32,
     recorder: OpRecorder,
-    result: Result<(), crate::backend::BackendError>,
+    /// `Ok(true)` when the connection reached its natural end (its work done, or the
+    /// deadline), `Ok(false)` when it was stopped early.
+    result: Result<bool, crate::backend::BackendError>,
     ended: Instant,
 }
 
@@ -360,18 +377,15 @@ fn run_step(
         seconds,
     } = driven;
 
-    // What went wrong, if anything.
+    // What went wrong, if anything. A statement cancelled because of Ctrl-C fails with the
+    // backend's "cancelled" error: that is the interruption, not a failure.
+    let interrupted = stop::interrupted();
     let error = finished
         .iter()
         .find_map(|f| f.result.as_ref().err().map(ToString::to_string))
         .or(timeline_error.map(|e| format!("timeline: {e}")));
-    let status = if error.is_some() {
-        Status::Failed
-    } else if stop::interrupted() {
-        Status::Interrupted
-    } else {
-        Status::Completed
-    };
+    let all_reached_their_end = finished.iter().all(|f| matches!(f.result, Ok(true)));
+    let (status, error) = step_status(error, interrupted, all_reached_their_end);
 
     // Table bookkeeping.
     for f in &finished {
@@ -489,6 +503,24 @@ fn run_step(
     Ok(record)
 }
 
+/// A step's status: completed when every connection reached its natural end (even if Ctrl-C
+/// came during the last operation: l.x that built every index is complete); interrupted when
+/// the run was interrupted and some connection was cut short (an error then is the cancelled
+/// statement, so it is dropped); failed on any other error.
+fn step_status(
+    error: Option<String>,
+    interrupted: bool,
+    all_reached_their_end: bool,
+) -> (Status, Option<String>) {
+    match error {
+        Some(_) if interrupted => (Status::Interrupted, None),
+        Some(e) => (Status::Failed, Some(e)),
+        None if all_reached_their_end => (Status::Completed, None),
+        None if interrupted => (Status::Interrupted, None),
+        None => (Status::Completed, None),
+    }
+}
+
 /// Set up the tables a step needs, outside its measured time: l.i0 (re)creates them; other
 /// steps learn the row counts they do not know yet.
 fn prepare_tables(
@@ -499,12 +531,14 @@ fn prepare_tables(
 ) -> anyhow::Result<()> {
     if step == StepName::LoadInitial {
         for t in opts.tables() {
+            stop::check_interrupted()?;
             admin.create_table(&t, &opts.table)?;
             state.expected_rows.insert(t, 0);
         }
         state.next_client_id.clear();
     } else {
         for t in opts.tables() {
+            stop::check_interrupted()?;
             if let std::collections::hash_map::Entry::Vacant(e) = state.expected_rows.entry(t) {
                 let n = admin.count_rows(e.key())?;
                 e.insert(n);
@@ -526,6 +560,7 @@ fn plan_connections(
     let clients = opts.clients;
     let stream = |client: u32, role: u32| Rng::for_stream(opts.seed, client, ordinal * 8 + role);
     let slot = |worker: Box<dyn Worker>, ops_per_sec: Option<f64>, table: &str, client: u32| {
+        stop::check_interrupted()?;
         let recorder = OpRecorder::new(worker.kind());
         Ok::<_, anyhow::Error>(Slot {
             worker,
@@ -684,7 +719,29 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
         plan.deadline_seconds
             .map(|s| start + Duration::from_secs_f64(s)),
     );
+    // On Ctrl-C, the statements in flight are cancelled on the server (an index build can
+    // run for minutes): the connections then see the stop at once.
+    let cancellers: Vec<_> = plan
+        .slots
+        .iter()
+        .filter_map(|s| s.conn.canceller())
+        .collect();
+    let step_over = std::sync::atomic::AtomicBool::new(false);
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
+        let step_over = &step_over;
+        let cancellers = &cancellers;
+        scope.spawn(move || {
+            while !step_over.load(std::sync::atomic::Ordering::Relaxed) {
+                if stop::interrupted() {
+                    for c in cancellers {
+                        // A statement that already ended cannot be cancelled; nothing to do.
+                        let _ = c.cancel();
+                    }
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
         let handles: Vec<_> = plan
             .slots
             .into_iter()
@@ -728,6 +785,7 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
         while monitor.tick(&|| handles.iter().all(|h| h.is_finished())) {}
         let timeline_error = monitor.timeline_error.take();
         let finished: Vec<Finished> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+        step_over.store(true, std::sync::atomic::Ordering::Relaxed);
         (finished, monitor.into_seconds(), timeline_error)
     });
     let seconds = finished
@@ -898,6 +956,28 @@ pub fn process_cpu_seconds() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_that_did_all_its_work_is_complete_even_when_interrupted() {
+        // l.x built every index, then Ctrl-C: complete.
+        assert_eq!(step_status(None, true, true), (Status::Completed, None));
+        // Cut short by Ctrl-C; the cancelled statement's error is the interruption.
+        assert_eq!(step_status(None, true, false), (Status::Interrupted, None));
+        assert_eq!(
+            step_status(
+                Some("canceling statement due to user request".into()),
+                true,
+                false
+            ),
+            (Status::Interrupted, None)
+        );
+        // Any other error fails the step.
+        assert_eq!(
+            step_status(Some("disk full".into()), false, false),
+            (Status::Failed, Some("disk full".into()))
+        );
+        assert_eq!(step_status(None, false, true), (Status::Completed, None));
+    }
 
     #[test]
     fn a_step_means_the_table_to_keep_its_rows() {

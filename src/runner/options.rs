@@ -69,6 +69,11 @@ pub struct RunOptions {
     pub perf: bool,
 }
 
+/// The most clients a run may have: each holds up to 3 connections and 3 threads, so 1024
+/// clients are 3072 connections, past what a server allows by default (Postgres
+/// `max_connections` 100, MySQL 151) and far past the published runs (1 to 20 clients).
+pub const MAX_CLIENTS: u32 = 1024;
+
 /// A problem with the options, naming the flag that fixes it.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -118,6 +123,12 @@ impl RunOptions {
         }
         if self.clients == 0 {
             return fail("--clients must be at least 1");
+        }
+        if self.clients > MAX_CLIENTS {
+            return Err(OptionsError(format!(
+                "--clients {} is more than {MAX_CLIENTS}: each client holds up to 3 connections and 3 threads (and a table unless --shared-table); give --clients {MAX_CLIENTS} or fewer",
+                self.clients
+            )));
         }
         if self.steps.is_empty() {
             return fail("no steps to run: give at least one step to --steps");

@@ -1,5 +1,7 @@
 //! Stop conditions: Ctrl-C / SIGTERM for the whole run, a flag per step, a deadline.
 
+use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -12,23 +14,73 @@ const SPIN_WINDOW: Duration = Duration::from_micros(200);
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// The `run.json` of the run in progress: a second Ctrl-C marks it interrupted before exiting.
+static RUN_FILE: Mutex<Option<PathBuf>> = Mutex::new(None);
+
 /// Install the Ctrl-C / SIGTERM handler: the first signal asks the run to stop (the step in
-/// progress ends within about a second and run.json is marked interrupted); a second one exits
-/// at once with status 130.
+/// progress ends within about a second and run.json is marked interrupted); a second one marks
+/// run.json interrupted and exits at once with status 130.
 pub fn install_interrupt_handler() {
     // Installing twice (e.g. run() called again in one process) is refused by ctrlc; the
     // first handler stays, which is what we want.
     let _ = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            mark_run_file_interrupted();
             std::process::exit(130);
         }
         eprintln!("\ninterrupted: stopping the current step (Ctrl-C again to quit at once)");
     });
 }
 
+/// Name the `run.json` a second Ctrl-C must mark interrupted (`None` once the run has
+/// written its final status).
+pub fn set_run_file(path: Option<PathBuf>) {
+    if let Ok(mut slot) = RUN_FILE.lock() {
+        *slot = path;
+    }
+}
+
+/// Rewrite the run in progress's `run.json` with status `interrupted` (it says `running`
+/// until the run ends). Runs on the signal-handling thread, not in a signal handler.
+fn mark_run_file_interrupted() {
+    let Some(path) = RUN_FILE.lock().ok().and_then(|p| p.clone()) else {
+        return;
+    };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    let Ok(mut run) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return;
+    };
+    if run.get("status").and_then(|s| s.as_str()) != Some("running") {
+        return;
+    }
+    run["status"] = serde_json::Value::from("interrupted");
+    run["ended_at"] = serde_json::Value::from(crate::results::now_rfc3339());
+    if crate::results::write_json_atomic(&path, &run).is_ok() {
+        eprintln!("interrupted again: {} marked interrupted", path.display());
+    }
+}
+
 /// Whether the run was interrupted.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// Setup work (creating tables, opening connections) abandoned because the run was
+/// interrupted.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted during setup")]
+pub struct SetupInterrupted;
+
+/// `Err` once the run is interrupted: called between setup statements so a stop is honoured
+/// at once, not after thousands of tables or connections.
+pub fn check_interrupted() -> Result<(), SetupInterrupted> {
+    if interrupted() {
+        Err(SetupInterrupted)
+    } else {
+        Ok(())
+    }
 }
 
 /// Ask the run to stop as if interrupted (used by tests and by fatal errors).
@@ -67,6 +119,17 @@ impl StopSignal {
         self.flag.load(Ordering::Relaxed)
             || interrupted()
             || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Whether the step was told to stop before its end (a connection failed, or the run was
+    /// interrupted), as opposed to reaching its deadline.
+    pub fn stopped_early(&self) -> bool {
+        self.flag.load(Ordering::Relaxed) || interrupted()
+    }
+
+    /// Whether the step has a deadline and it has passed.
+    pub fn deadline_passed(&self) -> bool {
+        self.past_deadline(Instant::now())
     }
 
     /// Whether `t` is at or past the deadline.
