@@ -44,6 +44,24 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
     }
 }
 
+/// Write `DIR/report.html` for the run in `dir` and say where; a failure is a warning.
+fn write_html_report(dir: &std::path::Path) {
+    match report::render_dirs(
+        std::slice::from_ref(&dir.to_path_buf()),
+        None,
+        report::Format::Html,
+        false,
+    )
+    .and_then(|r| {
+        let path = dir.join("report.html");
+        std::fs::write(&path, r.text)?;
+        Ok(path)
+    }) {
+        Ok(path) => println!("report: {}", path.display()),
+        Err(e) => eprintln!("warning: could not write the HTML report: {e:#}"),
+    }
+}
+
 fn one_line(s: &str) -> String {
     s.split('\n')
         .map(str::trim)
@@ -57,27 +75,27 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
         Command::Run(run_args) => {
             let opts = run_args.to_options()?;
             let quiet = opts.quiet;
+            let out_dir = opts.out_dir.clone();
+            let had_run = out_dir.join(results::RUN_FILE).exists();
             runner::stop::install_interrupt_handler();
-            let outcome = runner::run(opts, args)?;
+            let outcome = match runner::run(opts, args) {
+                Ok(o) => o,
+                Err(e) => {
+                    // A run that failed part-way still gets its report of what it measured
+                    // (run.json says failed and why). A run.json that was there before is
+                    // not ours: the run refused to start.
+                    if !had_run && out_dir.join(results::RUN_FILE).exists() {
+                        write_html_report(&out_dir);
+                    }
+                    return Err(e);
+                }
+            };
             if !quiet {
                 println!("{}", report::text::summary(&outcome.record));
                 print!("{}", sampler::metrics_table(&outcome.record));
             }
             println!("results: {}", outcome.dir.display());
-            match report::render_dirs(
-                std::slice::from_ref(&outcome.dir),
-                None,
-                report::Format::Html,
-                false,
-            )
-            .and_then(|r| {
-                let path = outcome.dir.join("report.html");
-                std::fs::write(&path, r.text)?;
-                Ok(path)
-            }) {
-                Ok(path) => println!("report: {}", path.display()),
-                Err(e) => eprintln!("warning: could not write the HTML report: {e:#}"),
-            }
+            write_html_report(&outcome.dir);
             let integrity_failed = outcome
                 .record
                 .steps

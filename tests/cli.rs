@@ -699,3 +699,48 @@ fn ctrl_c_during_l_x_kills_the_alter_on_mariadb() {
     assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
     locker.query_drop("UNLOCK TABLES").unwrap();
 }
+
+/// A run that fails part-way still writes report.html of what it measured (it wrote none).
+#[test]
+fn a_failed_run_still_writes_its_report() {
+    let out_dir = fresh_dir("cli-failed-report");
+    // The table options break CREATE TABLE: l.i0 fails after run.json was written.
+    let out = ibench(&[
+        "run",
+        "--quiet",
+        "--url",
+        &sqlite_url("cli-failed-report-db"),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--steps",
+        "l.i0",
+        "--table-options",
+        "THIS IS NOT SQL",
+    ]);
+    assert_clear_error(&out, &["l.i0"]);
+    let run = ibench::results::read_run(&out_dir).unwrap();
+    assert_eq!(run.status, ibench::results::Status::Failed);
+    let html = std::fs::read_to_string(out_dir.join("report.html")).expect("report.html");
+    assert!(html.contains("</html>"));
+}
+
+/// A SQLite file on a read-only filesystem was told "is the server running?".
+#[test]
+fn a_sqlite_file_on_a_read_only_filesystem_names_the_cause() {
+    let mount = fresh_dir("cli-ro-fs");
+    std::fs::create_dir_all(&mount).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
+        .arg(&mount)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("cannot mount a read-only tmpfs here (not root?): skipping");
+        return;
+    }
+    let url = format!("sqlite:{}", mount.join("x.db").display());
+    let out = dir_run(&["--url", &url, "--steps", "l.i0"]);
+    let _ = Command::new("umount").arg(&mount).status();
+    assert_clear_error(&out, &["read-only filesystem", "--url"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("server running"));
+}

@@ -326,3 +326,106 @@ fn bad_input_is_one_line_per_problem_and_the_rest_renders() {
     assert!(err.starts_with("error: no run could be read"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// A copy of a fixture run in a fresh dir, with its run.json edited by `edit`.
+fn edited_fixture(name: &str, tag: &str, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+    let dir = common::fresh_dir(tag);
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(fixture(name)).unwrap().flatten() {
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+        }
+    }
+    let path = dir.join("run.json");
+    let mut run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut run);
+    std::fs::write(&path, serde_json::to_string(&run).unwrap()).unwrap();
+    dir
+}
+
+fn render(dirs: &[PathBuf], format: ibench::report::Format, colour: bool) -> String {
+    ibench::report::render_dirs(dirs, None, format, colour)
+        .unwrap()
+        .text
+}
+
+/// A 70,000-character label used to panic the text report (a format width over 65,535); a
+/// label's escape sequences reached the terminal and its HTML went raw into Markdown.
+#[test]
+fn hostile_labels_render_safely_in_every_format() {
+    let long = edited_fixture("sqlite-base", "label-long", |r| {
+        r["label"] = "L".repeat(70_000).into();
+    });
+    let nasty = edited_fixture("postgres", "label-nasty", |r| {
+        r["label"] = "\u{1b}[2J\u{1b}[31mred <script>alert(1)</script> | *x*".into();
+    });
+    let dirs = [long, nasty];
+    use ibench::report::Format;
+    for colour in [false, true] {
+        let text = render(&dirs, Format::Text, colour);
+        assert!(
+            !text.contains("\u{1b}[2J"),
+            "a label's escape reached the terminal"
+        );
+        assert!(
+            text.contains("\\u{1b}[2J"),
+            "the escape is shown, not dropped"
+        );
+        assert!(
+            text.lines().all(|l| l.chars().count() < 1000),
+            "a 70k-char line"
+        );
+    }
+    let md = render(&dirs, Format::Markdown, false);
+    let raw: Vec<&str> = md.lines().filter(|l| l.contains("<script>")).collect();
+    assert!(raw.is_empty(), "raw HTML in Markdown: {raw:?}");
+    assert!(md.contains("&lt;script&gt;"));
+    assert!(
+        md.contains("\\| \\*x\\*"),
+        "a label broke the table or started emphasis"
+    );
+    let html = render(&dirs, Format::Html, false);
+    assert!(!html.contains("<script>alert"));
+    assert!(!html.contains(&"L".repeat(100)), "the label is cut");
+    let json = render(&dirs, Format::Json, false);
+    assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
+}
+
+/// A failed or interrupted step's throughput covers only the part that ran: it was shown
+/// unmarked in text and Markdown.
+#[test]
+fn a_failed_steps_partial_throughput_is_marked() {
+    let failed = edited_fixture("postgres", "failed-step", |r| {
+        r["steps"][2]["status"] = "failed".into();
+        r["steps"][2]["error"] = "insert into pi1: disk full".into();
+        r["status"] = "failed".into();
+    });
+    let dirs = [fixture("sqlite-base"), failed];
+    use ibench::report::Format;
+    let text = render(&dirs, Format::Text, false);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("PostgreSQL"))
+        .expect("the Postgres row");
+    assert!(row.contains('!'), "{row}");
+    assert!(
+        text.contains("(! the step failed or was interrupted"),
+        "{text}"
+    );
+    let md = render(&dirs, Format::Markdown, false);
+    assert!(md.contains("⚠ (failed)"), "{md}");
+}
+
+/// run.json of binary garbage was reported as "no run.json in it".
+#[test]
+fn a_run_json_of_garbage_is_named_as_unreadable() {
+    let dir = common::fresh_dir("garbage-run");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("run.json"), [0xff, 0xfe, 0x00, 0x9c, 0x80, 0x01]).unwrap();
+    let (runs, problems) = load_runs(std::slice::from_ref(&dir));
+    assert!(runs.is_empty());
+    assert_eq!(problems.len(), 1);
+    assert!(!problems[0].contains("no run.json"), "{}", problems[0]);
+    assert!(problems[0].contains("run.json is unreadable") && problems[0].contains("UTF-8"));
+}

@@ -140,6 +140,15 @@ pub enum BackendError {
         /// The driver's message.
         detail: String,
     },
+    /// An embedded database file that cannot be created or written (a read-only filesystem, a
+    /// directory ibench may not write).
+    #[error("cannot write {target}: {detail}; choose a writable path in --url")]
+    Unwritable {
+        /// The file, as in the URL.
+        target: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// A transient conflict (deadlock, lock wait timeout, SQLITE_BUSY): the operation may be retried.
     #[error("transient conflict: {0}")]
     Retryable(String),

@@ -83,18 +83,62 @@ fn map_err(context: &str, e: rusqlite::Error) -> BackendError {
     BackendError::sql(context, e)
 }
 
+/// Whether SQLite says it cannot create or write the file.
+fn is_unwritable(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if matches!(f.code, ErrorCode::CannotOpen | ErrorCode::ReadOnly))
+}
+
+/// Whether the filesystem holding `dir` is mounted read-only.
+fn read_only_filesystem(dir: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: c is a NUL-terminated path and st points to enough space for a statvfs.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return false;
+    }
+    // SAFETY: statvfs returned 0, so it filled the struct.
+    let st = unsafe { st.assume_init() };
+    st.f_flag & libc::ST_RDONLY != 0
+}
+
+/// The error of a SQLite file that cannot be opened: said plainly for an embedded file (there
+/// is no server to be running), naming a read-only filesystem when that is the cause.
+fn open_error(path: &Path, e: &rusqlite::Error) -> BackendError {
+    let target = format!("sqlite:{}", path.display());
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if read_only_filesystem(&dir) {
+        return BackendError::Unwritable {
+            target,
+            detail: format!("{} is on a read-only filesystem ({e})", dir.display()),
+        };
+    }
+    BackendError::Unwritable {
+        target,
+        detail: format!("SQLite cannot create or open it in {} ({e})", dir.display()),
+    }
+}
+
 fn open(path: &Path) -> BackendResult<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| BackendError::Unreachable {
-        target: format!("sqlite:{}", path.display()),
-        detail: e.to_string(),
-    })?;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, &e))?;
     let context = format!("set up sqlite:{}", path.display());
     for (name, value) in PRAGMAS {
-        conn.pragma_update(None, name, value)
-            .map_err(|e| map_err(&context, e))?;
+        conn.pragma_update(None, name, value).map_err(|e| {
+            if is_unwritable(&e) {
+                open_error(path, &e)
+            } else {
+                map_err(&context, e)
+            }
+        })?;
     }
     conn.busy_handler(Some(busy_poll))
         .map_err(|e| map_err(&context, e))?;

@@ -53,7 +53,20 @@ pub enum LoadError {
 /// Read one results directory.
 pub fn load_run(dir: &Path) -> Result<(RunRecord, Vec<TimelineLine>, Option<String>), LoadError> {
     let path = dir.join(RUN_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|_| LoadError::NotARun(dir.to_path_buf()))?;
+    let bytes = std::fs::read(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => LoadError::NotARun(dir.to_path_buf()),
+        _ => LoadError::Corrupt {
+            dir: dir.to_path_buf(),
+            detail: format!("cannot read it: {e}"),
+        },
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| LoadError::Corrupt {
+        dir: dir.to_path_buf(),
+        detail: format!(
+            "not UTF-8 text (byte {} is invalid): not a run.json ibench wrote",
+            e.utf8_error().valid_up_to()
+        ),
+    })?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| LoadError::Corrupt {
         dir: dir.to_path_buf(),
         detail: e.to_string(),
@@ -103,7 +116,7 @@ pub fn load_runs(dirs: &[PathBuf]) -> (Vec<LoadedRun>, Vec<String>) {
         match load_run(dir) {
             Ok((record, timeline, problem)) => {
                 problems.extend(problem);
-                let label = record.label.clone();
+                let label = super::clean_label(&record.label);
                 let samples = if dir.join(crate::sampler::METRICS_FILE).exists() {
                     match crate::sampler::read_metrics(dir) {
                         Ok(s) => s,
@@ -138,7 +151,7 @@ pub fn load_runs(dirs: &[PathBuf]) -> (Vec<LoadedRun>, Vec<String>) {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| runs[i].dir.display().to_string());
-            runs[i].label = format!("{} ({name})", runs[i].record.label);
+            runs[i].label = super::clean_label(&format!("{} ({name})", runs[i].record.label));
         }
     }
     (runs, problems)

@@ -17,6 +17,8 @@ fn cell_md(c: &Cell, ratio: bool) -> String {
     }
     let v = if c.note.as_deref() == Some("SLA failed") {
         format!("~~{v}~~ (SLA)")
+    } else if let Some(note) = super::partial_note(c) {
+        format!("{v} ⚠ ({note})")
     } else {
         v
     };
@@ -25,6 +27,25 @@ fn cell_md(c: &Cell, ratio: bool) -> String {
         Colour::Red => format!("{v} ▼"),
         _ => v,
     }
+}
+
+/// A label as Markdown text: HTML in it is shown, not interpreted, and it cannot break a
+/// table row or start emphasis, a link or code.
+fn escape_md(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn table_md(out: &mut String, t: &Table, ratio: bool, extra: Option<(&str, &[Option<f64>])>) {
@@ -38,7 +59,7 @@ fn table_md(out: &mut String, t: &Table, ratio: bool, extra: Option<(&str, &[Opt
     }
     out.push('\n');
     for row in &t.rows {
-        let _ = write!(out, "| {} |", row.label.replace('|', "\\|"));
+        let _ = write!(out, "| {} |", escape_md(&row.label));
         for c in &row.cells {
             let _ = write!(out, " {} |", cell_md(c, ratio));
         }
@@ -58,9 +79,15 @@ pub fn render(cmp: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# Insert Benchmark results\n\nRuns: {}. Base: **{}**.\n\nMarkers: ▲ good (top quarter; ≥ 1.05× the base), ▼ bad (bottom quarter; ≤ 0.95× the base; below 95% of the target rate), ~~struck~~ (SLA) the step failed its background-insert SLA.\n",
-        cmp.labels.join(", "),
-        cmp.labels.get(cmp.base).map_or("", String::as_str)
+        "# Insert Benchmark results\n\nRuns: {}. Base: **{}**.\n\nMarkers: ▲ good (top quarter; ≥ 1.05× the base), ▼ bad (bottom quarter; ≤ 0.95× the base; below 95% of the target rate), ~~struck~~ (SLA) the step failed its background-insert SLA, ⚠ (failed) or ⚠ (interrupted) the figure covers only the part of the step that ran.\n",
+        cmp.labels
+            .iter()
+            .map(|l| escape_md(l))
+            .collect::<Vec<_>>()
+            .join(", "),
+        cmp.labels
+            .get(cmp.base)
+            .map_or(String::new(), |l| escape_md(l))
     );
     out.push_str("## Absolute throughput\n\nInserted rows/s for l.i0, l.i1, l.i2; indexed rows/s for l.x; queries/s for the query steps.\n\n");
     table_md(&mut out, &cmp.absolute, false, None);
@@ -91,7 +118,7 @@ pub fn render(cmp: &Comparison) -> String {
             }
             out.push('\n');
             for r in rows {
-                let _ = write!(out, "| {} |", r.label.replace('|', "\\|"));
+                let _ = write!(out, "| {} |", escape_md(&r.label));
                 for s in r.bucket_shares {
                     let cell = if s <= 0.0 {
                         String::new()
@@ -113,10 +140,10 @@ pub fn render(cmp: &Comparison) -> String {
         }
         let _ = write!(out, "| metric |");
         for l in &cmp.labels {
-            let _ = write!(out, " {} |", l.replace('|', "\\|"));
+            let _ = write!(out, " {} |", escape_md(l));
         }
         for l in &cmp.labels {
-            let _ = write!(out, " {} / base |", l.replace('|', "\\|"));
+            let _ = write!(out, " {} / base |", escape_md(l));
         }
         out.push_str("\n|---|");
         for _ in 0..cmp.labels.len() * 2 {
@@ -137,7 +164,7 @@ pub fn render(cmp: &Comparison) -> String {
     if !cmp.problems.is_empty() {
         out.push_str("\n## Notes\n\n");
         for p in &cmp.problems {
-            let _ = writeln!(out, "- {p}");
+            let _ = writeln!(out, "- {}", escape_md(p));
         }
     }
     out

@@ -86,6 +86,41 @@ pub fn cell_text(c: &Cell, ratio: bool) -> String {
     }
 }
 
+/// Longest label a report shows, in characters; longer ones end in `…`.
+pub const MAX_LABEL_CHARS: usize = 80;
+
+/// A run's label as reports show it: control characters (a terminal's escape sequences, line
+/// breaks) written out as `\u{1b}` and the like, and cut to [`MAX_LABEL_CHARS`] characters.
+/// A label comes from whoever wrote the run.json, so nothing in it may steer the terminal.
+pub fn clean_label(label: &str) -> String {
+    let mut out = String::new();
+    let mut chars = 0;
+    for c in label.chars() {
+        let piece: String = if c.is_control() {
+            c.escape_unicode().to_string()
+        } else {
+            c.to_string()
+        };
+        let n = piece.chars().count();
+        if chars + n > MAX_LABEL_CHARS {
+            out.push('…');
+            return out;
+        }
+        out.push_str(&piece);
+        chars += n;
+    }
+    out
+}
+
+/// The note of a cell whose figure covers only part of its step (the step failed, was
+/// interrupted, or was still running when the run ended).
+pub fn partial_note(c: &Cell) -> Option<&str> {
+    match c.note.as_deref() {
+        Some(n @ ("failed" | "interrupted" | "running")) if c.value.is_some() => Some(n),
+        _ => None,
+    }
+}
+
 /// Whether a colour marks the cell.
 pub fn marked(c: Colour) -> bool {
     c != Colour::None

@@ -223,18 +223,22 @@ fn table_text(
         .map(|r| r.label.chars().count())
         .chain(std::iter::once(6))
         .max()
-        .unwrap_or(6);
+        .unwrap_or(6)
+        .min(super::MAX_LABEL_CHARS);
     let _ = write!(out, "{:<label_w$}", "");
     for c in &t.columns {
         let _ = write!(out, " {c:>11}");
     }
     out.push('\n');
     for row in &t.rows {
-        let _ = write!(out, "{:<label_w$}", row.label);
+        let _ = write!(out, "{:<label_w$}", truncate(&row.label, label_w));
         for c in &row.cells {
             let mut v = cell_text(c, ratio);
             if !colour && c.note.as_deref() == Some("SLA failed") && c.value.is_some() {
                 v.push('*');
+            }
+            if super::partial_note(c).is_some() {
+                v.push('!');
             }
             let padded = format!(" {v:>11}");
             out.push_str(&if marked(c.colour) {
@@ -270,6 +274,11 @@ pub fn comparison(cmp: &Comparison, colour: bool) -> String {
     }
     out.push_str("\nRelative to the base (red <= 0.95, green >= 1.05)\n");
     table_text(&mut out, &cmp.relative, true, colour, None);
+    if has_partial(&cmp.absolute) {
+        out.push_str(
+            "(! the step failed or was interrupted: its figure covers only the part that ran)\n",
+        );
+    }
     if !cmp.background.columns.is_empty() {
         out.push_str("\nBackground insert rate, rows/s (red below 95% of target)\n");
         table_text(
@@ -326,6 +335,14 @@ pub fn comparison(cmp: &Comparison, colour: bool) -> String {
         }
     }
     out
+}
+
+/// Whether any cell of the table covers only part of its step.
+pub(crate) fn has_partial(t: &Table) -> bool {
+    t.rows
+        .iter()
+        .flat_map(|r| &r.cells)
+        .any(|c| super::partial_note(c).is_some())
 }
 
 fn truncate(s: &str, n: usize) -> String {
