@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::load::LoadedRun;
+use crate::results::metrics::{Metric, StepMetrics};
 use crate::results::{Status, StepRecord};
-use crate::sampler::{Metric, StepMetrics};
 use crate::stats::OpKind;
 use crate::workload::steps::StepName;
 

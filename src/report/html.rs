@@ -244,7 +244,7 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
                     .filter(|l| l.step.as_deref() == Some(d.step.as_str()))
                     .collect();
                 let t0 = in_step.first().map_or(0.0, |l| l.t - l.interval_seconds);
-                let curve = |pick: fn(&crate::sampler::SampleLine) -> Option<u64>| {
+                let curve = |pick: fn(&crate::results::metrics::SampleLine) -> Option<u64>| {
                     in_step
                         .iter()
                         .filter_map(|l| pick(l).map(|b| (l.t - t0, b as f64 / 1e9)))

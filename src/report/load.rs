@@ -17,7 +17,7 @@ pub struct LoadedRun {
     /// The per-second timeline (empty when it could not be read).
     pub timeline: Vec<TimelineLine>,
     /// The sampler's time series (empty when the run has none).
-    pub samples: Vec<crate::sampler::SampleLine>,
+    pub samples: Vec<crate::results::metrics::SampleLine>,
 }
 
 /// Why a directory could not be read as a run.
@@ -117,8 +117,8 @@ pub fn load_runs(dirs: &[PathBuf]) -> (Vec<LoadedRun>, Vec<String>) {
             Ok((record, timeline, problem)) => {
                 problems.extend(problem);
                 let label = super::clean_label(&record.label);
-                let samples = if dir.join(crate::sampler::METRICS_FILE).exists() {
-                    match crate::sampler::read_metrics(dir) {
+                let samples = if dir.join(crate::results::metrics::METRICS_FILE).exists() {
+                    match crate::results::metrics::read_metrics(dir) {
                         Ok(s) => s,
                         Err(e) => {
                             problems.push(format!("{}: no size charts ({e:#})", dir.display()));

@@ -5,7 +5,6 @@ use std::fmt::Write;
 use super::compare::{Colour, Comparison, Table};
 use super::{cell_text, marked};
 use crate::results::{RunRecord, Status, StepRecord};
-use crate::runner::monitor::group;
 use crate::stats::{BUCKET_LABELS, LatencySummary};
 
 /// A short unit for a throughput figure.
@@ -189,6 +188,19 @@ pub fn summary(run: &RunRecord) -> String {
     out
 }
 
+/// An integer with thousands separators.
+pub fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 /// A float rounded and grouped in thousands.
 pub fn group_f(v: f64) -> String {
     if v < 0.0 {
@@ -367,6 +379,14 @@ pub fn fmt_metric(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1_234_567), "1,234,567");
+    }
 
     #[test]
     fn microseconds_read_naturally() {

@@ -20,10 +20,10 @@ pub struct HostInfo {
     pub data_dir: Option<String>,
     /// The mount holding the data directory: filesystem type, source, mount point.
     #[serde(default)]
-    pub data_dir_mount: Option<crate::sampler::procfs::MountInfo>,
+    pub data_dir_mount: Option<super::metrics::MountInfo>,
     /// The block device holding the data directory.
     #[serde(default)]
-    pub data_dir_device: Option<crate::sampler::procfs::BlockDevice>,
+    pub data_dir_device: Option<super::metrics::BlockDevice>,
 }
 
 impl HostInfo {

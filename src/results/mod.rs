@@ -6,6 +6,8 @@
 //! `docs/results.md` for the field-by-field description.
 
 pub mod host;
+pub mod metrics;
+pub mod options;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -16,9 +18,9 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{SettleAction, TargetInfo};
-use crate::runner::RunOptions;
 use crate::stats::{LatencySummary, SecondCounts};
 use crate::workload::steps::StepName;
+use options::RunOptions;
 
 /// Version of the `run.json` layout. Bumped on any change a reader must know about.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -76,7 +78,7 @@ pub struct RunRecord {
     pub timeline_file: String,
     /// Where the sampler found the server and its storage, and the run's totals.
     #[serde(default)]
-    pub metrics: Option<crate::sampler::RunMetrics>,
+    pub metrics: Option<metrics::RunMetrics>,
 }
 
 /// What one step measured.
@@ -119,7 +121,7 @@ pub struct StepRecord {
     pub integrity: Option<IntegrityRecord>,
     /// Server-side efficiency per op (spec section 5); `None` for a step that failed to start.
     #[serde(default)]
-    pub metrics: Option<crate::sampler::StepMetrics>,
+    pub metrics: Option<metrics::StepMetrics>,
 }
 
 /// One operation kind of one step, merged over all connections.

@@ -3,7 +3,6 @@
 
 pub mod client;
 pub mod monitor;
-pub mod options;
 pub mod pacer;
 pub mod stop;
 
@@ -19,14 +18,15 @@ use crate::results::{
     self, IntegrityRecord, OpRecord, RunRecord, SCHEMA_VERSION, SettleRecord, SlaRecord, Status,
     StepRecord, TableCheck, TimelineWriter,
 };
+use crate::sampler::procfs::process_cpu_seconds;
 use crate::sampler::{self, Sampler};
 use crate::stats::{self, LatencySummary, OpKind, OpRecorder};
 use crate::workload::steps::{QueryKind, StepName, settle_seconds};
 use crate::workload::{Rng, RowGenerator};
 
+pub use crate::results::options::{self, OptionsError, RunOptions};
 use client::{DELETE_QUEUE_STATEMENTS, Deleter, Indexer, Inserter, Querier, Worker, client_loop};
 use monitor::{Goal, Monitor, ProgressMode};
-pub use options::{OptionsError, RunOptions};
 use pacer::Pacer;
 use stop::StopSignal;
 
@@ -937,20 +937,6 @@ fn check_integrity(
         ok: checks.iter().all(|c| c.ok),
         tables: checks,
     })
-}
-
-/// This process's CPU time (user + sys, all threads), seconds.
-pub fn process_cpu_seconds() -> f64 {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a rusage into the pointer we pass, which points to enough space.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
-    if rc != 0 {
-        return 0.0;
-    }
-    // SAFETY: getrusage returned 0, so it filled the struct.
-    let ru = unsafe { ru.assume_init() };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 #[cfg(test)]

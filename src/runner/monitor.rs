@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::report::text::group;
 use crate::results::{TimelineLine, TimelineWriter};
 use crate::stats::{LiveCounters, OpKind, SecondCounts};
 use crate::workload::steps::StepName;
@@ -215,31 +216,5 @@ impl<'a> Monitor<'a> {
     /// The whole seconds seen.
     pub fn into_seconds(self) -> Seconds {
         self.seen
-    }
-}
-
-/// An integer with thousands separators.
-pub fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn groups_thousands() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(1000), "1,000");
-        assert_eq!(group(1_234_567), "1,234,567");
     }
 }

@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::Metric;
+pub use crate::results::metrics::PerfRecord;
 use crate::workload::steps::StepName;
 
 /// The events asked for.
@@ -21,40 +20,6 @@ pub const EVENTS: &str =
 
 /// Sub-directory of the results dir holding perf's raw output.
 pub const PERF_DIR: &str = "perf";
-
-/// `perf stat` counters of one step.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PerfRecord {
-    /// Per event: the counter over the step (task-clock in ms), or why not.
-    pub counters: BTreeMap<String, Metric>,
-    /// Per event: the counter per op of the step.
-    pub per_op: BTreeMap<String, Metric>,
-    /// perf's raw output, relative to the results dir.
-    pub file: Option<String>,
-    /// Why perf could not run, when it could not.
-    pub error: Option<String>,
-}
-
-impl PerfRecord {
-    fn failed(error: String) -> PerfRecord {
-        PerfRecord {
-            counters: BTreeMap::new(),
-            per_op: BTreeMap::new(),
-            file: None,
-            error: Some(error),
-        }
-    }
-
-    /// Fill `per_op` from `counters`.
-    pub fn per_op(mut self, ops: u64) -> PerfRecord {
-        self.per_op = self
-            .counters
-            .iter()
-            .map(|(k, v)| (k.clone(), v.per(ops as f64, "no ops in the step")))
-            .collect();
-        self
-    }
-}
 
 /// A `perf stat` running for one step.
 pub struct PerfRun {

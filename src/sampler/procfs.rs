@@ -9,7 +9,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+pub use crate::results::metrics::{BlockDevice, MountInfo};
 
 /// Clock ticks per second of the `/proc` CPU counters (`sysconf(_SC_CLK_TCK)`).
 pub fn clock_ticks_per_sec() -> f64 {
@@ -199,17 +199,6 @@ pub fn read_host_stat() -> Result<HostStat, String> {
     parse_host_stat(&text).ok_or_else(|| "/proc/stat lacks the cpu or ctxt line".to_string())
 }
 
-/// The block device that holds a path.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BlockDevice {
-    /// Kernel name, as in `/proc/diskstats` (`vda`, `nvme0n1p2`, `dm-0`).
-    pub name: String,
-    /// `MAJOR:MINOR`.
-    pub dev: String,
-    /// Whether it is a partition (its own counters are used, not the whole disk's).
-    pub partition: bool,
-}
-
 /// Split a `st_dev` into (major, minor) the way glibc's `gnu_dev_major/minor` do.
 pub fn dev_major_minor(dev: u64) -> (u64, u64) {
     let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
@@ -316,19 +305,6 @@ pub fn disk_usage_bytes(paths: &[PathBuf]) -> Result<u64, String> {
     Ok(total)
 }
 
-/// The mount holding a path, from `/proc/self/mountinfo`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MountInfo {
-    /// Mount point.
-    pub mount_point: String,
-    /// Filesystem type (`ext4`, `xfs`, `tmpfs`, ...).
-    pub fs_type: String,
-    /// Mount source (`/dev/vda`, `tmpfs`, ...).
-    pub source: String,
-    /// `MAJOR:MINOR` of the filesystem.
-    pub dev: String,
-}
-
 /// Parse `/proc/self/mountinfo` and find the mount whose point is the longest prefix of `path`
 /// (an absolute, canonical path).
 pub fn parse_mountinfo(text: &str, path: &Path) -> Option<MountInfo> {
@@ -392,6 +368,20 @@ pub fn mount_of(path: &Path) -> Result<MountInfo, String> {
     let text = fs::read_to_string("/proc/self/mountinfo")
         .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
     parse_mountinfo(&text, &canon).ok_or_else(|| format!("no mount holds {}", canon.display()))
+}
+
+/// This process's CPU time (user + sys, all threads), seconds.
+pub fn process_cpu_seconds() -> f64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a rusage into the pointer we pass, which points to enough space.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    if rc != 0 {
+        return 0.0;
+    }
+    // SAFETY: getrusage returned 0, so it filled the struct.
+    let ru = unsafe { ru.assume_init() };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The validated options of a run: built once from the command line (or by a library caller)
+//! The validated options of a run (part of the result contract: `run.json` records them): built
+//! once from the command line (or by a library caller)
 //! before any work starts, and recorded in full in `run.json`.
 
 use std::path::PathBuf;

@@ -1,0 +1,376 @@
+//! The server-side metrics of the result contract: `run.json`'s `metrics` and
+//! `steps[].metrics`, and the lines of `metrics.jsonl`. The sampler (`crate::sampler`) fills
+//! them; the reports read them. Plain data: this module measures nothing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::DbSize;
+
+/// File name of the per-second metrics time series inside a results directory.
+pub const METRICS_FILE: &str = "metrics.jsonl";
+
+/// File name of the server's settings inside a results directory.
+pub const SETTINGS_FILE: &str = "server-settings.json";
+
+/// Directory of the per-step DBMS statistics inside a results directory.
+pub const STATS_DIR: &str = "stats";
+
+/// Bytes in the GB of `dbgb1`, `dbgb2` and `rss` (2^30, as `du -g` and `free -g`).
+pub const BYTES_PER_GB: f64 = 1_073_741_824.0;
+
+/// A figure that was measured, or why it was not. Serialised as `{"value": 1.23}` or
+/// `{"na": "reason"}`: never 0 for unmeasured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// The measured value.
+    Value(f64),
+    /// Not measured, and why.
+    Na(String),
+}
+
+impl Metric {
+    /// The value, if measured.
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            Metric::Value(v) => Some(*v),
+            Metric::Na(_) => None,
+        }
+    }
+
+    pub(crate) fn na(reason: impl Into<String>) -> Metric {
+        Metric::Na(reason.into())
+    }
+
+    pub(crate) fn from(r: &Result<f64, String>) -> Metric {
+        match r {
+            Ok(v) => Metric::Value(*v),
+            Err(e) => Metric::Na(e.clone()),
+        }
+    }
+
+    /// `self / by`, n/a when either is n/a or `by` is 0 (with `zero_reason`).
+    pub(crate) fn per(&self, by: f64, zero_reason: &str) -> Metric {
+        match self {
+            Metric::Na(r) => Metric::Na(r.clone()),
+            Metric::Value(_) if by <= 0.0 => Metric::na(zero_reason),
+            Metric::Value(v) => Metric::Value(v / by),
+        }
+    }
+
+    pub(crate) fn scale(&self, k: f64) -> Metric {
+        match self {
+            Metric::Value(v) => Metric::Value(v * k),
+            na => na.clone(),
+        }
+    }
+}
+
+/// A file the sampler saved beside run.json, or why it could not. Serialised as
+/// `{"file": "stats/l.i0.json"}` or `{"na": "reason"}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SavedFile {
+    /// Path relative to the results directory.
+    File(String),
+    /// Not saved, and why.
+    Na(String),
+}
+
+impl SavedFile {
+    /// The path, when saved.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            SavedFile::File(p) => Some(p),
+            SavedFile::Na(_) => None,
+        }
+    }
+}
+
+impl From<Result<String, String>> for SavedFile {
+    fn from(r: Result<String, String>) -> Self {
+        match r {
+            Ok(p) => SavedFile::File(p),
+            Err(e) => SavedFile::Na(e),
+        }
+    }
+}
+
+/// Where the sampler looked, and the run's totals: `run.json`'s `metrics` object.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunMetrics {
+    /// Name of the time series file beside run.json.
+    pub metrics_file: String,
+    /// Seconds between samples.
+    pub sample_interval_seconds: f64,
+    /// Seconds between size readings in the time series (sizes are also read at step end).
+    pub size_interval_seconds: f64,
+    /// The server's processes: how they were found, or why not.
+    pub server: ServerLocation,
+    /// The server's storage: data paths and block device, or why not.
+    pub storage: StorageLocation,
+    /// The server's settings file, or why there is none.
+    pub settings_file: SavedFile,
+    /// Whether `--perf` was asked for.
+    pub perf: bool,
+    /// Totals from the first to the last sample of the run.
+    pub totals: Option<Totals>,
+    /// Sampling errors seen during the run (first occurrence of each, at most 20).
+    pub errors: Vec<String>,
+}
+
+/// Counter deltas over an interval (a step, or the whole run).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Totals {
+    /// Length of the interval, seconds (by the sampler's clock).
+    pub seconds: f64,
+    /// CPU (user + sys) of the server's process tree, reaped children included, seconds.
+    pub server_cpu_seconds: Metric,
+    /// Busy CPU of the whole host (user + nice + system + irq + softirq), seconds.
+    pub host_cpu_seconds: Metric,
+    /// ibench's own CPU (getrusage), seconds.
+    pub client_cpu_seconds: Metric,
+    /// Context switches on the host.
+    pub context_switches: Metric,
+    /// Reads completed by the data's block device.
+    pub device_reads: Metric,
+    /// Bytes read by the data's block device.
+    pub device_read_bytes: Metric,
+    /// Writes completed by the data's block device.
+    pub device_writes: Metric,
+    /// Bytes written by the data's block device.
+    pub device_write_bytes: Metric,
+    /// `read_bytes` of `/proc/PID/io` summed over the server's tree.
+    pub server_read_bytes: Metric,
+    /// `write_bytes` of `/proc/PID/io` summed over the server's tree.
+    pub server_write_bytes: Metric,
+    /// Largest server memory seen (see `TreeReading::memory` in the sampler), bytes.
+    pub server_memory_max_bytes: Metric,
+}
+
+/// The per-op metrics of one step (spec section 5): `run.json`'s `steps[].metrics`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StepMetrics {
+    /// What an op is in this step: `inserted row`, `indexed row` or `query`.
+    pub op: String,
+    /// Ops in the step.
+    pub ops: u64,
+    /// Rows inserted in the step (the divisor of `wpi`, `wkbpi`).
+    pub inserted_rows: u64,
+    /// Server CPU µs per op.
+    pub cpupq: Metric,
+    /// Client (ibench) CPU µs per op.
+    pub ccpupq: Metric,
+    /// Whole-host CPU µs per op.
+    pub hcpupq: Metric,
+    /// Storage reads per op.
+    pub rpq: Metric,
+    /// KB (1024 bytes) read from storage per op.
+    pub rkbpq: Metric,
+    /// Storage writes per inserted row.
+    pub wpi: Metric,
+    /// KB written to storage per inserted row.
+    pub wkbpi: Metric,
+    /// Host context switches per second.
+    pub csps: Metric,
+    /// Host context switches per op.
+    pub cspq: Metric,
+    /// Logical database size from the DBMS at step end, GB.
+    pub dbgb1: Metric,
+    /// Size of the data directory on disk at step end, GB.
+    pub dbgb2: Metric,
+    /// Server resident memory, GB, max over the step.
+    pub rss: Metric,
+    /// Max response time of the step's op, seconds.
+    pub maxop: Metric,
+    /// Per-second rate at the median.
+    pub p50: Metric,
+    /// Per-second rate exceeded in 99% of seconds.
+    pub p1low: Metric,
+    /// The raw counter deltas over the step.
+    pub totals: Totals,
+    /// Logical size per table at step end, as the DBMS reports it.
+    pub db_size: Option<DbSize>,
+    /// The DBMS's statistics saved at step end (path relative to the results dir), or why not.
+    pub stats_file: SavedFile,
+    /// `perf stat` counters per op, when `--perf` was given.
+    pub perf: Option<PerfRecord>,
+}
+
+/// One line of `metrics.jsonl`: one sample interval. Figures that are n/a for the run are
+/// absent (the reasons are in run.json's `metrics`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SampleLine {
+    /// Seconds since the sampler started, at the end of the interval.
+    pub t: f64,
+    /// The step running, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// Length of the interval, seconds.
+    pub interval_seconds: f64,
+    /// Server tree CPU in the interval, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_cpu_seconds: Option<f64>,
+    /// Host busy CPU in the interval, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_cpu_seconds: Option<f64>,
+    /// ibench's CPU in the interval, seconds.
+    pub client_cpu_seconds: f64,
+    /// Host context switches in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_switches: Option<u64>,
+    /// Device reads in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_reads: Option<u64>,
+    /// Device bytes read in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<u64>,
+    /// Device writes in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_writes: Option<u64>,
+    /// Device bytes written in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_write_bytes: Option<u64>,
+    /// Server tree `read_bytes` in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_read_bytes: Option<u64>,
+    /// Server tree `write_bytes` in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_write_bytes: Option<u64>,
+    /// Server memory at the sample (sum over the tree), bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_memory_bytes: Option<u64>,
+    /// Processes in the server tree at the sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_processes: Option<u32>,
+    /// Logical database size, bytes (every few seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_size_bytes: Option<u64>,
+    /// Data directory size on disk, bytes (every few seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir_bytes: Option<u64>,
+}
+
+/// Read every line of a results directory's `metrics.jsonl`.
+pub fn read_metrics(dir: &Path) -> anyhow::Result<Vec<SampleLine>> {
+    super::read_json_lines(&dir.join(METRICS_FILE))
+}
+
+/// The server's process tree: where its root pid came from, or why there is none.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerLocation {
+    /// Root of the server's process tree (postmaster, mariadbd) on this host.
+    pub pid: Option<u32>,
+    /// How the pid was found (`--server-dir DIR`, `--server-pid`, `the server's pid file
+    /// PATH`), or what was tried.
+    pub how: String,
+    /// Why the process figures (cpupq, rss, per-process IO) are n/a, when they are.
+    pub na: Option<String>,
+    /// The URL names a host other than this one: host-wide figures would describe the client
+    /// only, so they are n/a too.
+    pub remote: bool,
+}
+
+impl ServerLocation {
+    /// One line for the terminal.
+    pub fn describe(&self) -> String {
+        match (&self.pid, &self.na) {
+            (Some(p), _) => format!("pid {p} ({})", self.how),
+            (None, Some(na)) => format!("n/a: {na}"),
+            (None, None) => "n/a".to_string(),
+        }
+    }
+}
+
+/// The server's storage: the data paths and the block device holding them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageLocation {
+    /// The data directory (or SQLite's files) on this host.
+    pub data_paths: Vec<PathBuf>,
+    /// The block device holding the first data path.
+    pub device: Option<BlockDevice>,
+    /// Why the storage figures are n/a, when they are.
+    pub na: Option<String>,
+}
+
+impl StorageLocation {
+    /// One line for the terminal.
+    pub fn describe(&self) -> String {
+        let paths = self
+            .data_paths
+            .first()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        match (&self.device, &self.na) {
+            (Some(d), _) => format!(
+                "{paths} on /dev/{} ({}{})",
+                d.name,
+                d.dev,
+                if d.partition { ", partition" } else { "" }
+            ),
+            (None, Some(na)) => format!("n/a: {na}"),
+            (None, None) => "n/a".to_string(),
+        }
+    }
+}
+
+/// The block device that holds a path.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockDevice {
+    /// Kernel name, as in `/proc/diskstats` (`vda`, `nvme0n1p2`, `dm-0`).
+    pub name: String,
+    /// `MAJOR:MINOR`.
+    pub dev: String,
+    /// Whether it is a partition (its own counters are used, not the whole disk's).
+    pub partition: bool,
+}
+
+/// `perf stat` counters of one step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PerfRecord {
+    /// Per event: the counter over the step (task-clock in ms), or why not.
+    pub counters: BTreeMap<String, Metric>,
+    /// Per event: the counter per op of the step.
+    pub per_op: BTreeMap<String, Metric>,
+    /// perf's raw output, relative to the results dir.
+    pub file: Option<String>,
+    /// Why perf could not run, when it could not.
+    pub error: Option<String>,
+}
+
+impl PerfRecord {
+    pub(crate) fn failed(error: String) -> PerfRecord {
+        PerfRecord {
+            counters: BTreeMap::new(),
+            per_op: BTreeMap::new(),
+            file: None,
+            error: Some(error),
+        }
+    }
+
+    /// Fill `per_op` from `counters`.
+    pub fn per_op(mut self, ops: u64) -> PerfRecord {
+        self.per_op = self
+            .counters
+            .iter()
+            .map(|(k, v)| (k.clone(), v.per(ops as f64, "no ops in the step")))
+            .collect();
+        self
+    }
+}
+
+/// The mount holding a path, from `/proc/self/mountinfo`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MountInfo {
+    /// Mount point.
+    pub mount_point: String,
+    /// Filesystem type (`ext4`, `xfs`, `tmpfs`, ...).
+    pub fs_type: String,
+    /// Mount source (`/dev/vda`, `tmpfs`, ...).
+    pub source: String,
+    /// `MAJOR:MINOR` of the filesystem.
+    pub dev: String,
+}
