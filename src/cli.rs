@@ -104,9 +104,10 @@ pub struct RunArgs {
     /// --query-rates).
     #[arg(long)]
     pub steps: Option<String>,
-    /// Background insert rates (rows/s per client) of the default query steps.
-    #[arg(long, value_delimiter = ',', default_value = "100,500,1000")]
-    pub query_rates: Vec<u32>,
+    /// Background insert rates (rows/s per client) of the default query steps (default
+    /// 100,500,1000). With --steps, name the query steps instead (e.g. qr2000,qp2000).
+    #[arg(long, value_delimiter = ',', conflicts_with = "steps")]
+    pub query_rates: Option<Vec<u32>>,
     /// Number of clients (1 to 1024); each has its own table pi1..piN unless --shared-table.
     #[arg(long, default_value_t = 1)]
     pub clients: u32,
@@ -210,12 +211,13 @@ impl RunArgs {
             )
         })?;
         let mut o = RunOptions::from_profile(&self.url, &profile);
-        if self.query_rates.contains(&0) {
+        let rates = self.query_rates.as_deref().unwrap_or(&[100, 500, 1000]);
+        if rates.contains(&0) {
             anyhow::bail!("--query-rates must be above 0 rows/s");
         }
         o.steps = match &self.steps {
             Some(s) => parse_step_list(s)?,
-            None => StepName::default_list(&self.query_rates),
+            None => StepName::default_list(rates),
         };
         o.engine = self.engine;
         o.clients = self.clients;

@@ -26,13 +26,22 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 pub fn main_entry(args: Vec<String>) -> ExitCode {
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            // A usage error: one line (clap's first line and its tip), not the usage block.
+            let text = e.render().to_string();
+            let mut parts: Vec<&str> = text.lines().take(1).collect();
+            parts.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| l.starts_with("tip:")),
+            );
+            eprintln!("{}; see --help", parts.join("; "));
+            return ExitCode::from(2);
+        }
         Err(e) => {
+            // --help, --version.
             let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
+            return ExitCode::SUCCESS;
         }
     };
     match dispatch(cli, args) {

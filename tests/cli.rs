@@ -744,3 +744,23 @@ fn a_sqlite_file_on_a_read_only_filesystem_names_the_cause() {
     assert_clear_error(&out, &["read-only filesystem", "--url"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("server running"));
 }
+
+/// `--query-rates` was silently ignored when `--steps` was given.
+#[test]
+fn query_rates_with_steps_is_refused() {
+    let out = dir_run(&[
+        "--url",
+        &sqlite_url("cli-rates"),
+        "--steps",
+        "l.i0",
+        "--query-rates",
+        "200",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--steps") && stderr.contains("--query-rates"),
+        "{stderr}"
+    );
+}

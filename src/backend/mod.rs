@@ -4,6 +4,8 @@
 //! [`Conn`]s. Every SQL statement ibench sends is built inside a backend module; the steps only
 //! call the methods of [`Conn`] and never ask which database they talk to.
 
+#[cfg(test)]
+pub(crate) mod mock;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
@@ -229,9 +231,6 @@ pub struct ServerFiles {
 
 /// A backend: knows how to reach one database and opens connections to it.
 pub trait Driver: Send + Sync {
-    /// The backend family.
-    fn kind(&self) -> BackendKind;
-
     /// Open a new connection (prepared statements are cached per connection).
     fn connect(&self) -> BackendResult<Box<dyn Conn>>;
 

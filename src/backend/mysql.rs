@@ -141,10 +141,6 @@ fn check_rocksdb(conn: &mut my::Conn, target: &str) -> BackendResult<()> {
 }
 
 impl Driver for MysqlDriver {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Mysql
-    }
-
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
         Ok(Box::new(MysqlConn {
             conn: self.open()?,

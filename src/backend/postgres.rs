@@ -61,10 +61,6 @@ impl PostgresDriver {
 }
 
 impl Driver for PostgresDriver {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Postgres
-    }
-
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
         Ok(Box::new(PostgresConn {
             client: self.client()?,

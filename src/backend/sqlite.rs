@@ -147,10 +147,6 @@ fn open(path: &Path) -> BackendResult<Connection> {
 }
 
 impl Driver for SqliteDriver {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Sqlite
-    }
-
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
         Ok(Box::new(SqliteConn {
             conn: open(&self.path)?,

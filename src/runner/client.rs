@@ -74,7 +74,7 @@ pub fn client_loop(
     let result = run_ops(worker, conn, pacer, stop, rec);
     worker.finish();
     rec.short_statements += worker.short_statements();
-    result.map(|()| worker.finished_work() || stop.deadline_passed())
+    result.map(|()| worker.finished_work() || stop.deadline_passed() || !stop.stopped_early())
 }
 
 fn run_ops(
@@ -424,68 +424,10 @@ impl Worker for Indexer {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
     use std::sync::mpsc::sync_channel;
 
     use super::*;
-    use crate::backend::{BackendResult, TableOptions};
-
-    /// An in-memory table of ids: enough of a connection to drive a deleter. While the next
-    /// delete waits on its rows, `steal_before_next_delete` of the oldest rows vanish, as if
-    /// another deleter took them first (Postgres then deletes only what is left of the rows
-    /// its subquery picked).
-    struct Ids {
-        ids: BTreeSet<i64>,
-        steal_before_next_delete: u64,
-        statements: u32,
-    }
-
-    impl Conn for Ids {
-        fn create_table(&mut self, _: &str, _: &TableOptions) -> BackendResult<()> {
-            Ok(())
-        }
-        fn drop_table(&mut self, _: &str) -> BackendResult<()> {
-            Ok(())
-        }
-        fn create_secondary_indexes(&mut self, _: &str) -> BackendResult<()> {
-            Ok(())
-        }
-        fn has_secondary_indexes(&mut self, _: &str) -> BackendResult<bool> {
-            Ok(false)
-        }
-        fn insert(&mut self, _: &str, batch: &RowBatch) -> BackendResult<u64> {
-            Ok(batch.len() as u64)
-        }
-        fn delete_oldest(&mut self, _: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
-            self.statements += 1;
-            let picked: Vec<i64> = self
-                .ids
-                .range(min_id..)
-                .take(limit as usize)
-                .copied()
-                .collect();
-            for _ in 0..std::mem::take(&mut self.steal_before_next_delete) {
-                self.ids.pop_first();
-            }
-            let deleted = picked.iter().filter(|id| self.ids.remove(id)).count();
-            Ok(deleted as u64)
-        }
-        fn min_max_id(&mut self, _: &str) -> BackendResult<Option<(i64, i64)>> {
-            Ok(self.ids.first().copied().zip(self.ids.last().copied()))
-        }
-        fn range_query(&mut self, _: &str, _: SecondaryIndex, _: i32) -> BackendResult<u64> {
-            Ok(0)
-        }
-        fn point_query(&mut self, _: &str, _: &[i64]) -> BackendResult<u64> {
-            Ok(0)
-        }
-        fn count_rows(&mut self, _: &str) -> BackendResult<u64> {
-            Ok(self.ids.len() as u64)
-        }
-        fn count_rows_via_index(&mut self, _: &str, _: SecondaryIndex) -> BackendResult<u64> {
-            Ok(self.ids.len() as u64)
-        }
-    }
+    use crate::backend::mock::Ids;
 
     fn deleter_after_one_insert(rows: u64) -> Deleter {
         let (tx, rx) = sync_channel(1);
@@ -497,29 +439,21 @@ mod tests {
 
     #[test]
     fn a_deleter_makes_up_rows_another_deleter_took_first() {
-        let mut conn = Ids {
-            ids: (1..=100).collect(),
-            steal_before_next_delete: 0,
-            statements: 0,
-        };
+        let mut conn = Ids::with_rows(100);
         let mut d = deleter_after_one_insert(10);
         // The first op reads the cursor (1); then the other deleter takes ids 1..=6.
         conn.steal_before_next_delete = 6;
         assert_eq!(d.op(&mut conn).unwrap(), Some(10));
         // 6 + 10 rows are gone, the 10 this deleter owed were all deleted by it.
-        assert_eq!(conn.ids.len(), 84);
-        assert_eq!(conn.ids.first(), Some(&17));
+        assert_eq!(conn.len(), 84);
+        assert_eq!(conn.first(), Some(17));
         assert_eq!(d.short_statements(), 1);
         assert_eq!(conn.statements, 2);
     }
 
     #[test]
     fn an_unraced_deleter_sends_one_statement_per_op() {
-        let mut conn = Ids {
-            ids: (1..=100).collect(),
-            steal_before_next_delete: 0,
-            statements: 0,
-        };
+        let mut conn = Ids::with_rows(100);
         let mut d = deleter_after_one_insert(10);
         assert_eq!(d.op(&mut conn).unwrap(), Some(10));
         assert_eq!(d.short_statements(), 0);
@@ -528,14 +462,83 @@ mod tests {
 
     #[test]
     fn a_deleter_of_an_empty_table_counts_the_short_statement_and_stops() {
-        let mut conn = Ids {
-            ids: BTreeSet::new(),
-            steal_before_next_delete: 0,
-            statements: 0,
-        };
+        let mut conn = Ids::with_rows(0);
         let mut d = deleter_after_one_insert(10);
         assert_eq!(d.op(&mut conn).unwrap(), Some(0));
         assert_eq!(d.short_statements(), 1);
         assert_eq!(conn.statements, 1);
+    }
+
+    fn generator() -> RowGenerator {
+        RowGenerator::new(Rng::for_stream(1, 0, 0), RowShape::default(), None)
+    }
+
+    /// The inserter and its deleter on two connections (threads), as in l.i1: every row
+    /// inserted is deleted, the table keeps its size, and both reach their natural end.
+    #[test]
+    fn the_inserter_hands_its_rows_to_the_deleter() {
+        let mut ins_conn = Ids::with_rows(1000);
+        let mut del_conn = ins_conn.sharing();
+        let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
+        let mut inserter = Inserter::new("pi1".into(), generator(), 50, Some(2000), Some(tx));
+        let mut deleter = Deleter::new("pi1".into(), rx, 1000);
+        let stop = StopSignal::new(None);
+        let (ins, del) = std::thread::scope(|scope| {
+            let stop = &stop;
+            let d = scope.spawn(move || {
+                let mut rec = OpRecorder::new(OpKind::Delete);
+                let end = client_loop(&mut deleter, &mut del_conn, None, stop, &mut rec);
+                (end, rec)
+            });
+            let mut rec = OpRecorder::new(OpKind::Insert);
+            let end = client_loop(&mut inserter, &mut ins_conn, None, stop, &mut rec);
+            ((end, rec), d.join().unwrap())
+        });
+        assert!(ins.0.unwrap(), "the inserter did all its rows");
+        assert!(del.0.unwrap(), "the deleter used every permission");
+        assert_eq!((ins.1.rows, ins.1.ops), (2000, 40));
+        assert_eq!((del.1.rows, del.1.ops), (2000, 40));
+        assert_eq!(ins_conn.len(), 1000, "the table kept its rows");
+    }
+
+    /// A paced connection follows its schedule: at 200 ops/s for 0.5 s it does about 100 ops,
+    /// never more than the schedule allows, and ends at the deadline as its natural end.
+    #[test]
+    fn a_paced_connection_keeps_to_its_schedule_and_ends_at_the_deadline() {
+        let mut conn = Ids::with_rows(1000);
+        let mut q = Querier::new(
+            "pi1".into(),
+            Rng::for_stream(1, 0, 1),
+            RowShape::default(),
+            true,
+        );
+        let start = Instant::now();
+        let stop = StopSignal::new(Some(start + Duration::from_millis(500)));
+        let mut rec = OpRecorder::new(OpKind::PointQuery);
+        let end = client_loop(
+            &mut q,
+            &mut conn,
+            Some(Pacer::new(start, 200.0)),
+            &stop,
+            &mut rec,
+        );
+        assert!(end.unwrap());
+        // Due times start, start + 5 ms, ...: at most 100 fall before the deadline. A busy
+        // machine may delay the loop, never run it ahead.
+        assert!(rec.ops <= 100, "{} ops", rec.ops);
+        assert!(rec.ops >= 50, "{} ops: the pacer fell far behind", rec.ops);
+    }
+
+    /// A stop (another connection failed, or Ctrl-C) ends the loop early: not its natural end.
+    #[test]
+    fn a_stopped_loop_says_it_was_cut_short() {
+        let mut conn = Ids::with_rows(10);
+        let mut inserter = Inserter::new("pi1".into(), generator(), 5, Some(1_000_000), None);
+        let stop = StopSignal::new(None);
+        stop.stop();
+        let mut rec = OpRecorder::new(OpKind::Insert);
+        let reached_end = client_loop(&mut inserter, &mut conn, None, &stop, &mut rec).unwrap();
+        assert!(!reached_end);
+        assert_eq!(rec.ops, 0);
     }
 }

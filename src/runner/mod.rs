@@ -760,13 +760,18 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
                         };
                         Pacer::new(start + Duration::from_secs_f64(slots / r), r)
                     });
-                    let result = client_loop(
-                        s.worker.as_mut(),
-                        s.conn.as_mut(),
-                        pacer,
-                        stop,
-                        &mut s.recorder,
-                    );
+                    // A panic in a connection (a bug) fails the step with its message
+                    // instead of dropping the connection's figures silently.
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        client_loop(
+                            s.worker.as_mut(),
+                            s.conn.as_mut(),
+                            pacer,
+                            stop,
+                            &mut s.recorder,
+                        )
+                    }))
+                    .unwrap_or_else(|panic| Err(panicked(s.client, panic.as_ref())));
                     if result.is_err() {
                         stop.stop();
                     }
@@ -802,6 +807,19 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
         ended_at: SystemTime::now(),
         seconds,
     }
+}
+
+/// The error of a connection thread that panicked, with the panic's message.
+fn panicked(client: u32, panic: &(dyn std::any::Any + Send)) -> crate::backend::BackendError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    crate::backend::BackendError::sql(
+        format!("connection of client {client}"),
+        format!("panicked: {message} (a bug in ibench; please report it)"),
+    )
 }
 
 /// The SLA verdict of a query step (spec section 4) from the achieved background insert rate
@@ -942,6 +960,52 @@ fn check_integrity(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A worker whose operation panics (a bug).
+    struct Panicking;
+
+    impl Worker for Panicking {
+        fn kind(&self) -> OpKind {
+            OpKind::Insert
+        }
+        fn op(&mut self, _: &mut dyn Conn) -> Result<Option<u64>, crate::backend::BackendError> {
+            panic!("index out of bounds")
+        }
+    }
+
+    /// A connection thread that panics used to be dropped silently with its figures; now it
+    /// fails the step with the panic's message.
+    #[test]
+    fn a_panicking_connection_fails_the_step_with_its_message() {
+        let dir = std::env::temp_dir().join(format!("ibench-panic-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut timeline = TimelineWriter::open(&dir).unwrap();
+        let plan = Plan {
+            slots: vec![Slot {
+                worker: Box::new(Panicking),
+                conn: Box::new(crate::backend::mock::Ids::with_rows(10)),
+                ops_per_sec: None,
+                table: "pi1".into(),
+                client: 3,
+                recorder: OpRecorder::new(OpKind::Insert),
+            }],
+            goal: Goal::None,
+            deadline_seconds: None,
+        };
+        let driven = drive(
+            plan,
+            StepName::LoadInitial,
+            &mut timeline,
+            ProgressMode::Quiet,
+        );
+        assert_eq!(driven.finished.len(), 1, "the connection's record is kept");
+        let err = driven.finished[0].result.as_ref().unwrap_err().to_string();
+        assert!(
+            err.contains("client 3") && err.contains("panicked: index out of bounds"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn a_step_that_did_all_its_work_is_complete_even_when_interrupted() {

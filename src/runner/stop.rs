@@ -83,16 +83,6 @@ pub fn check_interrupted() -> Result<(), SetupInterrupted> {
     }
 }
 
-/// Ask the run to stop as if interrupted (used by tests and by fatal errors).
-pub fn request_interrupt() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Clear the interrupt flag (a library caller starting a new run).
-pub fn reset_interrupt() {
-    INTERRUPTED.store(false, Ordering::SeqCst);
-}
-
 /// When the connections of one step stop.
 #[derive(Debug)]
 pub struct StopSignal {
@@ -135,11 +125,6 @@ impl StopSignal {
     /// Whether `t` is at or past the deadline.
     pub fn past_deadline(&self, t: Instant) -> bool {
         self.deadline.is_some_and(|d| t >= d)
-    }
-
-    /// The deadline, if the step has one.
-    pub fn deadline(&self) -> Option<Instant> {
-        self.deadline
     }
 
     /// Sleep until `t`, waking at least every 100 ms to check the stop conditions. Returns

@@ -1,0 +1,101 @@
+//! A test-only backend: an in-memory table of ids behind the [`Conn`] seam, for unit tests of
+//! the client loop and the workers (integration tests use real servers).
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use super::{BackendResult, Conn, SecondaryIndex, TableOptions};
+use crate::workload::RowBatch;
+
+/// An in-memory table of ids, shared by every connection made with [`Ids::sharing`]: enough
+/// of a connection to drive inserters and deleters. While the next delete waits on its rows,
+/// `steal_before_next_delete` of the oldest rows vanish, as if another deleter took them
+/// first (Postgres then deletes only what is left of the rows its subquery picked).
+pub(crate) struct Ids {
+    /// The ids in the table.
+    pub table: Arc<Mutex<BTreeSet<i64>>>,
+    /// Rows another deleter takes while the next delete waits.
+    pub steal_before_next_delete: u64,
+    /// Delete statements this connection sent.
+    pub statements: u32,
+}
+
+impl Ids {
+    /// A connection to a new table holding ids `1..=n`.
+    pub fn with_rows(n: i64) -> Ids {
+        Ids {
+            table: Arc::new(Mutex::new((1..=n).collect())),
+            steal_before_next_delete: 0,
+            statements: 0,
+        }
+    }
+
+    /// Another connection to the same table.
+    pub fn sharing(&self) -> Ids {
+        Ids {
+            table: Arc::clone(&self.table),
+            steal_before_next_delete: 0,
+            statements: 0,
+        }
+    }
+
+    /// Rows in the table.
+    pub fn len(&self) -> usize {
+        self.table.lock().unwrap().len()
+    }
+
+    /// The oldest id.
+    pub fn first(&self) -> Option<i64> {
+        self.table.lock().unwrap().first().copied()
+    }
+}
+
+impl Conn for Ids {
+    fn create_table(&mut self, _: &str, _: &TableOptions) -> BackendResult<()> {
+        self.table.lock().unwrap().clear();
+        Ok(())
+    }
+    fn drop_table(&mut self, _: &str) -> BackendResult<()> {
+        Ok(())
+    }
+    fn create_secondary_indexes(&mut self, _: &str) -> BackendResult<()> {
+        Ok(())
+    }
+    fn has_secondary_indexes(&mut self, _: &str) -> BackendResult<bool> {
+        Ok(false)
+    }
+    fn insert(&mut self, _: &str, batch: &RowBatch) -> BackendResult<u64> {
+        let mut t = self.table.lock().unwrap();
+        let first = t.last().copied().unwrap_or(0) + 1;
+        let rows = i64::try_from(batch.len()).unwrap();
+        t.extend(first..first + rows);
+        Ok(batch.len() as u64)
+    }
+    fn delete_oldest(&mut self, _: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
+        self.statements += 1;
+        let mut t = self.table.lock().unwrap();
+        let picked: Vec<i64> = t.range(min_id..).take(limit as usize).copied().collect();
+        for _ in 0..std::mem::take(&mut self.steal_before_next_delete) {
+            t.pop_first();
+        }
+        let deleted = picked.iter().filter(|id| t.remove(id)).count();
+        Ok(deleted as u64)
+    }
+    fn min_max_id(&mut self, _: &str) -> BackendResult<Option<(i64, i64)>> {
+        let t = self.table.lock().unwrap();
+        Ok(t.first().copied().zip(t.last().copied()))
+    }
+    fn range_query(&mut self, _: &str, _: SecondaryIndex, _: i32) -> BackendResult<u64> {
+        Ok(10)
+    }
+    fn point_query(&mut self, _: &str, ids: &[i64]) -> BackendResult<u64> {
+        let t = self.table.lock().unwrap();
+        Ok(ids.iter().filter(|id| t.contains(id)).count() as u64)
+    }
+    fn count_rows(&mut self, _: &str) -> BackendResult<u64> {
+        Ok(self.len() as u64)
+    }
+    fn count_rows_via_index(&mut self, _: &str, _: SecondaryIndex) -> BackendResult<u64> {
+        Ok(self.len() as u64)
+    }
+}
