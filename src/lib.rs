@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod cli;
+pub mod process;
 pub mod report;
 pub mod results;
 pub mod runner;

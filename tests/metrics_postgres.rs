@@ -151,6 +151,39 @@ fn server_dir_gives_the_pid() {
     assert_eq!(info.storage.data_paths, vec![s.data_dir.clone()]);
 }
 
+/// A server on another host: the process and storage figures are n/a with the reason, never
+/// 0, and what does not need them is measured. The same private server is reached through
+/// its IPv4-mapped IPv6 address, which ibench (rightly) cannot tell is this host.
+#[test]
+fn a_server_not_on_this_host_gives_na_with_reasons() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = server();
+    let url = s.url.replacen("127.0.0.1", "[::ffff:127.0.0.1]", 1);
+    let mut opts = small_options(&url, "pg-metrics-remote");
+    opts.steps = parse_step_list("l.i0").unwrap();
+    opts.load_rows = 2_000;
+    let (run, dir) = run_and_read(opts);
+    assert_eq!(run.status, ibench::results::Status::Completed);
+    let m = run.steps[0].metrics.as_ref().unwrap();
+    for metric in [&m.cpupq, &m.rss, &m.totals.server_write_bytes] {
+        assert!(
+            matches!(metric, Metric::Na(r) if r.contains("not this one")),
+            "{metric:?}"
+        );
+    }
+    // What does not need the server's processes is still measured.
+    value(&m.ccpupq, "ccpupq");
+    value(&m.dbgb1, "dbgb1");
+    let raw = std::fs::read_to_string(dir.join("run.json")).unwrap();
+    assert!(raw.contains(r#""cpupq": {"#) && raw.contains(r#""na": "#), "{raw}");
+    assert!(!raw.contains(r#""cpupq": 0"#));
+    let table = sampler::metrics_table(&run);
+    assert!(
+        table.contains("n/a[1]") && table.contains("not this one"),
+        "{table}"
+    );
+}
+
 /// `--server-pid` or `--server-dir` naming another process or instance would measure the
 /// wrong thing quietly (it was accepted before): the server's own pid file and data directory
 /// decide, and the run is refused before anything is written. (A server on another host,

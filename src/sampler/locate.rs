@@ -50,18 +50,9 @@ pub fn is_local_host(host: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Read the first line of a pid file.
+/// Read the server's pid file, saying where the server may be when it cannot.
 fn read_pid_file(path: &Path) -> Result<u32, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read the server's pid file {} on this host ({e}): is the server on another host?",
-            path.display()
-        )
-    })?;
-    text.lines()
-        .next()
-        .and_then(|l| l.trim().parse().ok())
-        .ok_or_else(|| format!("the pid file {} holds no pid", path.display()))
+    crate::process::read_pid_file(path).map_err(|e| format!("{e}: is the server on another host?"))
 }
 
 /// Storage of the given data paths on this host.
@@ -169,7 +160,7 @@ pub fn check_server_claims(opts: &RunOptions, files: Option<&ServerFiles>) -> Re
         return Ok(());
     }
     // The server cannot say: at least it must be a database server running here.
-    match procfs_name(pid) {
+    match crate::process::name(pid) {
         Some(name) if SERVER_PROCESS_NAMES.contains(&name.as_str()) => Ok(()),
         Some(name) => Err(format!(
             "--server-pid {pid} is {name}, not a database server (postgres, mariadbd, mysqld); pass the pid of the server's main process or drop --server-pid"
@@ -178,13 +169,6 @@ pub fn check_server_claims(opts: &RunOptions, files: Option<&ServerFiles>) -> Re
             "--server-pid {pid} is not running on this host; pass the pid of the server's main process or drop --server-pid"
         )),
     }
-}
-
-/// The command name of a process (`/proc/PID/comm`).
-fn procfs_name(pid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .ok()
-        .map(|s| s.trim().to_string())
 }
 
 /// Locate the server's processes and storage, asking the server where its files are.

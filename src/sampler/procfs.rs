@@ -9,6 +9,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+pub use crate::process::{ProcStat, parse_stat, read_stat};
 pub use crate::results::metrics::{BlockDevice, MountInfo};
 
 /// Clock ticks per second of the `/proc` CPU counters (`sysconf(_SC_CLK_TCK)`).
@@ -16,50 +17,6 @@ pub fn clock_ticks_per_sec() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 { t as f64 } else { 100.0 }
-}
-
-/// Fields of `/proc/PID/stat` the sampler uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProcStat {
-    /// Parent pid.
-    pub ppid: u32,
-    /// User CPU of the process (all its threads, live and exited), ticks.
-    pub utime: u64,
-    /// System CPU of the process, ticks.
-    pub stime: u64,
-    /// User CPU of its waited-for (reaped) children, ticks.
-    pub cutime: u64,
-    /// System CPU of its waited-for children, ticks.
-    pub cstime: u64,
-}
-
-impl ProcStat {
-    /// utime + stime + cutime + cstime: the process's CPU and that of every descendant it
-    /// has reaped.
-    pub fn total_ticks(&self) -> u64 {
-        self.utime + self.stime + self.cutime + self.cstime
-    }
-}
-
-/// Parse the text of `/proc/PID/stat`. The command name (field 2) may hold spaces and
-/// parentheses: fields are counted after its last `)`.
-pub fn parse_stat(text: &str) -> Option<ProcStat> {
-    let after = &text[text.rfind(')')? + 1..];
-    // after[0] is field 3 (state).
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let field = |n: usize| f.get(n - 3).and_then(|s| s.parse::<u64>().ok());
-    Some(ProcStat {
-        ppid: u32::try_from(field(4)?).ok()?,
-        utime: field(14)?,
-        stime: field(15)?,
-        cutime: field(16)?,
-        cstime: field(17)?,
-    })
-}
-
-/// Read `/proc/PID/stat`.
-pub fn read_stat(pid: u32) -> Option<ProcStat> {
-    parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
 /// `pid` and all its live descendants, `pid` first. Scans every process's parent in `/proc`

@@ -189,7 +189,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     // Its work is done (or failed); it must not outlive the start either way.
     let _ = fs::remove_file(&init_file);
     ready?;
-    let pid = read_pid(&pid_file).unwrap_or(child.id());
+    let pid = crate::process::read_pid_file(&pid_file).unwrap_or(child.id());
     // The child is not waited for: it lives on after ibench exits. If it dies while we still
     // run, `pid_alive` reaps the zombie.
     drop(child);
@@ -527,9 +527,4 @@ fn version(mariadbd: &Path) -> Result<String> {
         }
         None => text,
     })
-}
-
-/// The server's pid from its pid file.
-fn read_pid(pid_file: &Path) -> Option<u32> {
-    fs::read_to_string(pid_file).ok()?.trim().parse().ok()
 }

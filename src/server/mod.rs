@@ -237,6 +237,16 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// The state letter of a process, `None` when it does not exist.
+fn process_state(pid: u32) -> Option<char> {
+    crate::process::read_stat(pid).map(|s| s.state)
+}
+
+/// The command name of a process.
+pub(crate) fn process_name(pid: u32) -> Option<String> {
+    crate::process::name(pid)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Helpers shared by the two servers.
 
@@ -529,7 +539,20 @@ pub(crate) fn run_capture(cmd: &mut Command, what: &str, log: Option<&Path>) -> 
         .with_context(|| format!("cannot run {what}"))?;
     if let Some(log) = log {
         let mut text = Vec::new();
-        text.extend_from_slice(format!("$ {cmd:?}\n").as_bytes());
+        // The program and its arguments only: `{cmd:?}` would also show the environment set
+        // for it (e.g. a password in MYSQL_PWD).
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        text.extend_from_slice(
+            format!(
+                "$ {} {}\n",
+                cmd.get_program().to_string_lossy(),
+                args.join(" ")
+            )
+            .as_bytes(),
+        );
         text.extend_from_slice(&out.stdout);
         text.extend_from_slice(&out.stderr);
         append(log, &text)?;
@@ -587,20 +610,6 @@ pub(crate) fn tail(path: &Path, n: usize) -> String {
         .map(|l| format!("    {l}"))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// The state letter of a process from `/proc/PID/stat`, `None` when it does not exist.
-fn process_state(pid: u32) -> Option<char> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.trim_start().chars().next()
-}
-
-/// The command name of a process (`/proc/PID/comm`).
-pub(crate) fn process_name(pid: u32) -> Option<String> {
-    fs::read_to_string(format!("/proc/{pid}/comm"))
-        .ok()
-        .map(|s| s.trim().to_string())
 }
 
 /// Reap `pid` if it is a zombie child of ours; harmless otherwise.

@@ -110,7 +110,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         .arg(&options)
         .arg("start");
     let out = run_capture(&mut cmd, "pg_ctl start", None)?;
-    let pid = read_pid(&data_dir);
+    let pid = crate::process::read_pid_file(&data_dir.join("postmaster.pid")).ok();
     if !out.status.success() {
         // A server that is up but too slow to answer must not be left behind.
         if let Some(pid) = pid
@@ -313,15 +313,4 @@ fn version(bindir: &Path) -> Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// The postmaster's pid from `DATA/postmaster.pid` (its first line).
-fn read_pid(data_dir: &Path) -> Option<u32> {
-    fs::read_to_string(data_dir.join("postmaster.pid"))
-        .ok()?
-        .lines()
-        .next()?
-        .trim()
-        .parse()
-        .ok()
 }
