@@ -64,6 +64,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         "--locale=C.UTF-8",
         "--no-sync",
     ]);
+    cmd.args(&spec.init_args);
     let out = run_capture(&mut cmd, "initdb", Some(&initdb_log))?;
     if !out.status.success() {
         bail!(
