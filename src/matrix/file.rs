@@ -185,11 +185,24 @@ pub fn read(path: &Path) -> Result<Source> {
         )
     })?;
     let file: MatrixFile = toml::from_str(&text).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: {}; see docs/matrix.md for the keys",
-            path.display(),
-            toml_error(&e)
-        )
+        let duplicate = e
+            .message()
+            .contains("duplicate")
+            .then(|| e.span().and_then(|s| text.get(s)))
+            .flatten();
+        match duplicate {
+            Some(key) => anyhow::anyhow!(
+                "{}: {} `{}`; every server, config set, workload and group needs its own name: rename or remove one",
+                path.display(),
+                toml_error(&e),
+                key.trim()
+            ),
+            None => anyhow::anyhow!(
+                "{}: {}; see docs/matrix.md for the keys",
+                path.display(),
+                toml_error(&e)
+            ),
+        }
     })?;
     Ok(Source {
         path: path.to_path_buf(),
