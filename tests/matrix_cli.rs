@@ -243,3 +243,132 @@ fn a_config_the_server_refuses_fails_its_cell_and_the_matrix_goes_on() {
     .unwrap();
     assert_eq!(base["status"], "completed", "{base}");
 }
+
+#[test]
+fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
+    // Two SQLite databases ibench does not manage (url servers), three interleaved repeats.
+    let work = fresh_dir("mx-repeats");
+    std::fs::create_dir_all(&work).unwrap();
+    let f = work.join("m.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "repeats = 3\norder = \"interleaved\"\n[servers.a]\nurl = \"sqlite:{a}\"\nlabel = \"sqlite-a\"\n[servers.b]\nurl = \"sqlite:{b}\"\nlabel = \"sqlite-b\"\n[workloads.tiny]\nload_rows = 2000\nsteps = [\"l.i0\", \"l.x\"]\n[groups.ab]\nbase = \"a.base\"\n",
+            a = work.join("a.db").display(),
+            b = work.join("b.db").display()
+        ),
+    )
+    .unwrap();
+    let plan = String::from_utf8_lossy(&ibench(&["matrix", "plan", f.to_str().unwrap()]).stdout)
+        .into_owned();
+    let order: Vec<&str> = plan
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|n| n.contains(".r"))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "a.base.tiny.r1",
+            "b.base.tiny.r1",
+            "a.base.tiny.r2",
+            "b.base.tiny.r2",
+            "a.base.tiny.r3",
+            "b.base.tiny.r3"
+        ],
+        "interleaved: A B A B"
+    );
+    let out_dir = work.join("out");
+    let out = ibench(&[
+        "matrix",
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ibench(&["matrix", "report", out_dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = out_dir.join("report");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("ab.tiny.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["repeats"], 3);
+    let cmp = &json["comparison"];
+    assert_eq!(cmp["labels"], serde_json::json!(["sqlite-a", "sqlite-b"]));
+    // Each figure is the median of the three run.json throughputs; the spread is min-max.
+    let throughput = |server: &str, r: u32, step: &str| -> f64 {
+        let run: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                out_dir.join(format!("cells/{server}.base.tiny.r{r}/run/run.json")),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        run["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == step)
+            .unwrap()["throughput"]
+            .as_f64()
+            .unwrap()
+    };
+    let columns: Vec<String> = cmp["absolute"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(columns, ["l.i0", "l.x"]);
+    let mut base_spread = Vec::new();
+    for (row, server) in ["a", "b"].iter().enumerate() {
+        for (col, step) in columns.iter().enumerate() {
+            let mut v: Vec<f64> = (1..=3).map(|r| throughput(server, r, step)).collect();
+            v.sort_by(f64::total_cmp);
+            let shown = cmp["absolute"]["rows"][row]["cells"][col]["value"]
+                .as_f64()
+                .unwrap();
+            assert_eq!(shown, v[1], "{server} {step}: the median");
+            let spread = &json["spread"][row]["steps"][col];
+            assert_eq!(spread[1].as_f64().unwrap(), v[1]);
+            assert_eq!(
+                (spread[2].as_f64().unwrap(), spread[3].as_f64().unwrap()),
+                (v[0], v[2])
+            );
+            if row == 0 {
+                base_spread.push((v[0] / v[1], v[2] / v[1]));
+            }
+        }
+    }
+    // A relative value inside the base's spread is never marked as a change.
+    for (col, (lo, hi)) in base_spread.iter().enumerate() {
+        let cell = &cmp["relative"]["rows"][1]["cells"][col];
+        let r = cell["value"].as_f64().unwrap();
+        if r >= *lo && r <= *hi {
+            assert_eq!(cell["colour"], "grey", "{cell}");
+        } else if r <= 0.95 {
+            assert_eq!(cell["colour"], "red", "{cell}");
+        } else if r >= 1.05 {
+            assert_eq!(cell["colour"], "green", "{cell}");
+        }
+    }
+    let text = std::fs::read_to_string(report.join("ab.tiny.txt")).unwrap();
+    assert!(
+        text.contains("Spread of throughput over the repeats (min-max)"),
+        "{text}"
+    );
+    let html = std::fs::read_to_string(report.join("ab.tiny.html")).unwrap();
+    assert!(html.contains("Spread of throughput") && html.trim_end().ends_with("</html>"));
+    let index = std::fs::read_to_string(report.join("index.md")).unwrap();
+    assert!(index.contains("[ab.tiny.html](ab.tiny.html)"), "{index}");
+}

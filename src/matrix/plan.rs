@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::file::{
     self, AxisEntry, ConfigSetEntry, GroupEntry, Order, ServerEntry, Source, WorkloadEntry,
 };
-use crate::backend::{BackendKind, Engine, kind_of_url};
+use crate::backend::{Engine, kind_of_url};
 use crate::cli::{Cli, Command};
 use crate::runner::RunOptions;
 use crate::server::ServerKind;
@@ -579,7 +579,6 @@ pub fn build(src: &Source) -> Result<Plan> {
 
     // Servers.
     let mut servers: Vec<PlanServer> = Vec::new();
-    let mut used_sets = BTreeSet::new();
     for (name, v) in &f.servers {
         let entry = format!("servers.{name}");
         let s: ServerEntry = file::entry(src, "servers", name, v)?;
@@ -664,7 +663,6 @@ pub fn build(src: &Source) -> Result<Plan> {
                 let Some((_, set)) = sets.iter().find(|(n, _)| n == set_name) else {
                     return Err(src.err(&entry, format!("config_set '{set_name}' is not defined; add [configs.{set_name}] or fix config_set")));
                 };
-                used_sets.insert(set_name.clone());
                 resolve_config_set(src, set_name, set, source.postgres_syntax())?
             }
             None => vec![PlanConfig {
@@ -858,7 +856,6 @@ pub fn build(src: &Source) -> Result<Plan> {
             base,
         });
     }
-    let _ = used_sets;
     Ok(Plan {
         file: src.path.clone(),
         repeats: f.repeats,
@@ -1045,11 +1042,6 @@ impl Plan {
         }
         t
     }
-}
-
-/// Whether a URL is for the MySQL family (for the engine flag).
-pub fn is_mysql_url(url: &str) -> bool {
-    matches!(kind_of_url(url), Ok(BackendKind::Mysql))
 }
 
 #[cfg(test)]
