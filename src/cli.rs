@@ -29,6 +29,70 @@ pub enum Command {
     /// Start or stop a private server instance (own data dir, loopback port, private socket).
     #[command(subcommand)]
     Server(ServerCommand),
+    /// Run versions × configs × workloads from one matrix file and compare them by group.
+    #[command(subcommand)]
+    Matrix(MatrixCommand),
+}
+
+/// `ibench matrix ...`
+#[derive(Debug, Subcommand)]
+pub enum MatrixCommand {
+    /// Print the cells (name, server, config, workload, repeat, label) and the estimate.
+    Plan {
+        /// The matrix file (TOML; see docs/matrix.md).
+        file: PathBuf,
+        /// Which shard to show.
+        #[command(flatten)]
+        shard: ShardArgs,
+    },
+    /// Run the cells (each on a fresh private server); rerun the same command to resume.
+    Run {
+        /// The matrix file (TOML; see docs/matrix.md).
+        file: PathBuf,
+        /// Output directory: one dir per cell, its state, results and server logs.
+        #[arg(long)]
+        out: PathBuf,
+        /// Which shard this host runs.
+        #[command(flatten)]
+        shard: ShardArgs,
+        /// No per-step progress lines (the per-cell line stays).
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Render one report per group and workload (all formats) and an index page.
+    Report {
+        /// Output dirs of `matrix run` (the shards of one matrix).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where to write the reports (default: FIRST_DIR/report).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+/// `--shard I/N` or `--shards N` (index from the scheduler).
+#[derive(Debug, Args)]
+pub struct ShardArgs {
+    /// Run only shard I of N (0-based, I < N); the hosts of a matrix each run one.
+    #[arg(long, conflicts_with = "shards")]
+    pub shard: Option<String>,
+    /// Number of shards, the index read from JOB_COMPLETION_INDEX (Kubernetes indexed Job) or
+    /// SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN (Slurm job array).
+    #[arg(long)]
+    pub shards: Option<u32>,
+}
+
+impl ShardArgs {
+    /// The shard this process runs.
+    pub fn shard(&self) -> anyhow::Result<crate::matrix::Shard> {
+        match (&self.shard, self.shards) {
+            (Some(s), _) => crate::matrix::Shard::parse(s),
+            (None, Some(n)) => crate::matrix::Shard::from_env(n, &|k| {
+                std::env::var(k).ok().filter(|v| !v.is_empty())
+            }),
+            (None, None) => Ok(crate::matrix::Shard::ALL),
+        }
+    }
 }
 
 /// `ibench report ...`

@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod cli;
+pub mod matrix;
 pub mod process;
 pub mod report;
 pub mod results;
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, ServerCommand};
+use cli::{Cli, Command, MatrixCommand, ServerCommand};
 
 /// Exit status of a run stopped by Ctrl-C / SIGTERM.
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -155,6 +156,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                 config: a.config,
                 dir: a.dir,
                 port: a.port,
+                init_args: Vec::new(),
             })?;
             eprintln!(
                 "started in {}; stop it with: ibench server stop --dir {}",
@@ -166,6 +168,66 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
         }
         Command::Server(ServerCommand::Stop { dir }) => {
             server::stop(&dir)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Matrix(m) => matrix_command(m),
+    }
+}
+
+fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
+    match m {
+        MatrixCommand::Plan { file, shard } => {
+            let shard = shard.shard()?;
+            let (_, plan) = matrix::load(&file)?;
+            print!("{}", plan.render(shard));
+            Ok(ExitCode::SUCCESS)
+        }
+        MatrixCommand::Run {
+            file,
+            out,
+            shard,
+            quiet,
+        } => {
+            let shard = shard.shard()?;
+            let (src, plan) = matrix::load(&file)?;
+            let s = matrix::run::run(&plan, &src.text, &out, shard, quiet)?;
+            eprintln!(
+                "[matrix] {} completed now, {} already done, {} failed; results in {}",
+                s.completed,
+                s.skipped,
+                s.failed.len(),
+                out.display()
+            );
+            if s.interrupted {
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+            if let Some((first, err)) = s.failed.first() {
+                anyhow::bail!(
+                    "{} of the matrix's cells failed (first: {first}: {}); see {} and rerun the same command to redo the failed cells",
+                    s.failed.len(),
+                    one_line(err),
+                    matrix::run::cell_dir(&out, first)
+                        .join(matrix::run::STATE_FILE)
+                        .display()
+                );
+            }
+            println!("next: ibench matrix report {}", out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        MatrixCommand::Report { dirs, out } => {
+            let out = out.unwrap_or_else(|| dirs[0].join("report"));
+            let w = matrix::report::write(&dirs, &out)?;
+            for p in &w.problems {
+                eprintln!("warning: {p}");
+            }
+            println!("index: {}", w.index.display());
+            for r in w
+                .reports
+                .iter()
+                .filter(|r| r.extension().is_some_and(|e| e == "html"))
+            {
+                println!("report: {}", r.display());
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

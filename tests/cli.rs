@@ -167,7 +167,7 @@ fn fails_for_a_wrong_password() {
 fn help_explains_every_subcommand() {
     let out = ibench(&["--help"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    for word in ["run", "server"] {
+    for word in ["run", "server", "matrix"] {
         assert!(text.contains(word), "{text}");
     }
     let out = ibench(&["run", "--help"]);

@@ -175,7 +175,10 @@ fn a_server_not_on_this_host_gives_na_with_reasons() {
     value(&m.ccpupq, "ccpupq");
     value(&m.dbgb1, "dbgb1");
     let raw = std::fs::read_to_string(dir.join("run.json")).unwrap();
-    assert!(raw.contains(r#""cpupq": {"#) && raw.contains(r#""na": "#), "{raw}");
+    assert!(
+        raw.contains(r#""cpupq": {"#) && raw.contains(r#""na": "#),
+        "{raw}"
+    );
     assert!(!raw.contains(r#""cpupq": 0"#));
     let table = sampler::metrics_table(&run);
     assert!(

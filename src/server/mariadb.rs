@@ -129,6 +129,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         // So that rocksdb_* settings in the config are known to the bootstrap server.
         cmd.arg(format!("--plugin-load-add={ROCKSDB_PLUGIN}"));
     }
+    cmd.args(&spec.init_args);
     let out = run_capture(&mut cmd, "mariadb-install-db", Some(&install_log))?;
     if !out.status.success() {
         bail!(

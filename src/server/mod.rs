@@ -94,6 +94,9 @@ pub struct ServerSpec {
     pub dir: Option<PathBuf>,
     /// TCP port on 127.0.0.1. Default: a free port.
     pub port: Option<u16>,
+    /// Extra arguments for the initialisation tool: appended to `initdb` (PostgreSQL, e.g.
+    /// `--wal-segsize=64`) or `mariadb-install-db` (MariaDB).
+    pub init_args: Vec<String>,
 }
 
 impl Default for ServerSpec {
@@ -105,6 +108,7 @@ impl Default for ServerSpec {
             config: None,
             dir: None,
             port: None,
+            init_args: Vec::new(),
         }
     }
 }

@@ -70,6 +70,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
             "--no-sync",
         ])
         .arg(format!("--pwfile={}", password_file.display()));
+    cmd.args(&spec.init_args);
     let out = run_capture(&mut cmd, "initdb", Some(&initdb_log))?;
     if !out.status.success() {
         bail!(

@@ -53,6 +53,7 @@ pub fn start_server(kind: ServerKind, engine: Engine) -> ServerHandle {
         config: None,
         dir: None,
         port: None,
+        init_args: Vec::new(),
     })
     .unwrap_or_else(|e| panic!("cannot start a private {kind:?}: {e:#}"));
     STARTED.lock().unwrap().push(handle.clone());

@@ -1,0 +1,312 @@
+//! The matrix file (TOML) as data, read strictly: an unknown key, a missing bindir, a duplicate
+//! or an empty axis is one error line naming the file, the entry and the fix.
+//!
+//! The format is documented with examples in docs/matrix.md.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use serde::Deserialize;
+
+use crate::backend::Engine;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixFile {
+    /// How many times each cell runs (default 1).
+    #[serde(default = "one")]
+    pub repeats: u32,
+    /// Order of the cells when repeats > 1.
+    #[serde(default)]
+    pub order: Order,
+    /// Named servers (in file order).
+    #[serde(default)]
+    pub servers: toml::Table,
+    /// Named config sets; a server uses the set named after its kind unless it names one.
+    #[serde(default)]
+    pub configs: toml::Table,
+    /// Named workloads.
+    #[serde(default)]
+    pub workloads: toml::Table,
+    /// Named groups of cells compared in one report each.
+    #[serde(default)]
+    pub groups: toml::Table,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The order cells run in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Every repeat of a cell back to back: A A B B.
+    #[default]
+    Sequential,
+    /// One repeat of every cell, then the next: A B A B (slow drift of the host does not
+    /// favour one cell).
+    Interleaved,
+}
+
+/// `[servers.NAME]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerEntry {
+    /// `postgres`, `mariadb` or `mysql` (the same: MariaDB binaries); not with `url`.
+    pub kind: Option<String>,
+    /// Storage engine (MariaDB/MySQL): innodb or rocksdb.
+    pub engine: Option<Engine>,
+    /// Directory of the server binaries.
+    pub bindir: Option<PathBuf>,
+    /// Extra arguments for initdb / mariadb-install-db.
+    #[serde(default)]
+    pub init_args: Vec<String>,
+    /// Config set to use (default: the set named after the kind).
+    pub config_set: Option<String>,
+    /// Only these configs of the set (default: all).
+    pub configs: Option<Vec<String>>,
+    /// Label prefix in reports (default: DBMS, version and engine).
+    pub label: Option<String>,
+    /// A server ibench does not manage: runs go to this URL; no config is applied.
+    pub url: Option<String>,
+}
+
+/// `[configs.NAME]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigSetEntry {
+    /// The base config file (relative to the matrix file), applied to every config of the set.
+    pub base: Option<PathBuf>,
+    /// Whether the base alone is a config named `base` (default true).
+    #[serde(default = "yes")]
+    pub include_base: bool,
+    /// Named variants: settings added to (or overriding) the base.
+    #[serde(default)]
+    pub variants: toml::Table,
+    /// Axes whose cartesian product gives generated configs.
+    #[serde(default)]
+    pub axes: Vec<AxisEntry>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[[configs.NAME.axes]]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AxisEntry {
+    /// The setting this axis varies.
+    pub setting: String,
+    /// Its values.
+    pub values: Vec<toml::Value>,
+    /// Short names of the values for generated config names (default: setting=value).
+    pub names: Option<Vec<String>>,
+}
+
+/// `[workloads.NAME]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadEntry {
+    /// small, cached or io-bound (default small).
+    pub profile: Option<String>,
+    /// X: rows per table loaded by l.i0.
+    pub load_rows: Option<u64>,
+    /// Y: rows per table by l.i1.
+    pub i1_rows: Option<u64>,
+    /// Z: rows per table by l.i2.
+    pub i2_rows: Option<u64>,
+    /// Seconds per query step.
+    pub query_seconds: Option<f64>,
+    /// Cap on the settle phase, seconds.
+    pub settle_seconds: Option<f64>,
+    /// Number of clients.
+    pub clients: Option<u32>,
+    /// All clients share one table.
+    pub shared_table: Option<bool>,
+    /// Steps, e.g. ["l.i0", "l.x", "qr100"].
+    pub steps: Option<Vec<String>>,
+    /// Background insert rates of the default query steps.
+    pub query_rates: Option<Vec<u32>>,
+    /// Any other `ibench run` flags, e.g. ["--load-batch", "10"].
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+/// `[groups.NAME]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupEntry {
+    /// Servers in the group (default: all).
+    pub servers: Option<Vec<String>>,
+    /// Configs in the group (default: all of each server).
+    pub configs: Option<Vec<String>>,
+    /// Workloads (default: all); one report per workload.
+    pub workloads: Option<Vec<String>>,
+    /// The base, `SERVER.CONFIG` (default: the group's first server and config).
+    pub base: Option<String>,
+}
+
+/// A parsed file with where it came from.
+#[derive(Debug)]
+pub struct Source {
+    /// The file's path as given.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+    /// Its contents.
+    pub file: MatrixFile,
+}
+
+impl Source {
+    /// An error line: `FILE: ENTRY: what; fix`.
+    pub fn err(&self, entry: &str, what: impl std::fmt::Display) -> anyhow::Error {
+        anyhow::anyhow!("{}: {entry}: {what}", self.path.display())
+    }
+
+    /// A path in the file, relative to the file's directory.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.path.parent().unwrap_or_else(|| Path::new(".")).join(p)
+        }
+    }
+}
+
+/// Read and parse a matrix file.
+pub fn read(path: &Path) -> Result<Source> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the matrix file {}: {e}; give the path of a matrix TOML file (see docs/matrix.md)",
+            path.display()
+        )
+    })?;
+    let file: MatrixFile = toml::from_str(&text).map_err(|e| {
+        let duplicate = e
+            .message()
+            .contains("duplicate")
+            .then(|| e.span().and_then(|s| text.get(s)))
+            .flatten();
+        match duplicate {
+            Some(key) => anyhow::anyhow!(
+                "{}: {} `{}`; every server, config set, workload and group needs its own name: rename or remove one",
+                path.display(),
+                toml_error(&e),
+                key.trim()
+            ),
+            None => anyhow::anyhow!(
+                "{}: {}; see docs/matrix.md for the keys",
+                path.display(),
+                toml_error(&e)
+            ),
+        }
+    })?;
+    Ok(Source {
+        path: path.to_path_buf(),
+        text,
+        file,
+    })
+}
+
+/// A toml error as one line: its message and where.
+pub fn toml_error(e: &toml::de::Error) -> String {
+    let msg = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(_) => {
+            // The Display form starts with "TOML parse error at line L, column C".
+            let shown = e.to_string();
+            let at = shown
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("TOML parse error at "))
+                .map(|s| format!(" (at {s})"))
+                .unwrap_or_default();
+            format!("{msg}{at}")
+        }
+        None => msg,
+    }
+}
+
+/// Deserialize one entry of a table, errors naming `section.name`.
+pub fn entry<T: serde::de::DeserializeOwned>(
+    src: &Source,
+    section: &str,
+    name: &str,
+    value: &toml::Value,
+) -> Result<T> {
+    check_name(src, section, name)?;
+    value.clone().try_into::<T>().map_err(|e| {
+        src.err(
+            &format!("{section}.{name}"),
+            format!("{}; see docs/matrix.md for the keys", toml_error(&e)),
+        )
+    })
+}
+
+/// Names become parts of directory names: letters, digits, `-` and `_` only.
+pub fn check_name(src: &Source, section: &str, name: &str) -> Result<()> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        bail!(
+            "{}",
+            src.err(
+                &format!("{section}.{name}"),
+                "a name may hold only letters, digits, '-' and '_'; rename it"
+            )
+        );
+    }
+    Ok(())
+}
+
+/// A setting's value as config text for a server kind.
+pub fn setting_text(v: &toml::Value, postgres: bool) -> Option<String> {
+    Some(match v {
+        toml::Value::String(s) if postgres => format!("'{}'", s.replace('\'', "''")),
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) if postgres => (if *b { "on" } else { "off" }).to_string(),
+        toml::Value::Boolean(b) => (if *b { "ON" } else { "OFF" }).to_string(),
+        _ => return None,
+    })
+}
+
+/// A value as it appears in a generated name (`lz4`, `on`, `256kB`).
+pub fn value_name(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_render_per_kind() {
+        let s = toml::Value::String("lz4".into());
+        assert_eq!(setting_text(&s, true).unwrap(), "'lz4'");
+        assert_eq!(setting_text(&s, false).unwrap(), "lz4");
+        let b = toml::Value::Boolean(false);
+        assert_eq!(setting_text(&b, true).unwrap(), "off");
+        assert_eq!(setting_text(&b, false).unwrap(), "OFF");
+        assert!(setting_text(&toml::Value::Array(vec![]), true).is_none());
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let e = toml::from_str::<MatrixFile>("repeat = 2\n").unwrap_err();
+        assert!(
+            toml_error(&e).contains("unknown field"),
+            "{}",
+            toml_error(&e)
+        );
+    }
+}

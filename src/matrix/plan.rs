@@ -1,0 +1,1113 @@
+//! The plan: the matrix file resolved into cells (server × config × workload × repeat) with
+//! labels and estimated durations, the groups, and the split of the cells into shards.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use serde::{Deserialize, Serialize};
+
+use super::file::{
+    self, AxisEntry, ConfigSetEntry, GroupEntry, Order, ServerEntry, Source, WorkloadEntry,
+};
+use crate::backend::{Engine, kind_of_url};
+use crate::cli::{Cli, Command};
+use crate::runner::RunOptions;
+use crate::server::ServerKind;
+use crate::workload::steps::{StepName, settle_seconds};
+
+/// How a cell reaches its server.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerSource {
+    /// A fresh private instance per cell.
+    Managed {
+        /// Which server.
+        kind: ServerKind,
+        /// Storage engine.
+        engine: Engine,
+        /// Binaries.
+        bindir: PathBuf,
+        /// Extra initdb / mariadb-install-db arguments.
+        init_args: Vec<String>,
+    },
+    /// A server ibench does not manage.
+    Url {
+        /// Where it is.
+        url: String,
+        /// Storage engine (MySQL family).
+        engine: Option<Engine>,
+    },
+}
+
+/// A resolved server.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PlanServer {
+    /// Its name in the file.
+    pub name: String,
+    /// How to reach it.
+    pub source: ServerSource,
+    /// Label prefix: `PostgreSQL 15.14`, `MariaDB 10.11.14 rocksdb`, or the file's label.
+    pub label: String,
+    /// Its configs, in order.
+    pub configs: Vec<PlanConfig>,
+}
+
+/// A resolved config: the text of the generated config file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PlanConfig {
+    /// Name (`base`, a variant, or a generated `sync1_compLZ4`).
+    pub name: String,
+    /// Where it comes from in the file (`configs.postgres.variants.lz4`).
+    pub entry: String,
+    /// The config file's text; `None`: no config file.
+    pub text: Option<String>,
+}
+
+/// A resolved workload.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PlanWorkload {
+    /// Name.
+    pub name: String,
+    /// The `ibench run` flags it stands for (without --url, --out, --label, --engine).
+    pub args: Vec<String>,
+}
+
+/// One run of the matrix.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Cell {
+    /// `SERVER.CONFIG.WORKLOAD.rN`; also its directory name.
+    pub name: String,
+    /// `SERVER.CONFIG.WORKLOAD`: the repeats of a combination share it.
+    pub combo: String,
+    /// Server name.
+    pub server: String,
+    /// Config name.
+    pub config: String,
+    /// Workload name.
+    pub workload: String,
+    /// 1-based repeat.
+    pub repeat: u32,
+    /// Label in reports (repeats share it).
+    pub label: String,
+    /// Estimated duration, seconds.
+    pub estimate_seconds: f64,
+}
+
+/// A resolved group: which combinations one report compares, per workload.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PlanGroup {
+    /// Name.
+    pub name: String,
+    /// `SERVER.CONFIG` members, in order.
+    pub members: Vec<String>,
+    /// Workloads; one report each.
+    pub workloads: Vec<String>,
+    /// The base member (`SERVER.CONFIG`).
+    pub base: String,
+}
+
+/// The whole plan.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Plan {
+    /// The matrix file.
+    pub file: PathBuf,
+    /// Repeats per combination.
+    pub repeats: u32,
+    /// Order.
+    pub order: Order,
+    /// Servers.
+    pub servers: Vec<PlanServer>,
+    /// Workloads.
+    pub workloads: Vec<PlanWorkload>,
+    /// Every cell in run order.
+    pub cells: Vec<Cell>,
+    /// Groups.
+    pub groups: Vec<PlanGroup>,
+}
+
+/// Assumed rates for the estimate (a 2-core VM; real hosts are faster, so the estimate errs
+/// long). Rows per second over all clients.
+const EST_LOAD_ROWS_PER_SEC: f64 = 40_000.0;
+const EST_INDEX_ROWS_PER_SEC: f64 = 200_000.0;
+const EST_I1_ROWS_PER_SEC: f64 = 10_000.0;
+const EST_I2_ROWS_PER_SEC: f64 = 2_000.0;
+/// Server start and stop per cell.
+const EST_SERVER_SECONDS: f64 = 5.0;
+
+/// Estimated seconds of one run with these options.
+pub fn estimate_seconds(o: &RunOptions) -> f64 {
+    let clients = f64::from(o.clients);
+    let mut s = 0.0;
+    for step in &o.steps {
+        s += match step {
+            StepName::LoadInitial => clients * o.load_rows as f64 / EST_LOAD_ROWS_PER_SEC,
+            StepName::CreateIndexes => clients * o.load_rows as f64 / EST_INDEX_ROWS_PER_SEC,
+            StepName::InsertDelete1 => clients * o.i1_rows as f64 / EST_I1_ROWS_PER_SEC,
+            StepName::InsertDelete2 => {
+                clients * o.i2_rows as f64 / EST_I2_ROWS_PER_SEC
+                    + settle_seconds(o.load_rows * u64::from(o.clients), o.settle_max_seconds)
+            }
+            StepName::Query { .. } => o.query_seconds,
+        };
+    }
+    s
+}
+
+/// `1h02m`, `3m05s`, `12s`.
+pub fn duration_text(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    let (d, h, m, sec) = (s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60);
+    if d > 0 {
+        format!("{d}d{h:02}h{m:02}m")
+    } else if h > 0 {
+        format!("{h}h{m:02}m")
+    } else if m > 0 {
+        format!("{m}m{sec:02}s")
+    } else {
+        format!("{sec}s")
+    }
+}
+
+/// A URL that passes validation for a kind, for checking a workload before any server runs.
+fn placeholder_url(source: &ServerSource) -> String {
+    match source {
+        ServerSource::Managed {
+            kind: ServerKind::Postgres,
+            ..
+        } => "postgres://postgres@127.0.0.1:1/postgres".into(),
+        ServerSource::Managed { .. } => "mysql://root@127.0.0.1:1/ibench".into(),
+        ServerSource::Url { url, .. } => url.clone(),
+    }
+}
+
+impl ServerSource {
+    /// The engine flag for runs against this server.
+    pub fn engine(&self) -> Option<Engine> {
+        match self {
+            ServerSource::Managed {
+                kind: ServerKind::Mariadb,
+                engine,
+                ..
+            } => Some(*engine),
+            ServerSource::Managed { .. } => None,
+            ServerSource::Url { engine, .. } => *engine,
+        }
+    }
+
+    /// Whether configs are written in PostgreSQL syntax.
+    fn postgres_syntax(&self) -> bool {
+        matches!(
+            self,
+            ServerSource::Managed {
+                kind: ServerKind::Postgres,
+                ..
+            }
+        )
+    }
+}
+
+/// The `ibench run` options of a cell: the workload's flags plus what the matrix decides.
+/// Errors are `ibench run`'s own messages.
+pub fn run_options(
+    workload: &PlanWorkload,
+    url: &str,
+    engine: Option<Engine>,
+    out: &std::path::Path,
+    label: &str,
+    server_dir: Option<&std::path::Path>,
+    quiet: bool,
+) -> Result<RunOptions> {
+    let mut args: Vec<String> = vec!["ibench".into(), "run".into(), "--url".into(), url.into()];
+    if let Some(e) = engine {
+        args.push("--engine".into());
+        args.push(format!("{e:?}").to_lowercase());
+    }
+    args.extend(["--out".into(), out.display().to_string()]);
+    args.extend(["--label".into(), label.to_string()]);
+    if let Some(d) = server_dir {
+        args.extend(["--server-dir".into(), d.display().to_string()]);
+    }
+    if quiet {
+        args.push("--quiet".into());
+    }
+    args.extend(workload.args.iter().cloned());
+    let cli = Cli::try_parse_from(&args).map_err(|e| {
+        anyhow::anyhow!(
+            "{}",
+            e.to_string()
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("bad flags")
+                .trim_start_matches("error: ")
+        )
+    })?;
+    match cli.command {
+        Command::Run(r) => r.to_options(),
+        _ => bail!("not a run"),
+    }
+}
+
+fn workload_args(w: &WorkloadEntry) -> Vec<String> {
+    let mut a = Vec::new();
+    let mut flag = |f: &str, v: Option<String>| {
+        if let Some(v) = v {
+            a.push(f.to_string());
+            a.push(v);
+        }
+    };
+    flag("--profile", w.profile.clone());
+    flag("--load-rows", w.load_rows.map(|v| v.to_string()));
+    flag("--i1-rows", w.i1_rows.map(|v| v.to_string()));
+    flag("--i2-rows", w.i2_rows.map(|v| v.to_string()));
+    flag("--query-seconds", w.query_seconds.map(|v| v.to_string()));
+    flag("--settle-seconds", w.settle_seconds.map(|v| v.to_string()));
+    flag("--clients", w.clients.map(|v| v.to_string()));
+    flag("--steps", w.steps.as_ref().map(|s| s.join(",")));
+    flag(
+        "--query-rates",
+        w.query_rates.as_ref().map(|r| {
+            r.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        }),
+    );
+    if w.shared_table == Some(true) {
+        a.push("--shared-table".into());
+    }
+    a.extend(w.args.iter().cloned());
+    a
+}
+
+/// Flags the matrix sets itself.
+const RESERVED_FLAGS: [&str; 6] = [
+    "--url",
+    "--out",
+    "--label",
+    "--engine",
+    "--server-dir",
+    "--server-pid",
+];
+
+/// The label prefix from a version line (`postgres (PostgreSQL) 15.14 (Debian …)`,
+/// `mariadbd  Ver 10.11.14-MariaDB-0+deb12u1 for …`).
+pub fn version_label(kind: ServerKind, engine: Engine, version_line: &str) -> String {
+    match kind {
+        ServerKind::Postgres => {
+            let v = version_line
+                .split(')')
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .unwrap_or(version_line);
+            format!("PostgreSQL {v}")
+        }
+        ServerKind::Mariadb => {
+            let mut words = version_line.split_whitespace();
+            let v = words
+                .by_ref()
+                .skip_while(|w| *w != "Ver")
+                .nth(1)
+                .unwrap_or(version_line);
+            let (num, rest) = v.split_once('-').unwrap_or((v, ""));
+            let dbms = if rest.to_ascii_lowercase().contains("mariadb") {
+                "MariaDB"
+            } else {
+                "MySQL"
+            };
+            format!("{dbms} {num} {}", format!("{engine:?}").to_lowercase())
+        }
+    }
+}
+
+/// `BINDIR/postgres --version` or `mariadbd --version` (also in `../sbin`).
+fn probe_version(
+    src: &Source,
+    entry: &str,
+    kind: ServerKind,
+    bindir: &std::path::Path,
+) -> Result<String> {
+    let candidates: Vec<PathBuf> = match kind {
+        ServerKind::Postgres => vec![bindir.join("postgres")],
+        ServerKind::Mariadb => vec![
+            bindir.join("mariadbd"),
+            bindir.join("mysqld"),
+            bindir.join("../sbin/mariadbd"),
+            bindir.join("../sbin/mysqld"),
+        ],
+    };
+    let Some(binary) = candidates.iter().find(|p| p.is_file()) else {
+        let wanted = match kind {
+            ServerKind::Postgres => "initdb, pg_ctl and postgres",
+            ServerKind::Mariadb => "mariadbd and mariadb-install-db",
+        };
+        return Err(src.err(
+            entry,
+            format!(
+                "no {} in bindir {}; set bindir to the directory holding {wanted}",
+                candidates[0]
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                bindir.display()
+            ),
+        ));
+    };
+    let out = std::process::Command::new(binary)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {} --version", binary.display()))
+        .map_err(|e| src.err(entry, format!("{e:#}; fix bindir")))?;
+    if !out.status.success() {
+        return Err(src.err(
+            entry,
+            format!(
+                "{} --version failed ({}); set bindir to a working build",
+                binary.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Rendered settings: (name, value as config text).
+type Settings = Vec<(String, String)>;
+
+/// The configs of one set, in order: base, variants, then the axes' product.
+fn resolve_config_set(
+    src: &Source,
+    set_name: &str,
+    set: &ConfigSetEntry,
+    postgres: bool,
+) -> Result<Vec<PlanConfig>> {
+    let at = |rest: &str| format!("configs.{set_name}{rest}");
+    let base_text = match &set.base {
+        Some(p) => {
+            let path = src.resolve(p);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                src.err(
+                    &at(".base"),
+                    format!(
+                        "cannot read {} ({e}); fix the path (relative to the matrix file)",
+                        path.display()
+                    ),
+                )
+            })?;
+            Some(text)
+        }
+        None => None,
+    };
+    let section_header = if postgres { "" } else { "[mysqld]\n" };
+    let with = |settings: &[(String, String)], title: &str| -> String {
+        let mut t = base_text.clone().unwrap_or_default();
+        if !t.is_empty() && !t.ends_with('\n') {
+            t.push('\n');
+        }
+        t.push_str(&format!("\n# ibench matrix: {title}\n{section_header}"));
+        for (k, v) in settings {
+            t.push_str(&format!("{k} = {v}\n"));
+        }
+        t
+    };
+    let mut out: Vec<PlanConfig> = Vec::new();
+    if set.include_base {
+        out.push(PlanConfig {
+            name: "base".into(),
+            entry: at(".base"),
+            text: base_text.clone(),
+        });
+    }
+    let render_settings = |entry: &str, table: &toml::Table| -> Result<Vec<(String, String)>> {
+        if table.is_empty() {
+            return Err(src.err(
+                entry,
+                "no settings; give at least one, e.g. { wal_compression = \"lz4\" }",
+            ));
+        }
+        table
+            .iter()
+            .map(|(k, v)| {
+                file::setting_text(v, postgres)
+                    .map(|t| (k.clone(), t))
+                    .ok_or_else(|| {
+                        src.err(
+                            entry,
+                            format!("setting {k} is not a string, number or boolean; write its value as one"),
+                        )
+                    })
+            })
+            .collect()
+    };
+    for (name, value) in &set.variants {
+        let entry = at(&format!(".variants.{name}"));
+        file::check_name(src, &at(".variants"), name)?;
+        let toml::Value::Table(table) = value else {
+            return Err(src.err(&entry, "a variant is a table of settings, e.g. lz4 = { wal_compression = \"lz4\" }; write it as one"));
+        };
+        let settings = render_settings(&entry, table)?;
+        out.push(PlanConfig {
+            name: name.clone(),
+            entry: entry.clone(),
+            text: Some(with(&settings, &format!("variant {name}"))),
+        });
+    }
+    // Axes: the cartesian product, names joined with '_'.
+    let mut combos: Vec<(Vec<String>, Settings)> = vec![(Vec::new(), Vec::new())];
+    for (i, axis) in set.axes.iter().enumerate() {
+        let entry = at(&format!(".axes[{i}] ({})", axis.setting));
+        let AxisEntry {
+            setting,
+            values,
+            names,
+        } = axis;
+        if values.is_empty() {
+            return Err(src.err(
+                &entry,
+                "the axis has no values; give at least one in values = [...] or remove the axis",
+            ));
+        }
+        let names: Vec<String> = match names {
+            Some(n) if n.len() != values.len() => {
+                return Err(src.err(
+                    &entry,
+                    format!(
+                        "{} names for {} values; give one name per value",
+                        n.len(),
+                        values.len()
+                    ),
+                ));
+            }
+            Some(n) => n.clone(),
+            None => values
+                .iter()
+                .map(|v| format!("{setting}-{}", file::value_name(v)))
+                .collect(),
+        };
+        for n in &names {
+            file::check_name(src, &entry, n)?;
+        }
+        let mut next = Vec::new();
+        for (done_names, done_settings) in &combos {
+            for (v, n) in values.iter().zip(&names) {
+                let text = file::setting_text(v, postgres).ok_or_else(|| {
+                    src.err(
+                        &entry,
+                        "a value is not a string, number or boolean; write it as one",
+                    )
+                })?;
+                let mut nn = done_names.clone();
+                nn.push(n.clone());
+                let mut ss = done_settings.clone();
+                ss.push((setting.clone(), text));
+                next.push((nn, ss));
+            }
+        }
+        combos = next;
+    }
+    if !set.axes.is_empty() {
+        for (names, settings) in combos {
+            let name = names.join("_");
+            out.push(PlanConfig {
+                entry: at(&format!(".axes ({name})")),
+                text: Some(with(&settings, &format!("axes {name}"))),
+                name,
+            });
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for c in &out {
+        if !seen.insert(c.name.clone()) {
+            return Err(src.err(
+                &c.entry,
+                format!(
+                    "config name '{}' is used twice; rename the variant or the axis value names",
+                    c.name
+                ),
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Err(src.err(&at(""), "the set has no config (include_base = false and no variants or axes); add a variant or set include_base = true"));
+    }
+    Ok(out)
+}
+
+/// Resolve the matrix file into a plan (runs the servers' `--version`, nothing else).
+pub fn build(src: &Source) -> Result<Plan> {
+    let f = &src.file;
+    if f.repeats == 0 {
+        return Err(src.err("repeats", "must be at least 1; set repeats = 1 or more"));
+    }
+    if f.servers.is_empty() {
+        return Err(src.err("servers", "no server; add one, e.g. [servers.pg15] kind = \"postgres\" bindir = \"/usr/lib/postgresql/15/bin\""));
+    }
+    if f.workloads.is_empty() {
+        return Err(src.err(
+            "workloads",
+            "no workload; add one, e.g. [workloads.small] profile = \"small\"",
+        ));
+    }
+    let mut sets: Vec<(String, ConfigSetEntry)> = Vec::new();
+    for (name, v) in &f.configs {
+        sets.push((name.clone(), file::entry(src, "configs", name, v)?));
+    }
+
+    // Workloads.
+    let mut workloads = Vec::new();
+    for (name, v) in &f.workloads {
+        let w: WorkloadEntry = file::entry(src, "workloads", name, v)?;
+        let args = workload_args(&w);
+        if let Some(bad) = args.iter().find(|a| {
+            RESERVED_FLAGS
+                .iter()
+                .any(|r| *a == r || a.starts_with(&format!("{r}=")))
+        }) {
+            return Err(src.err(
+                &format!("workloads.{name}"),
+                format!("{bad} is set by the matrix for each cell; remove it from args"),
+            ));
+        }
+        workloads.push(PlanWorkload {
+            name: name.clone(),
+            args,
+        });
+    }
+
+    // Servers.
+    let mut servers: Vec<PlanServer> = Vec::new();
+    for (name, v) in &f.servers {
+        let entry = format!("servers.{name}");
+        let s: ServerEntry = file::entry(src, "servers", name, v)?;
+        let (source, label) = match &s.url {
+            Some(url) => {
+                if s.kind.is_some()
+                    || s.bindir.is_some()
+                    || !s.init_args.is_empty()
+                    || s.config_set.is_some()
+                {
+                    return Err(src.err(&entry, "url is a server ibench does not manage: drop kind, bindir, init_args and config_set, or drop url"));
+                }
+                kind_of_url(url).map_err(|e| src.err(&entry, format!("{e}; fix url")))?;
+                (
+                    ServerSource::Url {
+                        url: url.clone(),
+                        engine: s.engine,
+                    },
+                    s.label.clone().unwrap_or_else(|| name.clone()),
+                )
+            }
+            None => {
+                let kind = match s.kind.as_deref() {
+                    Some("postgres") | Some("postgresql") => ServerKind::Postgres,
+                    Some("mariadb") | Some("mysql") => ServerKind::Mariadb,
+                    Some(other) => {
+                        return Err(src.err(&entry, format!("unknown kind '{other}'; set kind = \"postgres\", \"mariadb\" or \"mysql\"")));
+                    }
+                    None => {
+                        return Err(src.err(&entry, "no kind; set kind = \"postgres\", \"mariadb\" or \"mysql\" (or url for a server ibench does not manage)"));
+                    }
+                };
+                if kind == ServerKind::Postgres && s.engine.is_some() {
+                    return Err(src.err(
+                        &entry,
+                        "engine applies to mariadb/mysql servers only; remove engine",
+                    ));
+                }
+                let Some(bindir) = &s.bindir else {
+                    return Err(src.err(&entry, format!("no bindir; set bindir to the directory holding the {kind} binaries (e.g. {})", match kind {
+                        ServerKind::Postgres => "/usr/lib/postgresql/15/bin",
+                        ServerKind::Mariadb => "/usr/sbin",
+                    })));
+                };
+                let bindir = src.resolve(bindir);
+                if !bindir.is_dir() {
+                    return Err(src.err(
+                        &entry,
+                        format!("bindir {} does not exist; fix bindir", bindir.display()),
+                    ));
+                }
+                let engine = s.engine.unwrap_or(Engine::Innodb);
+                let version = probe_version(src, &entry, kind, &bindir)?;
+                let label = s
+                    .label
+                    .clone()
+                    .unwrap_or_else(|| version_label(kind, engine, &version));
+                (
+                    ServerSource::Managed {
+                        kind,
+                        engine,
+                        bindir,
+                        init_args: s.init_args.clone(),
+                    },
+                    label,
+                )
+            }
+        };
+        // Its configs.
+        let set_name = match (&s.config_set, &source) {
+            (Some(n), _) => Some(n.clone()),
+            (None, ServerSource::Managed { kind, .. }) => {
+                let k = kind.name();
+                sets.iter()
+                    .find(|(n, _)| n == k || (k == "mariadb" && n == "mysql"))
+                    .map(|(n, _)| n.clone())
+            }
+            (None, ServerSource::Url { .. }) => None,
+        };
+        let mut configs = match &set_name {
+            Some(set_name) => {
+                let Some((_, set)) = sets.iter().find(|(n, _)| n == set_name) else {
+                    return Err(src.err(&entry, format!("config_set '{set_name}' is not defined; add [configs.{set_name}] or fix config_set")));
+                };
+                resolve_config_set(src, set_name, set, source.postgres_syntax())?
+            }
+            None => vec![PlanConfig {
+                name: "base".into(),
+                entry: entry.clone(),
+                text: None,
+            }],
+        };
+        if let Some(only) = &s.configs {
+            for c in only {
+                if !configs.iter().any(|x| &x.name == c) {
+                    return Err(src.err(
+                        &format!("{entry}.configs"),
+                        format!(
+                            "no config named '{c}' (there are: {}); fix the name",
+                            configs
+                                .iter()
+                                .map(|c| c.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+            }
+            configs.retain(|c| only.contains(&c.name));
+        }
+        // Check every workload against this server kind now, not hours later.
+        for w in &workloads {
+            run_options(
+                w,
+                &placeholder_url(&source),
+                source.engine(),
+                std::path::Path::new("x"),
+                "x",
+                None,
+                true,
+            )
+            .map_err(|e| {
+                src.err(
+                    &format!("workloads.{}", w.name),
+                    format!("{e:#} (fix it in the workload)"),
+                )
+            })?;
+        }
+        servers.push(PlanServer {
+            name: name.clone(),
+            source,
+            label,
+            configs,
+        });
+    }
+    // Two servers with the same label prefix: add the server name.
+    let prefixes: Vec<String> = servers.iter().map(|s| s.label.clone()).collect();
+    for s in &mut servers {
+        if prefixes.iter().filter(|p| **p == s.label).count() > 1 {
+            s.label = format!("{} ({})", s.label, s.name);
+        }
+    }
+
+    // Cells.
+    let mut combos = Vec::new();
+    for s in &servers {
+        for c in &s.configs {
+            for w in &workloads {
+                let url = placeholder_url(&s.source);
+                let opts = run_options(
+                    w,
+                    &url,
+                    s.source.engine(),
+                    std::path::Path::new("x"),
+                    "x",
+                    None,
+                    true,
+                )?;
+                let est = estimate_seconds(&opts)
+                    + if matches!(s.source, ServerSource::Managed { .. }) {
+                        EST_SERVER_SECONDS
+                    } else {
+                        0.0
+                    };
+                let label = if matches!(s.source, ServerSource::Url { .. }) && c.name == "base" {
+                    s.label.clone()
+                } else {
+                    format!("{} {}", s.label, c.name)
+                };
+                combos.push((s.name.clone(), c.name.clone(), w.name.clone(), label, est));
+            }
+        }
+    }
+    let make = |(s, c, w, label, est): &(String, String, String, String, f64), r: u32| Cell {
+        name: format!("{s}.{c}.{w}.r{r}"),
+        combo: format!("{s}.{c}.{w}"),
+        server: s.clone(),
+        config: c.clone(),
+        workload: w.clone(),
+        repeat: r,
+        label: label.clone(),
+        estimate_seconds: *est,
+    };
+    let mut cells = Vec::new();
+    match f.order {
+        Order::Sequential => {
+            for combo in &combos {
+                for r in 1..=f.repeats {
+                    cells.push(make(combo, r));
+                }
+            }
+        }
+        Order::Interleaved => {
+            for r in 1..=f.repeats {
+                for combo in &combos {
+                    cells.push(make(combo, r));
+                }
+            }
+        }
+    }
+
+    // Groups.
+    let mut groups = Vec::new();
+    let default_group = toml::Value::Table(toml::Table::new());
+    let group_entries: Vec<(String, &toml::Value)> = if f.groups.is_empty() {
+        vec![("all".to_string(), &default_group)]
+    } else {
+        f.groups.iter().map(|(n, v)| (n.clone(), v)).collect()
+    };
+    for (name, v) in group_entries {
+        let entry = format!("groups.{name}");
+        let g: GroupEntry = file::entry(src, "groups", &name, v)?;
+        let check = |what: &str, list: &Option<Vec<String>>, known: &[String]| -> Result<()> {
+            if let Some(list) = list {
+                if list.is_empty() {
+                    return Err(src.err(
+                        &format!("{entry}.{what}"),
+                        format!("the list is empty; name at least one or remove {what}"),
+                    ));
+                }
+                for x in list {
+                    if !known.contains(x) {
+                        return Err(src.err(
+                            &format!("{entry}.{what}"),
+                            format!(
+                                "'{x}' is not defined (there are: {}); fix the name",
+                                known.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        };
+        let server_names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+        let config_names: Vec<String> = servers
+            .iter()
+            .flat_map(|s| s.configs.iter().map(|c| c.name.clone()))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let workload_names: Vec<String> = workloads.iter().map(|w| w.name.clone()).collect();
+        check("servers", &g.servers, &server_names)?;
+        check("configs", &g.configs, &config_names)?;
+        check("workloads", &g.workloads, &workload_names)?;
+        let mut members = Vec::new();
+        for s in &servers {
+            if g.servers.as_ref().is_some_and(|l| !l.contains(&s.name)) {
+                continue;
+            }
+            for c in &s.configs {
+                if g.configs.as_ref().is_some_and(|l| !l.contains(&c.name)) {
+                    continue;
+                }
+                members.push(format!("{}.{}", s.name, c.name));
+            }
+        }
+        if members.is_empty() {
+            return Err(src.err(
+                &entry,
+                "no server has any of the group's configs; fix servers or configs",
+            ));
+        }
+        let base = match g.base {
+            Some(b) if members.contains(&b) => b,
+            Some(b) => {
+                return Err(src.err(&format!("{entry}.base"), format!("'{b}' is not in the group (its members: {}); set base = \"SERVER.CONFIG\" to one of them", members.join(", "))));
+            }
+            None => members[0].clone(),
+        };
+        groups.push(PlanGroup {
+            name,
+            members,
+            workloads: g.workloads.unwrap_or(workload_names),
+            base,
+        });
+    }
+    Ok(Plan {
+        file: src.path.clone(),
+        repeats: f.repeats,
+        order: f.order,
+        servers,
+        workloads,
+        cells,
+        groups,
+    })
+}
+
+/// Which part of the cells this host runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 0-based index.
+    pub index: u32,
+    /// Number of shards.
+    pub count: u32,
+}
+
+impl Shard {
+    /// The whole matrix.
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// `I/N` with 0 ≤ I < N.
+    pub fn parse(s: &str) -> Result<Shard> {
+        let bad = || {
+            anyhow::anyhow!(
+                "--shard '{s}' is not I/N with 0 <= I < N (e.g. --shard 0/4); fix --shard"
+            )
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The shard index from a scheduler: `JOB_COMPLETION_INDEX` (Kubernetes indexed Job) or
+    /// `SLURM_ARRAY_TASK_ID` minus `SLURM_ARRAY_TASK_MIN` (Slurm job array).
+    pub fn from_env(count: u32, env: &dyn Fn(&str) -> Option<String>) -> Result<Shard> {
+        if count == 0 {
+            bail!("--shards must be at least 1");
+        }
+        let parse = |var: &str, v: String| -> Result<u32> {
+            v.trim().parse::<u32>().map_err(|_| {
+                anyhow::anyhow!(
+                    "{var}='{v}' is not a shard index; fix the job's index or pass --shard I/N"
+                )
+            })
+        };
+        let index = if let Some(v) = env("JOB_COMPLETION_INDEX") {
+            parse("JOB_COMPLETION_INDEX", v)?
+        } else if let Some(v) = env("SLURM_ARRAY_TASK_ID") {
+            let id = parse("SLURM_ARRAY_TASK_ID", v)?;
+            let min = match env("SLURM_ARRAY_TASK_MIN") {
+                Some(m) => parse("SLURM_ARRAY_TASK_MIN", m)?,
+                None => 0,
+            };
+            id.checked_sub(min).ok_or_else(|| {
+                anyhow::anyhow!("SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}")
+            })?
+        } else {
+            bail!(
+                "--shards {count} needs the shard index from JOB_COMPLETION_INDEX (Kubernetes indexed Job) or SLURM_ARRAY_TASK_ID (Slurm job array), and neither is set; pass --shard I/{count} instead"
+            );
+        };
+        if index >= count {
+            bail!(
+                "the shard index {index} from the environment is not below --shards {count}; run {count} shards with indexes 0..{} or fix --shards",
+                count - 1
+            );
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl Plan {
+    /// The shard of each combination: longest estimated first onto the least-loaded shard
+    /// (ties to the lowest index), so that the shards end at about the same time. All repeats of
+    /// a combination go to one shard (its spread is then measured on one host). Deterministic:
+    /// every host computes the same split from the same file, no coordinator.
+    pub fn shard_of_combos(&self, count: u32) -> std::collections::BTreeMap<String, u32> {
+        let mut combos: Vec<(String, f64, usize)> = Vec::new();
+        for (i, c) in self.cells.iter().enumerate() {
+            match combos.iter_mut().find(|(n, _, _)| *n == c.combo) {
+                Some(x) => x.1 += c.estimate_seconds,
+                None => combos.push((c.combo.clone(), c.estimate_seconds, i)),
+            }
+        }
+        combos.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+        let mut load = vec![0.0f64; count.max(1) as usize];
+        let mut out = std::collections::BTreeMap::new();
+        for (name, est, _) in combos {
+            let (k, _) = load
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(b.1).then(a.0.cmp(&b.0)))
+                .unwrap_or((0, &0.0));
+            load[k] += est;
+            out.insert(name, k as u32);
+        }
+        out
+    }
+
+    /// The cells of one shard, in run order.
+    pub fn cells_of(&self, shard: Shard) -> Vec<&Cell> {
+        let map = self.shard_of_combos(shard.count);
+        self.cells
+            .iter()
+            .filter(|c| map.get(&c.combo).copied().unwrap_or(0) == shard.index)
+            .collect()
+    }
+
+    /// A server by name.
+    pub fn server(&self, name: &str) -> Option<&PlanServer> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// A workload by name.
+    pub fn workload(&self, name: &str) -> Option<&PlanWorkload> {
+        self.workloads.iter().find(|w| w.name == name)
+    }
+
+    /// The printed plan: one line per cell and the estimate.
+    pub fn render(&self, shard: Shard) -> String {
+        let cells = self.cells_of(shard);
+        let mut t = String::new();
+        if shard.count > 1 {
+            t.push_str(&format!(
+                "shard {shard}: {} of {} cells\n",
+                cells.len(),
+                self.cells.len()
+            ));
+        }
+        let w = |f: fn(&Cell) -> &str| cells.iter().map(|c| f(c).len()).max().unwrap_or(0).max(6);
+        let (wn, ws, wc, ww) = (
+            w(|c| &c.name),
+            w(|c| &c.server),
+            w(|c| &c.config),
+            w(|c| &c.workload),
+        );
+        t.push_str(&format!(
+            "{:>4}  {:wn$}  {:ws$}  {:wc$}  {:ww$}  {:>6}  {:>8}  label\n",
+            "#", "cell", "server", "config", "workload", "repeat", "estimate"
+        ));
+        let mut total = 0.0;
+        for (i, c) in cells.iter().enumerate() {
+            total += c.estimate_seconds;
+            t.push_str(&format!(
+                "{:>4}  {:wn$}  {:ws$}  {:wc$}  {:ww$}  {:>6}  {:>8}  {}\n",
+                i + 1,
+                c.name,
+                c.server,
+                c.config,
+                c.workload,
+                c.repeat,
+                duration_text(c.estimate_seconds),
+                c.label
+            ));
+        }
+        t.push_str(&format!(
+            "{} cells, estimated {} (assumes a small host; see docs/matrix.md)\n",
+            cells.len(),
+            duration_text(total)
+        ));
+        for g in &self.groups {
+            t.push_str(&format!(
+                "group {}: {} against {} ({} report{})\n",
+                g.name,
+                g.members.join(", "),
+                g.base,
+                g.workloads.len(),
+                if g.workloads.len() == 1 { "" } else { "s" }
+            ));
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_from_version_lines() {
+        assert_eq!(
+            version_label(
+                ServerKind::Postgres,
+                Engine::Innodb,
+                "postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)"
+            ),
+            "PostgreSQL 15.14"
+        );
+        assert_eq!(
+            version_label(
+                ServerKind::Mariadb,
+                Engine::Rocksdb,
+                "mariadbd  Ver 10.11.14-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)"
+            ),
+            "MariaDB 10.11.14 rocksdb"
+        );
+    }
+
+    #[test]
+    fn shard_parsing_and_environment() {
+        assert_eq!(Shard::parse("1/3").unwrap(), Shard { index: 1, count: 3 });
+        for bad in ["3/3", "x/2", "1", "0/0"] {
+            assert!(
+                Shard::parse(bad)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("--shard"),
+                "{bad}"
+            );
+        }
+        let env = |k: &str| match k {
+            "SLURM_ARRAY_TASK_ID" => Some("3".to_string()),
+            "SLURM_ARRAY_TASK_MIN" => Some("1".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            Shard::from_env(4, &env).unwrap(),
+            Shard { index: 2, count: 4 }
+        );
+        let k8s = |k: &str| (k == "JOB_COMPLETION_INDEX").then(|| "1".to_string());
+        assert_eq!(
+            Shard::from_env(2, &k8s).unwrap(),
+            Shard { index: 1, count: 2 }
+        );
+        assert!(
+            Shard::from_env(2, &|_| None)
+                .unwrap_err()
+                .to_string()
+                .contains("--shard")
+        );
+        assert!(Shard::from_env(1, &k8s).is_err());
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(duration_text(12.4), "12s");
+        assert_eq!(duration_text(185.0), "3m05s");
+        assert_eq!(duration_text(3720.0), "1h02m");
+        assert_eq!(duration_text(2.0 * 86_400.0 + 3600.0), "2d01h00m");
+    }
+}

@@ -1,0 +1,516 @@
+//! `ibench matrix report`: per group and workload, the comparison of `ibench report` in every
+//! format, and an index page linking them. Reads the union of one or more output dirs (the
+//! shards of one matrix).
+//!
+//! With repeats, a combination's throughput is the median over its completed repeats; the
+//! spread (min-max) is shown, and a relative value is marked as a change only when it lies
+//! outside the base's spread (else it is grey, noted "within base spread"). Latency
+//! distributions, charts and server metrics come from the repeat closest to the medians.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use super::plan::Plan;
+use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
+use crate::report::compare::{self, Colour};
+use crate::report::load::{self, LoadedRun};
+use crate::report::{Format, text::group_f};
+
+/// One combination's spread over its repeats, per step.
+#[derive(Debug, Clone, Serialize)]
+pub struct Spread {
+    /// The combination's label.
+    pub label: String,
+    /// Completed repeats the figures come from.
+    pub repeats: usize,
+    /// The repeat whose details (latency, charts, metrics) are shown.
+    pub details_from: String,
+    /// Per step: (step, median, min, max) throughput.
+    pub steps: Vec<(String, f64, f64, f64)>,
+}
+
+/// What `matrix report` wrote.
+#[derive(Debug)]
+pub struct Written {
+    /// The index page.
+    pub index: PathBuf,
+    /// Reports written (one per group and workload, in each format).
+    pub reports: Vec<PathBuf>,
+    /// Problems, one line each.
+    pub problems: Vec<String>,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return 0.0;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Read the plans of the dirs: one matrix, or an error naming the odd dir.
+fn read_plan(dirs: &[PathBuf]) -> Result<Plan> {
+    let mut plan: Option<Plan> = None;
+    for d in dirs {
+        let path = d.join(PLAN_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            anyhow::anyhow!(
+                "{} is not a matrix output dir ({} cannot be read: {e}); give the --out dirs of `ibench matrix run`",
+                d.display(),
+                path.display()
+            )
+        })?;
+        let p: Plan = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{} is unreadable; rerun `ibench matrix run` into that dir",
+                path.display()
+            )
+        })?;
+        match &plan {
+            None => plan = Some(p),
+            Some(first) => {
+                let names = |p: &Plan| p.cells.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+                if names(first) != names(&p) {
+                    bail!(
+                        "{} holds results of another matrix than {} (their cells differ); report each matrix on its own",
+                        d.display(),
+                        dirs[0].display()
+                    );
+                }
+            }
+        }
+    }
+    plan.context("give at least one matrix output dir")
+}
+
+/// Render every group's report into `out`.
+pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Written> {
+    let plan = read_plan(dirs)?;
+    let mut problems = Vec::new();
+
+    // Completed run dirs per cell, from whichever shard ran them.
+    let mut runs: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut states: BTreeMap<String, (CellStatus, Option<String>)> = BTreeMap::new();
+    for cell in &plan.cells {
+        let mut found = Vec::new();
+        for d in dirs {
+            let cd = cell_dir(d, &cell.name);
+            if let Some(s) = read_state(&cd) {
+                if s.status == CellStatus::Completed {
+                    found.push(cd.join("run"));
+                }
+                states
+                    .entry(cell.name.clone())
+                    .and_modify(|e| {
+                        if s.status == CellStatus::Completed {
+                            *e = (s.status, None);
+                        }
+                    })
+                    .or_insert((s.status, s.error.clone()));
+            }
+        }
+        if found.len() > 1 {
+            problems.push(format!(
+                "{} was completed in {} dirs; using {}",
+                cell.name,
+                found.len(),
+                found[0].display()
+            ));
+        }
+        if let Some(f) = found.into_iter().next() {
+            runs.insert(cell.name.clone(), f);
+        }
+    }
+    for cell in &plan.cells {
+        match states.get(&cell.name) {
+            None => problems.push(format!("{}: not run yet", cell.name)),
+            Some((CellStatus::Completed, _)) => {}
+            Some((s, e)) => problems.push(format!(
+                "{}: {:?}{}",
+                cell.name,
+                s,
+                e.as_deref()
+                    .map(|e| format!(": {}", e.lines().next().unwrap_or("")))
+                    .unwrap_or_default()
+            )),
+        }
+    }
+
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create {}; choose another --out", out.display()))?;
+    let mut reports = Vec::new();
+    let mut index_rows: Vec<(String, String, String, Vec<String>)> = Vec::new();
+    for g in &plan.groups {
+        for w in &g.workloads {
+            let title = format!("{} / {}", g.name, w);
+            let mut members: Vec<(String, Vec<PathBuf>)> = Vec::new();
+            for m in &g.members {
+                let combo = format!("{m}.{w}");
+                let dirs: Vec<PathBuf> = plan
+                    .cells
+                    .iter()
+                    .filter(|c| c.combo == combo)
+                    .filter_map(|c| runs.get(&c.name).cloned())
+                    .collect();
+                if dirs.is_empty() {
+                    problems.push(format!("{title}: {m} has no completed run (left out)"));
+                } else {
+                    members.push((m.clone(), dirs));
+                }
+            }
+            if members.is_empty() {
+                problems.push(format!("{title}: no completed run; no report"));
+                continue;
+            }
+            let (synth, spreads, mut group_problems) = combine(&members);
+            let base_index = members.iter().position(|(m, _)| *m == g.base);
+            if base_index.is_none() {
+                group_problems.push(format!(
+                    "the base {} has no completed run; comparing against {}",
+                    g.base, members[0].0
+                ));
+            }
+            let base_label = synth[base_index.unwrap_or(0)].label.clone();
+            let mut cmp = compare::compare(&synth, Some(&base_label), group_problems);
+            if plan.repeats > 1 {
+                mark_within_base_spread(&mut cmp, &spreads);
+            }
+            let stem = format!("{}.{}", g.name, w);
+            let mut files = Vec::new();
+            for (format, ext) in [
+                (Format::Text, "txt"),
+                (Format::Markdown, "md"),
+                (Format::Html, "html"),
+                (Format::Json, "json"),
+            ] {
+                let text = render(&cmp, &synth, &spreads, format, plan.repeats)?;
+                let path = out.join(format!("{stem}.{ext}"));
+                std::fs::write(&path, text)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                files.push(format!("{stem}.{ext}"));
+                reports.push(path);
+            }
+            index_rows.push((
+                title,
+                synth[base_index.unwrap_or(0)].label.clone(),
+                synth
+                    .iter()
+                    .map(|r| r.label.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                files,
+            ));
+            problems.extend(cmp.problems.iter().map(|p| format!("{}/{w}: {p}", g.name)));
+        }
+    }
+    let index = out.join("index.html");
+    std::fs::write(&index, index_html(&plan, &index_rows, &problems))
+        .with_context(|| format!("cannot write {}", index.display()))?;
+    std::fs::write(
+        out.join("index.md"),
+        index_md(&plan, &index_rows, &problems),
+    )
+    .with_context(|| format!("cannot write {}", out.join("index.md").display()))?;
+    Ok(Written {
+        index,
+        reports,
+        problems,
+    })
+}
+
+/// One synthetic run per member: the repeat closest to the medians, its throughput replaced
+/// by the medians; and the spread of each member.
+fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, Vec<String>) {
+    let mut synth = Vec::new();
+    let mut spreads = Vec::new();
+    let mut problems = Vec::new();
+    for (_, dirs) in members {
+        let (repeats, p) = load::load_runs(dirs);
+        problems.extend(p);
+        if repeats.is_empty() {
+            continue;
+        }
+        let mut steps: Vec<String> = Vec::new();
+        for r in &repeats {
+            for s in &r.record.steps {
+                let n = s.name.to_string();
+                if !steps.contains(&n) {
+                    steps.push(n);
+                }
+            }
+        }
+        let mut per_step = Vec::new();
+        for step in &steps {
+            let mut v: Vec<f64> = repeats
+                .iter()
+                .filter_map(|r| r.record.steps.iter().find(|s| s.name.to_string() == *step))
+                .map(|s| s.throughput)
+                .collect();
+            let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let med = median(&mut v);
+            per_step.push((step.clone(), med, min, max));
+        }
+        // The repeat closest to the medians (sum of |log ratio|).
+        let distance = |r: &LoadedRun| -> f64 {
+            per_step
+                .iter()
+                .map(|(step, med, _, _)| {
+                    r.record
+                        .steps
+                        .iter()
+                        .find(|s| s.name.to_string() == *step)
+                        .map(|s| {
+                            if s.throughput > 0.0 && *med > 0.0 {
+                                (s.throughput / med).ln().abs()
+                            } else {
+                                0.0
+                            }
+                        })
+                        .unwrap_or(10.0)
+                })
+                .sum()
+        };
+        let best = repeats
+            .iter()
+            .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+            .unwrap_or(&repeats[0]);
+        let mut run = best.clone();
+        run.label = run.record.label.clone();
+        for s in &mut run.record.steps {
+            if let Some((_, med, _, _)) = per_step.iter().find(|(n, ..)| *n == s.name.to_string()) {
+                s.throughput = *med;
+            }
+        }
+        spreads.push(Spread {
+            label: run.label.clone(),
+            repeats: repeats.len(),
+            details_from: best
+                .dir
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            steps: per_step,
+        });
+        synth.push(run);
+    }
+    (synth, spreads, problems)
+}
+
+/// Grey out relative values that lie inside the base's spread (min/median .. max/median).
+fn mark_within_base_spread(cmp: &mut compare::Comparison, spreads: &[Spread]) {
+    let Some(base) = spreads.get(cmp.base) else {
+        return;
+    };
+    for (i, row) in cmp.relative.rows.iter_mut().enumerate() {
+        if i == cmp.base {
+            continue;
+        }
+        for (cell, step) in row.cells.iter_mut().zip(&cmp.relative.columns) {
+            let Some(r) = cell.value else { continue };
+            let Some((_, med, min, max)) = base.steps.iter().find(|(n, ..)| n == step) else {
+                continue;
+            };
+            if *med > 0.0 && r >= min / med && r <= max / med && cell.colour != Colour::Grey {
+                cell.colour = Colour::Grey;
+                if cell.note.is_none() {
+                    cell.note = Some("within base spread".into());
+                }
+            }
+        }
+    }
+}
+
+fn spread_rows(spreads: &[Spread]) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+    let mut columns: Vec<String> = Vec::new();
+    for s in spreads {
+        for (n, ..) in &s.steps {
+            if !columns.contains(n) {
+                columns.push(n.clone());
+            }
+        }
+    }
+    let rows = spreads
+        .iter()
+        .map(|s| {
+            let cells = columns
+                .iter()
+                .map(|c| {
+                    s.steps
+                        .iter()
+                        .find(|(n, ..)| n == c)
+                        .map(|(_, _, min, max)| format!("{}-{}", group_f(*min), group_f(*max)))
+                        .unwrap_or_else(|| "-".into())
+                })
+                .collect();
+            (
+                format!(
+                    "{} (n={}, details from {})",
+                    s.label, s.repeats, s.details_from
+                ),
+                cells,
+            )
+        })
+        .collect();
+    (columns, rows)
+}
+
+fn render(
+    cmp: &compare::Comparison,
+    runs: &[LoadedRun],
+    spreads: &[Spread],
+    format: Format,
+    repeats: u32,
+) -> Result<String> {
+    if format == Format::Json {
+        return Ok(serde_json::to_string_pretty(&serde_json::json!({
+            "repeats": repeats,
+            "comparison": cmp,
+            "spread": spreads,
+        }))? + "\n");
+    }
+    let body = crate::report::render(cmp, runs, format, false)?;
+    if repeats <= 1 {
+        return Ok(body);
+    }
+    let (columns, rows) = spread_rows(spreads);
+    let note = "Throughput figures are medians over the repeats; a relative value is marked as a change only outside the base's spread (min-max). Latency, charts and server metrics come from the repeat closest to the medians.";
+    Ok(match format {
+        Format::Text => {
+            let mut t =
+                format!("{body}\nSpread of throughput over the repeats (min-max)\n{note}\n");
+            for (label, cells) in &rows {
+                t.push_str(&format!("{label}\n"));
+                for (c, v) in columns.iter().zip(cells) {
+                    t.push_str(&format!("    {c:>8}  {v}\n"));
+                }
+            }
+            t
+        }
+        Format::Markdown => {
+            let mut t = format!(
+                "{body}\n## Spread of throughput over the repeats (min-max)\n\n{note}\n\n| run | {} |\n|---|{}\n",
+                columns.join(" | "),
+                "---|".repeat(columns.len())
+            );
+            for (label, cells) in &rows {
+                t.push_str(&format!("| {label} | {} |\n", cells.join(" | ")));
+            }
+            t
+        }
+        Format::Html => {
+            let esc = crate::report::svg::esc;
+            let mut section = format!(
+                "<section><h2>Spread of throughput over the repeats (min-max)</h2><p>{}</p><table><tr><th>run</th>{}</tr>",
+                esc(note),
+                columns
+                    .iter()
+                    .map(|c| format!("<th>{}</th>", esc(c)))
+                    .collect::<String>()
+            );
+            for (label, cells) in &rows {
+                section.push_str(&format!(
+                    "<tr><td>{}</td>{}</tr>",
+                    esc(label),
+                    cells
+                        .iter()
+                        .map(|c| format!("<td>{}</td>", esc(c)))
+                        .collect::<String>()
+                ));
+            }
+            section.push_str("</table></section>\n");
+            match body.rfind("</body>") {
+                Some(at) => format!("{}{section}{}", &body[..at], &body[at..]),
+                None => body + &section,
+            }
+        }
+        Format::Json => body,
+    })
+}
+
+type IndexRow = (String, String, String, Vec<String>);
+
+fn index_html(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
+    let esc = crate::report::svg::esc;
+    let mut t = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ibench matrix: {}</title>\n<style>body{{font-family:sans-serif;margin:2em}}td,th{{padding:.2em .8em;text-align:left}}</style></head><body>\n<h1>ibench matrix: {}</h1>\n<p>{} cells, {} repeat(s), order {:?}.</p>\n<table><tr><th>group / workload</th><th>base</th><th>compared</th><th>reports</th></tr>\n",
+        esc(&plan.file.display().to_string()),
+        esc(&plan.file.display().to_string()),
+        plan.cells.len(),
+        plan.repeats,
+        plan.order
+    );
+    for (title, base, labels, files) in rows {
+        let links: Vec<String> = files
+            .iter()
+            .map(|f| {
+                let ext = f.rsplit('.').next().unwrap_or("");
+                format!("<a href=\"{}\">{}</a>", esc(f), esc(ext))
+            })
+            .collect();
+        t.push_str(&format!(
+            "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            esc(files
+                .iter()
+                .find(|f| f.ends_with(".html"))
+                .map_or("", String::as_str)),
+            esc(title),
+            esc(base),
+            esc(labels),
+            links.join(" ")
+        ));
+    }
+    t.push_str("</table>\n");
+    if !problems.is_empty() {
+        t.push_str("<h2>Problems</h2><ul>\n");
+        for p in problems {
+            t.push_str(&format!("<li>{}</li>\n", esc(p)));
+        }
+        t.push_str("</ul>\n");
+    }
+    t.push_str("</body></html>\n");
+    t
+}
+
+fn index_md(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
+    let mut t = format!(
+        "# ibench matrix: {}\n\n{} cells, {} repeat(s).\n\n| group / workload | base | compared | reports |\n|---|---|---|---|\n",
+        plan.file.display(),
+        plan.cells.len(),
+        plan.repeats
+    );
+    for (title, base, labels, files) in rows {
+        let links: Vec<String> = files.iter().map(|f| format!("[{f}]({f})")).collect();
+        t.push_str(&format!(
+            "| {title} | {base} | {labels} | {} |\n",
+            links.join(" ")
+        ));
+    }
+    if !problems.is_empty() {
+        t.push_str("\n## Problems\n\n");
+        for p in problems {
+            t.push_str(&format!("- {p}\n"));
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+}

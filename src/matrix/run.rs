@@ -1,0 +1,395 @@
+//! Running the cells: per cell a fresh private server (config applied), the steps, stop, the
+//! server's logs kept beside the results. A failed cell is recorded and the matrix goes on;
+//! finished cells are skipped when the same command runs again.
+//!
+//! Layout of `--out DIR`:
+//! - `matrix.toml`: a copy of the matrix file; `plan.json`: the resolved plan (what
+//!   `matrix report` reads, so the report host needs no server binaries);
+//! - `cells/CELL/state.json`: pending, running, completed, failed or interrupted (+ error);
+//! - `cells/CELL/run/`: the run's results (run.json, timeline, metrics);
+//! - `cells/CELL/server/`: the server's logs and config copy; `cells/CELL/CONFIG.conf`: the
+//!   generated config file.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::plan::{Cell, Plan, PlanConfig, ServerSource, Shard, duration_text, run_options};
+use crate::results::{self, Status};
+use crate::runner::stop;
+use crate::server::{self, ServerKind, ServerSpec};
+
+/// The state file of a cell.
+pub const STATE_FILE: &str = "state.json";
+/// The plan file in the output dir.
+pub const PLAN_FILE: &str = "plan.json";
+
+/// Where a cell is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellStatus {
+    /// Not started.
+    Pending,
+    /// Started (left in this state when the process died).
+    Running,
+    /// Finished.
+    Completed,
+    /// Failed; see `error`.
+    Failed,
+    /// Stopped by Ctrl-C.
+    Interrupted,
+}
+
+/// `cells/CELL/state.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CellState {
+    /// The cell's name.
+    pub cell: String,
+    /// Where it is.
+    pub status: CellStatus,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The cell's label.
+    pub label: String,
+    /// What the cell is (server, config text, workload flags): a finished cell is redone when
+    /// its definition changed.
+    pub definition: serde_json::Value,
+    /// The shard that ran it.
+    pub shard: Shard,
+    /// When it started and ended (RFC 3339).
+    pub started_at: Option<String>,
+    /// When it ended.
+    pub ended_at: Option<String>,
+    /// The private server's instance dir while it runs (stopped on resume if left behind).
+    pub instance_dir: Option<PathBuf>,
+}
+
+/// How `matrix run` ended.
+#[derive(Debug)]
+pub struct Summary {
+    /// Cells run to completion now.
+    pub completed: usize,
+    /// Cells skipped because they were done.
+    pub skipped: usize,
+    /// Failed cells: name and error.
+    pub failed: Vec<(String, String)>,
+    /// Stopped by Ctrl-C.
+    pub interrupted: bool,
+}
+
+/// The directory of a cell.
+pub fn cell_dir(out: &Path, cell: &str) -> PathBuf {
+    out.join("cells").join(cell)
+}
+
+/// Read a cell's state, `None` when it has none.
+pub fn read_state(dir: &Path) -> Option<CellState> {
+    let text = std::fs::read_to_string(dir.join(STATE_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn definition(plan: &Plan, cell: &Cell, config: &PlanConfig) -> serde_json::Value {
+    serde_json::json!({
+        "server": plan.server(&cell.server).map(|s| &s.source),
+        "config": config.text,
+        "workload": plan.workload(&cell.workload).map(|w| &w.args),
+    })
+}
+
+/// Run the shard's cells into `out`.
+pub fn run(
+    plan: &Plan,
+    source_text: &str,
+    out: &Path,
+    shard: Shard,
+    quiet: bool,
+) -> Result<Summary> {
+    std::fs::create_dir_all(out.join("cells")).with_context(|| {
+        format!(
+            "cannot create {}; choose another --out",
+            out.join("cells").display()
+        )
+    })?;
+    std::fs::write(out.join("matrix.toml"), source_text)
+        .with_context(|| format!("cannot write {}", out.join("matrix.toml").display()))?;
+    results::write_json_atomic(&out.join(PLAN_FILE), plan)?;
+    stop::install_interrupt_handler();
+
+    let cells = plan.cells_of(shard);
+    let n = cells.len();
+    let mut summary = Summary {
+        completed: 0,
+        skipped: 0,
+        failed: Vec::new(),
+        interrupted: false,
+    };
+    // ETA: the estimates of what is left, scaled by how long the cells run so far took
+    // compared with their estimates.
+    let (mut spent, mut estimated_done) = (0.0f64, 0.0f64);
+    let started = Instant::now();
+    for (i, cell) in cells.iter().enumerate() {
+        let Some(server) = plan.server(&cell.server) else {
+            continue;
+        };
+        let Some(config) = server.configs.iter().find(|c| c.name == cell.config) else {
+            continue;
+        };
+        let dir = cell_dir(out, &cell.name);
+        let def = definition(plan, cell, config);
+        let previous = read_state(&dir);
+        if let Some(p) = &previous {
+            if p.status == CellStatus::Completed
+                && p.definition == def
+                && results::read_run(&dir.join("run")).is_ok_and(|r| r.status == Status::Completed)
+            {
+                summary.skipped += 1;
+                continue;
+            }
+            // A server left behind by a killed process.
+            if p.status == CellStatus::Running
+                && let Some(inst) = &p.instance_dir
+                && inst.join(server::HANDLE_FILE).exists()
+            {
+                let _ = server::stop(inst);
+                let _ = std::fs::remove_dir_all(inst);
+            }
+        }
+        let left: f64 = cells[i..].iter().map(|c| c.estimate_seconds).sum();
+        let scale = if estimated_done > 0.0 {
+            spent / estimated_done
+        } else {
+            1.0
+        };
+        eprintln!(
+            "[matrix] cell {}/{n}: {} ({}){}; elapsed {}, ETA {}",
+            i + 1,
+            cell.name,
+            cell.label,
+            match &previous {
+                Some(p) if p.status == CellStatus::Completed =>
+                    " (definition changed: redoing)".to_string(),
+                Some(p) => format!(" (was {:?}: redoing)", p.status).to_lowercase(),
+                None => String::new(),
+            },
+            duration_text(started.elapsed().as_secs_f64()),
+            duration_text(left * scale)
+        );
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("cannot clear {} to redo the cell", dir.display()))?;
+        }
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let t0 = Instant::now();
+        let mut state = CellState {
+            cell: cell.name.clone(),
+            status: CellStatus::Running,
+            error: None,
+            label: cell.label.clone(),
+            definition: def,
+            shard,
+            started_at: Some(results::now_rfc3339()),
+            ended_at: None,
+            instance_dir: None,
+        };
+        let result = run_cell(plan, cell, config, &dir, &mut state, quiet);
+        state.ended_at = Some(results::now_rfc3339());
+        state.instance_dir = None;
+        match result {
+            Ok(CellStatus::Interrupted) => {
+                state.status = CellStatus::Interrupted;
+                state.error = Some("interrupted (Ctrl-C); the same command redoes it".into());
+            }
+            Ok(s) => state.status = s,
+            Err(e) => {
+                state.status = CellStatus::Failed;
+                state.error = Some(format!("{e:#}"));
+            }
+        }
+        results::write_json_atomic(&dir.join(STATE_FILE), &state)?;
+        spent += t0.elapsed().as_secs_f64();
+        estimated_done += cell.estimate_seconds;
+        match state.status {
+            CellStatus::Completed => summary.completed += 1,
+            CellStatus::Interrupted => {
+                summary.interrupted = true;
+                eprintln!(
+                    "[matrix] interrupted in {}; run the same command again to resume",
+                    cell.name
+                );
+                return Ok(summary);
+            }
+            _ => {
+                let err = state.error.clone().unwrap_or_default();
+                eprintln!("[matrix] cell {} failed: {}", cell.name, one_line(&err));
+                summary.failed.push((cell.name.clone(), err));
+            }
+        }
+        if stop::interrupted() {
+            summary.interrupted = true;
+            return Ok(summary);
+        }
+    }
+    Ok(summary)
+}
+
+fn one_line(s: &str) -> String {
+    s.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A short instance dir under the temp dir (unix socket paths are limited to 107 bytes, and
+/// the server's OS user must reach it).
+fn instance_dir(cell: &Cell) -> PathBuf {
+    let short: String = cell.name.chars().take(24).collect();
+    std::env::temp_dir().join(format!("ibm-{}-{short}", std::process::id()))
+}
+
+/// Run one cell; `Ok(status)` for completed or interrupted, `Err` for a failure.
+fn run_cell(
+    plan: &Plan,
+    cell: &Cell,
+    config: &PlanConfig,
+    dir: &Path,
+    state: &mut CellState,
+    quiet: bool,
+) -> Result<CellStatus> {
+    let server = plan
+        .server(&cell.server)
+        .context("the plan has no such server")?;
+    let workload = plan
+        .workload(&cell.workload)
+        .context("the plan has no such workload")?;
+    let run_dir = dir.join("run");
+    let file = plan.file.display();
+    match &server.source {
+        ServerSource::Url { url, engine } => {
+            let opts = run_options(workload, url, *engine, &run_dir, &cell.label, None, quiet)?;
+            results::write_json_atomic(&dir.join(STATE_FILE), &*state)?;
+            run_steps(opts)
+        }
+        ServerSource::Managed {
+            kind,
+            engine,
+            bindir,
+            init_args,
+        } => {
+            let config_file = match &config.text {
+                Some(text) => {
+                    let ext = if *kind == ServerKind::Postgres {
+                        "conf"
+                    } else {
+                        "cnf"
+                    };
+                    let path = dir.join(format!("{}.{ext}", config.name));
+                    std::fs::write(&path, text)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    Some(path)
+                }
+                None => None,
+            };
+            let inst = instance_dir(cell);
+            if inst.exists() {
+                let _ = server::stop(&inst);
+                let _ = std::fs::remove_dir_all(&inst);
+            }
+            state.instance_dir = Some(inst.clone());
+            results::write_json_atomic(&dir.join(STATE_FILE), &*state)?;
+            let spec = ServerSpec {
+                kind: *kind,
+                engine: *engine,
+                bindir: Some(bindir.clone()),
+                config: config_file,
+                dir: Some(inst.clone()),
+                port: None,
+                init_args: init_args.clone(),
+            };
+            let handle = match server::start(&spec) {
+                Ok(h) => h,
+                Err(e) => {
+                    let kept = dir.join("server");
+                    keep_server_files(&inst, &kept);
+                    let _ = std::fs::remove_dir_all(&inst);
+                    // The instance dir is gone; its logs are kept in the cell's dir.
+                    let e = format!("{e:#}")
+                        .replace(&inst.display().to_string(), &kept.display().to_string());
+                    anyhow::bail!(
+                        "the {kind} server {} did not start with config '{}' ({file}: {}): {e}; fix that entry (or the server's bindir/init_args) and rerun",
+                        cell.server,
+                        config.name,
+                        config.entry
+                    );
+                }
+            };
+            let outcome = if stop::interrupted() {
+                Ok(CellStatus::Interrupted)
+            } else {
+                run_options(
+                    workload,
+                    &handle.url,
+                    Some(*engine).filter(|_| *kind == ServerKind::Mariadb),
+                    &run_dir,
+                    &cell.label,
+                    Some(&handle.dir),
+                    quiet,
+                )
+                .and_then(run_steps)
+            };
+            let stopped = handle.stop();
+            keep_server_files(&handle.dir, &dir.join("server"));
+            if stopped.is_ok() {
+                let _ = std::fs::remove_dir_all(&handle.dir);
+            }
+            let status = outcome?;
+            stopped?;
+            Ok(status)
+        }
+    }
+}
+
+fn run_steps(opts: crate::runner::RunOptions) -> Result<CellStatus> {
+    let cmd = vec![
+        "ibench".to_string(),
+        "matrix".to_string(),
+        "run".to_string(),
+    ];
+    let outcome = crate::runner::run(opts, cmd)?;
+    if outcome.record.status == Status::Interrupted {
+        return Ok(CellStatus::Interrupted);
+    }
+    if outcome
+        .record
+        .steps
+        .iter()
+        .filter_map(|s| s.integrity.as_ref())
+        .any(|i| !i.ok)
+    {
+        anyhow::bail!(
+            "the integrity check failed (row counts or indexes disagree); see {}",
+            outcome.dir.join(results::RUN_FILE).display()
+        );
+    }
+    Ok(CellStatus::Completed)
+}
+
+/// Copy the server's logs, config copy and handle from the instance dir (never the data dir
+/// or a password file).
+fn keep_server_files(inst: &Path, to: &Path) {
+    let Ok(entries) = std::fs::read_dir(inst) else {
+        return;
+    };
+    let _ = std::fs::create_dir_all(to);
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let keep =
+            name.ends_with(".log") || name.starts_with("config-") || name == server::HANDLE_FILE;
+        if keep && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::copy(e.path(), to.join(&name));
+        }
+    }
+}

@@ -1,0 +1,374 @@
+//! `ibench matrix` on bad matrix files: one error line naming the file, the entry and the fix;
+//! a config the server refuses is a failed cell (recorded, the matrix goes on) and a clear error.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::fresh_dir;
+
+const PG15: &str = "/usr/lib/postgresql/15/bin";
+
+fn ibench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run ibench")
+}
+
+fn write(tag: &str, text: &str) -> PathBuf {
+    let dir = fresh_dir(tag);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The last stderr line is the one error line; it contains every needle.
+fn assert_clear_error(out: &Output, needles: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected failure: {stderr}");
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    let last = stderr.lines().last().unwrap_or("");
+    assert!(last.starts_with("error: "), "{stderr}");
+    for n in needles {
+        assert!(last.contains(n), "'{n}' not in: {last}");
+    }
+}
+
+fn plan(path: &Path) -> Output {
+    ibench(&["matrix", "plan", path.to_str().unwrap()])
+}
+
+const GOOD_SERVER: &str =
+    "[servers.pg15]\nkind = \"postgres\"\nbindir = \"/usr/lib/postgresql/15/bin\"\n";
+const GOOD_WORKLOAD: &str = "[workloads.tiny]\nload_rows = 100\n";
+
+#[test]
+fn unknown_keys_name_the_file_and_the_entry() {
+    let f = write(
+        "mx-unknown",
+        &format!("{GOOD_SERVER}{GOOD_WORKLOAD}repeat = 2\n"),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &["m.toml", "unknown field `repeat`", "docs/matrix.md"],
+    );
+    let f = write(
+        "mx-unknown2",
+        &format!("[servers.pg15]\nkind = \"postgres\"\nbindr = \"{PG15}\"\n{GOOD_WORKLOAD}"),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &["m.toml", "servers.pg15", "unknown field `bindr`"],
+    );
+}
+
+#[test]
+fn a_missing_bindir_names_the_fix() {
+    let f = write(
+        "mx-nobindir",
+        &format!("[servers.pg17]\nkind = \"postgres\"\n{GOOD_WORKLOAD}"),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &["m.toml", "servers.pg17", "no bindir", "set bindir"],
+    );
+    let f = write(
+        "mx-badbindir",
+        &format!(
+            "[servers.pg17]\nkind = \"postgres\"\nbindir = \"/nonexistent/pg17/bin\"\n{GOOD_WORKLOAD}"
+        ),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &[
+            "m.toml",
+            "servers.pg17",
+            "/nonexistent/pg17/bin does not exist",
+            "fix bindir",
+        ],
+    );
+    let f = write(
+        "mx-emptybindir",
+        &format!("[servers.pg17]\nkind = \"postgres\"\nbindir = \"/tmp\"\n{GOOD_WORKLOAD}"),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &["servers.pg17", "no postgres in bindir /tmp", "set bindir"],
+    );
+}
+
+#[test]
+fn duplicate_names_are_refused() {
+    // The same server twice: TOML itself refuses the key.
+    let f = write(
+        "mx-dup",
+        &format!("{GOOD_SERVER}{GOOD_SERVER}{GOOD_WORKLOAD}"),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &[
+            "m.toml",
+            "duplicate key",
+            "line",
+            "`pg15`",
+            "rename or remove one",
+        ],
+    );
+    // A variant named like a generated axis config.
+    let f = write(
+        "mx-dup2",
+        &format!(
+            "{GOOD_SERVER}{GOOD_WORKLOAD}[configs.postgres]\nvariants.sync1 = {{ fsync = \"on\" }}\n[[configs.postgres.axes]]\nsetting = \"fsync\"\nvalues = [\"on\", \"off\"]\nnames = [\"sync1\", \"sync0\"]\n"
+        ),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &[
+            "m.toml",
+            "configs.postgres",
+            "'sync1' is used twice",
+            "rename",
+        ],
+    );
+}
+
+#[test]
+fn an_empty_axis_is_refused() {
+    let f = write(
+        "mx-axis",
+        &format!(
+            "{GOOD_SERVER}{GOOD_WORKLOAD}[configs.postgres]\n[[configs.postgres.axes]]\nsetting = \"wal_compression\"\nvalues = []\n"
+        ),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &[
+            "m.toml",
+            "configs.postgres.axes[0] (wal_compression)",
+            "no values",
+            "give at least one",
+        ],
+    );
+}
+
+#[test]
+fn bad_workloads_groups_and_shards_name_the_entry() {
+    let f = write(
+        "mx-wl",
+        &format!("{GOOD_SERVER}[workloads.tiny]\nsteps = [\"l.i9\"]\n"),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &["m.toml", "workloads.tiny", "unknown step 'l.i9'"],
+    );
+    let f = write(
+        "mx-wl2",
+        &format!("{GOOD_SERVER}[workloads.tiny]\nargs = [\"--url\", \"sqlite:x\"]\n"),
+    );
+    assert_clear_error(&plan(&f), &["workloads.tiny", "--url is set by the matrix"]);
+    let f = write(
+        "mx-group",
+        &format!("{GOOD_SERVER}{GOOD_WORKLOAD}[groups.g]\nbase = \"pg16.base\"\n"),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &["m.toml", "groups.g.base", "'pg16.base' is not in the group"],
+    );
+    let f = write("mx-shard", &format!("{GOOD_SERVER}{GOOD_WORKLOAD}"));
+    let out = ibench(&["matrix", "plan", f.to_str().unwrap(), "--shard", "2/2"]);
+    assert_clear_error(&out, &["--shard '2/2'", "0 <= I < N"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(["matrix", "plan", f.to_str().unwrap(), "--shards", "2"])
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .output()
+        .unwrap();
+    assert_clear_error(
+        &out,
+        &["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID", "--shard I/2"],
+    );
+    let out = ibench(&["matrix", "plan", "/nonexistent/m.toml"]);
+    assert_clear_error(&out, &["cannot read the matrix file /nonexistent/m.toml"]);
+    let out = ibench(&["matrix", "report", "/nonexistent/out"]);
+    assert_clear_error(&out, &["/nonexistent/out is not a matrix output dir"]);
+}
+
+#[test]
+fn a_config_the_server_refuses_fails_its_cell_and_the_matrix_goes_on() {
+    let f = write(
+        "mx-refused",
+        &format!(
+            "{GOOD_SERVER}[workloads.tiny]\nload_rows = 200\nsteps = [\"l.i0\"]\n[configs.postgres]\ninclude_base = false\nvariants.bad = {{ shared_buffers = \"lots\" }}\nvariants.good = {{ work_mem = \"8MB\" }}\n"
+        ),
+    );
+    let out_dir = fresh_dir("mx-refused-out");
+    let out = ibench(&[
+        "matrix",
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_clear_error(
+        &out,
+        &[
+            "1 of the matrix's cells failed",
+            "pg15.bad.tiny.r1",
+            "configs.postgres.variants.bad",
+            "shared_buffers",
+            "fix that entry",
+        ],
+    );
+    // The bad cell is recorded as failed with its error and the server log; the cell after it
+    // still ran.
+    let state: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.join("cells/pg15.bad.tiny.r1/state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["status"], "failed");
+    assert!(state["error"].as_str().unwrap().contains("shared_buffers"));
+    assert!(
+        out_dir
+            .join("cells/pg15.bad.tiny.r1/server/server.log")
+            .exists()
+    );
+    let base: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.join("cells/pg15.good.tiny.r1/state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(base["status"], "completed", "{base}");
+}
+
+#[test]
+fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
+    // Two SQLite databases ibench does not manage (url servers), three interleaved repeats.
+    let work = fresh_dir("mx-repeats");
+    std::fs::create_dir_all(&work).unwrap();
+    let f = work.join("m.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "repeats = 3\norder = \"interleaved\"\n[servers.a]\nurl = \"sqlite:{a}\"\nlabel = \"sqlite-a\"\n[servers.b]\nurl = \"sqlite:{b}\"\nlabel = \"sqlite-b\"\n[workloads.tiny]\nload_rows = 2000\nsteps = [\"l.i0\", \"l.x\"]\n[groups.ab]\nbase = \"a.base\"\n",
+            a = work.join("a.db").display(),
+            b = work.join("b.db").display()
+        ),
+    )
+    .unwrap();
+    let plan = String::from_utf8_lossy(&ibench(&["matrix", "plan", f.to_str().unwrap()]).stdout)
+        .into_owned();
+    let order: Vec<&str> = plan
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|n| n.contains(".r"))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "a.base.tiny.r1",
+            "b.base.tiny.r1",
+            "a.base.tiny.r2",
+            "b.base.tiny.r2",
+            "a.base.tiny.r3",
+            "b.base.tiny.r3"
+        ],
+        "interleaved: A B A B"
+    );
+    let out_dir = work.join("out");
+    let out = ibench(&[
+        "matrix",
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ibench(&["matrix", "report", out_dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = out_dir.join("report");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("ab.tiny.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["repeats"], 3);
+    let cmp = &json["comparison"];
+    assert_eq!(cmp["labels"], serde_json::json!(["sqlite-a", "sqlite-b"]));
+    // Each figure is the median of the three run.json throughputs; the spread is min-max.
+    let throughput = |server: &str, r: u32, step: &str| -> f64 {
+        let run: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                out_dir.join(format!("cells/{server}.base.tiny.r{r}/run/run.json")),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        run["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == step)
+            .unwrap()["throughput"]
+            .as_f64()
+            .unwrap()
+    };
+    let columns: Vec<String> = cmp["absolute"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(columns, ["l.i0", "l.x"]);
+    let mut base_spread = Vec::new();
+    for (row, server) in ["a", "b"].iter().enumerate() {
+        for (col, step) in columns.iter().enumerate() {
+            let mut v: Vec<f64> = (1..=3).map(|r| throughput(server, r, step)).collect();
+            v.sort_by(f64::total_cmp);
+            let shown = cmp["absolute"]["rows"][row]["cells"][col]["value"]
+                .as_f64()
+                .unwrap();
+            assert_eq!(shown, v[1], "{server} {step}: the median");
+            let spread = &json["spread"][row]["steps"][col];
+            assert_eq!(spread[1].as_f64().unwrap(), v[1]);
+            assert_eq!(
+                (spread[2].as_f64().unwrap(), spread[3].as_f64().unwrap()),
+                (v[0], v[2])
+            );
+            if row == 0 {
+                base_spread.push((v[0] / v[1], v[2] / v[1]));
+            }
+        }
+    }
+    // A relative value inside the base's spread is never marked as a change.
+    for (col, (lo, hi)) in base_spread.iter().enumerate() {
+        let cell = &cmp["relative"]["rows"][1]["cells"][col];
+        let r = cell["value"].as_f64().unwrap();
+        if r >= *lo && r <= *hi {
+            assert_eq!(cell["colour"], "grey", "{cell}");
+        } else if r <= 0.95 {
+            assert_eq!(cell["colour"], "red", "{cell}");
+        } else if r >= 1.05 {
+            assert_eq!(cell["colour"], "green", "{cell}");
+        }
+    }
+    let text = std::fs::read_to_string(report.join("ab.tiny.txt")).unwrap();
+    assert!(
+        text.contains("Spread of throughput over the repeats (min-max)"),
+        "{text}"
+    );
+    let html = std::fs::read_to_string(report.join("ab.tiny.html")).unwrap();
+    assert!(html.contains("Spread of throughput") && html.trim_end().ends_with("</html>"));
+    let index = std::fs::read_to_string(report.join("index.md")).unwrap();
+    assert!(index.contains("[ab.tiny.html](ab.tiny.html)"), "{index}");
+}
