@@ -322,7 +322,8 @@ pub fn version_label(kind: ServerKind, engine: Engine, version_line: &str) -> St
     }
 }
 
-/// `BINDIR/postgres --version` or `mariadbd --version` (also in `../sbin`).
+/// `BINDIR/postgres --version` or `BINDIR/mariadbd --version` (the server binary must be in
+/// the bindir itself, as `ibench server start --bindir` requires).
 fn probe_version(
     src: &Source,
     entry: &str,
@@ -331,12 +332,7 @@ fn probe_version(
 ) -> Result<String> {
     let candidates: Vec<PathBuf> = match kind {
         ServerKind::Postgres => vec![bindir.join("postgres")],
-        ServerKind::Mariadb => vec![
-            bindir.join("mariadbd"),
-            bindir.join("mysqld"),
-            bindir.join("../sbin/mariadbd"),
-            bindir.join("../sbin/mysqld"),
-        ],
+        ServerKind::Mariadb => vec![bindir.join("mariadbd"), bindir.join("mysqld")],
     };
     let Some(binary) = candidates.iter().find(|p| p.is_file()) else {
         let wanted = match kind {
