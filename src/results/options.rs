@@ -201,6 +201,22 @@ impl RunOptions {
         }
     }
 
+    /// The sizes the step plans are built from.
+    pub fn step_sizes(&self) -> crate::workload::plan::StepSizes {
+        crate::workload::plan::StepSizes {
+            clients: self.clients,
+            shared_table: self.shared_table,
+            load_rows: self.load_rows,
+            i1_rows: self.i1_rows,
+            i2_rows: self.i2_rows,
+            load_rows_per_insert: self.load_rows_per_insert,
+            i1_rows_per_insert: self.i1_rows_per_insert,
+            i2_rows_per_insert: self.i2_rows_per_insert,
+            query_rows_per_insert: self.query_rows_per_insert,
+            query_seconds: self.query_seconds,
+        }
+    }
+
     /// The table client `c` (0-based) works on.
     pub fn table_of(&self, client: u32) -> String {
         if self.shared_table {

@@ -15,10 +15,6 @@ use crate::workload::{Rng, RowBatch, RowGenerator, RowShape};
 use super::pacer::Pacer;
 use super::stop::StopSignal;
 
-/// How many statements the deleter may fall behind the inserter before the inserter waits
-/// (the original used a queue of 8).
-pub const DELETE_QUEUE_STATEMENTS: usize = 8;
-
 /// How often a transient conflict is retried before the step fails.
 const MAX_RETRIES: u32 = 1000;
 
@@ -479,7 +475,7 @@ mod tests {
     fn the_inserter_hands_its_rows_to_the_deleter() {
         let mut ins_conn = Ids::with_rows(1000);
         let mut del_conn = ins_conn.sharing();
-        let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
+        let (tx, rx) = sync_channel(crate::workload::plan::DELETE_QUEUE_STATEMENTS);
         let mut inserter = Inserter::new("pi1".into(), generator(), 50, Some(2000), Some(tx));
         let mut deleter = Deleter::new("pi1".into(), rx, 1000);
         let stop = StopSignal::new(None);

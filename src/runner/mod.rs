@@ -21,11 +21,12 @@ use crate::results::{
 use crate::sampler::procfs::process_cpu_seconds;
 use crate::sampler::{self, Sampler};
 use crate::stats::{self, LatencySummary, OpKind, OpRecorder};
+use crate::workload::plan::{DELETE_QUEUE_STATEMENTS, Needs, Role, StepPlan, StopRule, Throughput};
 use crate::workload::steps::{QueryKind, StepName, settle_seconds};
 use crate::workload::{Rng, RowGenerator};
 
 pub use crate::results::options::{self, OptionsError, RunOptions};
-use client::{DELETE_QUEUE_STATEMENTS, Deleter, Indexer, Inserter, Querier, Worker, client_loop};
+use client::{Deleter, Indexer, Inserter, Querier, Worker, client_loop};
 use monitor::{Goal, Monitor, ProgressMode};
 use pacer::Pacer;
 use stop::StopSignal;
@@ -259,50 +260,48 @@ fn failed_step(step: StepName, clients: u32, error: String) -> StepRecord {
 /// Before anything runs: every step finds the tables and indexes it needs, either made by an
 /// earlier step of this run or already there.
 fn precheck(opts: &RunOptions, conn: &mut dyn Conn) -> anyhow::Result<()> {
+    let sizes = opts.step_sizes();
     let mut tables_made = false;
     let mut indexes: Option<bool> = None;
     for &step in &opts.steps {
-        match step {
-            StepName::LoadInitial => {
-                tables_made = true;
-                indexes = Some(false);
-            }
-            _ => {
-                if !tables_made {
-                    for t in opts.tables() {
-                        stop::check_interrupted()?;
-                        if conn.count_rows(&t).is_err() {
-                            bail!(
-                                "step {step} needs table {t}, which does not exist: run l.i0 first (add it to --steps)"
-                            );
-                        }
-                    }
-                    tables_made = true;
-                }
-                let have = match indexes {
-                    Some(h) => h,
-                    None => {
-                        let mut all = true;
-                        for t in opts.tables() {
-                            stop::check_interrupted()?;
-                            all &= conn.has_secondary_indexes(&t)?;
-                        }
-                        indexes = Some(all);
-                        all
-                    }
-                };
-                match step {
-                    StepName::CreateIndexes if have => bail!(
-                        "step l.x would create the secondary indexes, but they exist already: run l.i0 first to recreate the tables (--steps)"
-                    ),
-                    StepName::CreateIndexes => indexes = Some(true),
-                    StepName::Query { .. } if !have => bail!(
-                        "step {step} needs the secondary indexes: run l.x before it (add it to --steps)"
-                    ),
-                    _ => {}
-                }
-            }
+        let plan = StepPlan::for_step(step, &sizes);
+        if plan.creates_tables {
+            tables_made = true;
+            indexes = Some(false);
+            continue;
         }
+        if !tables_made {
+            for t in opts.tables() {
+                stop::check_interrupted()?;
+                if conn.count_rows(&t).is_err() {
+                    bail!(
+                        "step {step} needs table {t}, which does not exist: run l.i0 first (add it to --steps)"
+                    );
+                }
+            }
+            tables_made = true;
+        }
+        let have = match indexes {
+            Some(h) => h,
+            None => {
+                let mut all = true;
+                for t in opts.tables() {
+                    stop::check_interrupted()?;
+                    all &= conn.has_secondary_indexes(&t)?;
+                }
+                all
+            }
+        };
+        match plan.needs {
+            Needs::TablesWithoutIndexes if have => bail!(
+                "step {step} would create the secondary indexes, but they exist already: run l.i0 first to recreate the tables (--steps)"
+            ),
+            Needs::TablesWithIndexes if !have => bail!(
+                "step {step} needs the secondary indexes: run l.x before it (add it to --steps)"
+            ),
+            _ => {}
+        }
+        indexes = Some(have || plan.creates_indexes);
     }
     Ok(())
 }
@@ -360,35 +359,103 @@ fn run_step(
     ordinal: u32,
     sampler: &Sampler,
 ) -> anyhow::Result<StepRecord> {
-    prepare_tables(opts, admin, state, step)?;
+    let plan = StepPlan::for_step(step, &opts.step_sizes());
+    prepare_tables(opts, admin, state, &plan)?;
     let rows_before = state.expected_rows.clone();
-    let plan = plan_connections(opts, driver, admin, state, step, ordinal)?;
+    let connections = plan_connections(opts, driver, admin, state, &plan, ordinal)?;
     sampler.begin_step(step);
     let cpu_before = process_cpu_seconds();
-    let driven = drive(plan, step, timeline, mode);
+    let driven = drive(connections, step, timeline, mode);
     let cpu_seconds = process_cpu_seconds() - cpu_before;
     let sampled = sampler.end_step(step, ordinal);
-    let Driven {
-        finished,
-        seen,
-        timeline_error,
-        started_at,
-        ended_at,
-        seconds,
-    } = driven;
 
     // What went wrong, if anything. A statement cancelled because of Ctrl-C fails with the
     // backend's "cancelled" error: that is the interruption, not a failure.
-    let interrupted = stop::interrupted();
-    let error = finished
+    let error = driven
+        .finished
         .iter()
         .find_map(|f| f.result.as_ref().err().map(ToString::to_string))
-        .or(timeline_error.map(|e| format!("timeline: {e}")));
-    let all_reached_their_end = finished.iter().all(|f| matches!(f.result, Ok(true)));
-    let (status, error) = step_status(error, interrupted, all_reached_their_end);
+        .or(driven
+            .timeline_error
+            .clone()
+            .map(|e| format!("timeline: {e}")));
+    let all_reached_their_end = driven.finished.iter().all(|f| matches!(f.result, Ok(true)));
+    let (status, error) = step_status(error, stop::interrupted(), all_reached_their_end);
+    book_rows(state, &plan, &driven.finished);
 
-    // Table bookkeeping.
-    for f in &finished {
+    let seconds = driven.seconds;
+    let merged = stats::merge(driven.finished.into_iter().map(|f| f.recorder));
+    let ops = op_records(&merged, seconds, plan.sla_target_rows_per_sec);
+    let main_kind = plan.throughput.kind();
+    let main = merged.get(&main_kind);
+    let (main_ops, per_second_of_main): (u64, Vec<u64>) = match plan.throughput {
+        Throughput::Ops(k) => (
+            main.map_or(0, |m| m.ops),
+            series(&driven.seen, k, |c| c.ops),
+        ),
+        Throughput::RowsOnce(_) => (main.map_or(0, |m| m.rows), Vec::new()),
+        Throughput::Rows(k) => (
+            main.map_or(0, |m| m.rows),
+            series(&driven.seen, k, |c| c.rows),
+        ),
+    };
+    let rates = stats::rate_percentiles(&per_second_of_main);
+    let sla = plan.sla_target_rows_per_sec.map(|target| {
+        let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
+        sla_verdict(
+            target,
+            inserted as f64 / seconds,
+            &series(&driven.seen, OpKind::Insert, |c| c.rows),
+        )
+    });
+    let settle = if plan.settle && status == Status::Completed {
+        Some(settle_phase(opts, driver, state, mode)?)
+    } else {
+        None
+    };
+    let integrity = if opts.check && plan.writes_rows() && status != Status::Failed {
+        let ran_to_end = status == Status::Completed;
+        let intent = |table: &str| {
+            plan.intended_rows(rows_before.get(table).copied().unwrap_or(0), ran_to_end)
+        };
+        Some(check_integrity(
+            admin,
+            &opts.tables(),
+            &state.expected_rows,
+            &intent,
+        )?)
+    } else {
+        None
+    };
+
+    let mut record = StepRecord {
+        name: step,
+        status,
+        error,
+        started_at: results::rfc3339(driven.started_at),
+        ended_at: results::rfc3339(driven.ended_at),
+        seconds,
+        clients: opts.clients,
+        throughput: main_ops as f64 / seconds,
+        throughput_unit: step.throughput_unit().to_string(),
+        ops,
+        rate_p50: rates.map(|r| r.0),
+        rate_p1low: rates.map(|r| r.1),
+        client_cpu_seconds: cpu_seconds,
+        client_cpu_us_per_op: (main_ops > 0).then(|| cpu_seconds * 1e6 / main_ops as f64),
+        sla,
+        settle,
+        integrity,
+        metrics: None,
+    };
+    record.metrics = Some(sampler::step_metrics(&record, sampled));
+    Ok(record)
+}
+
+/// Table bookkeeping after a step: the rows each table should now hold, each client's next
+/// id, the rows loaded.
+fn book_rows(state: &mut TableState, plan: &StepPlan, finished: &[Finished]) {
+    for f in finished {
         if let Some(id) = f.worker.next_client_id() {
             state.next_client_id.insert(f.client, id);
         }
@@ -399,20 +466,19 @@ fn run_step(
             OpKind::Delete => *entry = entry.saturating_sub(rows),
             _ => {}
         }
-        if step == StepName::LoadInitial {
+        if plan.creates_tables {
             state.loaded_rows += rows;
         }
     }
+}
 
-    // Merge and summarise.
-    let merged = stats::merge(finished.into_iter().map(|f| f.recorder));
-    let target_rows_per_sec = match step {
-        StepName::Query {
-            rate_rows_per_sec, ..
-        } => Some(f64::from(rate_rows_per_sec) * f64::from(opts.clients)),
-        _ => None,
-    };
-    let ops: BTreeMap<String, OpRecord> = merged
+/// The step's figures per op kind; paced writers carry the step's target rate.
+fn op_records(
+    merged: &BTreeMap<OpKind, stats::MergedOps>,
+    seconds: f64,
+    target_rows_per_sec: Option<f64>,
+) -> BTreeMap<String, OpRecord> {
+    merged
         .iter()
         .map(|(kind, m)| {
             let paced = matches!(kind, OpKind::Insert | OpKind::Delete);
@@ -432,75 +498,7 @@ fn run_step(
                 },
             )
         })
-        .collect();
-    let main_kind = step.main_op();
-    let main = merged.get(&main_kind);
-    let (main_ops, per_second_of_main): (u64, Vec<u64>) = match step {
-        StepName::Query { .. } => (
-            main.map_or(0, |m| m.ops),
-            series(&seen, main_kind, |c| c.ops),
-        ),
-        StepName::CreateIndexes => (main.map_or(0, |m| m.rows), Vec::new()),
-        _ => (
-            main.map_or(0, |m| m.rows),
-            series(&seen, main_kind, |c| c.rows),
-        ),
-    };
-    let rates = stats::rate_percentiles(&per_second_of_main);
-    let sla = target_rows_per_sec.map(|target| {
-        let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
-        sla_verdict(
-            target,
-            inserted as f64 / seconds,
-            &series(&seen, OpKind::Insert, |c| c.rows),
-        )
-    });
-    let settle = if step == StepName::InsertDelete2 && status == Status::Completed {
-        Some(settle_phase(opts, driver, state, mode)?)
-    } else {
-        None
-    };
-    let integrity = if opts.check && step.writes_rows() && status != Status::Failed {
-        let intent = |table: &str| {
-            row_intent(
-                opts,
-                step,
-                status,
-                rows_before.get(table).copied().unwrap_or(0),
-            )
-        };
-        Some(check_integrity(
-            admin,
-            &opts.tables(),
-            &state.expected_rows,
-            &intent,
-        )?)
-    } else {
-        None
-    };
-
-    let mut record = StepRecord {
-        name: step,
-        status,
-        error,
-        started_at: results::rfc3339(started_at),
-        ended_at: results::rfc3339(ended_at),
-        seconds,
-        clients: opts.clients,
-        throughput: main_ops as f64 / seconds,
-        throughput_unit: step.throughput_unit().to_string(),
-        ops,
-        rate_p50: rates.map(|r| r.0),
-        rate_p1low: rates.map(|r| r.1),
-        client_cpu_seconds: cpu_seconds,
-        client_cpu_us_per_op: (main_ops > 0).then(|| cpu_seconds * 1e6 / main_ops as f64),
-        sla,
-        settle,
-        integrity,
-        metrics: None,
-    };
-    record.metrics = Some(sampler::step_metrics(&record, sampled));
-    Ok(record)
+        .collect()
 }
 
 /// A step's status: completed when every connection reached its natural end (even if Ctrl-C
@@ -521,15 +519,15 @@ fn step_status(
     }
 }
 
-/// Set up the tables a step needs, outside its measured time: l.i0 (re)creates them; other
-/// steps learn the row counts they do not know yet.
+/// Set up the tables a step needs, outside its measured time: a step that creates the tables
+/// (re)creates them; other steps learn the row counts they do not know yet.
 fn prepare_tables(
     opts: &RunOptions,
     admin: &mut dyn Conn,
     state: &mut TableState,
-    step: StepName,
+    plan: &StepPlan,
 ) -> anyhow::Result<()> {
-    if step == StepName::LoadInitial {
+    if plan.creates_tables {
         for t in opts.tables() {
             stop::check_interrupted()?;
             admin.create_table(&t, &opts.table)?;
@@ -548,161 +546,108 @@ fn prepare_tables(
     Ok(())
 }
 
-/// The connections of a step: which worker each runs, paced or not, and when the step ends.
+/// Open the connections of a plan and give each its worker: one per role, two for an
+/// inserter and the deleter that follows it.
 fn plan_connections(
     opts: &RunOptions,
     driver: &dyn Driver,
     admin: &mut dyn Conn,
     state: &TableState,
-    step: StepName,
+    plan: &StepPlan,
     ordinal: u32,
 ) -> anyhow::Result<Plan> {
-    let clients = opts.clients;
-    let stream = |client: u32, role: u32| Rng::for_stream(opts.seed, client, ordinal * 8 + role);
-    let slot = |worker: Box<dyn Worker>, ops_per_sec: Option<f64>, table: &str, client: u32| {
-        stop::check_interrupted()?;
-        let recorder = OpRecorder::new(worker.kind());
-        Ok::<_, anyhow::Error>(Slot {
-            worker,
-            conn: driver.connect()?,
-            ops_per_sec,
-            table: table.to_string(),
-            client,
-            recorder,
-        })
-    };
-    // Where the client assigns ids, each client goes on from where it stopped, or from the
-    // table's max id (on a shared table, client c starts c × 2^40 higher).
-    let generator = |client: u32, admin: &mut dyn Conn| -> anyhow::Result<RowGenerator> {
-        let first_id = if !opts.table.client_assigns_ids {
-            None
-        } else if let Some(&id) = state.next_client_id.get(&client) {
-            Some(id)
-        } else {
-            let base = admin
-                .min_max_id(&opts.table_of(client))?
-                .map_or(1, |(_, hi)| hi + 1);
-            let offset = if opts.shared_table {
-                i64::from(client) << 40
-            } else {
-                0
-            };
-            Some(base + offset)
-        };
-        Ok(RowGenerator::new(
-            stream(client, 0),
-            opts.row_shape.clone(),
-            first_id,
-        ))
-    };
-    // An inserter and the deleter that follows it, both paced when `statements_per_sec` is given.
-    let writers = |slots: &mut Vec<Slot>,
-                   client: u32,
-                   rows_per_insert: u32,
-                   total: Option<u64>,
-                   statements_per_sec: Option<f64>,
-                   admin: &mut dyn Conn|
-     -> anyhow::Result<()> {
-        let t = opts.table_of(client);
-        let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
-        let ins = Inserter::new(
-            t.clone(),
-            generator(client, admin)?,
-            u64::from(rows_per_insert),
-            total,
-            Some(tx),
-        );
-        let del = Deleter::new(t.clone(), rx, opts.delete_min_refresh);
-        slots.push(slot(Box::new(ins), statements_per_sec, &t, client)?);
-        slots.push(slot(Box::new(del), statements_per_sec, &t, client)?);
-        Ok(())
-    };
-
     let mut slots = Vec::new();
-    let plan = match step {
-        StepName::LoadInitial => {
-            for c in 0..clients {
-                let t = opts.table_of(c);
-                let w = Inserter::new(
-                    t.clone(),
-                    generator(c, admin)?,
-                    u64::from(opts.load_rows_per_insert),
-                    Some(opts.load_rows),
-                    None,
-                );
-                slots.push(slot(Box::new(w), None, &t, c)?);
-            }
-            Plan {
-                slots,
-                goal: Goal::Rows {
-                    kind: OpKind::Insert,
-                    total: opts.load_rows * u64::from(clients),
-                },
-                deadline_seconds: None,
-            }
-        }
-        StepName::CreateIndexes => {
-            for (i, t) in opts.tables().iter().enumerate() {
-                let rows = state.expected_rows.get(t).copied().unwrap_or(0);
-                slots.push(slot(
-                    Box::new(Indexer::new(t.clone(), rows)),
-                    None,
-                    t,
-                    i as u32,
-                )?);
-            }
-            Plan {
-                slots,
-                goal: Goal::None,
-                deadline_seconds: None,
-            }
-        }
-        StepName::InsertDelete1 | StepName::InsertDelete2 => {
-            let (rows, per_insert) = if step == StepName::InsertDelete1 {
-                (opts.i1_rows, opts.i1_rows_per_insert)
-            } else {
-                (opts.i2_rows, opts.i2_rows_per_insert)
+    for client in &plan.clients {
+        let c = client.client;
+        let table = opts.table_of(c);
+        for role in &client.roles {
+            let stream = |r: u32| Rng::for_stream(opts.seed, c, ordinal * 8 + r);
+            let mut slot = |worker: Box<dyn Worker>, ops_per_sec: Option<f64>| {
+                stop::check_interrupted()?;
+                let recorder = OpRecorder::new(worker.kind());
+                slots.push(Slot {
+                    worker,
+                    conn: driver.connect()?,
+                    ops_per_sec,
+                    table: table.clone(),
+                    client: c,
+                    recorder,
+                });
+                Ok::<_, anyhow::Error>(())
             };
-            for c in 0..clients {
-                writers(&mut slots, c, per_insert, Some(rows), None, admin)?;
-            }
-            Plan {
-                slots,
-                goal: Goal::Rows {
-                    kind: OpKind::Insert,
-                    total: rows * u64::from(clients),
-                },
-                deadline_seconds: None,
-            }
-        }
-        StepName::Query {
-            kind,
-            rate_rows_per_sec,
-        } => {
-            let statements_per_sec =
-                f64::from(rate_rows_per_sec) / f64::from(opts.query_rows_per_insert);
-            for c in 0..clients {
-                let t = opts.table_of(c);
-                let point = kind == QueryKind::Point;
-                let q = Querier::new(t.clone(), stream(c, 2), opts.row_shape.clone(), point);
-                slots.push(slot(Box::new(q), None, &t, c)?);
-                writers(
-                    &mut slots,
-                    c,
-                    opts.query_rows_per_insert,
-                    None,
-                    Some(statements_per_sec),
-                    admin,
-                )?;
-            }
-            Plan {
-                slots,
-                goal: Goal::Seconds(opts.query_seconds),
-                deadline_seconds: Some(opts.query_seconds),
+            match role {
+                Role::Load {
+                    rows,
+                    rows_per_insert,
+                } => {
+                    let generator = row_generator(opts, state, admin, c, stream(0))?;
+                    let per_insert = u64::from(*rows_per_insert);
+                    let w = Inserter::new(table.clone(), generator, per_insert, Some(*rows), None);
+                    slot(Box::new(w), None)?;
+                }
+                Role::Index => {
+                    let rows = state.expected_rows.get(&table).copied().unwrap_or(0);
+                    slot(Box::new(Indexer::new(table.clone(), rows)), None)?;
+                }
+                Role::Writers {
+                    rows,
+                    rows_per_insert,
+                    statements_per_sec,
+                } => {
+                    let generator = row_generator(opts, state, admin, c, stream(0))?;
+                    let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
+                    let per_insert = u64::from(*rows_per_insert);
+                    let ins = Inserter::new(table.clone(), generator, per_insert, *rows, Some(tx));
+                    let del = Deleter::new(table.clone(), rx, opts.delete_min_refresh);
+                    slot(Box::new(ins), *statements_per_sec)?;
+                    slot(Box::new(del), *statements_per_sec)?;
+                }
+                Role::Queries(kind) => {
+                    let point = *kind == QueryKind::Point;
+                    let q = Querier::new(table.clone(), stream(2), opts.row_shape.clone(), point);
+                    slot(Box::new(q), None)?;
+                }
             }
         }
+    }
+    let (goal, deadline_seconds) = match (plan.stop, plan.goal_rows) {
+        (StopRule::AfterSeconds(s), _) => (Goal::Seconds(s), Some(s)),
+        (StopRule::WorkDone, Some((kind, total))) => (Goal::Rows { kind, total }, None),
+        (StopRule::WorkDone, None) => (Goal::None, None),
     };
-    Ok(plan)
+    Ok(Plan {
+        slots,
+        goal,
+        deadline_seconds,
+    })
+}
+
+/// The row generator of client `c`. Where the client assigns ids, each client goes on from
+/// where it stopped, or from the table's max id (on a shared table, client c starts c × 2^40
+/// higher).
+fn row_generator(
+    opts: &RunOptions,
+    state: &TableState,
+    admin: &mut dyn Conn,
+    c: u32,
+    stream: Rng,
+) -> anyhow::Result<RowGenerator> {
+    let first_id = if !opts.table.client_assigns_ids {
+        None
+    } else if let Some(&id) = state.next_client_id.get(&c) {
+        Some(id)
+    } else {
+        let base = admin
+            .min_max_id(&opts.table_of(c))?
+            .map_or(1, |(_, hi)| hi + 1);
+        let offset = if opts.shared_table {
+            i64::from(c) << 40
+        } else {
+            0
+        };
+        Some(base + offset)
+    };
+    Ok(RowGenerator::new(stream, opts.row_shape.clone(), first_id))
 }
 
 /// Run every connection of the plan on its own thread with the one client loop, while the
@@ -878,44 +823,6 @@ fn series(
         .unwrap_or_default()
 }
 
-/// What a step means a table to hold afterwards and how far the count may lie from it:
-/// `(intended_rows, allowed_drift_rows)`. l.i0 loads its rows (all clients' on a shared
-/// table); l.i1, l.i2 and the query steps delete as many rows as they insert, so the table
-/// keeps the rows it held before. A step that stops on time (query steps) or is interrupted
-/// may leave the rows its deleters still had queued: up to one queue plus the statement in
-/// flight per deleter of the table.
-fn row_intent(
-    opts: &RunOptions,
-    step: StepName,
-    status: Status,
-    rows_before: u64,
-) -> (Option<u64>, u64) {
-    let writers_per_table = if opts.shared_table {
-        u64::from(opts.clients)
-    } else {
-        1
-    };
-    let queued = |rows_per_insert: u32| {
-        (DELETE_QUEUE_STATEMENTS as u64 + 1) * u64::from(rows_per_insert) * writers_per_table
-    };
-    let interrupted = status != Status::Completed;
-    match step {
-        StepName::LoadInitial if interrupted => (None, 0),
-        StepName::LoadInitial => (Some(opts.load_rows * writers_per_table), 0),
-        StepName::CreateIndexes => (None, 0),
-        StepName::InsertDelete1 | StepName::InsertDelete2 => {
-            let per_insert = if step == StepName::InsertDelete1 {
-                opts.i1_rows_per_insert
-            } else {
-                opts.i2_rows_per_insert
-            };
-            let drift = if interrupted { queued(per_insert) } else { 0 };
-            (Some(rows_before), drift)
-        }
-        StepName::Query { .. } => (Some(rows_before), queued(opts.query_rows_per_insert)),
-    }
-}
-
 /// Count every table through its primary key and each secondary index; a table is ok when all
 /// counts equal what the run's inserts and deletes imply and the count lies within the allowed
 /// drift of what the step intends (`intent` gives `(intended_rows, allowed_drift_rows)`).
@@ -1029,52 +936,6 @@ mod tests {
         assert_eq!(step_status(None, false, true), (Status::Completed, None));
     }
 
-    #[test]
-    fn a_step_means_the_table_to_keep_its_rows() {
-        let mut opts = RunOptions::from_profile(
-            "sqlite:x.db",
-            &crate::workload::steps::Profile::named("small").unwrap(),
-        );
-        opts.load_rows = 1000;
-        opts.i1_rows_per_insert = 50;
-        opts.query_rows_per_insert = 50;
-        let done = Status::Completed;
-        assert_eq!(
-            row_intent(&opts, StepName::LoadInitial, done, 0),
-            (Some(1000), 0)
-        );
-        assert_eq!(
-            row_intent(&opts, StepName::CreateIndexes, done, 1000),
-            (None, 0)
-        );
-        assert_eq!(
-            row_intent(&opts, StepName::InsertDelete1, done, 1000),
-            (Some(1000), 0)
-        );
-        // Stopped early: the deleter may have left its queue and one statement undone.
-        let queue = (DELETE_QUEUE_STATEMENTS as u64 + 1) * 50;
-        assert_eq!(
-            row_intent(&opts, StepName::InsertDelete1, Status::Interrupted, 1000),
-            (Some(1000), queue)
-        );
-        let qr100 = crate::workload::steps::parse_step_list("qr100").unwrap()[0];
-        assert_eq!(row_intent(&opts, qr100, done, 1000), (Some(1000), queue));
-        // A shared table: every client loads into it and has a deleter on it.
-        opts.clients = 3;
-        opts.shared_table = true;
-        assert_eq!(
-            row_intent(&opts, StepName::LoadInitial, done, 0),
-            (Some(3000), 0)
-        );
-        assert_eq!(
-            row_intent(&opts, qr100, done, 3000),
-            (Some(3000), 3 * queue)
-        );
-        assert_eq!(
-            row_intent(&opts, StepName::LoadInitial, Status::Interrupted, 0),
-            (None, 0)
-        );
-    }
     use crate::backend::{BackendKind, Engine};
 
     fn target(engine: Option<Engine>) -> TargetInfo {

@@ -1,5 +1,7 @@
-//! What the benchmark does: the table's rows, the generators and the steps as plain data.
+//! What the benchmark does: the table's rows, the generators, the steps and their plans as
+//! plain data.
 
+pub mod plan;
 pub mod rng;
 pub mod row;
 pub mod steps;
