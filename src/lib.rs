@@ -81,73 +81,80 @@ fn one_line(s: &str) -> String {
         .join(" ")
 }
 
+/// `ibench run`: the run, its summary and report.html; exit 130 when interrupted, 1 when the
+/// integrity check failed.
+fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<ExitCode> {
+    let opts = run_args.to_options()?;
+    let quiet = opts.quiet;
+    let out_dir = opts.out_dir.clone();
+    let had_run = out_dir.join(results::RUN_FILE).exists();
+    runner::stop::install_interrupt_handler();
+    let outcome = match runner::run(opts, args) {
+        Ok(o) => o,
+        Err(e) => {
+            // A run that failed part-way still gets its report of what it measured
+            // (run.json says failed and why). A run.json that was there before is
+            // not ours: the run refused to start.
+            if !had_run && out_dir.join(results::RUN_FILE).exists() {
+                write_html_report(&out_dir);
+            }
+            return Err(e);
+        }
+    };
+    if !quiet {
+        println!("{}", report::text::summary(&outcome.record));
+        print!("{}", sampler::metrics_table(&outcome.record));
+    }
+    println!("results: {}", outcome.dir.display());
+    write_html_report(&outcome.dir);
+    let integrity_failed = outcome
+        .record
+        .steps
+        .iter()
+        .filter_map(|s| s.integrity.as_ref())
+        .any(|i| !i.ok);
+    if outcome.record.status == results::Status::Interrupted {
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if integrity_failed {
+        anyhow::bail!(
+            "the integrity check failed (row counts or indexes disagree); see the summary and {}",
+            outcome.dir.join(results::RUN_FILE).display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ibench report`: render the runs in one format, to a file or standard output.
+fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
+    let colour = a.output.is_none()
+        && a.format == report::Format::Text
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let rendered = report::render_dirs(&a.runs, a.base.as_deref(), a.format, colour)?;
+    for p in &rendered.problems {
+        eprintln!("warning: {p}");
+    }
+    match &a.output {
+        Some(path) => {
+            std::fs::write(path, &rendered.text).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot write {}: {e}; choose another --output",
+                    path.display()
+                )
+            })?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{}", rendered.text),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Run(run_args) => {
-            let opts = run_args.to_options()?;
-            let quiet = opts.quiet;
-            let out_dir = opts.out_dir.clone();
-            let had_run = out_dir.join(results::RUN_FILE).exists();
-            runner::stop::install_interrupt_handler();
-            let outcome = match runner::run(opts, args) {
-                Ok(o) => o,
-                Err(e) => {
-                    // A run that failed part-way still gets its report of what it measured
-                    // (run.json says failed and why). A run.json that was there before is
-                    // not ours: the run refused to start.
-                    if !had_run && out_dir.join(results::RUN_FILE).exists() {
-                        write_html_report(&out_dir);
-                    }
-                    return Err(e);
-                }
-            };
-            if !quiet {
-                println!("{}", report::text::summary(&outcome.record));
-                print!("{}", sampler::metrics_table(&outcome.record));
-            }
-            println!("results: {}", outcome.dir.display());
-            write_html_report(&outcome.dir);
-            let integrity_failed = outcome
-                .record
-                .steps
-                .iter()
-                .filter_map(|s| s.integrity.as_ref())
-                .any(|i| !i.ok);
-            if outcome.record.status == results::Status::Interrupted {
-                return Ok(ExitCode::from(EXIT_INTERRUPTED));
-            }
-            if integrity_failed {
-                anyhow::bail!(
-                    "the integrity check failed (row counts or indexes disagree); see the summary and {}",
-                    outcome.dir.join(results::RUN_FILE).display()
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Report(a) => {
-            use std::io::IsTerminal;
-            let colour = a.output.is_none()
-                && a.format == report::Format::Text
-                && std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-            let rendered = report::render_dirs(&a.runs, a.base.as_deref(), a.format, colour)?;
-            for p in &rendered.problems {
-                eprintln!("warning: {p}");
-            }
-            match &a.output {
-                Some(path) => {
-                    std::fs::write(path, &rendered.text).map_err(|e| {
-                        anyhow::anyhow!(
-                            "cannot write {}: {e}; choose another --output",
-                            path.display()
-                        )
-                    })?;
-                    eprintln!("wrote {}", path.display());
-                }
-                None => print!("{}", rendered.text),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Run(run_args) => run_command(&run_args, args),
+        Command::Report(a) => report_command(&a),
         Command::Server(ServerCommand::Start(a)) => {
             let handle = server::start(&server::ServerSpec {
                 kind: a.kind,

@@ -139,22 +139,9 @@ pub fn run(
         let dir = cell_dir(out, &cell.name);
         let def = definition(plan, cell, config);
         let previous = read_state(&dir);
-        if let Some(p) = &previous {
-            if p.status == CellStatus::Completed
-                && p.definition == def
-                && results::read_run(&dir.join("run")).is_ok_and(|r| r.status == Status::Completed)
-            {
-                summary.skipped += 1;
-                continue;
-            }
-            // A server left behind by a killed process.
-            if p.status == CellStatus::Running
-                && let Some(inst) = &p.instance_dir
-                && inst.join(server::HANDLE_FILE).exists()
-            {
-                let _ = server::stop(inst);
-                let _ = std::fs::remove_dir_all(inst);
-            }
+        if finished_before(previous.as_ref(), &def, &dir) {
+            summary.skipped += 1;
+            continue;
         }
         let left: f64 = cells[i..].iter().map(|c| c.estimate_seconds).sum();
         let scale = if estimated_done > 0.0 {
@@ -176,39 +163,8 @@ pub fn run(
             duration_text(started.elapsed().as_secs_f64()),
             duration_text(left * scale)
         );
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir)
-                .with_context(|| format!("cannot clear {} to redo the cell", dir.display()))?;
-        }
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
         let t0 = Instant::now();
-        let mut state = CellState {
-            cell: cell.name.clone(),
-            status: CellStatus::Running,
-            error: None,
-            label: cell.label.clone(),
-            definition: def,
-            shard,
-            started_at: Some(results::now_rfc3339()),
-            ended_at: None,
-            instance_dir: None,
-        };
-        let result = run_cell(plan, cell, config, &dir, &mut state, quiet);
-        state.ended_at = Some(results::now_rfc3339());
-        state.instance_dir = None;
-        match result {
-            Ok(CellStatus::Interrupted) => {
-                state.status = CellStatus::Interrupted;
-                state.error = Some("interrupted (Ctrl-C); the same command redoes it".into());
-            }
-            Ok(s) => state.status = s,
-            Err(e) => {
-                state.status = CellStatus::Failed;
-                state.error = Some(format!("{e:#}"));
-            }
-        }
-        results::write_json_atomic(&dir.join(STATE_FILE), &state)?;
+        let state = execute_cell(plan, cell, config, &dir, def, shard, quiet)?;
         spent += t0.elapsed().as_secs_f64();
         estimated_done += cell.estimate_seconds;
         match state.status {
@@ -248,6 +204,73 @@ fn one_line(s: &str) -> String {
 fn instance_dir(cell: &Cell) -> PathBuf {
     let short: String = cell.name.chars().take(24).collect();
     std::env::temp_dir().join(format!("ibm-{}-{short}", std::process::id()))
+}
+
+/// Whether the cell finished before with the same definition (its run.json says completed);
+/// a server that a killed earlier run left behind is stopped on the way.
+fn finished_before(previous: Option<&CellState>, def: &serde_json::Value, dir: &Path) -> bool {
+    let Some(p) = previous else {
+        return false;
+    };
+    if p.status == CellStatus::Completed
+        && &p.definition == def
+        && results::read_run(&dir.join("run")).is_ok_and(|r| r.status == Status::Completed)
+    {
+        return true;
+    }
+    // A server left behind by a killed process.
+    if p.status == CellStatus::Running
+        && let Some(inst) = &p.instance_dir
+        && inst.join(server::HANDLE_FILE).exists()
+    {
+        let _ = server::stop(inst);
+        let _ = std::fs::remove_dir_all(inst);
+    }
+    false
+}
+
+/// Run one cell in a fresh `dir` and record its state (written atomically) however it ends.
+fn execute_cell(
+    plan: &Plan,
+    cell: &Cell,
+    config: &PlanConfig,
+    dir: &Path,
+    definition: serde_json::Value,
+    shard: Shard,
+    quiet: bool,
+) -> Result<CellState> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)
+            .with_context(|| format!("cannot clear {} to redo the cell", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut state = CellState {
+        cell: cell.name.clone(),
+        status: CellStatus::Running,
+        error: None,
+        label: cell.label.clone(),
+        definition,
+        shard,
+        started_at: Some(results::now_rfc3339()),
+        ended_at: None,
+        instance_dir: None,
+    };
+    let result = run_cell(plan, cell, config, dir, &mut state, quiet);
+    state.ended_at = Some(results::now_rfc3339());
+    state.instance_dir = None;
+    match result {
+        Ok(CellStatus::Interrupted) => {
+            state.status = CellStatus::Interrupted;
+            state.error = Some("interrupted (Ctrl-C); the same command redoes it".into());
+        }
+        Ok(s) => state.status = s,
+        Err(e) => {
+            state.status = CellStatus::Failed;
+            state.error = Some(format!("{e:#}"));
+        }
+    }
+    results::write_json_atomic(&dir.join(STATE_FILE), &state)?;
+    Ok(state)
 }
 
 /// Run one cell; `Ok(status)` for completed or interrupted, `Err` for a failure.

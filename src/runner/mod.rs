@@ -386,19 +386,7 @@ fn run_step(
     let seconds = driven.seconds;
     let merged = stats::merge(driven.finished.into_iter().map(|f| f.recorder));
     let ops = op_records(&merged, seconds, plan.sla_target_rows_per_sec);
-    let main_kind = plan.throughput.kind();
-    let main = merged.get(&main_kind);
-    let (main_ops, per_second_of_main): (u64, Vec<u64>) = match plan.throughput {
-        Throughput::Ops(k) => (
-            main.map_or(0, |m| m.ops),
-            series(&driven.seen, k, |c| c.ops),
-        ),
-        Throughput::RowsOnce(_) => (main.map_or(0, |m| m.rows), Vec::new()),
-        Throughput::Rows(k) => (
-            main.map_or(0, |m| m.rows),
-            series(&driven.seen, k, |c| c.rows),
-        ),
-    };
+    let (main_ops, per_second_of_main) = main_figures(plan.throughput, &merged, &driven.seen);
     let rates = stats::rate_percentiles(&per_second_of_main);
     let sla = plan.sla_target_rows_per_sec.map(|target| {
         let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
@@ -413,20 +401,7 @@ fn run_step(
     } else {
         None
     };
-    let integrity = if opts.check && plan.writes_rows() && status != Status::Failed {
-        let ran_to_end = status == Status::Completed;
-        let intent = |table: &str| {
-            plan.intended_rows(rows_before.get(table).copied().unwrap_or(0), ran_to_end)
-        };
-        Some(check_integrity(
-            admin,
-            &opts.tables(),
-            &state.expected_rows,
-            &intent,
-        )?)
-    } else {
-        None
-    };
+    let integrity = after_check(opts, admin, state, &plan, status, &rows_before)?;
 
     let mut record = StepRecord {
         name: step,
@@ -450,6 +425,43 @@ fn run_step(
     };
     record.metrics = Some(sampler::step_metrics(&record, sampled));
     Ok(record)
+}
+
+/// The step's main figure (rows or operations of its main op kind) and its per-second series.
+fn main_figures(
+    throughput: Throughput,
+    merged: &BTreeMap<OpKind, stats::MergedOps>,
+    seen: &monitor::Seconds,
+) -> (u64, Vec<u64>) {
+    let main = merged.get(&throughput.kind());
+    match throughput {
+        Throughput::Ops(k) => (main.map_or(0, |m| m.ops), series(seen, k, |c| c.ops)),
+        Throughput::RowsOnce(_) => (main.map_or(0, |m| m.rows), Vec::new()),
+        Throughput::Rows(k) => (main.map_or(0, |m| m.rows), series(seen, k, |c| c.rows)),
+    }
+}
+
+/// The integrity check after a step that writes rows (unless `--no-check` or it failed).
+fn after_check(
+    opts: &RunOptions,
+    admin: &mut dyn Conn,
+    state: &TableState,
+    plan: &StepPlan,
+    status: Status,
+    rows_before: &HashMap<String, u64>,
+) -> anyhow::Result<Option<IntegrityRecord>> {
+    if !opts.check || !plan.writes_rows() || status == Status::Failed {
+        return Ok(None);
+    }
+    let ran_to_end = status == Status::Completed;
+    let intent =
+        |table: &str| plan.intended_rows(rows_before.get(table).copied().unwrap_or(0), ran_to_end);
+    Ok(Some(check_integrity(
+        admin,
+        &opts.tables(),
+        &state.expected_rows,
+        &intent,
+    )?))
 }
 
 /// Table bookkeeping after a step: the rows each table should now hold, each client's next
@@ -675,60 +687,13 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
         let step_over = &step_over;
         let cancellers = &cancellers;
-        scope.spawn(move || {
-            while !step_over.load(std::sync::atomic::Ordering::Relaxed) {
-                if stop::interrupted() {
-                    for c in cancellers {
-                        // A statement that already ended cannot be cancelled; nothing to do.
-                        let _ = c.cancel();
-                    }
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
+        scope.spawn(move || cancel_on_interrupt(cancellers, step_over));
         let handles: Vec<_> = plan
             .slots
             .into_iter()
-            .map(|mut s| {
+            .map(|s| {
                 let stop = &stop;
-                scope.spawn(move || {
-                    // Paced inserts are due a quarter interval into each slot and deletes
-                    // half an interval later, so the insert a delete follows has normally
-                    // finished when the delete is due, and neither lands on the monitor's
-                    // one-second ticks (which would blur the per-second rates).
-                    let pacer = s.ops_per_sec.map(|r| {
-                        let slots = if s.recorder.kind == OpKind::Delete {
-                            0.75
-                        } else {
-                            0.25
-                        };
-                        Pacer::new(start + Duration::from_secs_f64(slots / r), r)
-                    });
-                    // A panic in a connection (a bug) fails the step with its message
-                    // instead of dropping the connection's figures silently.
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        client_loop(
-                            s.worker.as_mut(),
-                            s.conn.as_mut(),
-                            pacer,
-                            stop,
-                            &mut s.recorder,
-                        )
-                    }))
-                    .unwrap_or_else(|panic| Err(panicked(s.client, panic.as_ref())));
-                    if result.is_err() {
-                        stop.stop();
-                    }
-                    Finished {
-                        worker: s.worker,
-                        table: s.table,
-                        client: s.client,
-                        recorder: s.recorder,
-                        result,
-                        ended: Instant::now(),
-                    }
-                })
+                scope.spawn(move || run_slot(s, start, stop))
             })
             .collect();
         let mut monitor = Monitor::new(step, start, counters, timeline, mode, plan.goal);
@@ -751,6 +716,63 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
         started_at,
         ended_at: SystemTime::now(),
         seconds,
+    }
+}
+
+/// One connection's thread: its pacer, the client loop, and its record however it ended.
+fn run_slot(mut s: Slot, start: Instant, stop: &StopSignal) -> Finished {
+    // Paced inserts are due a quarter interval into each slot and deletes
+    // half an interval later, so the insert a delete follows has normally
+    // finished when the delete is due, and neither lands on the monitor's
+    // one-second ticks (which would blur the per-second rates).
+    let pacer = s.ops_per_sec.map(|r| {
+        let slots = if s.recorder.kind == OpKind::Delete {
+            0.75
+        } else {
+            0.25
+        };
+        Pacer::new(start + Duration::from_secs_f64(slots / r), r)
+    });
+    // A panic in a connection (a bug) fails the step with its message
+    // instead of dropping the connection's figures silently.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        client_loop(
+            s.worker.as_mut(),
+            s.conn.as_mut(),
+            pacer,
+            stop,
+            &mut s.recorder,
+        )
+    }))
+    .unwrap_or_else(|panic| Err(panicked(s.client, panic.as_ref())));
+    if result.is_err() {
+        stop.stop();
+    }
+    Finished {
+        worker: s.worker,
+        table: s.table,
+        client: s.client,
+        recorder: s.recorder,
+        result,
+        ended: Instant::now(),
+    }
+}
+
+/// Until the step is over: on Ctrl-C, cancel every statement in flight on the server (an
+/// index build can run for minutes), so the connections see the stop at once.
+fn cancel_on_interrupt(
+    cancellers: &[Box<dyn crate::backend::Canceller>],
+    step_over: &std::sync::atomic::AtomicBool,
+) {
+    while !step_over.load(std::sync::atomic::Ordering::Relaxed) {
+        if stop::interrupted() {
+            for c in cancellers {
+                // A statement that already ended cannot be cancelled; nothing to do.
+                let _ = c.cancel();
+            }
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -436,6 +436,74 @@ impl Worker {
         procfs::disk_usage_bytes(&self.data_paths)
     }
 
+    /// One sample interval: the per-second line, and the sizes every few seconds.
+    fn tick(
+        &mut self,
+        last: &Reading,
+        now: &Reading,
+        t0: Instant,
+        step: Option<String>,
+        next_size: &mut Instant,
+    ) {
+        let mut line = sample_line(
+            last,
+            now,
+            t0.elapsed().as_secs_f64(),
+            self.probe.ticks_per_sec,
+        );
+        if let Err(e) = &now.server {
+            self.note(format!("server processes: {e}"));
+        }
+        line.step = step;
+        if Instant::now() >= *next_size {
+            *next_size = Instant::now() + SIZE_INTERVAL;
+            match self.db_size() {
+                Ok(s) => line.db_size_bytes = Some(s.total_bytes),
+                Err(e) => self.note(format!("database size: {e}")),
+            }
+            match self.dir_size() {
+                Ok(b) => line.data_dir_bytes = Some(b),
+                Err(e) => self.note(format!("data dir size: {e}")),
+            }
+        }
+        self.write_line(&line);
+    }
+
+    /// A step begins: its first reading, and `perf stat` when asked for.
+    fn begin(&mut self, step: StepName) -> Current {
+        let start = self.probe.read();
+        let max_memory = start.server.as_ref().ok().and_then(|s| s.memory);
+        let perf = if self.perf {
+            Some(perf::PerfRun::start(&self.probe.pid, &self.dir, &step))
+        } else {
+            None
+        };
+        Current {
+            step,
+            start,
+            max_memory,
+            perf,
+        }
+    }
+
+    /// A step ends: its totals, sizes, saved statistics and perf counters.
+    fn end(&mut self, mut c: Current, step: StepName, ordinal: u32) -> StepRaw {
+        let end = self.probe.read();
+        let perf = c.perf.take().map(perf::PerfRun::finish);
+        let end_memory = end.server.as_ref().ok().and_then(|s| s.memory);
+        let max_memory = match (c.max_memory, end_memory) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        StepRaw {
+            totals: totals(&c.start, &end, self.probe.ticks_per_sec, max_memory),
+            db_size: self.db_size(),
+            data_dir_bytes: self.dir_size(),
+            stats_file: self.save_stats(step, ordinal),
+            perf,
+        }
+    }
+
     fn run(mut self, rx: &Receiver<Cmd>) {
         let t0 = Instant::now();
         let mut last = self.probe.read();
@@ -459,15 +527,6 @@ impl Worker {
                         next = Instant::now() + SAMPLE_INTERVAL;
                     }
                     let now = self.probe.read();
-                    let mut line = sample_line(
-                        &last,
-                        &now,
-                        t0.elapsed().as_secs_f64(),
-                        self.probe.ticks_per_sec,
-                    );
-                    if let Err(e) = &now.server {
-                        self.note(format!("server processes: {e}"));
-                    }
                     if let Ok(s) = &now.server
                         && let Some(m) = s.memory
                     {
@@ -476,59 +535,19 @@ impl Worker {
                             c.max_memory = Some(c.max_memory.unwrap_or(0).max(m));
                         }
                     }
-                    line.step = current.as_ref().map(|c| c.step.to_string());
-                    if Instant::now() >= next_size {
-                        next_size = Instant::now() + SIZE_INTERVAL;
-                        match self.db_size() {
-                            Ok(s) => line.db_size_bytes = Some(s.total_bytes),
-                            Err(e) => self.note(format!("database size: {e}")),
-                        }
-                        match self.dir_size() {
-                            Ok(b) => line.data_dir_bytes = Some(b),
-                            Err(e) => self.note(format!("data dir size: {e}")),
-                        }
-                    }
-                    self.write_line(&line);
+                    let step = current.as_ref().map(|c| c.step.to_string());
+                    self.tick(&last, &now, t0, step, &mut next_size);
                     last = now;
                 }
                 Some(Cmd::Begin(step, reply)) => {
-                    let start = self.probe.read();
-                    let max_memory = start.server.as_ref().ok().and_then(|s| s.memory);
-                    let perf = if self.perf {
-                        Some(perf::PerfRun::start(&self.probe.pid, &self.dir, &step))
-                    } else {
-                        None
-                    };
-                    current = Some(Current {
-                        step,
-                        start,
-                        max_memory,
-                        perf,
-                    });
+                    current = Some(self.begin(step));
                     let _ = reply.send(());
                 }
                 Some(Cmd::End(step, ordinal, reply)) => {
-                    let end = self.probe.read();
-                    let Some(mut c) = current.take() else {
+                    let Some(c) = current.take() else {
                         continue;
                     };
-                    let perf = c.perf.take().map(perf::PerfRun::finish);
-                    let end_memory = end.server.as_ref().ok().and_then(|s| s.memory);
-                    let max_memory = match (c.max_memory, end_memory) {
-                        (Some(a), Some(b)) => Some(a.max(b)),
-                        (a, b) => a.or(b),
-                    };
-                    let totals = totals(&c.start, &end, self.probe.ticks_per_sec, max_memory);
-                    let db_size = self.db_size();
-                    let data_dir_bytes = self.dir_size();
-                    let stats_file = self.save_stats(step, ordinal);
-                    let _ = reply.send(StepRaw {
-                        totals,
-                        db_size,
-                        data_dir_bytes,
-                        stats_file,
-                        perf,
-                    });
+                    let _ = reply.send(self.end(c, step, ordinal));
                 }
                 Some(Cmd::Stop(reply)) => {
                     let end = self.probe.read();

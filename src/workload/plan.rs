@@ -252,35 +252,44 @@ impl StepPlan {
             StepName::Query {
                 kind,
                 rate_rows_per_sec,
-            } => {
-                let per_insert = sizes.query_rows_per_insert;
-                let writers = Role::Writers {
-                    rows: None,
-                    rows_per_insert: per_insert,
-                    statements_per_sec: Some(
-                        f64::from(rate_rows_per_sec) / f64::from(per_insert.max(1)),
-                    ),
-                };
-                StepPlan {
-                    needs: Needs::TablesWithIndexes,
-                    clients: (0..sizes.clients)
-                        .map(|client| ClientPlan {
-                            client,
-                            roles: vec![Role::Queries(kind), writers.clone()],
-                        })
-                        .collect(),
-                    stop: StopRule::AfterSeconds(sizes.query_seconds),
-                    throughput: Throughput::Ops(step.main_op()),
-                    sla_target_rows_per_sec: Some(
-                        f64::from(rate_rows_per_sec) * f64::from(sizes.clients),
-                    ),
-                    rows_intent: RowsIntent::Keep {
-                        queued_rows: queued(per_insert),
-                        exact_when_done: false,
-                    },
-                    ..base
-                }
-            }
+            } => Self::query(base, kind, rate_rows_per_sec, sizes),
+        }
+    }
+
+    /// A query step: queries back to back on one connection per client, with an inserter and
+    /// its deleter paced at the step's rate beside them, for a fixed time.
+    fn query(
+        base: StepPlan,
+        kind: QueryKind,
+        rate_rows_per_sec: u32,
+        sizes: &StepSizes,
+    ) -> StepPlan {
+        let step = base.step;
+        let queued = (DELETE_QUEUE_STATEMENTS as u64 + 1)
+            * u64::from(sizes.query_rows_per_insert)
+            * sizes.writers_per_table();
+        let per_insert = sizes.query_rows_per_insert;
+        let writers = Role::Writers {
+            rows: None,
+            rows_per_insert: per_insert,
+            statements_per_sec: Some(f64::from(rate_rows_per_sec) / f64::from(per_insert.max(1))),
+        };
+        StepPlan {
+            needs: Needs::TablesWithIndexes,
+            clients: (0..sizes.clients)
+                .map(|client| ClientPlan {
+                    client,
+                    roles: vec![Role::Queries(kind), writers.clone()],
+                })
+                .collect(),
+            stop: StopRule::AfterSeconds(sizes.query_seconds),
+            throughput: Throughput::Ops(step.main_op()),
+            sla_target_rows_per_sec: Some(f64::from(rate_rows_per_sec) * f64::from(sizes.clients)),
+            rows_intent: RowsIntent::Keep {
+                queued_rows: queued,
+                exact_when_done: false,
+            },
+            ..base
         }
     }
 
