@@ -302,20 +302,7 @@ fn run_cell(
             bindir,
             init_args,
         } => {
-            let config_file = match &config.text {
-                Some(text) => {
-                    let ext = if *kind == ServerKind::Postgres {
-                        "conf"
-                    } else {
-                        "cnf"
-                    };
-                    let path = dir.join(format!("{}.{ext}", config.name));
-                    std::fs::write(&path, text)
-                        .with_context(|| format!("cannot write {}", path.display()))?;
-                    Some(path)
-                }
-                None => None,
-            };
+            let config_file = write_cell_config(config, *kind, dir)?;
             let inst = instance_dir(cell);
             if inst.exists() {
                 let _ = server::stop(&inst);
@@ -332,23 +319,20 @@ fn run_cell(
                 port: None,
                 init_args: init_args.clone(),
             };
-            let handle = match server::start(&spec) {
-                Ok(h) => h,
-                Err(e) => {
-                    let kept = dir.join("server");
-                    keep_server_files(&inst, &kept);
-                    let _ = std::fs::remove_dir_all(&inst);
-                    // The instance dir is gone; its logs are kept in the cell's dir.
-                    let e = format!("{e:#}")
-                        .replace(&inst.display().to_string(), &kept.display().to_string());
-                    anyhow::bail!(
-                        "the {kind} server {} did not start with config '{}' ({file}: {}): {e}; fix that entry (or the server's bindir/init_args) and rerun",
-                        cell.server,
-                        config.name,
-                        config.entry
-                    );
-                }
-            };
+            let handle = server::start(&spec).or_else(|e| {
+                let kept = dir.join("server");
+                keep_server_files(&inst, &kept);
+                let _ = std::fs::remove_dir_all(&inst);
+                // The instance dir is gone; its logs are kept in the cell's dir.
+                let e = format!("{e:#}")
+                    .replace(&inst.display().to_string(), &kept.display().to_string());
+                anyhow::bail!(
+                    "the {kind} server {} did not start with config '{}' ({file}: {}): {e}; fix that entry (or the server's bindir/init_args) and rerun",
+                    cell.server,
+                    config.name,
+                    config.entry
+                )
+            })?;
             let outcome = if stop::interrupted() {
                 Ok(CellStatus::Interrupted)
             } else {
@@ -402,6 +386,22 @@ fn run_steps(opts: crate::runner::RunOptions) -> Result<CellStatus> {
 
 /// Copy the server's logs, config copy and handle from the instance dir (never the data dir
 /// or a password file).
+/// Write the cell's generated config (base plus variant settings) into its dir, for the
+/// server and for the record; `None` when the config has no settings.
+fn write_cell_config(config: &PlanConfig, kind: ServerKind, dir: &Path) -> Result<Option<PathBuf>> {
+    let Some(text) = &config.text else {
+        return Ok(None);
+    };
+    let ext = if kind == ServerKind::Postgres {
+        "conf"
+    } else {
+        "cnf"
+    };
+    let path = dir.join(format!("{}.{ext}", config.name));
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(Some(path))
+}
+
 fn keep_server_files(inst: &Path, to: &Path) {
     let Ok(entries) = std::fs::read_dir(inst) else {
         return;
