@@ -160,6 +160,10 @@ pub struct RunArgs {
     /// Storage engine of the tables (mysql:// only).
     #[arg(long, value_enum)]
     pub engine: Option<Engine>,
+    /// The server's flavour, when its version string does not tell (detected otherwise):
+    /// cockroachdb or yugabytedb over postgres://, tidb over mysql://.
+    #[arg(long, value_enum)]
+    pub flavour: Option<crate::backend::flavour::Flavour>,
     /// Sizes and durations: small (about a minute on SQLite), cached (30M/40M/10M rows, 1800 s
     /// query steps) or io-bound (800M/4M/1M, 1800 s).
     #[arg(long, default_value = "small")]
@@ -284,6 +288,7 @@ impl RunArgs {
             None => StepName::default_list(rates),
         };
         o.engine = self.engine;
+        o.flavour = self.flavour;
         o.clients = self.clients;
         o.shared_table = self.shared_table;
         o.load_rows = self.load_rows.unwrap_or(o.load_rows);

@@ -764,3 +764,15 @@ fn query_rates_with_steps_is_refused() {
         "{stderr}"
     );
 }
+
+/// A flavour the URL's driver does not serve is refused in one line naming --flavour.
+#[test]
+fn fails_for_a_flavour_of_another_protocol() {
+    let out = dir_run(&[
+        "--url",
+        "postgres://postgres@127.0.0.1:1/postgres",
+        "--flavour",
+        "tidb",
+    ]);
+    assert_clear_error(&out, &["--flavour tidb", "mysql://"]);
+}

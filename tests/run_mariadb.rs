@@ -33,6 +33,10 @@ fn all_ten_steps_on_innodb() {
     check_full_run(&run, &dir);
     let target = run.target.as_ref().unwrap();
     assert_eq!(target.dbms, "MariaDB");
+    assert_eq!(
+        target.flavour,
+        Some(ibench::backend::flavour::Flavour::Mariadb)
+    );
     assert_eq!(target.engine, Some(Engine::Innodb));
 }
 

@@ -21,6 +21,11 @@ fn all_ten_steps_on_a_private_postgres() {
     check_full_run(&run, &dir);
     let target = run.target.as_ref().unwrap();
     assert_eq!(target.dbms, "PostgreSQL");
+    assert_eq!(
+        target.flavour,
+        Some(ibench::backend::flavour::Flavour::Postgres),
+        "detected from version()"
+    );
     let settle = run.steps[3].settle.as_ref().unwrap();
     let actions: Vec<&str> = settle.actions.iter().map(|a| a.action.as_str()).collect();
     assert!(actions.iter().any(|a| a.contains("VACUUM")), "{actions:?}");

@@ -4,6 +4,7 @@
 //! [`Conn`]s. Every SQL statement ibench sends is built inside a backend module; the steps only
 //! call the methods of [`Conn`] and never ask which database they talk to.
 
+pub mod flavour;
 #[cfg(test)]
 pub(crate) mod mock;
 pub mod mysql;
@@ -190,6 +191,10 @@ pub struct TargetInfo {
     pub version: String,
     /// Storage engine for the MySQL family, `None` elsewhere.
     pub engine: Option<Engine>,
+    /// The server's flavour (CockroachDB, TiDB, ...), as detected from its version or given
+    /// with `--flavour`. Absent in runs recorded before it existed.
+    #[serde(default)]
+    pub flavour: Option<flavour::Flavour>,
 }
 
 /// One maintenance action done in the settle phase, for the record.
@@ -536,6 +541,8 @@ pub fn resolve_password(url: &str, env_var: Option<&str>) -> Result<String, UrlE
 pub struct DriverOptions {
     /// Storage engine for the MySQL family.
     pub engine: Option<Engine>,
+    /// The flavour, when given (`--flavour`); detected from the server's version otherwise.
+    pub flavour: Option<flavour::Flavour>,
 }
 
 /// Errors in choosing a backend from a URL.
@@ -556,30 +563,107 @@ pub enum UrlError {
     },
 }
 
+/// What ibench knows of a backend before it connects: its name, the URL schemes that choose
+/// it, what it can measure, its engines and flavours, and how to build its driver. Adding a
+/// backend is one more entry here and a driver module (docs/backends.md).
+pub struct BackendDescriptor {
+    /// The family.
+    pub kind: BackendKind,
+    /// Its name in messages and docs.
+    pub name: &'static str,
+    /// URL prefixes that choose it (lowercase).
+    pub schemes: &'static [&'static str],
+    /// The DBMS runs inside ibench (no server process, no server-side metrics).
+    pub embedded: bool,
+    /// The DBMS keeps statistics worth saving per step (`stats/<step>.json`).
+    pub server_statistics: bool,
+    /// Storage engines `--engine` may choose (empty: the option does not apply).
+    pub engines: &'static [Engine],
+    /// The flavours served by this driver.
+    pub flavours: &'static [flavour::Flavour],
+    build: fn(&str, &DriverOptions) -> anyhow::Result<Box<dyn Driver>>,
+}
+
+/// Every backend ibench drives.
+pub static BACKENDS: [BackendDescriptor; 3] = [
+    BackendDescriptor {
+        kind: BackendKind::Sqlite,
+        name: "SQLite",
+        schemes: &["sqlite:"],
+        embedded: true,
+        server_statistics: false,
+        engines: &[],
+        flavours: &[flavour::Flavour::Sqlite],
+        build: |url, _| Ok(Box::new(sqlite::SqliteDriver::new(url)?)),
+    },
+    BackendDescriptor {
+        kind: BackendKind::Postgres,
+        name: "PostgreSQL",
+        schemes: &["postgres://", "postgresql://"],
+        embedded: false,
+        server_statistics: true,
+        engines: &[],
+        flavours: &[
+            flavour::Flavour::Postgres,
+            flavour::Flavour::Cockroachdb,
+            flavour::Flavour::Yugabytedb,
+        ],
+        build: |url, o| Ok(Box::new(postgres::PostgresDriver::new(url, o.flavour)?)),
+    },
+    BackendDescriptor {
+        kind: BackendKind::Mysql,
+        name: "MySQL",
+        schemes: &["mysql://", "mariadb://"],
+        embedded: false,
+        server_statistics: true,
+        engines: &[Engine::Innodb, Engine::Rocksdb],
+        flavours: &[
+            flavour::Flavour::Mysql,
+            flavour::Flavour::Mariadb,
+            flavour::Flavour::Tidb,
+        ],
+        build: |url, o| {
+            Ok(Box::new(mysql::MysqlDriver::new(
+                url,
+                o.engine.unwrap_or(Engine::Innodb),
+                o.flavour,
+            )?))
+        },
+    },
+];
+
+/// The backend a URL names, by its scheme.
+pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlError> {
+    let lower = url.to_ascii_lowercase();
+    BACKENDS
+        .iter()
+        .find(|d| d.schemes.iter().any(|s| lower.starts_with(s)))
+        .ok_or_else(|| UrlError::UnknownScheme(redact_url(url)))
+}
+
 /// Which backend family a URL names.
 pub fn kind_of_url(url: &str) -> Result<BackendKind, UrlError> {
-    let lower = url.to_ascii_lowercase();
-    if lower.starts_with("sqlite:") {
-        Ok(BackendKind::Sqlite)
-    } else if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
-        Ok(BackendKind::Postgres)
-    } else if lower.starts_with("mysql://") || lower.starts_with("mariadb://") {
-        Ok(BackendKind::Mysql)
-    } else {
-        Err(UrlError::UnknownScheme(redact_url(url)))
-    }
+    descriptor_of_url(url).map(|d| d.kind)
 }
 
 /// Choose and build the driver for a URL. Does not connect yet.
 pub fn driver_for_url(url: &str, options: &DriverOptions) -> anyhow::Result<Box<dyn Driver>> {
-    Ok(match kind_of_url(url)? {
-        BackendKind::Sqlite => Box::new(sqlite::SqliteDriver::new(url)?),
-        BackendKind::Postgres => Box::new(postgres::PostgresDriver::new(url)?),
-        BackendKind::Mysql => Box::new(mysql::MysqlDriver::new(
-            url,
-            options.engine.unwrap_or(Engine::Innodb),
-        )?),
-    })
+    let d = descriptor_of_url(url)?;
+    if let Some(f) = options.flavour
+        && !d.flavours.contains(&f)
+    {
+        anyhow::bail!(
+            "--flavour {} is not served by {} URLs ({}); use a {} URL or drop --flavour",
+            format!("{f:?}").to_lowercase(),
+            d.name,
+            d.schemes.join(", "),
+            BACKENDS
+                .iter()
+                .find(|b| b.flavours.contains(&f))
+                .map_or("matching", |b| b.schemes[0])
+        );
+    }
+    (d.build)(url, options)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use ::mysql as my;
 use my::prelude::Queryable;
 use my::{Opts, OptsBuilder, Params, Statement, Value};
 
+use super::flavour::Flavour;
 use super::*;
 use crate::workload::row::civil_from_system_time;
 
@@ -33,6 +34,8 @@ pub struct MysqlDriver {
     /// The URL, password redacted.
     target: String,
     engine: Engine,
+    /// The flavour given with `--flavour` (else detected from `VERSION()`).
+    forced: Option<Flavour>,
 }
 
 impl MysqlDriver {
@@ -40,7 +43,7 @@ impl MysqlDriver {
     /// (TCP) or `mysql://root@localhost/ibench?socket=/path/mysqld.sock` (Unix socket). The URL
     /// must name a database, which must exist. The password comes from the URL, else from the
     /// file named by `?password_file=PATH`, else from `MYSQL_PWD`. Does not connect.
-    pub fn new(url: &str, engine: Engine) -> anyhow::Result<Self> {
+    pub fn new(url: &str, engine: Engine, forced: Option<Flavour>) -> anyhow::Result<Self> {
         let target = redact_url(url);
         let url = mysql_scheme(&resolve_password(url, Some("MYSQL_PWD"))?);
         let opts =
@@ -64,6 +67,7 @@ impl MysqlDriver {
             opts,
             target,
             engine,
+            forced,
         })
     }
 
@@ -156,12 +160,16 @@ impl Driver for MysqlDriver {
             .query_first("SELECT VERSION()")
             .map_err(|e| my_error(&self.target, "read VERSION()", e))?
             .unwrap_or_default();
+        let flavour = self
+            .forced
+            .unwrap_or_else(|| Flavour::detect(BackendKind::Mysql, &version));
         Ok(TargetInfo {
             backend: BackendKind::Mysql,
             url: self.target.clone(),
-            dbms: dbms_name(&version).to_string(),
+            dbms: flavour.dbms().to_string(),
             version,
             engine: Some(self.engine),
+            flavour: Some(flavour),
         })
     }
 
@@ -169,6 +177,17 @@ impl Driver for MysqlDriver {
         let deadline = Instant::now() + budget;
         let mut conn = self.open()?;
         let mut actions = Vec::new();
+        let version: String = conn
+            .query_first("SELECT VERSION()")
+            .map_err(|e| my_error(&self.target, "read VERSION()", e))?
+            .unwrap_or_default();
+        let flavour = self
+            .forced
+            .unwrap_or_else(|| Flavour::detect(BackendKind::Mysql, &version));
+        if !flavour.has_engine_maintenance() {
+            // TiDB: no dirty pages to flush, no MyRocks: refresh the statistics only.
+            return Ok(tables.iter().map(|t| analyze_table(&mut conn, t)).collect());
+        }
         match self.engine {
             Engine::Innodb => {
                 for table in tables {
@@ -189,15 +208,6 @@ impl Driver for MysqlDriver {
             }
         }
         Ok(actions)
-    }
-}
-
-/// `MariaDB` when the version string says so, else `MySQL`.
-fn dbms_name(version: &str) -> &'static str {
-    if version.to_ascii_lowercase().contains("mariadb") {
-        "MariaDB"
-    } else {
-        "MySQL"
     }
 }
 
@@ -1110,9 +1120,14 @@ mod tests {
             "mysql://root@h:1/ibench"
         );
         assert_eq!(mysql_scheme("mysql://root@h/x"), "mysql://root@h/x");
-        let d = MysqlDriver::new("mariadb://u:secret@127.0.0.1:1/ibench", Engine::Innodb).unwrap();
+        let d = MysqlDriver::new(
+            "mariadb://u:secret@127.0.0.1:1/ibench",
+            Engine::Innodb,
+            None,
+        )
+        .unwrap();
         assert_eq!(d.target, "mariadb://u:***@127.0.0.1:1/ibench");
-        let e = MysqlDriver::new("mysql://root@127.0.0.1:1", Engine::Innodb)
+        let e = MysqlDriver::new("mysql://root@127.0.0.1:1", Engine::Innodb, None)
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
@@ -1121,8 +1136,9 @@ mod tests {
 
     #[test]
     fn dbms_from_version() {
-        assert_eq!(dbms_name("10.11.19-MariaDB-0+deb12u1"), "MariaDB");
-        assert_eq!(dbms_name("8.0.36"), "MySQL");
+        let dbms = |v: &str| Flavour::detect(BackendKind::Mysql, v).dbms();
+        assert_eq!(dbms("10.11.19-MariaDB-0+deb12u1"), "MariaDB");
+        assert_eq!(dbms("8.0.36"), "MySQL");
     }
 
     #[test]

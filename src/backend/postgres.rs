@@ -18,6 +18,7 @@ use pg::types::private::BytesMut;
 use pg::types::{IsNull, ToSql, Type};
 use pg::{Client, Config, NoTls, Statement};
 
+use super::flavour::Flavour;
 use super::*;
 
 /// How long a connection attempt may take before the server counts as unreachable.
@@ -31,6 +32,10 @@ pub struct PostgresDriver {
     config: Config,
     /// The completed URL, password redacted: what error messages and `run.json` show.
     target: String,
+    /// The flavour given with `--flavour`.
+    forced: Option<Flavour>,
+    /// The flavour, once known (given, or detected from `version()` on first connect).
+    flavour: std::sync::OnceLock<Flavour>,
 }
 
 impl PostgresDriver {
@@ -38,7 +43,7 @@ impl PostgresDriver {
     /// password from a file. Parts the URL leaves out come from
     /// `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD` and `PGDATABASE`; with no host at all the
     /// Unix socket directory `/var/run/postgresql` is tried, then `localhost`. Does not connect.
-    pub fn new(url: &str) -> anyhow::Result<Self> {
+    pub fn new(url: &str, forced: Option<Flavour>) -> anyhow::Result<Self> {
         let url = &resolve_password(url, None)?;
         let filled = fill_pg_url(url, &|name| std::env::var(name).ok());
         let target = redact_url(&filled);
@@ -50,7 +55,25 @@ impl PostgresDriver {
         if config.get_application_name().is_none() {
             config.application_name("ibench");
         }
-        Ok(PostgresDriver { config, target })
+        Ok(PostgresDriver {
+            config,
+            target,
+            forced,
+            flavour: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The server's flavour: as given, else from `version()` (asked once per driver).
+    fn flavour(&self, client: &mut Client) -> Flavour {
+        *self.flavour.get_or_init(|| {
+            self.forced.unwrap_or_else(|| {
+                let version: String = client
+                    .query_one("SELECT version()", &[])
+                    .and_then(|r| r.try_get(0))
+                    .unwrap_or_default();
+                Flavour::detect(BackendKind::Postgres, &version)
+            })
+        })
     }
 
     fn client(&self) -> BackendResult<Client> {
@@ -62,8 +85,11 @@ impl PostgresDriver {
 
 impl Driver for PostgresDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
+        let mut client = self.client()?;
+        let flavour = self.flavour(&mut client);
         Ok(Box::new(PostgresConn {
-            client: self.client()?,
+            client,
+            flavour,
             target: self.target.clone(),
             statements: HashMap::new(),
             server_version_num: None,
@@ -74,12 +100,14 @@ impl Driver for PostgresDriver {
         let mut client = self.client()?;
         let version = show(&mut client, "server_version")
             .map_err(|e| pg_error(&self.target, "read server_version", &e))?;
+        let flavour = self.flavour(&mut client);
         Ok(TargetInfo {
             backend: BackendKind::Postgres,
             url: self.target.clone(),
-            dbms: "PostgreSQL".to_string(),
+            dbms: flavour.dbms().to_string(),
             version,
             engine: None,
+            flavour: Some(flavour),
         })
     }
 
@@ -87,6 +115,19 @@ impl Driver for PostgresDriver {
         let deadline = Instant::now() + budget;
         // Connect first so that an unreachable server is an error, not a list of failures.
         let mut main = self.client()?;
+        if !self.flavour(&mut main).has_engine_maintenance() {
+            // No VACUUM or CHECKPOINT here: refresh the statistics only.
+            return Ok(tables
+                .iter()
+                .map(|t| {
+                    let sql = format!("ANALYZE {t}");
+                    let started = Instant::now();
+                    let result = run_bounded(&mut main, &sql, deadline)
+                        .map_err(|e| pg_error(&self.target, &sql, &e));
+                    settle_action(sql, started, result)
+                })
+                .collect());
+        }
         let mut actions: Vec<SettleAction> = std::thread::scope(|scope| {
             let handles: Vec<_> = tables
                 .iter()
@@ -173,6 +214,7 @@ fn show(client: &mut Client, name: &str) -> Result<String, pg::Error> {
 /// One PostgreSQL connection with its prepared statements.
 pub struct PostgresConn {
     client: Client,
+    flavour: Flavour,
     target: String,
     statements: HashMap<String, TableStatements<Statement>>,
     server_version_num: Option<i32>,
@@ -241,7 +283,7 @@ impl Conn for PostgresConn {
         self.drop_table(table)?;
         let version = self.server_version_num()?;
         let context = format!("create table {table}");
-        for sql in create_table_sql(table, options, version) {
+        for sql in create_table_sql(table, options, version, self.flavour) {
             self.client
                 .batch_execute(&sql)
                 .map_err(|e| self.err(&context, &e))?;
@@ -312,10 +354,11 @@ impl Conn for PostgresConn {
 
     fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
         let context = || format!("delete from {table}");
+        let flavour = self.flavour;
         let stmt = self.statement(
             table,
             StatementKey::Delete,
-            || delete_sql(table),
+            || flavour.pg_delete_sql(table),
             &context(),
         )?;
         self.client
@@ -631,14 +674,20 @@ impl ExactSizeIterator for InsertParams<'_> {}
 // SQL text, as pure functions.
 
 /// `CREATE TABLE` (and for servers before 10, the sequence cache) for spec section 1.
-fn create_table_sql(table: &str, options: &TableOptions, server_version_num: i32) -> Vec<String> {
+fn create_table_sql(
+    table: &str,
+    options: &TableOptions,
+    server_version_num: i32,
+    flavour: Flavour,
+) -> Vec<String> {
     let identity = server_version_num >= 100_000;
+    let pk = flavour.primary_key();
     let id_column = if options.client_assigns_ids {
-        "transactionid bigint PRIMARY KEY"
+        format!("transactionid bigint {pk}")
     } else if identity {
-        "transactionid bigint GENERATED BY DEFAULT AS IDENTITY (CACHE 1000) PRIMARY KEY"
+        format!("transactionid bigint GENERATED BY DEFAULT AS IDENTITY (CACHE 1000) {pk}")
     } else {
-        "transactionid bigserial PRIMARY KEY"
+        format!("transactionid bigserial {pk}")
     };
     let suffix = match options.table_suffix.as_deref().map(str::trim) {
         Some(s) if !s.is_empty() => format!(" {s}"),
@@ -707,13 +756,6 @@ fn insert_sql(table: &str, rows: usize, client_ids: bool) -> String {
         };
     }
     sql
-}
-
-fn delete_sql(table: &str) -> String {
-    format!(
-        "DELETE FROM {table} WHERE transactionid IN (SELECT transactionid FROM {table} \
-         WHERE transactionid >= $1 ORDER BY transactionid LIMIT $2)"
-    )
 }
 
 fn range_sql(table: &str, index: SecondaryIndex) -> String {
@@ -980,7 +1022,7 @@ mod tests {
     fn create_table_text() {
         let opts = TableOptions::default();
         assert_eq!(
-            create_table_sql("pi1", &opts, 150_004),
+            create_table_sql("pi1", &opts, 150_004, Flavour::Postgres),
             vec![
                 "CREATE TABLE pi1 (transactionid bigint GENERATED BY DEFAULT AS IDENTITY \
                  (CACHE 1000) PRIMARY KEY, dateandtime timestamp, cashregisterid int NOT NULL, \
@@ -989,7 +1031,7 @@ mod tests {
                     .to_string()
             ]
         );
-        let old = create_table_sql("pi2", &opts, 90_624);
+        let old = create_table_sql("pi2", &opts, 90_624, Flavour::Postgres);
         assert_eq!(old.len(), 2);
         assert!(old[0].starts_with("CREATE TABLE pi2 (transactionid bigserial PRIMARY KEY, "));
         assert_eq!(old[1], "ALTER SEQUENCE pi2_transactionid_seq CACHE 1000");
@@ -998,7 +1040,7 @@ mod tests {
             table_suffix: Some("USING heap".to_string()),
             ..TableOptions::default()
         };
-        let sql = create_table_sql("pi1", &client, 90_000);
+        let sql = create_table_sql("pi1", &client, 90_000, Flavour::Postgres);
         assert_eq!(sql.len(), 1);
         assert!(sql[0].starts_with("CREATE TABLE pi1 (transactionid bigint PRIMARY KEY, "));
         assert!(sql[0].ends_with("data varchar(4000)) USING heap"));
@@ -1051,7 +1093,7 @@ mod tests {
     #[test]
     fn query_text() {
         assert_eq!(
-            delete_sql("pi1"),
+            Flavour::Postgres.pg_delete_sql("pi1"),
             "DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 \
              WHERE transactionid >= $1 ORDER BY transactionid LIMIT $2)"
         );
@@ -1148,7 +1190,7 @@ mod tests {
 
     #[test]
     fn driver_redacts_the_password() {
-        let d = PostgresDriver::new("postgres://bob:secret@127.0.0.1:1/db").unwrap();
+        let d = PostgresDriver::new("postgres://bob:secret@127.0.0.1:1/db", None).unwrap();
         assert_eq!(d.target, "postgres://bob:***@127.0.0.1:1/db");
     }
 }

@@ -166,6 +166,7 @@ impl Driver for SqliteDriver {
             dbms: "SQLite".into(),
             version,
             engine: None,
+            flavour: Some(super::flavour::Flavour::Sqlite),
         })
     }
 

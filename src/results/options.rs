@@ -17,6 +17,9 @@ pub struct RunOptions {
     pub url: String,
     /// Storage engine for the MySQL family.
     pub engine: Option<Engine>,
+    /// The server's flavour when given with `--flavour` (else detected from its version).
+    #[serde(default)]
+    pub flavour: Option<crate::backend::flavour::Flavour>,
     /// The profile the sizes came from.
     pub profile: String,
     /// The steps, in order.
@@ -86,6 +89,7 @@ impl RunOptions {
         RunOptions {
             url: url.to_string(),
             engine: None,
+            flavour: None,
             profile: profile.name.clone(),
             steps: StepName::default_list(&[100, 500, 1000]),
             clients: 1,

@@ -50,6 +50,7 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
         &opts.url,
         &DriverOptions {
             engine: opts.engine,
+            flavour: opts.flavour,
         },
     )?;
     // Reach the database before creating anything, so a wrong URL leaves no empty results dir.
@@ -967,6 +968,7 @@ mod tests {
             dbms: "MariaDB".into(),
             version: "10.11.19-MariaDB-0+deb12u1 log".into(),
             engine,
+            flavour: None,
         }
     }
 
