@@ -82,19 +82,6 @@ pub struct ShardArgs {
     pub shards: Option<u32>,
 }
 
-impl ShardArgs {
-    /// The shard this process runs.
-    pub fn shard(&self) -> anyhow::Result<crate::matrix::Shard> {
-        match (&self.shard, self.shards) {
-            (Some(s), _) => crate::matrix::Shard::parse(s),
-            (None, Some(n)) => crate::matrix::Shard::from_env(n, &|k| {
-                std::env::var(k).ok().filter(|v| !v.is_empty())
-            }),
-            (None, None) => Ok(crate::matrix::Shard::ALL),
-        }
-    }
-}
-
 /// `ibench report ...`
 #[derive(Debug, Args)]
 pub struct ReportArgs {

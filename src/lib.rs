@@ -184,7 +184,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
 fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
     match m {
         MatrixCommand::Plan { file, shard } => {
-            let shard = shard.shard()?;
+            let shard = matrix::Shard::from_args(&shard)?;
             let (_, plan) = matrix::load(&file)?;
             print!("{}", plan.render(shard));
             Ok(ExitCode::SUCCESS)
@@ -195,7 +195,7 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
             shard,
             quiet,
         } => {
-            let shard = shard.shard()?;
+            let shard = matrix::Shard::from_args(&shard)?;
             let (src, plan) = matrix::load(&file)?;
             let s = matrix::run::run(&plan, &src.text, &out, shard, quiet)?;
             eprintln!(

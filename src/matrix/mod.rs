@@ -22,3 +22,17 @@ pub fn load(path: &Path) -> anyhow::Result<(file::Source, Plan)> {
     let plan = plan::build(&src)?;
     Ok((src, plan))
 }
+
+impl Shard {
+    /// The shard this process runs, from `--shard I/N`, or `--shards N` with the index from the
+    /// scheduler's environment, or all cells.
+    pub fn from_args(args: &crate::cli::ShardArgs) -> anyhow::Result<Shard> {
+        match (&args.shard, args.shards) {
+            (Some(s), _) => Shard::parse(s),
+            (None, Some(n)) => {
+                Shard::from_env(n, &|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+            }
+            (None, None) => Ok(Shard::ALL),
+        }
+    }
+}

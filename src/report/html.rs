@@ -39,7 +39,7 @@ fn table_html(out: &mut String, t: &Table, ratio: bool, extra: Option<(&str, &[O
     for row in &t.rows {
         let _ = write!(out, "<tr><td class=\"l\">{}</td>", esc(&row.label));
         for c in &row.cells {
-            let sla = c.note.as_deref() == Some("SLA failed") && c.value.is_some();
+            let sla = c.note.as_deref() == Some(super::compare::SLA_FAILED) && c.value.is_some();
             let title = c
                 .note
                 .as_deref()

@@ -15,7 +15,7 @@ fn cell_md(c: &Cell, ratio: bool) -> String {
     if c.value.is_none() {
         return format!("_{v}_");
     }
-    let v = if c.note.as_deref() == Some("SLA failed") {
+    let v = if c.note.as_deref() == Some(super::compare::SLA_FAILED) {
         format!("~~{v}~~ (SLA)")
     } else if let Some(note) = super::partial_note(c) {
         format!("{v} ⚠ ({note})")

@@ -246,7 +246,8 @@ fn table_text(
         let _ = write!(out, "{:<label_w$}", truncate(&row.label, label_w));
         for c in &row.cells {
             let mut v = cell_text(c, ratio);
-            if !colour && c.note.as_deref() == Some("SLA failed") && c.value.is_some() {
+            if !colour && c.note.as_deref() == Some(super::compare::SLA_FAILED) && c.value.is_some()
+            {
                 v.push('*');
             }
             if super::partial_note(c).is_some() {

@@ -604,27 +604,18 @@ impl Worker {
 // Per-step metrics.
 
 /// The step's op: its name, count, the op kind whose latency is `maxop`.
-fn step_op(record: &StepRecord) -> (&'static str, u64, Option<&str>) {
-    let op = |k: &str| record.ops.get(k);
-    match record.name {
-        StepName::CreateIndexes => (
-            "indexed row",
-            op("create_indexes").map_or(0, |o| o.rows),
-            Some("create_indexes"),
-        ),
-        StepName::Query { .. } => {
-            let kind = if record.ops.contains_key("range_query") {
-                "range_query"
-            } else {
-                "point_query"
-            };
-            ("query", op(kind).map_or(0, |o| o.ops), Some(kind))
+fn step_op(record: &StepRecord) -> (&'static str, u64, Option<&'static str>) {
+    use crate::stats::OpKind;
+    let kind = record.name.main_op();
+    let op = record.ops.get(kind.name());
+    match kind {
+        OpKind::CreateIndexes => ("indexed row", op.map_or(0, |o| o.rows), Some(kind.name())),
+        OpKind::RangeQuery | OpKind::PointQuery => {
+            ("query", op.map_or(0, |o| o.ops), Some(kind.name()))
         }
-        _ => (
-            "inserted row",
-            op("insert").map_or(0, |o| o.rows),
-            Some("insert"),
-        ),
+        OpKind::Insert | OpKind::Delete => {
+            ("inserted row", op.map_or(0, |o| o.rows), Some(kind.name()))
+        }
     }
 }
 
@@ -632,7 +623,10 @@ fn step_op(record: &StepRecord) -> (&'static str, u64, Option<&str>) {
 /// when the sampler was gone; every figure then says so.
 pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
     let (op, ops, kind) = step_op(record);
-    let inserted_rows = record.ops.get("insert").map_or(0, |o| o.rows);
+    let inserted_rows = record
+        .ops
+        .get(crate::stats::OpKind::Insert.name())
+        .map_or(0, |o| o.rows);
     let raw = raw.unwrap_or_else(|| {
         let na = Metric::na("the sampler thread is not running");
         StepRaw {
