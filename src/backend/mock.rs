@@ -18,6 +18,8 @@ pub(crate) struct Ids {
     pub steal_before_next_delete: u64,
     /// Delete statements this connection sent.
     pub statements: u32,
+    /// The next this many inserts fail with a transient conflict (as a deadlock would).
+    pub conflicts_before_next_insert: u32,
 }
 
 impl Ids {
@@ -27,6 +29,7 @@ impl Ids {
             table: Arc::new(Mutex::new((1..=n).collect())),
             steal_before_next_delete: 0,
             statements: 0,
+            conflicts_before_next_insert: 0,
         }
     }
 
@@ -36,6 +39,7 @@ impl Ids {
             table: Arc::clone(&self.table),
             steal_before_next_delete: 0,
             statements: 0,
+            conflicts_before_next_insert: 0,
         }
     }
 
@@ -65,6 +69,10 @@ impl Conn for Ids {
         Ok(false)
     }
     fn insert(&mut self, _: &str, batch: &RowBatch) -> BackendResult<u64> {
+        if self.conflicts_before_next_insert > 0 {
+            self.conflicts_before_next_insert -= 1;
+            return Err(super::BackendError::Retryable("deadlock detected".into()));
+        }
         let mut t = self.table.lock().unwrap();
         let first = t.last().copied().unwrap_or(0) + 1;
         let rows = i64::try_from(batch.len()).unwrap();

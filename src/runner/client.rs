@@ -525,6 +525,20 @@ mod tests {
         assert!(rec.ops >= 50, "{} ops: the pacer fell far behind", rec.ops);
     }
 
+    /// A transient conflict (deadlock, busy) is retried, counted, and the statement's rows
+    /// are inserted once: the op's latency covers the retries.
+    #[test]
+    fn transient_conflicts_are_retried_and_counted() {
+        let mut conn = Ids::with_rows(0);
+        conn.conflicts_before_next_insert = 3;
+        let mut inserter = Inserter::new("pi1".into(), generator(), 10, Some(20), None);
+        let stop = StopSignal::new(None);
+        let mut rec = OpRecorder::new(OpKind::Insert);
+        assert!(client_loop(&mut inserter, &mut conn, None, &stop, &mut rec).unwrap());
+        assert_eq!((rec.ops, rec.rows, rec.retries), (2, 20, 3));
+        assert_eq!(conn.len(), 20, "no batch inserted twice, none lost");
+    }
+
     /// A stop (another connection failed, or Ctrl-C) ends the loop early: not its natural end.
     #[test]
     fn a_stopped_loop_says_it_was_cut_short() {
