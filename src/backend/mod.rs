@@ -10,6 +10,7 @@ pub(crate) mod mock;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
+pub mod url;
 
 use std::time::Duration;
 
@@ -364,41 +365,26 @@ pub(crate) type TableStatements<S> = std::collections::HashMap<StatementKey, S>;
 /// parameter) with `***`. The userinfo ends at the last `@` before the query, so a password
 /// holding `/` or `@` is masked whole.
 pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
+    let Some(u) = url::UrlParts::parse(url) else {
         return url.to_string();
     };
-    let start = scheme_end + 3;
-    let rest = &url[start..];
-    let query_at = rest.find('?').unwrap_or(rest.len());
-    let mut out = String::with_capacity(url.len());
-    out.push_str(&url[..start]);
-    let before_query = &rest[..query_at];
-    match before_query.rfind('@') {
-        Some(at) => {
-            let userinfo = &before_query[..at];
-            match userinfo.find(':') {
-                Some(colon) => {
-                    out.push_str(&userinfo[..colon]);
-                    out.push_str(":***");
-                }
-                None => out.push_str(userinfo),
+    let userinfo = match u.password() {
+        Some(_) => Some(format!("{}:***", u.user())),
+        None => u.userinfo.map(str::to_string),
+    };
+    let params: Vec<String> = u
+        .params()
+        .map(|(k, v)| {
+            if k.eq_ignore_ascii_case("password") {
+                format!("{k}=***")
+            } else if v.is_empty() && !u.query.is_some_and(|q| q.contains(&format!("{k}="))) {
+                k.to_string()
+            } else {
+                format!("{k}={v}")
             }
-            out.push_str(&before_query[at..]);
-        }
-        None => out.push_str(before_query),
-    }
-    if query_at < rest.len() {
-        out.push('?');
-        let pairs: Vec<String> = rest[query_at + 1..]
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                _ => kv.to_string(),
-            })
-            .collect();
-        out.push_str(&pairs.join("&"));
-    }
-    out
+        })
+        .collect();
+    u.join(userinfo.as_deref(), &params)
 }
 
 /// A command line with the password of every URL in it masked (`--url URL`, `--url=URL`, a
@@ -458,82 +444,47 @@ fn percent_decode(s: &str) -> String {
 /// URL itself wins over both. A URL with neither is returned unchanged. The result holds the password in
 /// clear: give it only to the client library, never to a message or a file.
 pub fn resolve_password(url: &str, env_var: Option<&str>) -> Result<String, UrlError> {
-    let Some(scheme_end) = url.find("://") else {
+    let Some(u) = url::UrlParts::parse(url) else {
         return Ok(url.to_string());
-    };
-    let (main, query) = match url.find('?') {
-        Some(i) => (&url[..i], Some(&url[i + 1..])),
-        None => (url, None),
     };
     let mut file = None;
     let mut kept = Vec::new();
-    for kv in query.into_iter().flat_map(|q| q.split('&')) {
-        match kv.split_once('=') {
-            Some((k, v)) if k == PASSWORD_FILE_PARAM => file = Some(percent_decode(v)),
-            _ if kv.is_empty() => {}
-            _ => kept.push(kv),
+    for (k, v) in u.params() {
+        if k == PASSWORD_FILE_PARAM {
+            file = Some(percent_decode(v));
+        } else if v.is_empty() && !u.query.is_some_and(|q| q.contains(&format!("{k}="))) {
+            kept.push(k.to_string());
+        } else {
+            kept.push(format!("{k}={v}"));
         }
     }
-    let password = match &file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| UrlError::Malformed {
-                url: redact_url(url),
-                detail: format!(
-                    "cannot read the password file {path} ({e}); fix {PASSWORD_FILE_PARAM}= in --url"
-                ),
-            })?;
-            let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
-            Some(line.to_string())
-        }
-        None => None,
-    };
-    // Where the userinfo ends (the last '@' before the path).
-    let rest = &main[scheme_end + 3..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let at = rest[..authority_end].rfind('@');
-    let (user, had_password) = match at {
-        Some(at) => {
-            let userinfo = &rest[..at];
-            match userinfo.split_once(':') {
-                Some((u, _)) => (u, true),
-                None => (userinfo, false),
-            }
-        }
-        None => ("", false),
-    };
     // A password written in the URL itself wins; then the file; then the environment.
-    let password = if had_password {
+    let password = if u.password().is_some() {
         None
+    } else if let Some(path) = &file {
+        let text = std::fs::read_to_string(path).map_err(|e| UrlError::Malformed {
+            url: redact_url(url),
+            detail: format!(
+                "cannot read the password file {path} ({e}); fix {PASSWORD_FILE_PARAM}= in --url"
+            ),
+        })?;
+        Some(
+            text.lines()
+                .next()
+                .unwrap_or("")
+                .trim_end_matches('\r')
+                .to_string(),
+        )
     } else {
-        password.or_else(|| {
-            env_var
-                .and_then(|v| std::env::var(v).ok())
-                .filter(|p| !p.is_empty())
-        })
+        env_var
+            .and_then(|v| std::env::var(v).ok())
+            .filter(|p| !p.is_empty())
     };
-    let Some(password) = password else {
-        // Nothing to add: only drop the parameter, if it was there.
-        let mut out = main.to_string();
-        if !kept.is_empty() {
-            out.push('?');
-            out.push_str(&kept.join("&"));
-        }
-        return Ok(out);
+    let userinfo = match password {
+        Some(p) => Some(format!("{}:{}", u.user(), percent_encode(&p))),
+        None => u.userinfo.map(str::to_string),
     };
-    let host_and_path = match at {
-        Some(at) => &rest[at + 1..],
-        None => rest,
-    };
-    let mut out = format!(
-        "{}{user}:{}@{host_and_path}",
-        &main[..scheme_end + 3],
-        percent_encode(&password)
-    );
-    if !kept.is_empty() {
-        out.push('?');
-        out.push_str(&kept.join("&"));
-    }
-    Ok(out)
+    Ok(u.join(userinfo.as_deref(), &kept))
 }
 
 /// Options that shape how a driver connects, beyond the URL.

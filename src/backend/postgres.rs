@@ -800,26 +800,15 @@ fn vacuum_sql(table: &str) -> String {
 /// every host without one (`PGPORT`) and the database (`PGDATABASE`). Parts given as query
 /// parameters (`?host=...`) count as given.
 fn fill_pg_url(url: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
-    let Some(scheme_end) = url.find("://") else {
+    let Some(parts) = super::url::UrlParts::parse(url) else {
         return url.to_string();
     };
-    let scheme = &url[..scheme_end + 3];
-    let rest = &url[scheme_end + 3..];
-    let (main, query) = match rest.find('?') {
-        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-        None => (rest, None),
-    };
-    let (authority, path) = match main.find('/') {
-        Some(i) => (&main[..i], &main[i + 1..]),
-        None => (main, ""),
-    };
-    let (userinfo, hosts) = match authority.rfind('@') {
-        Some(i) => (&authority[..i], &authority[i + 1..]),
-        None => ("", authority),
-    };
-    let keys: Vec<&str> = query
-        .map(|q| q.split('&').filter_map(|kv| kv.split('=').next()).collect())
-        .unwrap_or_default();
+    let scheme = parts.scheme;
+    let query = parts.query;
+    let path = parts.path;
+    let hosts = parts.hosts;
+    let userinfo = parts.userinfo.unwrap_or("");
+    let keys: Vec<&str> = parts.params().map(|(k, _)| k).collect();
     let in_query = |k: &str| keys.contains(&k);
     let env_set = |name: &str| env(name).filter(|v| !v.is_empty());
 

@@ -11,28 +11,7 @@ use crate::results::options::RunOptions;
 
 /// The host part of a URL (`""` for a Unix socket or none given).
 pub fn url_host(url: &str) -> String {
-    let Some(rest) = url.split_once("://").map(|(_, r)| r) else {
-        return String::new();
-    };
-    let (authority, query) = match rest.find(['/', '?']) {
-        Some(i) => (&rest[..i], rest[i..].split_once('?').map_or("", |(_, q)| q)),
-        None => (rest, ""),
-    };
-    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(stripped) = hostport.strip_prefix('[') {
-        stripped.split(']').next().unwrap_or("")
-    } else {
-        hostport.split(':').next().unwrap_or("")
-    };
-    if host.is_empty() {
-        // postgres://user@/db?host=/run/postgresql ; mysql://...?socket=PATH
-        for pair in query.split('&') {
-            if let Some(v) = pair.strip_prefix("host=") {
-                return v.to_string();
-            }
-        }
-    }
-    host.to_string()
+    crate::backend::url::UrlParts::parse(url).map_or_else(String::new, |u| u.first_host())
 }
 
 /// Whether a URL host is this machine: empty (socket), a socket path, loopback, or this
