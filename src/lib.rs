@@ -37,7 +37,9 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
                     .map(str::trim)
                     .filter(|l| l.starts_with("tip:")),
             );
-            eprintln!("{}; see --help", parts.join("; "));
+            // clap quotes what it did not understand: a URL given without --url, say.
+            let line = backend::redact_in_text(&parts.join("; "));
+            eprintln!("{line}; see --help");
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -49,7 +51,10 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
     match dispatch(cli, args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", one_line(&format!("{e:#}")));
+            eprintln!(
+                "error: {}",
+                backend::redact_in_text(&one_line(&format!("{e:#}")))
+            );
             ExitCode::FAILURE
         }
     }

@@ -776,3 +776,14 @@ fn fails_for_a_flavour_of_another_protocol() {
     ]);
     assert_clear_error(&out, &["--flavour tidb", "mysql://"]);
 }
+
+/// A URL given where clap does not expect it is quoted in the usage error: its password is
+/// masked there too.
+#[test]
+fn a_misplaced_url_has_its_password_masked_in_the_usage_error() {
+    let out = ibench(&["run", "postgres://u:secret@127.0.0.1:1/db"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!stderr.contains("secret"), "{stderr}");
+    assert!(stderr.contains("u:***@"), "{stderr}");
+}

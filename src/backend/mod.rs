@@ -387,6 +387,23 @@ pub fn redact_url(url: &str) -> String {
     u.join(userinfo.as_deref(), &params)
 }
 
+/// Any text (an error line) with the password of every URL in it masked: a URL is a run of
+/// characters up to a space or a quote around a `://`.
+pub fn redact_in_text(text: &str) -> String {
+    let is_end = |c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let start = rest[..at].rfind(is_end).map_or(0, |i| i + 1);
+        let end = rest[at..].find(is_end).map_or(rest.len(), |i| at + i);
+        out.push_str(&rest[..start]);
+        out.push_str(&redact_url(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A command line with the password of every URL in it masked (`--url URL`, `--url=URL`, a
 /// URL anywhere): what `run.json` records as `command_line`.
 pub fn redact_args(args: &[String]) -> Vec<String> {
@@ -671,6 +688,10 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        assert_eq!(
+            redact_in_text("error: unexpected argument 'postgres://u:secret@h/db' found"),
+            "error: unexpected argument 'postgres://u:***@h/db' found"
+        );
         let masked = redact_args(&args).join(" ");
         assert!(!masked.contains("secret"), "{masked}");
         assert!(masked.contains("--url=mysql://root:***@h/x"), "{masked}");
