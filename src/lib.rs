@@ -130,8 +130,46 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// `ibench report --format otava --output DIR`: Otava's CSV and test config, side by side.
+fn otava_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
+    let Some(dir) = &a.output else {
+        anyhow::bail!(
+            "--format otava writes two files ({} and otava.yaml): give --output DIR",
+            report::series::OTAVA_CSV
+        );
+    };
+    let (runs, problems) = report::load::load_runs(&a.runs);
+    for p in &problems {
+        eprintln!("warning: {p}");
+    }
+    if runs.is_empty() {
+        anyhow::bail!("no run could be read: give results directories (each holds a run.json)");
+    }
+    let (csv, yaml) = report::series::otava(&runs);
+    std::fs::create_dir_all(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create {}: {e}; choose another --output",
+            dir.display()
+        )
+    })?;
+    for (name, text) in [(report::series::OTAVA_CSV, &csv), ("otava.yaml", &yaml)] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write {}: {e}; choose another --output",
+                path.display()
+            )
+        })?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `ibench report`: render the runs in one format, to a file or standard output.
 fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
+    if a.format == report::Format::Otava {
+        return otava_command(a);
+    }
     use std::io::IsTerminal;
     let colour = a.output.is_none()
         && a.format == report::Format::Text

@@ -433,7 +433,7 @@ fn render(
                 None => body + &section,
             }
         }
-        Format::Json => body,
+        Format::Json | Format::Otava | Format::Nyrkio => body,
     })
 }
 

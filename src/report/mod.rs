@@ -5,6 +5,7 @@ pub mod compare;
 pub mod html;
 pub mod load;
 pub mod markdown;
+pub mod series;
 pub mod svg;
 pub mod text;
 
@@ -24,6 +25,11 @@ pub enum Format {
     Html,
     /// The comparison as JSON data.
     Json,
+    /// Apache Otava's input for change detection over time: `ibench.csv` (one row per run)
+    /// and `otava.yaml` (the test config), written into `--output DIR`.
+    Otava,
+    /// Nyrkiö's result JSON: one result per run with its metrics and attributes.
+    Nyrkio,
 }
 
 /// A rendered report and the problems met on the way (one line each).
@@ -73,6 +79,8 @@ pub fn render(
         Format::Markdown => markdown::render(cmp),
         Format::Html => html::render(cmp, runs),
         Format::Json => serde_json::to_string_pretty(cmp)? + "\n",
+        Format::Otava => series::otava(runs).0,
+        Format::Nyrkio => serde_json::to_string_pretty(&series::nyrkio(runs))? + "\n",
     })
 }
 
