@@ -429,3 +429,54 @@ fn a_run_json_of_garbage_is_named_as_unreadable() {
     assert!(!problems[0].contains("no run.json"), "{}", problems[0]);
     assert!(problems[0].contains("run.json is unreadable") && problems[0].contains("UTF-8"));
 }
+
+/// The diagnosis of the real commit_delay regression names the per-op figures that moved,
+/// with the ratios the runs' own raw counters give (KB written by the data's block device
+/// per inserted row, read here from `totals`, not from the computed metric).
+#[test]
+fn the_diagnosis_names_what_moved_with_the_ratio_of_the_raw_counters() {
+    let cmp = comparison(
+        &[fixture("postgres"), fixture("postgres-commit-delay")],
+        None,
+    );
+    let li0 = cmp
+        .diagnoses
+        .iter()
+        .find(|d| d.step == "l.i0")
+        .expect("l.i0 lost 99% of its throughput: it is diagnosed");
+    assert!(li0.relative < 0.05, "{li0:?}");
+    let (runs, _) = load_runs(&[fixture("postgres"), fixture("postgres-commit-delay")]);
+    let kb_per_row = |i: usize| {
+        let s = &runs[i].record.steps[0];
+        let m = s.metrics.as_ref().unwrap();
+        let bytes = m.totals.device_write_bytes.value().unwrap();
+        bytes / 1024.0 / m.inserted_rows as f64
+    };
+    let expected = kb_per_row(1) / kb_per_row(0);
+    let wkbpi = li0
+        .movers
+        .iter()
+        .find(|m| m.figure == "wkbpi")
+        .expect("KB written per row moved");
+    assert!(
+        (wkbpi.ratio - expected).abs() < 1e-6 * expected,
+        "{wkbpi:?} vs {expected}"
+    );
+    assert_eq!(
+        li0.movers[0].figure, "wkbpi",
+        "the largest mover comes first: {li0:?}"
+    );
+    // A commit delay is a wait: per-op work explains only part of a 99% drop, and it says so.
+    assert!(
+        li0.line().contains("not work measured per op"),
+        "{}",
+        li0.line()
+    );
+    // The same diagnosis in every format.
+    let text = ibench::report::text::comparison(&cmp, false);
+    assert!(text.contains("Diagnosis") && text.contains(&li0.line()));
+    let md = ibench::report::markdown::render(&cmp);
+    assert!(md.contains("## Diagnosis"));
+    let json = serde_json::to_value(&cmp).unwrap();
+    assert!(json["diagnoses"].as_array().is_some_and(|d| !d.is_empty()));
+}

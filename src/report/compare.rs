@@ -129,6 +129,9 @@ pub struct Comparison {
     pub background_targets: Vec<Option<f64>>,
     /// Per step details.
     pub details: Vec<StepDetail>,
+    /// For every relative throughput outside the noise band (±5%), the per-op figures that
+    /// moved with it (see `report::diagnosis`).
+    pub diagnoses: Vec<super::diagnosis::Diagnosis>,
     /// What could not be read or compared, one line each.
     pub problems: Vec<String>,
 }
@@ -357,6 +360,7 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         .map(|&name| step_detail(runs, base_index, name))
         .collect();
 
+    let diagnoses = diagnoses(runs, base_index, &steps);
     Comparison {
         labels,
         base: base_index,
@@ -366,8 +370,38 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         background,
         background_targets: targets,
         details,
+        diagnoses,
         problems,
     }
+}
+
+/// The diagnosis of every step of every run against the base, where its relative throughput
+/// lies outside the noise band; steps that did not complete are left out.
+fn diagnoses(
+    runs: &[LoadedRun],
+    base: usize,
+    steps: &[String],
+) -> Vec<super::diagnosis::Diagnosis> {
+    let mut out = Vec::new();
+    for step in steps {
+        let Some(b) = runs.get(base).and_then(|r| find_step(r, step)) else {
+            continue;
+        };
+        for (i, run) in runs.iter().enumerate() {
+            if i == base {
+                continue;
+            }
+            if let Some(s) = find_step(run, step)
+                && s.status == Status::Completed
+                && b.status == Status::Completed
+                && let Some(d) =
+                    super::diagnosis::diagnose(&run.label, s, b, super::diagnosis::NOISE_BAND)
+            {
+                out.push(d);
+            }
+        }
+    }
+    out
 }
 
 /// The note of a cell whose step failed its background-insert SLA.

@@ -151,6 +151,13 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
         );
     }
 
+    if !cmp.diagnoses.is_empty() {
+        out.push_str("<h2>Diagnosis</h2><p class=\"note\">Per-op figures that moved with each relative throughput outside ±5% (run / base), the one that accounts for most of the change first.</p><ul>");
+        for d in &cmp.diagnoses {
+            let _ = write!(out, "<li>{}</li>", esc(&d.line()));
+        }
+        out.push_str("</ul>");
+    }
     for d in &cmp.details {
         let _ = write!(out, "<h2 id=\"step-{0}\">{0}</h2>", esc(&d.step));
         for (kind, rows) in &d.latency {

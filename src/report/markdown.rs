@@ -102,6 +102,12 @@ pub fn render(cmp: &Comparison) -> String {
             Some(("target", &cmp.background_targets)),
         );
     }
+    if !cmp.diagnoses.is_empty() {
+        out.push_str("\n## Diagnosis\n\nPer-op figures that moved with each relative throughput outside ±5% (run / base), the one that accounts for most of the change first.\n\n");
+        for d in &cmp.diagnoses {
+            let _ = writeln!(out, "- {}", escape_md(&d.line()));
+        }
+    }
     for d in &cmp.details {
         let _ = writeln!(out, "\n## {}\n", d.step);
         for (kind, rows) in &d.latency {

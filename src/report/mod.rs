@@ -2,6 +2,7 @@
 //! renders one run or compares several as terminal text, Markdown, self-contained HTML or JSON.
 
 pub mod compare;
+pub mod diagnosis;
 pub mod html;
 pub mod load;
 pub mod markdown;

@@ -302,6 +302,14 @@ pub fn comparison(cmp: &Comparison, colour: bool) -> String {
             Some(("target", &cmp.background_targets)),
         );
     }
+    if !cmp.diagnoses.is_empty() {
+        out.push_str(
+            "\nDiagnosis: per-op figures that moved with each relative throughput outside ±5% (run / base)\n",
+        );
+        for d in &cmp.diagnoses {
+            let _ = writeln!(out, "  {}", d.line());
+        }
+    }
     for d in &cmp.details {
         let _ = writeln!(out, "\n== {} ({})", d.step, d.unit);
         for (kind, rows) in &d.latency {

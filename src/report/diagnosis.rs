@@ -1,0 +1,200 @@
+//! Diagnosis: for every relative throughput outside the noise band, which per-op figures moved
+//! with it and by how much, ordered by how much of the change each could account for.
+//!
+//! A step's throughput falling to `r` of the base means each operation took `1/r` as long; a
+//! per-op cost that grew by `k` (server CPU per op, KB written per inserted row, ...) could
+//! account for `ln k / ln(1/r)` of that change (1 = all of it). Figures that moved by less than
+//! the noise band, or against the change, are left out; when none is left, the diagnosis says
+//! plainly that nothing measured explains it.
+
+use serde::Serialize;
+
+use crate::results::StepRecord;
+use crate::results::metrics::{Metric, StepMetrics};
+
+/// Default half-width of the noise band: relative throughputs within ±5% are not diagnosed,
+/// and a per-op figure must move by more than 5% to be named.
+pub const NOISE_BAND: f64 = 0.05;
+
+/// A per-op cost figure the diagnosis looks at: its name, what it is, and where it is.
+type CostFigure = (&'static str, &'static str, fn(&StepMetrics) -> &Metric);
+
+/// The per-op figures that can explain a throughput change (a higher value is a higher cost).
+const COST_FIGURES: [CostFigure; 8] = [
+    ("cpupq", "server CPU/op", |m| &m.cpupq),
+    ("wkbpi", "KB written/row", |m| &m.wkbpi),
+    ("wpi", "writes/row", |m| &m.wpi),
+    ("rkbpq", "KB read/op", |m| &m.rkbpq),
+    ("rpq", "reads/op", |m| &m.rpq),
+    ("cspq", "context switches/op", |m| &m.cspq),
+    ("hcpupq", "host CPU/op", |m| &m.hcpupq),
+    ("ccpupq", "client CPU/op", |m| &m.ccpupq),
+];
+
+/// One figure that moved with the throughput.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Mover {
+    /// The figure's name in run.json (`cpupq`, `wkbpi`, ...).
+    pub figure: String,
+    /// What it is, for people.
+    pub meaning: String,
+    /// Its value in the run divided by the base's.
+    pub ratio: f64,
+    /// How much of the throughput change it could account for (1 = all of it).
+    pub share: f64,
+}
+
+/// The diagnosis of one step of one run against the base.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Diagnosis {
+    /// The step.
+    pub step: String,
+    /// The run's label.
+    pub run: String,
+    /// Its throughput relative to the base.
+    pub relative: f64,
+    /// The figures that moved with it, the one that accounts for most first.
+    pub movers: Vec<Mover>,
+}
+
+impl Diagnosis {
+    /// One line: `l.i1 0.82 (PG 17): server CPU/op ×1.21, KB written/row ×1.40`.
+    pub fn line(&self) -> String {
+        let head = format!("{} {:.2} ({})", self.step, self.relative, self.run);
+        if self.movers.is_empty() {
+            return format!("{head}: nothing measured explains it (no per-op figure moved)");
+        }
+        let parts: Vec<String> = self
+            .movers
+            .iter()
+            .map(|m| format!("{} ×{:.2}", m.meaning, m.ratio))
+            .collect();
+        let most = self.movers.iter().map(|m| m.share).fold(0.0, f64::max);
+        if most < 0.5 {
+            // Per-op work explains little: the time went to waiting (locks, fsync, a delay).
+            return format!(
+                "{head}: {}; the largest accounts for {:.0}% of the change: most of it is not work measured per op (waiting?)",
+                parts.join(", "),
+                most * 100.0
+            );
+        }
+        format!("{head}: {}", parts.join(", "))
+    }
+}
+
+/// Diagnose one step of one run against the same step of the base, when its relative
+/// throughput lies outside `band` (e.g. ±0.05).
+pub fn diagnose(
+    run_label: &str,
+    step: &StepRecord,
+    base: &StepRecord,
+    band: f64,
+) -> Option<Diagnosis> {
+    if base.throughput <= 0.0 || step.throughput <= 0.0 {
+        return None;
+    }
+    let relative = step.throughput / base.throughput;
+    if (relative - 1.0).abs() <= band {
+        return None;
+    }
+    let (m, b) = (step.metrics.as_ref()?, base.metrics.as_ref()?);
+    // The per-op cost change the throughput change implies: ln(1/r).
+    let implied = -relative.ln();
+    let mut movers: Vec<Mover> = COST_FIGURES
+        .iter()
+        .filter_map(|(name, meaning, field)| {
+            let (v, bv) = (field(m).value()?, field(b).value()?);
+            if bv <= 0.0 || v <= 0.0 {
+                return None;
+            }
+            let ratio = v / bv;
+            let share = ratio.ln() / implied;
+            // Moved beyond the noise, in the direction that explains the change.
+            ((ratio - 1.0).abs() > band && share > 0.0).then(|| Mover {
+                figure: (*name).to_string(),
+                meaning: (*meaning).to_string(),
+                ratio,
+                share,
+            })
+        })
+        .collect();
+    movers.sort_by(|a, b| b.share.total_cmp(&a.share));
+    Some(Diagnosis {
+        step: step.name.to_string(),
+        run: run_label.to_string(),
+        relative,
+        movers,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(throughput: f64, cpupq: f64, wkbpi: f64, cspq: f64) -> StepRecord {
+        let mut s: StepRecord = serde_json::from_value(serde_json::json!({
+            "name": "l.i1", "status": "completed", "error": null,
+            "started_at": "x", "ended_at": "x", "seconds": 1.0, "clients": 1,
+            "throughput": throughput, "throughput_unit": "inserted rows/s", "ops": {},
+            "rate_p50": null, "rate_p1low": null, "client_cpu_seconds": 0.0,
+            "client_cpu_us_per_op": null, "sla": null, "settle": null, "integrity": null,
+            "metrics": null
+        }))
+        .unwrap();
+        let na = || serde_json::json!({"na": "x"});
+        let v = |x: f64| serde_json::json!({"value": x});
+        let totals = serde_json::json!({
+            "seconds": 1.0, "server_cpu_seconds": na(), "host_cpu_seconds": na(),
+            "client_cpu_seconds": na(), "context_switches": na(), "device_reads": na(),
+            "device_read_bytes": na(), "device_writes": na(), "device_write_bytes": na(),
+            "server_read_bytes": na(), "server_write_bytes": na(), "server_memory_max_bytes": na()
+        });
+        s.metrics = Some(
+            serde_json::from_value(serde_json::json!({
+                "op": "inserted row", "ops": 1, "inserted_rows": 1,
+                "cpupq": v(cpupq), "ccpupq": na(), "hcpupq": na(), "rpq": na(), "rkbpq": na(),
+                "wpi": na(), "wkbpi": v(wkbpi), "csps": na(), "cspq": v(cspq), "dbgb1": na(),
+                "dbgb2": na(), "rss": na(), "maxop": na(), "p50": na(), "p1low": na(),
+                "totals": totals, "db_size": null, "stats_file": {"na": "x"}, "perf": null
+            }))
+            .unwrap(),
+        );
+        s
+    }
+
+    #[test]
+    fn the_figure_that_accounts_for_the_change_comes_first() {
+        let base = step(1000.0, 100.0, 2.0, 1.0);
+        // 0.80 of the base: 1.25× the time per op. CPU ×1.25 explains all of it, KB written
+        // ×1.10 some, context switches ×0.9 moved the other way and are left out.
+        let run = step(800.0, 125.0, 2.2, 0.9);
+        let d = diagnose("slow", &run, &base, NOISE_BAND).unwrap();
+        assert!((d.relative - 0.8).abs() < 1e-9);
+        let names: Vec<&str> = d.movers.iter().map(|m| m.figure.as_str()).collect();
+        assert_eq!(names, ["cpupq", "wkbpi"]);
+        assert!((d.movers[0].share - 1.0).abs() < 1e-9);
+        assert_eq!(
+            d.line(),
+            "l.i1 0.80 (slow): server CPU/op ×1.25, KB written/row ×1.10"
+        );
+    }
+
+    #[test]
+    fn within_the_noise_band_nothing_is_diagnosed_and_unexplained_changes_say_so() {
+        let base = step(1000.0, 100.0, 2.0, 1.0);
+        assert!(diagnose("same", &step(1030.0, 140.0, 2.0, 1.0), &base, NOISE_BAND).is_none());
+        let d = diagnose("waits", &step(500.0, 101.0, 2.01, 1.0), &base, NOISE_BAND).unwrap();
+        assert!(d.movers.is_empty());
+        assert!(
+            d.line().contains("nothing measured explains it"),
+            "{}",
+            d.line()
+        );
+        let d = diagnose("partly", &step(500.0, 110.0, 2.0, 1.0), &base, NOISE_BAND).unwrap();
+        assert!(
+            d.line().contains("most of it is not work measured per op"),
+            "{}",
+            d.line()
+        );
+    }
+}
