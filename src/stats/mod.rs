@@ -6,6 +6,13 @@
 //! a second to build the per-second timeline. At the end of a step the recorders are merged
 //! per operation kind.
 
+pub mod convert;
+
+pub use convert::{
+    count_f64, i64_f64, i64_u64, round_to_u64, round_to_usize, u64_i64, u64_usize, usize_f64,
+    usize_u64,
+};
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
