@@ -39,6 +39,7 @@
 //! and stops the server; a second one exits at once and leaves the server running (stop it
 //! with `ibench server stop --dir DIR`, DIR as printed at the start).
 
+use ibench::stats::convert::{count_f64, i64_f64, u64_i64};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -313,14 +314,14 @@ fn ibench_phase(
         .context("the run recorded no step")?;
     let (count, avg_len, bytes) = table_shape(admin, IBENCH_TABLE)?;
     ensure!(
-        count == rows as i64,
+        count == u64_i64(rows),
         "{IBENCH_TABLE} holds {count} rows, not {rows}"
     );
     Ok(Phase {
         rows_per_sec: step.throughput,
         seconds: step.seconds,
         client_cpu_us_per_row: step.client_cpu_us_per_op,
-        server_cpu_us_per_row: server_us / rows as f64,
+        server_cpu_us_per_row: server_us / count_f64(rows),
         host_cpu_pct: host_pct,
         avg_data_len: avg_len,
         table_bytes: bytes,
@@ -444,14 +445,14 @@ fn server_phase(
 
     let (count, avg_len, bytes) = table_shape(admin, SERVER_TABLE)?;
     ensure!(
-        count == rows as i64,
+        count == u64_i64(rows),
         "{SERVER_TABLE} holds {count} rows, not {rows}"
     );
     Ok(Phase {
-        rows_per_sec: rows as f64 / seconds,
+        rows_per_sec: count_f64(rows) / seconds,
         seconds,
         client_cpu_us_per_row: None,
-        server_cpu_us_per_row: server_us / rows as f64,
+        server_cpu_us_per_row: server_us / count_f64(rows),
         host_cpu_pct: host_pct,
         avg_data_len: avg_len,
         table_bytes: bytes,
@@ -546,7 +547,7 @@ fn main() -> Result<()> {
     println!(
         "pre-made values for phase c: {rows} rows in {VALUES_TABLE}, {:.0} MB with its key \
          ({made_in:.1} s to make)",
-        values_bytes as f64 / 1e6
+        i64_f64(values_bytes) / 1e6
     );
     let premade_sql = server_premade_sql(rows);
     let server_sql = server_load_sql(rows);
@@ -591,7 +592,8 @@ fn main() -> Result<()> {
         if runner::stop::interrupted() {
             bail!("interrupted");
         }
-        let value_gen_us_per_row = value_generation_seconds(&mut admin, rows)? * 1e6 / rows as f64;
+        let value_gen_us_per_row =
+            value_generation_seconds(&mut admin, rows)? * 1e6 / count_f64(rows);
         let r = Round {
             ibench,
             server,
@@ -617,7 +619,7 @@ fn main() -> Result<()> {
             host,
             r.value_gen_us_per_row,
         );
-        let mb = |p: &Phase| p.table_bytes as f64 / 1e6;
+        let mb = |p: &Phase| i64_f64(p.table_bytes) / 1e6;
         eprintln!(
             "      (a {:.1} s, b {:.1} s, c {:.1} s; average data length a {:.2}, b {:.2}, c {:.2}; \
              table + pk MB a {:.0}, b {:.0}, c {:.0})",

@@ -16,6 +16,7 @@
 //!   reach at least 2000 operations.
 //! - `IBENCH_PACER_RATES`: comma-separated rates in operations/s (default `100,500,1000,10000`).
 
+use ibench::stats::convert::{count_f64, round_to_usize, usize_f64};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -50,13 +51,13 @@ struct RateResult {
 impl RateResult {
     /// The `p`-th percentile (0..=100) of the schedule error, microseconds (nearest rank).
     fn pct_us(&self, p: f64) -> f64 {
-        percentile(&self.errors_ns, p) as f64 / 1000.0
+        count_f64(percentile(&self.errors_ns, p)) / 1000.0
     }
 
     /// Share of operations that woke more than 1 ms late.
     fn share_over_1ms(&self) -> f64 {
         let late = self.errors_ns.iter().filter(|&&e| e > 1_000_000).count();
-        late as f64 / self.errors_ns.len().max(1) as f64
+        usize_f64(late) / usize_f64(self.errors_ns.len().max(1))
     }
 }
 
@@ -65,7 +66,7 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
     }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    let rank = round_to_usize(((p / 100.0) * usize_f64(sorted.len())).ceil());
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
@@ -81,7 +82,7 @@ fn run_rate(rate: f64, seconds: f64) -> RateResult {
             let start = Instant::now();
             let stop = StopSignal::new(Some(start + Duration::from_secs_f64(seconds)));
             let mut pacer = Pacer::new(start, rate);
-            let capacity = (rate * seconds * 1.1) as usize + 16;
+            let capacity = round_to_usize(rate * seconds * 1.1) + 16;
             let mut errors_ns: Vec<u64> = Vec::with_capacity(capacity);
             let mut last_wake = start;
             loop {
@@ -110,7 +111,7 @@ fn run_rate(rate: f64, seconds: f64) -> RateResult {
             ops,
             // Operation i is due at i / rate, so ops - 1 intervals fit in the elapsed time.
             achieved: if ops > 1 {
-                (ops - 1) as f64 / elapsed
+                count_f64(ops - 1) / elapsed
             } else {
                 0.0
             },

@@ -5,6 +5,7 @@
 //! minus printing) 5 times per format and prints the median and the slowest.
 //! Run: `cargo bench --bench report`. Target: under 1 s for 50 runs.
 
+use ibench::stats::convert::{count_f64, usize_f64};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -34,7 +35,7 @@ fn main() -> anyhow::Result<()> {
         .sum();
     println!(
         "50 runs, {:.1} MB of run.json + timeline.jsonl",
-        bytes as f64 / 1e6
+        count_f64(bytes) / 1e6
     );
     println!(
         "{:<10} {:>10} {:>10} {:>12}",
@@ -59,7 +60,7 @@ fn main() -> anyhow::Result<()> {
             "{name:<10} {:>8.0}ms {:>8.0}ms {:>10.1}kB",
             times[2] * 1e3,
             times[4] * 1e3,
-            size as f64 / 1e3
+            usize_f64(size) / 1e3
         );
     }
     let _ = std::fs::remove_dir_all(&root);

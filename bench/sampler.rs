@@ -9,6 +9,7 @@
 //! dir), as the sampler does every 5 s. The database size query is not included: it costs the
 //! server, not ibench, one catalog query per 5 s.
 
+use ibench::stats::convert::i64_f64;
 use std::io::Write;
 use std::time::Instant;
 
@@ -21,7 +22,7 @@ fn thread_cpu_seconds() -> f64 {
     assert_eq!(rc, 0);
     // SAFETY: getrusage returned 0, so it filled the struct.
     let ru = unsafe { ru.assume_init() };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let tv = |t: libc::timeval| i64_f64(t.tv_sec) + i64_f64(t.tv_usec) / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 

@@ -262,7 +262,7 @@ fn ctrl_c_stops_the_step_quickly_and_leaves_run_json_interrupted() {
     );
     // SAFETY: sending SIGINT to our own child.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT);
     }
     let t0 = Instant::now();
     let status = loop {
@@ -452,7 +452,7 @@ fn spawn_run(args: &[&str]) -> std::process::Child {
 fn signal(child: &std::process::Child, signal: i32) {
     // SAFETY: signalling our own child.
     unsafe {
-        libc::kill(child.id() as i32, signal);
+        libc::kill(i32::try_from(child.id()).unwrap(), signal);
     }
 }
 
@@ -624,7 +624,7 @@ fn a_second_ctrl_c_leaves_run_json_interrupted() {
     );
     // SAFETY: freezing the private server this test started.
     unsafe {
-        libc::kill(server.pid as i32, libc::SIGSTOP);
+        libc::kill(i32::try_from(server.pid).unwrap(), libc::SIGSTOP);
     }
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, libc::SIGINT);
@@ -633,7 +633,7 @@ fn a_second_ctrl_c_leaves_run_json_interrupted() {
     let code = exit_code_within(&mut child, Duration::from_secs(10));
     // SAFETY: thawing it again.
     unsafe {
-        libc::kill(server.pid as i32, libc::SIGCONT);
+        libc::kill(i32::try_from(server.pid).unwrap(), libc::SIGCONT);
     }
     assert_eq!(code, Some(130));
     let run = ibench::results::read_run(&out_dir).unwrap();

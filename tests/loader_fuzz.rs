@@ -8,6 +8,7 @@
 
 mod common;
 
+use ibench::stats::convert::{u64_usize, usize_u64};
 use std::path::{Path, PathBuf};
 
 use ibench::report::{Format, load::load_runs, render_dirs};
@@ -23,10 +24,10 @@ impl Gen {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        u64_usize(self.next() % usize_u64(n.max(1)))
     }
     fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
+        (0..n).map(|_| self.next().to_le_bytes()[0]).collect()
     }
     /// A value that a field should not hold.
     fn hostile_value(&mut self, depth: usize) -> serde_json::Value {
@@ -143,7 +144,7 @@ fn random_bytes_and_cut_files_never_panic() {
         let mut bytes = run.clone();
         for _ in 0..=g.below(8) {
             let i = g.below(bytes.len());
-            bytes[i] = g.next() as u8;
+            bytes[i] = g.next().to_le_bytes()[0];
         }
         std::fs::write(dir.join("run.json"), &bytes).unwrap();
         check(&dir, &format!("run.json with flipped bytes #{case}"));

@@ -5,6 +5,7 @@
 
 mod common;
 
+use ibench::stats::convert::u64_usize;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -196,7 +197,7 @@ fn a_matrix_runs_in_two_shards_resumes_after_ctrl_c_and_reports_each_group() {
     }
     // SAFETY: signalling our own child.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT);
     }
     let stopped_at = Instant::now();
     let out = child.wait_with_output().unwrap();
@@ -321,7 +322,7 @@ fn a_matrix_runs_in_two_shards_resumes_after_ctrl_c_and_reports_each_group() {
         .unwrap();
         let cmp = &json["comparison"];
         assert_eq!(cmp["labels"].as_array().unwrap().len(), labels, "{group}");
-        let base = cmp["labels"][cmp["base"].as_u64().unwrap() as usize]
+        let base = cmp["labels"][u64_usize(cmp["base"].as_u64().unwrap())]
             .as_str()
             .unwrap();
         match group {

@@ -8,6 +8,7 @@ use common::*;
 use ibench::backend::Engine;
 use ibench::sampler::Metric;
 use ibench::server::ServerKind;
+use ibench::stats::convert::count_f64;
 use ibench::workload::steps::parse_step_list;
 use proc_reading::own_reading;
 
@@ -26,7 +27,7 @@ fn mariadb_figures_match_the_tests_own_proc_reading() {
     let (cpu0, w0) = own_reading(s.pid);
     let (run, dir) = run_and_read(opts);
     let (cpu1, w1) = own_reading(s.pid);
-    let (own_cpu, own_written) = (cpu1 - cpu0, (w1 - w0) as f64);
+    let (own_cpu, own_written) = (cpu1 - cpu0, count_f64(w1 - w0));
 
     let info = run.metrics.as_ref().expect("run.json has metrics");
     assert_eq!(info.server.pid, Some(s.pid), "{:?}", info.server);

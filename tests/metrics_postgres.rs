@@ -5,6 +5,7 @@
 mod common;
 mod proc_reading;
 
+use ibench::stats::convert::count_f64;
 use std::sync::Mutex;
 
 use common::*;
@@ -38,7 +39,7 @@ fn server_figures_match_the_tests_own_proc_reading() {
     let (cpu0, w0) = own_reading(s.pid);
     let (run, dir) = run_and_read(opts);
     let (cpu1, w1) = own_reading(s.pid);
-    let (own_cpu, own_written) = (cpu1 - cpu0, (w1 - w0) as f64);
+    let (own_cpu, own_written) = (cpu1 - cpu0, count_f64(w1 - w0));
 
     let info = run.metrics.as_ref().expect("run.json has metrics");
     assert_eq!(info.server.pid, Some(s.pid), "{:?}", info.server);

@@ -6,6 +6,7 @@
 
 mod common;
 
+use ibench::stats::convert::{count_f64, i64_f64};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -15,7 +16,7 @@ use ibench::workload::steps::parse_step_list;
 
 /// The server's main process and all its descendants.
 fn process_tree(root: u32) -> Vec<i32> {
-    let mut tree = vec![root as i32];
+    let mut tree = vec![i32::try_from(root).unwrap()];
     let mut grew = true;
     while grew {
         grew = false;
@@ -89,7 +90,7 @@ fn a_frozen_server_shows_in_the_latency_of_every_insert_due_during_the_freeze() 
     let ins = &step.ops["insert"];
     // The worst insert waited for the whole freeze.
     assert!(
-        ins.latency_us.max_us as f64 >= freeze * 0.95e6,
+        count_f64(ins.latency_us.max_us) >= freeze * 0.95e6,
         "max {} us, freeze {freeze} s",
         ins.latency_us.max_us
     );
@@ -106,13 +107,14 @@ fn a_frozen_server_shows_in_the_latency_of_every_insert_due_during_the_freeze() 
     let expected = 100.0 * (freeze - 1.0);
     let at_most = 100.0 * (freeze + 2.0);
     assert!(
-        (late as f64) >= expected * 0.6 && (late as f64) <= at_most,
+        count_f64(late) >= expected * 0.6 && count_f64(late) <= at_most,
         "{late} inserts with latency >= 1 s, expected about {expected:.0} (at most {at_most:.0})"
     );
     // Measured from the send instead, only the statements in flight during the freeze are slow.
     assert!(ins.service_us.max_us >= 1_000_000);
     assert!(
-        ins.service_us.count as f64 * (1.0 - ins.service_us.bucket_shares[..7].iter().sum::<f64>())
+        count_f64(ins.service_us.count)
+            * (1.0 - ins.service_us.bucket_shares[..7].iter().sum::<f64>())
             < 5.0,
         "service time hides the freeze: {:?}",
         ins.service_us
@@ -164,12 +166,12 @@ fn the_server_counts_rate_times_seconds_inserted_rows_in_a_paced_step() {
     let (run, _) = run_and_read(opts);
     let after = server_inserted_rows(&server.url);
 
-    let counted = (after - before) as f64;
+    let counted = i64_f64(after - before);
     let expected = 100.0 * 20.0;
     assert!(
         (counted - expected).abs() <= expected * 0.01,
         "server counted {counted} rows inserted, expected {expected} ± 1%"
     );
     // ibench's own count is the server's count.
-    assert_eq!(run.steps[0].ops["insert"].rows as f64, counted);
+    assert_eq!(count_f64(run.steps[0].ops["insert"].rows), counted);
 }

@@ -11,6 +11,7 @@
 
 mod common;
 
+use ibench::stats::convert::count_f64;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -450,7 +451,7 @@ fn the_diagnosis_names_what_moved_with_the_ratio_of_the_raw_counters() {
         let s = &runs[i].record.steps[0];
         let m = s.metrics.as_ref().unwrap();
         let bytes = m.totals.device_write_bytes.value().unwrap();
-        bytes / 1024.0 / m.inserted_rows as f64
+        bytes / 1024.0 / count_f64(m.inserted_rows)
     };
     let expected = kb_per_row(1) / kb_per_row(0);
     let wkbpi = li0

@@ -825,17 +825,22 @@ fn insert_context(table: &str) -> String {
     format!("insert into {table}")
 }
 
+/// A month, day, hour, minute or second (each below 256) as the `u8` MySQL's protocol takes.
+fn calendar_u8(v: u32) -> u8 {
+    u8::try_from(v).unwrap_or(0)
+}
+
 /// The values of [`insert_sql`], row by row: (`transactionid`,) `dateandtime`,
 /// `cashregisterid`, `customerid`, `productid`, `price`, `data`.
 fn insert_params(batch: &RowBatch) -> Vec<Value> {
     let (y, mo, d, h, mi, s, us) = civil_from_system_time(batch.timestamp());
     let timestamp = Value::Date(
         u16::try_from(y).unwrap_or(0),
-        mo as u8,
-        d as u8,
-        h as u8,
-        mi as u8,
-        s as u8,
+        calendar_u8(mo),
+        calendar_u8(d),
+        calendar_u8(h),
+        calendar_u8(mi),
+        calendar_u8(s),
         us,
     );
     let ids = batch.has_client_ids();

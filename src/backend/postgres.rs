@@ -5,6 +5,7 @@
 //! environment. Every statement of the hot path is prepared once per connection and bound in
 //! the binary format without allocating per row.
 
+use crate::stats::convert::i64_u64;
 use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::str::FromStr;
@@ -324,7 +325,7 @@ impl Conn for PostgresConn {
         let n: i64 = row
             .try_get(0)
             .map_err(|e| self.err(&format!("list the indexes of {table}"), &e))?;
-        Ok(n == names.len() as i64)
+        Ok(usize::try_from(n).is_ok_and(|n| n == names.len()))
     }
 
     fn insert(&mut self, table: &str, batch: &RowBatch) -> BackendResult<u64> {
@@ -411,7 +412,7 @@ impl Conn for PostgresConn {
             .query_one(&format!("SELECT count(*) FROM {table}"), &[])
             .map_err(|e| self.err(&context, &e))?;
         let n: i64 = row.try_get(0).map_err(|e| self.err(&context, &e))?;
-        Ok(n as u64)
+        Ok(i64_u64(n))
     }
 
     fn count_rows_via_index(&mut self, table: &str, index: SecondaryIndex) -> BackendResult<u64> {
@@ -442,7 +443,7 @@ impl Conn for PostgresConn {
         let row = tx.query_one(&sql, &[]).map_err(err)?;
         let n: i64 = row.try_get(0).map_err(err)?;
         tx.commit().map_err(err)?;
-        Ok(n as u64)
+        Ok(i64_u64(n))
     }
 
     fn database_size_bytes(&mut self, tables: &[String]) -> BackendResult<Option<DbSize>> {

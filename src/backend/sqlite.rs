@@ -4,6 +4,7 @@
 //! writers wait on each other through a busy handler that polls every 100 µs (SQLite's own
 //! handler sleeps up to 100 ms between tries, which would turn lock waits into stalls).
 
+use crate::stats::convert::i64_u64;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -66,7 +67,7 @@ fn parse_url(url: &str) -> Result<PathBuf, super::UrlError> {
 
 fn busy_poll(tries: i32) -> bool {
     // 100 µs per try; give up after BUSY_WAIT.
-    let waited = Duration::from_micros(100) * tries.max(0) as u32;
+    let waited = Duration::from_micros(100) * u32::try_from(tries).unwrap_or(0);
     if waited >= BUSY_WAIT {
         return false;
     }
@@ -429,7 +430,7 @@ impl Conn for SqliteConn {
             .conn
             .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
             .map_err(|e| map_err(&format!("count rows of {table}"), e))?;
-        Ok(n as u64)
+        Ok(i64_u64(n))
     }
 
     fn count_rows_via_index(&mut self, table: &str, index: SecondaryIndex) -> BackendResult<u64> {
@@ -444,7 +445,7 @@ impl Conn for SqliteConn {
                 e,
             )
         })?;
-        Ok(n as u64)
+        Ok(i64_u64(n))
     }
 
     fn database_size_bytes(&mut self, _tables: &[String]) -> BackendResult<Option<DbSize>> {

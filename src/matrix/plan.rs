@@ -1,6 +1,7 @@
 //! The plan: the matrix file resolved into cells (server × config × workload × repeat) with
 //! labels and estimated durations, the groups, and the split of the cells into shards.
 
+use crate::stats::convert::{count_f64, round_to_u64};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -142,11 +143,11 @@ pub fn estimate_seconds(o: &RunOptions) -> f64 {
     let mut s = 0.0;
     for step in &o.steps {
         s += match step {
-            StepName::LoadInitial => clients * o.load_rows as f64 / EST_LOAD_ROWS_PER_SEC,
-            StepName::CreateIndexes => clients * o.load_rows as f64 / EST_INDEX_ROWS_PER_SEC,
-            StepName::InsertDelete1 => clients * o.i1_rows as f64 / EST_I1_ROWS_PER_SEC,
+            StepName::LoadInitial => clients * count_f64(o.load_rows) / EST_LOAD_ROWS_PER_SEC,
+            StepName::CreateIndexes => clients * count_f64(o.load_rows) / EST_INDEX_ROWS_PER_SEC,
+            StepName::InsertDelete1 => clients * count_f64(o.i1_rows) / EST_I1_ROWS_PER_SEC,
             StepName::InsertDelete2 => {
-                clients * o.i2_rows as f64 / EST_I2_ROWS_PER_SEC
+                clients * count_f64(o.i2_rows) / EST_I2_ROWS_PER_SEC
                     + settle_seconds(o.load_rows * u64::from(o.clients), o.settle_max_seconds)
             }
             StepName::Query { .. } => o.query_seconds,
@@ -157,7 +158,7 @@ pub fn estimate_seconds(o: &RunOptions) -> f64 {
 
 /// `1h02m`, `3m05s`, `12s`.
 pub fn duration_text(seconds: f64) -> String {
-    let s = seconds.max(0.0).round() as u64;
+    let s = round_to_u64(seconds.max(0.0).round());
     let (d, h, m, sec) = (s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60);
     if d > 0 {
         format!("{d}d{h:02}h{m:02}m")
@@ -960,7 +961,7 @@ impl Plan {
                 .min_by(|a, b| a.1.total_cmp(b.1).then(a.0.cmp(&b.0)))
                 .unwrap_or((0, &0.0));
             load[k] += est;
-            out.insert(name, k as u32);
+            out.insert(name, u32::try_from(k).unwrap_or(u32::MAX));
         }
         out
     }

@@ -2,6 +2,7 @@
 //! their colours, and per step the latency distribution and the figures of every run. Every
 //! output format renders from a [`Comparison`]; `--format json` is this struct.
 
+use crate::stats::convert::count_f64;
 use std::collections::BTreeSet;
 
 use serde::Serialize;
@@ -502,12 +503,16 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
         metric(
             "maxop",
             "max response time of the step's op, seconds",
-            &|s| s.ops.get(main).map(|o| o.latency_us.max_us as f64 / 1e6),
+            &|s| {
+                s.ops
+                    .get(main)
+                    .map(|o| count_f64(o.latency_us.max_us) / 1e6)
+            },
         ),
         metric(
             "p99",
             "99th percentile latency of the step's op, µs",
-            &|s| s.ops.get(main).map(|o| o.latency_us.p99_us as f64),
+            &|s| s.ops.get(main).map(|o| count_f64(o.latency_us.p99_us)),
         ),
         metric("seconds", "measured seconds", &|s| Some(s.seconds)),
     ];

@@ -1,6 +1,7 @@
 //! One self-contained HTML file: tables with the published colours, inline SVG charts, no
 //! scripts and nothing fetched, so it opens offline.
 
+use crate::stats::convert::count_f64;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -233,9 +234,9 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
             let rows_based = kind == "insert" || kind == "delete";
             let data = series(runs, &d.step, kind, |c| {
                 if rows_based {
-                    c.rows as f64
+                    count_f64(c.rows)
                 } else {
-                    c.ops as f64
+                    count_f64(c.ops)
                 }
             });
             let unit = if rows_based { "rows/s" } else { "ops/s" };
@@ -254,7 +255,7 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
                 let curve = |pick: fn(&crate::results::metrics::SampleLine) -> Option<u64>| {
                     in_step
                         .iter()
-                        .filter_map(|l| pick(l).map(|b| (l.t - t0, b as f64 / 1e9)))
+                        .filter_map(|l| pick(l).map(|b| (l.t - t0, count_f64(b) / 1e9)))
                         .collect::<Vec<_>>()
                 };
                 [
@@ -271,7 +272,9 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
             out.push_str(&chart(&format!("{} database size", d.step), "GB", &size));
         }
         if let Some((main, _)) = d.latency.first() {
-            let data = series(runs, &d.step, main, |c| c.max_latency_us as f64 / 1000.0);
+            let data = series(runs, &d.step, main, |c| {
+                count_f64(c.max_latency_us) / 1000.0
+            });
             out.push_str(&chart(
                 &format!("{} {main} max latency per second", d.step),
                 "ms",

@@ -6,6 +6,7 @@
 //! (lower is better; Otava gets the metrics every run has, as it reads no empty cell); as attributes the label, DBMS, version, flavour/engine, the config name
 //! when the run names one, and the ibench version. How to run Otava on it: docs/tracking.md.
 
+use crate::stats::convert::{count_f64, round_to_u64};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -43,7 +44,7 @@ fn figures(run: &LoadedRun) -> Vec<Figure> {
             out.push(Figure {
                 name: format!("{}.p99_us", s.name),
                 unit: "us",
-                value: op.latency_us.p99_us as f64,
+                value: count_f64(op.latency_us.p99_us),
                 higher_is_better: false,
             });
         }
@@ -209,7 +210,12 @@ fn unix_seconds(rfc3339: &str) -> i64 {
         let doy = (153 * mp + 2) / 5 + day - 1;
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
         let days = era * 146_097 + doe - 719_468;
-        Some(days * 86_400 + h * 3600 + mi * 60 + s.floor() as i64)
+        Some(
+            days * 86_400
+                + h * 3600
+                + mi * 60
+                + i64::try_from(round_to_u64(s.floor())).unwrap_or(0),
+        )
     };
     parse().unwrap_or(0)
 }

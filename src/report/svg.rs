@@ -1,5 +1,6 @@
 //! Small, dependency-free SVG charts for the HTML report.
 
+use crate::stats::convert::usize_f64;
 use std::fmt::Write;
 
 /// Colours of the runs' series, in run order (repeats after 8).
@@ -27,7 +28,7 @@ pub fn nice_step(range: f64, ticks: usize) -> f64 {
     if range <= 0.0 || !range.is_finite() {
         return 1.0;
     }
-    let raw = range / ticks.max(1) as f64;
+    let raw = range / usize_f64(ticks.max(1));
     let magnitude = 10f64.powf(raw.log10().floor());
     let f = raw / magnitude;
     let nice = if f <= 1.0 {
@@ -135,7 +136,7 @@ fn frame(out: &mut String, title: &str, x_label: &str, y_label: &str, y_max: f64
 
 fn legend(out: &mut String, labels: &[&str]) {
     for (i, l) in labels.iter().enumerate() {
-        let y = TOP + 8.0 + i as f64 * 16.0;
+        let y = TOP + 8.0 + usize_f64(i) * 16.0;
         let x = WIDTH - RIGHT + 10.0;
         let _ = write!(
             out,
@@ -211,17 +212,17 @@ pub fn bar_chart(
     let mut out = String::new();
     open_svg(&mut out, title);
     y_grid(&mut out, y_max);
-    let group_w = plot_w / categories.len().max(1) as f64;
-    let bar_w = (group_w * 0.8) / runs.len().max(1) as f64;
+    let group_w = plot_w / usize_f64(categories.len().max(1));
+    let bar_w = (group_w * 0.8) / usize_f64(runs.len().max(1));
     for (c, cat) in categories.iter().enumerate() {
-        let gx = LEFT + c as f64 * group_w + group_w * 0.1;
+        let gx = LEFT + usize_f64(c) * group_w + group_w * 0.1;
         for (r, run) in runs.iter().enumerate() {
             if let Some(Some(val)) = values.get(r).and_then(|row| row.get(c)) {
                 let h = val / y_max * plot_h;
                 let _ = write!(
                     out,
                     r#"<rect class="bar" x="{:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}"><title>{}: {} = {}</title></rect>"#,
-                    gx + r as f64 * bar_w,
+                    gx + usize_f64(r) * bar_w,
                     TOP + plot_h - h,
                     bar_w.max(1.0) - 1.0,
                     PALETTE[r % PALETTE.len()],

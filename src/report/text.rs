@@ -1,5 +1,6 @@
 //! The terminal summary of one run.
 
+use crate::stats::convert::{count_f64, round_to_u64};
 use std::fmt::Write;
 
 use super::compare::{Colour, Comparison, Table};
@@ -35,7 +36,7 @@ pub fn step_line(s: &StepRecord) -> String {
         "{:<7} {:>8.1} s  {:>12} {}",
         s.name.to_string(),
         s.seconds,
-        group(s.throughput.round() as u64),
+        group(round_to_u64(s.throughput.round())),
         short_unit(&s.throughput_unit)
     );
     if let Some(sla) = &s.sla {
@@ -61,9 +62,9 @@ pub fn fmt_us(us: u64) -> String {
     if us < 1_000 {
         format!("{us}us")
     } else if us < 1_000_000 {
-        format!("{:.1}ms", us as f64 / 1e3)
+        format!("{:.1}ms", count_f64(us) / 1e3)
     } else {
-        format!("{:.2}s", us as f64 / 1e6)
+        format!("{:.2}s", count_f64(us) / 1e6)
     }
 }
 
@@ -158,10 +159,11 @@ pub fn summary(run: &RunRecord) -> String {
             "{:<7} {:>10.1} {:>14} {:<10} {:>9} {:>9} {:>10}  {}",
             s.name.to_string(),
             s.seconds,
-            group(s.throughput.round() as u64),
+            group(round_to_u64(s.throughput.round())),
             short_unit(&s.throughput_unit),
-            s.rate_p50.map_or("n/a".into(), |r| group(r as u64)),
-            s.rate_p1low.map_or("n/a".into(), |r| group(r as u64)),
+            s.rate_p50.map_or("n/a".into(), |r| group(round_to_u64(r))),
+            s.rate_p1low
+                .map_or("n/a".into(), |r| group(round_to_u64(r))),
             cpu,
             notes.trim_end()
         );
@@ -204,9 +206,9 @@ pub fn group(n: u64) -> String {
 /// A float rounded and grouped in thousands.
 pub fn group_f(v: f64) -> String {
     if v < 0.0 {
-        format!("-{}", group((-v).round() as u64))
+        format!("-{}", group(round_to_u64((-v).round())))
     } else {
-        group(v.round() as u64)
+        group(round_to_u64(v.round()))
     }
 }
 

@@ -2,6 +2,7 @@
 //! `steps[].metrics`, and the lines of `metrics.jsonl`. The sampler (`crate::sampler`) fills
 //! them; the reports read them. Plain data: this module measures nothing.
 
+use crate::stats::convert::count_f64;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -356,7 +357,7 @@ impl PerfRecord {
         self.per_op = self
             .counters
             .iter()
-            .map(|(k, v)| (k.clone(), v.per(ops as f64, "no ops in the step")))
+            .map(|(k, v)| (k.clone(), v.per(count_f64(ops), "no ops in the step")))
             .collect();
         self
     }

@@ -5,6 +5,7 @@
 //! is the same for every step: wait until ready, wait until due, do one operation, record its
 //! latency from the intended start and its service time from the send.
 
+use crate::stats::convert::u64_usize;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant};
 
@@ -171,7 +172,7 @@ impl Worker for Inserter {
         };
         if self.batch.len() as u64 != rows || self.pending_token.is_none() {
             // A retried statement reuses its batch; a new one gets new rows.
-            self.generator.fill(&mut self.batch, rows as usize);
+            self.generator.fill(&mut self.batch, u64_usize(rows));
         }
         self.pending_token = Some(rows);
         let n = conn.insert(&self.table, &self.batch)?;
@@ -368,13 +369,13 @@ impl Worker for Querier {
             }
             conn.point_query(&self.table, &self.ids).map(Some)
         } else {
-            let index = SecondaryIndex::ALL[self.rng.below(3) as usize];
+            let index = SecondaryIndex::ALL[u64_usize(self.rng.below(3))];
             let domain = match index {
                 SecondaryIndex::MarketSegment => self.shape.products,
                 SecondaryIndex::RegisterSegment => self.shape.cashregisters,
                 SecondaryIndex::Pdc => self.shape.max_price,
             };
-            let from = self.rng.below(domain.max(1) as u64) as i32;
+            let from = self.rng.below_i32(domain);
             conn.range_query(&self.table, index, from).map(Some)
         }
     }

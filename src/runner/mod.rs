@@ -6,6 +6,7 @@ pub mod monitor;
 pub mod pacer;
 pub mod stop;
 
+use crate::stats::convert::{count_f64, usize_f64};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::sync_channel;
@@ -203,7 +204,7 @@ fn run_steps(
             timeline,
             mode,
             step,
-            ordinal as u32,
+            u32::try_from(ordinal).unwrap_or(u32::MAX),
             sampler,
         );
         let step_record = match step_record {
@@ -393,7 +394,7 @@ fn run_step(
         let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
         sla_verdict(
             target,
-            inserted as f64 / seconds,
+            count_f64(inserted) / seconds,
             &series(&driven.seen, OpKind::Insert, |c| c.rows),
         )
     });
@@ -412,13 +413,13 @@ fn run_step(
         ended_at: results::rfc3339(driven.ended_at),
         seconds,
         clients: opts.clients,
-        throughput: main_ops as f64 / seconds,
+        throughput: count_f64(main_ops) / seconds,
         throughput_unit: step.throughput_unit().to_string(),
         ops,
         rate_p50: rates.map(|r| r.0),
         rate_p1low: rates.map(|r| r.1),
         client_cpu_seconds: cpu_seconds,
-        client_cpu_us_per_op: (main_ops > 0).then(|| cpu_seconds * 1e6 / main_ops as f64),
+        client_cpu_us_per_op: (main_ops > 0).then(|| cpu_seconds * 1e6 / count_f64(main_ops)),
         sla,
         settle,
         integrity,
@@ -502,8 +503,8 @@ fn op_records(
                     rows: m.rows,
                     retries: m.retries,
                     short_statements: m.short_statements,
-                    ops_per_sec: m.ops as f64 / seconds,
-                    rows_per_sec: m.rows as f64 / seconds,
+                    ops_per_sec: count_f64(m.ops) / seconds,
+                    rows_per_sec: count_f64(m.rows) / seconds,
                     target_rows_per_sec: if paced { target_rows_per_sec } else { None },
                     latency_us: LatencySummary::of(&m.latency),
                     service_us: LatencySummary::of(&m.service),
@@ -795,7 +796,7 @@ fn panicked(client: u32, panic: &(dyn std::any::Any + Send)) -> crate::backend::
 fn sla_verdict(target: f64, achieved: f64, per_second_rows: &[u64]) -> SlaRecord {
     let below = per_second_rows
         .iter()
-        .filter(|&&r| (r as f64) < 0.95 * target)
+        .filter(|&&r| count_f64(r) < 0.95 * target)
         .count();
     SlaRecord {
         target_rows_per_sec: target,
@@ -804,7 +805,7 @@ fn sla_verdict(target: f64, achieved: f64, per_second_rows: &[u64]) -> SlaRecord
         share_of_seconds_below_95pct: if per_second_rows.is_empty() {
             0.0
         } else {
-            below as f64 / per_second_rows.len() as f64
+            usize_f64(below) / usize_f64(per_second_rows.len())
         },
     }
 }

@@ -1,6 +1,7 @@
 //! The per-step monitor: once a second it swaps out the live counters of every connection,
 //! appends a timeline line and redraws the progress line.
 
+use crate::stats::convert::{count_f64, round_to_u64};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -166,9 +167,9 @@ impl<'a> Monitor<'a> {
         match self.goal {
             Goal::Rows { kind, total } => {
                 let done = self.total_rows(kind);
-                let rate = done as f64 / elapsed.max(1e-9);
+                let rate = count_f64(done) / elapsed.max(1e-9);
                 let eta = if rate > 0.0 {
-                    format!("{:.0}s", (total.saturating_sub(done)) as f64 / rate)
+                    format!("{:.0}s", count_f64(total.saturating_sub(done)) / rate)
                 } else {
                     "?".into()
                 };
@@ -176,7 +177,7 @@ impl<'a> Monitor<'a> {
                     " {}/{} rows  {} rows/s  ETA {eta}",
                     group(done),
                     group(total),
-                    group(rate as u64)
+                    group(round_to_u64(rate))
                 ));
             }
             Goal::Seconds(total) => {

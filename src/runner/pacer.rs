@@ -5,6 +5,7 @@
 //! of vanishing (coordinated omission). The schedule never drifts: it is computed from the
 //! start, not from the previous operation.
 
+use crate::stats::convert::count_f64;
 use std::time::{Duration, Instant};
 
 /// An absolute schedule of `ops_per_sec` operations per second from `start`.
@@ -27,7 +28,7 @@ impl Pacer {
 
     /// When operation `i` is due.
     pub fn due(&self, i: u64) -> Instant {
-        self.start + Duration::from_secs_f64(i as f64 / self.ops_per_sec)
+        self.start + Duration::from_secs_f64(count_f64(i) / self.ops_per_sec)
     }
 
     /// The due time of the next operation; advances the schedule.

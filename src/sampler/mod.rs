@@ -11,6 +11,7 @@ pub mod locate;
 pub mod perf;
 pub mod procfs;
 
+use crate::stats::convert::{count_f64, round_to_u64};
 use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -139,33 +140,33 @@ pub fn totals(a: &Reading, b: &Reading, ticks_per_sec: f64, max_memory: Option<u
     }
     let host = |f: fn(&HostStat) -> u64, k: f64| -> Metric {
         match (&a.host, &b.host) {
-            (Ok(x), Ok(y)) => Metric::Value(f(y).saturating_sub(f(x)) as f64 * k),
+            (Ok(x), Ok(y)) => Metric::Value(count_f64(f(y).saturating_sub(f(x))) * k),
             _ => Metric::Na(both(&a.host, &b.host).err().unwrap_or_default()),
         }
     };
     let disk = |f: fn(&DiskStat) -> u64| -> Metric {
         match (&a.disk, &b.disk) {
-            (Ok(x), Ok(y)) => Metric::Value(f(y).saturating_sub(f(x)) as f64),
+            (Ok(x), Ok(y)) => Metric::Value(count_f64(f(y).saturating_sub(f(x)))),
             _ => Metric::Na(both(&a.disk, &b.disk).err().unwrap_or_default()),
         }
     };
     let server_cpu = match (&a.server, &b.server) {
         (Ok(x), Ok(y)) => {
-            Metric::Value(y.cpu_ticks.saturating_sub(x.cpu_ticks) as f64 / ticks_per_sec)
+            Metric::Value(count_f64(y.cpu_ticks.saturating_sub(x.cpu_ticks)) / ticks_per_sec)
         }
         _ => Metric::Na(both(&a.server, &b.server).err().unwrap_or_default()),
     };
     let io = |f: fn((u64, u64)) -> u64| -> Metric {
         match (&a.server, &b.server) {
             (Ok(x), Ok(y)) => match (x.io, y.io) {
-                (Some(p), Some(q)) => Metric::Value(f(q).saturating_sub(f(p)) as f64),
+                (Some(p), Some(q)) => Metric::Value(count_f64(f(q).saturating_sub(f(p)))),
                 _ => Metric::na("/proc/PID/io of the server's processes is not readable"),
             },
             _ => Metric::Na(both(&a.server, &b.server).err().unwrap_or_default()),
         }
     };
     let memory = match (&b.server, max_memory) {
-        (_, Some(m)) => Metric::Value(m as f64),
+        (_, Some(m)) => Metric::Value(count_f64(m)),
         (Err(e), None) => Metric::Na(e.clone()),
         (Ok(_), None) => Metric::na("the server's memory is not readable"),
     };
@@ -193,7 +194,7 @@ fn round6(v: f64) -> f64 {
 /// One `metrics.jsonl` line from two consecutive readings.
 pub fn sample_line(a: &Reading, b: &Reading, t: f64, ticks_per_sec: f64) -> SampleLine {
     let tot = totals(a, b, ticks_per_sec, None);
-    let u = |m: &Metric| m.value().map(|v| v.round() as u64);
+    let u = |m: &Metric| m.value().map(|v| round_to_u64(v.round()));
     let server = b.server.as_ref().ok();
     SampleLine {
         t: (t * 1000.0).round() / 1000.0,
@@ -651,18 +652,18 @@ pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
         }
     });
     let t = &raw.totals;
-    let ops_f = ops as f64;
+    let ops_f = count_f64(ops);
     let no_ops = format!("no {op}s in the step");
     let no_rows = "no rows inserted in this step";
     let per_op = |m: &Metric, k: f64| m.per(ops_f, &no_ops).scale(k);
-    let per_ins = |m: &Metric, k: f64| m.per(inserted_rows as f64, no_rows).scale(k);
+    let per_ins = |m: &Metric, k: f64| m.per(count_f64(inserted_rows), no_rows).scale(k);
     let ccpu = Metric::Value(record.client_cpu_seconds);
     let maxop = kind
         .and_then(|k| record.ops.get(k))
         .filter(|o| o.ops > 0)
         .map_or_else(
             || Metric::na(no_ops.clone()),
-            |o| Metric::Value(o.latency_us.max_us as f64 / 1e6),
+            |o| Metric::Value(count_f64(o.latency_us.max_us) / 1e6),
         );
     let opt = |v: Option<f64>, why: &str| v.map_or_else(|| Metric::na(why), Metric::Value);
     StepMetrics {
@@ -683,13 +684,13 @@ pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
         dbgb1: Metric::from(
             &raw.db_size
                 .as_ref()
-                .map(|s| s.total_bytes as f64 / BYTES_PER_GB)
+                .map(|s| count_f64(s.total_bytes) / BYTES_PER_GB)
                 .map_err(Clone::clone),
         ),
         dbgb2: Metric::from(
             &raw.data_dir_bytes
                 .as_ref()
-                .map(|b| *b as f64 / BYTES_PER_GB)
+                .map(|b| count_f64(*b) / BYTES_PER_GB)
                 .map_err(Clone::clone),
         ),
         rss: t.server_memory_max_bytes.scale(1.0 / BYTES_PER_GB),

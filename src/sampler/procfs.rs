@@ -4,6 +4,7 @@
 //! Every reader returns `Result<_, String>` with a reason fit for an `n/a` in the results:
 //! nothing here panics or fails a run.
 
+use crate::stats::convert::i64_f64;
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -16,7 +17,7 @@ pub use crate::results::metrics::{BlockDevice, MountInfo};
 pub fn clock_ticks_per_sec() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as f64 } else { 100.0 }
+    if t > 0 { i64_f64(t) } else { 100.0 }
 }
 
 /// `pid` and all its live descendants, `pid` first. Scans every process's parent in `/proc`
@@ -337,7 +338,7 @@ pub fn process_cpu_seconds() -> f64 {
     }
     // SAFETY: getrusage returned 0, so it filled the struct.
     let ru = unsafe { ru.assume_init() };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let tv = |t: libc::timeval| i64_f64(t.tv_sec) + i64_f64(t.tv_usec) / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 

@@ -250,7 +250,7 @@ impl LatencySummary {
         if count > 0 {
             let mut low = 0;
             for (i, &bound) in BUCKET_BOUNDS_US.iter().enumerate() {
-                shares[i] = h.count_between(low, bound) as f64 / count as f64;
+                shares[i] = count_f64(h.count_between(low, bound)) / count_f64(count);
                 low = bound + 1;
             }
             let below: f64 = shares[..9].iter().sum();
@@ -286,8 +286,8 @@ pub fn rate_percentiles(per_second: &[u64]) -> Option<(f64, f64)> {
     let mut sorted = per_second.to_vec();
     sorted.sort_unstable();
     let at = |q: f64| {
-        let idx = ((sorted.len() - 1) as f64 * q).round() as usize;
-        sorted[idx] as f64
+        let idx = round_to_usize(usize_f64(sorted.len() - 1) * q);
+        count_f64(sorted[idx])
     };
     Some((at(0.5), at(0.01)))
 }

@@ -52,14 +52,22 @@ impl Rng {
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 
+    /// Uniform in `[0, n)` for an `i32` bound (`n < 1` is taken as 1, giving 0).
+    #[inline]
+    pub fn below_i32(&mut self, n: i32) -> i32 {
+        let bound = u64::try_from(n.max(1)).unwrap_or(1);
+        // Below a positive i32, so it always fits.
+        i32::try_from(self.below(bound)).unwrap_or(0)
+    }
+
     /// Uniform in `[lo, hi]`, inclusive. `lo <= hi` is required.
     #[inline]
     pub fn between_i64(&mut self, lo: i64, hi: i64) -> i64 {
-        let span = hi.wrapping_sub(lo) as u64;
+        let span = hi.wrapping_sub(lo).cast_unsigned();
         if span == u64::MAX {
-            return self.next_u64() as i64;
+            return self.next_u64().cast_signed();
         }
-        lo.wrapping_add(self.below(span + 1) as i64)
+        lo.wrapping_add(self.below(span + 1).cast_signed())
     }
 }
 
@@ -98,7 +106,7 @@ mod tests {
         for _ in 0..10_000 {
             let v = r.below(10);
             assert!(v < 10);
-            seen[v as usize] += 1;
+            seen[usize::try_from(v).unwrap()] += 1;
         }
         // Each value is expected 1000 times; a fair generator stays far inside these bounds.
         assert!(seen.iter().all(|&n| n > 800 && n < 1200), "{seen:?}");

@@ -1,5 +1,6 @@
 //! The rows of spec section 1 and the generator that makes them.
 
+use crate::stats::convert::u64_i64;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
@@ -141,16 +142,10 @@ impl RowGenerator {
             }
             batch
                 .cashregisterid
-                .push(self.rng.below(s.cashregisters.max(1) as u64) as i32);
-            batch
-                .customerid
-                .push(self.rng.below(s.customers.max(1) as u64) as i32);
-            batch
-                .productid
-                .push(self.rng.below(s.products.max(1) as u64) as i32);
-            batch
-                .price
-                .push(self.rng.below(s.max_price.max(1) as u64) as i32);
+                .push(self.rng.below_i32(s.cashregisters));
+            batch.customerid.push(self.rng.below_i32(s.customers));
+            batch.productid.push(self.rng.below_i32(s.products));
+            batch.price.push(self.rng.below_i32(s.max_price));
             let len = s.data_min_len as u64 + self.rng.below(len_span);
             let random_chars = len * 3 * u64::from(s.data_random_pct) / 400;
             let mut bits = 0u64;
@@ -167,7 +162,9 @@ impl RowGenerator {
             for _ in random_chars..len {
                 batch.data_text.push('a');
             }
-            batch.data_end.push(batch.data_text.len() as u32);
+            batch
+                .data_end
+                .push(u32::try_from(batch.data_text.len()).unwrap_or(u32::MAX));
         }
     }
 }
@@ -182,9 +179,9 @@ pub fn format_timestamp(t: SystemTime) -> String {
 /// Break a wall-clock time into UTC (year, month, day, hour, minute, second, microsecond).
 pub fn civil_from_system_time(t: SystemTime) -> (i64, u32, u32, u32, u32, u32, u32) {
     let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs() as i64;
+    let secs = u64_i64(since.as_secs());
     let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400) as u32;
+    let sod = secs.rem_euclid(86_400);
     // Howard Hinnant's days-to-civil algorithm.
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -192,16 +189,18 @@ pub fn civil_from_system_time(t: SystemTime) -> (i64, u32, u32, u32, u32, u32, u
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
+    // Each part lies in its calendar range, so it fits a u32.
+    let part = |v: i64| u32::try_from(v).unwrap_or(0);
     (
         year,
-        month,
-        day,
-        sod / 3600,
-        (sod / 60) % 60,
-        sod % 60,
+        part(month),
+        part(day),
+        part(sod / 3600),
+        part((sod / 60) % 60),
+        part(sod % 60),
         since.subsec_micros(),
     )
 }

@@ -1,5 +1,6 @@
 //! The benchmark steps as plain data (spec section 3) and the named profiles (section 6).
 
+use crate::stats::convert::count_f64;
 use std::fmt;
 use std::str::FromStr;
 
@@ -238,7 +239,7 @@ impl Profile {
 /// The settle phase's length (spec section 3): `min(1200, 60 + rows loaded by l.i0 over all
 /// tables / 1,000,000)` seconds, capped by the profile's limit when it has one.
 pub fn settle_seconds(total_loaded_rows: u64, profile_max: Option<f64>) -> f64 {
-    let formula = (60.0 + total_loaded_rows as f64 / 1_000_000.0).min(1200.0);
+    let formula = (60.0 + count_f64(total_loaded_rows) / 1_000_000.0).min(1200.0);
     match profile_max {
         Some(max) => formula.min(max),
         None => formula,

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use ibench::stats::convert::count_f64;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -169,7 +170,7 @@ pub fn check_full_run(run: &RunRecord, dir: &Path) {
         // Paced: never more than the schedule allows (plus the op due at the start).
         let allowed = f64::from(rate_rows_per_sec) * s.seconds + 50.0;
         assert!(
-            ins.rows as f64 <= allowed + 50.0,
+            count_f64(ins.rows) <= allowed + 50.0,
             "{}: {} rows",
             s.name,
             ins.rows

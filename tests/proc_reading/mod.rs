@@ -1,6 +1,8 @@
 //! The metrics tests' own reading of a process tree from /proc: written apart from ibench's
 //! sampler so the two can be compared.
 
+use ibench::stats::convert::count_f64;
+
 /// The test's own reading of the server's process tree: CPU ticks (utime + stime + cutime +
 /// cstime of every process, reaped children included) and write_bytes.
 pub fn own_reading(root: u32) -> (f64, u64) {
@@ -34,7 +36,7 @@ pub fn own_reading(root: u32) -> (f64, u64) {
             .take(4)
             .map(|v| v.parse().unwrap())
             .collect();
-        cpu += f.iter().sum::<u64>() as f64 / ticks;
+        cpu += count_f64(f.iter().sum::<u64>()) / ticks;
         if let Ok(io) = std::fs::read_to_string(format!("/proc/{pid}/io")) {
             written += io
                 .lines()
