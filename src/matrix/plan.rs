@@ -374,122 +374,126 @@ fn probe_version(
 /// Rendered settings: (name, value as config text).
 type Settings = Vec<(String, String)>;
 
-/// The configs of one set, in order: base, variants, then the axes' product.
-fn resolve_config_set(
+/// The text of the base config file of a set, if it names one.
+fn read_base_text(
     src: &Source,
-    set_name: &str,
+    at: &dyn Fn(&str) -> String,
     set: &ConfigSetEntry,
+) -> Result<Option<String>> {
+    let Some(p) = &set.base else {
+        return Ok(None);
+    };
+    let path = src.resolve(p);
+    std::fs::read_to_string(&path).map(Some).map_err(|e| {
+        src.err(
+            &at(".base"),
+            format!(
+                "cannot read {} ({e}); fix the path (relative to the matrix file)",
+                path.display()
+            ),
+        )
+    })
+}
+
+/// A generated config file: the base text, then the settings under a comment naming them.
+fn config_text(
+    base_text: Option<&str>,
     postgres: bool,
-) -> Result<Vec<PlanConfig>> {
-    let at = |rest: &str| format!("configs.{set_name}{rest}");
-    let base_text = match &set.base {
-        Some(p) => {
-            let path = src.resolve(p);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                src.err(
-                    &at(".base"),
-                    format!(
-                        "cannot read {} ({e}); fix the path (relative to the matrix file)",
-                        path.display()
-                    ),
-                )
-            })?;
-            Some(text)
-        }
-        None => None,
-    };
+    settings: &[(String, String)],
+    title: &str,
+) -> String {
     let section_header = if postgres { "" } else { "[mysqld]\n" };
-    let with = |settings: &[(String, String)], title: &str| -> String {
-        let mut t = base_text.clone().unwrap_or_default();
-        if !t.is_empty() && !t.ends_with('\n') {
-            t.push('\n');
-        }
-        t.push_str(&format!("\n# ibench matrix: {title}\n{section_header}"));
-        for (k, v) in settings {
-            t.push_str(&format!("{k} = {v}\n"));
-        }
-        t
-    };
-    let mut out: Vec<PlanConfig> = Vec::new();
-    if set.include_base {
-        out.push(PlanConfig {
-            name: "base".into(),
-            entry: at(".base"),
-            text: base_text.clone(),
-        });
+    let mut t = base_text.unwrap_or_default().to_string();
+    if !t.is_empty() && !t.ends_with('\n') {
+        t.push('\n');
     }
-    let render_settings = |entry: &str, table: &toml::Table| -> Result<Vec<(String, String)>> {
-        if table.is_empty() {
+    t.push_str(&format!("\n# ibench matrix: {title}\n{section_header}"));
+    for (k, v) in settings {
+        t.push_str(&format!("{k} = {v}\n"));
+    }
+    t
+}
+
+/// The settings of one variant, rendered as config text.
+fn variant_settings(
+    src: &Source,
+    entry: &str,
+    table: &toml::Table,
+    postgres: bool,
+) -> Result<Settings> {
+    if table.is_empty() {
+        return Err(src.err(
+            entry,
+            "no settings; give at least one, e.g. { wal_compression = \"lz4\" }",
+        ));
+    }
+    table
+        .iter()
+        .map(|(k, v)| {
+            file::setting_text(v, postgres)
+                .map(|t| (k.clone(), t))
+                .ok_or_else(|| {
+                    src.err(
+                        entry,
+                        format!(
+                            "setting {k} is not a string, number or boolean; write its value as one"
+                        ),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// The names of an axis' values: given, or `SETTING-VALUE`.
+fn axis_names(src: &Source, entry: &str, axis: &AxisEntry) -> Result<Vec<String>> {
+    let AxisEntry {
+        setting,
+        values,
+        names,
+    } = axis;
+    if values.is_empty() {
+        return Err(src.err(
+            entry,
+            "the axis has no values; give at least one in values = [...] or remove the axis",
+        ));
+    }
+    let names: Vec<String> = match names {
+        Some(n) if n.len() != values.len() => {
             return Err(src.err(
                 entry,
-                "no settings; give at least one, e.g. { wal_compression = \"lz4\" }",
+                format!(
+                    "{} names for {} values; give one name per value",
+                    n.len(),
+                    values.len()
+                ),
             ));
         }
-        table
+        Some(n) => n.clone(),
+        None => values
             .iter()
-            .map(|(k, v)| {
-                file::setting_text(v, postgres)
-                    .map(|t| (k.clone(), t))
-                    .ok_or_else(|| {
-                        src.err(
-                            entry,
-                            format!("setting {k} is not a string, number or boolean; write its value as one"),
-                        )
-                    })
-            })
-            .collect()
+            .map(|v| format!("{setting}-{}", file::value_name(v)))
+            .collect(),
     };
-    for (name, value) in &set.variants {
-        let entry = at(&format!(".variants.{name}"));
-        file::check_name(src, &at(".variants"), name)?;
-        let toml::Value::Table(table) = value else {
-            return Err(src.err(&entry, "a variant is a table of settings, e.g. lz4 = { wal_compression = \"lz4\" }; write it as one"));
-        };
-        let settings = render_settings(&entry, table)?;
-        out.push(PlanConfig {
-            name: name.clone(),
-            entry: entry.clone(),
-            text: Some(with(&settings, &format!("variant {name}"))),
-        });
+    for n in &names {
+        file::check_name(src, entry, n)?;
     }
-    // Axes: the cartesian product, names joined with '_'.
+    Ok(names)
+}
+
+/// The cartesian product of the axes: (value names, settings) per combination.
+fn axis_product(
+    src: &Source,
+    at: &dyn Fn(&str) -> String,
+    axes: &[AxisEntry],
+    postgres: bool,
+) -> Result<Vec<(Vec<String>, Settings)>> {
     let mut combos: Vec<(Vec<String>, Settings)> = vec![(Vec::new(), Vec::new())];
-    for (i, axis) in set.axes.iter().enumerate() {
+    for (i, axis) in axes.iter().enumerate() {
         let entry = at(&format!(".axes[{i}] ({})", axis.setting));
-        let AxisEntry {
-            setting,
-            values,
-            names,
-        } = axis;
-        if values.is_empty() {
-            return Err(src.err(
-                &entry,
-                "the axis has no values; give at least one in values = [...] or remove the axis",
-            ));
-        }
-        let names: Vec<String> = match names {
-            Some(n) if n.len() != values.len() => {
-                return Err(src.err(
-                    &entry,
-                    format!(
-                        "{} names for {} values; give one name per value",
-                        n.len(),
-                        values.len()
-                    ),
-                ));
-            }
-            Some(n) => n.clone(),
-            None => values
-                .iter()
-                .map(|v| format!("{setting}-{}", file::value_name(v)))
-                .collect(),
-        };
-        for n in &names {
-            file::check_name(src, &entry, n)?;
-        }
+        let names = axis_names(src, &entry, axis)?;
         let mut next = Vec::new();
         for (done_names, done_settings) in &combos {
-            for (v, n) in values.iter().zip(&names) {
+            for (v, n) in axis.values.iter().zip(&names) {
                 let text = file::setting_text(v, postgres).ok_or_else(|| {
                     src.err(
                         &entry,
@@ -499,18 +503,62 @@ fn resolve_config_set(
                 let mut nn = done_names.clone();
                 nn.push(n.clone());
                 let mut ss = done_settings.clone();
-                ss.push((setting.clone(), text));
+                ss.push((axis.setting.clone(), text));
                 next.push((nn, ss));
             }
         }
         combos = next;
     }
+    Ok(combos)
+}
+
+/// The configs of one set, in order: base, variants, then the axes' product.
+fn resolve_config_set(
+    src: &Source,
+    set_name: &str,
+    set: &ConfigSetEntry,
+    postgres: bool,
+) -> Result<Vec<PlanConfig>> {
+    let at = |rest: &str| format!("configs.{set_name}{rest}");
+    let base_text = read_base_text(src, &at, set)?;
+    let mut out: Vec<PlanConfig> = Vec::new();
+    if set.include_base {
+        out.push(PlanConfig {
+            name: "base".into(),
+            entry: at(".base"),
+            text: base_text.clone(),
+        });
+    }
+    for (name, value) in &set.variants {
+        let entry = at(&format!(".variants.{name}"));
+        file::check_name(src, &at(".variants"), name)?;
+        let toml::Value::Table(table) = value else {
+            return Err(src.err(&entry, "a variant is a table of settings, e.g. lz4 = { wal_compression = \"lz4\" }; write it as one"));
+        };
+        let settings = variant_settings(src, &entry, table, postgres)?;
+        out.push(PlanConfig {
+            name: name.clone(),
+            entry: entry.clone(),
+            text: Some(config_text(
+                base_text.as_deref(),
+                postgres,
+                &settings,
+                &format!("variant {name}"),
+            )),
+        });
+    }
     if !set.axes.is_empty() {
-        for (names, settings) in combos {
+        // Names joined with '_'.
+        for (names, settings) in axis_product(src, &at, &set.axes, postgres)? {
             let name = names.join("_");
             out.push(PlanConfig {
                 entry: at(&format!(".axes ({name})")),
-                text: Some(with(&settings, &format!("axes {name}"))),
+                text: Some(config_text(
+                    base_text.as_deref(),
+                    postgres,
+                    &settings,
+                    &format!("axes {name}"),
+                )),
                 name,
             });
         }
@@ -548,14 +596,41 @@ pub fn build(src: &Source) -> Result<Plan> {
             "no workload; add one, e.g. [workloads.small] profile = \"small\"",
         ));
     }
-    let mut sets: Vec<(String, ConfigSetEntry)> = Vec::new();
-    for (name, v) in &f.configs {
-        sets.push((name.clone(), file::entry(src, "configs", name, v)?));
+    let sets = f
+        .configs
+        .iter()
+        .map(|(name, v)| Ok((name.clone(), file::entry(src, "configs", name, v)?)))
+        .collect::<Result<Vec<(String, ConfigSetEntry)>>>()?;
+    let workloads = plan_workloads(src)?;
+    let mut servers = f
+        .servers
+        .iter()
+        .map(|(name, v)| plan_server(src, name, v, &sets, &workloads))
+        .collect::<Result<Vec<_>>>()?;
+    // Two servers with the same label prefix: add the server name.
+    let prefixes: Vec<String> = servers.iter().map(|s| s.label.clone()).collect();
+    for s in &mut servers {
+        if prefixes.iter().filter(|p| **p == s.label).count() > 1 {
+            s.label = format!("{} ({})", s.label, s.name);
+        }
     }
+    let cells = plan_cells(f.order, f.repeats, &servers, &workloads)?;
+    let groups = plan_groups(src, &servers, &workloads)?;
+    Ok(Plan {
+        file: src.path.clone(),
+        repeats: f.repeats,
+        order: f.order,
+        servers,
+        workloads,
+        cells,
+        groups,
+    })
+}
 
-    // Workloads.
+/// The workloads of the file, each checked for flags the matrix sets itself.
+fn plan_workloads(src: &Source) -> Result<Vec<PlanWorkload>> {
     let mut workloads = Vec::new();
-    for (name, v) in &f.workloads {
+    for (name, v) in &src.file.workloads {
         let w: WorkloadEntry = file::entry(src, "workloads", name, v)?;
         let args = workload_args(&w);
         if let Some(bad) = args.iter().find(|a| {
@@ -573,157 +648,174 @@ pub fn build(src: &Source) -> Result<Plan> {
             args,
         });
     }
+    Ok(workloads)
+}
 
-    // Servers.
-    let mut servers: Vec<PlanServer> = Vec::new();
-    for (name, v) in &f.servers {
-        let entry = format!("servers.{name}");
-        let s: ServerEntry = file::entry(src, "servers", name, v)?;
-        let (source, label) = match &s.url {
-            Some(url) => {
-                if s.kind.is_some()
-                    || s.bindir.is_some()
-                    || !s.init_args.is_empty()
-                    || s.config_set.is_some()
-                {
-                    return Err(src.err(&entry, "url is a server ibench does not manage: drop kind, bindir, init_args and config_set, or drop url"));
-                }
-                kind_of_url(url).map_err(|e| src.err(&entry, format!("{e}; fix url")))?;
-                (
-                    ServerSource::Url {
-                        url: url.clone(),
-                        engine: s.engine,
-                    },
-                    s.label.clone().unwrap_or_else(|| name.clone()),
-                )
+/// One server of the file: how to reach it, its label, its configs; every workload is checked
+/// against its kind now, not hours later.
+fn plan_server(
+    src: &Source,
+    name: &str,
+    v: &toml::Value,
+    sets: &[(String, ConfigSetEntry)],
+    workloads: &[PlanWorkload],
+) -> Result<PlanServer> {
+    let entry = format!("servers.{name}");
+    let s: ServerEntry = file::entry(src, "servers", name, v)?;
+    let (source, label) = match &s.url {
+        Some(url) => {
+            if s.kind.is_some()
+                || s.bindir.is_some()
+                || !s.init_args.is_empty()
+                || s.config_set.is_some()
+            {
+                return Err(src.err(&entry, "url is a server ibench does not manage: drop kind, bindir, init_args and config_set, or drop url"));
             }
-            None => {
-                let kind = match s.kind.as_deref() {
-                    Some("postgres") | Some("postgresql") => ServerKind::Postgres,
-                    Some("mariadb") | Some("mysql") => ServerKind::Mariadb,
-                    Some(other) => {
-                        return Err(src.err(&entry, format!("unknown kind '{other}'; set kind = \"postgres\", \"mariadb\" or \"mysql\"")));
-                    }
-                    None => {
-                        return Err(src.err(&entry, "no kind; set kind = \"postgres\", \"mariadb\" or \"mysql\" (or url for a server ibench does not manage)"));
-                    }
-                };
-                if kind == ServerKind::Postgres && s.engine.is_some() {
-                    return Err(src.err(
-                        &entry,
-                        "engine applies to mariadb/mysql servers only; remove engine",
-                    ));
-                }
-                let Some(bindir) = &s.bindir else {
-                    return Err(src.err(&entry, format!("no bindir; set bindir to the directory holding the {kind} binaries (e.g. {})", match kind {
-                        ServerKind::Postgres => "/usr/lib/postgresql/15/bin",
-                        ServerKind::Mariadb => "/usr/sbin",
-                    })));
-                };
-                let bindir = src.resolve(bindir);
-                if !bindir.is_dir() {
-                    return Err(src.err(
-                        &entry,
-                        format!("bindir {} does not exist; fix bindir", bindir.display()),
-                    ));
-                }
-                let engine = s.engine.unwrap_or(Engine::Innodb);
-                let version = probe_version(src, &entry, kind, &bindir)?;
-                let label = s
-                    .label
-                    .clone()
-                    .unwrap_or_else(|| version_label(kind, engine, &version));
-                (
-                    ServerSource::Managed {
-                        kind,
-                        engine,
-                        bindir,
-                        init_args: s.init_args.clone(),
-                    },
-                    label,
-                )
-            }
-        };
-        // Its configs.
-        let set_name = match (&s.config_set, &source) {
-            (Some(n), _) => Some(n.clone()),
-            (None, ServerSource::Managed { kind, .. }) => {
-                let k = kind.name();
-                sets.iter()
-                    .find(|(n, _)| n == k || (k == "mariadb" && n == "mysql"))
-                    .map(|(n, _)| n.clone())
-            }
-            (None, ServerSource::Url { .. }) => None,
-        };
-        let mut configs = match &set_name {
-            Some(set_name) => {
-                let Some((_, set)) = sets.iter().find(|(n, _)| n == set_name) else {
-                    return Err(src.err(&entry, format!("config_set '{set_name}' is not defined; add [configs.{set_name}] or fix config_set")));
-                };
-                resolve_config_set(src, set_name, set, source.postgres_syntax())?
-            }
-            None => vec![PlanConfig {
-                name: "base".into(),
-                entry: entry.clone(),
-                text: None,
-            }],
-        };
-        if let Some(only) = &s.configs {
-            for c in only {
-                if !configs.iter().any(|x| &x.name == c) {
-                    return Err(src.err(
-                        &format!("{entry}.configs"),
-                        format!(
-                            "no config named '{c}' (there are: {}); fix the name",
-                            configs
-                                .iter()
-                                .map(|c| c.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    ));
-                }
-            }
-            configs.retain(|c| only.contains(&c.name));
+            kind_of_url(url).map_err(|e| src.err(&entry, format!("{e}; fix url")))?;
+            let source = ServerSource::Url {
+                url: url.clone(),
+                engine: s.engine,
+            };
+            (source, s.label.clone().unwrap_or_else(|| name.to_string()))
         }
-        // Check every workload against this server kind now, not hours later.
-        for w in &workloads {
-            run_options(
-                w,
-                &placeholder_url(&source),
-                source.engine(),
-                std::path::Path::new("x"),
-                "x",
-                None,
-                true,
+        None => managed_source(src, &entry, &s)?,
+    };
+    let configs = server_configs(src, &entry, &s, &source, sets)?;
+    for w in workloads {
+        run_options(
+            w,
+            &placeholder_url(&source),
+            source.engine(),
+            std::path::Path::new("x"),
+            "x",
+            None,
+            true,
+        )
+        .map_err(|e| {
+            src.err(
+                &format!("workloads.{}", w.name),
+                format!("{e:#} (fix it in the workload)"),
             )
-            .map_err(|e| {
-                src.err(
-                    &format!("workloads.{}", w.name),
-                    format!("{e:#} (fix it in the workload)"),
-                )
-            })?;
-        }
-        servers.push(PlanServer {
-            name: name.clone(),
-            source,
-            label,
-            configs,
-        });
+        })?;
     }
-    // Two servers with the same label prefix: add the server name.
-    let prefixes: Vec<String> = servers.iter().map(|s| s.label.clone()).collect();
-    for s in &mut servers {
-        if prefixes.iter().filter(|p| **p == s.label).count() > 1 {
-            s.label = format!("{} ({})", s.label, s.name);
-        }
-    }
+    Ok(PlanServer {
+        name: name.to_string(),
+        source,
+        label,
+        configs,
+    })
+}
 
-    // Cells.
+/// A server ibench starts itself: its kind and binaries checked, its label from `--version`.
+fn managed_source(src: &Source, entry: &str, s: &ServerEntry) -> Result<(ServerSource, String)> {
+    let kind = match s.kind.as_deref() {
+        Some("postgres") | Some("postgresql") => ServerKind::Postgres,
+        Some("mariadb") | Some("mysql") => ServerKind::Mariadb,
+        Some(other) => {
+            return Err(src.err(
+                entry,
+                format!(
+                    "unknown kind '{other}'; set kind = \"postgres\", \"mariadb\" or \"mysql\""
+                ),
+            ));
+        }
+        None => {
+            return Err(src.err(entry, "no kind; set kind = \"postgres\", \"mariadb\" or \"mysql\" (or url for a server ibench does not manage)"));
+        }
+    };
+    if kind == ServerKind::Postgres && s.engine.is_some() {
+        return Err(src.err(
+            entry,
+            "engine applies to mariadb/mysql servers only; remove engine",
+        ));
+    }
+    let Some(bindir) = &s.bindir else {
+        let example = match kind {
+            ServerKind::Postgres => "/usr/lib/postgresql/15/bin",
+            ServerKind::Mariadb => "/usr/sbin",
+        };
+        return Err(src.err(entry, format!("no bindir; set bindir to the directory holding the {kind} binaries (e.g. {example})")));
+    };
+    let bindir = src.resolve(bindir);
+    if !bindir.is_dir() {
+        return Err(src.err(
+            entry,
+            format!("bindir {} does not exist; fix bindir", bindir.display()),
+        ));
+    }
+    let engine = s.engine.unwrap_or(Engine::Innodb);
+    let version = probe_version(src, entry, kind, &bindir)?;
+    let label = s
+        .label
+        .clone()
+        .unwrap_or_else(|| version_label(kind, engine, &version));
+    let source = ServerSource::Managed {
+        kind,
+        engine,
+        bindir,
+        init_args: s.init_args.clone(),
+    };
+    Ok((source, label))
+}
+
+/// A server's configs: its `config_set` (or the set named after its kind), cut to `configs`.
+fn server_configs(
+    src: &Source,
+    entry: &str,
+    s: &ServerEntry,
+    source: &ServerSource,
+    sets: &[(String, ConfigSetEntry)],
+) -> Result<Vec<PlanConfig>> {
+    let set_name = match (&s.config_set, source) {
+        (Some(n), _) => Some(n.clone()),
+        (None, ServerSource::Managed { kind, .. }) => {
+            let k = kind.name();
+            sets.iter()
+                .find(|(n, _)| n == k || (k == "mariadb" && n == "mysql"))
+                .map(|(n, _)| n.clone())
+        }
+        (None, ServerSource::Url { .. }) => None,
+    };
+    let mut configs = match &set_name {
+        Some(set_name) => {
+            let Some((_, set)) = sets.iter().find(|(n, _)| n == set_name) else {
+                return Err(src.err(entry, format!("config_set '{set_name}' is not defined; add [configs.{set_name}] or fix config_set")));
+            };
+            resolve_config_set(src, set_name, set, source.postgres_syntax())?
+        }
+        None => vec![PlanConfig {
+            name: "base".into(),
+            entry: entry.to_string(),
+            text: None,
+        }],
+    };
+    if let Some(only) = &s.configs {
+        if let Some(c) = only.iter().find(|c| !configs.iter().any(|x| &x.name == *c)) {
+            let there: Vec<&str> = configs.iter().map(|c| c.name.as_str()).collect();
+            return Err(src.err(
+                &format!("{entry}.configs"),
+                format!(
+                    "no config named '{c}' (there are: {}); fix the name",
+                    there.join(", ")
+                ),
+            ));
+        }
+        configs.retain(|c| only.contains(&c.name));
+    }
+    Ok(configs)
+}
+
+/// Every cell in run order: server × config × workload, each repeated.
+fn plan_cells(
+    order: Order,
+    repeats: u32,
+    servers: &[PlanServer],
+    workloads: &[PlanWorkload],
+) -> Result<Vec<Cell>> {
     let mut combos = Vec::new();
-    for s in &servers {
+    for s in servers {
         for c in &s.configs {
-            for w in &workloads {
+            for w in workloads {
                 let url = placeholder_url(&s.source);
                 let opts = run_options(
                     w,
@@ -734,13 +826,9 @@ pub fn build(src: &Source) -> Result<Plan> {
                     None,
                     true,
                 )?;
-                let est = estimate_seconds(&opts)
-                    + if matches!(s.source, ServerSource::Managed { .. }) {
-                        EST_SERVER_SECONDS
-                    } else {
-                        0.0
-                    };
-                let label = if matches!(s.source, ServerSource::Url { .. }) && c.name == "base" {
+                let managed = matches!(s.source, ServerSource::Managed { .. });
+                let est = estimate_seconds(&opts) + if managed { EST_SERVER_SECONDS } else { 0.0 };
+                let label = if !managed && c.name == "base" {
                     s.label.clone()
                 } else {
                     format!("{} {}", s.label, c.name)
@@ -760,77 +848,96 @@ pub fn build(src: &Source) -> Result<Plan> {
         estimate_seconds: *est,
     };
     let mut cells = Vec::new();
-    match f.order {
+    match order {
         Order::Sequential => {
             for combo in &combos {
-                for r in 1..=f.repeats {
-                    cells.push(make(combo, r));
-                }
+                cells.extend((1..=repeats).map(|r| make(combo, r)));
             }
         }
         Order::Interleaved => {
-            for r in 1..=f.repeats {
-                for combo in &combos {
-                    cells.push(make(combo, r));
-                }
+            for r in 1..=repeats {
+                cells.extend(combos.iter().map(|combo| make(combo, r)));
             }
         }
     }
+    Ok(cells)
+}
 
-    // Groups.
-    let mut groups = Vec::new();
+/// A group's list of names (servers, configs or workloads), checked against the known ones.
+fn check_known(
+    src: &Source,
+    entry: &str,
+    what: &str,
+    list: Option<&Vec<String>>,
+    known: &[String],
+) -> Result<()> {
+    let Some(list) = list else {
+        return Ok(());
+    };
+    if list.is_empty() {
+        return Err(src.err(
+            &format!("{entry}.{what}"),
+            format!("the list is empty; name at least one or remove {what}"),
+        ));
+    }
+    if let Some(x) = list.iter().find(|x| !known.contains(x)) {
+        return Err(src.err(
+            &format!("{entry}.{what}"),
+            format!(
+                "'{x}' is not defined (there are: {}); fix the name",
+                known.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The groups of the file (or one group `all`), each with its members and base.
+fn plan_groups(
+    src: &Source,
+    servers: &[PlanServer],
+    workloads: &[PlanWorkload],
+) -> Result<Vec<PlanGroup>> {
     let default_group = toml::Value::Table(toml::Table::new());
-    let group_entries: Vec<(String, &toml::Value)> = if f.groups.is_empty() {
+    let group_entries: Vec<(String, &toml::Value)> = if src.file.groups.is_empty() {
         vec![("all".to_string(), &default_group)]
     } else {
-        f.groups.iter().map(|(n, v)| (n.clone(), v)).collect()
+        src.file
+            .groups
+            .iter()
+            .map(|(n, v)| (n.clone(), v))
+            .collect()
     };
+    let server_names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+    let config_names: Vec<String> = servers
+        .iter()
+        .flat_map(|s| s.configs.iter().map(|c| c.name.clone()))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let workload_names: Vec<String> = workloads.iter().map(|w| w.name.clone()).collect();
+    let mut groups = Vec::new();
     for (name, v) in group_entries {
         let entry = format!("groups.{name}");
         let g: GroupEntry = file::entry(src, "groups", &name, v)?;
-        let check = |what: &str, list: &Option<Vec<String>>, known: &[String]| -> Result<()> {
-            if let Some(list) = list {
-                if list.is_empty() {
-                    return Err(src.err(
-                        &format!("{entry}.{what}"),
-                        format!("the list is empty; name at least one or remove {what}"),
-                    ));
-                }
-                for x in list {
-                    if !known.contains(x) {
-                        return Err(src.err(
-                            &format!("{entry}.{what}"),
-                            format!(
-                                "'{x}' is not defined (there are: {}); fix the name",
-                                known.join(", ")
-                            ),
-                        ));
-                    }
-                }
-            }
-            Ok(())
-        };
-        let server_names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
-        let config_names: Vec<String> = servers
-            .iter()
-            .flat_map(|s| s.configs.iter().map(|c| c.name.clone()))
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let workload_names: Vec<String> = workloads.iter().map(|w| w.name.clone()).collect();
-        check("servers", &g.servers, &server_names)?;
-        check("configs", &g.configs, &config_names)?;
-        check("workloads", &g.workloads, &workload_names)?;
+        check_known(src, &entry, "servers", g.servers.as_ref(), &server_names)?;
+        check_known(src, &entry, "configs", g.configs.as_ref(), &config_names)?;
+        check_known(
+            src,
+            &entry,
+            "workloads",
+            g.workloads.as_ref(),
+            &workload_names,
+        )?;
         let mut members = Vec::new();
-        for s in &servers {
+        for s in servers {
             if g.servers.as_ref().is_some_and(|l| !l.contains(&s.name)) {
                 continue;
             }
             for c in &s.configs {
-                if g.configs.as_ref().is_some_and(|l| !l.contains(&c.name)) {
-                    continue;
+                if g.configs.as_ref().is_none_or(|l| l.contains(&c.name)) {
+                    members.push(format!("{}.{}", s.name, c.name));
                 }
-                members.push(format!("{}.{}", s.name, c.name));
             }
         }
         if members.is_empty() {
@@ -849,19 +956,11 @@ pub fn build(src: &Source) -> Result<Plan> {
         groups.push(PlanGroup {
             name,
             members,
-            workloads: g.workloads.unwrap_or(workload_names),
+            workloads: g.workloads.unwrap_or_else(|| workload_names.clone()),
             base,
         });
     }
-    Ok(Plan {
-        file: src.path.clone(),
-        repeats: f.repeats,
-        order: f.order,
-        servers,
-        workloads,
-        cells,
-        groups,
-    })
+    Ok(groups)
 }
 
 /// Which part of the cells this host runs.
