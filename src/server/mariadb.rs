@@ -97,93 +97,32 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     let log = dir.join(LOG_FILE);
     let pid_file = dir.join(PID_FILE);
 
-    // --defaults-file or --no-defaults: always the first argument.
-    let defaults = match &spec.config {
-        Some(config) => {
-            let copy = copy_config(config, &dir)?;
-            format!("--defaults-file={}", copy.display())
-        }
-        None => "--no-defaults".to_string(),
+    let tmp_dir = private_tmpdir(&dir, run_as.as_ref())?;
+    let args = CommonArgs {
+        // --defaults-file or --no-defaults: always the first argument.
+        defaults: match &spec.config {
+            Some(config) => format!("--defaults-file={}", copy_config(config, &dir)?.display()),
+            None => "--no-defaults".to_string(),
+        },
+        user: run_as.as_ref().map(|u| format!("--user={}", u.name)),
+        datadir: format!("--datadir={}", data_dir.display()),
+        tmpdir: format!("--tmpdir={}", tmp_dir.display()),
+        rocksdb: spec.engine == Engine::Rocksdb,
     };
-    let rocksdb = spec.engine == Engine::Rocksdb;
-
-    // A private tmpdir: at start-up a MariaDB server deletes every `#sql*` file in its tmpdir,
-    // so two instances sharing /tmp delete each other's temporary tables (seen here: a
-    // bootstrap failing with "Could not remove temporary table" when two started at once).
-    let tmp_dir = dir.join("tmp");
-    std::fs::create_dir_all(&tmp_dir)
-        .with_context(|| format!("cannot create {}", tmp_dir.display()))?;
-    owner_only(&tmp_dir, run_as.as_ref())?;
-    let tmpdir_arg = format!("--tmpdir={}", tmp_dir.display());
-    let user_arg = run_as.as_ref().map(|u| format!("--user={}", u.name));
-
-    // mariadb-install-db
-    let install_log = dir.join(INSTALL_LOG);
-    let mut cmd = Command::new(&bins.install_db);
-    cmd.current_dir(&dir).arg(&defaults);
-    cmd.args(&user_arg);
-    cmd.arg(format!("--datadir={}", data_dir.display()))
-        .arg(&tmpdir_arg)
-        .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
-    if rocksdb {
-        // So that rocksdb_* settings in the config are known to the bootstrap server.
-        cmd.arg(format!("--plugin-load-add={ROCKSDB_PLUGIN}"));
-    }
-    cmd.args(&spec.init_args);
-    let out = run_capture(&mut cmd, "mariadb-install-db", Some(&install_log))?;
-    if !out.status.success() {
-        bail!(
-            "mariadb-install-db failed ({}): {}; see {}",
-            out.status,
-            first_line(&out),
-            install_log.display()
-        );
-    }
+    install_db(&bins, &dir, &args, &spec.init_args)?;
 
     // The accounts, set before the server accepts its first connection.
     let init_file = write_init_file(&dir, &password, run_as.as_ref())?;
-
-    // mariadbd, detached in its own session.
-    let log_file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .with_context(|| format!("cannot open {}", log.display()))?;
-    if let Some(user) = &run_as {
-        std::os::unix::fs::chown(&log, Some(user.uid), Some(user.gid))
-            .with_context(|| format!("cannot hand {} to {}", log.display(), user.name))?;
-    }
-    let log_file2 = log_file
-        .try_clone()
-        .with_context(|| format!("cannot open {}", log.display()))?;
     let mut cmd = Command::new(&bins.mariadbd);
-    cmd.current_dir(&dir).arg(&defaults);
-    cmd.args(&user_arg);
-    cmd.arg(format!("--datadir={}", data_dir.display()))
-        .arg(format!("--init-file={}", init_file.display()))
-        .arg(&tmpdir_arg)
+    cmd.current_dir(&dir);
+    args.apply(&mut cmd);
+    cmd.arg(format!("--init-file={}", init_file.display()))
         .arg(format!("--socket={}", socket.display()))
         .arg(format!("--port={port}"))
         .arg("--bind-address=127.0.0.1")
         .arg(format!("--pid-file={}", pid_file.display()))
         .arg(format!("--log-error={}", log.display()));
-    if rocksdb {
-        cmd.arg(format!("--plugin-load-add={ROCKSDB_PLUGIN}"));
-    }
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::from(log_file))
-        .stderr(Stdio::from(log_file2));
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd
-        .spawn()
+    let mut child = spawn_detached(cmd, &log, run_as.as_ref())
         .with_context(|| format!("cannot start {}", bins.mariadbd.display()))?;
 
     let ready = wait_ready(&mut child, &bins.admin, &socket, port, &log, &password);
@@ -216,6 +155,98 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         return Err(e);
     }
     Ok(handle)
+}
+
+/// A private tmpdir: at start-up a MariaDB server deletes every `#sql*` file in its tmpdir,
+/// so two instances sharing /tmp delete each other's temporary tables (seen here: a bootstrap
+/// failing with "Could not remove temporary table" when two started at once).
+fn private_tmpdir(dir: &Path, run_as: Option<&RunAs>) -> Result<PathBuf> {
+    let tmp_dir = dir.join("tmp");
+    std::fs::create_dir_all(&tmp_dir)
+        .with_context(|| format!("cannot create {}", tmp_dir.display()))?;
+    owner_only(&tmp_dir, run_as)?;
+    Ok(tmp_dir)
+}
+
+/// The arguments `mariadb-install-db` and `mariadbd` share.
+struct CommonArgs {
+    /// `--defaults-file=COPY` or `--no-defaults` (must come first).
+    defaults: String,
+    /// `--user=NAME` when running as root.
+    user: Option<String>,
+    /// `--datadir=DIR`.
+    datadir: String,
+    /// `--tmpdir=DIR` (private, see `start`).
+    tmpdir: String,
+    /// Load the MyRocks plugin.
+    rocksdb: bool,
+}
+
+impl CommonArgs {
+    fn apply(&self, cmd: &mut Command) {
+        cmd.arg(&self.defaults)
+            .args(&self.user)
+            .arg(&self.datadir)
+            .arg(&self.tmpdir);
+        if self.rocksdb {
+            // So that rocksdb_* settings in the config are known, at bootstrap too.
+            cmd.arg(format!("--plugin-load-add={ROCKSDB_PLUGIN}"));
+        }
+    }
+}
+
+/// `mariadb-install-db` into the data dir; its output kept in the instance dir.
+fn install_db(bins: &Binaries, dir: &Path, args: &CommonArgs, init_args: &[String]) -> Result<()> {
+    let install_log = dir.join(INSTALL_LOG);
+    let mut cmd = Command::new(&bins.install_db);
+    cmd.current_dir(dir);
+    args.apply(&mut cmd);
+    cmd.args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+    cmd.args(init_args);
+    let out = run_capture(&mut cmd, "mariadb-install-db", Some(&install_log))?;
+    if !out.status.success() {
+        bail!(
+            "mariadb-install-db failed ({}): {}; see {}",
+            out.status,
+            first_line(&out),
+            install_log.display()
+        );
+    }
+    Ok(())
+}
+
+/// Spawn the server detached in its own session, its output appended to `log` (owned by the
+/// server's OS user when running as root).
+fn spawn_detached(
+    mut cmd: Command,
+    log: &Path,
+    run_as: Option<&RunAs>,
+) -> Result<std::process::Child> {
+    let log_file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .with_context(|| format!("cannot open {}", log.display()))?;
+    if let Some(user) = run_as {
+        std::os::unix::fs::chown(log, Some(user.uid), Some(user.gid))
+            .with_context(|| format!("cannot hand {} to {}", log.display(), user.name))?;
+    }
+    let log_file2 = log_file
+        .try_clone()
+        .with_context(|| format!("cannot open {}", log.display()))?;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::from(log_file))
+        .stderr(Stdio::from(log_file2));
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(cmd.spawn()?)
 }
 
 /// After the server answers: create the database, check MyRocks, save the handle.

@@ -48,17 +48,74 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     // Owner-only: the socket lives here, and so does the password.
     owner_only(&dir, run_as.as_ref())?;
     let data_dir = dir.join("data");
-    let log = dir.join(LOG_FILE);
     // initdb reads the superuser's password from the file (as the server's OS user).
     let password_file = write_password_file(&dir, &generate_password()?, run_as.as_ref())?;
     let auth = auth_method(&version);
 
-    // initdb
+    initdb(
+        &bindir,
+        run_as.as_ref(),
+        &dir,
+        &data_dir,
+        auth,
+        &password_file,
+        spec,
+    )?;
+
+    if let Some(config) = &spec.config {
+        apply_config_overlay(config, &dir, &data_dir)?;
+    }
+
+    let pid = pg_ctl_start(&bindir, run_as.as_ref(), &dir, &data_dir, port)?;
+
+    let handle = ServerHandle {
+        kind: ServerKind::Postgres,
+        engine: spec.engine,
+        dir: dir.clone(),
+        data_dir,
+        socket_dir: dir.clone(),
+        port,
+        pid,
+        url: format!(
+            "postgres://postgres@127.0.0.1:{port}/postgres?{}",
+            password_file_query(&password_file)
+        ),
+        bindir,
+        version,
+        run_as_user: run_as.map(|u| u.name),
+    };
+    if let Err(e) = TcpStream::connect_timeout(
+        &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        Duration::from_secs(5),
+    ) {
+        let _ = stop(&handle);
+        bail!(
+            "postgres started but does not accept TCP connections on 127.0.0.1:{port} ({e}); see {}",
+            handle.dir.join(LOG_FILE).display()
+        );
+    }
+    if let Err(e) = handle.save() {
+        let _ = stop(&handle);
+        return Err(e);
+    }
+    Ok(handle)
+}
+
+/// `initdb` of the data dir, the superuser's password read from `password_file`.
+fn initdb(
+    bindir: &Path,
+    run_as: Option<&RunAs>,
+    dir: &Path,
+    data_dir: &Path,
+    auth: &str,
+    password_file: &Path,
+    spec: &ServerSpec,
+) -> Result<()> {
     let initdb_log = dir.join(INITDB_LOG);
-    let mut cmd = command(&bindir.join("initdb"), run_as.as_ref());
-    cmd.current_dir(&dir)
+    let mut cmd = command(&bindir.join("initdb"), run_as);
+    cmd.current_dir(dir)
         .arg("-D")
-        .arg(&data_dir)
+        .arg(data_dir)
         .args([
             "-U",
             "postgres",
@@ -80,31 +137,42 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
             initdb_log.display()
         );
     }
+    Ok(())
+}
 
-    // The config overlay.
-    if let Some(config) = &spec.config {
-        let copy = copy_config(config, &dir)?;
-        let overlay = fs::read_to_string(&copy)
-            .with_context(|| format!("cannot read config {}", config.display()))?;
-        let conf = data_dir.join("postgresql.conf");
-        let mut text =
-            fs::read_to_string(&conf).with_context(|| format!("cannot read {}", conf.display()))?;
-        text.push_str(&format!(
-            "\n# ibench config overlay from {}\n{overlay}\n",
-            config.display()
-        ));
-        fs::write(&conf, text).with_context(|| format!("cannot write {}", conf.display()))?;
-    }
+/// Append the user's config file (a copy kept in the instance dir) to `postgresql.conf`.
+fn apply_config_overlay(config: &Path, dir: &Path, data_dir: &Path) -> Result<()> {
+    let copy = copy_config(config, dir)?;
+    let overlay = fs::read_to_string(&copy)
+        .with_context(|| format!("cannot read config {}", config.display()))?;
+    let conf = data_dir.join("postgresql.conf");
+    let mut text =
+        fs::read_to_string(&conf).with_context(|| format!("cannot read {}", conf.display()))?;
+    text.push_str(&format!(
+        "\n# ibench config overlay from {}\n{overlay}\n",
+        config.display()
+    ));
+    fs::write(&conf, text).with_context(|| format!("cannot write {}", conf.display()))?;
+    Ok(())
+}
 
-    // pg_ctl start
+/// `pg_ctl start` on the loopback port and a private socket dir; the postmaster's pid.
+fn pg_ctl_start(
+    bindir: &Path,
+    run_as: Option<&RunAs>,
+    dir: &Path,
+    data_dir: &Path,
+    port: u16,
+) -> Result<u32> {
+    let log = dir.join(LOG_FILE);
     let options = format!(
         "-p {port} -k {} -c listen_addresses=127.0.0.1",
         shell_quote(&dir.to_string_lossy())
     );
-    let mut cmd = command(&bindir.join("pg_ctl"), run_as.as_ref());
-    cmd.current_dir(&dir)
+    let mut cmd = command(&bindir.join("pg_ctl"), run_as);
+    cmd.current_dir(dir)
         .arg("-D")
-        .arg(&data_dir)
+        .arg(data_dir)
         .arg("-l")
         .arg(&log)
         .args(["-w", "-t", &START_TIMEOUT.as_secs().to_string(), "-o"])
@@ -133,38 +201,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
             log.display()
         );
     };
-
-    let handle = ServerHandle {
-        kind: ServerKind::Postgres,
-        engine: spec.engine,
-        dir: dir.clone(),
-        data_dir,
-        socket_dir: dir.clone(),
-        port,
-        pid,
-        url: format!(
-            "postgres://postgres@127.0.0.1:{port}/postgres?{}",
-            password_file_query(&password_file)
-        ),
-        bindir,
-        version,
-        run_as_user: run_as.map(|u| u.name),
-    };
-    if let Err(e) = TcpStream::connect_timeout(
-        &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
-        Duration::from_secs(5),
-    ) {
-        let _ = stop(&handle);
-        bail!(
-            "postgres started but does not accept TCP connections on 127.0.0.1:{port} ({e}); see {}",
-            log.display()
-        );
-    }
-    if let Err(e) = handle.save() {
-        let _ = stop(&handle);
-        return Err(e);
-    }
-    Ok(handle)
+    Ok(pid)
 }
 
 /// Stop the server of `handle` (`pg_ctl stop -m fast`; signals if that fails).
