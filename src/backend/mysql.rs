@@ -292,43 +292,7 @@ fn flush_dirty_pages(conn: &mut my::Conn, deadline: Instant) -> Vec<SettleAction
     }));
 
     if actions.last().is_some_and(|a| a.error.is_none()) {
-        let started = Instant::now();
-        let mut first = None;
-        let mut last = None;
-        let mut error = None;
-        loop {
-            match global_status(conn, "Innodb_buffer_pool_pages_dirty") {
-                Ok(v) => {
-                    first = first.or(v);
-                    last = v;
-                }
-                Err(e) => {
-                    error = Some(my_detail(&e));
-                    break;
-                }
-            }
-            if last.is_none_or(|n| n <= DIRTY_PAGES_DONE) {
-                break;
-            }
-            if Instant::now() + POLL_INTERVAL > deadline {
-                error = Some(format!(
-                    "the settle budget ran out with {} dirty pages left",
-                    last.unwrap_or_default()
-                ));
-                break;
-            }
-            std::thread::sleep(POLL_INTERVAL);
-        }
-        let show = |v: Option<u64>| v.map_or_else(|| "?".to_string(), |n| n.to_string());
-        actions.push(SettleAction {
-            action: format!(
-                "wait for InnoDB dirty pages to be flushed: {} -> {}",
-                show(first),
-                show(last)
-            ),
-            seconds: started.elapsed().as_secs_f64(),
-            error,
-        });
+        actions.push(wait_for_clean_pages(conn, deadline));
     }
 
     if lowered {
@@ -345,6 +309,47 @@ fn flush_dirty_pages(conn: &mut my::Conn, deadline: Instant) -> Vec<SettleAction
         }));
     }
     actions
+}
+
+/// Poll `Innodb_buffer_pool_pages_dirty` until about 0 or the deadline.
+fn wait_for_clean_pages(conn: &mut my::Conn, deadline: Instant) -> SettleAction {
+    let started = Instant::now();
+    let mut first = None;
+    let mut last = None;
+    let mut error = None;
+    loop {
+        match global_status(conn, "Innodb_buffer_pool_pages_dirty") {
+            Ok(v) => {
+                first = first.or(v);
+                last = v;
+            }
+            Err(e) => {
+                error = Some(my_detail(&e));
+                break;
+            }
+        }
+        if last.is_none_or(|n| n <= DIRTY_PAGES_DONE) {
+            break;
+        }
+        if Instant::now() + POLL_INTERVAL > deadline {
+            error = Some(format!(
+                "the settle budget ran out with {} dirty pages left",
+                last.unwrap_or_default()
+            ));
+            break;
+        }
+        std::thread::sleep(POLL_INTERVAL);
+    }
+    let show = |v: Option<u64>| v.map_or_else(|| "?".to_string(), |n| n.to_string());
+    SettleAction {
+        action: format!(
+            "wait for InnoDB dirty pages to be flushed: {} -> {}",
+            show(first),
+            show(last)
+        ),
+        seconds: started.elapsed().as_secs_f64(),
+        error,
+    }
 }
 
 /// Wait, within the deadline, until RocksDB has no compaction or memtable flush pending.

@@ -836,31 +836,7 @@ fn fill_pg_url(url: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
     } else {
         env_set("PGPORT")
     };
-    let mut extra_query = Vec::new();
-    let hosts = if hosts.is_empty() && in_query("host") {
-        if let Some(p) = &port {
-            extra_query.push(format!("port={}", percent_encode(p)));
-        }
-        String::new()
-    } else {
-        let given: Vec<String> = if hosts.is_empty() {
-            env_set("PGHOST")
-                .unwrap_or_else(|| "/var/run/postgresql,localhost".to_string())
-                .split(',')
-                .map(percent_encode)
-                .collect()
-        } else {
-            hosts.split(',').map(str::to_string).collect()
-        };
-        given
-            .into_iter()
-            .map(|h| match &port {
-                Some(p) if !host_has_port(&h) => format!("{h}:{}", percent_encode(p)),
-                _ => h,
-            })
-            .collect::<Vec<_>>()
-            .join(",")
-    };
+    let (hosts, extra_query) = pg_hosts(hosts, in_query("host"), port.as_deref(), &env_set);
     let path = if path.is_empty() && !in_query("dbname") {
         env_set("PGDATABASE")
             .map(|d| percent_encode(&d))
@@ -891,6 +867,42 @@ fn fill_pg_url(url: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
         out.push_str(&params.join("&"));
     }
     out
+}
+
+/// The host list of a completed URL (with `PGHOST` and `PGPORT` where the URL leaves them
+/// out), and the query parameters to add (`port` when the hosts come from the query).
+fn pg_hosts(
+    hosts: &str,
+    host_in_query: bool,
+    port: Option<&str>,
+    env_set: &dyn Fn(&str) -> Option<String>,
+) -> (String, Vec<String>) {
+    let mut extra_query = Vec::new();
+    let hosts = if hosts.is_empty() && host_in_query {
+        if let Some(p) = port {
+            extra_query.push(format!("port={}", percent_encode(p)));
+        }
+        String::new()
+    } else {
+        let given: Vec<String> = if hosts.is_empty() {
+            env_set("PGHOST")
+                .unwrap_or_else(|| "/var/run/postgresql,localhost".to_string())
+                .split(',')
+                .map(percent_encode)
+                .collect()
+        } else {
+            hosts.split(',').map(str::to_string).collect()
+        };
+        given
+            .into_iter()
+            .map(|h| match port {
+                Some(p) if !host_has_port(&h) => format!("{h}:{}", percent_encode(p)),
+                _ => h,
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    (hosts, extra_query)
 }
 
 fn host_has_port(host: &str) -> bool {

@@ -164,6 +164,60 @@ pub fn locate_without_conn(opts: &RunOptions, error: &str) -> (ServerLocation, S
     )
 }
 
+/// Where the server is, by the first source that applies: `--server-dir`, `--server-pid`, a
+/// remote URL host (nothing can be read here), or the server's own pid file.
+fn find_server(
+    opts: &RunOptions,
+    files: &Result<Option<ServerFiles>, String>,
+    host: &str,
+    remote: bool,
+) -> (Result<u32, String>, String, Result<Vec<PathBuf>, String>) {
+    let from_server = || -> Result<ServerFiles, String> {
+        match files {
+            Ok(Some(f)) => Ok(f.clone()),
+            Ok(None) => Err("the backend does not report where the server's files are".into()),
+            Err(e) => Err(format!("cannot ask the server where its files are: {e}")),
+        }
+    };
+    if let Some(dir) = &opts.server_dir {
+        let how = format!("--server-dir {}", dir.display());
+        match crate::server::ServerHandle::load(dir) {
+            Ok(h) => (Ok(h.pid), how, Ok(vec![h.data_dir])),
+            Err(e) => {
+                let e = format!("{e:#}");
+                (Err(e.clone()), how, Err(e))
+            }
+        }
+    } else if let Some(p) = opts.server_pid {
+        (
+            Ok(p),
+            "--server-pid".into(),
+            from_server().map(|f| f.data_paths),
+        )
+    } else if remote {
+        let e = format!(
+            "the server is on host {host}, not this one: its processes and storage cannot be read here"
+        );
+        (Err(e.clone()), format!("URL host {host}"), Err(e))
+    } else {
+        match from_server() {
+            Ok(f) => match &f.pid_file {
+                Some(pf) => (
+                    read_pid_file(pf),
+                    format!("the server's pid file {}", pf.display()),
+                    Ok(f.data_paths),
+                ),
+                None => (
+                    Err("the server reports no pid file".into()),
+                    "the server".into(),
+                    Ok(f.data_paths),
+                ),
+            },
+            Err(e) => (Err(e.clone()), "the server".into(), Err(e)),
+        }
+    }
+}
+
 /// The decision, from the options and what the server said about its files.
 pub fn locate_with(
     opts: &RunOptions,
@@ -187,51 +241,7 @@ pub fn locate_with(
     }
     let host = url_host(&opts.url);
     let remote = !is_local_host(&host);
-    let from_server = || -> Result<ServerFiles, String> {
-        match &files {
-            Ok(Some(f)) => Ok(f.clone()),
-            Ok(None) => Err("the backend does not report where the server's files are".into()),
-            Err(e) => Err(format!("cannot ask the server where its files are: {e}")),
-        }
-    };
-    let (pid, how, data_paths): (Result<u32, String>, String, Result<Vec<PathBuf>, String>) =
-        if let Some(dir) = &opts.server_dir {
-            let how = format!("--server-dir {}", dir.display());
-            match crate::server::ServerHandle::load(dir) {
-                Ok(h) => (Ok(h.pid), how, Ok(vec![h.data_dir])),
-                Err(e) => {
-                    let e = format!("{e:#}");
-                    (Err(e.clone()), how, Err(e))
-                }
-            }
-        } else if let Some(p) = opts.server_pid {
-            (
-                Ok(p),
-                "--server-pid".into(),
-                from_server().map(|f| f.data_paths),
-            )
-        } else if remote {
-            let e = format!(
-                "the server is on host {host}, not this one: its processes and storage cannot be read here"
-            );
-            (Err(e.clone()), format!("URL host {host}"), Err(e))
-        } else {
-            match from_server() {
-                Ok(f) => match &f.pid_file {
-                    Some(pf) => (
-                        read_pid_file(pf),
-                        format!("the server's pid file {}", pf.display()),
-                        Ok(f.data_paths),
-                    ),
-                    None => (
-                        Err("the server reports no pid file".into()),
-                        "the server".into(),
-                        Ok(f.data_paths),
-                    ),
-                },
-                Err(e) => (Err(e.clone()), "the server".into(), Err(e)),
-            }
-        };
+    let (pid, how, data_paths) = find_server(opts, &files, &host, remote);
     let pid = pid.and_then(|p| {
         if procfs::read_stat(p).is_some() {
             Ok(p)
