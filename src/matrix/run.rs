@@ -98,14 +98,8 @@ fn definition(plan: &Plan, cell: &Cell, config: &PlanConfig) -> serde_json::Valu
     })
 }
 
-/// Run the shard's cells into `out`.
-pub fn run(
-    plan: &Plan,
-    source_text: &str,
-    out: &Path,
-    shard: Shard,
-    quiet: bool,
-) -> Result<Summary> {
+/// The out dir made ready: `cells/`, a copy of the matrix file, the plan.
+fn prepare_out(plan: &Plan, source_text: &str, out: &Path) -> Result<()> {
     std::fs::create_dir_all(out.join("cells")).with_context(|| {
         format!(
             "cannot create {}; choose another --out",
@@ -114,7 +108,56 @@ pub fn run(
     })?;
     std::fs::write(out.join("matrix.toml"), source_text)
         .with_context(|| format!("cannot write {}", out.join("matrix.toml").display()))?;
-    results::write_json_atomic(&out.join(PLAN_FILE), plan)?;
+    results::write_json_atomic(&out.join(PLAN_FILE), plan)
+}
+
+/// The ETA: the estimates of what is left, scaled by how long the cells run so far took
+/// compared with their estimates.
+struct Eta {
+    started: Instant,
+    spent_seconds: f64,
+    estimated_done_seconds: f64,
+}
+
+impl Eta {
+    fn new() -> Eta {
+        Eta {
+            started: Instant::now(),
+            spent_seconds: 0.0,
+            estimated_done_seconds: 0.0,
+        }
+    }
+
+    /// A cell took `seconds`; it was estimated at `estimate_seconds`.
+    fn record(&mut self, seconds: f64, estimate_seconds: f64) {
+        self.spent_seconds += seconds;
+        self.estimated_done_seconds += estimate_seconds;
+    }
+
+    /// `elapsed 1m 5s, ETA 3m` with `left_estimate_seconds` still to run.
+    fn text(&self, left_estimate_seconds: f64) -> String {
+        let scale = if self.estimated_done_seconds > 0.0 {
+            self.spent_seconds / self.estimated_done_seconds
+        } else {
+            1.0
+        };
+        format!(
+            "elapsed {}, ETA {}",
+            duration_text(self.started.elapsed().as_secs_f64()),
+            duration_text(left_estimate_seconds * scale)
+        )
+    }
+}
+
+/// Run the shard's cells into `out`.
+pub fn run(
+    plan: &Plan,
+    source_text: &str,
+    out: &Path,
+    shard: Shard,
+    quiet: bool,
+) -> Result<Summary> {
+    prepare_out(plan, source_text, out)?;
     stop::install_interrupt_handler();
 
     let cells = plan.cells_of(shard);
@@ -125,10 +168,7 @@ pub fn run(
         failed: Vec::new(),
         interrupted: false,
     };
-    // ETA: the estimates of what is left, scaled by how long the cells run so far took
-    // compared with their estimates.
-    let (mut spent, mut estimated_done) = (0.0f64, 0.0f64);
-    let started = Instant::now();
+    let mut eta = Eta::new();
     for (i, cell) in cells.iter().enumerate() {
         let Some(server) = plan.server(&cell.server) else {
             continue;
@@ -144,29 +184,23 @@ pub fn run(
             continue;
         }
         let left: f64 = cells[i..].iter().map(|c| c.estimate_seconds).sum();
-        let scale = if estimated_done > 0.0 {
-            spent / estimated_done
-        } else {
-            1.0
+        let redo = match &previous {
+            Some(p) if p.status == CellStatus::Completed => {
+                " (definition changed: redoing)".to_string()
+            }
+            Some(p) => format!(" (was {:?}: redoing)", p.status).to_lowercase(),
+            None => String::new(),
         };
         eprintln!(
-            "[matrix] cell {}/{n}: {} ({}){}; elapsed {}, ETA {}",
+            "[matrix] cell {}/{n}: {} ({}){redo}; {}",
             i + 1,
             cell.name,
             cell.label,
-            match &previous {
-                Some(p) if p.status == CellStatus::Completed =>
-                    " (definition changed: redoing)".to_string(),
-                Some(p) => format!(" (was {:?}: redoing)", p.status).to_lowercase(),
-                None => String::new(),
-            },
-            duration_text(started.elapsed().as_secs_f64()),
-            duration_text(left * scale)
+            eta.text(left)
         );
         let t0 = Instant::now();
         let state = execute_cell(plan, cell, config, &dir, def, shard, quiet)?;
-        spent += t0.elapsed().as_secs_f64();
-        estimated_done += cell.estimate_seconds;
+        eta.record(t0.elapsed().as_secs_f64(), cell.estimate_seconds);
         match state.status {
             CellStatus::Completed => summary.completed += 1,
             CellStatus::Interrupted => {
@@ -289,74 +323,96 @@ fn run_cell(
         .workload(&cell.workload)
         .context("the plan has no such workload")?;
     let run_dir = dir.join("run");
-    let file = plan.file.display();
     match &server.source {
         ServerSource::Url { url, engine } => {
             let opts = run_options(workload, url, *engine, &run_dir, &cell.label, None, quiet)?;
             results::write_json_atomic(&dir.join(STATE_FILE), &*state)?;
             run_steps(opts)
         }
-        ServerSource::Managed {
-            kind,
-            engine,
-            bindir,
-            init_args,
-        } => {
-            let config_file = write_cell_config(config, *kind, dir)?;
-            let inst = instance_dir(cell);
-            if inst.exists() {
-                let _ = server::stop(&inst);
-                let _ = std::fs::remove_dir_all(&inst);
-            }
-            state.instance_dir = Some(inst.clone());
-            results::write_json_atomic(&dir.join(STATE_FILE), &*state)?;
-            let spec = ServerSpec {
-                kind: *kind,
-                engine: *engine,
-                bindir: Some(bindir.clone()),
-                config: config_file,
-                dir: Some(inst.clone()),
-                port: None,
-                init_args: init_args.clone(),
-            };
-            let handle = server::start(&spec).or_else(|e| {
-                let kept = dir.join("server");
-                keep_server_files(&inst, &kept);
-                let _ = std::fs::remove_dir_all(&inst);
-                // The instance dir is gone; its logs are kept in the cell's dir.
-                let e = format!("{e:#}")
-                    .replace(&inst.display().to_string(), &kept.display().to_string());
-                anyhow::bail!(
-                    "the {kind} server {} did not start with config '{}' ({file}: {}): {e}; fix that entry (or the server's bindir/init_args) and rerun",
-                    cell.server,
-                    config.name,
-                    config.entry
-                )
-            })?;
-            let outcome = if stop::interrupted() {
-                Ok(CellStatus::Interrupted)
-            } else {
-                run_options(
-                    workload,
-                    &handle.url,
-                    Some(*engine).filter(|_| *kind == ServerKind::Mariadb),
-                    &run_dir,
-                    &cell.label,
-                    Some(&handle.dir),
-                    quiet,
-                )
-                .and_then(run_steps)
-            };
-            let stopped = handle.stop();
-            keep_server_files(&handle.dir, &dir.join("server"));
-            if stopped.is_ok() {
-                let _ = std::fs::remove_dir_all(&handle.dir);
-            }
-            let status = outcome?;
-            stopped?;
-            Ok(status)
+        ServerSource::Managed { .. } => {
+            run_managed_cell(plan, cell, config, dir, state, quiet, &server.source)
         }
     }
+}
+
+/// Run one cell on a fresh private instance: start it with the cell's config, run the steps,
+/// stop it and keep its log in the cell's dir.
+fn run_managed_cell(
+    plan: &Plan,
+    cell: &Cell,
+    config: &PlanConfig,
+    dir: &Path,
+    state: &mut CellState,
+    quiet: bool,
+    source: &ServerSource,
+) -> Result<CellStatus> {
+    let ServerSource::Managed {
+        kind,
+        engine,
+        bindir,
+        init_args,
+    } = source
+    else {
+        anyhow::bail!("cell {} is not on a managed server", cell.name);
+    };
+    let workload = plan
+        .workload(&cell.workload)
+        .context("the plan has no such workload")?;
+    let run_dir = dir.join("run");
+    let file = plan.file.display();
+    let config_file = write_cell_config(config, *kind, dir)?;
+    let inst = instance_dir(cell);
+    if inst.exists() {
+        let _ = server::stop(&inst);
+        let _ = std::fs::remove_dir_all(&inst);
+    }
+    state.instance_dir = Some(inst.clone());
+    results::write_json_atomic(&dir.join(STATE_FILE), &*state)?;
+    let spec = ServerSpec {
+        kind: *kind,
+        engine: *engine,
+        bindir: Some(bindir.clone()),
+        config: config_file,
+        dir: Some(inst.clone()),
+        port: None,
+        init_args: init_args.clone(),
+    };
+    let handle = server::start(&spec).or_else(|e| {
+        let kept = dir.join("server");
+        keep_server_files(&inst, &kept);
+        let _ = std::fs::remove_dir_all(&inst);
+        // The instance dir is gone; its logs are kept in the cell's dir.
+        let e = format!("{e:#}")
+            .replace(&inst.display().to_string(), &kept.display().to_string());
+        anyhow::bail!(
+            "the {kind} server {} did not start with config '{}' ({file}: {}): {e}; fix that entry (or the server's bindir/init_args) and rerun",
+            cell.server,
+            config.name,
+            config.entry
+        )
+    })?;
+    let outcome = if stop::interrupted() {
+        Ok(CellStatus::Interrupted)
+    } else {
+        run_options(
+            workload,
+            &handle.url,
+            Some(*engine).filter(|_| *kind == ServerKind::Mariadb),
+            &run_dir,
+            &cell.label,
+            Some(&handle.dir),
+            quiet,
+        )
+        .and_then(run_steps)
+    };
+    let stopped = handle.stop();
+    keep_server_files(&handle.dir, &dir.join("server"));
+    if stopped.is_ok() {
+        let _ = std::fs::remove_dir_all(&handle.dir);
+    }
+    let status = outcome?;
+    stopped?;
+    Ok(status)
 }
 
 fn run_steps(opts: crate::runner::RunOptions) -> Result<CellStatus> {

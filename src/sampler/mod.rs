@@ -620,19 +620,13 @@ fn step_op(record: &StepRecord) -> (&'static str, u64, Option<&'static str>) {
     }
 }
 
-/// The spec's per-op metrics of a finished step from the sampler's readings. `raw` is `None`
-/// when the sampler was gone; every figure then says so.
-pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
-    let (op, ops, kind) = step_op(record);
-    let inserted_rows = record
-        .ops
-        .get(crate::stats::OpKind::Insert.name())
-        .map_or(0, |o| o.rows);
-    let raw = raw.unwrap_or_else(|| {
+impl StepRaw {
+    /// The readings of a step whose sampler was gone: every figure says so.
+    fn unavailable(seconds: f64) -> StepRaw {
         let na = Metric::na("the sampler thread is not running");
         StepRaw {
             totals: Totals {
-                seconds: record.seconds,
+                seconds,
                 server_cpu_seconds: na.clone(),
                 host_cpu_seconds: na.clone(),
                 client_cpu_seconds: na.clone(),
@@ -650,7 +644,18 @@ pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
             stats_file: Err("the sampler thread is not running".into()),
             perf: None,
         }
-    });
+    }
+}
+
+/// The spec's per-op metrics of a finished step from the sampler's readings. `raw` is `None`
+/// when the sampler was gone; every figure then says so.
+pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
+    let (op, ops, kind) = step_op(record);
+    let inserted_rows = record
+        .ops
+        .get(crate::stats::OpKind::Insert.name())
+        .map_or(0, |o| o.rows);
+    let raw = raw.unwrap_or_else(|| StepRaw::unavailable(record.seconds));
     let t = &raw.totals;
     let ops_f = count_f64(ops);
     let no_ops = format!("no {op}s in the step");
