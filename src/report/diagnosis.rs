@@ -16,20 +16,33 @@ use crate::results::metrics::{Metric, StepMetrics};
 /// and a per-op figure must move by more than 5% to be named.
 pub const NOISE_BAND: f64 = 0.05;
 
-/// A per-op cost figure the diagnosis looks at: its name, what it is, and where it is.
-type CostFigure = (&'static str, &'static str, fn(&StepMetrics) -> &Metric);
+/// A per-op cost figure the diagnosis looks at: its name, what it is, and its value.
+type CostFigure = (&'static str, &'static str, fn(&StepMetrics) -> Option<f64>);
 
 /// The per-op figures that can explain a throughput change (a higher value is a higher cost).
-const COST_FIGURES: [CostFigure; 8] = [
-    ("cpupq", "server CPU/op", |m| &m.cpupq),
-    ("wkbpi", "KB written/row", |m| &m.wkbpi),
-    ("wpi", "writes/row", |m| &m.wpi),
-    ("rkbpq", "KB read/op", |m| &m.rkbpq),
-    ("rpq", "reads/op", |m| &m.rpq),
-    ("cspq", "context switches/op", |m| &m.cspq),
-    ("hcpupq", "host CPU/op", |m| &m.hcpupq),
-    ("ccpupq", "client CPU/op", |m| &m.ccpupq),
+const COST_FIGURES: [CostFigure; 9] = [
+    ("cpupq", "server CPU/op", |m| m.cpupq.value()),
+    ("wkbpi", "KB written/row", |m| m.wkbpi.value()),
+    (
+        "server_wkbpi",
+        "server KB written/row",
+        server_kb_written_per_row,
+    ),
+    ("wpi", "writes/row", |m| m.wpi.value()),
+    ("rkbpq", "KB read/op", |m| m.rkbpq.value()),
+    ("rpq", "reads/op", |m| m.rpq.value()),
+    ("cspq", "context switches/op", |m| m.cspq.value()),
+    ("hcpupq", "host CPU/op", |m| m.hcpupq.value()),
+    ("ccpupq", "client CPU/op", |m| m.ccpupq.value()),
 ];
+
+/// KB the server's own processes wrote (their `write_bytes`: WAL, data files, logs) per
+/// inserted row. Unlike `wkbpi` (the data's block device, shared with anything else on the
+/// host) it counts only the server.
+fn server_kb_written_per_row(m: &StepMetrics) -> Option<f64> {
+    let bytes = m.totals.server_write_bytes.value()?;
+    (m.inserted_rows > 0).then(|| bytes / 1024.0 / crate::stats::count_f64(m.inserted_rows))
+}
 
 /// One figure that moved with the throughput.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -103,7 +116,7 @@ pub fn diagnose(
     let mut movers: Vec<Mover> = COST_FIGURES
         .iter()
         .filter_map(|(name, meaning, field)| {
-            let (v, bv) = (field(m).value()?, field(b).value()?);
+            let (v, bv) = (field(m)?, field(b)?);
             if bv <= 0.0 || v <= 0.0 {
                 return None;
             }

@@ -1,0 +1,162 @@
+//! The diagnosis on two real Postgres runs, the second made slower on purpose: a private
+//! server with `shared_buffers = 128kB` (16 pages) has to write back a dirty page for almost
+//! every index leaf it touches in l.i1. The diagnosis must name the figures that really moved,
+//! with the ratios the test reads itself: server CPU from /proc (its own reading of the
+//! process tree, reaped children included) and the server's writes from `pg_stat_bgwriter`
+//! and `pg_stat_wal`.
+
+mod common;
+mod proc_reading;
+
+use common::*;
+use ibench::backend::Engine;
+use ibench::report::diagnosis::Diagnosis;
+use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
+use ibench::workload::steps::parse_step_list;
+use proc_reading::own_reading;
+
+/// Bytes the server wrote by its own count: WAL plus data pages written by backends, the
+/// background writer and checkpoints.
+fn pg_written_bytes(url: &str) -> f64 {
+    let mut c = postgres::Client::connect(&client_url(url), postgres::NoTls).unwrap();
+    let row = c
+        .query_one(
+            "SELECT (SELECT wal_bytes FROM pg_stat_wal)::float8, \
+             (buffers_backend + buffers_clean + buffers_checkpoint)::float8 \
+             * current_setting('block_size')::float8 FROM pg_stat_bgwriter",
+            &[],
+        )
+        .unwrap();
+    let (wal, pages): (f64, f64) = (row.get(0), row.get(1));
+    wal + pages
+}
+
+/// What the test itself saw of one server during its l.i1: CPU seconds and bytes written.
+struct OwnReading {
+    cpu_seconds: f64,
+    written_bytes: f64,
+}
+
+/// Load and index (one run), then l.i1 alone (a second run) with the test's own readings
+/// taken around it; the l.i1 run's directory.
+fn load_then_measure_li1(s: &ServerHandle, tag: &str) -> (std::path::PathBuf, OwnReading) {
+    let mut opts = small_options(&s.url, &format!("{tag}-load"));
+    opts.steps = parse_step_list("l.i0,l.x").unwrap();
+    opts.load_rows = 20_000;
+    run_and_read(opts);
+
+    let mut opts = small_options(&s.url, tag);
+    opts.steps = parse_step_list("l.i1").unwrap();
+    opts.i1_rows = 10_000;
+    opts.label = Some(tag.to_string());
+    // Checkpoints and WAL flushes of the load step must not land in the l.i1 reading.
+    postgres::Client::connect(&client_url(&s.url), postgres::NoTls)
+        .unwrap()
+        .batch_execute("CHECKPOINT")
+        .unwrap();
+    let (cpu0, _) = own_reading(s.pid);
+    let w0 = pg_written_bytes(&s.url);
+    let (_, dir) = run_and_read(opts);
+    let (cpu1, _) = own_reading(s.pid);
+    let w1 = pg_written_bytes(&s.url);
+    let own = OwnReading {
+        cpu_seconds: cpu1 - cpu0,
+        written_bytes: w1 - w0,
+    };
+    (dir, own)
+}
+
+fn mover_ratio(d: &Diagnosis, figure: &str) -> f64 {
+    d.movers
+        .iter()
+        .find(|m| m.figure == figure)
+        .unwrap_or_else(|| panic!("{figure} should be named: {}", d.line()))
+        .ratio
+}
+
+#[test]
+fn the_diagnosis_of_a_slower_config_names_what_the_tests_own_readings_saw_move() {
+    let base = start_server(ServerKind::Postgres, Engine::Innodb);
+    let config_dir = fresh_dir("diag-config");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let config = config_dir.join("tiny-buffers.conf");
+    std::fs::write(&config, "shared_buffers = 128kB\n").unwrap();
+    let slow = server::start(&ServerSpec {
+        kind: ServerKind::Postgres,
+        engine: Engine::Innodb,
+        bindir: None,
+        config: Some(config),
+        dir: None,
+        port: None,
+        init_args: Vec::new(),
+    })
+    .expect("a private Postgres with shared_buffers = 128kB starts");
+    let slow = Guard(slow);
+
+    let (base_dir, base_own) = load_then_measure_li1(&base, "base");
+    let (slow_dir, slow_own) = load_then_measure_li1(&slow.0, "tiny-buffers");
+
+    // The test's own ratios (both runs insert and delete the same number of rows).
+    let own_cpu = slow_own.cpu_seconds / base_own.cpu_seconds;
+    let own_written = slow_own.written_bytes / base_own.written_bytes;
+    eprintln!(
+        "own readings: cpu {:.2} s vs {:.2} s (x{own_cpu:.2}); written {:.1} MB vs {:.1} MB (x{own_written:.2})",
+        slow_own.cpu_seconds,
+        base_own.cpu_seconds,
+        slow_own.written_bytes / 1e6,
+        base_own.written_bytes / 1e6
+    );
+    assert!(
+        own_written > 2.0,
+        "with 16 buffers the server writes much more per row: {own_written:.2}"
+    );
+
+    let (runs, problems) = ibench::report::load::load_runs(&[base_dir, slow_dir]);
+    assert!(problems.is_empty(), "{problems:?}");
+    let cmp = ibench::report::compare::compare(&runs, None, Vec::new());
+    let d = cmp
+        .diagnoses
+        .iter()
+        .find(|d| d.step == "l.i1")
+        .unwrap_or_else(|| panic!("l.i1 should be diagnosed: {:?}", cmp.relative));
+    eprintln!("{}", d.line());
+    assert!(d.relative < 0.95, "{}", d.line());
+
+    // Server CPU per op: ibench's figure moved as the test's own /proc reading did. The
+    // readings differ by the run's set-up (connect, checks) and 10 ms tick rounding.
+    assert!(
+        own_cpu > 1.2,
+        "evicting pages costs the server CPU: x{own_cpu:.2}"
+    );
+    let cpu = mover_ratio(d, "cpupq");
+    assert!(
+        (cpu / own_cpu - 1.0).abs() < 0.35,
+        "server CPU/op x{cpu:.2}, own reading x{own_cpu:.2}"
+    );
+    // Server bytes written per row: named, and moved the way pg_stat saw. Only the direction
+    // and a lower bound compare: the server's write_bytes count every 8 KB write of a WAL page
+    // (a commit rewrites its partly filled page), pg_stat_wal counts WAL bytes once, so the
+    // base's figure is larger by /proc's count and the ratios differ (seen: x7 vs x32).
+    let written = mover_ratio(d, "server_wkbpi");
+    assert!(
+        written > 2.0,
+        "server KB written/row x{written:.2}, pg_stat x{own_written:.2}"
+    );
+    // A figure that moved the other way or not at all is not offered as an explanation.
+    for m in &d.movers {
+        assert!(m.ratio > 1.05 && m.share > 0.0, "{m:?}");
+    }
+    // And it is in every format's report.
+    let text = ibench::report::text::comparison(&cmp, false);
+    assert!(text.contains(&d.line()), "{text}");
+}
+
+/// Stops the second server when the test ends, passed or failed.
+struct Guard(ServerHandle);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.stop();
+        let _ = std::fs::remove_dir_all(&self.0.dir);
+    }
+}
