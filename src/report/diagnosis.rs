@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::results::StepRecord;
-use crate::results::metrics::{Metric, StepMetrics};
+use crate::results::metrics::StepMetrics;
 
 /// Default half-width of the noise band: relative throughputs within ±5% are not diagnosed,
 /// and a per-op figure must move by more than 5% to be named.
