@@ -16,6 +16,7 @@ use serde::Serialize;
 use super::plan::Plan;
 use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
 use crate::report::compare::{self, Colour};
+use crate::report::diagnosis::NoiseBand;
 use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
 
@@ -181,7 +182,7 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Written> {
             let base_label = synth[base_index.unwrap_or(0)].label.clone();
             let mut cmp = compare::compare(&synth, Some(&base_label), group_problems);
             if plan.repeats > 1 {
-                mark_within_base_spread(&mut cmp, &spreads);
+                mark_within_base_spread(&mut cmp, &spreads, &synth);
             }
             let stem = format!("{}.{}", g.name, w);
             let mut files = Vec::new();
@@ -306,11 +307,23 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
     (synth, spreads, problems)
 }
 
-/// Grey out relative values that lie inside the base's spread (min/median .. max/median).
-fn mark_within_base_spread(cmp: &mut compare::Comparison, spreads: &[Spread]) {
+/// Grey out relative values that lie inside the base's spread (min/median .. max/median), and
+/// diagnose only what lies outside it.
+fn mark_within_base_spread(cmp: &mut compare::Comparison, spreads: &[Spread], runs: &[LoadedRun]) {
     let Some(base) = spreads.get(cmp.base) else {
         return;
     };
+    let band_of = |step: &str| {
+        base.steps
+            .iter()
+            .find(|(n, ..)| n == step)
+            .filter(|(_, med, ..)| *med > 0.0)
+            .map_or_else(NoiseBand::default_band, |(_, med, min, max)| NoiseBand {
+                low: min / med,
+                high: max / med,
+            })
+    };
+    cmp.diagnoses = compare::diagnoses(runs, cmp.base, &cmp.steps, &band_of);
     for (i, row) in cmp.relative.rows.iter_mut().enumerate() {
         if i == cmp.base {
             continue;

@@ -130,7 +130,8 @@ pub struct Comparison {
     pub background_targets: Vec<Option<f64>>,
     /// Per step details.
     pub details: Vec<StepDetail>,
-    /// For every relative throughput outside the noise band (±5%), the per-op figures that
+    /// For every relative throughput outside the noise band (±5%, or the base's spread over
+    /// repeats in a matrix report), the per-op figures that
     /// moved with it (see `report::diagnosis`).
     pub diagnoses: Vec<super::diagnosis::Diagnosis>,
     /// What could not be read or compared, one line each.
@@ -361,7 +362,9 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         .map(|&name| step_detail(runs, base_index, name))
         .collect();
 
-    let diagnoses = diagnoses(runs, base_index, &steps);
+    let diagnoses = diagnoses(runs, base_index, &steps, &|_| {
+        super::diagnosis::NoiseBand::default_band()
+    });
     Comparison {
         labels,
         base: base_index,
@@ -377,11 +380,13 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
 }
 
 /// The diagnosis of every step of every run against the base, where its relative throughput
-/// lies outside the noise band; steps that did not complete are left out.
-fn diagnoses(
+/// lies outside the step's noise band (`band_of(step)`); steps that did not complete are left
+/// out.
+pub fn diagnoses(
     runs: &[LoadedRun],
     base: usize,
     steps: &[String],
+    band_of: &dyn Fn(&str) -> super::diagnosis::NoiseBand,
 ) -> Vec<super::diagnosis::Diagnosis> {
     let mut out = Vec::new();
     for step in steps {
@@ -395,8 +400,7 @@ fn diagnoses(
             if let Some(s) = find_step(run, step)
                 && s.status == Status::Completed
                 && b.status == Status::Completed
-                && let Some(d) =
-                    super::diagnosis::diagnose(&run.label, s, b, super::diagnosis::NOISE_BAND)
+                && let Some(d) = super::diagnosis::diagnose(&run.label, s, b, band_of(step))
             {
                 out.push(d);
             }

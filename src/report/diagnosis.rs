@@ -16,6 +16,35 @@ use crate::results::metrics::StepMetrics;
 /// and a per-op figure must move by more than 5% to be named.
 pub const NOISE_BAND: f64 = 0.05;
 
+/// The relative throughputs that are noise, not a change: `low ..= high`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct NoiseBand {
+    /// Lowest relative throughput that is still noise.
+    pub low: f64,
+    /// Highest relative throughput that is still noise.
+    pub high: f64,
+}
+
+impl NoiseBand {
+    /// `1 ± half_width`.
+    pub fn around_one(half_width: f64) -> NoiseBand {
+        NoiseBand {
+            low: 1.0 - half_width,
+            high: 1.0 + half_width,
+        }
+    }
+
+    /// The default band, ±5%.
+    pub fn default_band() -> NoiseBand {
+        NoiseBand::around_one(NOISE_BAND)
+    }
+
+    /// Whether `relative` lies inside the band.
+    pub fn contains(&self, relative: f64) -> bool {
+        relative >= self.low && relative <= self.high
+    }
+}
+
 /// A per-op cost figure the diagnosis looks at: its name, what it is, and its value.
 type CostFigure = (&'static str, &'static str, fn(&StepMetrics) -> Option<f64>);
 
@@ -96,18 +125,18 @@ impl Diagnosis {
 }
 
 /// Diagnose one step of one run against the same step of the base, when its relative
-/// throughput lies outside `band` (e.g. ±0.05).
+/// throughput lies outside `band`; a per-op figure is named when it moved by more than 5%.
 pub fn diagnose(
     run_label: &str,
     step: &StepRecord,
     base: &StepRecord,
-    band: f64,
+    band: NoiseBand,
 ) -> Option<Diagnosis> {
     if base.throughput <= 0.0 || step.throughput <= 0.0 {
         return None;
     }
     let relative = step.throughput / base.throughput;
-    if (relative - 1.0).abs() <= band {
+    if band.contains(relative) {
         return None;
     }
     let (m, b) = (step.metrics.as_ref()?, base.metrics.as_ref()?);
@@ -123,7 +152,7 @@ pub fn diagnose(
             let ratio = v / bv;
             let share = ratio.ln() / implied;
             // Moved beyond the noise, in the direction that explains the change.
-            ((ratio - 1.0).abs() > band && share > 0.0).then(|| Mover {
+            ((ratio - 1.0).abs() > NOISE_BAND && share > 0.0).then(|| Mover {
                 figure: (*name).to_string(),
                 meaning: (*meaning).to_string(),
                 ratio,
@@ -181,7 +210,7 @@ mod tests {
         // 0.80 of the base: 1.25× the time per op. CPU ×1.25 explains all of it, KB written
         // ×1.10 some, context switches ×0.9 moved the other way and are left out.
         let run = step(800.0, 125.0, 2.2, 0.9);
-        let d = diagnose("slow", &run, &base, NOISE_BAND).unwrap();
+        let d = diagnose("slow", &run, &base, NoiseBand::default_band()).unwrap();
         assert!((d.relative - 0.8).abs() < 1e-9);
         let names: Vec<&str> = d.movers.iter().map(|m| m.figure.as_str()).collect();
         assert_eq!(names, ["cpupq", "wkbpi"]);
@@ -195,19 +224,59 @@ mod tests {
     #[test]
     fn within_the_noise_band_nothing_is_diagnosed_and_unexplained_changes_say_so() {
         let base = step(1000.0, 100.0, 2.0, 1.0);
-        assert!(diagnose("same", &step(1030.0, 140.0, 2.0, 1.0), &base, NOISE_BAND).is_none());
-        let d = diagnose("waits", &step(500.0, 101.0, 2.01, 1.0), &base, NOISE_BAND).unwrap();
+        assert!(
+            diagnose(
+                "same",
+                &step(1030.0, 140.0, 2.0, 1.0),
+                &base,
+                NoiseBand::default_band()
+            )
+            .is_none()
+        );
+        let d = diagnose(
+            "waits",
+            &step(500.0, 101.0, 2.01, 1.0),
+            &base,
+            NoiseBand::default_band(),
+        )
+        .unwrap();
         assert!(d.movers.is_empty());
         assert!(
             d.line().contains("nothing measured explains it"),
             "{}",
             d.line()
         );
-        let d = diagnose("partly", &step(500.0, 110.0, 2.0, 1.0), &base, NOISE_BAND).unwrap();
+        let d = diagnose(
+            "partly",
+            &step(500.0, 110.0, 2.0, 1.0),
+            &base,
+            NoiseBand::default_band(),
+        )
+        .unwrap();
         assert!(
             d.line().contains("most of it is not work measured per op"),
             "{}",
             d.line()
         );
+    }
+
+    #[test]
+    fn a_band_from_the_spread_of_repeats_replaces_the_default() {
+        let base = step(1000.0, 100.0, 2.0, 1.0);
+        let run = step(900.0, 112.0, 2.0, 1.0);
+        assert!(diagnose("r", &run, &base, NoiseBand::default_band()).is_some());
+        let wide = NoiseBand {
+            low: 0.85,
+            high: 1.10,
+        };
+        assert!(diagnose("r", &run, &base, wide).is_none());
+        let narrow = NoiseBand {
+            low: 0.99,
+            high: 1.01,
+        };
+        let d = diagnose("r", &step(970.0, 103.2, 2.0, 1.0), &base, narrow).unwrap();
+        // 3% slower with a 1% spread is a change; CPU moved by 3.2%, under the 5% a figure
+        // must move to be named, so nothing measured explains it.
+        assert!(d.movers.is_empty(), "{d:?}");
     }
 }

@@ -153,7 +153,7 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
     }
 
     if !cmp.diagnoses.is_empty() {
-        out.push_str("<h2>Diagnosis</h2><p class=\"note\">Per-op figures that moved with each relative throughput outside ±5% (run / base), the one that accounts for most of the change first.</p><ul>");
+        out.push_str("<h2>Diagnosis</h2><p class=\"note\">Per-op figures that moved with each relative throughput outside the noise band (±5%, or the base's spread over repeats), as run / base, the one that accounts for most of the change first.</p><ul>");
         for d in &cmp.diagnoses {
             let _ = write!(out, "<li>{}</li>", esc(&d.line()));
         }

@@ -103,7 +103,7 @@ pub fn render(cmp: &Comparison) -> String {
         );
     }
     if !cmp.diagnoses.is_empty() {
-        out.push_str("\n## Diagnosis\n\nPer-op figures that moved with each relative throughput outside ±5% (run / base), the one that accounts for most of the change first.\n\n");
+        out.push_str("\n## Diagnosis\n\nPer-op figures that moved with each relative throughput outside the noise band (±5%, or the base's spread over repeats), as run / base, the one that accounts for most of the change first.\n\n");
         for d in &cmp.diagnoses {
             let _ = writeln!(out, "- {}", escape_md(&d.line()));
         }

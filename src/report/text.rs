@@ -306,7 +306,7 @@ pub fn comparison(cmp: &Comparison, colour: bool) -> String {
     }
     if !cmp.diagnoses.is_empty() {
         out.push_str(
-            "\nDiagnosis: per-op figures that moved with each relative throughput outside ±5% (run / base)\n",
+            "\nDiagnosis: per-op figures that moved with each relative throughput outside the noise band\n(±5%, or the base's spread over repeats), as run / base\n",
         );
         for d in &cmp.diagnoses {
             let _ = writeln!(out, "  {}", d.line());
