@@ -214,7 +214,40 @@ fn status_note(s: &StepRecord) -> Option<String> {
 /// first run is the base and a problem says so.
 pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>) -> Comparison {
     let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
-    let base_index = match base {
+    let base_index = base_index(runs, base, &labels, &mut problems);
+    let (names, steps) = step_names(runs, &mut problems);
+    let (absolute, abs_cells) = absolute_table(runs, &steps);
+    let relative = relative_table(runs, &steps, &abs_cells, base_index);
+    let (background, targets) = background_table(runs, &steps, &names);
+    let details = names
+        .iter()
+        .map(|&name| step_detail(runs, base_index, name))
+        .collect();
+    let diagnoses = diagnoses(runs, base_index, &steps, &|_| {
+        super::diagnosis::NoiseBand::default_band()
+    });
+    Comparison {
+        labels,
+        base: base_index,
+        steps,
+        absolute,
+        relative,
+        background,
+        background_targets: targets,
+        details,
+        diagnoses,
+        problems,
+    }
+}
+
+/// The index of the base run: the one labelled `base`, else the first (with a problem line).
+fn base_index(
+    runs: &[LoadedRun],
+    base: Option<&str>,
+    labels: &[String],
+    problems: &mut Vec<String>,
+) -> usize {
+    match base {
         None => 0,
         Some(b) => match runs
             .iter()
@@ -230,7 +263,12 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
                 0
             }
         },
-    };
+    }
+}
+
+/// Every step of any run, in step order (names and display names); a run that lacks some
+/// gets a problem line.
+fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> (Vec<StepName>, Vec<String>) {
     let mut names: Vec<StepName> = Vec::new();
     let mut seen = BTreeSet::new();
     for s in runs.iter().flat_map(|r| r.record.steps.iter()) {
@@ -255,9 +293,14 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         }
     }
 
+    (names, steps)
+}
+
+/// The absolute throughput table, and its cells per run (the relative table divides them).
+fn absolute_table(runs: &[LoadedRun], steps: &[String]) -> (Table, Vec<Vec<Cell>>) {
     // 1. Absolute throughput.
     let mut abs_cells: Vec<Vec<Cell>> = vec![Vec::new(); runs.len()];
-    for step in &steps {
+    for step in steps {
         let column: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, step)).collect();
         let values: Vec<Option<(f64, bool)>> = column
             .iter()
@@ -280,7 +323,7 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         }
     }
     let absolute = Table {
-        columns: steps.clone(),
+        columns: steps.to_vec(),
         rows: runs
             .iter()
             .zip(abs_cells.iter())
@@ -290,10 +333,19 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
             })
             .collect(),
     };
+    (absolute, abs_cells)
+}
 
+/// Each run's throughput divided by the base's, per step.
+fn relative_table(
+    runs: &[LoadedRun],
+    steps: &[String],
+    abs_cells: &[Vec<Cell>],
+    base_index: usize,
+) -> Table {
     // 2. Relative to the base.
-    let relative = Table {
-        columns: steps.clone(),
+    Table {
+        columns: steps.to_vec(),
         rows: abs_cells
             .iter()
             .zip(runs)
@@ -317,12 +369,19 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
                     .collect(),
             })
             .collect(),
-    };
+    }
+}
 
+/// The background insert rates of the query steps, and their targets.
+fn background_table(
+    runs: &[LoadedRun],
+    steps: &[String],
+    names: &[StepName],
+) -> (Table, Vec<Option<f64>>) {
     // 3. Background insert rates of the query steps.
     let query_steps: Vec<&String> = steps
         .iter()
-        .zip(&names)
+        .zip(names)
         .filter(|(_, n)| matches!(n, StepName::Query { .. }))
         .map(|(s, _)| s)
         .collect();
@@ -356,27 +415,7 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
             })
             .collect(),
     };
-
-    let details = names
-        .iter()
-        .map(|&name| step_detail(runs, base_index, name))
-        .collect();
-
-    let diagnoses = diagnoses(runs, base_index, &steps, &|_| {
-        super::diagnosis::NoiseBand::default_band()
-    });
-    Comparison {
-        labels,
-        base: base_index,
-        steps,
-        absolute,
-        relative,
-        background,
-        background_targets: targets,
-        details,
-        diagnoses,
-        problems,
-    }
+    (background, targets)
 }
 
 /// The diagnosis of every step of every run against the base, where its relative throughput

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::cell_text;
-use super::compare::{Cell, Colour, Comparison, Table};
+use super::compare::{Cell, Colour, Comparison, StepDetail, Table};
 use super::load::LoadedRun;
 use super::svg::{bar_chart, esc, line_chart};
 use super::text::{fmt_metric, fmt_us, group_f};
@@ -94,6 +94,31 @@ fn chart(title: &str, y_label: &str, data: &[(String, Vec<(f64, f64)>)]) -> Stri
 
 /// The comparison as one HTML document.
 pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
+    let mut out = header_html(cmp, runs);
+    summary_html(&mut out, cmp);
+    diagnosis_html(&mut out, cmp);
+    for d in &cmp.details {
+        latency_html(&mut out, d);
+        figures_html(&mut out, cmp, d);
+        charts_html(&mut out, runs, d);
+    }
+    if !cmp.problems.is_empty() {
+        out.push_str("<h2>Notes</h2><ul>");
+        for p in &cmp.problems {
+            let _ = write!(out, "<li>{}</li>", esc(p));
+        }
+        out.push_str("</ul>");
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Written by ibench {}.</p></body></html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    out
+}
+
+/// The document's head, title and the table of runs.
+fn header_html(cmp: &Comparison, runs: &[LoadedRun]) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
@@ -122,10 +147,15 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
     }
     out.push_str("</table>");
 
+    out
+}
+
+/// The absolute, relative and background-rate tables and the relative bar chart.
+fn summary_html(out: &mut String, cmp: &Comparison) {
     out.push_str("<h2>Absolute throughput</h2><p class=\"note\">Inserted rows/s for l.i0, l.i1, l.i2; indexed rows/s for l.x; queries/s for the query steps. Green: top quarter of the column; red: bottom quarter (none when min ≥ 0.8 × max); grey and struck: the step failed its SLA.</p>");
-    table_html(&mut out, &cmp.absolute, false, None);
+    table_html(out, &cmp.absolute, false, None);
     out.push_str("<h2>Relative to the base</h2><p class=\"note\">Red ≤ 0.95, green ≥ 1.05, grey between.</p>");
-    table_html(&mut out, &cmp.relative, true, None);
+    table_html(out, &cmp.relative, true, None);
     let rel_values: Vec<Vec<Option<f64>>> = cmp
         .relative
         .rows
@@ -145,13 +175,16 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
     if !cmp.background.columns.is_empty() {
         out.push_str("<h2>Background insert rate (rows/s)</h2><p class=\"note\">Red: below 95% of the target (last row).</p>");
         table_html(
-            &mut out,
+            out,
             &cmp.background,
             false,
             Some(("target", &cmp.background_targets)),
         );
     }
+}
 
+/// What moved with each change outside the noise band.
+fn diagnosis_html(out: &mut String, cmp: &Comparison) {
     if !cmp.diagnoses.is_empty() {
         out.push_str("<h2>Diagnosis</h2><p class=\"note\">Per-op figures that moved with each relative throughput outside the noise band (±5%, or the base's spread over repeats), as run / base, the one that accounts for most of the change first.</p><ul>");
         for d in &cmp.diagnoses {
@@ -159,141 +192,137 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
         }
         out.push_str("</ul>");
     }
-    for d in &cmp.details {
-        let _ = write!(out, "<h2 id=\"step-{0}\">{0}</h2>", esc(&d.step));
-        for (kind, rows) in &d.latency {
+}
+
+/// A step's heading and its latency bucket tables.
+fn latency_html(out: &mut String, d: &StepDetail) {
+    let _ = write!(out, "<h2 id=\"step-{0}\">{0}</h2>", esc(&d.step));
+    for (kind, rows) in &d.latency {
+        let _ = write!(
+            out,
+            "<h3>{} latency: share of operations per bucket</h3><table><tr><th class=\"l\">run</th>",
+            esc(kind)
+        );
+        for b in BUCKET_LABELS {
+            let _ = write!(out, "<th>{}</th>", esc(b));
+        }
+        out.push_str("<th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>");
+        for r in rows {
+            let _ = write!(out, "<tr><td class=\"l\">{}</td>", esc(&r.label));
+            for s in r.bucket_shares {
+                let alpha = (s.sqrt() * 0.85).clamp(0.0, 0.85);
+                let _ = write!(
+                    out,
+                    "<td style=\"background:rgba(31,119,180,{alpha:.2})\">{}</td>",
+                    if s > 0.0 {
+                        format!("{:.2}", s * 100.0)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
             let _ = write!(
                 out,
-                "<h3>{} latency: share of operations per bucket</h3><table><tr><th class=\"l\">run</th>",
-                esc(kind)
+                "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                fmt_us(r.p50_us),
+                fmt_us(r.p99_us),
+                fmt_us(r.p99_9_us),
+                fmt_us(r.max_us)
             );
-            for b in BUCKET_LABELS {
-                let _ = write!(out, "<th>{}</th>", esc(b));
-            }
-            out.push_str("<th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>");
-            for r in rows {
-                let _ = write!(out, "<tr><td class=\"l\">{}</td>", esc(&r.label));
-                for s in r.bucket_shares {
-                    let alpha = (s.sqrt() * 0.85).clamp(0.0, 0.85);
-                    let _ = write!(
-                        out,
-                        "<td style=\"background:rgba(31,119,180,{alpha:.2})\">{}</td>",
-                        if s > 0.0 {
-                            format!("{:.2}", s * 100.0)
-                        } else {
-                            String::new()
-                        }
-                    );
-                }
-                let _ = write!(
-                    out,
-                    "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    fmt_us(r.p50_us),
-                    fmt_us(r.p99_us),
-                    fmt_us(r.p99_9_us),
-                    fmt_us(r.max_us)
-                );
-            }
-            out.push_str("</table>");
-        }
-        out.push_str("<h3>Figures</h3><table><tr><th class=\"l\">metric</th>");
-        for l in &cmp.labels {
-            let _ = write!(out, "<th>{}</th>", esc(l));
-        }
-        for l in &cmp.labels {
-            let _ = write!(out, "<th>{} / base</th>", esc(l));
-        }
-        out.push_str("<th class=\"l\">meaning</th></tr>");
-        for m in &d.metrics {
-            let _ = write!(out, "<tr><td class=\"l\">{}</td>", esc(&m.name));
-            for v in &m.values {
-                let _ = write!(out, "<td>{}</td>", v.map_or("n/a".into(), fmt_metric));
-            }
-            for r in &m.relative {
-                let _ = write!(
-                    out,
-                    "<td>{}</td>",
-                    r.map_or("-".into(), |r| format!("{r:.2}"))
-                );
-            }
-            let _ = write!(out, "<td class=\"l note\">{}</td></tr>", esc(&m.meaning));
         }
         out.push_str("</table>");
+    }
+}
 
-        // Charts over time.
-        let mut kinds: BTreeMap<String, ()> = BTreeMap::new();
-        for r in runs {
-            for l in r.timeline.iter().filter(|l| l.step.to_string() == d.step) {
-                for k in l.ops.keys() {
-                    kinds.insert(k.clone(), ());
-                }
+/// A step's figures for every run side by side, and their ratio to the base.
+fn figures_html(out: &mut String, cmp: &Comparison, d: &StepDetail) {
+    out.push_str("<h3>Figures</h3><table><tr><th class=\"l\">metric</th>");
+    for l in &cmp.labels {
+        let _ = write!(out, "<th>{}</th>", esc(l));
+    }
+    for l in &cmp.labels {
+        let _ = write!(out, "<th>{} / base</th>", esc(l));
+    }
+    out.push_str("<th class=\"l\">meaning</th></tr>");
+    for m in &d.metrics {
+        let _ = write!(out, "<tr><td class=\"l\">{}</td>", esc(&m.name));
+        for v in &m.values {
+            let _ = write!(out, "<td>{}</td>", v.map_or("n/a".into(), fmt_metric));
+        }
+        for r in &m.relative {
+            let _ = write!(
+                out,
+                "<td>{}</td>",
+                r.map_or("-".into(), |r| format!("{r:.2}"))
+            );
+        }
+        let _ = write!(out, "<td class=\"l note\">{}</td></tr>", esc(&m.meaning));
+    }
+    out.push_str("</table>");
+}
+
+/// A step's charts over time: rates, database size, max latency per second.
+fn charts_html(out: &mut String, runs: &[LoadedRun], d: &StepDetail) {
+    // Charts over time.
+    let mut kinds: BTreeMap<String, ()> = BTreeMap::new();
+    for r in runs {
+        for l in r.timeline.iter().filter(|l| l.step.to_string() == d.step) {
+            for k in l.ops.keys() {
+                kinds.insert(k.clone(), ());
             }
         }
-        out.push_str("<div class=\"charts\">");
-        for kind in kinds.keys() {
-            let rows_based = kind == "insert" || kind == "delete";
-            let data = series(runs, &d.step, kind, |c| {
-                if rows_based {
-                    count_f64(c.rows)
-                } else {
-                    count_f64(c.ops)
-                }
-            });
-            let unit = if rows_based { "rows/s" } else { "ops/s" };
-            out.push_str(&chart(&format!("{} {kind} rate", d.step), unit, &data));
-        }
-        // Database size over the step, from the sampler's time series.
-        let size: Vec<(String, Vec<(f64, f64)>)> = runs
-            .iter()
-            .flat_map(|r| {
-                let in_step: Vec<_> = r
-                    .samples
+    }
+    out.push_str("<div class=\"charts\">");
+    for kind in kinds.keys() {
+        let rows_based = kind == "insert" || kind == "delete";
+        let data = series(runs, &d.step, kind, |c| {
+            if rows_based {
+                count_f64(c.rows)
+            } else {
+                count_f64(c.ops)
+            }
+        });
+        let unit = if rows_based { "rows/s" } else { "ops/s" };
+        out.push_str(&chart(&format!("{} {kind} rate", d.step), unit, &data));
+    }
+    // Database size over the step, from the sampler's time series.
+    let size: Vec<(String, Vec<(f64, f64)>)> = runs
+        .iter()
+        .flat_map(|r| {
+            let in_step: Vec<_> = r
+                .samples
+                .iter()
+                .filter(|l| l.step.as_deref() == Some(d.step.as_str()))
+                .collect();
+            let t0 = in_step.first().map_or(0.0, |l| l.t - l.interval_seconds);
+            let curve = |pick: fn(&crate::results::metrics::SampleLine) -> Option<u64>| {
+                in_step
                     .iter()
-                    .filter(|l| l.step.as_deref() == Some(d.step.as_str()))
-                    .collect();
-                let t0 = in_step.first().map_or(0.0, |l| l.t - l.interval_seconds);
-                let curve = |pick: fn(&crate::results::metrics::SampleLine) -> Option<u64>| {
-                    in_step
-                        .iter()
-                        .filter_map(|l| pick(l).map(|b| (l.t - t0, count_f64(b) / 1e9)))
-                        .collect::<Vec<_>>()
-                };
-                [
-                    (format!("{} (DBMS)", r.label), curve(|l| l.db_size_bytes)),
-                    (
-                        format!("{} (on disk)", r.label),
-                        curve(|l| l.data_dir_bytes),
-                    ),
-                ]
-            })
-            .filter(|(_, points)| !points.is_empty())
-            .collect();
-        if !size.is_empty() {
-            out.push_str(&chart(&format!("{} database size", d.step), "GB", &size));
-        }
-        if let Some((main, _)) = d.latency.first() {
-            let data = series(runs, &d.step, main, |c| {
-                count_f64(c.max_latency_us) / 1000.0
-            });
-            out.push_str(&chart(
-                &format!("{} {main} max latency per second", d.step),
-                "ms",
-                &data,
-            ));
-        }
-        out.push_str("</div>");
+                    .filter_map(|l| pick(l).map(|b| (l.t - t0, count_f64(b) / 1e9)))
+                    .collect::<Vec<_>>()
+            };
+            [
+                (format!("{} (DBMS)", r.label), curve(|l| l.db_size_bytes)),
+                (
+                    format!("{} (on disk)", r.label),
+                    curve(|l| l.data_dir_bytes),
+                ),
+            ]
+        })
+        .filter(|(_, points)| !points.is_empty())
+        .collect();
+    if !size.is_empty() {
+        out.push_str(&chart(&format!("{} database size", d.step), "GB", &size));
     }
-    if !cmp.problems.is_empty() {
-        out.push_str("<h2>Notes</h2><ul>");
-        for p in &cmp.problems {
-            let _ = write!(out, "<li>{}</li>", esc(p));
-        }
-        out.push_str("</ul>");
+    if let Some((main, _)) = d.latency.first() {
+        let data = series(runs, &d.step, main, |c| {
+            count_f64(c.max_latency_us) / 1000.0
+        });
+        out.push_str(&chart(
+            &format!("{} {main} max latency per second", d.step),
+            "ms",
+            &data,
+        ));
     }
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">Written by ibench {}.</p></body></html>",
-        env!("CARGO_PKG_VERSION")
-    );
-    out
+    out.push_str("</div>");
 }
