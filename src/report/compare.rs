@@ -491,26 +491,7 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
     }
     let latency = kinds
         .iter()
-        .map(|k| {
-            let rows = runs
-                .iter()
-                .zip(&records)
-                .filter_map(|(r, s)| {
-                    let op = (*s)?.ops.get(k.name())?;
-                    let l = &op.latency_us;
-                    Some(LatencyRow {
-                        label: r.label.clone(),
-                        bucket_shares: l.bucket_shares,
-                        p50_us: l.p50_us,
-                        p90_us: l.p90_us,
-                        p99_us: l.p99_us,
-                        p99_9_us: l.p99_9_us,
-                        max_us: l.max_us,
-                    })
-                })
-                .collect();
-            (k.name().to_string(), rows)
-        })
+        .map(|k| (k.name().to_string(), latency_rows(runs, &records, *k)))
         .collect();
 
     let main = name.main_op().name();
@@ -573,6 +554,29 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
         latency,
         metrics,
     }
+}
+
+/// The latency row of every run that has ops of `kind` in the step.
+fn latency_rows(
+    runs: &[LoadedRun],
+    records: &[Option<&StepRecord>],
+    kind: OpKind,
+) -> Vec<LatencyRow> {
+    runs.iter()
+        .zip(records)
+        .filter_map(|(r, s)| {
+            let l = &(*s)?.ops.get(kind.name())?.latency_us;
+            Some(LatencyRow {
+                label: r.label.clone(),
+                bucket_shares: l.bucket_shares,
+                p50_us: l.p50_us,
+                p90_us: l.p90_us,
+                p99_us: l.p99_us,
+                p99_9_us: l.p99_9_us,
+                max_us: l.max_us,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

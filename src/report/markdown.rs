@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::cell_text;
-use super::compare::{Cell, Colour, Comparison, Table};
+use super::compare::{Cell, Colour, Comparison, StepDetail, Table};
 use super::text::{fmt_metric, fmt_us, group_f};
 use crate::stats::BUCKET_LABELS;
 
@@ -110,62 +110,8 @@ pub fn render(cmp: &Comparison) -> String {
     }
     for d in &cmp.details {
         let _ = writeln!(out, "\n## {}\n", d.step);
-        for (kind, rows) in &d.latency {
-            let _ = write!(
-                out,
-                "{kind} latency, % of operations per bucket:\n\n| run |"
-            );
-            for b in BUCKET_LABELS {
-                let _ = write!(out, " {b} |");
-            }
-            out.push_str(" p50 | p99 | p99.9 | max |\n|---|");
-            for _ in 0..14 {
-                out.push_str("---:|");
-            }
-            out.push('\n');
-            for r in rows {
-                let _ = write!(out, "| {} |", escape_md(&r.label));
-                for s in r.bucket_shares {
-                    let cell = if s <= 0.0 {
-                        String::new()
-                    } else {
-                        format!("{:.2}", s * 100.0)
-                    };
-                    let _ = write!(out, " {cell} |");
-                }
-                let _ = writeln!(
-                    out,
-                    " {} | {} | {} | {} |",
-                    fmt_us(r.p50_us),
-                    fmt_us(r.p99_us),
-                    fmt_us(r.p99_9_us),
-                    fmt_us(r.max_us)
-                );
-            }
-            out.push('\n');
-        }
-        let _ = write!(out, "| metric |");
-        for l in &cmp.labels {
-            let _ = write!(out, " {} |", escape_md(l));
-        }
-        for l in &cmp.labels {
-            let _ = write!(out, " {} / base |", escape_md(l));
-        }
-        out.push_str("\n|---|");
-        for _ in 0..cmp.labels.len() * 2 {
-            out.push_str("---:|");
-        }
-        out.push('\n');
-        for m in &d.metrics {
-            let _ = write!(out, "| {} |", m.name);
-            for v in &m.values {
-                let _ = write!(out, " {} |", v.map_or("n/a".into(), fmt_metric));
-            }
-            for r in &m.relative {
-                let _ = write!(out, " {} |", r.map_or("-".into(), |r| format!("{r:.2}")));
-            }
-            out.push('\n');
-        }
+        latency_md(&mut out, d);
+        figures_md(&mut out, cmp, d);
     }
     if !cmp.problems.is_empty() {
         out.push_str("\n## Notes\n\n");
@@ -174,4 +120,68 @@ pub fn render(cmp: &Comparison) -> String {
         }
     }
     out
+}
+
+/// A step's latency bucket tables.
+fn latency_md(out: &mut String, d: &StepDetail) {
+    for (kind, rows) in &d.latency {
+        let _ = write!(
+            out,
+            "{kind} latency, % of operations per bucket:\n\n| run |"
+        );
+        for b in BUCKET_LABELS {
+            let _ = write!(out, " {b} |");
+        }
+        out.push_str(" p50 | p99 | p99.9 | max |\n|---|");
+        for _ in 0..14 {
+            out.push_str("---:|");
+        }
+        out.push('\n');
+        for r in rows {
+            let _ = write!(out, "| {} |", escape_md(&r.label));
+            for s in r.bucket_shares {
+                let cell = if s <= 0.0 {
+                    String::new()
+                } else {
+                    format!("{:.2}", s * 100.0)
+                };
+                let _ = write!(out, " {cell} |");
+            }
+            let _ = writeln!(
+                out,
+                " {} | {} | {} | {} |",
+                fmt_us(r.p50_us),
+                fmt_us(r.p99_us),
+                fmt_us(r.p99_9_us),
+                fmt_us(r.max_us)
+            );
+        }
+        out.push('\n');
+    }
+}
+
+/// A step's figures for every run side by side, and their ratio to the base.
+fn figures_md(out: &mut String, cmp: &Comparison, d: &StepDetail) {
+    let _ = write!(out, "| metric |");
+    for l in &cmp.labels {
+        let _ = write!(out, " {} |", escape_md(l));
+    }
+    for l in &cmp.labels {
+        let _ = write!(out, " {} / base |", escape_md(l));
+    }
+    out.push_str("\n|---|");
+    for _ in 0..cmp.labels.len() * 2 {
+        out.push_str("---:|");
+    }
+    out.push('\n');
+    for m in &d.metrics {
+        let _ = write!(out, "| {} |", m.name);
+        for v in &m.values {
+            let _ = write!(out, " {} |", v.map_or("n/a".into(), fmt_metric));
+        }
+        for r in &m.relative {
+            let _ = write!(out, " {} |", r.map_or("-".into(), |r| format!("{r:.2}")));
+        }
+        out.push('\n');
+    }
 }

@@ -3,7 +3,7 @@
 use crate::stats::convert::{count_f64, round_to_u64};
 use std::fmt::Write;
 
-use super::compare::{Colour, Comparison, Table};
+use super::compare::{Colour, Comparison, StepDetail, Table};
 use super::{cell_text, marked};
 use crate::results::{RunRecord, Status, StepRecord};
 use crate::stats::{BUCKET_LABELS, LatencySummary};
@@ -116,43 +116,7 @@ pub fn summary(run: &RunRecord) -> String {
         let cpu = s
             .client_cpu_us_per_op
             .map_or("n/a".to_string(), |c| format!("{c:.2}"));
-        let mut notes = String::new();
-        if let Some(sla) = &s.sla {
-            let _ = write!(
-                notes,
-                "bg insert {:.0}/{:.0} rows/s {} ({:.0}% of seconds below 95%) ",
-                sla.achieved_rows_per_sec,
-                sla.target_rows_per_sec,
-                if sla.passed { "SLA ok" } else { "SLA FAILED" },
-                sla.share_of_seconds_below_95pct * 100.0
-            );
-        }
-        if let Some(i) = &s.integrity {
-            if i.ok {
-                notes.push_str("integrity ok ");
-            } else {
-                notes.push_str("INTEGRITY CHECK FAILED: ");
-                for t in i.tables.iter().filter(|t| !t.ok) {
-                    let _ = write!(
-                        notes,
-                        "{} expected {} rows, pk {}, indexes {:?} ",
-                        t.table, t.expected_rows, t.pk_rows, t.index_rows
-                    );
-                    if let Some(want) = t.intended_rows
-                        && t.pk_rows.abs_diff(want) > t.allowed_drift_rows
-                    {
-                        let _ = write!(
-                            notes,
-                            "(the step means {want} rows, ±{}) ",
-                            t.allowed_drift_rows
-                        );
-                    }
-                }
-            }
-        }
-        if let Some(settle) = &s.settle {
-            let _ = write!(notes, "settled {:.0} s ", settle.seconds);
-        }
+        let mut notes = step_notes(s);
         notes.push_str(status_note(s).trim());
         let _ = writeln!(
             out,
@@ -188,6 +152,48 @@ pub fn summary(run: &RunRecord) -> String {
         }
     }
     out
+}
+
+/// The notes of a step's summary line: SLA, integrity, settle.
+fn step_notes(s: &StepRecord) -> String {
+    let mut notes = String::new();
+    if let Some(sla) = &s.sla {
+        let _ = write!(
+            notes,
+            "bg insert {:.0}/{:.0} rows/s {} ({:.0}% of seconds below 95%) ",
+            sla.achieved_rows_per_sec,
+            sla.target_rows_per_sec,
+            if sla.passed { "SLA ok" } else { "SLA FAILED" },
+            sla.share_of_seconds_below_95pct * 100.0
+        );
+    }
+    if let Some(i) = &s.integrity {
+        if i.ok {
+            notes.push_str("integrity ok ");
+        } else {
+            notes.push_str("INTEGRITY CHECK FAILED: ");
+            for t in i.tables.iter().filter(|t| !t.ok) {
+                let _ = write!(
+                    notes,
+                    "{} expected {} rows, pk {}, indexes {:?} ",
+                    t.table, t.expected_rows, t.pk_rows, t.index_rows
+                );
+                if let Some(want) = t.intended_rows
+                    && t.pk_rows.abs_diff(want) > t.allowed_drift_rows
+                {
+                    let _ = write!(
+                        notes,
+                        "(the step means {want} rows, ±{}) ",
+                        t.allowed_drift_rows
+                    );
+                }
+            }
+        }
+    }
+    if let Some(settle) = &s.settle {
+        let _ = write!(notes, "settled {:.0} s ", settle.seconds);
+    }
+    notes
 }
 
 /// An integer with thousands separators.
@@ -313,43 +319,7 @@ pub fn comparison(cmp: &Comparison, colour: bool) -> String {
         }
     }
     for d in &cmp.details {
-        let _ = writeln!(out, "\n== {} ({})", d.step, d.unit);
-        for (kind, rows) in &d.latency {
-            let _ = write!(out, "{kind} latency, % of ops per bucket\n{:<24}", "");
-            for b in BUCKET_LABELS {
-                let _ = write!(out, "{b:>6}");
-            }
-            let _ = writeln!(out, " {:>9} {:>9} {:>9}", "p50", "p99", "max");
-            for r in rows {
-                let _ = write!(out, "{:<24}", truncate(&r.label, 24));
-                for s in r.bucket_shares {
-                    let _ = write!(out, "{:>6}", share(s));
-                }
-                let _ = writeln!(
-                    out,
-                    " {:>9} {:>9} {:>9}",
-                    fmt_us(r.p50_us),
-                    fmt_us(r.p99_us),
-                    fmt_us(r.max_us)
-                );
-            }
-        }
-        let _ = write!(out, "{:<10}", "metric");
-        for l in &cmp.labels {
-            let _ = write!(out, " {:>16}", truncate(l, 16));
-        }
-        out.push_str("  (relative to base)\n");
-        for m in &d.metrics {
-            let _ = write!(out, "{:<10}", m.name);
-            for v in &m.values {
-                let _ = write!(out, " {:>16}", v.map_or("n/a".to_string(), fmt_metric));
-            }
-            out.push_str("  ");
-            for r in &m.relative {
-                let _ = write!(out, " {}", r.map_or("-".to_string(), |r| format!("{r:.2}")));
-            }
-            out.push('\n');
-        }
+        step_detail_text(&mut out, cmp, d);
     }
     if !cmp.problems.is_empty() {
         out.push_str("\nNotes:\n");
@@ -358,6 +328,47 @@ pub fn comparison(cmp: &Comparison, colour: bool) -> String {
         }
     }
     out
+}
+
+/// One step's latency tables and figures side by side.
+fn step_detail_text(out: &mut String, cmp: &Comparison, d: &StepDetail) {
+    let _ = writeln!(out, "\n== {} ({})", d.step, d.unit);
+    for (kind, rows) in &d.latency {
+        let _ = write!(out, "{kind} latency, % of ops per bucket\n{:<24}", "");
+        for b in BUCKET_LABELS {
+            let _ = write!(out, "{b:>6}");
+        }
+        let _ = writeln!(out, " {:>9} {:>9} {:>9}", "p50", "p99", "max");
+        for r in rows {
+            let _ = write!(out, "{:<24}", truncate(&r.label, 24));
+            for s in r.bucket_shares {
+                let _ = write!(out, "{:>6}", share(s));
+            }
+            let _ = writeln!(
+                out,
+                " {:>9} {:>9} {:>9}",
+                fmt_us(r.p50_us),
+                fmt_us(r.p99_us),
+                fmt_us(r.max_us)
+            );
+        }
+    }
+    let _ = write!(out, "{:<10}", "metric");
+    for l in &cmp.labels {
+        let _ = write!(out, " {:>16}", truncate(l, 16));
+    }
+    out.push_str("  (relative to base)\n");
+    for m in &d.metrics {
+        let _ = write!(out, "{:<10}", m.name);
+        for v in &m.values {
+            let _ = write!(out, " {:>16}", v.map_or("n/a".to_string(), fmt_metric));
+        }
+        out.push_str("  ");
+        for r in &m.relative {
+            let _ = write!(out, " {}", r.map_or("-".to_string(), |r| format!("{r:.2}")));
+        }
+        out.push('\n');
+    }
 }
 
 /// Whether any cell of the table covers only part of its step.
