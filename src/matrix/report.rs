@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use super::plan::Plan;
+use super::plan::{Plan, PlanGroup};
 use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
 use crate::report::compare::{self, Colour};
 use crate::report::diagnosis::NoiseBand;
@@ -96,7 +96,40 @@ fn read_plan(dirs: &[PathBuf]) -> Result<Plan> {
 pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Written> {
     let plan = read_plan(dirs)?;
     let mut problems = Vec::new();
+    let runs = completed_runs(&plan, dirs, &mut problems);
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create {}; choose another --out", out.display()))?;
+    let mut reports = Vec::new();
+    let mut index_rows: Vec<IndexRow> = Vec::new();
+    for g in &plan.groups {
+        for w in &g.workloads {
+            if let Some(row) = group_report(&plan, g, w, &runs, out, &mut reports, &mut problems)? {
+                index_rows.push(row);
+            }
+        }
+    }
+    let index = out.join("index.html");
+    std::fs::write(&index, index_html(&plan, &index_rows, &problems))
+        .with_context(|| format!("cannot write {}", index.display()))?;
+    std::fs::write(
+        out.join("index.md"),
+        index_md(&plan, &index_rows, &problems),
+    )
+    .with_context(|| format!("cannot write {}", out.join("index.md").display()))?;
+    Ok(Written {
+        index,
+        reports,
+        problems,
+    })
+}
 
+/// The completed run dir of every cell, from whichever shard ran it; a problem line for each
+/// cell that is not (yet) completed.
+fn completed_runs(
+    plan: &Plan,
+    dirs: &[PathBuf],
+    problems: &mut Vec<String>,
+) -> BTreeMap<String, PathBuf> {
     // Completed run dirs per cell, from whichever shard ran them.
     let mut runs: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut states: BTreeMap<String, (CellStatus, Option<String>)> = BTreeMap::new();
@@ -145,86 +178,79 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Written> {
         }
     }
 
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("cannot create {}; choose another --out", out.display()))?;
-    let mut reports = Vec::new();
-    let mut index_rows: Vec<(String, String, String, Vec<String>)> = Vec::new();
-    for g in &plan.groups {
-        for w in &g.workloads {
-            let title = format!("{} / {}", g.name, w);
-            let mut members: Vec<(String, Vec<PathBuf>)> = Vec::new();
-            for m in &g.members {
-                let combo = format!("{m}.{w}");
-                let dirs: Vec<PathBuf> = plan
-                    .cells
-                    .iter()
-                    .filter(|c| c.combo == combo)
-                    .filter_map(|c| runs.get(&c.name).cloned())
-                    .collect();
-                if dirs.is_empty() {
-                    problems.push(format!("{title}: {m} has no completed run (left out)"));
-                } else {
-                    members.push((m.clone(), dirs));
-                }
-            }
-            if members.is_empty() {
-                problems.push(format!("{title}: no completed run; no report"));
-                continue;
-            }
-            let (synth, spreads, mut group_problems) = combine(&members);
-            let base_index = members.iter().position(|(m, _)| *m == g.base);
-            if base_index.is_none() {
-                group_problems.push(format!(
-                    "the base {} has no completed run; comparing against {}",
-                    g.base, members[0].0
-                ));
-            }
-            let base_label = synth[base_index.unwrap_or(0)].label.clone();
-            let mut cmp = compare::compare(&synth, Some(&base_label), group_problems);
-            if plan.repeats > 1 {
-                mark_within_base_spread(&mut cmp, &spreads, &synth);
-            }
-            let stem = format!("{}.{}", g.name, w);
-            let mut files = Vec::new();
-            for (format, ext) in [
-                (Format::Text, "txt"),
-                (Format::Markdown, "md"),
-                (Format::Html, "html"),
-                (Format::Json, "json"),
-            ] {
-                let text = render(&cmp, &synth, &spreads, format, plan.repeats)?;
-                let path = out.join(format!("{stem}.{ext}"));
-                std::fs::write(&path, text)
-                    .with_context(|| format!("cannot write {}", path.display()))?;
-                files.push(format!("{stem}.{ext}"));
-                reports.push(path);
-            }
-            index_rows.push((
-                title,
-                synth[base_index.unwrap_or(0)].label.clone(),
-                synth
-                    .iter()
-                    .map(|r| r.label.clone())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                files,
-            ));
-            problems.extend(cmp.problems.iter().map(|p| format!("{}/{w}: {p}", g.name)));
+    runs
+}
+
+/// One group's report for one workload, in every format; its row of the index, or `None`
+/// when none of its members has a completed run.
+fn group_report(
+    plan: &Plan,
+    g: &PlanGroup,
+    w: &str,
+    runs: &BTreeMap<String, PathBuf>,
+    out: &Path,
+    reports: &mut Vec<PathBuf>,
+    problems: &mut Vec<String>,
+) -> Result<Option<IndexRow>> {
+    let title = format!("{} / {}", g.name, w);
+    let mut members: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    for m in &g.members {
+        let combo = format!("{m}.{w}");
+        let dirs: Vec<PathBuf> = plan
+            .cells
+            .iter()
+            .filter(|c| c.combo == combo)
+            .filter_map(|c| runs.get(&c.name).cloned())
+            .collect();
+        if dirs.is_empty() {
+            problems.push(format!("{title}: {m} has no completed run (left out)"));
+        } else {
+            members.push((m.clone(), dirs));
         }
     }
-    let index = out.join("index.html");
-    std::fs::write(&index, index_html(&plan, &index_rows, &problems))
-        .with_context(|| format!("cannot write {}", index.display()))?;
-    std::fs::write(
-        out.join("index.md"),
-        index_md(&plan, &index_rows, &problems),
-    )
-    .with_context(|| format!("cannot write {}", out.join("index.md").display()))?;
-    Ok(Written {
-        index,
-        reports,
-        problems,
-    })
+    if members.is_empty() {
+        problems.push(format!("{title}: no completed run; no report"));
+        return Ok(None);
+    }
+    let (synth, spreads, mut group_problems) = combine(&members);
+    let base_index = members.iter().position(|(m, _)| *m == g.base);
+    if base_index.is_none() {
+        group_problems.push(format!(
+            "the base {} has no completed run; comparing against {}",
+            g.base, members[0].0
+        ));
+    }
+    let base_label = synth[base_index.unwrap_or(0)].label.clone();
+    let mut cmp = compare::compare(&synth, Some(&base_label), group_problems);
+    if plan.repeats > 1 {
+        mark_within_base_spread(&mut cmp, &spreads, &synth);
+    }
+    let stem = format!("{}.{}", g.name, w);
+    let mut files = Vec::new();
+    for (format, ext) in [
+        (Format::Text, "txt"),
+        (Format::Markdown, "md"),
+        (Format::Html, "html"),
+        (Format::Json, "json"),
+    ] {
+        let text = render(&cmp, &synth, &spreads, format, plan.repeats)?;
+        let path = out.join(format!("{stem}.{ext}"));
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        files.push(format!("{stem}.{ext}"));
+        reports.push(path);
+    }
+    let row = (
+        title,
+        synth[base_index.unwrap_or(0)].label.clone(),
+        synth
+            .iter()
+            .map(|r| r.label.clone())
+            .collect::<Vec<_>>()
+            .join(", "),
+        files,
+    );
+    problems.extend(cmp.problems.iter().map(|p| format!("{}/{w}: {p}", g.name)));
+    Ok(Some(row))
 }
 
 /// One synthetic run per member: the repeat closest to the medians, its throughput replaced
