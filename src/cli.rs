@@ -253,6 +253,13 @@ pub struct RunArgs {
     /// Run `perf stat` on the server's processes during each step (needs perf).
     #[arg(long)]
     pub perf: bool,
+    /// Profile the server's CPU in each step (`perf record` on its processes; needs perf and
+    /// a server on this host): folded stacks, a flamegraph and the top functions per step.
+    #[arg(long)]
+    pub profile_server: bool,
+    /// Seconds of each step's measured part that --profile-server records.
+    #[arg(long, default_value_t = 10.0, requires = "profile_server")]
+    pub profile_seconds: f64,
 }
 
 impl RunArgs {
@@ -311,9 +318,27 @@ impl RunArgs {
         o.server_dir.clone_from(&self.server_dir);
         o.server_pid = self.server_pid;
         o.perf = self.perf;
+        o.profile_seconds = self.profile_server.then_some(self.profile_seconds);
         o.validate()?;
+        if o.profile_seconds.is_some() && !program_on_path("perf") {
+            anyhow::bail!(
+                "--profile-server needs perf, which is not installed: apt-get install linux-perf (or drop --profile-server)"
+            );
+        }
         Ok(o)
     }
+}
+
+/// Whether an executable `name` is on `PATH`.
+fn program_on_path(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(name)).is_ok_and(|m| {
+                use std::os::unix::fs::PermissionsExt;
+                m.is_file() && m.permissions().mode() & 0o111 != 0
+            })
+        })
+    })
 }
 
 fn default_out_dir() -> PathBuf {

@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod cli;
+pub mod flame;
 pub mod matrix;
 pub mod process;
 pub mod report;
@@ -31,7 +32,14 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
         Err(e) if e.use_stderr() => {
             // A usage error: one line (clap's first line and its tip), not the usage block.
             let text = e.render().to_string();
-            let mut parts: Vec<&str> = text.lines().take(1).collect();
+            // The first paragraph: the message, and what it lists (the missing arguments).
+            let head: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let head = head.join(" ");
+            let mut parts: Vec<&str> = vec![head.as_str()];
             parts.extend(
                 text.lines()
                     .map(str::trim)

@@ -787,3 +787,23 @@ fn a_misplaced_url_has_its_password_masked_in_the_usage_error() {
     assert!(!stderr.contains("secret"), "{stderr}");
     assert!(stderr.contains("u:***@"), "{stderr}");
 }
+
+#[test]
+fn profile_server_needs_a_server_process() {
+    let dir = common::fresh_dir("cli-profile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite:{}", dir.join("x.db").display());
+    let out = ibench(&["run", "--url", &db, "--steps", "l.i0", "--profile-server"]);
+    assert_clear_error(&out, &["--profile-server", "SQLite"]);
+    let out = ibench(&["run", "--url", &db, "--profile-seconds", "5"]);
+    assert_clear_error(&out, &["--profile-server"]);
+    let out = ibench(&[
+        "run",
+        "--url",
+        "postgres://u@127.0.0.1:1/x",
+        "--profile-server",
+        "--profile-seconds",
+        "0",
+    ]);
+    assert_clear_error(&out, &["--profile-seconds"]);
+}

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::load::LoadedRun;
-use crate::results::metrics::{Metric, StepMetrics};
+use crate::results::metrics::{Metric, ProfileRecord, StepMetrics};
 use crate::results::{Status, StepRecord};
 use crate::stats::OpKind;
 use crate::workload::steps::StepName;
@@ -109,6 +109,9 @@ pub struct StepDetail {
     pub latency: Vec<(String, Vec<LatencyRow>)>,
     /// The step's figures per run.
     pub metrics: Vec<MetricRow>,
+    /// The server CPU profile of each run that has one (`--profile-server`): its label and
+    /// the profile (top functions, files relative to the run's dir, or why there is none).
+    pub profiles: Vec<(String, ProfileRecord)>,
 }
 
 /// The whole comparison.
@@ -418,6 +421,26 @@ fn background_table(
     (background, targets)
 }
 
+/// One line of a profile: its top functions by own share (`ExecInsert 12.3%, ...`), or why
+/// there is none.
+pub fn profile_line(p: &ProfileRecord, functions: usize) -> String {
+    if let Some(e) = &p.error {
+        return format!("n/a ({e})");
+    }
+    let top: Vec<String> = p
+        .top_functions
+        .iter()
+        .take(functions)
+        .map(|f| format!("{} {:.1}%", f.function, f.self_share * 100.0))
+        .collect();
+    format!(
+        "{} ({} samples in {:.1} s)",
+        top.join(", "),
+        p.samples,
+        p.seconds
+    )
+}
+
 /// The diagnosis of every step of every run against the base, where its relative throughput
 /// lies outside the step's noise band (`band_of(step)`); steps that did not complete are left
 /// out.
@@ -548,11 +571,20 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
             }));
         }
     }
+    let profiles = runs
+        .iter()
+        .zip(&records)
+        .filter_map(|(r, s)| {
+            let p = (*s)?.metrics.as_ref()?.profile.as_ref()?;
+            Some((r.label.clone(), p.clone()))
+        })
+        .collect();
     StepDetail {
         step,
         unit: name.throughput_unit().to_string(),
         latency,
         metrics,
+        profiles,
     }
 }
 

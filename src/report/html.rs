@@ -6,13 +6,15 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::cell_text;
-use super::compare::{Cell, Colour, Comparison, StepDetail, Table};
+use super::compare::{Cell, Colour, Comparison, StepDetail, Table, profile_line};
 use super::load::LoadedRun;
 use super::svg::{bar_chart, esc, line_chart};
 use super::text::{fmt_metric, fmt_us, group_f};
+use crate::flame::{differential_svg, flamegraph_svg};
+use crate::results::metrics::ProfileRecord;
 use crate::stats::BUCKET_LABELS;
 
-const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1200px}
+const STYLE: &str = "img.flame{width:100%;border:1px solid #ddd;margin:6px 0}body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f3f3f3}td.l,th.l{text-align:left}
@@ -101,6 +103,7 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
         latency_html(&mut out, d);
         figures_html(&mut out, cmp, d);
         charts_html(&mut out, runs, d);
+        profile_html(&mut out, cmp, runs, d);
     }
     if !cmp.problems.is_empty() {
         out.push_str("<h2>Notes</h2><ul>");
@@ -325,4 +328,64 @@ fn charts_html(out: &mut String, runs: &[LoadedRun], d: &StepDetail) {
         ));
     }
     out.push_str("</div>");
+}
+
+/// A step's server CPU profiles: each run's flamegraph and top functions, and each other
+/// run's differential flamegraph against the base's same step.
+fn profile_html(out: &mut String, cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail) {
+    if d.profiles.is_empty() {
+        return;
+    }
+    let _ = write!(
+        out,
+        "<h3>{} server CPU profile</h3><p class=\"note\">perf record on the server's processes (cpu-clock); the widths are shares of its CPU samples. Top functions by their own share.</p>",
+        esc(&d.step)
+    );
+    let folded_of = |label: &str, p: &ProfileRecord| -> Option<String> {
+        let run = runs.iter().find(|r| r.label == label)?;
+        std::fs::read_to_string(run.dir.join(p.folded_file.as_ref()?)).ok()
+    };
+    let base_label = cmp.labels.get(cmp.base).map_or("", String::as_str);
+    let base_folded = d
+        .profiles
+        .iter()
+        .find(|(l, _)| l == base_label)
+        .and_then(|(l, p)| folded_of(l, p));
+    for (label, p) in &d.profiles {
+        let _ = write!(
+            out,
+            "<p><b>{}</b>: {}</p>",
+            esc(label),
+            esc(&profile_line(p, 8))
+        );
+        let Some(folded) = folded_of(label, p) else {
+            continue;
+        };
+        match flamegraph_svg(&folded, &format!("{} {}: server CPU", d.step, label), false) {
+            Ok(svg) => out.push_str(&svg_img(&svg, "flamegraph")),
+            Err(e) => {
+                let _ = write!(out, "<p class=\"note\">{}</p>", esc(&e));
+            }
+        }
+        if let Some(base) = base_folded.as_deref().filter(|_| label != base_label) {
+            let title = format!("{} {label} against {base_label}", d.step);
+            match differential_svg(base, &folded, &title) {
+                Ok(svg) => out.push_str(&svg_img(&svg, "differential flamegraph")),
+                Err(e) => {
+                    let _ = write!(out, "<p class=\"note\">{}</p>", esc(&e));
+                }
+            }
+        }
+    }
+}
+
+/// An SVG as an image embedded in the page (its scripts do not run there: a static picture
+/// that works offline).
+fn svg_img(svg: &str, alt: &str) -> String {
+    use base64::Engine as _;
+    format!(
+        "<img class=\"flame\" alt=\"{}\" src=\"data:image/svg+xml;base64,{}\">",
+        esc(alt),
+        base64::engine::general_purpose::STANDARD.encode(svg)
+    )
 }

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::cell_text;
-use super::compare::{Cell, Colour, Comparison, StepDetail, Table};
+use super::compare::{Cell, Colour, Comparison, StepDetail, Table, profile_line};
 use super::text::{fmt_metric, fmt_us, group_f};
 use crate::stats::BUCKET_LABELS;
 
@@ -162,6 +162,18 @@ fn latency_md(out: &mut String, d: &StepDetail) {
 
 /// A step's figures for every run side by side, and their ratio to the base.
 fn figures_md(out: &mut String, cmp: &Comparison, d: &StepDetail) {
+    if !d.profiles.is_empty() {
+        out.push_str("Server CPU profile, top functions by their own share of samples:\n\n");
+        for (label, p) in &d.profiles {
+            let _ = writeln!(
+                out,
+                "- {}: {}",
+                escape_md(label),
+                escape_md(&profile_line(p, 5))
+            );
+        }
+        out.push('\n');
+    }
     let _ = write!(out, "| metric |");
     for l in &cmp.labels {
         let _ = write!(out, " {} |", escape_md(l));

@@ -3,7 +3,7 @@
 use crate::stats::convert::{count_f64, round_to_u64};
 use std::fmt::Write;
 
-use super::compare::{Colour, Comparison, StepDetail, Table};
+use super::compare::{Colour, Comparison, StepDetail, Table, profile_line};
 use super::{cell_text, marked};
 use crate::results::{RunRecord, Status, StepRecord};
 use crate::stats::{BUCKET_LABELS, LatencySummary};
@@ -368,6 +368,12 @@ fn step_detail_text(out: &mut String, cmp: &Comparison, d: &StepDetail) {
             let _ = write!(out, " {}", r.map_or("-".to_string(), |r| format!("{r:.2}")));
         }
         out.push('\n');
+    }
+    if !d.profiles.is_empty() {
+        out.push_str("server CPU profile, top functions by their own share of samples\n");
+        for (label, p) in &d.profiles {
+            let _ = writeln!(out, "  {}: {}", truncate(label, 24), profile_line(p, 5));
+        }
     }
 }
 

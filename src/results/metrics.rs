@@ -117,6 +117,9 @@ pub struct RunMetrics {
     pub settings_file: SavedFile,
     /// Whether `--perf` was asked for.
     pub perf: bool,
+    /// Seconds of each step `--profile-server` profiles; `None` when not asked for.
+    #[serde(default)]
+    pub profile_seconds: Option<f64>,
     /// Totals from the first to the last sample of the run.
     pub totals: Option<Totals>,
     /// Sampling errors seen during the run (first occurrence of each, at most 20).
@@ -199,6 +202,9 @@ pub struct StepMetrics {
     pub stats_file: SavedFile,
     /// `perf stat` counters per op, when `--perf` was given.
     pub perf: Option<PerfRecord>,
+    /// Where the server's CPU went, when `--profile-server` was given.
+    #[serde(default)]
+    pub profile: Option<ProfileRecord>,
 }
 
 /// One line of `metrics.jsonl`: one sample interval. Figures that are n/a for the run are
@@ -361,6 +367,52 @@ impl PerfRecord {
             .collect();
         self
     }
+}
+
+/// A profile of the server's CPU over (part of) one step: `perf record` on the `cpu-clock`
+/// event with call graphs, folded into stacks.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ProfileRecord {
+    /// The folded stacks (`frame;frame;... weight` per line, the weight in ns of CPU), relative
+    /// to the results dir.
+    pub folded_file: Option<String>,
+    /// The flamegraph, relative to the results dir.
+    pub svg_file: Option<String>,
+    /// Seconds recorded (the first part of the step's measured part).
+    pub seconds: f64,
+    /// Samples per second and process.
+    pub frequency_hz: u32,
+    /// Samples of the server's processes (each stands for 1/frequency_hz s of CPU).
+    pub samples: u64,
+    /// The functions with the largest share of samples of their own, largest first.
+    pub top_functions: Vec<FunctionShare>,
+    /// Why there is no profile, when there is none.
+    pub error: Option<String>,
+}
+
+impl ProfileRecord {
+    pub(crate) fn failed(error: String) -> ProfileRecord {
+        ProfileRecord {
+            folded_file: None,
+            svg_file: None,
+            seconds: 0.0,
+            frequency_hz: 0,
+            samples: 0,
+            top_functions: Vec::new(),
+            error: Some(error),
+        }
+    }
+}
+
+/// One function's share of a profile's samples.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct FunctionShare {
+    /// The function (with its module when perf could not name it, e.g. `[unknown]`).
+    pub function: String,
+    /// Share of all samples in which it is the leaf frame (its own time), 0..1.
+    pub self_share: f64,
+    /// Share of all samples in which it is on the stack at all (callees included), 0..1.
+    pub total_share: f64,
 }
 
 /// The mount holding a path, from `/proc/self/mountinfo`.

@@ -71,6 +71,9 @@ pub struct RunOptions {
     /// Run `perf stat` on the server's processes for each step.
     #[serde(default)]
     pub perf: bool,
+    /// Profile the server's CPU (`perf record`) for the first this many seconds of each step.
+    #[serde(default)]
+    pub profile_seconds: Option<f64>,
 }
 
 /// The most clients a run may have: each holds up to 3 connections and 3 threads, so 1024
@@ -114,10 +117,27 @@ impl RunOptions {
             server_dir: None,
             server_pid: None,
             perf: false,
+            profile_seconds: None,
         }
     }
 
     /// Check the options against each other; the error names the flag to fix.
+    /// `--profile-server` needs a server process and a positive `--profile-seconds`.
+    fn validate_profile(&self, kind: BackendKind) -> Result<(), OptionsError> {
+        let Some(seconds) = self.profile_seconds else {
+            return Ok(());
+        };
+        if kind == BackendKind::Sqlite {
+            return Err(OptionsError(
+                "--profile-server profiles a server's processes, and SQLite runs inside ibench: drop --profile-server (or profile ibench itself with perf)".into(),
+            ));
+        }
+        if !(seconds > 0.0 && seconds.is_finite()) {
+            return Err(OptionsError("--profile-seconds must be above 0".into()));
+        }
+        Ok(())
+    }
+
     pub fn validate(&self) -> Result<(), OptionsError> {
         let fail = |m: &str| Err(OptionsError(m.to_string()));
         let kind = kind_of_url(&self.url).map_err(|e| OptionsError(e.to_string()))?;
@@ -138,6 +158,7 @@ impl RunOptions {
         if self.steps.is_empty() {
             return fail("no steps to run: give at least one step to --steps");
         }
+        self.validate_profile(kind)?;
         let has = |f: fn(&StepName) -> bool| self.steps.iter().any(f);
         if has(|s| *s == StepName::LoadInitial) && self.load_rows == 0 {
             return fail("--load-rows must be at least 1 when l.i0 runs");

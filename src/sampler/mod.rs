@@ -10,6 +10,7 @@
 pub mod locate;
 pub mod perf;
 pub mod procfs;
+pub mod profile;
 
 use crate::stats::convert::{count_f64, round_to_u64};
 use std::fmt::Write as _;
@@ -233,6 +234,8 @@ pub struct StepRaw {
     pub stats_file: Result<String, String>,
     /// perf counters over the step.
     pub perf: Option<perf::PerfRecord>,
+    /// The server's CPU profile over (part of) the step.
+    pub profile: Option<profile::ProfileRecord>,
 }
 
 enum Cmd {
@@ -299,6 +302,7 @@ impl Sampler {
             storage: storage.clone(),
             settings_file: settings_file.into(),
             perf: opts.perf,
+            profile_seconds: opts.profile_seconds,
             totals: None,
             errors: Vec::new(),
         };
@@ -314,6 +318,7 @@ impl Sampler {
             out: out.map_err(|e| e.to_string()),
             errors: Vec::new(),
             perf: opts.perf,
+            profile_seconds: opts.profile_seconds,
         };
         let thread = std::thread::Builder::new()
             .name("ibench-sampler".into())
@@ -401,6 +406,7 @@ struct Worker {
     out: Result<BufWriter<File>, String>,
     errors: Vec<String>,
     perf: bool,
+    profile_seconds: Option<f64>,
 }
 
 /// State of the step being measured.
@@ -409,6 +415,7 @@ struct Current {
     start: Reading,
     max_memory: Option<u64>,
     perf: Option<perf::PerfRun>,
+    profile: Option<profile::ProfileRun>,
 }
 
 impl Worker {
@@ -479,11 +486,15 @@ impl Worker {
         } else {
             None
         };
+        let profile = self
+            .profile_seconds
+            .map(|seconds| profile::ProfileRun::start(&self.probe.pid, &self.dir, &step, seconds));
         Current {
             step,
             start,
             max_memory,
             perf,
+            profile,
         }
     }
 
@@ -491,6 +502,7 @@ impl Worker {
     fn end(&mut self, mut c: Current, step: StepName, ordinal: u32) -> StepRaw {
         let end = self.probe.read();
         let perf = c.perf.take().map(perf::PerfRun::finish);
+        let profile = c.profile.take().map(profile::ProfileRun::finish);
         let end_memory = end.server.as_ref().ok().and_then(|s| s.memory);
         let max_memory = match (c.max_memory, end_memory) {
             (Some(a), Some(b)) => Some(a.max(b)),
@@ -502,6 +514,7 @@ impl Worker {
             data_dir_bytes: self.dir_size(),
             stats_file: self.save_stats(step, ordinal),
             perf,
+            profile,
         }
     }
 
@@ -643,6 +656,7 @@ impl StepRaw {
             data_dir_bytes: Err("the sampler thread is not running".into()),
             stats_file: Err("the sampler thread is not running".into()),
             perf: None,
+            profile: None,
         }
     }
 }
@@ -712,6 +726,7 @@ pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
         db_size: raw.db_size.ok(),
         stats_file: raw.stats_file.into(),
         perf: raw.perf.map(|p| p.per_op(ops)),
+        profile: raw.profile,
     }
 }
 
