@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::backend::Engine;
+use crate::results::options::{MicroSizes, Workload};
 use crate::runner::RunOptions;
 use crate::server::ServerKind;
 use crate::workload::steps::{Profile, StepName, parse_step_list};
@@ -156,9 +157,22 @@ pub struct RunArgs {
     #[arg(long, default_value = "small")]
     pub profile: String,
     /// Steps to run, comma-separated, in order (default: l.i0,l.x,l.i1,l.i2 then qr/qp per
-    /// --query-rates).
+    /// --query-rates; with --workload micro: m.load then the whole microbenchmark suite).
     #[arg(long)]
     pub steps: Option<String>,
+    /// The benchmark: the insert benchmark, or the microbenchmark suite (sysbench-style
+    /// tests on tables sbtestN; see docs/micro.md).
+    #[arg(long, value_enum, default_value_t = Workload::Insert)]
+    pub workload: Workload,
+    /// Microbenchmark tables (each operation picks one at random).
+    #[arg(long, default_value_t = 1)]
+    pub micro_tables: u32,
+    /// Rows per microbenchmark table loaded by m.load.
+    #[arg(long, default_value_t = 10_000)]
+    pub micro_rows: u32,
+    /// Seconds each microbenchmark runs.
+    #[arg(long, default_value_t = 3.0)]
+    pub micro_seconds: f64,
     /// Background insert rates (rows/s per client) of the default query steps (default
     /// 100,500,1000). With --steps, name the query steps instead (e.g. qr2000,qp2000).
     #[arg(long, value_delimiter = ',', conflicts_with = "steps")]
@@ -277,9 +291,16 @@ impl RunArgs {
         if rates.contains(&0) {
             anyhow::bail!("--query-rates must be above 0 rows/s");
         }
-        o.steps = match &self.steps {
-            Some(s) => parse_step_list(s)?,
-            None => StepName::default_list(rates),
+        o.workload = self.workload;
+        o.micro = MicroSizes {
+            tables: self.micro_tables,
+            rows: self.micro_rows,
+            seconds: self.micro_seconds,
+        };
+        o.steps = match (&self.steps, self.workload) {
+            (Some(s), _) => parse_step_list(s)?,
+            (None, Workload::Insert) => StepName::default_list(rates),
+            (None, Workload::Micro) => StepName::micro_list(),
         };
         o.engine = self.engine;
         o.flavour = self.flavour;

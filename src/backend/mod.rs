@@ -5,6 +5,7 @@
 //! call the methods of [`Conn`] and never ask which database they talk to.
 
 pub mod flavour;
+pub(crate) mod micro_sql;
 #[cfg(test)]
 pub(crate) mod mock;
 pub mod mysql;
@@ -281,6 +282,29 @@ pub trait Conn: Send {
     /// Drop the table if it exists.
     fn drop_table(&mut self, table: &str) -> BackendResult<()>;
 
+    /// Drop the table if it exists and create the microbenchmarks' sysbench table with its
+    /// `k` index (`workload::micro`).
+    fn create_micro_table(&mut self, table: &str, _options: &TableOptions) -> BackendResult<()> {
+        Err(BackendError::sql(
+            format!("create table {table}"),
+            "this backend has no microbenchmark tables",
+        ))
+    }
+
+    /// Run one microbenchmark operation (one statement, or a transaction from `BEGIN` to
+    /// `COMMIT`, rolled back if a statement fails). Returns the rows the statements read or
+    /// changed; a scan's figure is the rows it counted.
+    fn micro(
+        &mut self,
+        table: &str,
+        _statements: &[crate::workload::micro::MicroStatement],
+    ) -> BackendResult<u64> {
+        Err(BackendError::sql(
+            format!("microbenchmark on {table}"),
+            "this backend has no microbenchmarks",
+        ))
+    }
+
     /// Create the three secondary indexes in the order of [`SecondaryIndex::ALL`] (InnoDB: one
     /// `ALTER TABLE` for all three; MyRocks: one `ALTER` per index; others one `CREATE INDEX`
     /// each).
@@ -356,6 +380,8 @@ pub(crate) enum StatementKey {
     Range(SecondaryIndex),
     /// The point query for this many ids.
     Point(usize),
+    /// A microbenchmark statement, with its IN-list length (0 without one).
+    Micro(crate::workload::micro::MicroStatementKind, usize),
 }
 
 /// The prepared statements of one table on one connection (`S` is the driver's handle).

@@ -12,7 +12,9 @@ use my::prelude::Queryable;
 use my::{Opts, OptsBuilder, Params, Statement, Value};
 
 use super::flavour::Flavour;
+use super::micro_sql::{self, Placeholders};
 use super::*;
+use crate::workload::micro::{MicroStatement, MicroStatementKind};
 use crate::workload::row::civil_from_system_time;
 
 /// How long a connection attempt may take before the server counts as unreachable.
@@ -515,7 +517,85 @@ impl MysqlConn {
     }
 }
 
+impl MysqlConn {
+    /// One microbenchmark statement: rows read (a scan: rows counted) or changed.
+    fn micro_statement(&mut self, table: &str, s: &MicroStatement) -> BackendResult<u64> {
+        use MicroStatementKind as K;
+        let context = || format!("{:?} on {table}", s.kind);
+        if matches!(s.kind, K::Begin | K::Commit) {
+            let sql = if s.kind == K::Begin {
+                "BEGIN"
+            } else {
+                "COMMIT"
+            };
+            self.conn
+                .query_drop(sql)
+                .map_err(|e| self.err(&context(), e))?;
+            return Ok(0);
+        }
+        let n = s.ints.len();
+        let stmt = self.statement(
+            table,
+            StatementKey::Micro(s.kind, n),
+            || micro_sql::statement_sql(s.kind, table, n, Placeholders::Question),
+            &context(),
+        )?;
+        let ints = s.ints.iter().map(|v| Value::Int(i64::from(*v)));
+        let texts = s.texts.iter().map(|t| Value::from(t.as_str()));
+        let params: Vec<Value> = if micro_sql::texts_first(s.kind) {
+            texts.chain(ints).collect()
+        } else {
+            ints.chain(texts).collect()
+        };
+        let result = if s.kind == K::Scan {
+            self.conn
+                .exec_first::<u64, _, _>(&stmt, Params::Positional(params))
+                .map(Option::unwrap_or_default)
+        } else if matches!(
+            s.kind,
+            K::UpdateK | K::UpdateKIn | K::UpdateC | K::Delete | K::Insert
+        ) {
+            self.conn
+                .exec_drop(&stmt, Params::Positional(params))
+                .map(|()| self.conn.affected_rows())
+        } else {
+            self.count_result(&stmt, params)
+        };
+        result.map_err(|e| self.err(&context(), e))
+    }
+}
+
 impl Conn for MysqlConn {
+    fn create_micro_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()> {
+        self.drop_table(table)?;
+        let suffix = format!(" ENGINE={}", options.engine.sql_name());
+        for sql in micro_sql::create_table_sql(table, &suffix) {
+            self.conn
+                .query_drop(&sql)
+                .map_err(|e| self.err(&format!("create table {table}"), e))?;
+        }
+        Ok(())
+    }
+
+    fn micro(&mut self, table: &str, statements: &[MicroStatement]) -> BackendResult<u64> {
+        let mut rows = 0;
+        for s in statements {
+            match self.micro_statement(table, s) {
+                Ok(n) => rows += n,
+                Err(e) => {
+                    if statements
+                        .first()
+                        .is_some_and(|f| f.kind == MicroStatementKind::Begin)
+                    {
+                        let _ = self.conn.query_drop("ROLLBACK");
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(rows)
+    }
+
     fn canceller(&self) -> Option<Box<dyn Canceller>> {
         Some(Box::new(MyCanceller {
             opts: self.opts.clone(),

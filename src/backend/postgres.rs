@@ -20,7 +20,9 @@ use pg::types::{IsNull, ToSql, Type};
 use pg::{Client, Config, NoTls, Statement};
 
 use super::flavour::Flavour;
+use super::micro_sql::{self, Placeholders};
 use super::*;
+use crate::workload::micro::{MicroStatement, MicroStatementKind};
 
 /// How long a connection attempt may take before the server counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -299,6 +301,35 @@ impl Conn for PostgresConn {
             .map_err(|e| self.err(&format!("drop table {table}"), &e))
     }
 
+    fn create_micro_table(&mut self, table: &str, _options: &TableOptions) -> BackendResult<()> {
+        self.drop_table(table)?;
+        for sql in micro_sql::create_table_sql(table, "") {
+            self.client
+                .batch_execute(&sql)
+                .map_err(|e| self.err(&format!("create table {table}"), &e))?;
+        }
+        Ok(())
+    }
+
+    fn micro(&mut self, table: &str, statements: &[MicroStatement]) -> BackendResult<u64> {
+        let mut rows = 0;
+        for s in statements {
+            match self.micro_statement(table, s) {
+                Ok(n) => rows += n,
+                Err(e) => {
+                    if statements
+                        .first()
+                        .is_some_and(|f| f.kind == MicroStatementKind::Begin)
+                    {
+                        let _ = self.client.batch_execute("ROLLBACK");
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(rows)
+    }
+
     fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()> {
         for index in SecondaryIndex::ALL {
             let sql = create_index_sql(table, index);
@@ -545,6 +576,53 @@ const FORCE_INDEX_SETTINGS: &str = "SET LOCAL enable_seqscan = off; \
 
 fn insert_context(table: &str) -> String {
     format!("insert into {table}")
+}
+
+impl PostgresConn {
+    /// One microbenchmark statement: rows read (a scan: rows counted) or changed.
+    fn micro_statement(&mut self, table: &str, s: &MicroStatement) -> BackendResult<u64> {
+        use MicroStatementKind as K;
+        let context = || format!("{:?} on {table}", s.kind);
+        if matches!(s.kind, K::Begin | K::Commit) {
+            let sql = if s.kind == K::Begin {
+                "BEGIN"
+            } else {
+                "COMMIT"
+            };
+            self.client
+                .batch_execute(sql)
+                .map_err(|e| self.err(&context(), &e))?;
+            return Ok(0);
+        }
+        let n = s.ints.len();
+        let stmt = self.statement(
+            table,
+            StatementKey::Micro(s.kind, n),
+            || micro_sql::statement_sql(s.kind, table, n, Placeholders::Numbered),
+            &context(),
+        )?;
+        let ints = s.ints.iter().map(|v| v as &(dyn ToSql + Sync));
+        let texts = s.texts.iter().map(|v| v as &(dyn ToSql + Sync));
+        let params: Vec<&(dyn ToSql + Sync)> = if micro_sql::texts_first(s.kind) {
+            texts.chain(ints).collect()
+        } else {
+            ints.chain(texts).collect()
+        };
+        let result = if s.kind == K::Scan {
+            self.client
+                .query_one(&stmt, &params)
+                .and_then(|row| row.try_get::<_, i64>(0))
+                .map(i64_u64)
+        } else if matches!(
+            s.kind,
+            K::UpdateK | K::UpdateKIn | K::UpdateC | K::Delete | K::Insert
+        ) {
+            self.client.execute(&stmt, &params)
+        } else {
+            count_rows_of(&mut self.client, &stmt, params.iter().copied())
+        };
+        result.map_err(|e| self.err(&context(), &e))
+    }
 }
 
 /// Run a prepared query and count the rows it returns, without decoding them.

@@ -4,18 +4,20 @@
 //! writers wait on each other through a busy handler that polls every 100 µs (SQLite's own
 //! handler sleeps up to 100 ms between tries, which would turn lock waits into stalls).
 
-use crate::stats::convert::i64_u64;
+use crate::stats::convert::{i64_u64, usize_u64};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
+use super::micro_sql::{self, Placeholders};
 use super::{
     BackendError, BackendKind, BackendResult, Canceller, Conn, DbSize, Driver, SecondaryIndex,
     ServerFiles, SettleAction, TableOptions, TargetInfo,
 };
 use crate::workload::RowBatch;
+use crate::workload::micro::{MicroStatement, MicroStatementKind};
 use crate::workload::row::format_timestamp;
 
 /// The pragmas every connection sets, recorded in the results.
@@ -153,6 +155,7 @@ impl Driver for SqliteDriver {
             conn: open(&self.path)?,
             insert_sql: HashMap::new(),
             point_sql: HashMap::new(),
+            micro_sql: HashMap::new(),
         }))
     }
 
@@ -268,6 +271,7 @@ struct SqliteConn {
     conn: Connection,
     insert_sql: HashMap<(String, usize, bool), String>,
     point_sql: HashMap<(String, usize), String>,
+    micro_sql: HashMap<(String, MicroStatementKind, usize), String>,
 }
 
 /// Interrupts a SQLite connection's statement (`sqlite3_interrupt`).
@@ -277,6 +281,68 @@ impl Canceller for SqliteCanceller {
     fn cancel(&self) -> Result<(), String> {
         self.0.interrupt();
         Ok(())
+    }
+}
+
+impl SqliteConn {
+    /// One microbenchmark statement: rows read (a scan: rows counted) or changed.
+    fn micro_statement(&mut self, table: &str, s: &MicroStatement) -> BackendResult<u64> {
+        use MicroStatementKind as K;
+        let context = || format!("{:?} on {table}", s.kind);
+        if matches!(s.kind, K::Begin | K::Commit) {
+            let sql = if s.kind == K::Begin {
+                "BEGIN"
+            } else {
+                "COMMIT"
+            };
+            self.conn
+                .execute_batch(sql)
+                .map_err(|e| map_err(&context(), e))?;
+            return Ok(0);
+        }
+        let sql = self
+            .micro_sql
+            .entry((table.to_string(), s.kind, s.ints.len()))
+            .or_insert_with(|| {
+                micro_sql::statement_sql(s.kind, table, s.ints.len(), Placeholders::Question)
+            });
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(|e| map_err(&context(), e))?;
+        let ints = s
+            .ints
+            .iter()
+            .map(|v| rusqlite::types::Value::Integer(i64::from(*v)));
+        let texts = s
+            .texts
+            .iter()
+            .map(|t| rusqlite::types::Value::Text(t.clone()));
+        let params: Vec<rusqlite::types::Value> = if micro_sql::texts_first(s.kind) {
+            texts.chain(ints).collect()
+        } else {
+            ints.chain(texts).collect()
+        };
+        if stmt.readonly() {
+            let mut rows = stmt
+                .query(rusqlite::params_from_iter(params))
+                .map_err(|e| map_err(&context(), e))?;
+            let mut n = 0;
+            while let Some(row) = rows.next().map_err(|e| map_err(&context(), e))? {
+                if s.kind == K::Scan {
+                    let c: i64 = row.get(0).map_err(|e| map_err(&context(), e))?;
+                    return Ok(i64_u64(c));
+                }
+                let _: rusqlite::types::Value = row.get(0).map_err(|e| map_err(&context(), e))?;
+                n += 1;
+            }
+            Ok(n)
+        } else {
+            let n = stmt
+                .execute(rusqlite::params_from_iter(params))
+                .map_err(|e| map_err(&context(), e))?;
+            Ok(usize_u64(n))
+        }
     }
 }
 
@@ -296,6 +362,32 @@ impl Conn for SqliteConn {
         self.conn
             .execute_batch(&format!("DROP TABLE IF EXISTS {table}"))
             .map_err(|e| map_err(&format!("drop table {table}"), e))
+    }
+
+    fn create_micro_table(&mut self, table: &str, _options: &TableOptions) -> BackendResult<()> {
+        self.drop_table(table)?;
+        for sql in micro_sql::create_table_sql(table, "") {
+            self.conn
+                .execute_batch(&sql)
+                .map_err(|e| map_err(&format!("create table {table}"), e))?;
+        }
+        Ok(())
+    }
+
+    fn micro(&mut self, table: &str, statements: &[MicroStatement]) -> BackendResult<u64> {
+        let mut rows = 0;
+        for s in statements {
+            match self.micro_statement(table, s) {
+                Ok(n) => rows += n,
+                Err(e) => {
+                    if !self.conn.is_autocommit() {
+                        let _ = self.conn.execute_batch("ROLLBACK");
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(rows)
     }
 
     fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()> {

@@ -151,6 +151,10 @@ pub fn estimate_seconds(o: &RunOptions) -> f64 {
                     + settle_seconds(o.load_rows * u64::from(o.clients), o.settle_max_seconds)
             }
             StepName::Query { .. } => o.query_seconds,
+            StepName::MicroLoad => {
+                f64::from(o.micro.tables) * f64::from(o.micro.rows) / EST_LOAD_ROWS_PER_SEC
+            }
+            StepName::Micro(_) => o.micro.seconds,
         };
     }
     s

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::{BackendKind, Engine, TableOptions, kind_of_url, redact_url};
 use crate::workload::RowShape;
+pub use crate::workload::micro::MicroSizes;
 use crate::workload::steps::{Profile, StepName};
 
 /// Everything that shapes a run.
@@ -74,6 +75,23 @@ pub struct RunOptions {
     /// Profile the server's CPU (`perf record`) for the first this many seconds of each step.
     #[serde(default)]
     pub profile_seconds: Option<f64>,
+    /// The workload family: the insert benchmark or the microbenchmarks.
+    #[serde(default)]
+    pub workload: Workload,
+    /// The microbenchmarks' sizes (with `--workload micro`).
+    #[serde(default)]
+    pub micro: MicroSizes,
+}
+
+/// Which benchmark a run is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    /// The insert benchmark: l.i0, l.x, l.i1, l.i2 and the query steps on tables `piN`.
+    #[default]
+    Insert,
+    /// The microbenchmark suite (sysbench-style) on tables `sbtestN`.
+    Micro,
 }
 
 /// The most clients a run may have: each holds up to 3 connections and 3 threads, so 1024
@@ -118,10 +136,39 @@ impl RunOptions {
             server_pid: None,
             perf: false,
             profile_seconds: None,
+            workload: Workload::Insert,
+            micro: MicroSizes::default(),
         }
     }
 
     /// Check the options against each other; the error names the flag to fix.
+    /// Steps of the chosen workload only, and sizes the microbenchmarks can run with.
+    fn validate_workload(&self) -> Result<(), OptionsError> {
+        let micro = self.workload == Workload::Micro;
+        if let Some(s) = self.steps.iter().find(|s| s.is_micro() != micro) {
+            return Err(OptionsError(if micro {
+                format!(
+                    "step {s} is an insert-benchmark step and --workload is micro: drop --workload micro or give microbenchmark steps (--steps)"
+                )
+            } else {
+                format!(
+                    "step {s} is a microbenchmark: add --workload micro (or give insert-benchmark steps to --steps)"
+                )
+            }));
+        }
+        if micro {
+            if self.micro.tables == 0 || self.micro.rows == 0 {
+                return Err(OptionsError(
+                    "--micro-tables and --micro-rows must be at least 1".into(),
+                ));
+            }
+            if !(self.micro.seconds > 0.0 && self.micro.seconds.is_finite()) {
+                return Err(OptionsError("--micro-seconds must be above 0".into()));
+            }
+        }
+        Ok(())
+    }
+
     /// `--profile-server` needs a server process and a positive `--profile-seconds`.
     fn validate_profile(&self, kind: BackendKind) -> Result<(), OptionsError> {
         let Some(seconds) = self.profile_seconds else {
@@ -159,6 +206,7 @@ impl RunOptions {
             return fail("no steps to run: give at least one step to --steps");
         }
         self.validate_profile(kind)?;
+        self.validate_workload()?;
         let has = |f: fn(&StepName) -> bool| self.steps.iter().any(f);
         if has(|s| *s == StepName::LoadInitial) && self.load_rows == 0 {
             return fail("--load-rows must be at least 1 when l.i0 runs");
@@ -219,7 +267,11 @@ impl RunOptions {
 
     /// The table names: `pi1..piN`, or just `pi1` when shared.
     pub fn tables(&self) -> Vec<String> {
-        if self.shared_table {
+        if self.workload == Workload::Micro {
+            (1..=self.micro.tables.max(1))
+                .map(|t| format!("sbtest{t}"))
+                .collect()
+        } else if self.shared_table {
             vec!["pi1".to_string()]
         } else {
             (1..=self.clients).map(|c| format!("pi{c}")).collect()
@@ -239,12 +291,15 @@ impl RunOptions {
             i2_rows_per_insert: self.i2_rows_per_insert,
             query_rows_per_insert: self.query_rows_per_insert,
             query_seconds: self.query_seconds,
+            micro: self.micro,
         }
     }
 
     /// The table client `c` (0-based) works on.
     pub fn table_of(&self, client: u32) -> String {
-        if self.shared_table {
+        if self.workload == Workload::Micro {
+            format!("sbtest{}", client % self.micro.tables.max(1) + 1)
+        } else if self.shared_table {
             "pi1".to_string()
         } else {
             format!("pi{}", client + 1)

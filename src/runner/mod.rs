@@ -2,6 +2,7 @@
 //! client loop, with results written as the run goes.
 
 pub mod client;
+pub mod micro;
 pub mod monitor;
 pub mod pacer;
 pub mod stop;
@@ -22,7 +23,9 @@ use crate::results::{
 use crate::sampler::procfs::process_cpu_seconds;
 use crate::sampler::{self, Sampler};
 use crate::stats::{self, LatencySummary, OpKind, OpRecorder};
-use crate::workload::plan::{DELETE_QUEUE_STATEMENTS, Needs, Role, StepPlan, StopRule, Throughput};
+use crate::workload::plan::{
+    DELETE_QUEUE_STATEMENTS, Needs, Role, StepPlan, StopRule, TableShape, Throughput,
+};
 use crate::workload::steps::{QueryKind, StepName, settle_seconds};
 use crate::workload::{Rng, RowGenerator};
 
@@ -544,7 +547,10 @@ fn prepare_tables(
     if plan.creates_tables {
         for t in opts.tables() {
             stop::check_interrupted()?;
-            admin.create_table(&t, &opts.table)?;
+            match plan.table_shape {
+                TableShape::InsertBenchmark => admin.create_table(&t, &opts.table)?,
+                TableShape::Sysbench => admin.create_micro_table(&t, &opts.table)?,
+            }
             state.expected_rows.insert(t, 0);
         }
         state.next_client_id.clear();
@@ -615,6 +621,20 @@ fn plan_connections(
                     let del = Deleter::new(table.clone(), rx, opts.delete_min_refresh);
                     slot(Box::new(ins), *statements_per_sec)?;
                     slot(Box::new(del), *statements_per_sec)?;
+                }
+                Role::MicroLoad { rows } => {
+                    let w = micro::MicroLoader::new(table.clone(), *rows, stream(3));
+                    slot(Box::new(w), None)?;
+                }
+                Role::Micro(step) => {
+                    let w = micro::MicroWorker::new(
+                        *step,
+                        opts.tables(),
+                        opts.micro.rows,
+                        stream(4),
+                        c,
+                    );
+                    slot(Box::new(w), None)?;
                 }
                 Role::Queries(kind) => {
                     let point = *kind == QueryKind::Point;

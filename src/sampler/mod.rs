@@ -627,6 +627,7 @@ fn step_op(record: &StepRecord) -> (&'static str, u64, Option<&'static str>) {
         OpKind::RangeQuery | OpKind::PointQuery => {
             ("query", op.map_or(0, |o| o.ops), Some(kind.name()))
         }
+        OpKind::Micro => ("operation", op.map_or(0, |o| o.ops), Some(kind.name())),
         OpKind::Insert | OpKind::Delete => {
             ("inserted row", op.map_or(0, |o| o.rows), Some(kind.name()))
         }

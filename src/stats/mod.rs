@@ -35,6 +35,8 @@ pub enum OpKind {
     PointQuery,
     /// Creating the secondary indexes of one table.
     CreateIndexes,
+    /// One microbenchmark operation: a statement or a transaction.
+    Micro,
 }
 
 impl OpKind {
@@ -45,6 +47,7 @@ impl OpKind {
             OpKind::Delete => "delete",
             OpKind::RangeQuery => "range_query",
             OpKind::PointQuery => "point_query",
+            OpKind::Micro => "micro",
             OpKind::CreateIndexes => "create_indexes",
         }
     }

@@ -5,6 +5,7 @@
 
 use crate::stats::OpKind;
 
+use super::micro::MicroStep;
 use super::steps::{QueryKind, StepName};
 
 /// How many statements a deleter may fall behind its inserter before the inserter waits (the
@@ -34,6 +35,8 @@ pub struct StepSizes {
     pub query_rows_per_insert: u32,
     /// Seconds a query step runs.
     pub query_seconds: f64,
+    /// The microbenchmarks' tables, rows and seconds.
+    pub micro: super::micro::MicroSizes,
 }
 
 impl StepSizes {
@@ -76,6 +79,13 @@ pub enum Role {
     },
     /// Queries back to back.
     Queries(QueryKind),
+    /// Load `rows` rows into a microbenchmark table (ids `1..=rows`), 100 per transaction.
+    MicroLoad {
+        /// Rows to load.
+        rows: u32,
+    },
+    /// A microbenchmark's operations back to back.
+    Micro(MicroStep),
 }
 
 /// The work of one client of a step: its table is the client's (see `RunOptions::table_of`).
@@ -129,6 +139,15 @@ impl Throughput {
     }
 }
 
+/// The shape of the tables a step creates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableShape {
+    /// The insert benchmark's table (spec section 1).
+    InsertBenchmark,
+    /// The microbenchmarks' sysbench table.
+    Sysbench,
+}
+
 /// What a step means each table to hold afterwards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RowsIntent {
@@ -154,6 +173,8 @@ pub struct StepPlan {
     pub step: StepName,
     /// The step drops and creates the tables before it starts.
     pub creates_tables: bool,
+    /// The shape of the tables it creates.
+    pub table_shape: TableShape,
     /// What must be there before it starts.
     pub needs: Needs,
     /// The step creates the secondary indexes (later steps may then need them).
@@ -193,6 +214,7 @@ impl StepPlan {
         let base = StepPlan {
             step,
             creates_tables: false,
+            table_shape: TableShape::InsertBenchmark,
             needs: Needs::Tables,
             creates_indexes: false,
             clients: Vec::new(),
@@ -253,6 +275,34 @@ impl StepPlan {
                 kind,
                 rate_rows_per_sec,
             } => Self::query(base, kind, rate_rows_per_sec, sizes),
+            StepName::MicroLoad => StepPlan {
+                creates_tables: true,
+                table_shape: TableShape::Sysbench,
+                needs: Needs::Nothing,
+                clients: (0..sizes.micro.tables.max(1))
+                    .map(|client| ClientPlan {
+                        client,
+                        roles: vec![Role::MicroLoad {
+                            rows: sizes.micro.rows,
+                        }],
+                    })
+                    .collect(),
+                goal_rows: Some((
+                    OpKind::Insert,
+                    u64::from(sizes.micro.rows) * u64::from(sizes.micro.tables.max(1)),
+                )),
+                ..base
+            },
+            StepName::Micro(m) => StepPlan {
+                clients: each_client(Role::Micro(m)),
+                stop: StopRule::AfterSeconds(sizes.micro.seconds),
+                throughput: if m.counts_rows() {
+                    Throughput::Rows(OpKind::Micro)
+                } else {
+                    Throughput::Ops(OpKind::Micro)
+                },
+                ..base
+            },
         }
     }
 
@@ -338,6 +388,11 @@ mod tests {
             i2_rows_per_insert: 5,
             query_rows_per_insert: 50,
             query_seconds: 5.0,
+            micro: crate::workload::micro::MicroSizes {
+                tables: 3,
+                rows: 1000,
+                seconds: 2.0,
+            },
         }
     }
 
@@ -409,5 +464,23 @@ mod tests {
             1,
             "one index build per table"
         );
+    }
+
+    #[test]
+    fn the_microbenchmarks_are_plans_too() {
+        let s = sizes();
+        let load = plan("m.load", &s);
+        assert!(load.creates_tables && load.table_shape == TableShape::Sysbench);
+        assert_eq!(load.clients.len(), 3, "one loader per table");
+        assert_eq!(load.goal_rows, Some((OpKind::Insert, 3000)));
+        let pq = plan("point-query.pre_range=100", &s);
+        assert_eq!(pq.stop, StopRule::AfterSeconds(2.0));
+        assert_eq!(pq.clients.len(), 2, "one worker per client");
+        assert_eq!(pq.throughput, Throughput::Ops(OpKind::Micro));
+        assert_eq!(
+            plan("scan_range=100", &s).throughput,
+            Throughput::Rows(OpKind::Micro)
+        );
+        assert!(!pq.writes_rows());
     }
 }

@@ -52,6 +52,12 @@ impl Rng {
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 
+    /// Uniform in `[0, 1)`, from the top 53 bits.
+    #[inline]
+    pub fn unit_f64(&mut self) -> f64 {
+        crate::stats::count_f64(self.next_u64() >> 11) / crate::stats::count_f64(1u64 << 53)
+    }
+
     /// Uniform in `[0, n)` for an `i32` bound (`n < 1` is taken as 1, giving 0).
     #[inline]
     pub fn below_i32(&mut self, n: i32) -> i32 {

@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::micro::MicroStep;
+
 /// Which query a query step runs back to back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -35,12 +37,16 @@ pub enum StepName {
         /// Background insert (and delete) rate per client, rows/s.
         rate_rows_per_sec: u32,
     },
+    /// `m.load`: create and load the microbenchmarks' sysbench tables.
+    MicroLoad,
+    /// A microbenchmark (`point-query.pre_range=100`, ...).
+    Micro(MicroStep),
 }
 
 /// A step name that is not one of the known forms.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown step '{0}': steps are l.i0, l.x, l.i1, l.i2, qrN and qpN with N the background rows/s, e.g. qr100 (--steps)"
+    "unknown step '{0}': steps are l.i0, l.x, l.i1, l.i2, qrN and qpN with N the background rows/s, e.g. qr100; with --workload micro, m.load and the microbenchmarks NAME[.pre]_range=N, e.g. point-query.pre_range=100 (--steps)"
 )]
 pub struct UnknownStep(pub String);
 
@@ -54,7 +60,11 @@ impl FromStr for StepName {
             "l.x" => return Ok(StepName::CreateIndexes),
             "l.i1" => return Ok(StepName::InsertDelete1),
             "l.i2" => return Ok(StepName::InsertDelete2),
+            "m.load" => return Ok(StepName::MicroLoad),
             _ => {}
+        }
+        if let Some(m) = MicroStep::parse(s) {
+            return Ok(StepName::Micro(m));
         }
         let kind = if let Some(rest) = s.strip_prefix("qr") {
             Some((QueryKind::Range, rest))
@@ -93,6 +103,8 @@ impl fmt::Display for StepName {
                 };
                 write!(f, "{k}{rate_rows_per_sec}")
             }
+            StepName::MicroLoad => f.write_str("m.load"),
+            StepName::Micro(m) => write!(f, "{m}"),
         }
     }
 }
@@ -131,6 +143,18 @@ impl StepName {
         v
     }
 
+    /// The microbenchmark workload's steps: m.load, then the suite in its published order.
+    pub fn micro_list() -> Vec<StepName> {
+        std::iter::once(StepName::MicroLoad)
+            .chain(MicroStep::suite().into_iter().map(StepName::Micro))
+            .collect()
+    }
+
+    /// Whether the step belongs to the microbenchmark workload.
+    pub fn is_micro(self) -> bool {
+        matches!(self, StepName::MicroLoad | StepName::Micro(_))
+    }
+
     /// Position in the canonical order: l.i0, l.x, l.i1, l.i2, then the query steps by rate,
     /// range before point.
     pub fn sort_key(self) -> (u8, u32, u8) {
@@ -150,6 +174,8 @@ impl StepName {
                     QueryKind::Point => 1,
                 },
             ),
+            StepName::MicroLoad => (5, 0, 0),
+            StepName::Micro(m) => (6, m.report_order(), 0),
         }
     }
 
@@ -166,21 +192,29 @@ impl StepName {
                 kind: QueryKind::Point,
                 ..
             } => OpKind::PointQuery,
+            StepName::Micro(_) => OpKind::Micro,
             _ => OpKind::Insert,
         }
     }
 
     /// Whether the step inserts or deletes rows (and so gets an integrity check).
     pub fn writes_rows(self) -> bool {
-        !matches!(self, StepName::CreateIndexes)
+        match self {
+            StepName::CreateIndexes => false,
+            StepName::Micro(m) => !m.bench.reads_only(),
+            _ => true,
+        }
     }
 
     /// What the step's throughput figure counts.
     pub fn throughput_unit(self) -> &'static str {
         match self {
-            StepName::LoadInitial | StepName::InsertDelete1 | StepName::InsertDelete2 => {
-                "inserted rows/s"
-            }
+            StepName::LoadInitial
+            | StepName::InsertDelete1
+            | StepName::InsertDelete2
+            | StepName::MicroLoad => "inserted rows/s",
+            StepName::Micro(m) if m.counts_rows() => "rows scanned/s",
+            StepName::Micro(_) => "operations/s",
             StepName::CreateIndexes => "indexed rows/s",
             StepName::Query { .. } => "queries/s",
         }
