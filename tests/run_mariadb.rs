@@ -2,6 +2,7 @@
 //! One server with the RocksDB engine loaded serves both, each in its own database.
 
 mod common;
+mod micro_checks;
 
 use std::sync::OnceLock;
 
@@ -72,4 +73,27 @@ fn all_ten_steps_on_rocksdb() {
         )
         .unwrap();
     assert_eq!(engine.as_deref(), Some("ROCKSDB"));
+}
+
+#[test]
+fn the_microbenchmark_suite_keeps_its_invariants_on_innodb() {
+    use mysql::prelude::Queryable;
+    let url = database_url("it_micro");
+    let read = || {
+        let mut c = mysql::Conn::new(mysql::Opts::from_url(&client_url(&url)).unwrap()).unwrap();
+        let mut rows = 0i64;
+        let mut sum_k = 0i64;
+        for t in 1..=micro_checks::TABLES {
+            let (n, k): (i64, i64) = c
+                .query_first(format!(
+                    "SELECT COUNT(*), CAST(COALESCE(SUM(k), 0) AS SIGNED) FROM sbtest{t}"
+                ))
+                .unwrap()
+                .unwrap();
+            rows += n;
+            sum_k += k;
+        }
+        (rows, sum_k)
+    };
+    micro_checks::check_suite(&url, "maria-micro", &read);
 }

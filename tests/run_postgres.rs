@@ -2,6 +2,7 @@
 //! every test of this binary, each test in its own database.
 
 mod common;
+mod micro_checks;
 
 use std::sync::OnceLock;
 
@@ -46,4 +47,26 @@ fn deleters_of_a_shared_table_delete_as_many_rows_as_were_inserted() {
     opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1,l.i2").unwrap();
     let (run, _) = run_and_read(opts);
     check_shared_table_keeps_its_rows(&run, 2);
+}
+
+#[test]
+fn the_microbenchmark_suite_keeps_its_invariants() {
+    let url = new_database(server(), "it_micro");
+    let read = || {
+        let mut c = postgres::Client::connect(&client_url(&url), postgres::NoTls).unwrap();
+        let mut rows = 0i64;
+        let mut sum_k = 0i64;
+        for t in 1..=micro_checks::TABLES {
+            let r = c
+                .query_one(
+                    &format!("SELECT COUNT(*), COALESCE(SUM(k), 0)::bigint FROM sbtest{t}"),
+                    &[],
+                )
+                .unwrap();
+            rows += r.get::<_, i64>(0);
+            sum_k += r.get::<_, i64>(1);
+        }
+        (rows, sum_k)
+    };
+    micro_checks::check_suite(&url, "pg-micro", &read);
 }

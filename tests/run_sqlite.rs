@@ -1,6 +1,7 @@
 //! Full runs on the embedded SQLite.
 
 mod common;
+mod micro_checks;
 
 use common::*;
 use ibench::results::Status;
@@ -57,4 +58,28 @@ fn one_table_per_client() {
     let names: Vec<&str> = tables.iter().map(|t| t.table.as_str()).collect();
     assert_eq!(names, ["pi1", "pi2"]);
     assert!(tables.iter().all(|t| t.ok && t.pk_rows == LOAD_ROWS));
+}
+
+#[test]
+fn the_microbenchmark_suite_keeps_its_invariants() {
+    let url = sqlite_url("sqlite-micro-db");
+    let path = url.trim_start_matches("sqlite:").to_string();
+    let read = || {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let mut rows = 0i64;
+        let mut sum_k = 0i64;
+        for t in 1..=micro_checks::TABLES {
+            let (n, k): (i64, i64) = c
+                .query_row(
+                    &format!("SELECT COUNT(*), COALESCE(SUM(k), 0) FROM sbtest{t}"),
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            rows += n;
+            sum_k += k;
+        }
+        (rows, sum_k)
+    };
+    micro_checks::check_suite(&url, "sqlite-micro", &read);
 }
