@@ -137,8 +137,111 @@ pub struct Comparison {
     /// repeats in a matrix report), the per-op figures that
     /// moved with it (see `report::diagnosis`).
     pub diagnoses: Vec<super::diagnosis::Diagnosis>,
+    /// The published shape of a microbenchmark comparison (microbenchmarks as rows, runs as
+    /// columns), when every step is a microbenchmark step.
+    pub micro: Option<MicroView>,
     /// What could not be read or compared, one line each.
     pub problems: Vec<String>,
+}
+
+/// Microbenchmark tables: one row per microbenchmark (in the published order), one column per
+/// run.
+#[derive(Clone, Debug, Serialize)]
+pub struct MicroView {
+    /// Operations per second (a scan: rows per second).
+    pub absolute: Table,
+    /// Relative to the base.
+    pub relative: Table,
+    /// The server's efficiency per operation: (figure, meaning, table).
+    pub per_op: Vec<(String, String, Table)>,
+}
+
+/// The per-op figures of the microbenchmark view: name, meaning, value per op.
+type MicroFigure = (&'static str, &'static str, fn(&StepMetrics) -> Option<f64>);
+
+const MICRO_FIGURES: [MicroFigure; 5] = [
+    ("cpu/o", "server CPU µs per operation", |m| m.cpupq.value()),
+    ("cs/o", "context switches per operation", |m| m.cspq.value()),
+    ("r/o", "storage reads per operation", |m| m.rpq.value()),
+    ("rKB/o", "KB read from storage per operation", |m| {
+        m.rkbpq.value()
+    }),
+    ("wKB/o", "KB written to storage per operation", |m| {
+        let bytes = m.totals.device_write_bytes.value()?;
+        (m.ops > 0).then(|| bytes / 1024.0 / crate::stats::count_f64(m.ops))
+    }),
+];
+
+/// A table with its rows and columns swapped: steps become rows, runs columns.
+pub fn transpose(t: &Table, labels: &[String]) -> Table {
+    Table {
+        columns: labels.to_vec(),
+        rows: t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(j, step)| TableRow {
+                label: step.clone(),
+                cells: t
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        r.cells
+                            .get(j)
+                            .cloned()
+                            .unwrap_or_else(|| Cell::missing("missing"))
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// The microbenchmark view of a comparison whose steps are all microbenchmark steps.
+fn micro_view(
+    runs: &[LoadedRun],
+    names: &[StepName],
+    labels: &[String],
+    absolute: &Table,
+    relative: &Table,
+) -> Option<MicroView> {
+    if names.is_empty() || !names.iter().all(|n| n.is_micro()) {
+        return None;
+    }
+    let per_op = MICRO_FIGURES
+        .iter()
+        .map(|(name, meaning, f)| {
+            let rows = names
+                .iter()
+                .map(|step| TableRow {
+                    label: step.to_string(),
+                    cells: runs
+                        .iter()
+                        .map(|r| {
+                            let value = find_step(r, &step.to_string())
+                                .and_then(|s| s.metrics.as_ref())
+                                .and_then(f);
+                            Cell {
+                                value,
+                                colour: Colour::None,
+                                note: value.is_none().then(|| "n/a".to_string()),
+                            }
+                        })
+                        .collect(),
+                })
+                .collect();
+            let table = Table {
+                columns: labels.to_vec(),
+                rows,
+            };
+            ((*name).to_string(), (*meaning).to_string(), table)
+        })
+        .collect();
+    Some(MicroView {
+        absolute: transpose(absolute, labels),
+        relative: transpose(relative, labels),
+        per_op,
+    })
 }
 
 /// Colours of the absolute-throughput column (spec section 7): top quarter of the column's
@@ -229,6 +332,7 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
     let diagnoses = diagnoses(runs, base_index, &steps, &|_| {
         super::diagnosis::NoiseBand::default_band()
     });
+    let micro = micro_view(runs, &names, &labels, &absolute, &relative);
     Comparison {
         labels,
         base: base_index,
@@ -239,6 +343,7 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         background_targets: targets,
         details,
         diagnoses,
+        micro,
         problems,
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::cell_text;
-use super::compare::{Cell, Colour, Comparison, StepDetail, Table, profile_line};
+use super::compare::{Cell, Colour, Comparison, MicroView, StepDetail, Table, profile_line};
 use super::load::LoadedRun;
 use super::svg::{bar_chart, esc, line_chart};
 use super::text::{fmt_metric, fmt_us, group_f};
@@ -34,7 +34,18 @@ fn class_of(c: &Cell) -> &'static str {
 }
 
 fn table_html(out: &mut String, t: &Table, ratio: bool, extra: Option<(&str, &[Option<f64>])>) {
-    out.push_str("<table><tr><th class=\"l\">run</th>");
+    table_html_corner(out, "run", t, ratio, extra);
+}
+
+/// A table whose row labels are `corner`s (runs, or microbenchmarks).
+fn table_html_corner(
+    out: &mut String,
+    corner: &str,
+    t: &Table,
+    ratio: bool,
+    extra: Option<(&str, &[Option<f64>])>,
+) {
+    let _ = write!(out, "<table><tr><th class=\"l\">{}</th>", esc(corner));
     for c in &t.columns {
         let _ = write!(out, "<th>{}</th>", esc(c));
     }
@@ -155,6 +166,10 @@ fn header_html(cmp: &Comparison, runs: &[LoadedRun]) -> String {
 
 /// The absolute, relative and background-rate tables and the relative bar chart.
 fn summary_html(out: &mut String, cmp: &Comparison) {
+    if let Some(m) = &cmp.micro {
+        micro_html(out, m);
+        return;
+    }
     out.push_str("<h2>Absolute throughput</h2><p class=\"note\">Inserted rows/s for l.i0, l.i1, l.i2; indexed rows/s for l.x; queries/s for the query steps. Green: top quarter of the column; red: bottom quarter (none when min ≥ 0.8 × max); grey and struck: the step failed its SLA.</p>");
     table_html(out, &cmp.absolute, false, None);
     out.push_str("<h2>Relative to the base</h2><p class=\"note\">Red ≤ 0.95, green ≥ 1.05, grey between.</p>");
@@ -183,6 +198,23 @@ fn summary_html(out: &mut String, cmp: &Comparison) {
             false,
             Some(("target", &cmp.background_targets)),
         );
+    }
+}
+
+/// The microbenchmark tables: microbenchmarks as rows, runs as columns (the published shape).
+fn micro_html(out: &mut String, m: &MicroView) {
+    out.push_str("<h2>Microbenchmarks: operations/s</h2><p class=\"note\">A scan's figure is rows/s. Green: top quarter of the row; red: bottom quarter.</p>");
+    table_html_corner(out, "microbenchmark", &m.absolute, false, None);
+    out.push_str("<h2>Relative to the base</h2><p class=\"note\">Red ≤ 0.95, green ≥ 1.05, grey between.</p>");
+    table_html_corner(out, "microbenchmark", &m.relative, true, None);
+    for (name, meaning, t) in &m.per_op {
+        let _ = write!(
+            out,
+            "<h2>{}</h2><p class=\"note\">{}</p>",
+            esc(name),
+            esc(meaning)
+        );
+        table_html_corner(out, "microbenchmark", t, true, None);
     }
 }
 

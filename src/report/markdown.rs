@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::cell_text;
-use super::compare::{Cell, Colour, Comparison, StepDetail, Table, profile_line};
+use super::compare::{Cell, Colour, Comparison, MicroView, StepDetail, Table, profile_line};
 use super::text::{fmt_metric, fmt_us, group_f};
 use crate::stats::BUCKET_LABELS;
 
@@ -49,7 +49,18 @@ fn escape_md(s: &str) -> String {
 }
 
 fn table_md(out: &mut String, t: &Table, ratio: bool, extra: Option<(&str, &[Option<f64>])>) {
-    let _ = write!(out, "| run |");
+    table_md_corner(out, "run", t, ratio, extra);
+}
+
+/// A table whose row labels are `corner`s (runs, or microbenchmarks).
+fn table_md_corner(
+    out: &mut String,
+    corner: &str,
+    t: &Table,
+    ratio: bool,
+    extra: Option<(&str, &[Option<f64>])>,
+) {
+    let _ = write!(out, "| {corner} |");
     for c in &t.columns {
         let _ = write!(out, " {c} |");
     }
@@ -74,6 +85,18 @@ fn table_md(out: &mut String, t: &Table, ratio: bool, extra: Option<(&str, &[Opt
     }
 }
 
+/// The microbenchmark tables: microbenchmarks as rows, runs as columns.
+fn micro_md(out: &mut String, m: &MicroView) {
+    out.push_str("## Microbenchmarks: operations/s (scan: rows/s)\n\n");
+    table_md_corner(out, "microbenchmark", &m.absolute, false, None);
+    out.push_str("\n## Relative to the base\n\n");
+    table_md_corner(out, "microbenchmark", &m.relative, true, None);
+    for (name, meaning, t) in &m.per_op {
+        let _ = writeln!(out, "\n## {name}: {meaning}\n");
+        table_md_corner(out, "microbenchmark", t, true, None);
+    }
+}
+
 /// The comparison as Markdown.
 pub fn render(cmp: &Comparison) -> String {
     let mut out = String::new();
@@ -89,10 +112,14 @@ pub fn render(cmp: &Comparison) -> String {
             .get(cmp.base)
             .map_or(String::new(), |l| escape_md(l))
     );
-    out.push_str("## Absolute throughput\n\nInserted rows/s for l.i0, l.i1, l.i2; indexed rows/s for l.x; queries/s for the query steps.\n\n");
-    table_md(&mut out, &cmp.absolute, false, None);
-    out.push_str("\n## Relative to the base\n\n");
-    table_md(&mut out, &cmp.relative, true, None);
+    if let Some(m) = &cmp.micro {
+        micro_md(&mut out, m);
+    } else {
+        out.push_str("## Absolute throughput\n\nInserted rows/s for l.i0, l.i1, l.i2; indexed rows/s for l.x; queries/s for the query steps.\n\n");
+        table_md(&mut out, &cmp.absolute, false, None);
+        out.push_str("\n## Relative to the base\n\n");
+        table_md(&mut out, &cmp.relative, true, None);
+    }
     if !cmp.background.columns.is_empty() {
         out.push_str("\n## Background insert rate (rows/s)\n\n");
         table_md(

@@ -3,7 +3,7 @@
 use crate::stats::convert::{count_f64, round_to_u64};
 use std::fmt::Write;
 
-use super::compare::{Colour, Comparison, StepDetail, Table, profile_line};
+use super::compare::{Colour, Comparison, MicroView, StepDetail, Table, profile_line};
 use super::{cell_text, marked};
 use crate::results::{RunRecord, Status, StepRecord};
 use crate::stats::{BUCKET_LABELS, LatencySummary};
@@ -279,6 +279,18 @@ fn table_text(
     }
 }
 
+/// The microbenchmark tables: microbenchmarks as rows, runs as columns.
+fn micro_text(out: &mut String, m: &MicroView, colour: bool) {
+    out.push_str("\nMicrobenchmarks, operations/s (scan: rows/s)\n");
+    table_text(out, &m.absolute, false, colour, None);
+    out.push_str("\nRelative to the base (red <= 0.95, green >= 1.05)\n");
+    table_text(out, &m.relative, true, colour, None);
+    for (name, meaning, t) in &m.per_op {
+        let _ = writeln!(out, "\n{name}: {meaning}");
+        table_text(out, t, true, colour, None);
+    }
+}
+
 /// The comparison as terminal text; `colour` adds ANSI colours.
 pub fn comparison(cmp: &Comparison, colour: bool) -> String {
     let mut out = String::new();
@@ -288,17 +300,21 @@ pub fn comparison(cmp: &Comparison, colour: bool) -> String {
         cmp.labels.join(", "),
         cmp.labels.get(cmp.base).map_or("", String::as_str)
     );
-    out.push_str("\nAbsolute throughput (inserted rows/s for l.i*, indexed rows/s for l.x, queries/s for q*)\n");
-    table_text(&mut out, &cmp.absolute, false, colour, None);
-    if !colour {
-        out.push_str("(* SLA failed: the background inserts missed 95% of the target)\n");
-    }
-    out.push_str("\nRelative to the base (red <= 0.95, green >= 1.05)\n");
-    table_text(&mut out, &cmp.relative, true, colour, None);
-    if has_partial(&cmp.absolute) {
-        out.push_str(
-            "(! the step failed or was interrupted: its figure covers only the part that ran)\n",
-        );
+    if let Some(m) = &cmp.micro {
+        micro_text(&mut out, m, colour);
+    } else {
+        out.push_str("\nAbsolute throughput (inserted rows/s for l.i*, indexed rows/s for l.x, queries/s for q*)\n");
+        table_text(&mut out, &cmp.absolute, false, colour, None);
+        if !colour {
+            out.push_str("(* SLA failed: the background inserts missed 95% of the target)\n");
+        }
+        out.push_str("\nRelative to the base (red <= 0.95, green >= 1.05)\n");
+        table_text(&mut out, &cmp.relative, true, colour, None);
+        if has_partial(&cmp.absolute) {
+            out.push_str(
+                "(! the step failed or was interrupted: its figure covers only the part that ran)\n",
+            );
+        }
     }
     if !cmp.background.columns.is_empty() {
         out.push_str("\nBackground insert rate, rows/s (red below 95% of target)\n");
