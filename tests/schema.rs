@@ -143,6 +143,19 @@ fn recorded_and_fresh_runs_match_the_schema() {
     opts.settle_max_seconds = Some(0.0);
     let (_, dir) = common::run_and_read(opts);
     validate(&schema, &schema, &read(&dir), "$").unwrap();
+    // A microbenchmark run.
+    let mut opts = common::small_options(
+        &format!("sqlite:{}", db.join("micro.db").display()),
+        "schema-micro",
+    );
+    opts.workload = ibench::results::options::Workload::Micro;
+    opts.micro.rows = 500;
+    opts.micro.seconds = 0.2;
+    opts.steps =
+        ibench::workload::steps::parse_step_list("m.load,point-query.pre_range=100,scan_range=100")
+            .unwrap();
+    let (_, dir) = common::run_and_read(opts);
+    validate(&schema, &schema, &read(&dir), "$").unwrap();
 }
 
 #[test]
