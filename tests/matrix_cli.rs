@@ -372,3 +372,28 @@ fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
     let index = std::fs::read_to_string(report.join("index.md")).unwrap();
     assert!(index.contains("[ab.tiny.html](ab.tiny.html)"), "{index}");
 }
+
+#[test]
+fn a_matrix_workload_can_be_the_microbenchmarks() {
+    let f = write(
+        "mx-micro",
+        &format!(
+            "{GOOD_SERVER}[workloads.micro]\nworkload = \"micro\"\nmicro_rows = 1000\nmicro_seconds = 2\n"
+        ),
+    );
+    let out = plan(&f);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("pg15.base.micro.r1"), "{stdout}");
+    // 42 microbenchmarks of 2 s each, the load and the server's start: 1m29s.
+    assert!(stdout.contains("1m29s"), "{stdout}");
+    let f = write(
+        "mx-micro-bad",
+        &format!("{GOOD_SERVER}[workloads.micro]\nworkload = \"micro\"\nsteps = [\"l.i0\"]\n"),
+    );
+    assert_clear_error(&plan(&f), &["workloads.micro", "--workload"]);
+}

@@ -130,6 +130,14 @@ pub struct WorkloadEntry {
     pub steps: Option<Vec<String>>,
     /// Background insert rates of the default query steps.
     pub query_rates: Option<Vec<u32>>,
+    /// `insert` (default) or `micro`: the microbenchmark suite.
+    pub workload: Option<String>,
+    /// Microbenchmark tables.
+    pub micro_tables: Option<u32>,
+    /// Rows per microbenchmark table.
+    pub micro_rows: Option<u32>,
+    /// Seconds per microbenchmark.
+    pub micro_seconds: Option<f64>,
     /// Any other `ibench run` flags, e.g. ["--load-batch", "10"].
     #[serde(default)]
     pub args: Vec<String>,

@@ -280,6 +280,10 @@ fn workload_args(w: &WorkloadEntry) -> Vec<String> {
                 .join(",")
         }),
     );
+    flag("--workload", w.workload.clone());
+    flag("--micro-tables", w.micro_tables.map(|v| v.to_string()));
+    flag("--micro-rows", w.micro_rows.map(|v| v.to_string()));
+    flag("--micro-seconds", w.micro_seconds.map(|v| v.to_string()));
     if w.shared_table == Some(true) {
         a.push("--shared-table".into());
     }
