@@ -807,3 +807,57 @@ fn profile_server_needs_a_server_process() {
     ]);
     assert_clear_error(&out, &["--profile-seconds"]);
 }
+
+#[test]
+fn microbenchmark_steps_and_workload_flags_are_checked() {
+    let dir = common::fresh_dir("cli-micro");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite:{}", dir.join("x.db").display());
+    let out = ibench(&["run", "--url", &db, "--steps", "point-query_range=100"]);
+    assert_clear_error(&out, &["point-query_range=100", "--workload micro"]);
+    let out = ibench(&[
+        "run",
+        "--url",
+        &db,
+        "--workload",
+        "micro",
+        "--steps",
+        "l.i0",
+    ]);
+    assert_clear_error(&out, &["l.i0", "--workload"]);
+    let out = ibench(&["run", "--url", &db, "--workload", "macro"]);
+    assert_clear_error(&out, &["macro", "--workload"]);
+    let out = ibench(&[
+        "run",
+        "--url",
+        &db,
+        "--workload",
+        "micro",
+        "--micro-rows",
+        "0",
+    ]);
+    assert_clear_error(&out, &["--micro-rows"]);
+    let out = ibench(&[
+        "run",
+        "--url",
+        &db,
+        "--workload",
+        "micro",
+        "--steps",
+        "nope_range=5",
+    ]);
+    assert_clear_error(&out, &["nope_range=5", "--steps"]);
+}
+
+#[test]
+fn docs_name_every_microbenchmark() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/micro.md")).unwrap();
+    for step in ibench::workload::micro::MicroStep::suite() {
+        let name = step.bench.name();
+        assert!(
+            doc.contains(&format!("`{name}")),
+            "docs/micro.md lacks {name}"
+        );
+    }
+}
