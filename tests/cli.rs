@@ -861,3 +861,20 @@ fn docs_name_every_microbenchmark() {
         );
     }
 }
+
+#[test]
+fn a_microbenchmark_without_its_tables_names_m_load() {
+    let dir = common::fresh_dir("cli-micro-load");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite:{}", dir.join("x.db").display());
+    let out = ibench(&[
+        "run",
+        "--url",
+        &db,
+        "--workload",
+        "micro",
+        "--steps",
+        "scan_range=100",
+    ]);
+    assert_clear_error(&out, &["sbtest1", "m.load"]);
+}

@@ -279,8 +279,9 @@ fn precheck(opts: &RunOptions, conn: &mut dyn Conn) -> anyhow::Result<()> {
             for t in opts.tables() {
                 stop::check_interrupted()?;
                 if conn.count_rows(&t).is_err() {
+                    let first = if step.is_micro() { "m.load" } else { "l.i0" };
                     bail!(
-                        "step {step} needs table {t}, which does not exist: run l.i0 first (add it to --steps)"
+                        "step {step} needs table {t}, which does not exist: run {first} first (add it to --steps)"
                     );
                 }
             }
@@ -582,7 +583,7 @@ fn plan_connections(
         let table = opts.table_of(c);
         for role in &client.roles {
             let stream = |r: u32| Rng::for_stream(opts.seed, c, ordinal * 8 + r);
-            let mut slot = |worker: Box<dyn Worker>, ops_per_sec: Option<f64>| {
+            for (worker, ops_per_sec) in role_workers(opts, state, admin, c, role, &stream)? {
                 stop::check_interrupted()?;
                 let recorder = OpRecorder::new(worker.kind());
                 slots.push(Slot {
@@ -593,54 +594,6 @@ fn plan_connections(
                     client: c,
                     recorder,
                 });
-                Ok::<_, anyhow::Error>(())
-            };
-            match role {
-                Role::Load {
-                    rows,
-                    rows_per_insert,
-                } => {
-                    let generator = row_generator(opts, state, admin, c, stream(0))?;
-                    let per_insert = u64::from(*rows_per_insert);
-                    let w = Inserter::new(table.clone(), generator, per_insert, Some(*rows), None);
-                    slot(Box::new(w), None)?;
-                }
-                Role::Index => {
-                    let rows = state.expected_rows.get(&table).copied().unwrap_or(0);
-                    slot(Box::new(Indexer::new(table.clone(), rows)), None)?;
-                }
-                Role::Writers {
-                    rows,
-                    rows_per_insert,
-                    statements_per_sec,
-                } => {
-                    let generator = row_generator(opts, state, admin, c, stream(0))?;
-                    let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
-                    let per_insert = u64::from(*rows_per_insert);
-                    let ins = Inserter::new(table.clone(), generator, per_insert, *rows, Some(tx));
-                    let del = Deleter::new(table.clone(), rx, opts.delete_min_refresh);
-                    slot(Box::new(ins), *statements_per_sec)?;
-                    slot(Box::new(del), *statements_per_sec)?;
-                }
-                Role::MicroLoad { rows } => {
-                    let w = micro::MicroLoader::new(table.clone(), *rows, stream(3));
-                    slot(Box::new(w), None)?;
-                }
-                Role::Micro(step) => {
-                    let w = micro::MicroWorker::new(
-                        *step,
-                        opts.tables(),
-                        opts.micro.rows,
-                        stream(4),
-                        c,
-                    );
-                    slot(Box::new(w), None)?;
-                }
-                Role::Queries(kind) => {
-                    let point = *kind == QueryKind::Point;
-                    let q = Querier::new(table.clone(), stream(2), opts.row_shape.clone(), point);
-                    slot(Box::new(q), None)?;
-                }
             }
         }
     }
@@ -654,6 +607,65 @@ fn plan_connections(
         goal,
         deadline_seconds,
     })
+}
+
+/// A worker and its pace (operations per second), when paced.
+type PacedWorker = (Box<dyn Worker>, Option<f64>);
+
+/// The workers of one role of client `c` (an inserter and its deleter for writers), each with
+/// its pace.
+fn role_workers(
+    opts: &RunOptions,
+    state: &TableState,
+    admin: &mut dyn Conn,
+    c: u32,
+    role: &Role,
+    stream: &dyn Fn(u32) -> Rng,
+) -> anyhow::Result<Vec<PacedWorker>> {
+    let table = opts.table_of(c);
+    let mut out: Vec<PacedWorker> = Vec::new();
+    match role {
+        Role::Load {
+            rows,
+            rows_per_insert,
+        } => {
+            let generator = row_generator(opts, state, admin, c, stream(0))?;
+            let per_insert = u64::from(*rows_per_insert);
+            let w = Inserter::new(table.clone(), generator, per_insert, Some(*rows), None);
+            out.push((Box::new(w), None));
+        }
+        Role::Index => {
+            let rows = state.expected_rows.get(&table).copied().unwrap_or(0);
+            out.push((Box::new(Indexer::new(table.clone(), rows)), None));
+        }
+        Role::Writers {
+            rows,
+            rows_per_insert,
+            statements_per_sec,
+        } => {
+            let generator = row_generator(opts, state, admin, c, stream(0))?;
+            let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
+            let per_insert = u64::from(*rows_per_insert);
+            let ins = Inserter::new(table.clone(), generator, per_insert, *rows, Some(tx));
+            let del = Deleter::new(table.clone(), rx, opts.delete_min_refresh);
+            out.push((Box::new(ins), *statements_per_sec));
+            out.push((Box::new(del), *statements_per_sec));
+        }
+        Role::MicroLoad { rows } => {
+            let w = micro::MicroLoader::new(table.clone(), *rows, stream(3));
+            out.push((Box::new(w), None));
+        }
+        Role::Micro(step) => {
+            let w = micro::MicroWorker::new(*step, opts.tables(), opts.micro.rows, stream(4), c);
+            out.push((Box::new(w), None));
+        }
+        Role::Queries(kind) => {
+            let point = *kind == QueryKind::Point;
+            let q = Querier::new(table.clone(), stream(2), opts.row_shape.clone(), point);
+            out.push((Box::new(q), None));
+        }
+    }
+    Ok(out)
 }
 
 /// The row generator of client `c`. Where the client assigns ids, each client goes on from

@@ -275,34 +275,50 @@ impl StepPlan {
                 kind,
                 rate_rows_per_sec,
             } => Self::query(base, kind, rate_rows_per_sec, sizes),
-            StepName::MicroLoad => StepPlan {
-                creates_tables: true,
-                table_shape: TableShape::Sysbench,
-                needs: Needs::Nothing,
-                clients: (0..sizes.micro.tables.max(1))
-                    .map(|client| ClientPlan {
-                        client,
-                        roles: vec![Role::MicroLoad {
-                            rows: sizes.micro.rows,
-                        }],
-                    })
-                    .collect(),
-                goal_rows: Some((
-                    OpKind::Insert,
-                    u64::from(sizes.micro.rows) * u64::from(sizes.micro.tables.max(1)),
-                )),
-                ..base
+            StepName::MicroLoad => Self::micro_load(base, sizes),
+            StepName::Micro(m) => Self::micro(base, m, sizes),
+        }
+    }
+
+    /// `m.load`: create the sysbench tables and load them, one loader per table.
+    fn micro_load(base: StepPlan, sizes: &StepSizes) -> StepPlan {
+        let tables = sizes.micro.tables.max(1);
+        StepPlan {
+            creates_tables: true,
+            table_shape: TableShape::Sysbench,
+            needs: Needs::Nothing,
+            clients: (0..tables)
+                .map(|client| ClientPlan {
+                    client,
+                    roles: vec![Role::MicroLoad {
+                        rows: sizes.micro.rows,
+                    }],
+                })
+                .collect(),
+            goal_rows: Some((
+                OpKind::Insert,
+                u64::from(sizes.micro.rows) * u64::from(tables),
+            )),
+            ..base
+        }
+    }
+
+    /// A microbenchmark: its operations back to back on every client, for a fixed time.
+    fn micro(base: StepPlan, m: MicroStep, sizes: &StepSizes) -> StepPlan {
+        StepPlan {
+            clients: (0..sizes.clients)
+                .map(|client| ClientPlan {
+                    client,
+                    roles: vec![Role::Micro(m)],
+                })
+                .collect(),
+            stop: StopRule::AfterSeconds(sizes.micro.seconds),
+            throughput: if m.counts_rows() {
+                Throughput::Rows(OpKind::Micro)
+            } else {
+                Throughput::Ops(OpKind::Micro)
             },
-            StepName::Micro(m) => StepPlan {
-                clients: each_client(Role::Micro(m)),
-                stop: StopRule::AfterSeconds(sizes.micro.seconds),
-                throughput: if m.counts_rows() {
-                    Throughput::Rows(OpKind::Micro)
-                } else {
-                    Throughput::Ops(OpKind::Micro)
-                },
-                ..base
-            },
+            ..base
         }
     }
 
