@@ -1,0 +1,226 @@
+//! Benchmark: ibench's microbenchmarks against Debian's `sysbench` on the same private
+//! PostgreSQL, for `point-query` (sysbench `oltp_point_select`) and `read-only` range 100
+//! (sysbench `oltp_read_only --range_size=100`).
+//!
+//! It starts a throw-away PostgreSQL with ibench's own [`server::start`] (the overlay
+//! [`OVERLAY`]), loads one table `sbtest1` with ibench's `m.load` (the sysbench table shape;
+//! sysbench reads the same table), then for a few rounds (the order of the two clients
+//! reversed every other round) runs each test for `IBENCH_BENCH_SECONDS` with one client:
+//!
+//! - **ibench**: the step through [`ibench::runner::run`]; its operations per second and its
+//!   own CPU per operation (`client_cpu_us_per_op`, from the process's CPU over the step);
+//! - **sysbench**: `sysbench oltp_point_select` / `oltp_read_only` with `--db-driver=pgsql`,
+//!   server-side prepared statements (its default), one thread; its queries or transactions
+//!   per second from its report, and its CPU from `getrusage(RUSAGE_CHILDREN)` around the run
+//!   (the sysbench process only).
+//!
+//! It prints per round and as medians: operations/s and client CPU µs per operation of each,
+//! and their ratio. An operation is one point query (point-query) or one read-only
+//! transaction of 14 queries (read-only).
+//!
+//! Run with `cargo bench --bench micro_sysbench` (needs `apt-get install sysbench`).
+//! Environment: `IBENCH_BENCH_ROWS` (table rows, default 100,000), `IBENCH_BENCH_SECONDS`
+//! (per test and client, default 10), `IBENCH_BENCH_ROUNDS` (default 3).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use ibench::results::options::{MicroSizes, Workload};
+use ibench::runner::{self, RunOptions};
+use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
+use ibench::stats::convert::{i64_f64, round_to_u64, round_to_usize};
+use ibench::workload::steps::{Profile, parse_step_list};
+
+/// The config overlay: everything cached, no disk waits.
+const OVERLAY: &str = "\
+shared_buffers = 512MB
+synchronous_commit = off
+fsync = off
+autovacuum = off
+";
+
+/// Stops the server and removes its directory when dropped.
+struct Guard(Option<ServerHandle>, PathBuf);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.stop();
+            let _ = std::fs::remove_dir_all(&h.dir);
+        }
+        let _ = std::fs::remove_dir_all(&self.1);
+    }
+}
+
+/// One client's figures for one test.
+#[derive(Clone, Copy, Debug)]
+struct Figures {
+    ops_per_sec: f64,
+    client_cpu_us_per_op: f64,
+}
+
+fn env_number(name: &str, default: f64) -> Result<f64> {
+    match std::env::var(name) {
+        Ok(v) => v
+            .parse()
+            .with_context(|| format!("{name}={v} is not a number")),
+        Err(_) => Ok(default),
+    }
+}
+
+fn options(url: &str, steps: &str, rows: u32, seconds: f64, out: PathBuf) -> Result<RunOptions> {
+    let mut o = RunOptions::from_profile(url, &Profile::named("small").context("profile")?);
+    o.workload = Workload::Micro;
+    o.micro = MicroSizes {
+        tables: 1,
+        rows,
+        seconds,
+    };
+    o.steps = parse_step_list(steps)?;
+    o.out_dir = out;
+    o.quiet = true;
+    Ok(o)
+}
+
+fn ibench_run(url: &str, step: &str, rows: u32, seconds: f64, out: PathBuf) -> Result<Figures> {
+    let outcome = runner::run(
+        options(url, step, rows, seconds, out)?,
+        vec!["bench".into()],
+    )?;
+    let s = outcome.record.steps.first().context("no step")?;
+    Ok(Figures {
+        ops_per_sec: s.throughput,
+        client_cpu_us_per_op: s.client_cpu_us_per_op.context("no client CPU")?,
+    })
+}
+
+/// CPU seconds of this process's waited-for children so far.
+fn children_cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut ru);
+    }
+    let tv = |t: libc::timeval| i64_f64(t.tv_sec) + i64_f64(t.tv_usec) / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// sysbench's `queries: N (X per sec.)` or `transactions: N (X per sec.)`.
+fn per_sec(report: &str, what: &str) -> Option<f64> {
+    let line = report.lines().find(|l| l.trim_start().starts_with(what))?;
+    let open = line.find('(')?;
+    line[open + 1..].split_whitespace().next()?.parse().ok()
+}
+
+fn sysbench_run(handle: &ServerHandle, test: &str, rows: u32, seconds: f64) -> Result<Figures> {
+    let password = std::fs::read_to_string(handle.dir.join("password"))?;
+    let cpu0 = children_cpu_seconds();
+    let mut cmd = Command::new("sysbench");
+    cmd.arg(test)
+        .args([
+            "--db-driver=pgsql",
+            "--pgsql-host=127.0.0.1",
+            "--pgsql-user=postgres",
+        ])
+        .arg(format!("--pgsql-port={}", handle.port))
+        .arg(format!("--pgsql-password={}", password.trim()))
+        .args(["--pgsql-db=postgres", "--tables=1", "--threads=1"])
+        .arg(format!("--table-size={rows}"))
+        .arg(format!("--time={}", seconds.round()))
+        .args(["--range_size=100", "run"]);
+    let out = cmd
+        .output()
+        .context("cannot run sysbench (apt-get install sysbench)")?;
+    let cpu = children_cpu_seconds() - cpu0;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        bail!(
+            "sysbench failed: {}{}",
+            text,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (ops, what) = if test == "oltp_point_select" {
+        (per_sec(&text, "queries:"), "queries")
+    } else {
+        (per_sec(&text, "transactions:"), "transactions")
+    };
+    let ops = ops.with_context(|| format!("no {what} per second in sysbench's report:\n{text}"))?;
+    Ok(Figures {
+        ops_per_sec: ops,
+        client_cpu_us_per_op: cpu * 1e6 / (ops * seconds),
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> Result<()> {
+    let rows = u32::try_from(round_to_u64(env_number("IBENCH_BENCH_ROWS", 100_000.0)?))
+        .context("IBENCH_BENCH_ROWS is too large")?;
+    let seconds = env_number("IBENCH_BENCH_SECONDS", 10.0)?;
+    let rounds = round_to_usize(env_number("IBENCH_BENCH_ROUNDS", 3.0)?).max(1);
+    let scratch = std::env::temp_dir().join(format!("ibench-bench-micro-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    let config = scratch.join("overlay.conf");
+    std::fs::write(&config, OVERLAY)?;
+    let handle = server::start(&ServerSpec {
+        kind: ServerKind::Postgres,
+        config: Some(config),
+        ..ServerSpec::default()
+    })?;
+    let mut guard = Guard(Some(handle.clone()), scratch.clone());
+    println!("server: {} ({})", handle.version, handle.url);
+    runner::run(
+        options(&handle.url, "m.load", rows, seconds, scratch.join("load"))?,
+        vec!["bench".into()],
+    )?;
+    println!("table sbtest1: {rows} rows; {seconds} s per test and client; {rounds} rounds");
+    let tests = [
+        ("point-query_range=100", "oltp_point_select", "point query"),
+        (
+            "read-only_range=100",
+            "oltp_read_only",
+            "read-only transaction",
+        ),
+    ];
+    for (step, sysbench_test, op) in tests {
+        let mut ib = Vec::new();
+        let mut sb = Vec::new();
+        for round in 0..rounds {
+            let dir = scratch.join(format!("{step}-{round}"));
+            let (i, s) = if round % 2 == 0 {
+                let i = ibench_run(&handle.url, step, rows, seconds, dir)?;
+                (i, sysbench_run(&handle, sysbench_test, rows, seconds)?)
+            } else {
+                let s = sysbench_run(&handle, sysbench_test, rows, seconds)?;
+                (ibench_run(&handle.url, step, rows, seconds, dir)?, s)
+            };
+            println!(
+                "{step} round {round}: ibench {:.0}/s at {:.1} µs client CPU per {op}; sysbench {:.0}/s at {:.1} µs",
+                i.ops_per_sec, i.client_cpu_us_per_op, s.ops_per_sec, s.client_cpu_us_per_op
+            );
+            ib.push(i);
+            sb.push(s);
+        }
+        let m = |v: &[Figures], f: fn(&Figures) -> f64| median(v.iter().map(f).collect());
+        let (iops, icpu) = (
+            m(&ib, |f| f.ops_per_sec),
+            m(&ib, |f| f.client_cpu_us_per_op),
+        );
+        let (sops, scpu) = (
+            m(&sb, |f| f.ops_per_sec),
+            m(&sb, |f| f.client_cpu_us_per_op),
+        );
+        println!(
+            "{step} median: ibench {iops:.0}/s, {icpu:.1} µs client CPU per {op}; sysbench {sops:.0}/s, {scpu:.1} µs; ibench/sysbench: rate {:.2}, client CPU {:.2}",
+            iops / sops,
+            icpu / scpu
+        );
+    }
+    guard.0.take().map(|h| h.stop()).transpose()?;
+    Ok(())
+}
