@@ -83,3 +83,54 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
     };
     micro_checks::check_suite(&url, "sqlite-micro", &read);
 }
+
+#[test]
+fn microbenchmark_reports_have_the_published_shape() {
+    use ibench::report::{Format, render_dirs};
+    let steps =
+        "m.load,point-query.pre_range=100,range-covered-si.pre_range=100,update-index_range=100";
+    let mut dirs = Vec::new();
+    for tag in ["micro-a", "micro-b"] {
+        let mut o = micro_checks::micro_options(&sqlite_url(tag), tag, Some(steps));
+        o.label = Some(tag.to_string());
+        dirs.push(run_and_read(o).1);
+    }
+    let text = render_dirs(&dirs, None, Format::Text, false).unwrap().text;
+    // Microbenchmarks are the rows, runs the columns, in groups.
+    let header = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Microbenchmarks, operations/s"))
+        .nth(2)
+        .unwrap();
+    assert!(
+        header.contains("micro-a") && header.contains("micro-b"),
+        "{text}"
+    );
+    for g in [
+        "-- load",
+        "-- point queries",
+        "-- range queries",
+        "-- writes",
+    ] {
+        assert!(text.contains(g), "no {g} in:\n{text}");
+    }
+    let rel = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Relative to the base"))
+        .find(|l| l.starts_with("point-query.pre_range=100"))
+        .unwrap();
+    assert!(rel.split_whitespace().nth(1) == Some("1.00"), "{rel}");
+    assert!(text.contains("cpu/o: server CPU") && text.contains("wKB/o"));
+    let md = render_dirs(&dirs, None, Format::Markdown, false)
+        .unwrap()
+        .text;
+    assert!(
+        md.contains("| microbenchmark | micro-a | micro-b |"),
+        "{md}"
+    );
+    let html = render_dirs(&dirs, None, Format::Html, false).unwrap().text;
+    assert!(html.contains("<h3>point queries</h3>"));
+    let json: serde_json::Value =
+        serde_json::from_str(&render_dirs(&dirs, None, Format::Json, false).unwrap().text).unwrap();
+    assert_eq!(json["micro"]["relative"]["columns"][1], "micro-b");
+}

@@ -172,6 +172,35 @@ const MICRO_FIGURES: [MicroFigure; 5] = [
     }),
 ];
 
+/// A microbenchmark table cut into its published groups (`load`, `point queries`, `range
+/// queries`, `writes`), each with the rows of its microbenchmarks.
+pub fn micro_groups(t: &Table) -> Vec<(&'static str, Table)> {
+    use crate::workload::micro::MicroGroup;
+    let group_of = |label: &str| match label.parse::<StepName>() {
+        Ok(StepName::Micro(m)) => match m.bench.group() {
+            MicroGroup::Point => "point queries",
+            MicroGroup::Range => "range queries",
+            MicroGroup::Write => "writes",
+        },
+        _ => "load",
+    };
+    let mut out: Vec<(&'static str, Table)> = Vec::new();
+    for row in &t.rows {
+        let g = group_of(&row.label);
+        match out.last_mut() {
+            Some((last, table)) if *last == g => table.rows.push(row.clone()),
+            _ => out.push((
+                g,
+                Table {
+                    columns: t.columns.clone(),
+                    rows: vec![row.clone()],
+                },
+            )),
+        }
+    }
+    out
+}
+
 /// A table with its rows and columns swapped: steps become rows, runs columns.
 pub fn transpose(t: &Table, labels: &[String]) -> Table {
     Table {

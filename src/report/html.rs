@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::cell_text;
-use super::compare::{Cell, Colour, Comparison, MicroView, StepDetail, Table, profile_line};
+use super::compare::{
+    Cell, Colour, Comparison, MicroView, StepDetail, Table, micro_groups, profile_line,
+};
 use super::load::LoadedRun;
 use super::svg::{bar_chart, esc, line_chart};
 use super::text::{fmt_metric, fmt_us, group_f};
@@ -203,10 +205,16 @@ fn summary_html(out: &mut String, cmp: &Comparison) {
 
 /// The microbenchmark tables: microbenchmarks as rows, runs as columns (the published shape).
 fn micro_html(out: &mut String, m: &MicroView) {
+    let grouped = |out: &mut String, t: &Table, ratio: bool| {
+        for (group, part) in micro_groups(t) {
+            let _ = write!(out, "<h3>{}</h3>", esc(group));
+            table_html_corner(out, "microbenchmark", &part, ratio, None);
+        }
+    };
     out.push_str("<h2>Microbenchmarks: operations/s</h2><p class=\"note\">A scan's figure is rows/s. Green: top quarter of the row; red: bottom quarter.</p>");
-    table_html_corner(out, "microbenchmark", &m.absolute, false, None);
+    grouped(out, &m.absolute, false);
     out.push_str("<h2>Relative to the base</h2><p class=\"note\">Red ≤ 0.95, green ≥ 1.05, grey between.</p>");
-    table_html_corner(out, "microbenchmark", &m.relative, true, None);
+    grouped(out, &m.relative, true);
     for (name, meaning, t) in &m.per_op {
         let _ = write!(
             out,
@@ -214,7 +222,7 @@ fn micro_html(out: &mut String, m: &MicroView) {
             esc(name),
             esc(meaning)
         );
-        table_html_corner(out, "microbenchmark", t, true, None);
+        grouped(out, t, true);
     }
 }
 

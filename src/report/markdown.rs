@@ -6,7 +6,9 @@
 use std::fmt::Write;
 
 use super::cell_text;
-use super::compare::{Cell, Colour, Comparison, MicroView, StepDetail, Table, profile_line};
+use super::compare::{
+    Cell, Colour, Comparison, MicroView, StepDetail, Table, micro_groups, profile_line,
+};
 use super::text::{fmt_metric, fmt_us, group_f};
 use crate::stats::BUCKET_LABELS;
 
@@ -87,13 +89,19 @@ fn table_md_corner(
 
 /// The microbenchmark tables: microbenchmarks as rows, runs as columns.
 fn micro_md(out: &mut String, m: &MicroView) {
-    out.push_str("## Microbenchmarks: operations/s (scan: rows/s)\n\n");
-    table_md_corner(out, "microbenchmark", &m.absolute, false, None);
-    out.push_str("\n## Relative to the base\n\n");
-    table_md_corner(out, "microbenchmark", &m.relative, true, None);
+    let grouped = |out: &mut String, t: &Table, ratio: bool| {
+        for (group, part) in micro_groups(t) {
+            let _ = writeln!(out, "\n*{group}*\n");
+            table_md_corner(out, "microbenchmark", &part, ratio, None);
+        }
+    };
+    out.push_str("## Microbenchmarks: operations/s (scan: rows/s)\n");
+    grouped(out, &m.absolute, false);
+    out.push_str("\n## Relative to the base\n");
+    grouped(out, &m.relative, true);
     for (name, meaning, t) in &m.per_op {
-        let _ = writeln!(out, "\n## {name}: {meaning}\n");
-        table_md_corner(out, "microbenchmark", t, true, None);
+        let _ = writeln!(out, "\n## {name}: {meaning}");
+        grouped(out, t, true);
     }
 }
 

@@ -3,7 +3,9 @@
 use crate::stats::convert::{count_f64, round_to_u64};
 use std::fmt::Write;
 
-use super::compare::{Colour, Comparison, MicroView, StepDetail, Table, profile_line};
+use super::compare::{
+    Colour, Comparison, MicroView, StepDetail, Table, micro_groups, profile_line,
+};
 use super::{cell_text, marked};
 use crate::results::{RunRecord, Status, StepRecord};
 use crate::stats::{BUCKET_LABELS, LatencySummary};
@@ -281,13 +283,19 @@ fn table_text(
 
 /// The microbenchmark tables: microbenchmarks as rows, runs as columns.
 fn micro_text(out: &mut String, m: &MicroView, colour: bool) {
+    let grouped = |out: &mut String, t: &Table, ratio: bool| {
+        for (group, part) in micro_groups(t) {
+            let _ = writeln!(out, "-- {group}");
+            table_text(out, &part, ratio, colour, None);
+        }
+    };
     out.push_str("\nMicrobenchmarks, operations/s (scan: rows/s)\n");
-    table_text(out, &m.absolute, false, colour, None);
+    grouped(out, &m.absolute, false);
     out.push_str("\nRelative to the base (red <= 0.95, green >= 1.05)\n");
-    table_text(out, &m.relative, true, colour, None);
+    grouped(out, &m.relative, true);
     for (name, meaning, t) in &m.per_op {
         let _ = writeln!(out, "\n{name}: {meaning}");
-        table_text(out, t, true, colour, None);
+        grouped(out, t, true);
     }
 }
 
