@@ -465,12 +465,12 @@ impl MysqlConn {
         table: &str,
         key: StatementKey,
         sql: impl FnOnce() -> String,
-        context: &str,
+        context: &dyn Fn() -> String,
     ) -> BackendResult<Statement> {
         if let Some(s) = self.statements.get(table).and_then(|t| t.get(&key)) {
             return Ok(s.clone());
         }
-        let s = self.prepare(&sql(), context)?;
+        let s = self.prepare(&sql(), &context())?;
         self.table_statements(table).insert(key, s.clone());
         Ok(s)
     }
@@ -538,7 +538,7 @@ impl MysqlConn {
             table,
             StatementKey::Micro(s.kind, n),
             || micro_sql::statement_sql(s.kind, table, n, Placeholders::Question),
-            &context(),
+            &context,
         )?;
         let ints = s.ints.iter().map(|v| Value::Int(i64::from(*v)));
         let texts = s.texts.iter().map(|t| Value::from(t.as_str()));
@@ -673,12 +673,9 @@ impl Conn for MysqlConn {
             rows,
             client_ids: ids,
         };
-        let stmt = self.statement(
-            table,
-            key,
-            || insert_sql(table, rows, ids),
-            &insert_context(table),
-        )?;
+        let stmt = self.statement(table, key, || insert_sql(table, rows, ids), &|| {
+            insert_context(table)
+        })?;
         let params = insert_params(batch);
         match self.conn.exec_drop(&stmt, Params::Positional(params)) {
             Ok(()) => Ok(self.conn.affected_rows()),
@@ -688,12 +685,7 @@ impl Conn for MysqlConn {
 
     fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
         let context = || format!("delete from {table}");
-        let stmt = self.statement(
-            table,
-            StatementKey::Delete,
-            || delete_sql(table),
-            &context(),
-        )?;
+        let stmt = self.statement(table, StatementKey::Delete, || delete_sql(table), &context)?;
         let params = vec![Value::Int(min_id), Value::UInt(u64::from(limit))];
         match self.conn.exec_drop(&stmt, Params::Positional(params)) {
             Ok(()) => Ok(self.conn.affected_rows()),
@@ -715,7 +707,7 @@ impl Conn for MysqlConn {
             table,
             StatementKey::Range(index),
             || range_sql(table, index),
-            &context(),
+            &context,
         )?;
         self.count_result(&stmt, vec![Value::Int(i64::from(from))])
             .map_err(|e| self.err(&context(), e))
@@ -731,7 +723,7 @@ impl Conn for MysqlConn {
             table,
             StatementKey::Point(n),
             || point_sql(table, n),
-            &context(),
+            &context,
         )?;
         let params = ids.iter().map(|&id| Value::Int(id)).collect();
         self.count_result(&stmt, params)

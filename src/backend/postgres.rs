@@ -263,7 +263,7 @@ impl PostgresConn {
         table: &str,
         key: StatementKey,
         sql: impl FnOnce() -> String,
-        context: &str,
+        context: &dyn Fn() -> String,
     ) -> BackendResult<Statement> {
         if let Some(s) = self.statements.get(table).and_then(|t| t.get(&key)) {
             return Ok(s.clone());
@@ -271,7 +271,7 @@ impl PostgresConn {
         let s = self
             .client
             .prepare(&sql())
-            .map_err(|e| self.err(context, &e))?;
+            .map_err(|e| self.err(&context(), &e))?;
         self.table_statements(table).insert(key, s.clone());
         Ok(s)
     }
@@ -369,12 +369,9 @@ impl Conn for PostgresConn {
             rows,
             client_ids: ids,
         };
-        let stmt = self.statement(
-            table,
-            key,
-            || insert_sql(table, rows, ids),
-            &insert_context(table),
-        )?;
+        let stmt = self.statement(table, key, || insert_sql(table, rows, ids), &|| {
+            insert_context(table)
+        })?;
         let params = InsertParams::new(batch);
         let result = (|| {
             let mut it = self.client.query_raw(&stmt, params)?;
@@ -391,7 +388,7 @@ impl Conn for PostgresConn {
             table,
             StatementKey::Delete,
             || flavour.pg_delete_sql(table),
-            &context(),
+            &context,
         )?;
         self.client
             .execute(&stmt, &[&min_id, &i64::from(limit)])
@@ -415,7 +412,7 @@ impl Conn for PostgresConn {
             table,
             StatementKey::Range(index),
             || range_sql(table, index),
-            &context(),
+            &context,
         )?;
         count_rows_of(&mut self.client, &stmt, std::iter::once(from))
             .map_err(|e| self.err(&context(), &e))
@@ -431,7 +428,7 @@ impl Conn for PostgresConn {
             table,
             StatementKey::Point(n),
             || point_sql(table, n),
-            &context(),
+            &context,
         )?;
         count_rows_of(&mut self.client, &stmt, ids.iter()).map_err(|e| self.err(&context(), &e))
     }
@@ -599,7 +596,7 @@ impl PostgresConn {
             table,
             StatementKey::Micro(s.kind, n),
             || micro_sql::statement_sql(s.kind, table, n, Placeholders::Numbered),
-            &context(),
+            &context,
         )?;
         let ints = s.ints.iter().map(|v| v as &(dyn ToSql + Sync));
         let texts = s.texts.iter().map(|v| v as &(dyn ToSql + Sync));

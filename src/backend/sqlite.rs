@@ -267,11 +267,31 @@ pub fn create_table_sql(table: &str, options: &TableOptions) -> String {
     )
 }
 
+/// Statement texts per table and key: a lookup allocates nothing (the table name is only
+/// copied the first time a table is seen).
+type SqlCache<K> = HashMap<String, HashMap<K, String>>;
+
+/// The text cached for `table` and `key`, made by `make` on first use.
+fn cached_sql<'a, K: std::hash::Hash + Eq>(
+    cache: &'a mut SqlCache<K>,
+    table: &str,
+    key: K,
+    make: impl FnOnce() -> String,
+) -> BackendResult<&'a str> {
+    if !cache.contains_key(table) {
+        cache.insert(table.to_string(), HashMap::new());
+    }
+    cache
+        .get_mut(table)
+        .map(|per_table| per_table.entry(key).or_insert_with(make).as_str())
+        .ok_or_else(|| BackendError::sql(format!("statement on {table}"), "statement cache"))
+}
+
 struct SqliteConn {
     conn: Connection,
-    insert_sql: HashMap<(String, usize, bool), String>,
-    point_sql: HashMap<(String, usize), String>,
-    micro_sql: HashMap<(String, MicroStatementKind, usize), String>,
+    insert_sql: SqlCache<(usize, bool)>,
+    point_sql: SqlCache<usize>,
+    micro_sql: SqlCache<(MicroStatementKind, usize)>,
 }
 
 /// Interrupts a SQLite connection's statement (`sqlite3_interrupt`).
@@ -300,12 +320,9 @@ impl SqliteConn {
                 .map_err(|e| map_err(&context(), e))?;
             return Ok(0);
         }
-        let sql = self
-            .micro_sql
-            .entry((table.to_string(), s.kind, s.ints.len()))
-            .or_insert_with(|| {
-                micro_sql::statement_sql(s.kind, table, s.ints.len(), Placeholders::Question)
-            });
+        let sql = cached_sql(&mut self.micro_sql, table, (s.kind, s.ints.len()), || {
+            micro_sql::statement_sql(s.kind, table, s.ints.len(), Placeholders::Question)
+        })?;
         let mut stmt = self
             .conn
             .prepare_cached(sql)
@@ -422,11 +439,12 @@ impl Conn for SqliteConn {
 
     fn insert(&mut self, table: &str, batch: &RowBatch) -> BackendResult<u64> {
         let client_ids = batch.has_client_ids();
-        let key = (table.to_string(), batch.len(), client_ids);
-        let sql = self
-            .insert_sql
-            .entry(key)
-            .or_insert_with(|| insert_sql(table, batch.len(), client_ids));
+        let sql = cached_sql(
+            &mut self.insert_sql,
+            table,
+            (batch.len(), client_ids),
+            || insert_sql(table, batch.len(), client_ids),
+        )?;
         let context = || format!("insert into {table}");
         let mut stmt = self
             .conn
@@ -497,10 +515,9 @@ impl Conn for SqliteConn {
 
     fn point_query(&mut self, table: &str, ids: &[i64]) -> BackendResult<u64> {
         let context = || format!("point query on {table}");
-        let sql = self
-            .point_sql
-            .entry((table.to_string(), ids.len()))
-            .or_insert_with(|| point_sql(table, ids.len()));
+        let sql = cached_sql(&mut self.point_sql, table, ids.len(), || {
+            point_sql(table, ids.len())
+        })?;
         let mut stmt = self
             .conn
             .prepare_cached(sql)
