@@ -79,10 +79,10 @@ fn share(x: f64) -> String {
     }
 }
 
-fn latency_row(out: &mut String, step: &str, kind: &str, l: &LatencySummary) {
+fn latency_row(out: &mut String, w: usize, step: &str, kind: &str, l: &LatencySummary) {
     let _ = write!(
         out,
-        "{step:<7} {kind:<18} {:>8} {:>8} {:>8} {:>8} {:>8} ",
+        "{step:<w$} {kind:<18} {:>8} {:>8} {:>8} {:>8} {:>8} ",
         group(l.count),
         fmt_us(l.p50_us),
         fmt_us(l.p99_us),
@@ -99,6 +99,7 @@ fn latency_row(out: &mut String, step: &str, kind: &str, l: &LatencySummary) {
 /// and the 10 bucket shares.
 pub fn summary(run: &RunRecord) -> String {
     let mut out = String::new();
+    let w = step_column_width(&run.steps);
     let target = run
         .target
         .as_ref()
@@ -111,7 +112,7 @@ pub fn summary(run: &RunRecord) -> String {
     );
     let _ = writeln!(
         out,
-        "\n{:<7} {:>10} {:>14} {:<10} {:>9} {:>9} {:>10}  notes",
+        "\n{:<w$} {:>10} {:>14} {:<10} {:>9} {:>9} {:>10}  notes",
         "step", "seconds", "throughput", "", "p50/s", "1%low/s", "cpu us/op"
     );
     for s in &run.steps {
@@ -122,7 +123,7 @@ pub fn summary(run: &RunRecord) -> String {
         notes.push_str(status_note(s).trim());
         let _ = writeln!(
             out,
-            "{:<7} {:>10.1} {:>14} {:<10} {:>9} {:>9} {:>10}  {}",
+            "{:<w$} {:>10.1} {:>14} {:<10} {:>9} {:>9} {:>10}  {}",
             s.name.to_string(),
             s.seconds,
             group(round_to_u64(s.throughput.round())),
@@ -136,7 +137,7 @@ pub fn summary(run: &RunRecord) -> String {
     }
     let _ = write!(
         out,
-        "\nlatency: from the intended start (paced background ops: from their due time; '(service)': from the send)\n{:<7} {:<18} {:>8} {:>8} {:>8} {:>8} {:>8} ",
+        "\nlatency: from the intended start (paced background ops: from their due time; '(service)': from the send)\n{:<w$} {:<18} {:>8} {:>8} {:>8} {:>8} {:>8} ",
         "step", "op", "count", "p50", "p99", "p99.9", "max"
     );
     for b in BUCKET_LABELS {
@@ -145,11 +146,11 @@ pub fn summary(run: &RunRecord) -> String {
     out.push_str("   (% of ops per bucket)\n");
     for s in &run.steps {
         for (kind, op) in &s.ops {
-            latency_row(&mut out, &s.name.to_string(), kind, &op.latency_us);
+            latency_row(&mut out, w, &s.name.to_string(), kind, &op.latency_us);
             if op.target_rows_per_sec.is_some() {
                 // Paced: also show the service time, from the real send.
                 let label = format!("{kind} (service)");
-                latency_row(&mut out, &s.name.to_string(), &label, &op.service_us);
+                latency_row(&mut out, w, &s.name.to_string(), &label, &op.service_us);
             }
         }
     }
@@ -196,6 +197,16 @@ fn step_notes(s: &StepRecord) -> String {
         let _ = write!(notes, "settled {:.0} s ", settle.seconds);
     }
     notes
+}
+
+/// Width of the step-name column: the longest name, at least 7.
+pub fn step_column_width(steps: &[StepRecord]) -> usize {
+    steps
+        .iter()
+        .map(|s| s.name.to_string().chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(7)
 }
 
 /// An integer with thousands separators.

@@ -765,13 +765,19 @@ pub fn metrics_table(run: &RunRecord) -> String {
     ];
     let mut reasons: Vec<String> = Vec::new();
     let mut out = String::from("\nserver efficiency per op (cpu in µs, sizes in GB, maxop in s)\n");
-    let _ = write!(out, "{:<7}", "step");
+    let w = steps
+        .iter()
+        .map(|(s, _)| s.name.to_string().chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    let _ = write!(out, "{:<w$}", "step");
     for (name, _, _) in &cols {
         let _ = write!(out, " {name:>8}");
     }
     out.push('\n');
     for (s, m) in &steps {
-        let _ = write!(out, "{:<7}", s.name.to_string());
+        let _ = write!(out, "{:<w$}", s.name.to_string());
         for (name, get, decimals) in &cols {
             match get(m) {
                 Metric::Value(v) => {
