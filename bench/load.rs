@@ -124,6 +124,9 @@ struct Phase {
     seconds: f64,
     /// ibench's own CPU µs per inserted row (ibench phase only).
     client_cpu_us_per_row: Option<f64>,
+    /// CPU µs per inserted row of the connection's own thread (ibench phase only): the client
+    /// work on the critical path.
+    connection_cpu_us_per_row: Option<f64>,
     /// CPU µs per inserted row of the server's processes (postmaster and all its children,
     /// background processes included) over the phase.
     server_cpu_us_per_row: f64,
@@ -321,6 +324,10 @@ fn ibench_phase(
         rows_per_sec: step.throughput,
         seconds: step.seconds,
         client_cpu_us_per_row: step.client_cpu_us_per_op,
+        connection_cpu_us_per_row: step
+            .ops
+            .get("insert")
+            .map(|o| o.connection_cpu_seconds * 1e6 / count_f64(rows)),
         server_cpu_us_per_row: server_us / count_f64(rows),
         host_cpu_pct: host_pct,
         avg_data_len: avg_len,
@@ -452,6 +459,7 @@ fn server_phase(
         rows_per_sec: count_f64(rows) / seconds,
         seconds,
         client_cpu_us_per_row: None,
+        connection_cpu_us_per_row: None,
         server_cpu_us_per_row: server_us / count_f64(rows),
         host_cpu_pct: host_pct,
         avg_data_len: avg_len,
@@ -646,6 +654,11 @@ fn main() -> Result<()> {
     );
     summary_line("a ibench rows/s", &of(|r| r.ibench.rows_per_sec), 0);
     summary_line("a ibench client CPU us/row", &ccpu, 3);
+    summary_line(
+        "a ibench connection-thread CPU us/row",
+        &of(|r| r.ibench.connection_cpu_us_per_row.unwrap_or(f64::NAN)),
+        3,
+    );
     summary_line(
         "a server CPU us/row",
         &of(|r| r.ibench.server_cpu_us_per_row),

@@ -138,6 +138,11 @@ pub struct OpRecord {
     /// which are in this count too). Absent in runs recorded before it existed.
     #[serde(default)]
     pub short_statements: u64,
+    /// CPU seconds of the connections' own threads while they ran this op kind (user +
+    /// system): the client work on the connections' critical path. Absent in runs recorded
+    /// before it existed.
+    #[serde(default)]
+    pub connection_cpu_seconds: f64,
     /// Operations per second over the step's seconds.
     pub ops_per_sec: f64,
     /// Rows per second over the step's seconds.

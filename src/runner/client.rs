@@ -13,6 +13,7 @@ use crate::backend::{BackendError, Conn, SecondaryIndex};
 use crate::stats::{OpKind, OpRecorder};
 use crate::workload::{Rng, RowBatch, RowGenerator, RowShape};
 
+use super::feed::BatchFeed;
 use super::pacer::Pacer;
 use super::stop::StopSignal;
 
@@ -68,7 +69,9 @@ pub fn client_loop(
     stop: &StopSignal,
     rec: &mut OpRecorder,
 ) -> Result<bool, BackendError> {
+    let cpu0 = crate::stats::thread_cpu_seconds();
     let result = run_ops(worker, conn, pacer, stop, rec);
+    rec.thread_cpu_seconds += crate::stats::thread_cpu_seconds() - cpu0;
     worker.finish();
     rec.short_statements += worker.short_statements();
     result.map(|()| worker.finished_work() || stop.deadline_passed() || !stop.stopped_early())
@@ -129,8 +132,9 @@ fn run_ops(
 pub struct Inserter {
     /// Table written.
     pub table: String,
-    generator: RowGenerator,
+    feed: BatchFeed,
     batch: RowBatch,
+    next_client_id: Option<i64>,
     rows_per_insert: u64,
     remaining: Option<u64>,
     tokens: Option<SyncSender<u64>>,
@@ -147,11 +151,14 @@ impl Inserter {
         total: Option<u64>,
         tokens: Option<SyncSender<u64>>,
     ) -> Self {
+        let next_client_id = generator.next_client_id();
+        let rows_per_insert = rows_per_insert.max(1);
         Inserter {
             table,
-            generator,
+            feed: BatchFeed::start(generator, rows_per_insert, total),
             batch: RowBatch::default(),
-            rows_per_insert: rows_per_insert.max(1),
+            next_client_id,
+            rows_per_insert,
             remaining: total,
             tokens,
             pending_token: None,
@@ -170,12 +177,22 @@ impl Worker for Inserter {
             Some(r) => r.min(self.rows_per_insert),
             None => self.rows_per_insert,
         };
-        if self.batch.len() as u64 != rows || self.pending_token.is_none() {
-            // A retried statement reuses its batch; a new one gets new rows.
-            self.generator.fill(&mut self.batch, u64_usize(rows));
+        if self.pending_token.is_none() {
+            // A new statement takes the next batch, made ahead by the feed; a retried one
+            // reuses its batch.
+            let Some(next) = self.feed.next_batch() else {
+                return Ok(None);
+            };
+            let used = std::mem::replace(&mut self.batch, next);
+            self.feed.give_back(used);
         }
+        // Stamped when sent, as a batch made here would be.
+        self.batch.dateandtime = Some(std::time::SystemTime::now());
         self.pending_token = Some(rows);
         let n = conn.insert(&self.table, &self.batch)?;
+        if let Some(last) = self.batch.transactionid.last() {
+            self.next_client_id = Some(last + 1);
+        }
         if let Some(r) = self.remaining.as_mut() {
             *r -= rows;
         }
@@ -197,7 +214,7 @@ impl Worker for Inserter {
     }
 
     fn next_client_id(&self) -> Option<i64> {
-        self.generator.next_client_id()
+        self.next_client_id
     }
 
     fn finished_work(&self) -> bool {

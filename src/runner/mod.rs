@@ -2,6 +2,7 @@
 //! client loop, with results written as the run goes.
 
 pub mod client;
+pub mod feed;
 pub mod micro;
 pub mod monitor;
 pub mod pacer;
@@ -507,6 +508,7 @@ fn op_records(
                     rows: m.rows,
                     retries: m.retries,
                     short_statements: m.short_statements,
+                    connection_cpu_seconds: m.thread_cpu_seconds,
                     ops_per_sec: count_f64(m.ops) / seconds,
                     rows_per_sec: count_f64(m.rows) / seconds,
                     target_rows_per_sec: if paced { target_rows_per_sec } else { None },

@@ -143,6 +143,8 @@ pub struct OpRecorder {
     pub retries: u64,
     /// Statements that affected fewer rows than asked (see `Worker::short_statements`).
     pub short_statements: u64,
+    /// CPU seconds of the connection's own thread over its loop (user + system).
+    pub thread_cpu_seconds: f64,
     /// Shared with the monitor thread.
     pub live: Arc<LiveCounters>,
 }
@@ -158,6 +160,7 @@ impl OpRecorder {
             rows: 0,
             retries: 0,
             short_statements: 0,
+            thread_cpu_seconds: 0.0,
             live: Arc::new(LiveCounters::default()),
         }
     }
@@ -198,6 +201,8 @@ pub struct MergedOps {
     pub retries: u64,
     /// Statements that affected fewer rows than asked.
     pub short_statements: u64,
+    /// CPU seconds of the connections' own threads.
+    pub thread_cpu_seconds: f64,
 }
 
 /// Merge recorders per op kind.
@@ -211,6 +216,7 @@ pub fn merge(recorders: impl IntoIterator<Item = OpRecorder>) -> BTreeMap<OpKind
             rows: 0,
             retries: 0,
             short_statements: 0,
+            thread_cpu_seconds: 0.0,
         });
         // Both histograms have the same bounds, so adding cannot fail; a failure would only
         // drop samples, which the counts below would then show.
@@ -220,8 +226,20 @@ pub fn merge(recorders: impl IntoIterator<Item = OpRecorder>) -> BTreeMap<OpKind
         m.rows += r.rows;
         m.retries += r.retries;
         m.short_statements += r.short_statements;
+        m.thread_cpu_seconds += r.thread_cpu_seconds;
     }
     out
+}
+
+/// CPU seconds the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`), 0 when unknown.
+pub fn thread_cpu_seconds() -> f64 {
+    // SAFETY: clock_gettime writes into the timespec we pass.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    i64_f64(ts.tv_sec) + i64_f64(ts.tv_nsec) / 1e9
 }
 
 /// Percentiles, max, mean and the 10 bucket shares of a latency histogram, all in µs.
