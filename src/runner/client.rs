@@ -13,7 +13,6 @@ use crate::backend::{BackendError, Conn, SecondaryIndex};
 use crate::stats::{OpKind, OpRecorder};
 use crate::workload::{Rng, RowBatch, RowGenerator, RowShape};
 
-use super::feed::BatchFeed;
 use super::pacer::Pacer;
 use super::stop::StopSignal;
 
@@ -132,9 +131,8 @@ fn run_ops(
 pub struct Inserter {
     /// Table written.
     pub table: String,
-    feed: BatchFeed,
+    generator: RowGenerator,
     batch: RowBatch,
-    next_client_id: Option<i64>,
     rows_per_insert: u64,
     remaining: Option<u64>,
     tokens: Option<SyncSender<u64>>,
@@ -151,13 +149,11 @@ impl Inserter {
         total: Option<u64>,
         tokens: Option<SyncSender<u64>>,
     ) -> Self {
-        let next_client_id = generator.next_client_id();
         let rows_per_insert = rows_per_insert.max(1);
         Inserter {
             table,
-            feed: BatchFeed::start(generator, rows_per_insert, total),
+            generator,
             batch: RowBatch::default(),
-            next_client_id,
             rows_per_insert,
             remaining: total,
             tokens,
@@ -178,21 +174,12 @@ impl Worker for Inserter {
             None => self.rows_per_insert,
         };
         if self.pending_token.is_none() {
-            // A new statement takes the next batch, made ahead by the feed; a retried one
-            // reuses its batch.
-            let Some(next) = self.feed.next_batch() else {
-                return Ok(None);
-            };
-            let used = std::mem::replace(&mut self.batch, next);
-            self.feed.give_back(used);
+            // A retried statement reuses its batch; a new one gets new rows.
+            self.generator
+                .fill(&mut self.batch, crate::stats::u64_usize(rows));
         }
-        // Stamped when sent, as a batch made here would be.
-        self.batch.dateandtime = Some(std::time::SystemTime::now());
         self.pending_token = Some(rows);
         let n = conn.insert(&self.table, &self.batch)?;
-        if let Some(last) = self.batch.transactionid.last() {
-            self.next_client_id = Some(last + 1);
-        }
         if let Some(r) = self.remaining.as_mut() {
             *r -= rows;
         }
@@ -214,7 +201,7 @@ impl Worker for Inserter {
     }
 
     fn next_client_id(&self) -> Option<i64> {
-        self.next_client_id
+        self.generator.next_client_id()
     }
 
     fn finished_work(&self) -> bool {

@@ -2,7 +2,6 @@
 //! client loop, with results written as the run goes.
 
 pub mod client;
-pub mod feed;
 pub mod micro;
 pub mod monitor;
 pub mod pacer;
