@@ -95,5 +95,5 @@ fn the_microbenchmark_suite_keeps_its_invariants_on_innodb() {
         }
         (rows, sum_k)
     };
-    micro_checks::check_suite(&url, "maria-micro", &read);
+    micro_checks::check_suite(&url, "maria-micro", 2, &read);
 }

@@ -68,5 +68,5 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
         }
         (rows, sum_k)
     };
-    micro_checks::check_suite(&url, "pg-micro", &read);
+    micro_checks::check_suite(&url, "pg-micro", 2, &read);
 }

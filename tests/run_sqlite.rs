@@ -81,7 +81,7 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
         }
         (rows, sum_k)
     };
-    micro_checks::check_suite(&url, "sqlite-micro", &read);
+    micro_checks::check_suite(&url, "sqlite-micro", 1, &read);
 }
 
 #[test]

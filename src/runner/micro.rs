@@ -89,15 +89,21 @@ pub struct MicroWorker {
 }
 
 impl MicroWorker {
-    /// The worker of client `client` for `step` over `tables` of `rows` rows each.
-    pub fn new(step: MicroStep, tables: Vec<String>, rows: u32, rng: Rng, client: u32) -> Self {
+    /// The worker of client `client` of `clients` for `step` over `tables` of `rows` rows each.
+    pub fn new(
+        step: MicroStep,
+        tables: Vec<String>,
+        rows: u32,
+        rng: Rng,
+        (client, clients): (u32, u32),
+    ) -> Self {
         let mut pick = rng.clone();
         // A stream of its own for picking tables, so the operations do not depend on it.
         let _ = pick.next_u64();
         MicroWorker {
             tables,
             pick,
-            ops: MicroOps::new(step, MicroTable { rows }, rng, client),
+            ops: MicroOps::new(step, MicroTable { rows }, rng, client, clients),
             pending: None,
         }
     }

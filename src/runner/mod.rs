@@ -657,7 +657,13 @@ fn role_workers(
             out.push((Box::new(w), None));
         }
         Role::Micro(step) => {
-            let w = micro::MicroWorker::new(*step, opts.tables(), opts.micro.rows, stream(4), c);
+            let w = micro::MicroWorker::new(
+                *step,
+                opts.tables(),
+                opts.micro.rows,
+                stream(4),
+                (c, opts.clients),
+            );
             out.push((Box::new(w), None));
         }
         Role::Queries(kind) => {

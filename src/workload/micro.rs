@@ -383,18 +383,26 @@ pub struct MicroOps {
     rng: Rng,
     /// Next id this client inserts (`insert`): each client has its own range past the load.
     next_insert_id: i32,
+    /// This client (0-based) and the number of clients: the rows a client deletes and
+    /// re-inserts are its own (`id ≡ client + 1 mod clients`), so two clients never delete and
+    /// re-insert the same row at once (on Postgres the second insert would then hit the
+    /// first one's row).
+    client: u32,
+    clients: u32,
     zipf: Zipf,
 }
 
 impl MicroOps {
-    /// The builder of `step` for a client; `client` spaces the ids `insert` adds.
-    pub fn new(step: MicroStep, table: MicroTable, rng: Rng, client: u32) -> Self {
+    /// The builder of `step` for client `client` of `clients`.
+    pub fn new(step: MicroStep, table: MicroTable, rng: Rng, client: u32, clients: u32) -> Self {
         let first = i64::from(table.rows) + 1 + i64::from(client) * 100_000_000;
         MicroOps {
             step,
             table,
             rng,
             next_insert_id: i32::try_from(first).unwrap_or(i32::MAX),
+            client,
+            clients: clients.max(1),
             zipf: Zipf::new(table.rows, 0.99),
         }
     }
@@ -484,9 +492,18 @@ impl MicroOps {
         }
     }
 
-    /// Delete a random row and insert a row with the same id (sysbench's delete).
+    /// A random id of this client's own rows.
+    fn own_id(&mut self) -> i32 {
+        let slots = (self.table.rows / self.clients).max(1);
+        let slot = self.rng.below(u64::from(slots));
+        let id = u64::from(self.client % self.clients) + 1 + slot * u64::from(self.clients);
+        i32::try_from(id.min(u64::from(self.table.rows))).unwrap_or(1)
+    }
+
+    /// Delete a random row of this client's and insert a row with the same id (sysbench's
+    /// delete).
     fn delete_insert(&mut self) -> Vec<MicroStatement> {
-        let id = self.id();
+        let id = self.own_id();
         vec![
             MicroStatement::new(MicroStatementKind::Delete, vec![id]),
             self.insert_of(id),
@@ -598,7 +615,7 @@ mod tests {
     fn operations_stay_inside_the_loaded_ids() {
         let table = MicroTable { rows: 500 };
         for step in MicroStep::suite() {
-            let mut ops = MicroOps::new(step, table, Rng::for_stream(1, 0, 0), 0);
+            let mut ops = MicroOps::new(step, table, Rng::for_stream(1, 0, 0), 0, 1);
             for _ in 0..50 {
                 for s in ops.next_op() {
                     match s.kind {
@@ -628,5 +645,19 @@ mod tests {
         let top10 = draws.iter().filter(|d| **d <= 10).count();
         assert!(ones > 500, "{ones}");
         assert!(top10 > 2500, "{top10}");
+    }
+
+    #[test]
+    fn clients_delete_and_reinsert_only_their_own_rows() {
+        let table = MicroTable { rows: 1000 };
+        let step = MicroStep::parse("delete_range=100").unwrap();
+        for client in 0..3 {
+            let mut ops = MicroOps::new(step, table, Rng::for_stream(1, client, 0), client, 3);
+            for _ in 0..200 {
+                let id = ops.next_op()[0].ints[0];
+                assert_eq!((id - 1) % 3, i32::try_from(client).unwrap(), "{id}");
+                assert!((1..=1000).contains(&id));
+            }
+        }
     }
 }
