@@ -28,8 +28,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use ibench::results::options::{MicroSizes, Workload};
 use ibench::runner::{self, RunOptions};
-use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
-use ibench::stats::convert::{i64_f64, round_to_u64, round_to_usize};
+use ibench::server::ServerHandle;
+use ibench::stats::convert::{round_to_u64, round_to_usize};
 use ibench::workload::steps::{Profile, parse_step_list};
 
 /// The config overlay: everything cached, no disk waits.
@@ -40,33 +40,11 @@ fsync = off
 autovacuum = off
 ";
 
-/// Stops the server and removes its directory when dropped.
-struct Guard(Option<ServerHandle>, PathBuf);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some(h) = self.0.take() {
-            let _ = h.stop();
-            let _ = std::fs::remove_dir_all(&h.dir);
-        }
-        let _ = std::fs::remove_dir_all(&self.1);
-    }
-}
-
 /// One client's figures for one test.
 #[derive(Clone, Copy, Debug)]
 struct Figures {
     ops_per_sec: f64,
     client_cpu_us_per_op: f64,
-}
-
-fn env_number(name: &str, default: f64) -> Result<f64> {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .with_context(|| format!("{name}={v} is not a number")),
-        Err(_) => Ok(default),
-    }
 }
 
 fn options(url: &str, steps: &str, rows: u32, seconds: f64, out: PathBuf) -> Result<RunOptions> {
@@ -95,17 +73,6 @@ fn ibench_run(url: &str, step: &str, rows: u32, seconds: f64, out: PathBuf) -> R
     })
 }
 
-/// CPU seconds of this process's waited-for children so far.
-fn children_cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes into the struct we pass.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe {
-        libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut ru);
-    }
-    let tv = |t: libc::timeval| i64_f64(t.tv_sec) + i64_f64(t.tv_usec) / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
 /// sysbench's `queries: N (X per sec.)` or `transactions: N (X per sec.)`.
 fn per_sec(report: &str, what: &str) -> Option<f64> {
     let line = report.lines().find(|l| l.trim_start().starts_with(what))?;
@@ -115,6 +82,7 @@ fn per_sec(report: &str, what: &str) -> Option<f64> {
 
 fn sysbench_run(handle: &ServerHandle, test: &str, rows: u32, seconds: f64) -> Result<Figures> {
     let password = std::fs::read_to_string(handle.dir.join("password"))?;
+    let password = password.trim();
     let cpu0 = children_cpu_seconds();
     let mut cmd = Command::new("sysbench");
     cmd.arg(test)
@@ -124,7 +92,7 @@ fn sysbench_run(handle: &ServerHandle, test: &str, rows: u32, seconds: f64) -> R
             "--pgsql-user=postgres",
         ])
         .arg(format!("--pgsql-port={}", handle.port))
-        .arg(format!("--pgsql-password={}", password.trim()))
+        .arg(format!("--pgsql-password={}", password))
         .args(["--pgsql-db=postgres", "--tables=1", "--threads=1"])
         .arg(format!("--table-size={rows}"))
         .arg(format!("--time={}", seconds.round()))
@@ -153,26 +121,19 @@ fn sysbench_run(handle: &ServerHandle, test: &str, rows: u32, seconds: f64) -> R
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+#[path = "common.rs"]
+mod common;
+
+use common::{children_cpu_seconds, env_number, median};
 
 fn main() -> Result<()> {
     let rows = u32::try_from(round_to_u64(env_number("IBENCH_BENCH_ROWS", 100_000.0)?))
         .context("IBENCH_BENCH_ROWS is too large")?;
     let seconds = env_number("IBENCH_BENCH_SECONDS", 10.0)?;
     let rounds = round_to_usize(env_number("IBENCH_BENCH_ROUNDS", 3.0)?).max(1);
-    let scratch = std::env::temp_dir().join(format!("ibench-bench-micro-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)?;
-    let config = scratch.join("overlay.conf");
-    std::fs::write(&config, OVERLAY)?;
-    let handle = server::start(&ServerSpec {
-        kind: ServerKind::Postgres,
-        config: Some(config),
-        ..ServerSpec::default()
-    })?;
-    let mut guard = Guard(Some(handle.clone()), scratch.clone());
+    let pg = common::PrivatePostgres::start("micro", OVERLAY)?;
+    let handle = pg.handle.clone();
+    let scratch = pg.scratch.clone();
     println!("server: {} ({})", handle.version, handle.url);
     runner::run(
         options(&handle.url, "m.load", rows, seconds, scratch.join("load"))?,
@@ -221,6 +182,6 @@ fn main() -> Result<()> {
             icpu / scpu
         );
     }
-    guard.0.take().map(|h| h.stop()).transpose()?;
+    drop(pg);
     Ok(())
 }

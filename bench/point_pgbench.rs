@@ -21,42 +21,11 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 use ibench::runner::{self, RunOptions};
-use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
-use ibench::stats::convert::{count_f64, i64_f64, round_to_u64, round_to_usize};
+use ibench::server::ServerHandle;
+use ibench::stats::convert::{count_f64, round_to_u64, round_to_usize};
 use ibench::workload::steps::{Profile, parse_step_list};
 
 const OVERLAY: &str = "shared_buffers = 512MB\nsynchronous_commit = off\nfsync = off\n";
-
-struct Guard(Option<ServerHandle>, std::path::PathBuf);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some(h) = self.0.take() {
-            let _ = h.stop();
-            let _ = std::fs::remove_dir_all(&h.dir);
-        }
-        let _ = std::fs::remove_dir_all(&self.1);
-    }
-}
-
-fn env_number(name: &str, default: f64) -> Result<f64> {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .with_context(|| format!("{name}={v} is not a number")),
-        Err(_) => Ok(default),
-    }
-}
-
-fn children_cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes into the struct we pass.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe {
-        libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut ru);
-    }
-    let tv = |t: libc::timeval| i64_f64(t.tv_sec) + i64_f64(t.tv_usec) / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
 
 fn options(url: &str, steps: &str, rows: u64, out: std::path::PathBuf) -> Result<RunOptions> {
     let mut o = RunOptions::from_profile(url, &Profile::named("small").context("profile")?);
@@ -87,6 +56,7 @@ fn pgbench_round(
     seconds: f64,
 ) -> Result<(f64, f64)> {
     let password = std::fs::read_to_string(handle.dir.join("password"))?;
+    let password = password.trim();
     let cpu0 = children_cpu_seconds();
     let out = Command::new("pgbench")
         .args([
@@ -107,7 +77,7 @@ fn pgbench_round(
         .arg("-f")
         .arg(script)
         .arg("postgres")
-        .env("PGPASSWORD", password.trim())
+        .env("PGPASSWORD", password)
         .output()
         .context("cannot run pgbench")?;
     let cpu = children_cpu_seconds() - cpu0;
@@ -127,25 +97,18 @@ fn pgbench_round(
     Ok((tx / seconds, cpu * 1e6 / tx.max(1.0)))
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+#[path = "common.rs"]
+mod common;
+
+use common::{children_cpu_seconds, env_number, median};
 
 fn main() -> Result<()> {
     let rows = round_to_u64(env_number("IBENCH_BENCH_ROWS", 200_000.0)?);
     let seconds = env_number("IBENCH_BENCH_SECONDS", 10.0)?;
     let rounds = round_to_usize(env_number("IBENCH_BENCH_ROUNDS", 3.0)?).max(1);
-    let scratch = std::env::temp_dir().join(format!("ibench-bench-pgbench-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)?;
-    let config = scratch.join("overlay.conf");
-    std::fs::write(&config, OVERLAY)?;
-    let handle = server::start(&ServerSpec {
-        kind: ServerKind::Postgres,
-        config: Some(config),
-        ..ServerSpec::default()
-    })?;
-    let mut guard = Guard(Some(handle.clone()), scratch.clone());
+    let pg = common::PrivatePostgres::start("pgbench", OVERLAY)?;
+    let handle = pg.handle.clone();
+    let scratch = pg.scratch.clone();
     println!("server: {}", handle.version);
     runner::run(
         options(&handle.url, "l.i0,l.x", rows, scratch.join("load"))?,
@@ -192,6 +155,6 @@ fn main() -> Result<()> {
         "median: ibench {iq:.0} queries/s, {ic:.1} µs client CPU per query; pgbench {pq:.0}/s, {pc:.1} µs; ibench/pgbench client CPU {:.2}",
         ic / pc
     );
-    guard.0.take().map(|h| h.stop()).transpose()?;
+    drop(pg);
     Ok(())
 }

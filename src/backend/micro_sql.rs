@@ -1,7 +1,8 @@
 //! The SQL of the microbenchmarks' statements (`workload::micro`), one text per statement
 //! kind, with the placeholder style of each backend. docs/micro.md quotes these texts.
 
-use crate::workload::micro::MicroStatementKind;
+use super::BackendResult;
+use crate::workload::micro::{MicroStatement, MicroStatementKind};
 
 /// How a backend writes a statement's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +16,47 @@ pub(crate) enum Placeholders {
 /// Whether a statement's text parameters come before its integers.
 pub(crate) fn texts_first(kind: MicroStatementKind) -> bool {
     kind == MicroStatementKind::UpdateC
+}
+
+/// A statement's parameters in the order of its SQL, each made by `int` or `text`.
+pub(crate) fn params<'a, T>(
+    s: &'a MicroStatement,
+    int: impl Fn(&'a i32) -> T,
+    text: impl Fn(&'a String) -> T,
+) -> Vec<T> {
+    let ints = s.ints.iter().map(int);
+    let texts = s.texts.iter().map(text);
+    if texts_first(s.kind) {
+        texts.chain(ints).collect()
+    } else {
+        ints.chain(texts).collect()
+    }
+}
+
+/// Run an operation's statements one by one with `one`, summing their rows; when one fails
+/// inside a transaction, `rollback` ends it before the error is returned.
+pub(crate) fn run_operation<C: ?Sized>(
+    conn: &mut C,
+    statements: &[MicroStatement],
+    mut one: impl FnMut(&mut C, &MicroStatement) -> BackendResult<u64>,
+    rollback: impl FnOnce(&mut C),
+) -> BackendResult<u64> {
+    let mut rows = 0;
+    for s in statements {
+        match one(conn, s) {
+            Ok(n) => rows += n,
+            Err(e) => {
+                if statements
+                    .first()
+                    .is_some_and(|f| f.kind == MicroStatementKind::Begin)
+                {
+                    rollback(conn);
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// `n` placeholders from position `first` (1-based), comma-separated.

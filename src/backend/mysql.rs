@@ -540,13 +540,11 @@ impl MysqlConn {
             || micro_sql::statement_sql(s.kind, table, n, Placeholders::Question),
             &context,
         )?;
-        let ints = s.ints.iter().map(|v| Value::Int(i64::from(*v)));
-        let texts = s.texts.iter().map(|t| Value::from(t.as_str()));
-        let params: Vec<Value> = if micro_sql::texts_first(s.kind) {
-            texts.chain(ints).collect()
-        } else {
-            ints.chain(texts).collect()
-        };
+        let params: Vec<Value> = micro_sql::params(
+            s,
+            |v| Value::Int(i64::from(*v)),
+            |t| Value::from(t.as_str()),
+        );
         let result = if s.kind == K::Scan {
             self.conn
                 .exec_first::<u64, _, _>(&stmt, Params::Positional(params))
@@ -578,22 +576,14 @@ impl Conn for MysqlConn {
     }
 
     fn micro(&mut self, table: &str, statements: &[MicroStatement]) -> BackendResult<u64> {
-        let mut rows = 0;
-        for s in statements {
-            match self.micro_statement(table, s) {
-                Ok(n) => rows += n,
-                Err(e) => {
-                    if statements
-                        .first()
-                        .is_some_and(|f| f.kind == MicroStatementKind::Begin)
-                    {
-                        let _ = self.conn.query_drop("ROLLBACK");
-                    }
-                    return Err(e);
-                }
-            }
-        }
-        Ok(rows)
+        micro_sql::run_operation(
+            self,
+            statements,
+            |c, s| c.micro_statement(table, s),
+            |c| {
+                let _ = c.conn.query_drop("ROLLBACK");
+            },
+        )
     }
 
     fn canceller(&self) -> Option<Box<dyn Canceller>> {

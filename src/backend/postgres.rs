@@ -312,22 +312,14 @@ impl Conn for PostgresConn {
     }
 
     fn micro(&mut self, table: &str, statements: &[MicroStatement]) -> BackendResult<u64> {
-        let mut rows = 0;
-        for s in statements {
-            match self.micro_statement(table, s) {
-                Ok(n) => rows += n,
-                Err(e) => {
-                    if statements
-                        .first()
-                        .is_some_and(|f| f.kind == MicroStatementKind::Begin)
-                    {
-                        let _ = self.client.batch_execute("ROLLBACK");
-                    }
-                    return Err(e);
-                }
-            }
-        }
-        Ok(rows)
+        micro_sql::run_operation(
+            self,
+            statements,
+            |c, s| c.micro_statement(table, s),
+            |c| {
+                let _ = c.client.batch_execute("ROLLBACK");
+            },
+        )
     }
 
     fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()> {
@@ -598,13 +590,11 @@ impl PostgresConn {
             || micro_sql::statement_sql(s.kind, table, n, Placeholders::Numbered),
             &context,
         )?;
-        let ints = s.ints.iter().map(|v| v as &(dyn ToSql + Sync));
-        let texts = s.texts.iter().map(|v| v as &(dyn ToSql + Sync));
-        let params: Vec<&(dyn ToSql + Sync)> = if micro_sql::texts_first(s.kind) {
-            texts.chain(ints).collect()
-        } else {
-            ints.chain(texts).collect()
-        };
+        let params: Vec<&(dyn ToSql + Sync)> = micro_sql::params(
+            s,
+            |v| v as &(dyn ToSql + Sync),
+            |v| v as &(dyn ToSql + Sync),
+        );
         let result = if s.kind == K::Scan {
             self.client
                 .query_one(&stmt, &params)

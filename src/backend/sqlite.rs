@@ -327,19 +327,11 @@ impl SqliteConn {
             .conn
             .prepare_cached(sql)
             .map_err(|e| map_err(&context(), e))?;
-        let ints = s
-            .ints
-            .iter()
-            .map(|v| rusqlite::types::Value::Integer(i64::from(*v)));
-        let texts = s
-            .texts
-            .iter()
-            .map(|t| rusqlite::types::Value::Text(t.clone()));
-        let params: Vec<rusqlite::types::Value> = if micro_sql::texts_first(s.kind) {
-            texts.chain(ints).collect()
-        } else {
-            ints.chain(texts).collect()
-        };
+        let params: Vec<rusqlite::types::Value> = micro_sql::params(
+            s,
+            |v| rusqlite::types::Value::Integer(i64::from(*v)),
+            |t| rusqlite::types::Value::Text(t.clone()),
+        );
         if stmt.readonly() {
             let mut rows = stmt
                 .query(rusqlite::params_from_iter(params))
@@ -392,19 +384,16 @@ impl Conn for SqliteConn {
     }
 
     fn micro(&mut self, table: &str, statements: &[MicroStatement]) -> BackendResult<u64> {
-        let mut rows = 0;
-        for s in statements {
-            match self.micro_statement(table, s) {
-                Ok(n) => rows += n,
-                Err(e) => {
-                    if !self.conn.is_autocommit() {
-                        let _ = self.conn.execute_batch("ROLLBACK");
-                    }
-                    return Err(e);
+        micro_sql::run_operation(
+            self,
+            statements,
+            |c, s| c.micro_statement(table, s),
+            |c| {
+                if !c.conn.is_autocommit() {
+                    let _ = c.conn.execute_batch("ROLLBACK");
                 }
-            }
-        }
-        Ok(rows)
+            },
+        )
     }
 
     fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()> {

@@ -1,0 +1,74 @@
+//! Helpers the comparison benchmarks share: a private Postgres that is stopped and removed
+//! when the bench ends (also on error), numbers from the environment, the CPU of finished
+//! child processes, medians.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
+use ibench::stats::convert::i64_f64;
+
+/// A private Postgres with `overlay` appended to its config, and a scratch dir; both are
+/// removed when dropped.
+pub struct PrivatePostgres {
+    /// The running server.
+    pub handle: ServerHandle,
+    /// The bench's scratch dir.
+    pub scratch: PathBuf,
+}
+
+impl PrivatePostgres {
+    /// Start it; `tag` names the scratch dir.
+    pub fn start(tag: &str, overlay: &str) -> Result<PrivatePostgres> {
+        let scratch =
+            std::env::temp_dir().join(format!("ibench-bench-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch)
+            .with_context(|| format!("cannot create {}", scratch.display()))?;
+        let config = scratch.join("overlay.conf");
+        std::fs::write(&config, overlay)?;
+        let handle = server::start(&ServerSpec {
+            kind: ServerKind::Postgres,
+            config: Some(config),
+            ..ServerSpec::default()
+        })?;
+        Ok(PrivatePostgres { handle, scratch })
+    }
+}
+
+impl Drop for PrivatePostgres {
+    fn drop(&mut self) {
+        let _ = self.handle.stop();
+        let _ = std::fs::remove_dir_all(&self.handle.dir);
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
+}
+
+/// `name` from the environment as a number, or `default`.
+pub fn env_number(name: &str, default: f64) -> Result<f64> {
+    match std::env::var(name) {
+        Ok(v) => v
+            .parse()
+            .with_context(|| format!("{name}={v} is not a number")),
+        Err(_) => Ok(default),
+    }
+}
+
+/// CPU seconds (user + system) of this process's finished, waited-for children so far.
+pub fn children_cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut ru);
+    }
+    let tv = |t: libc::timeval| i64_f64(t.tv_sec) + i64_f64(t.tv_usec) / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// The median (the upper one of an even count); NaN for none.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
