@@ -34,8 +34,10 @@ fn status_note(s: &StepRecord) -> String {
 
 /// One line per finished step, printed as the run goes.
 pub fn step_line(s: &StepRecord) -> String {
+    // Microbenchmark names are long: one width for all of them keeps the lines aligned.
+    let w = if s.name.is_micro() { 34 } else { 7 };
     let mut line = format!(
-        "{:<7} {:>8.1} s  {:>12} {}",
+        "{:<w$} {:>8.1} s  {:>12} {}",
         s.name.to_string(),
         s.seconds,
         group(round_to_u64(s.throughput.round())),
