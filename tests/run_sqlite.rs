@@ -130,7 +130,22 @@ fn microbenchmark_reports_have_the_published_shape() {
     );
     let html = render_dirs(&dirs, None, Format::Html, false).unwrap().text;
     assert!(html.contains("<h3>point queries</h3>"));
+    assert!(html.contains("<h1>Microbenchmark results</h1>"));
+    assert!(md.starts_with("# Microbenchmark results"));
     let json: serde_json::Value =
         serde_json::from_str(&render_dirs(&dirs, None, Format::Json, false).unwrap().text).unwrap();
     assert_eq!(json["micro"]["relative"]["columns"][1], "micro-b");
+    // An insert-benchmark run beside them is named as a different workload.
+    let mut o = small_options(&sqlite_url("micro-mixed"), "micro-mixed");
+    o.steps = ibench::workload::steps::parse_step_list("l.i0").unwrap();
+    dirs.push(run_and_read(o).1);
+    let mixed = render_dirs(&dirs, None, Format::Text, false).unwrap();
+    assert!(
+        mixed
+            .problems
+            .iter()
+            .any(|p| p.contains("different workloads")),
+        "{:?}",
+        mixed.problems
+    );
 }

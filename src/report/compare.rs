@@ -172,6 +172,15 @@ const MICRO_FIGURES: [MicroFigure; 5] = [
     }),
 ];
 
+/// The report's title: what the runs are.
+pub fn title(cmp: &Comparison) -> &'static str {
+    if cmp.micro.is_some() {
+        "Microbenchmark results"
+    } else {
+        "Insert Benchmark results"
+    }
+}
+
 /// A microbenchmark table cut into its published groups (`load`, `point queries`, `range
 /// queries`, `writes`), each with the rows of its microbenchmarks.
 pub fn micro_groups(t: &Table) -> Vec<(&'static str, Table)> {
@@ -414,6 +423,12 @@ fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> (Vec<StepName>,
         }
     }
     names.sort_by_key(|s| s.sort_key());
+    if names.iter().any(|n| n.is_micro()) && names.iter().any(|n| !n.is_micro()) {
+        problems.push(
+            "the runs are of different workloads (insert benchmark and microbenchmarks): compare runs of one workload"
+                .to_string(),
+        );
+    }
     let steps: Vec<String> = names.iter().map(ToString::to_string).collect();
     for run in runs {
         let missing: Vec<&str> = steps

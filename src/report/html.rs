@@ -143,7 +143,8 @@ fn header_html(cmp: &Comparison, runs: &[LoadedRun]) -> String {
     );
     let _ = write!(
         out,
-        "<h1>Insert Benchmark results</h1><p>Runs: {}. Base: <b>{}</b>.</p>",
+        "<h1>{}</h1><p>Runs: {}. Base: <b>{}</b>.</p>",
+        super::compare::title(cmp),
         esc(&cmp.labels.join(", ")),
         esc(cmp.labels.get(cmp.base).map_or("", String::as_str))
     );

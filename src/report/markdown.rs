@@ -110,7 +110,8 @@ pub fn render(cmp: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# Insert Benchmark results\n\nRuns: {}. Base: **{}**.\n\nMarkers: ▲ good (top quarter; ≥ 1.05× the base), ▼ bad (bottom quarter; ≤ 0.95× the base; below 95% of the target rate), ~~struck~~ (SLA) the step failed its background-insert SLA, ⚠ (failed) or ⚠ (interrupted) the figure covers only the part of the step that ran.\n",
+        "# {}\n\nRuns: {}. Base: **{}**.\n\nMarkers: ▲ good (top quarter; ≥ 1.05× the base), ▼ bad (bottom quarter; ≤ 0.95× the base; below 95% of the target rate), ~~struck~~ (SLA) the step failed its background-insert SLA, ⚠ (failed) or ⚠ (interrupted) the figure covers only the part of the step that ran.\n",
+        super::compare::title(cmp),
         cmp.labels
             .iter()
             .map(|l| escape_md(l))
