@@ -13,6 +13,30 @@ pub(crate) enum Placeholders {
     Question,
 }
 
+/// What running a statement kind gives back, and so how a backend runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// `BEGIN`, `COMMIT`: no rows (sent as plain text, not prepared).
+    Control,
+    /// A query whose rows are counted.
+    Rows,
+    /// A query whose one value is the figure (the scan's `COUNT(*)`).
+    Count,
+    /// A write: the rows it changed.
+    Changed,
+}
+
+/// What `kind` gives back.
+pub(crate) fn outcome(kind: MicroStatementKind) -> Outcome {
+    use MicroStatementKind as K;
+    match kind {
+        K::Begin | K::Commit => Outcome::Control,
+        K::Scan => Outcome::Count,
+        K::UpdateK | K::UpdateKIn | K::UpdateC | K::Delete | K::Insert => Outcome::Changed,
+        _ => Outcome::Rows,
+    }
+}
+
 /// Whether a statement's text parameters come before its integers.
 pub(crate) fn texts_first(kind: MicroStatementKind) -> bool {
     kind == MicroStatementKind::UpdateC

@@ -12,10 +12,13 @@ use my::prelude::Queryable;
 use my::{Opts, OptsBuilder, Params, Statement, Value};
 
 use super::flavour::Flavour;
-use super::micro_sql::{self, Placeholders};
+use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
-use crate::workload::micro::{MicroStatement, MicroStatementKind};
+use crate::workload::micro::MicroStatement;
 use crate::workload::row::civil_from_system_time;
+
+/// MySQL marks parameters with `?`.
+const PLACEHOLDERS: Placeholders = Placeholders::Question;
 
 /// How long a connection attempt may take before the server counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -520,16 +523,12 @@ impl MysqlConn {
 impl MysqlConn {
     /// One microbenchmark statement: rows read (a scan: rows counted) or changed.
     fn micro_statement(&mut self, table: &str, s: &MicroStatement) -> BackendResult<u64> {
-        use MicroStatementKind as K;
         let context = || format!("{:?} on {table}", s.kind);
-        if matches!(s.kind, K::Begin | K::Commit) {
-            let sql = if s.kind == K::Begin {
-                "BEGIN"
-            } else {
-                "COMMIT"
-            };
+        let outcome = micro_sql::outcome(s.kind);
+        if outcome == Outcome::Control {
+            let sql = micro_sql::statement_sql(s.kind, table, 0, PLACEHOLDERS);
             self.conn
-                .query_drop(sql)
+                .query_drop(&sql)
                 .map_err(|e| self.err(&context(), e))?;
             return Ok(0);
         }
@@ -537,7 +536,7 @@ impl MysqlConn {
         let stmt = self.statement(
             table,
             StatementKey::Micro(s.kind, n),
-            || micro_sql::statement_sql(s.kind, table, n, Placeholders::Question),
+            || micro_sql::statement_sql(s.kind, table, n, PLACEHOLDERS),
             &context,
         )?;
         let params: Vec<Value> = micro_sql::params(
@@ -545,19 +544,16 @@ impl MysqlConn {
             |v| Value::Int(i64::from(*v)),
             |t| Value::from(t.as_str()),
         );
-        let result = if s.kind == K::Scan {
-            self.conn
+        let result = match outcome {
+            Outcome::Count => self
+                .conn
                 .exec_first::<u64, _, _>(&stmt, Params::Positional(params))
-                .map(Option::unwrap_or_default)
-        } else if matches!(
-            s.kind,
-            K::UpdateK | K::UpdateKIn | K::UpdateC | K::Delete | K::Insert
-        ) {
-            self.conn
+                .map(Option::unwrap_or_default),
+            Outcome::Changed => self
+                .conn
                 .exec_drop(&stmt, Params::Positional(params))
-                .map(|()| self.conn.affected_rows())
-        } else {
-            self.count_result(&stmt, params)
+                .map(|()| self.conn.affected_rows()),
+            Outcome::Rows | Outcome::Control => self.count_result(&stmt, params),
         };
         result.map_err(|e| self.err(&context(), e))
     }

@@ -20,9 +20,12 @@ use pg::types::{IsNull, ToSql, Type};
 use pg::{Client, Config, NoTls, Statement};
 
 use super::flavour::Flavour;
-use super::micro_sql::{self, Placeholders};
+use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
-use crate::workload::micro::{MicroStatement, MicroStatementKind};
+use crate::workload::micro::MicroStatement;
+
+/// Postgres numbers its parameters.
+const PLACEHOLDERS: Placeholders = Placeholders::Numbered;
 
 /// How long a connection attempt may take before the server counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -570,16 +573,12 @@ fn insert_context(table: &str) -> String {
 impl PostgresConn {
     /// One microbenchmark statement: rows read (a scan: rows counted) or changed.
     fn micro_statement(&mut self, table: &str, s: &MicroStatement) -> BackendResult<u64> {
-        use MicroStatementKind as K;
         let context = || format!("{:?} on {table}", s.kind);
-        if matches!(s.kind, K::Begin | K::Commit) {
-            let sql = if s.kind == K::Begin {
-                "BEGIN"
-            } else {
-                "COMMIT"
-            };
+        let outcome = micro_sql::outcome(s.kind);
+        if outcome == Outcome::Control {
+            let sql = micro_sql::statement_sql(s.kind, table, 0, PLACEHOLDERS);
             self.client
-                .batch_execute(sql)
+                .batch_execute(&sql)
                 .map_err(|e| self.err(&context(), &e))?;
             return Ok(0);
         }
@@ -587,7 +586,7 @@ impl PostgresConn {
         let stmt = self.statement(
             table,
             StatementKey::Micro(s.kind, n),
-            || micro_sql::statement_sql(s.kind, table, n, Placeholders::Numbered),
+            || micro_sql::statement_sql(s.kind, table, n, PLACEHOLDERS),
             &context,
         )?;
         let params: Vec<&(dyn ToSql + Sync)> = micro_sql::params(
@@ -595,18 +594,16 @@ impl PostgresConn {
             |v| v as &(dyn ToSql + Sync),
             |v| v as &(dyn ToSql + Sync),
         );
-        let result = if s.kind == K::Scan {
-            self.client
+        let result = match outcome {
+            Outcome::Count => self
+                .client
                 .query_one(&stmt, &params)
                 .and_then(|row| row.try_get::<_, i64>(0))
-                .map(i64_u64)
-        } else if matches!(
-            s.kind,
-            K::UpdateK | K::UpdateKIn | K::UpdateC | K::Delete | K::Insert
-        ) {
-            self.client.execute(&stmt, &params)
-        } else {
-            count_rows_of(&mut self.client, &stmt, params.iter().copied())
+                .map(i64_u64),
+            Outcome::Changed => self.client.execute(&stmt, &params),
+            Outcome::Rows | Outcome::Control => {
+                count_rows_of(&mut self.client, &stmt, params.iter().copied())
+            }
         };
         result.map_err(|e| self.err(&context(), &e))
     }

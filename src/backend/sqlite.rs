@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::micro_sql::{self, Placeholders};
+use super::micro_sql::{self, Outcome, Placeholders};
 use super::{
     BackendError, BackendKind, BackendResult, Canceller, Conn, DbSize, Driver, SecondaryIndex,
     ServerFiles, SettleAction, TableOptions, TargetInfo,
@@ -19,6 +19,9 @@ use super::{
 use crate::workload::RowBatch;
 use crate::workload::micro::{MicroStatement, MicroStatementKind};
 use crate::workload::row::format_timestamp;
+
+/// SQLite marks parameters with `?`.
+const PLACEHOLDERS: Placeholders = Placeholders::Question;
 
 /// The pragmas every connection sets, recorded in the results.
 pub const PRAGMAS: &[(&str, &str)] = &[("journal_mode", "WAL"), ("synchronous", "NORMAL")];
@@ -307,21 +310,17 @@ impl Canceller for SqliteCanceller {
 impl SqliteConn {
     /// One microbenchmark statement: rows read (a scan: rows counted) or changed.
     fn micro_statement(&mut self, table: &str, s: &MicroStatement) -> BackendResult<u64> {
-        use MicroStatementKind as K;
         let context = || format!("{:?} on {table}", s.kind);
-        if matches!(s.kind, K::Begin | K::Commit) {
-            let sql = if s.kind == K::Begin {
-                "BEGIN"
-            } else {
-                "COMMIT"
-            };
+        let outcome = micro_sql::outcome(s.kind);
+        if outcome == Outcome::Control {
+            let sql = micro_sql::statement_sql(s.kind, table, 0, PLACEHOLDERS);
             self.conn
-                .execute_batch(sql)
+                .execute_batch(&sql)
                 .map_err(|e| map_err(&context(), e))?;
             return Ok(0);
         }
         let sql = cached_sql(&mut self.micro_sql, table, (s.kind, s.ints.len()), || {
-            micro_sql::statement_sql(s.kind, table, s.ints.len(), Placeholders::Question)
+            micro_sql::statement_sql(s.kind, table, s.ints.len(), PLACEHOLDERS)
         })?;
         let mut stmt = self
             .conn
@@ -332,13 +331,13 @@ impl SqliteConn {
             |v| rusqlite::types::Value::Integer(i64::from(*v)),
             |t| rusqlite::types::Value::Text(t.clone()),
         );
-        if stmt.readonly() {
+        if outcome != Outcome::Changed {
             let mut rows = stmt
                 .query(rusqlite::params_from_iter(params))
                 .map_err(|e| map_err(&context(), e))?;
             let mut n = 0;
             while let Some(row) = rows.next().map_err(|e| map_err(&context(), e))? {
-                if s.kind == K::Scan {
+                if outcome == Outcome::Count {
                     let c: i64 = row.get(0).map_err(|e| map_err(&context(), e))?;
                     return Ok(i64_u64(c));
                 }

@@ -34,14 +34,12 @@ impl PerfRun {
         let rel = format!("{PERF_DIR}/{step}.csv");
         let out = dir.join(&rel);
         let child = (|| -> Result<Child, String> {
-            let pid = pid.clone()?;
-            let tree = super::procfs::process_tree(pid)?;
-            let pids: Vec<String> = tree.iter().map(|(p, _)| p.to_string()).collect();
+            let pids = tree_pid_list(pid)?;
             std::fs::create_dir_all(dir.join(PERF_DIR)).map_err(|e| e.to_string())?;
             Command::new("perf")
                 .args(["stat", "-x,", "-e", EVENTS, "-o"])
                 .arg(&out)
-                .args(["-p", &pids.join(",")])
+                .args(["-p", &pids])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -57,25 +55,8 @@ impl PerfRun {
             Ok(c) => c,
             Err(e) => return PerfRecord::failed(e),
         };
-        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-            // SAFETY: kill has no memory-safety preconditions; the pid is our own child.
-            unsafe {
-                libc::kill(pid, libc::SIGINT);
-            }
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            match child.try_wait() {
-                Ok(Some(_)) => break,
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return PerfRecord::failed("perf stat did not stop within 5 s".into());
-                }
-            }
+        if let Err(e) = interrupt_and_wait(&mut child, Duration::from_secs(5), "perf stat") {
+            return PerfRecord::failed(e);
         }
         match std::fs::read_to_string(&self.out) {
             Ok(text) => PerfRecord {
@@ -85,6 +66,45 @@ impl PerfRun {
                 error: None,
             },
             Err(e) => PerfRecord::failed(format!("cannot read {}: {e}", self.out.display())),
+        }
+    }
+}
+
+/// The pids of the server's process tree as it is now, comma-separated for `perf -p`.
+pub(super) fn tree_pid_list(pid: &Result<u32, String>) -> Result<String, String> {
+    let tree = super::procfs::process_tree(pid.clone()?)?;
+    Ok(tree
+        .iter()
+        .map(|(p, _)| p.to_string())
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+/// Stop a perf child with SIGINT (it then writes its output and exits) and wait up to
+/// `limit` for it; past that it is killed and `what` did not stop.
+pub(super) fn interrupt_and_wait(
+    child: &mut Child,
+    limit: Duration,
+    what: &str,
+) -> Result<(), String> {
+    if matches!(child.try_wait(), Ok(None))
+        && let Ok(pid) = libc::pid_t::try_from(child.id())
+    {
+        // SAFETY: kill has no memory-safety preconditions; the pid is our own child.
+        unsafe {
+            libc::kill(pid, libc::SIGINT);
+        }
+    }
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return Ok(()),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{what} did not stop within {} s", limit.as_secs()));
+            }
         }
     }
 }

@@ -27,6 +27,9 @@ pub const PROFILE_DIR: &str = "profile";
 /// Samples per second and process (a prime, so sampling does not lock step with periodic work).
 pub const FREQUENCY_HZ: u32 = 499;
 
+/// How long `perf record` may take to write its file and exit after SIGINT.
+const STOP_LIMIT: Duration = Duration::from_secs(10);
+
 /// How many functions (by share of samples) go into run.json.
 pub const TOP_FUNCTIONS: usize = 10;
 
@@ -45,15 +48,13 @@ impl ProfileRun {
     pub fn start(pid: &Result<u32, String>, dir: &Path, step: &StepName, seconds: f64) -> Self {
         let data = dir.join(PROFILE_DIR).join(format!("{step}.perf.data"));
         let child = (|| -> Result<Child, String> {
-            let pid = pid.clone()?;
-            let tree = super::procfs::process_tree(pid)?;
-            let pids: Vec<String> = tree.iter().map(|(p, _)| p.to_string()).collect();
+            let pids = super::perf::tree_pid_list(pid)?;
             std::fs::create_dir_all(dir.join(PROFILE_DIR)).map_err(|e| e.to_string())?;
             Command::new("perf")
                 .args(["record", "-e", "cpu-clock", "-F", &FREQUENCY_HZ.to_string()])
                 .args(["-g", "--quiet", "-o"])
                 .arg(&data)
-                .args(["-p", &pids.join(",")])
+                .args(["-p", &pids])
                 .args(["--", "sleep", &format!("{seconds:.3}")])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
@@ -78,37 +79,13 @@ impl ProfileRun {
             Err(e) => return ProfileRecord::failed(e),
         };
         let recorded = self.started.elapsed().as_secs_f64().min(self.seconds);
-        if let Err(e) = stop(&mut child) {
+        if let Err(e) = super::perf::interrupt_and_wait(&mut child, STOP_LIMIT, "perf record") {
             let _ = std::fs::remove_file(&self.data);
             return ProfileRecord::failed(e);
         }
         let record = fold_and_draw(&self.data, &self.dir, &self.step, recorded);
         let _ = std::fs::remove_file(&self.data);
         record.unwrap_or_else(ProfileRecord::failed)
-    }
-}
-
-/// SIGINT makes `perf record` write its file and exit; wait up to 10 s for it.
-fn stop(child: &mut Child) -> Result<(), String> {
-    if matches!(child.try_wait(), Ok(None))
-        && let Ok(pid) = libc::pid_t::try_from(child.id())
-    {
-        // SAFETY: kill has no memory-safety preconditions; the pid is our own child.
-        unsafe {
-            libc::kill(pid, libc::SIGINT);
-        }
-    }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => return Ok(()),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err("perf record did not stop within 10 s".into());
-            }
-        }
     }
 }
 

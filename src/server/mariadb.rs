@@ -23,9 +23,9 @@ use anyhow::{Context, Result, bail};
 
 use super::{
     RunAs, START_TIMEOUT, ServerHandle, ServerKind, ServerSpec, check_reachable, check_socket_path,
-    choose_port, copy_config, create_instance_dir, find_in, first_line, generate_password, is_root,
-    lookup_user, owner_only, password_file_query, path_dirs, pid_alive, pid_is, read_password,
-    run_capture, tail, terminate, wait_pid_gone, write_password_file,
+    choose_port, copy_config, create_instance_dir, find_in, first_line, generate_password,
+    owner_only, password_file_query, path_dirs, pid_alive, pid_is, read_password, run_capture,
+    tail, terminate, wait_pid_gone, write_password_file,
 };
 use crate::backend::Engine;
 
@@ -82,7 +82,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         .unwrap_or_default();
     let version = version(&bins.mariadbd)?;
     let port = choose_port(spec)?;
-    let run_as = server_user()?;
+    let run_as = super::server_user(SERVER_USER, no_server_user)?;
 
     let dir = create_instance_dir(spec)?;
     let socket = dir.join(SOCKET);
@@ -400,20 +400,6 @@ pub(crate) fn stop(handle: &ServerHandle) -> Result<()> {
     })
 }
 
-/// The OS user to run the server as: `mysql` when ibench runs as root (never root itself),
-/// else none (the server runs as the user ibench runs as).
-fn server_user() -> Result<Option<RunAs>> {
-    if !is_root() {
-        return Ok(None);
-    }
-    match lookup_user(SERVER_USER)? {
-        Some(user) => Ok(Some(user)),
-        None => bail!(
-            "ibench will not run MariaDB as root and there is no OS user {SERVER_USER} to run it as; install the mariadb-server package (apt-get install mariadb-server) or run ibench as an ordinary user"
-        ),
-    }
-}
-
 /// The `mysql_native_password` hash of a password: `*` and the upper-case hex of
 /// SHA1(SHA1(password)).
 fn native_password_hash(password: &str) -> String {
@@ -559,4 +545,11 @@ fn version(mariadbd: &Path) -> Result<String> {
         }
         None => text,
     })
+}
+
+/// Why root cannot start the server: there is no OS user to run it as.
+fn no_server_user() -> String {
+    format!(
+        "ibench will not run MariaDB as root and there is no OS user {SERVER_USER} to run it as; install the mariadb-server package (apt-get install mariadb-server) or run ibench as an ordinary user"
+    )
 }

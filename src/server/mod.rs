@@ -481,6 +481,19 @@ pub(crate) fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// The OS user a server runs as: `name` when ibench runs as root (a server never runs as
+/// root), none otherwise (it runs as ibench's user). `missing` is the error when root finds
+/// no such user: what refuses and the package that makes the user.
+pub(crate) fn server_user(name: &str, missing: impl FnOnce() -> String) -> Result<Option<RunAs>> {
+    if !is_root() {
+        return Ok(None);
+    }
+    match lookup_user(name)? {
+        Some(user) => Ok(Some(user)),
+        None => bail!("{}", missing()),
+    }
+}
+
 /// An OS user a server runs as.
 #[derive(Clone, Debug)]
 pub(crate) struct RunAs {

@@ -36,7 +36,7 @@ const TAIL_LINES: usize = 15;
 /// Start a private PostgreSQL as `spec` says.
 pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     let bindir = find_bindir(spec.bindir.as_deref())?;
-    let run_as = server_user()?;
+    let run_as = super::server_user(SERVER_USER, no_server_user)?;
     let port = choose_port(spec)?;
     let version = version(&bindir)?;
 
@@ -259,19 +259,6 @@ fn auth_method(version: &str) -> &'static str {
     }
 }
 
-/// The OS user to run the server as: `postgres` when we are root, else none.
-fn server_user() -> Result<Option<RunAs>> {
-    if !is_root() {
-        return Ok(None);
-    }
-    match lookup_user(SERVER_USER)? {
-        Some(user) => Ok(Some(user)),
-        None => bail!(
-            "PostgreSQL refuses to run as root and there is no OS user {SERVER_USER} to run it as; install the postgresql package (apt-get install postgresql) or run ibench as an ordinary user"
-        ),
-    }
-}
-
 /// The directory with initdb, pg_ctl and postgres: `bindir` when given, else
 /// `pg_config --bindir`, else the newest `/usr/lib/postgresql/*/bin`, else `PATH`.
 fn find_bindir(bindir: Option<&Path>) -> Result<PathBuf> {
@@ -351,4 +338,11 @@ fn version(bindir: &Path) -> Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Why root cannot start the server: there is no OS user to run it as.
+fn no_server_user() -> String {
+    format!(
+        "PostgreSQL refuses to run as root and there is no OS user {SERVER_USER} to run it as; install the postgresql package (apt-get install postgresql) or run ibench as an ordinary user"
+    )
 }
