@@ -94,8 +94,8 @@ fn one_line(s: &str) -> String {
         .join(" ")
 }
 
-/// `ibench run`: the run, its summary and report.html; exit 130 when interrupted, 1 when the
-/// integrity check failed.
+/// `ibench run`: the run, its summary and report.html; exit 130 when interrupted, 1 when a
+/// check after a step failed (integrity, settle, statistics).
 fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<ExitCode> {
     let opts = run_args.to_options()?;
     let quiet = opts.quiet;
@@ -120,18 +120,14 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     }
     println!("results: {}", outcome.dir.display());
     write_html_report(&outcome.dir);
-    let integrity_failed = outcome
-        .record
-        .steps
-        .iter()
-        .filter_map(|s| s.integrity.as_ref())
-        .any(|i| !i.ok);
     if outcome.record.status == results::Status::Interrupted {
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
-    if integrity_failed {
+    let failed = outcome.record.failed_checks();
+    if !failed.is_empty() {
         anyhow::bail!(
-            "the integrity check failed (row counts or indexes disagree); see the summary and {}",
+            "a check after a step failed (its figures are kept, marked in the reports): {}; see {}",
+            failed.join(" | "),
             outcome.dir.join(results::RUN_FILE).display()
         );
     }

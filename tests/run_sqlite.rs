@@ -149,3 +149,79 @@ fn microbenchmark_reports_have_the_published_shape() {
         mixed.problems
     );
 }
+
+/// A table altered under the run (a trigger deletes some of the rows l.i1 inserts): the
+/// integrity check fails, and the step keeps every figure it measured, with the failure named
+/// in run.json, the exit status and every report format.
+#[test]
+fn a_failed_check_keeps_the_steps_measurements() {
+    let url = sqlite_url("sqlite-check-db");
+    let mut opts = small_options(&url, "sqlite-check-load");
+    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x").unwrap();
+    let (load, load_dir) = run_and_read(opts);
+    assert_eq!(load.status, Status::Completed, "{:?}", load.error);
+
+    let path = url.trim_start_matches("sqlite:");
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER vanish AFTER INSERT ON pi1 WHEN new.price < 50 \
+             BEGIN DELETE FROM pi1 WHERE transactionid = new.transactionid; END",
+        )
+        .unwrap();
+    let out = fresh_dir("sqlite-check-i1");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(["run", "--quiet", "--steps", "l.i1", "--i1-rows", "2000"])
+        .args(["--url", &url, "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("a check after a step failed")
+            && stderr.contains("l.i1: integrity: pi1 holds"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let record = ibench::results::read_run(&out).unwrap();
+    let li1 = &record.steps[0];
+    assert_eq!(
+        li1.status,
+        Status::Completed,
+        "the measurement itself completed"
+    );
+    assert_eq!(li1.ops["insert"].rows, 2000, "every insert is counted");
+    assert!(li1.seconds > 0.0 && li1.throughput > 0.0, "{li1:?}");
+    assert!(li1.ops["insert"].latency_us.count > 0);
+    assert_eq!(li1.check_failures.len(), 1, "{:?}", li1.check_failures);
+    let failure = &li1.check_failures[0];
+    assert_eq!(failure.kind, ibench::results::CheckKind::Integrity);
+    assert!(failure.message.contains("pi1 holds"), "{}", failure.message);
+    assert!(!li1.integrity.as_ref().unwrap().ok);
+
+    let dirs = [load_dir.to_str().unwrap(), out.to_str().unwrap()];
+    for format in ["text", "markdown", "html", "json"] {
+        let report = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+            .args(["report", "--format", format])
+            .args(dirs)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&report.stdout);
+        assert!(
+            report.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&report.stderr)
+        );
+        assert!(
+            text.contains("check failed: integrity") && text.contains("pi1 holds"),
+            "{format} names the failed check:\n{text}"
+        );
+        let figure = ibench::report::text::group_f(li1.throughput);
+        assert!(
+            text.contains(&figure) || format == "json",
+            "{format} keeps the figure {figure}"
+        );
+    }
+}

@@ -442,10 +442,11 @@ impl Conn for PostgresConn {
         let name = index.name(table);
         let context = format!("count rows of {table} via {name}");
         let sql = count_via_index_sql(table, index);
+        let settings = force_index_settings(self.server_version_num()?);
         let target = self.target.clone();
         let err = |e: pg::Error| pg_error(&target, &context, &e);
         let mut tx = self.client.transaction().map_err(err)?;
-        tx.batch_execute(FORCE_INDEX_SETTINGS).map_err(err)?;
+        tx.batch_execute(settings).map_err(err)?;
         // Check that the planner really reads this index, so the count means what it says.
         let plan: Vec<String> = tx
             .query(&format!("EXPLAIN {sql}"), &[])
@@ -506,19 +507,9 @@ impl Conn for PostgresConn {
     }
 
     fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
+        let version = self.server_version_num()?;
         let mut out = serde_json::Map::new();
-        for view in STAT_VIEWS {
-            let exists: bool = self
-                .client
-                .query_one(
-                    "SELECT to_regclass($1) IS NOT NULL",
-                    &[&format!("pg_catalog.{view}")],
-                )
-                .and_then(|r| r.try_get(0))
-                .map_err(|e| self.err(&format!("look up {view}"), &e))?;
-            if !exists {
-                continue;
-            }
+        for view in stat_views(version) {
             let sql = format!("SELECT coalesce(json_agg(t), '[]'::json)::text FROM {view} t");
             let value = self
                 .client
@@ -527,7 +518,7 @@ impl Conn for PostgresConn {
                 .map_err(|e| pg_detail(&e))
                 .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
                 .unwrap_or_else(|e| serde_json::json!({ "error": e }));
-            out.insert((*view).to_string(), value);
+            out.insert(view.to_string(), value);
         }
         Ok(Some(serde_json::Value::Object(out)))
     }
@@ -549,22 +540,37 @@ impl Conn for PostgresConn {
     }
 }
 
-/// The statistics views saved at every step end; those this server lacks are skipped
-/// (`pg_stat_wal` came in 14, `pg_stat_checkpointer` in 17).
-const STAT_VIEWS: &[&str] = &[
-    "pg_stat_database",
-    "pg_stat_bgwriter",
-    "pg_stat_checkpointer",
-    "pg_stat_wal",
-    "pg_stat_user_tables",
-    "pg_stat_user_indexes",
-    "pg_statio_user_tables",
+/// The statistics views saved at every step end, with the `server_version_num` each came in.
+const STAT_VIEWS: &[(&str, i32)] = &[
+    ("pg_stat_database", 0),
+    ("pg_stat_bgwriter", 0),
+    ("pg_stat_checkpointer", 170_000),
+    ("pg_stat_wal", 140_000),
+    ("pg_stat_io", 160_000),
+    ("pg_stat_user_tables", 0),
+    ("pg_stat_user_indexes", 0),
+    ("pg_statio_user_tables", 0),
 ];
 
-/// Settings that leave the planner only index scans, and no sort, for the forced count.
-const FORCE_INDEX_SETTINGS: &str = "SET LOCAL enable_seqscan = off; \
-     SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off; \
-     SET LOCAL enable_incremental_sort = off";
+/// The statistics views a server of `server_version_num` has.
+fn stat_views(server_version_num: i32) -> impl Iterator<Item = &'static str> {
+    STAT_VIEWS
+        .iter()
+        .filter(move |(_, since)| server_version_num >= *since)
+        .map(|(view, _)| *view)
+}
+
+/// Settings that leave the planner only index scans, and no sort, for the forced count
+/// (`enable_incremental_sort` came in 13; older servers have no incremental sort to turn off).
+fn force_index_settings(server_version_num: i32) -> &'static str {
+    if server_version_num >= 130_000 {
+        "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; \
+         SET LOCAL enable_sort = off; SET LOCAL enable_incremental_sort = off"
+    } else {
+        "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; \
+         SET LOCAL enable_sort = off"
+    }
+}
 
 fn insert_context(table: &str) -> String {
     format!("insert into {table}")
@@ -1080,6 +1086,26 @@ mod tests {
                 .find(|(k, _)| *k == name)
                 .map(|(_, v)| v.to_string())
         }
+    }
+
+    #[test]
+    fn forced_count_settings_follow_the_version() {
+        assert!(!force_index_settings(100_023).contains("incremental"));
+        assert!(!force_index_settings(120_022).contains("incremental"));
+        assert!(force_index_settings(130_000).contains("enable_incremental_sort = off"));
+        assert!(force_index_settings(180_004).contains("enable_sort = off"));
+    }
+
+    #[test]
+    fn statistics_views_follow_the_version() {
+        let of = |v| stat_views(v).collect::<Vec<_>>();
+        assert!(of(100_023).contains(&"pg_stat_bgwriter"));
+        assert!(!of(130_023).contains(&"pg_stat_wal"));
+        assert!(of(140_000).contains(&"pg_stat_wal"));
+        assert!(!of(150_018).contains(&"pg_stat_io"));
+        assert!(of(160_014).contains(&"pg_stat_io"));
+        assert!(!of(160_014).contains(&"pg_stat_checkpointer"));
+        assert!(of(180_004).contains(&"pg_stat_checkpointer"));
     }
 
     #[test]

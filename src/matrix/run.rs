@@ -425,15 +425,11 @@ fn run_steps(opts: crate::runner::RunOptions) -> Result<CellStatus> {
     if outcome.record.status == Status::Interrupted {
         return Ok(CellStatus::Interrupted);
     }
-    if outcome
-        .record
-        .steps
-        .iter()
-        .filter_map(|s| s.integrity.as_ref())
-        .any(|i| !i.ok)
-    {
+    let failed = outcome.record.failed_checks();
+    if !failed.is_empty() {
         anyhow::bail!(
-            "the integrity check failed (row counts or indexes disagree); see {}",
+            "a check after a step failed: {}; see {}",
+            failed.join(" | "),
             outcome.dir.join(results::RUN_FILE).display()
         );
     }

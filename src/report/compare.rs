@@ -354,11 +354,46 @@ fn status_note(s: &StepRecord) -> Option<String> {
     }
 }
 
+/// The note of a figure whose step's checks failed: `check failed: integrity`.
+fn check_note(s: &StepRecord) -> Option<String> {
+    let kinds: BTreeSet<String> = s
+        .check_failures
+        .iter()
+        .map(|f| f.kind.to_string())
+        .collect();
+    (!kinds.is_empty()).then(|| {
+        format!(
+            "{CHECK_FAILED}: {}",
+            kinds.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
+/// The start of the note of a figure whose step's checks failed.
+pub const CHECK_FAILED: &str = "check failed";
+
+/// One line per step whose checks failed, for the report's notes.
+fn check_failure_lines(runs: &[LoadedRun]) -> Vec<String> {
+    runs.iter()
+        .flat_map(|r| {
+            r.record.steps.iter().filter(|s| s.check_failed()).map(|s| {
+                format!(
+                    "{} {}: {CHECK_FAILED}: {} (the step's figures are kept as measured, marked !)",
+                    r.label,
+                    s.name,
+                    s.check_failure_text()
+                )
+            })
+        })
+        .collect()
+}
+
 /// Build the comparison. `base` picks the base run by label; when it matches nothing the
 /// first run is the base and a problem says so.
 pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>) -> Comparison {
     let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let base_index = base_index(runs, base, &labels, &mut problems);
+    problems.extend(check_failure_lines(runs));
     let (names, steps) = step_names(runs, &mut problems);
     let (absolute, abs_cells) = absolute_table(runs, &steps);
     let relative = relative_table(runs, &steps, &abs_cells, base_index);
@@ -468,7 +503,7 @@ fn absolute_table(runs: &[LoadedRun], steps: &[String]) -> (Table, Vec<Vec<Cell>
                     note: if sla_failed(s) {
                         Some(SLA_FAILED.into())
                     } else {
-                        status_note(s)
+                        status_note(s).or_else(|| check_note(s))
                     },
                 },
             });

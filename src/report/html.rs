@@ -61,9 +61,14 @@ fn table_html_corner(
                 .as_deref()
                 .map(|n| format!(" title=\"{}\"", esc(n)))
                 .unwrap_or_default();
+            let mark = if super::partial_note(c).is_some() {
+                " !"
+            } else {
+                ""
+            };
             let _ = write!(
                 out,
-                "<td class=\"{}{}\"{title}>{}</td>",
+                "<td class=\"{}{}\"{title}>{}{mark}</td>",
                 class_of(c),
                 if sla { " sla" } else { "" },
                 esc(&cell_text(c, ratio))

@@ -121,11 +121,13 @@ pub fn clean_label(label: &str) -> String {
     out
 }
 
-/// The note of a cell whose figure covers only part of its step (the step failed, was
-/// interrupted, or was still running when the run ended).
+/// The note of a cell whose figure needs a mark: it covers only part of its step (the step
+/// failed, was interrupted, or was still running when the run ended), or a check after the
+/// step failed (the figure is as measured).
 pub fn partial_note(c: &Cell) -> Option<&str> {
     match c.note.as_deref() {
         Some(n @ ("failed" | "interrupted" | "running")) if c.value.is_some() => Some(n),
+        Some(n) if c.value.is_some() && n.starts_with(compare::CHECK_FAILED) => Some(n),
         _ => None,
     }
 }

@@ -7,7 +7,7 @@ use super::compare::{
     Colour, Comparison, MicroView, StepDetail, Table, micro_groups, profile_line,
 };
 use super::{cell_text, marked};
-use crate::results::{RunRecord, Status, StepRecord};
+use crate::results::{CheckFailure, RunRecord, Status, StepRecord};
 use crate::stats::{BUCKET_LABELS, LatencySummary};
 
 /// A short unit for a throughput figure.
@@ -32,6 +32,15 @@ fn status_note(s: &StepRecord) -> String {
     }
 }
 
+/// A failed check after a step, loud: `INTEGRITY CHECK FAILED: pi1 holds ...`.
+pub fn check_failure_note(f: &CheckFailure) -> String {
+    format!(
+        "{} CHECK FAILED: {}",
+        f.kind.to_string().to_uppercase(),
+        f.message
+    )
+}
+
 /// One line per finished step, printed as the run goes.
 pub fn step_line(s: &StepRecord) -> String {
     // Microbenchmark names are long: one width for all of them keeps the lines aligned.
@@ -52,10 +61,8 @@ pub fn step_line(s: &StepRecord) -> String {
             if sla.passed { "SLA ok" } else { "SLA FAILED" }
         );
     }
-    if let Some(i) = &s.integrity
-        && !i.ok
-    {
-        line.push_str("  INTEGRITY CHECK FAILED");
+    for f in &s.check_failures {
+        let _ = write!(line, "  {}", check_failure_note(f));
     }
     line.push_str(&status_note(s));
     line
@@ -172,28 +179,11 @@ fn step_notes(s: &StepRecord) -> String {
             sla.share_of_seconds_below_95pct * 100.0
         );
     }
-    if let Some(i) = &s.integrity {
-        if i.ok {
-            notes.push_str("integrity ok ");
-        } else {
-            notes.push_str("INTEGRITY CHECK FAILED: ");
-            for t in i.tables.iter().filter(|t| !t.ok) {
-                let _ = write!(
-                    notes,
-                    "{} expected {} rows, pk {}, indexes {:?} ",
-                    t.table, t.expected_rows, t.pk_rows, t.index_rows
-                );
-                if let Some(want) = t.intended_rows
-                    && t.pk_rows.abs_diff(want) > t.allowed_drift_rows
-                {
-                    let _ = write!(
-                        notes,
-                        "(the step means {want} rows, ±{}) ",
-                        t.allowed_drift_rows
-                    );
-                }
-            }
-        }
+    if s.integrity.as_ref().is_some_and(|i| i.ok) {
+        notes.push_str("integrity ok ");
+    }
+    for f in &s.check_failures {
+        let _ = write!(notes, "{} ", check_failure_note(f));
     }
     if let Some(settle) = &s.settle {
         let _ = write!(notes, "settled {:.0} s ", settle.seconds);
@@ -333,7 +323,7 @@ pub fn comparison(cmp: &Comparison, colour: bool) -> String {
         table_text(&mut out, &cmp.relative, true, colour, None);
         if has_partial(&cmp.absolute) {
             out.push_str(
-                "(! the step failed or was interrupted: its figure covers only the part that ran)\n",
+                "(! the step failed or was interrupted: its figure covers only the part that ran; or a check after it failed: the figure is as measured, the notes say why)\n",
             );
         }
     }

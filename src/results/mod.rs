@@ -122,6 +122,69 @@ pub struct StepRecord {
     /// Server-side efficiency per op (spec section 5); `None` for a step that failed to start.
     #[serde(default)]
     pub metrics: Option<metrics::StepMetrics>,
+    /// The checks after the step's measured part that failed (integrity, settle, statistics):
+    /// the step's figures above stay as measured, the run's exit status is non-zero. Empty
+    /// when every check passed; absent in runs recorded before it existed.
+    #[serde(default)]
+    pub check_failures: Vec<CheckFailure>,
+}
+
+impl StepRecord {
+    /// Whether a check after the step failed (its figures are kept, marked).
+    pub fn check_failed(&self) -> bool {
+        !self.check_failures.is_empty()
+    }
+
+    /// The failed checks in one line: `integrity: pi1 holds 39,960 rows, expected 40,000; ...`.
+    pub fn check_failure_text(&self) -> String {
+        self.check_failures
+            .iter()
+            .map(|f| format!("{}: {}", f.kind, f.message))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Which check after a step failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckKind {
+    /// The row counts or an index disagree with what the step did, or they could not be read.
+    Integrity,
+    /// The settle phase after l.i2 could not run, or one of its maintenance actions failed.
+    Settle,
+    /// The DBMS's statistics could not be saved at step end.
+    Statistics,
+}
+
+impl std::fmt::Display for CheckKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CheckKind::Integrity => "integrity",
+            CheckKind::Settle => "settle",
+            CheckKind::Statistics => "statistics",
+        })
+    }
+}
+
+/// One failed check after a step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckFailure {
+    /// Which check.
+    pub kind: CheckKind,
+    /// What went wrong, as the check or the DBMS said it.
+    pub message: String,
+}
+
+impl RunRecord {
+    /// The steps whose checks failed, one line each (`l.i1: integrity: ...`); empty when none.
+    pub fn failed_checks(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .filter(|s| s.check_failed())
+            .map(|s| format!("{}: {}", s.name, s.check_failure_text()))
+            .collect()
+    }
 }
 
 /// One operation kind of one step, merged over all connections.

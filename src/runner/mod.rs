@@ -17,8 +17,8 @@ use anyhow::{Context, bail};
 
 use crate::backend::{Conn, Driver, DriverOptions, TargetInfo, driver_for_url};
 use crate::results::{
-    self, IntegrityRecord, OpRecord, RunRecord, SCHEMA_VERSION, SettleRecord, SlaRecord, Status,
-    StepRecord, TableCheck, TimelineWriter,
+    self, CheckFailure, CheckKind, IntegrityRecord, OpRecord, RunRecord, SCHEMA_VERSION,
+    SettleRecord, SlaRecord, Status, StepRecord, TableCheck, TimelineWriter,
 };
 use crate::sampler::procfs::process_cpu_seconds;
 use crate::sampler::{self, Sampler};
@@ -259,6 +259,7 @@ fn failed_step(step: StepName, clients: u32, error: String) -> StepRecord {
         settle: None,
         integrity: None,
         metrics: None,
+        check_failures: Vec::new(),
     }
 }
 
@@ -402,12 +403,36 @@ fn run_step(
             &series(&driven.seen, OpKind::Insert, |c| c.rows),
         )
     });
+    // The checks after the measured part: a failure is recorded beside the figures, which
+    // stay as measured.
+    let mut check_failures = Vec::new();
     let settle = if plan.settle && status == Status::Completed {
-        Some(settle_phase(opts, driver, state, mode)?)
+        match settle_phase(opts, driver, state, mode) {
+            Ok(settle) => {
+                check_failures.extend(settle_failures(&settle));
+                Some(settle)
+            }
+            Err(e) => {
+                check_failures.push(check_failure(CheckKind::Settle, format!("{e:#}")));
+                None
+            }
+        }
     } else {
         None
     };
-    let integrity = after_check(opts, admin, state, &plan, status, &rows_before)?;
+    let integrity = match after_check(opts, admin, state, &plan, status, &rows_before) {
+        Ok(integrity) => integrity,
+        Err(e) => {
+            check_failures.push(check_failure(CheckKind::Integrity, format!("{e:#}")));
+            None
+        }
+    };
+    if let Some(i) = integrity.as_ref().filter(|i| !i.ok) {
+        check_failures.push(check_failure(CheckKind::Integrity, integrity_mismatch(i)));
+    }
+    if let Some(e) = sampled.as_ref().and_then(|s| s.stats_failure.clone()) {
+        check_failures.push(check_failure(CheckKind::Statistics, e));
+    }
 
     let mut record = StepRecord {
         name: step,
@@ -428,6 +453,7 @@ fn run_step(
         settle,
         integrity,
         metrics: None,
+        check_failures,
     };
     record.metrics = Some(sampler::step_metrics(&record, sampled));
     Ok(record)
@@ -873,6 +899,50 @@ fn settle_phase(
         seconds: t0.elapsed().as_secs_f64(),
         actions,
     })
+}
+
+fn check_failure(kind: CheckKind, message: String) -> CheckFailure {
+    CheckFailure { kind, message }
+}
+
+/// The settle phase's maintenance actions that failed, as settle failures.
+fn settle_failures(settle: &SettleRecord) -> impl Iterator<Item = CheckFailure> + '_ {
+    settle.actions.iter().filter_map(|a| {
+        a.error
+            .as_ref()
+            .map(|e| check_failure(CheckKind::Settle, format!("{}: {e}", a.action)))
+    })
+}
+
+/// What disagreed in an integrity check, table by table:
+/// `pi1 holds 39960 rows (expected 40000); pi1_pdc counts 39950`.
+fn integrity_mismatch(integrity: &IntegrityRecord) -> String {
+    integrity
+        .tables
+        .iter()
+        .filter(|t| !t.ok)
+        .map(|t| {
+            let mut parts = vec![format!(
+                "{} holds {} rows (expected {}",
+                t.table, t.pk_rows, t.expected_rows
+            )];
+            if let Some(want) = t.intended_rows {
+                parts[0].push_str(&format!(
+                    ", the step intends {want} within {}",
+                    t.allowed_drift_rows
+                ));
+            }
+            parts[0].push(')');
+            parts.extend(
+                t.index_rows
+                    .iter()
+                    .filter(|(_, n)| **n != t.expected_rows)
+                    .map(|(ix, n)| format!("{ix} counts {n}")),
+            );
+            parts.join(", ")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn series(

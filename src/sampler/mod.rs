@@ -232,6 +232,9 @@ pub struct StepRaw {
     pub data_dir_bytes: Result<u64, String>,
     /// The statistics file, or why not.
     pub stats_file: Result<String, String>,
+    /// Why the DBMS's statistics could not be read, when it has them (a failed check of the
+    /// step); `None` when they were saved or the DBMS keeps none (SQLite).
+    pub stats_failure: Option<String>,
     /// perf counters over the step.
     pub perf: Option<perf::PerfRecord>,
     /// The server's CPU profile over (part of) the step.
@@ -508,11 +511,13 @@ impl Worker {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+        let (stats_file, stats_failure) = self.save_stats(step, ordinal);
         StepRaw {
             totals: totals(&c.start, &end, self.probe.ticks_per_sec, max_memory),
             db_size: self.db_size(),
             data_dir_bytes: self.dir_size(),
-            stats_file: self.save_stats(step, ordinal),
+            stats_file,
+            stats_failure,
             perf,
             profile,
         }
@@ -593,15 +598,44 @@ impl Worker {
         }
     }
 
-    fn save_stats(&mut self, step: StepName, ordinal: u32) -> Result<String, String> {
-        let conn = self
-            .conn
-            .as_mut()
-            .ok_or_else(|| "the sampler has no connection to the database".to_string())?;
-        let stats = conn
-            .server_statistics()
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| "the DBMS keeps no server statistics (SQLite)".to_string())?;
+    /// Save the DBMS's statistics of the step's end: the file's path (or why there is none)
+    /// and, when the DBMS has statistics but they could not all be read, the failure.
+    fn save_stats(
+        &mut self,
+        step: StepName,
+        ordinal: u32,
+    ) -> (Result<String, String>, Option<String>) {
+        let Some(conn) = self.conn.as_mut() else {
+            return (
+                Err("the sampler has no connection to the database".to_string()),
+                None,
+            );
+        };
+        let stats = match conn.server_statistics() {
+            Ok(Some(stats)) => stats,
+            Ok(None) => {
+                return (
+                    Err("the DBMS keeps no server statistics (SQLite)".to_string()),
+                    None,
+                );
+            }
+            Err(e) => return (Err(e.to_string()), Some(e.to_string())),
+        };
+        let failure = failed_parts(&stats);
+        let saved = self.write_stats(step, ordinal, &stats);
+        let failure = match (&saved, failure) {
+            (Err(e), _) => Some(e.clone()),
+            (Ok(_), failure) => failure,
+        };
+        (saved, failure)
+    }
+
+    fn write_stats(
+        &self,
+        step: StepName,
+        ordinal: u32,
+        stats: &serde_json::Value,
+    ) -> Result<String, String> {
         let stats_dir = self.dir.join(STATS_DIR);
         fs::create_dir_all(&stats_dir)
             .map_err(|e| format!("cannot create {}: {e}", stats_dir.display()))?;
@@ -609,9 +643,24 @@ impl Worker {
         if stats_dir.join(&name).exists() {
             name = format!("{step}-{ordinal}.json");
         }
-        write_json(&stats_dir.join(&name), &stats)?;
+        write_json(&stats_dir.join(&name), stats)?;
         Ok(format!("{STATS_DIR}/{name}"))
     }
+}
+
+/// The parts of a statistics snapshot that could not be read: a backend records a view or
+/// status it could not read as `{"error": "..."}` in its place.
+fn failed_parts(stats: &serde_json::Value) -> Option<String> {
+    let failed: Vec<String> = stats
+        .as_object()?
+        .iter()
+        .filter_map(|(name, v)| {
+            v.get("error")
+                .and_then(serde_json::Value::as_str)
+                .map(|e| format!("{name}: {e}"))
+        })
+        .collect();
+    (!failed.is_empty()).then(|| failed.join("; "))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -656,6 +705,7 @@ impl StepRaw {
             db_size: Err("the sampler thread is not running".into()),
             data_dir_bytes: Err("the sampler thread is not running".into()),
             stats_file: Err("the sampler thread is not running".into()),
+            stats_failure: None,
             perf: None,
             profile: None,
         }
