@@ -210,6 +210,105 @@ pub struct SettleAction {
     pub error: Option<String>,
 }
 
+/// How the server was built, as far as it tells (spec section 8: what a regression hunter
+/// needs to explain two builds of one version that differ): recorded in run.json as `build`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildFacts {
+    /// The full version string (PostgreSQL `version()`: version, platform, compiler; MySQL
+    /// `@@version`).
+    #[serde(default)]
+    pub version_string: Option<String>,
+    /// PostgreSQL `pg_config` `CONFIGURE`: the configure options (`--with-lz4`, ...).
+    #[serde(default)]
+    pub configure: Option<String>,
+    /// PostgreSQL `pg_config` `CC`: the compiler.
+    #[serde(default)]
+    pub cc: Option<String>,
+    /// PostgreSQL `pg_config` `CFLAGS`: the compiler flags (`-O2`, `-Os`, ...).
+    #[serde(default)]
+    pub cflags: Option<String>,
+    /// MySQL/MariaDB `@@version_comment` (the packager: `Debian n/a`, `MariaDB Server`).
+    #[serde(default)]
+    pub version_comment: Option<String>,
+    /// MySQL/MariaDB `@@version_compile_machine` (`x86_64`).
+    #[serde(default)]
+    pub compile_machine: Option<String>,
+    /// MySQL/MariaDB `@@version_compile_os` (`debian-linux-gnu`).
+    #[serde(default)]
+    pub compile_os: Option<String>,
+    /// SQLite `PRAGMA compile_options`.
+    #[serde(default)]
+    pub compile_options: Vec<String>,
+    /// The server's executable (from `/proc/PID/exe` of the server's process), when the
+    /// server runs on this host and was found.
+    #[serde(default)]
+    pub binary_path: Option<String>,
+    /// Its size, bytes: code growth between versions is itself a published figure.
+    #[serde(default)]
+    pub binary_bytes: Option<u64>,
+    /// Its SHA-256, hex: tells two builds of one version apart.
+    #[serde(default)]
+    pub binary_sha256: Option<String>,
+    /// Why a fact above is missing (`pg_config: permission denied ...`), one line each.
+    #[serde(default)]
+    pub na: Vec<String>,
+}
+
+impl BuildFacts {
+    /// The optimisation level and the options that change speed, in a few words: `-O2, lz4`,
+    /// `-Os, no lz4` (lz4 from PostgreSQL 14, which brought it). `None` when the server does not report its flags (MySQL, MariaDB,
+    /// SQLite).
+    pub fn flags_summary(&self) -> Option<String> {
+        let cflags = self.cflags.as_deref()?;
+        let level = cflags
+            .split_whitespace()
+            .filter(|f| f.starts_with("-O"))
+            .next_back()
+            .unwrap_or("no -O");
+        let mut out = level.to_string();
+        // `--with-lz4` came in PostgreSQL 14: before it no build has lz4 to lack.
+        let major = self
+            .version_string
+            .as_deref()
+            .and_then(|v| v.strip_prefix("PostgreSQL "))
+            .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|m| m.parse::<u32>().ok());
+        if let Some(configure) = self.configure.as_ref().filter(|_| major >= Some(14)) {
+            out.push_str(if configure.contains("--with-lz4") {
+                ", lz4"
+            } else {
+                ", no lz4"
+            });
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod build_tests {
+    use super::BuildFacts;
+
+    fn pg(version: &str, cflags: &str, configure: &str) -> BuildFacts {
+        BuildFacts {
+            version_string: Some(format!("PostgreSQL {version} on x86_64-pc-linux-gnu")),
+            cflags: Some(cflags.into()),
+            configure: Some(configure.into()),
+            ..BuildFacts::default()
+        }
+    }
+
+    #[test]
+    fn flags_summary_names_the_optimisation_level_and_lz4_where_it_exists() {
+        let deb = pg("15.18 (Debian)", "-Wall -g -O2 -fwrapv", "'--with-lz4' '--with-zstd'");
+        assert_eq!(deb.flags_summary().as_deref(), Some("-O2, lz4"));
+        let reg = pg("17.10", "-Wall -O2 -Os", "'CFLAGS=-Os'");
+        assert_eq!(reg.flags_summary().as_deref(), Some("-Os, no lz4"));
+        let old = pg("10.23", "-Wall -O2", "'--with-icu'");
+        assert_eq!(old.flags_summary().as_deref(), Some("-O2"));
+        assert_eq!(BuildFacts::default().flags_summary(), None);
+    }
+}
+
 /// Logical size of the database as the DBMS itself reports it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DbSize {
@@ -360,6 +459,12 @@ pub trait Conn: Send {
     /// once per run. `None` when the backend has none.
     fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
         Ok(None)
+    }
+
+    /// How the server was built, as far as it reports it over SQL (the binary's facts come
+    /// from the sampler, which knows the server's process).
+    fn build_facts(&mut self) -> BackendResult<BuildFacts> {
+        Ok(BuildFacts::default())
     }
 }
 

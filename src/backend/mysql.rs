@@ -842,6 +842,30 @@ impl Conn for MysqlConn {
         Ok(Some(serde_json::Value::Object(out)))
     }
 
+    fn build_facts(&mut self) -> BackendResult<BuildFacts> {
+        let sql = "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
+                   ('version', 'version_comment', 'version_compile_machine', 'version_compile_os')";
+        let rows = text_rows(&mut self.conn, sql).map_err(|e| self.err(sql, e))?;
+        let mut facts = BuildFacts::default();
+        for row in rows {
+            let (Some(Some(name)), Some(Some(value))) = (row.first(), row.get(1)) else {
+                continue;
+            };
+            let slot = match name.as_str() {
+                "version" => &mut facts.version_string,
+                "version_comment" => &mut facts.version_comment,
+                "version_compile_machine" => &mut facts.compile_machine,
+                "version_compile_os" => &mut facts.compile_os,
+                _ => continue,
+            };
+            *slot = Some(value.clone());
+        }
+        facts
+            .na
+            .push("compiler flags: MySQL and MariaDB do not report them".to_string());
+        Ok(facts)
+    }
+
     fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
         text_rows(&mut self.conn, "SHOW GLOBAL VARIABLES")
             .map(|rows| Some(name_value_object(rows)))

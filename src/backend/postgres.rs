@@ -523,6 +523,10 @@ impl Conn for PostgresConn {
         Ok(Some(serde_json::Value::Object(out)))
     }
 
+    fn build_facts(&mut self) -> BackendResult<BuildFacts> {
+        self.read_build_facts()
+    }
+
     fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
         let context = "read pg_settings";
         let text: String = self
@@ -537,6 +541,48 @@ impl Conn for PostgresConn {
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| BackendError::sql(context, e))
+    }
+}
+
+impl PostgresConn {
+    /// `version()` and, when this user may read it, `pg_config`'s CONFIGURE, CC and CFLAGS.
+    fn read_build_facts(&mut self) -> BackendResult<BuildFacts> {
+        let version_string: String = self
+            .client
+            .query_one("SELECT version()", &[])
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| self.err("SELECT version()", &e))?;
+        let mut facts = BuildFacts {
+            version_string: Some(version_string),
+            ..BuildFacts::default()
+        };
+        // pg_config is readable by superusers (and members of pg_read_all_settings from 10).
+        let rows = self.client.query(
+            "SELECT name, setting FROM pg_config WHERE name IN ('CONFIGURE', 'CC', 'CFLAGS')",
+            &[],
+        );
+        match rows {
+            Ok(rows) => {
+                for row in rows {
+                    let (Ok(name), Ok(setting)) =
+                        (row.try_get::<_, String>(0), row.try_get::<_, String>(1))
+                    else {
+                        continue;
+                    };
+                    match name.as_str() {
+                        "CONFIGURE" => facts.configure = Some(setting),
+                        "CC" => facts.cc = Some(setting),
+                        "CFLAGS" => facts.cflags = Some(setting),
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) => facts.na.push(format!(
+                "pg_config: {} (reading it needs a superuser)",
+                pg_detail(&e)
+            )),
+        }
+        Ok(facts)
     }
 }
 

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::micro_sql::{self, Outcome, Placeholders};
 use super::{
-    BackendError, BackendKind, BackendResult, Canceller, Conn, DbSize, Driver, SecondaryIndex,
+    BackendError, BackendKind, BuildFacts, BackendResult, Canceller, Conn, DbSize, Driver, SecondaryIndex,
     ServerFiles, SettleAction, TableOptions, TargetInfo,
 };
 use crate::workload::RowBatch;
@@ -578,6 +578,27 @@ impl Conn for SqliteConn {
             pid_file: None,
             embedded: true,
         }))
+    }
+
+    fn build_facts(&mut self) -> BackendResult<BuildFacts> {
+        let context = "read the SQLite version and compile options";
+        let version: String = self
+            .conn
+            .query_row("SELECT sqlite_version()", [], |r| r.get(0))
+            .map_err(|e| map_err(context, e))?;
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA compile_options")
+            .map_err(|e| map_err(context, e))?;
+        let compile_options = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .and_then(Iterator::collect)
+            .map_err(|e| map_err(context, e))?;
+        Ok(BuildFacts {
+            version_string: Some(format!("SQLite {version} (bundled in ibench)")),
+            compile_options,
+            ..BuildFacts::default()
+        })
     }
 
     fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {

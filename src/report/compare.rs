@@ -114,11 +114,34 @@ pub struct StepDetail {
     pub profiles: Vec<(String, ProfileRecord)>,
 }
 
+/// One run as the report's run table shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRow {
+    /// The run's label.
+    pub label: String,
+    /// DBMS and version (`PostgreSQL 15.18`).
+    pub dbms: String,
+    /// The build's optimisation level and speed-relevant options (`-O2, lz4`), when the
+    /// server reports its flags.
+    pub build_flags: Option<String>,
+    /// The server binary's size, bytes, when it was found.
+    pub binary_bytes: Option<u64>,
+    /// The run's state (`completed`, `failed`, ...).
+    pub status: String,
+    /// Its results directory.
+    pub dir: String,
+}
+
 /// The whole comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
     /// The runs' labels, in order.
     pub labels: Vec<String>,
+    /// The runs: DBMS, build and results dir of each, in order.
+    pub runs: Vec<RunRow>,
+    /// One line when the runs' servers were built with different flags (a build difference
+    /// alone moves every figure), said above the tables.
+    pub build_warning: Option<String>,
     /// Index of the base run.
     pub base: usize,
     /// Steps in canonical order (union over the runs).
@@ -406,8 +429,11 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         super::diagnosis::NoiseBand::default_band()
     });
     let micro = micro_view(runs, &names, &labels, &absolute, &relative);
+    let run_rows = run_rows(runs);
     Comparison {
         labels,
+        build_warning: build_warning(&run_rows),
+        runs: run_rows,
         base: base_index,
         steps,
         absolute,
@@ -419,6 +445,53 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         micro,
         problems,
     }
+}
+
+/// The run table's rows.
+fn run_rows(runs: &[LoadedRun]) -> Vec<RunRow> {
+    runs.iter()
+        .map(|r| {
+            let build = r.record.build.as_ref();
+            RunRow {
+                label: r.label.clone(),
+                dbms: r
+                    .record
+                    .target
+                    .as_ref()
+                    .map(|t| format!("{} {}", t.dbms, t.version))
+                    .unwrap_or_default(),
+                build_flags: build.and_then(crate::backend::BuildFacts::flags_summary),
+                binary_bytes: build.and_then(|b| b.binary_bytes),
+                status: format!("{:?}", r.record.status).to_lowercase(),
+                dir: r.dir.display().to_string(),
+            }
+        })
+        .collect()
+}
+
+/// `Build flags differ: -O2, lz4 (a, b); -Os, no lz4 (c): ...` when the runs that report their
+/// flags do not all share them.
+fn build_warning(rows: &[RunRow]) -> Option<String> {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in rows {
+        let Some(flags) = r.build_flags.as_deref() else {
+            continue;
+        };
+        match groups.iter_mut().find(|(f, _)| *f == flags) {
+            Some((_, labels)) => labels.push(&r.label),
+            None => groups.push((flags, vec![&r.label])),
+        }
+    }
+    (groups.len() > 1).then(|| {
+        let parts: Vec<String> = groups
+            .iter()
+            .map(|(flags, labels)| format!("{flags} ({})", labels.join(", ")))
+            .collect();
+        format!(
+            "Build flags differ: {}. A build difference alone moves every figure: compare builds made with the same flags.",
+            parts.join("; ")
+        )
+    })
 }
 
 /// The index of the base run: the one labelled `base`, else the first (with a problem line).
@@ -646,13 +719,33 @@ pub fn diagnoses(
             if let Some(s) = find_step(run, step)
                 && s.status == Status::Completed
                 && b.status == Status::Completed
-                && let Some(d) = super::diagnosis::diagnose(&run.label, s, b, band_of(step))
+                && let Some(mut d) = super::diagnosis::diagnose(&run.label, s, b, band_of(step))
             {
+                d.build = build_difference(run, &runs[base]);
                 out.push(d);
             }
         }
     }
     out
+}
+
+/// `-Os, no lz4 vs the base's -O2, lz4` when `run` and `base` are one DBMS major whose
+/// builds differ in flags.
+fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
+    let family = |r: &LoadedRun| {
+        r.record
+            .target
+            .as_ref()
+            .map(|t| super::diagnosis::version_family(&t.dbms, &t.version))
+    };
+    let flags = |r: &LoadedRun| {
+        r.record
+            .build
+            .as_ref()
+            .and_then(crate::backend::BuildFacts::flags_summary)
+    };
+    let (f, bf) = (flags(run)?, flags(base)?);
+    (f != bf && family(run)? == family(base)?).then(|| format!("{f} vs the base's {bf}"))
 }
 
 /// The note of a cell whose step failed its background-insert SLA.

@@ -97,12 +97,19 @@ pub struct Diagnosis {
     pub relative: f64,
     /// The figures that moved with it, the one that accounts for most first.
     pub movers: Vec<Mover>,
+    /// When the run and the base are the same DBMS major but their builds differ in flags:
+    /// `-Os, no lz4 vs the base's -O2, lz4`. A cause in itself.
+    #[serde(default)]
+    pub build: Option<String>,
 }
 
 impl Diagnosis {
     /// One line: `l.i1 0.82 (PG 17): server CPU/op ×1.21, KB written/row ×1.40`.
     pub fn line(&self) -> String {
-        let head = format!("{} {:.2} ({})", self.step, self.relative, self.run);
+        let mut head = format!("{} {:.2} ({})", self.step, self.relative, self.run);
+        if let Some(b) = &self.build {
+            head.push_str(&format!(" [same major, other build flags: {b}]"));
+        }
         if self.movers.is_empty() {
             return format!("{head}: nothing measured explains it (no per-op figure moved)");
         }
@@ -166,7 +173,24 @@ pub fn diagnose(
         run: run_label.to_string(),
         relative,
         movers,
+        build: None,
     })
+}
+
+/// The DBMS and major version of a target (`PostgreSQL 15`, `MariaDB 10.11`): runs of one
+/// family differ only by patch releases, builds and configs.
+pub fn version_family(dbms: &str, version: &str) -> String {
+    let parts: Vec<&str> = version
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .collect();
+    // PostgreSQL numbers its majors with one figure from 10 on; the MySQL family with two.
+    let n = if dbms == "PostgreSQL" && parts.first().is_some_and(|p| p.len() > 1) {
+        1
+    } else {
+        2
+    };
+    format!("{dbms} {}", parts.iter().take(n).copied().collect::<Vec<_>>().join("."))
 }
 
 #[cfg(test)]

@@ -114,7 +114,7 @@ fn chart(title: &str, y_label: &str, data: &[(String, Vec<(f64, f64)>)]) -> Stri
 
 /// The comparison as one HTML document.
 pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
-    let mut out = header_html(cmp, runs);
+    let mut out = header_html(cmp);
     summary_html(&mut out, cmp);
     diagnosis_html(&mut out, cmp);
     for d in &cmp.details {
@@ -139,7 +139,7 @@ pub fn render(cmp: &Comparison, runs: &[LoadedRun]) -> String {
 }
 
 /// The document's head, title and the table of runs.
-fn header_html(cmp: &Comparison, runs: &[LoadedRun]) -> String {
+fn header_html(cmp: &Comparison) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
@@ -153,22 +153,23 @@ fn header_html(cmp: &Comparison, runs: &[LoadedRun]) -> String {
         esc(&cmp.labels.join(", ")),
         esc(cmp.labels.get(cmp.base).map_or("", String::as_str))
     );
-    out.push_str("<table class=\"note\"><tr><th class=\"l\">run</th><th class=\"l\">DBMS</th><th class=\"l\">status</th><th class=\"l\">results</th></tr>");
-    for r in runs {
-        let t = r.record.target.as_ref();
+    out.push_str("<table class=\"note\"><tr><th class=\"l\">run</th><th class=\"l\">DBMS</th><th class=\"l\">build flags</th><th>binary</th><th class=\"l\">status</th><th class=\"l\">results</th></tr>");
+    for r in &cmp.runs {
         let _ = write!(
             out,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{:?}</td><td class=\"l\">{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
             esc(&r.label),
-            esc(&t
-                .map(|t| format!("{} {}", t.dbms, t.version))
-                .unwrap_or_default()),
-            r.record.status,
-            esc(&r.dir.display().to_string())
+            esc(&r.dbms),
+            esc(r.build_flags.as_deref().unwrap_or("n/a")),
+            super::text::fmt_binary(r.binary_bytes),
+            esc(&r.status),
+            esc(&r.dir)
         );
     }
     out.push_str("</table>");
-
+    if let Some(w) = &cmp.build_warning {
+        let _ = write!(out, "<p class=\"warn\"><b>{}</b></p>", esc(w));
+    }
     out
 }
 

@@ -121,6 +121,7 @@ pub fn render(cmp: &Comparison) -> String {
             .get(cmp.base)
             .map_or(String::new(), |l| escape_md(l))
     );
+    runs_md(&mut out, cmp);
     if let Some(m) = &cmp.micro {
         micro_md(&mut out, m);
     } else {
@@ -156,6 +157,26 @@ pub fn render(cmp: &Comparison) -> String {
         }
     }
     out
+}
+
+/// The run table (DBMS, build flags, binary size, results dir) and the build warning.
+fn runs_md(out: &mut String, cmp: &Comparison) {
+    out.push_str("| run | DBMS | build flags | binary | results |\n|---|---|---|---:|---|\n");
+    for r in &cmp.runs {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            escape_md(&r.label),
+            escape_md(&r.dbms),
+            escape_md(r.build_flags.as_deref().unwrap_or("n/a")),
+            super::text::fmt_binary(r.binary_bytes),
+            escape_md(&r.dir)
+        );
+    }
+    if let Some(w) = &cmp.build_warning {
+        let _ = writeln!(out, "\n**{}**", escape_md(w));
+    }
+    out.push('\n');
 }
 
 /// A step's latency bucket tables.

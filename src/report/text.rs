@@ -302,6 +302,40 @@ fn micro_text(out: &mut String, m: &MicroView, colour: bool) {
     }
 }
 
+/// A binary's size for people: `8.9 MB`.
+pub fn fmt_binary(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "n/a".to_string(), |b| format!("{:.1} MB", count_f64(b) / 1e6))
+}
+
+/// The run table (DBMS, build flags, binary size) and the build warning.
+fn runs_text(out: &mut String, cmp: &Comparison) {
+    let label_w = cmp
+        .runs
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(3)
+        .clamp(3, super::MAX_LABEL_CHARS);
+    let _ = writeln!(
+        out,
+        "\n{:<label_w$}  {:<24} {:<16} {:>9}",
+        "run", "DBMS", "build flags", "binary"
+    );
+    for r in &cmp.runs {
+        let _ = writeln!(
+            out,
+            "{:<label_w$}  {:<24} {:<16} {:>9}",
+            truncate(&r.label, label_w),
+            truncate(&r.dbms, 24),
+            r.build_flags.as_deref().unwrap_or("n/a"),
+            fmt_binary(r.binary_bytes)
+        );
+    }
+    if let Some(w) = &cmp.build_warning {
+        let _ = writeln!(out, "\n!! {w}");
+    }
+}
+
 /// The comparison as terminal text; `colour` adds ANSI colours.
 pub fn comparison(cmp: &Comparison, colour: bool) -> String {
     let mut out = String::new();
@@ -311,6 +345,7 @@ pub fn comparison(cmp: &Comparison, colour: bool) -> String {
         cmp.labels.join(", "),
         cmp.labels.get(cmp.base).map_or("", String::as_str)
     );
+    runs_text(&mut out, cmp);
     if let Some(m) = &cmp.micro {
         micro_text(&mut out, m, colour);
     } else {

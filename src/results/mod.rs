@@ -79,6 +79,10 @@ pub struct RunRecord {
     /// Where the sampler found the server and its storage, and the run's totals.
     #[serde(default)]
     pub metrics: Option<metrics::RunMetrics>,
+    /// How the server was built (version string, compiler flags, binary size and SHA-256),
+    /// as far as it could be told; `None` in runs recorded before it existed.
+    #[serde(default)]
+    pub build: Option<crate::backend::BuildFacts>,
 }
 
 /// What one step measured.

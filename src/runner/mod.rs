@@ -87,9 +87,11 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
         steps: Vec::new(),
         timeline_file: results::TIMELINE_FILE.to_string(),
         metrics: None,
+        build: None,
     };
     let sampler = Sampler::start(&opts, driver.as_ref(), &dir, &mut record.host);
     record.metrics = Some(sampler.info());
+    record.build = Some(sampler.build());
     let run_file = dir.join(results::RUN_FILE);
     results::write_json_atomic(&run_file, &record)?;
     stop::set_run_file(Some(run_file.clone()));

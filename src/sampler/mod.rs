@@ -7,6 +7,7 @@
 //! Nothing here fails a run: a figure that cannot be measured is [`Metric::Na`] with the
 //! reason.
 
+pub mod build;
 pub mod locate;
 pub mod perf;
 pub mod procfs;
@@ -252,6 +253,7 @@ pub struct Sampler {
     tx: Option<Sender<Cmd>>,
     thread: Option<JoinHandle<()>>,
     info: RunMetrics,
+    build: crate::backend::BuildFacts,
 }
 
 impl Sampler {
@@ -297,6 +299,7 @@ impl Sampler {
             },
             ticks_per_sec: procfs::clock_ticks_per_sec(),
         };
+        let build = build::collect(&mut conn, &server);
         let info = RunMetrics {
             metrics_file: METRICS_FILE.to_string(),
             sample_interval_seconds: SAMPLE_INTERVAL.as_secs_f64(),
@@ -331,12 +334,18 @@ impl Sampler {
             tx: thread.as_ref().map(|_| tx),
             thread,
             info,
+            build,
         }
     }
 
     /// What the sampler knows so far (for run.json).
     pub fn info(&self) -> RunMetrics {
         self.info.clone()
+    }
+
+    /// How the server was built (for run.json's `build`).
+    pub fn build(&self) -> crate::backend::BuildFacts {
+        self.build.clone()
     }
 
     /// Mark the start of a step's measured part: takes a reading before returning.
