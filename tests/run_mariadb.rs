@@ -39,6 +39,33 @@ fn all_ten_steps_on_innodb() {
         Some(ibench::backend::flavour::Flavour::Mariadb)
     );
     assert_eq!(target.engine, Some(Engine::Innodb));
+    let build = run.build.as_ref().expect("run.json has the build facts");
+    assert!(
+        build
+            .version_string
+            .as_deref()
+            .is_some_and(|v| v.contains("MariaDB")),
+        "{build:?}"
+    );
+    assert!(
+        build.version_comment.is_some() && build.compile_machine.is_some(),
+        "{build:?}"
+    );
+    assert!(build.compile_os.is_some(), "{build:?}");
+    assert!(
+        build
+            .binary_path
+            .as_deref()
+            .is_some_and(|p| p.contains("mariadbd")),
+        "{build:?}"
+    );
+    assert!(build.binary_bytes.is_some_and(|b| b > 1_000_000));
+    assert_eq!(build.binary_sha256.as_ref().map(String::len), Some(64));
+    assert!(
+        build.na.iter().any(|n| n.contains("compiler flags")),
+        "{:?}",
+        build.na
+    );
 }
 
 /// Two deleters of one table: each deletes as many rows as its inserter added.

@@ -299,7 +299,11 @@ mod build_tests {
 
     #[test]
     fn flags_summary_names_the_optimisation_level_and_lz4_where_it_exists() {
-        let deb = pg("15.18 (Debian)", "-Wall -g -O2 -fwrapv", "'--with-lz4' '--with-zstd'");
+        let deb = pg(
+            "15.18 (Debian)",
+            "-Wall -g -O2 -fwrapv",
+            "'--with-lz4' '--with-zstd'",
+        );
         assert_eq!(deb.flags_summary().as_deref(), Some("-O2, lz4"));
         let reg = pg("17.10", "-Wall -O2 -Os", "'CFLAGS=-Os'");
         assert_eq!(reg.flags_summary().as_deref(), Some("-Os, no lz4"));

@@ -13,8 +13,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::micro_sql::{self, Outcome, Placeholders};
 use super::{
-    BackendError, BackendKind, BuildFacts, BackendResult, Canceller, Conn, DbSize, Driver, SecondaryIndex,
-    ServerFiles, SettleAction, TableOptions, TargetInfo,
+    BackendError, BackendKind, BackendResult, BuildFacts, Canceller, Conn, DbSize, Driver,
+    SecondaryIndex, ServerFiles, SettleAction, TableOptions, TargetInfo,
 };
 use crate::workload::RowBatch;
 use crate::workload::micro::{MicroStatement, MicroStatementKind};

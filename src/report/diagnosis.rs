@@ -190,7 +190,10 @@ pub fn version_family(dbms: &str, version: &str) -> String {
     } else {
         2
     };
-    format!("{dbms} {}", parts.iter().take(n).copied().collect::<Vec<_>>().join("."))
+    format!(
+        "{dbms} {}",
+        parts.iter().take(n).copied().collect::<Vec<_>>().join(".")
+    )
 }
 
 #[cfg(test)]

@@ -304,7 +304,10 @@ fn micro_text(out: &mut String, m: &MicroView, colour: bool) {
 
 /// A binary's size for people: `8.9 MB`.
 pub fn fmt_binary(bytes: Option<u64>) -> String {
-    bytes.map_or_else(|| "n/a".to_string(), |b| format!("{:.1} MB", count_f64(b) / 1e6))
+    bytes.map_or_else(
+        || "n/a".to_string(),
+        |b| format!("{:.1} MB", count_f64(b) / 1e6),
+    )
 }
 
 /// The run table (DBMS, build flags, binary size) and the build warning.

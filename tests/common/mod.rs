@@ -57,8 +57,14 @@ pub fn start_server(kind: ServerKind, engine: Engine) -> ServerHandle {
         init_args: Vec::new(),
     })
     .unwrap_or_else(|e| panic!("cannot start a private {kind:?}: {e:#}"));
-    STARTED.lock().unwrap().push(handle.clone());
+    register_server(handle.clone());
     handle
+}
+
+/// Have a server this test started stopped (and its dir removed) when the process exits.
+pub fn register_server(handle: ServerHandle) {
+    register_clean_up();
+    STARTED.lock().unwrap().push(handle);
 }
 
 /// A directory under the temp dir that does not exist yet (removed when the process exits).

@@ -3,6 +3,8 @@
 //! invariants the statements promise, read by the test's own SQL (`count` and `sum(k)` over
 //! every table, passed in as `read`).
 
+#![allow(dead_code)]
+
 use ibench::results::options::{MicroSizes, Workload};
 use ibench::results::{RunRecord, Status};
 use ibench::runner::RunOptions;
