@@ -262,8 +262,7 @@ impl BuildFacts {
         let cflags = self.cflags.as_deref()?;
         let level = cflags
             .split_whitespace()
-            .filter(|f| f.starts_with("-O"))
-            .next_back()
+            .rfind(|f| f.starts_with("-O"))
             .unwrap_or("no -O");
         let mut out = level.to_string();
         // `--with-lz4` came in PostgreSQL 14: before it no build has lz4 to lack.
