@@ -6,7 +6,7 @@
 //! latency from the intended start and its service time from the send.
 
 use crate::stats::convert::u64_usize;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use crate::backend::{BackendError, Conn, SecondaryIndex};
@@ -186,11 +186,12 @@ impl Worker for Inserter {
         Ok(Some(n))
     }
 
-    fn after(&mut self, _stop: &StopSignal) {
+    fn after(&mut self, stop: &StopSignal) {
         if let (Some(rows), Some(tx)) = (self.pending_token.take(), self.tokens.as_ref())
-            && tx.send(rows).is_err()
+            && !send_token(tx, rows, stop)
         {
-            // The deleter has gone (the step is stopping); keep inserting without it.
+            // The deleter has gone (it finished, or the step is stopping): keep inserting
+            // without it rather than wait for a peer that will never read.
             self.tokens = None;
         }
         self.pending_token = None;
@@ -209,6 +210,29 @@ impl Worker for Inserter {
     }
 }
 
+/// How often a blocked token send looks at the stop signal and its deleter.
+const TOKEN_WAIT: Duration = Duration::from_millis(20);
+
+/// Hand the deleter the rows of one insert, waiting while its queue is full; `false` when the
+/// deleter has gone or the step must stop, so an inserter never waits for ever on a peer that
+/// ended (a full queue of a finished deleter used to hang the step).
+fn send_token(tx: &SyncSender<u64>, rows: u64, stop: &StopSignal) -> bool {
+    let mut rows = rows;
+    loop {
+        match tx.try_send(rows) {
+            Ok(()) => return true,
+            Err(TrySendError::Disconnected(_)) => return false,
+            Err(TrySendError::Full(back)) => {
+                if stop.should_stop() {
+                    return false;
+                }
+                rows = back;
+                std::thread::sleep(TOKEN_WAIT);
+            }
+        }
+    }
+}
+
 /// How many extra statements one delete op may send to make up rows that another deleter of a
 /// shared table removed first, before it gives up (the integrity check then reports the drift).
 const MAX_MAKE_UP_STATEMENTS: u32 = 1000;
@@ -220,7 +244,8 @@ const MAX_MAKE_UP_STATEMENTS: u32 = 1000;
 pub struct Deleter {
     /// Table written.
     pub table: String,
-    tokens: Receiver<u64>,
+    /// Dropped when the deleter's loop ends, so its inserter sees at once that it has gone.
+    tokens: Option<Receiver<u64>>,
     rows_now: u64,
     cursor: Option<i64>,
     deletes_since_refresh: u64,
@@ -236,7 +261,7 @@ impl Deleter {
     pub fn new(table: String, tokens: Receiver<u64>, refresh_every: u64) -> Self {
         Deleter {
             table,
-            tokens,
+            tokens: Some(tokens),
             rows_now: 0,
             cursor: None,
             deletes_since_refresh: 0,
@@ -261,8 +286,9 @@ impl Worker for Deleter {
     }
 
     fn ready(&mut self, stop: &StopSignal) -> Option<Instant> {
+        let tokens = self.tokens.as_ref()?;
         loop {
-            match self.tokens.recv_timeout(Duration::from_millis(50)) {
+            match tokens.recv_timeout(Duration::from_millis(50)) {
                 Ok(rows) => {
                     self.rows_now = rows;
                     return Some(Instant::now());
@@ -282,6 +308,10 @@ impl Worker for Deleter {
 
     fn finished_work(&self) -> bool {
         self.exhausted
+    }
+
+    fn finish(&mut self) {
+        self.tokens = None;
     }
 
     fn op(&mut self, conn: &mut dyn Conn) -> Result<Option<u64>, BackendError> {
@@ -472,6 +502,50 @@ mod tests {
 
     fn generator() -> RowGenerator {
         RowGenerator::new(Rng::for_stream(1, 0, 0), RowShape::default(), None)
+    }
+
+    /// The hang seen under load: a deleter that ended early (its loop returned) while its
+    /// inserter still had rows to hand over on a full queue. The inserter must end on the stop
+    /// request instead of blocking in the send; with the deleter's queue still open (a peer
+    /// that never reads) as well as with it closed.
+    #[test]
+    fn an_inserter_ends_on_stop_when_its_deleter_has_finished() {
+        for deleter_finished in [true, false] {
+            let (tx, rx) = sync_channel(1);
+            let mut deleter = Deleter::new("pi1".into(), rx, 1000);
+            if deleter_finished {
+                // The deleter's loop ends at once (its step stopped for it first).
+                let over = StopSignal::new(None);
+                over.stop();
+                let mut rec = OpRecorder::new(OpKind::Delete);
+                let mut del_conn = Ids::with_rows(10);
+                client_loop(&mut deleter, &mut del_conn, None, &over, &mut rec).unwrap();
+            }
+            // Otherwise: a peer that holds the queue open and never reads.
+            let stop = std::sync::Arc::new(StopSignal::new(None));
+            let (done_tx, done_rx) = std::sync::mpsc::channel();
+            let inserter_stop = std::sync::Arc::clone(&stop);
+            let mut inserter = Inserter::new("pi1".into(), generator(), 5, None, Some(tx));
+            std::thread::spawn(move || {
+                let mut conn = Ids::with_rows(0);
+                let mut rec = OpRecorder::new(OpKind::Insert);
+                let r = client_loop(&mut inserter, &mut conn, None, &inserter_stop, &mut rec);
+                let _ = done_tx.send((r.is_ok(), rec.ops));
+            });
+            std::thread::sleep(Duration::from_millis(200));
+            let asked = Instant::now();
+            stop.stop();
+            let (ok, ops) = done_rx
+                .recv_timeout(Duration::from_secs(30))
+                .expect("the inserter ends after the stop request instead of hanging");
+            assert!(ok && ops > 0);
+            assert!(
+                asked.elapsed() < Duration::from_secs(10),
+                "ended {:?} after the stop request",
+                asked.elapsed()
+            );
+            drop(deleter);
+        }
     }
 
     /// The inserter and its deleter on two connections (threads), as in l.i1: every row
