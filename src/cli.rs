@@ -77,8 +77,9 @@ pub struct ShardArgs {
     /// Run only shard I of N (0-based, I < N); the hosts of a matrix each run one.
     #[arg(long, conflicts_with = "shards")]
     pub shard: Option<String>,
-    /// Number of shards, the index read from JOB_COMPLETION_INDEX (Kubernetes indexed Job) or
-    /// SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN (Slurm job array).
+    /// Number of shards, the index being the task's own id: JOB_COMPLETION_INDEX (Kubernetes
+    /// indexed Job) or SLURM_ARRAY_TASK_ID (Slurm job array, --array=0-(N-1); rerun shard I
+    /// with --array=I).
     #[arg(long)]
     pub shards: Option<u32>,
 }

@@ -155,6 +155,41 @@ fn an_empty_axis_is_refused() {
     );
 }
 
+/// A results dir records its shard and plan: another shard (or another split) is refused
+/// before anything runs, naming both.
+#[test]
+fn a_results_dir_of_another_shard_is_refused() {
+    let f = write("mx-shard-dir", &format!("{GOOD_SERVER}{GOOD_WORKLOAD}"));
+    let (_, plan) = ibench::matrix::load(&f).unwrap();
+    let out_dir = fresh_dir("mx-shard-out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let zero = ibench::matrix::Shard { index: 0, count: 2 }.identity(&plan);
+    std::fs::write(
+        out_dir.join("shard.json"),
+        serde_json::to_string(&zero).unwrap(),
+    )
+    .unwrap();
+    let out = ibench(&[
+        "matrix",
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--shard",
+        "1/2",
+    ]);
+    let hash = &zero.plan_hash;
+    assert_clear_error(
+        &out,
+        &[
+            &format!("holds shard 0/2 of plan {hash}"),
+            &format!("this is shard 1/2 of plan {hash}"),
+            "its own --out",
+        ],
+    );
+    assert!(!out_dir.join("cells").exists(), "nothing ran");
+}
+
 #[test]
 fn bad_workloads_groups_and_shards_name_the_entry() {
     let f = write(
@@ -191,6 +226,37 @@ fn bad_workloads_groups_and_shards_name_the_entry() {
         &out,
         &["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID", "--shard I/2"],
     );
+    // The task id is the shard index: task 2 of --shards 2 is refused, naming the variable.
+    let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(["matrix", "plan", f.to_str().unwrap(), "--shards", "2"])
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env("SLURM_ARRAY_TASK_ID", "2")
+        .env("SLURM_ARRAY_TASK_MIN", "1")
+        .env("SLURM_ARRAY_TASK_MAX", "2")
+        .output()
+        .unwrap();
+    assert_clear_error(
+        &out,
+        &[
+            "SLURM_ARRAY_TASK_ID=2 is not below --shards 2",
+            "--array=0-1",
+        ],
+    );
+    // A rerun of task 1 alone runs shard 1 (not shard 0), and says the array is partial.
+    let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(["matrix", "plan", f.to_str().unwrap(), "--shards", "2"])
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env("SLURM_ARRAY_TASK_ID", "1")
+        .env("SLURM_ARRAY_TASK_MIN", "1")
+        .env("SLURM_ARRAY_TASK_MAX", "1")
+        .env("SLURM_ARRAY_TASK_COUNT", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("shard 1/2"), "{stdout}");
+    assert!(stderr.contains("rerun of one shard"), "{stderr}");
     let out = ibench(&["matrix", "plan", "/nonexistent/m.toml"]);
     assert_clear_error(&out, &["cannot read the matrix file /nonexistent/m.toml"]);
     let out = ibench(&["matrix", "report", "/nonexistent/out"]);

@@ -30,7 +30,11 @@ impl Shard {
         match (&args.shard, args.shards) {
             (Some(s), _) => Shard::parse(s),
             (None, Some(n)) => {
-                Shard::from_env(n, &|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+                let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+                if let Some(note) = Shard::array_note(n, &env) {
+                    eprintln!("{note}");
+                }
+                Shard::from_env(n, &env)
             }
             (None, None) => Ok(Shard::ALL),
         }

@@ -1000,8 +1000,10 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
-    /// The shard index from a scheduler: `JOB_COMPLETION_INDEX` (Kubernetes indexed Job) or
-    /// `SLURM_ARRAY_TASK_ID` minus `SLURM_ARRAY_TASK_MIN` (Slurm job array).
+    /// The shard index from a scheduler: the task's own id, `JOB_COMPLETION_INDEX`
+    /// (Kubernetes indexed Job) or `SLURM_ARRAY_TASK_ID` (Slurm job array, submitted as
+    /// `--array=0-(N-1)`; a rerun of one shard is `--array=I`, and runs shard I). Refused when
+    /// the id is not below `count`, naming the variable.
     pub fn from_env(count: u32, env: &dyn Fn(&str) -> Option<String>) -> Result<Shard> {
         if count == 0 {
             bail!("--shards must be at least 1");
@@ -1013,17 +1015,10 @@ impl Shard {
                 )
             })
         };
-        let index = if let Some(v) = env("JOB_COMPLETION_INDEX") {
-            parse("JOB_COMPLETION_INDEX", v)?
+        let (var, index) = if let Some(v) = env("JOB_COMPLETION_INDEX") {
+            ("JOB_COMPLETION_INDEX", parse("JOB_COMPLETION_INDEX", v)?)
         } else if let Some(v) = env("SLURM_ARRAY_TASK_ID") {
-            let id = parse("SLURM_ARRAY_TASK_ID", v)?;
-            let min = match env("SLURM_ARRAY_TASK_MIN") {
-                Some(m) => parse("SLURM_ARRAY_TASK_MIN", m)?,
-                None => 0,
-            };
-            id.checked_sub(min).ok_or_else(|| {
-                anyhow::anyhow!("SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}")
-            })?
+            ("SLURM_ARRAY_TASK_ID", parse("SLURM_ARRAY_TASK_ID", v)?)
         } else {
             bail!(
                 "--shards {count} needs the shard index from JOB_COMPLETION_INDEX (Kubernetes indexed Job) or SLURM_ARRAY_TASK_ID (Slurm job array), and neither is set; pass --shard I/{count} instead"
@@ -1031,12 +1026,63 @@ impl Shard {
         };
         if index >= count {
             bail!(
-                "the shard index {index} from the environment is not below --shards {count}; run {count} shards with indexes 0..{} or fix --shards",
+                "{var}={index} is not below --shards {count}: the task id is the shard index, so submit task ids 0 to {} (Slurm --array=0-{}, Kubernetes completions {count}) or fix --shards",
+                count - 1,
                 count - 1
             );
         }
         Ok(Shard { index, count })
     }
+
+    /// A note when the scheduler's array does not cover `count` shards: a Slurm array whose
+    /// task ids (`SLURM_ARRAY_TASK_MIN`..`_MAX`, `_COUNT` of them) are not exactly 0 to
+    /// count-1, or a Kubernetes Job whose `JOB_COMPLETIONS` differs. Fine for the rerun of one
+    /// shard, a mistake otherwise, so it is said, not refused.
+    pub fn array_note(count: u32, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        let num = |k: &str| env(k).and_then(|v| v.trim().parse::<u32>().ok());
+        if let (Some(min), Some(max)) = (num("SLURM_ARRAY_TASK_MIN"), num("SLURM_ARRAY_TASK_MAX")) {
+            let tasks = num("SLURM_ARRAY_TASK_COUNT").unwrap_or(max.saturating_sub(min) + 1);
+            if min != 0 || max + 1 != count || tasks != count {
+                return Some(format!(
+                    "note: the Slurm array has {tasks} task(s) with ids {min} to {max}, but --shards is {count}: only the shards with those ids run in this array (right for a rerun of one shard; otherwise submit --array=0-{})",
+                    count - 1
+                ));
+            }
+        }
+        if let Some(n) = num("JOB_COMPLETIONS").filter(|&n| n != count) {
+            return Some(format!(
+                "note: the Job has {n} completions but --shards is {count}: set completions and parallelism to {count}"
+            ));
+        }
+        None
+    }
+
+    /// What a results dir records of the shard that writes it: `I/N` and the hash of the
+    /// plan's split (cell names and the shard of each), so a dir is never filled by another
+    /// shard or another split.
+    pub fn identity(&self, plan: &Plan) -> ShardIdentity {
+        use sha2::{Digest, Sha256};
+        let map = plan.shard_of_combos(self.count);
+        let mut hasher = Sha256::new();
+        for c in &plan.cells {
+            hasher.update(c.name.as_bytes());
+            hasher.update(map.get(&c.combo).copied().unwrap_or(0).to_le_bytes());
+        }
+        let digest = hasher.finalize();
+        ShardIdentity {
+            shard: self.to_string(),
+            plan_hash: digest.iter().take(6).map(|b| format!("{b:02x}")).collect(),
+        }
+    }
+}
+
+/// The shard a results dir belongs to (`shard.json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardIdentity {
+    /// `I/N`.
+    pub shard: String,
+    /// Hash of the plan's cells and their split into N shards (12 hex digits).
+    pub plan_hash: String,
 }
 
 impl std::fmt::Display for Shard {
@@ -1189,9 +1235,15 @@ mod tests {
             "SLURM_ARRAY_TASK_MIN" => Some("1".to_string()),
             _ => None,
         };
+        // The task id is the shard index, whatever the array's first id.
         assert_eq!(
             Shard::from_env(4, &env).unwrap(),
-            Shard { index: 2, count: 4 }
+            Shard { index: 3, count: 4 }
+        );
+        let err = Shard::from_env(3, &env).unwrap_err().to_string();
+        assert!(
+            err.contains("SLURM_ARRAY_TASK_ID=3 is not below --shards 3"),
+            "{err}"
         );
         let k8s = |k: &str| (k == "JOB_COMPLETION_INDEX").then(|| "1".to_string());
         assert_eq!(
@@ -1205,6 +1257,33 @@ mod tests {
                 .contains("--shard")
         );
         assert!(Shard::from_env(1, &k8s).is_err());
+    }
+
+    #[test]
+    fn an_array_that_does_not_cover_the_shards_is_said() {
+        let slurm = |min: &'static str, max: &'static str, n: &'static str| {
+            move |k: &str| match k {
+                "SLURM_ARRAY_TASK_MIN" => Some(min.to_string()),
+                "SLURM_ARRAY_TASK_MAX" => Some(max.to_string()),
+                "SLURM_ARRAY_TASK_COUNT" => Some(n.to_string()),
+                _ => None,
+            }
+        };
+        assert_eq!(Shard::array_note(2, &slurm("0", "1", "2")), None);
+        // --array=0-1 --shards 3: shard 2 would never run.
+        let note = Shard::array_note(3, &slurm("0", "1", "2")).unwrap();
+        assert!(
+            note.contains("2 task(s) with ids 0 to 1") && note.contains("--array=0-2"),
+            "{note}"
+        );
+        // The rerun of one shard: said, and fine.
+        assert!(
+            Shard::array_note(2, &slurm("1", "1", "1"))
+                .unwrap()
+                .contains("rerun")
+        );
+        let k8s = |k: &str| (k == "JOB_COMPLETIONS").then(|| "3".to_string());
+        assert!(Shard::array_note(2, &k8s).unwrap().contains("completions"));
     }
 
     #[test]

@@ -13,10 +13,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::plan::{Cell, Plan, PlanConfig, ServerSource, Shard, duration_text, run_options};
+use super::plan::{
+    Cell, Plan, PlanConfig, ServerSource, Shard, ShardIdentity, duration_text, run_options,
+};
 use crate::results::{self, Status};
 use crate::runner::stop;
 use crate::server::{self, ServerKind, ServerSpec};
@@ -99,16 +101,47 @@ fn definition(plan: &Plan, cell: &Cell, config: &PlanConfig) -> serde_json::Valu
 }
 
 /// The out dir made ready: `cells/`, a copy of the matrix file, the plan.
-fn prepare_out(plan: &Plan, source_text: &str, out: &Path) -> Result<()> {
+fn prepare_out(plan: &Plan, source_text: &str, out: &Path, shard: Shard) -> Result<()> {
+    check_shard_of_dir(plan, out, shard)?;
     std::fs::create_dir_all(out.join("cells")).with_context(|| {
         format!(
             "cannot create {}; choose another --out",
             out.join("cells").display()
         )
     })?;
+    results::write_json_atomic(&out.join(SHARD_FILE), &shard.identity(plan))?;
     std::fs::write(out.join("matrix.toml"), source_text)
         .with_context(|| format!("cannot write {}", out.join("matrix.toml").display()))?;
     results::write_json_atomic(&out.join(PLAN_FILE), plan)
+}
+
+/// The file of a results dir that says which shard of which plan wrote it.
+pub const SHARD_FILE: &str = "shard.json";
+
+/// Refuse a results dir that another shard, or another split of the cells, has written.
+fn check_shard_of_dir(plan: &Plan, out: &Path, shard: Shard) -> Result<()> {
+    let path = out.join(SHARD_FILE);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(());
+    };
+    let had: ShardIdentity = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a shard record; choose another --out",
+            path.display()
+        )
+    })?;
+    let now = shard.identity(plan);
+    if had != now {
+        bail!(
+            "--out {} holds shard {} of plan {}, and this is shard {} of plan {}: give each shard its own --out (e.g. shard-$SLURM_ARRAY_TASK_ID), or rerun the shard that dir belongs to",
+            out.display(),
+            had.shard,
+            had.plan_hash,
+            now.shard,
+            now.plan_hash
+        );
+    }
+    Ok(())
 }
 
 /// The ETA: the estimates of what is left, scaled by how long the cells run so far took
@@ -157,7 +190,7 @@ pub fn run(
     shard: Shard,
     quiet: bool,
 ) -> Result<Summary> {
-    prepare_out(plan, source_text, out)?;
+    prepare_out(plan, source_text, out, shard)?;
     stop::install_interrupt_handler();
 
     let cells = plan.cells_of(shard);
