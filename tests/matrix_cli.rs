@@ -155,6 +155,57 @@ fn an_empty_axis_is_refused() {
     );
 }
 
+/// Files that would take all memory or write into the server's config are refused with one
+/// line before anything is allocated or written.
+#[test]
+fn huge_matrices_and_config_injection_are_refused() {
+    let f = write(
+        "mx-huge",
+        &format!("repeats = 100000000\n{GOOD_SERVER}{GOOD_WORKLOAD}"),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &["m.toml", "repeats", "more cells than a matrix may have"],
+    );
+    let axes: String = (0..8)
+        .map(|i| {
+            format!(
+                "[[configs.postgres.axes]]\nsetting = \"work_mem\"\nvalues = [{}]\nnames = [{}]\n",
+                (0..10)
+                    .map(|v| format!("\"{i}{v}kB\""))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                (0..10)
+                    .map(|v| format!("\"a{i}{v}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect();
+    let f = write("mx-axes", &format!("{GOOD_SERVER}{GOOD_WORKLOAD}{axes}"));
+    assert_clear_error(
+        &plan(&f),
+        &["configs.postgres.axes", "100000000 configs", "shrink"],
+    );
+    let f = write(
+        "mx-inject-name",
+        &format!(
+            "{GOOD_SERVER}{GOOD_WORKLOAD}[configs.postgres]\nvariants.evil = {{ \"fsync = off\\nshared_preload_libraries\" = \"'evil'\" }}\n"
+        ),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &["m.toml", "variants.evil", "is not a setting name"],
+    );
+    let f = write(
+        "mx-inject-value",
+        &format!(
+            "{GOOD_SERVER}{GOOD_WORKLOAD}[configs.postgres]\nvariants.evil = {{ fsync = \"off\\nshared_preload_libraries = 'evil'\" }}\n"
+        ),
+    );
+    assert_clear_error(&plan(&f), &["m.toml", "variants.evil", "line break"]);
+}
+
 /// A results dir records its shard and plan: another shard (or another split) is refused
 /// before anything runs, naming both.
 #[test]

@@ -276,6 +276,13 @@ pub fn check_name(src: &Source, section: &str, name: &str) -> Result<()> {
 pub fn setting_text(v: &toml::Value, postgres: bool) -> Option<String> {
     Some(match v {
         toml::Value::String(s) if postgres => format!("'{}'", s.replace('\'', "''")),
+        // MySQL option files: a value with blanks, quotes, `#` or `\` goes in double quotes,
+        // with `\` and `"` escaped.
+        toml::Value::String(s)
+            if s.is_empty() || s.contains(|c: char| c.is_whitespace() || "\"'#\\;".contains(c)) =>
+        {
+            format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+        }
         toml::Value::String(s) => s.clone(),
         toml::Value::Integer(i) => i.to_string(),
         toml::Value::Float(f) => f.to_string(),
@@ -283,6 +290,32 @@ pub fn setting_text(v: &toml::Value, postgres: bool) -> Option<String> {
         toml::Value::Boolean(b) => (if *b { "ON" } else { "OFF" }).to_string(),
         _ => return None,
     })
+}
+
+/// Why `name = value` cannot go into a generated config file, if it cannot: a name that is not
+/// an identifier (letters, digits, `_`, `.`, `-`, starting with a letter or `_`), or a value
+/// with a line break or another control character (either would write lines of its own).
+pub fn setting_problem(name: &str, value: &toml::Value) -> Option<String> {
+    let name_ok = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    if !name_ok {
+        return Some(format!(
+            "setting name {name:?} is not a setting name (letters, digits, _ . -); fix the name"
+        ));
+    }
+    if let toml::Value::String(s) = value
+        && s.chars().any(char::is_control)
+    {
+        return Some(format!(
+            "the value of {name} holds a line break or another control character; write it on one line"
+        ));
+    }
+    None
 }
 
 /// A value as it appears in a generated name (`lz4`, `on`, `256kB`).
@@ -296,6 +329,22 @@ pub fn value_name(v: &toml::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_that_would_write_lines_of_their_own_are_refused() {
+        let v = toml::Value::String("'evil'".into());
+        assert!(setting_problem("fsync = off\nshared_preload_libraries", &v).is_some());
+        assert!(setting_problem("fsync", &toml::Value::String("off\nevil = 1".into())).is_some());
+        assert!(setting_problem("a b", &v).is_some());
+        assert!(setting_problem("", &v).is_some());
+        assert_eq!(setting_problem("auto_explain.log_min_duration", &v), None);
+        assert_eq!(setting_problem("loose-rocksdb_x", &v), None);
+        // MySQL option file values that need quoting get it.
+        let spaced = toml::Value::String("a b#c".into());
+        assert_eq!(setting_text(&spaced, false).unwrap(), "\"a b#c\"");
+        let quoted = toml::Value::String("it's".into());
+        assert_eq!(setting_text(&quoted, true).unwrap(), "'it''s'");
+    }
 
     #[test]
     fn settings_render_per_kind() {

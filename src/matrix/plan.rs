@@ -438,6 +438,9 @@ fn variant_settings(
     table
         .iter()
         .map(|(k, v)| {
+            if let Some(problem) = file::setting_problem(k, v) {
+                return Err(src.err(entry, problem));
+            }
             file::setting_text(v, postgres)
                 .map(|t| (k.clone(), t))
                 .ok_or_else(|| {
@@ -495,6 +498,19 @@ fn axis_product(
     axes: &[AxisEntry],
     postgres: bool,
 ) -> Result<Vec<(Vec<String>, Settings)>> {
+    let product = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+        .unwrap_or(usize::MAX);
+    if product > MAX_CELLS {
+        return Err(src.err(
+            &at(".axes"),
+            format!(
+                "the axes give {} configs, more than a matrix may have ({MAX_CELLS} cells); shrink the axes' values",
+                if product == usize::MAX { "too many".to_string() } else { product.to_string() }
+            ),
+        ));
+    }
     let mut combos: Vec<(Vec<String>, Settings)> = vec![(Vec::new(), Vec::new())];
     for (i, axis) in axes.iter().enumerate() {
         let entry = at(&format!(".axes[{i}] ({})", axis.setting));
@@ -502,6 +518,9 @@ fn axis_product(
         let mut next = Vec::new();
         for (done_names, done_settings) in &combos {
             for (v, n) in axis.values.iter().zip(&names) {
+                if let Some(problem) = file::setting_problem(&axis.setting, v) {
+                    return Err(src.err(&entry, problem));
+                }
                 let text = file::setting_text(v, postgres).ok_or_else(|| {
                     src.err(
                         &entry,
@@ -589,11 +608,45 @@ fn resolve_config_set(
     Ok(out)
 }
 
+/// The most cells a matrix may have: past it, a file is a typo (`repeats = 100000000`, an axis
+/// product of millions), not a plan; refused before anything is allocated for the cells.
+pub const MAX_CELLS: usize = 10_000;
+
+/// Refuse a plan of more than [`MAX_CELLS`] cells, saying how many and what to shrink.
+fn check_cell_count(
+    src: &Source,
+    repeats: u32,
+    servers: &[PlanServer],
+    workloads: &[PlanWorkload],
+) -> Result<()> {
+    let configs: usize = servers.iter().map(|s| s.configs.len()).sum();
+    let cells = configs
+        .checked_mul(workloads.len())
+        .and_then(|n| n.checked_mul(usize::try_from(repeats).unwrap_or(usize::MAX)))
+        .unwrap_or(usize::MAX);
+    if cells > MAX_CELLS {
+        return Err(src.err(
+            "cells",
+            format!(
+                "{configs} server configs x {} workloads x {repeats} repeats = {cells} cells, more than a matrix may have ({MAX_CELLS}); shrink the axes, workloads or repeats",
+                workloads.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Resolve the matrix file into a plan (runs the servers' `--version`, nothing else).
 pub fn build(src: &Source) -> Result<Plan> {
     let f = &src.file;
     if f.repeats == 0 {
         return Err(src.err("repeats", "must be at least 1; set repeats = 1 or more"));
+    }
+    if usize::try_from(f.repeats).map_or(true, |r| r > MAX_CELLS) {
+        return Err(src.err(
+            "repeats",
+            format!("{} is more cells than a matrix may have ({MAX_CELLS}); set repeats = 1 to 10 as the published runs do", f.repeats),
+        ));
     }
     if f.servers.is_empty() {
         return Err(src.err("servers", "no server; add one, e.g. [servers.pg15] kind = \"postgres\" bindir = \"/usr/lib/postgresql/15/bin\""));
@@ -622,6 +675,7 @@ pub fn build(src: &Source) -> Result<Plan> {
             s.label = format!("{} ({})", s.label, s.name);
         }
     }
+    check_cell_count(src, f.repeats, &servers, &workloads)?;
     let cells = plan_cells(f.order, f.repeats, &servers, &workloads)?;
     let groups = plan_groups(src, &servers, &workloads)?;
     Ok(Plan {
