@@ -46,6 +46,19 @@ fn fails_for_an_unknown_url_scheme() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// A libpq key/value string is not a URL: the error says so without echoing its password.
+#[test]
+fn a_key_value_connection_string_is_refused_with_its_password_masked() {
+    let out = ibench(&[
+        "run",
+        "--url",
+        "host=127.0.0.1 password=SECRET dbname=x",
+        "--quiet",
+    ]);
+    assert_clear_error(&out, &["unknown URL scheme", "password=***", "--url"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("SECRET"));
+}
+
 #[test]
 fn fails_for_an_unreachable_server() {
     let out = dir_run(&["--url", "postgres://postgres@127.0.0.1:1/postgres"]);

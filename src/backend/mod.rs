@@ -500,7 +500,8 @@ pub(crate) type TableStatements<S> = std::collections::HashMap<StatementKey, S>;
 /// holding `/` or `@` is masked whole.
 pub fn redact_url(url: &str) -> String {
     let Some(u) = url::UrlParts::parse(url) else {
-        return url.to_string();
+        // Not a URL: maybe a libpq key/value string (`host=... password=SECRET`).
+        return redact_key_value(url);
     };
     let userinfo = match u.password() {
         Some(_) => Some(format!("{}:***", u.user())),
@@ -519,6 +520,39 @@ pub fn redact_url(url: &str) -> String {
         })
         .collect();
     u.join(userinfo.as_deref(), &params)
+}
+
+/// A libpq-style key/value string with its `password=` value masked: `password=SECRET` and
+/// `password = 'se cret'` both become `password=***`.
+pub fn redact_key_value(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.to_ascii_lowercase().find("password") {
+        let after = &rest[at + "password".len()..];
+        let trimmed = after.trim_start();
+        let Some(value) = trimmed.strip_prefix('=') else {
+            out.push_str(&rest[..at + "password".len()]);
+            rest = after;
+            continue;
+        };
+        let value = value.trim_start();
+        let end = if let Some(quoted) = value.strip_prefix('\'') {
+            // Up to the closing quote (a quote inside is written \').
+            let mut i = 0;
+            let bytes = quoted.as_bytes();
+            while i < bytes.len() && bytes[i] != b'\'' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            1 + (i + 1).min(quoted.len())
+        } else {
+            value.find(char::is_whitespace).unwrap_or(value.len())
+        };
+        out.push_str(&rest[..at]);
+        out.push_str("password=***");
+        rest = &value[end.min(value.len())..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Any text (an error line) with the password of every URL in it masked: a URL is a run of
@@ -740,7 +774,7 @@ pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlErr
     BACKENDS
         .iter()
         .find(|d| d.schemes.iter().any(|s| lower.starts_with(s)))
-        .ok_or_else(|| UrlError::UnknownScheme(redact_url(url)))
+        .ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&redact_url(url))))
 }
 
 /// Which backend family a URL names.
@@ -771,6 +805,31 @@ pub fn driver_for_url(url: &str, options: &DriverOptions) -> anyhow::Result<Box<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_value_passwords_are_masked() {
+        assert_eq!(
+            redact_key_value("host=db password=SECRET dbname=x"),
+            "host=db password=*** dbname=x"
+        );
+        assert_eq!(
+            redact_key_value("host=db password = 'se cr\\'et' user=u"),
+            "host=db password=*** user=u"
+        );
+        assert_eq!(redact_key_value("PASSWORD=abc"), "password=***");
+        assert_eq!(redact_key_value("no secret here"), "no secret here");
+        let err = driver_for_url(
+            "host=db password=SECRET dbname=x",
+            &DriverOptions::default(),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            !err.contains("SECRET") && err.contains("password=***"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn scheme_picks_backend() {
