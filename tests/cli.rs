@@ -98,6 +98,15 @@ fn fails_for_bad_numbers() {
     assert_clear_error(&out, &["--query-seconds"]);
     let out = dir_run(&["--url", &url, "--query-rates", "100,0"]);
     assert_clear_error(&out, &["--query-rates"]);
+    let out = dir_run(&[
+        "--url",
+        &url,
+        "--workload",
+        "micro",
+        "--micro-tables",
+        "3000",
+    ]);
+    assert_clear_error(&out, &["--micro-tables 3000", "lower --micro-tables"]);
     let out = dir_run(&["--url", &url, "--profile", "huge"]);
     assert_clear_error(&out, &["unknown profile", "--profile"]);
     let out = dir_run(&["--url", &url, "--data-min-len", "50"]);

@@ -99,6 +99,9 @@ pub enum Workload {
 /// `max_connections` 100, MySQL 151) and far past the published runs (1 to 20 clients).
 pub const MAX_CLIENTS: u32 = 1024;
 
+/// The most microbenchmark tables a run may have.
+pub const MAX_MICRO_TABLES: u32 = 1024;
+
 /// A problem with the options, naming the flag that fixes it.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -161,6 +164,12 @@ impl RunOptions {
                 return Err(OptionsError(
                     "--micro-tables and --micro-rows must be at least 1".into(),
                 ));
+            }
+            if self.micro.tables > MAX_MICRO_TABLES {
+                return Err(OptionsError(format!(
+                    "--micro-tables {} is more than {MAX_MICRO_TABLES} tables; the published runs use 1 to 32: lower --micro-tables",
+                    self.micro.tables
+                )));
             }
             if !(self.micro.seconds > 0.0 && self.micro.seconds.is_finite()) {
                 return Err(OptionsError("--micro-seconds must be above 0".into()));

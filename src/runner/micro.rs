@@ -13,9 +13,12 @@ use super::client::Worker;
 /// Rows per load transaction.
 const LOAD_ROWS_PER_TRANSACTION: u32 = 100;
 
-/// Loads ids `1..=rows` into one table, `k` uniform in `1..=rows`, 100 rows per transaction.
+/// Loads ids `1..=rows` into each of its tables in turn, `k` uniform in `1..=rows`, 100 rows
+/// per transaction. One loader serves several tables when there are more tables than loader
+/// connections (`MAX_MICRO_LOADERS`).
 pub struct MicroLoader {
-    table: String,
+    /// The tables still to load, the current one first.
+    tables: std::collections::VecDeque<String>,
     rows: u32,
     next_id: u32,
     rng: Rng,
@@ -23,10 +26,10 @@ pub struct MicroLoader {
 }
 
 impl MicroLoader {
-    /// The loader of `table` with its own stream.
-    pub fn new(table: String, rows: u32, rng: Rng) -> Self {
+    /// The loader of `tables`, one after the other, with its own stream.
+    pub fn new(tables: Vec<String>, rows: u32, rng: Rng) -> Self {
         MicroLoader {
-            table,
+            tables: tables.into(),
             rows,
             next_id: 1,
             rng,
@@ -42,8 +45,13 @@ impl Worker for MicroLoader {
 
     fn op(&mut self, conn: &mut dyn Conn) -> Result<Option<u64>, BackendError> {
         if self.next_id > self.rows {
-            return Ok(None);
+            // This table is full: on to the next.
+            self.tables.pop_front();
+            self.next_id = 1;
         }
+        let Some(table) = self.tables.front() else {
+            return Ok(None);
+        };
         let last = self
             .rows
             .min(self.next_id.saturating_add(LOAD_ROWS_PER_TRANSACTION - 1));
@@ -69,14 +77,14 @@ impl Worker for MicroLoader {
                 texts: Vec::new(),
             });
         }
-        let n = conn.micro(&self.table, &self.statements)?;
+        let n = conn.micro(table, &self.statements)?;
         self.statements.clear();
         self.next_id = last + 1;
         Ok(Some(n))
     }
 
     fn finished_work(&self) -> bool {
-        self.next_id > self.rows
+        self.tables.len() <= 1 && self.next_id > self.rows || self.tables.is_empty()
     }
 }
 

@@ -681,7 +681,10 @@ fn role_workers(
             out.push((Box::new(del), *statements_per_sec));
         }
         Role::MicroLoad { rows } => {
-            let w = micro::MicroLoader::new(table.clone(), *rows, stream(3));
+            let tables = crate::workload::plan::micro_loader_tables(c, opts.micro.tables.max(1))
+                .map(|t| format!("sbtest{}", t + 1))
+                .collect();
+            let w = micro::MicroLoader::new(tables, *rows, stream(3));
             out.push((Box::new(w), None));
         }
         Role::Micro(step) => {

@@ -195,6 +195,21 @@ pub struct StepPlan {
     pub rows_intent: RowsIntent,
 }
 
+/// The most connections `m.load` uses: more tables than this are loaded by these, in turn
+/// (one connection and thread per table made thousands of them).
+pub const MAX_MICRO_LOADERS: u32 = 8;
+
+/// The loader connections of `m.load` for `tables` tables.
+pub fn micro_loaders(tables: u32) -> u32 {
+    tables.clamp(1, MAX_MICRO_LOADERS)
+}
+
+/// The tables (0-based) loader `client` of `m.load` fills: every `micro_loaders`-th from it.
+pub fn micro_loader_tables(client: u32, tables: u32) -> impl Iterator<Item = u32> {
+    let loaders = micro_loaders(tables);
+    (client..tables).step_by(usize::try_from(loaders).unwrap_or(1))
+}
+
 impl StepPlan {
     /// The plan of `step` for these sizes.
     pub fn for_step(step: StepName, sizes: &StepSizes) -> StepPlan {
@@ -280,14 +295,16 @@ impl StepPlan {
         }
     }
 
-    /// `m.load`: create the sysbench tables and load them, one loader per table.
+    /// `m.load`: create the sysbench tables and load them, one loader per table up to
+    /// [`MAX_MICRO_LOADERS`], each loading every that-many-th table past it.
     fn micro_load(base: StepPlan, sizes: &StepSizes) -> StepPlan {
         let tables = sizes.micro.tables.max(1);
+        let loaders = micro_loaders(tables);
         StepPlan {
             creates_tables: true,
             table_shape: TableShape::Sysbench,
             needs: Needs::Nothing,
-            clients: (0..tables)
+            clients: (0..loaders)
                 .map(|client| ClientPlan {
                     client,
                     roles: vec![Role::MicroLoad {
@@ -389,6 +406,19 @@ impl StepPlan {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn micro_loaders_are_bounded_and_cover_every_table_once() {
+        for tables in [1, 3, 8, 9, 1000] {
+            let loaders = micro_loaders(tables);
+            assert!(loaders >= 1 && loaders <= MAX_MICRO_LOADERS && loaders <= tables);
+            let mut seen: Vec<u32> = (0..loaders)
+                .flat_map(|c| micro_loader_tables(c, tables))
+                .collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..tables).collect::<Vec<_>>(), "{tables}");
+        }
+    }
+
     use super::*;
     use crate::workload::steps::parse_step_list;
 
