@@ -410,7 +410,7 @@ mod tests {
     fn micro_loaders_are_bounded_and_cover_every_table_once() {
         for tables in [1, 3, 8, 9, 1000] {
             let loaders = micro_loaders(tables);
-            assert!(loaders >= 1 && loaders <= MAX_MICRO_LOADERS && loaders <= tables);
+            assert!((1..=MAX_MICRO_LOADERS).contains(&loaders) && loaders <= tables);
             let mut seen: Vec<u32> = (0..loaders)
                 .flat_map(|c| micro_loader_tables(c, tables))
                 .collect();
