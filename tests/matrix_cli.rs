@@ -361,6 +361,25 @@ fn a_config_the_server_refuses_fails_its_cell_and_the_matrix_goes_on() {
     assert_eq!(base["status"], "completed", "{base}");
 }
 
+/// Every cell of a SQLite server gets its own file, or the server is refused: a shared file
+/// made concurrent shards collide.
+#[test]
+fn a_sqlite_server_needs_a_file_per_cell() {
+    let f = write(
+        "mx-sqlite-shared",
+        "[servers.lite]\nurl = \"sqlite:/tmp/one.db\"\n[workloads.tiny]\nload_rows = 100\n",
+    );
+    assert_clear_error(
+        &plan(&f),
+        &[
+            "m.toml",
+            "servers.lite",
+            "would share",
+            "sqlite:DIR/{cell}.db",
+        ],
+    );
+}
+
 #[test]
 fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
     // Two SQLite databases ibench does not manage (url servers), three interleaved repeats.
@@ -371,8 +390,8 @@ fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
         &f,
         format!(
             "repeats = 3\norder = \"interleaved\"\n[servers.a]\nurl = \"sqlite:{a}\"\nlabel = \"sqlite-a\"\n[servers.b]\nurl = \"sqlite:{b}\"\nlabel = \"sqlite-b\"\n[workloads.tiny]\nload_rows = 2000\nsteps = [\"l.i0\", \"l.x\"]\n[groups.ab]\nbase = \"a.base\"\n",
-            a = work.join("a.db").display(),
-            b = work.join("b.db").display()
+            a = work.join("a-{cell}.db").display(),
+            b = work.join("b-{cell}.db").display()
         ),
     )
     .unwrap();

@@ -608,6 +608,9 @@ fn resolve_config_set(
     Ok(out)
 }
 
+/// In a server's `url`, replaced by the cell's name (`sqlite:DIR/{cell}.db`: a file per cell).
+pub const CELL_PLACEHOLDER: &str = "{cell}";
+
 /// The most cells a matrix may have: past it, a file is a typo (`repeats = 100000000`, an axis
 /// product of millions), not a plan; refused before anything is allocated for the cells.
 pub const MAX_CELLS: usize = 10_000;
@@ -733,7 +736,15 @@ fn plan_server(
             {
                 return Err(src.err(&entry, "url is a server ibench does not manage: drop kind, bindir, init_args and config_set, or drop url"));
             }
-            kind_of_url(url).map_err(|e| src.err(&entry, format!("{e}; fix url")))?;
+            let kind = kind_of_url(url).map_err(|e| src.err(&entry, format!("{e}; fix url")))?;
+            if kind == crate::backend::BackendKind::Sqlite && !url.contains(CELL_PLACEHOLDER) {
+                return Err(src.err(
+                    &entry,
+                    format!(
+                        "every cell of a SQLite server would share {url} (shards running at once collide, and each cell starts from the last one's tables); give each cell its own file: url = \"sqlite:DIR/{CELL_PLACEHOLDER}.db\""
+                    ),
+                ));
+            }
             let source = ServerSource::Url {
                 url: url.clone(),
                 engine: s.engine,

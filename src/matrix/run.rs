@@ -358,7 +358,8 @@ fn run_cell(
     let run_dir = dir.join("run");
     match &server.source {
         ServerSource::Url { url, engine } => {
-            let opts = run_options(workload, url, *engine, &run_dir, &cell.label, None, quiet)?;
+            let url = url.replace(super::plan::CELL_PLACEHOLDER, &cell.name);
+            let opts = run_options(workload, &url, *engine, &run_dir, &cell.label, None, quiet)?;
             results::write_json_atomic(&dir.join(STATE_FILE), &*state)?;
             run_steps(opts)
         }
