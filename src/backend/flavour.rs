@@ -88,9 +88,14 @@ impl Flavour {
             Flavour::Cockroachdb => format!(
                 "DELETE FROM {table} WHERE transactionid >= $1 ORDER BY transactionid LIMIT $2"
             ),
+            // `= ANY(ARRAY(...))`: the ids are picked once, before any row is deleted. With
+            // `IN (SELECT ... LIMIT n)` a row another deleter removed first makes PostgreSQL
+            // re-check the subquery, and the statement could delete more than n rows (a
+            // shared table lost rows under 8 deleters); now it deletes at most n, and the
+            // deleter makes up a short count itself.
             _ => format!(
-                "DELETE FROM {table} WHERE transactionid IN (SELECT transactionid FROM {table} \
-                 WHERE transactionid >= $1 ORDER BY transactionid LIMIT $2)"
+                "DELETE FROM {table} WHERE transactionid = ANY(ARRAY(SELECT transactionid \
+                 FROM {table} WHERE transactionid >= $1 ORDER BY transactionid LIMIT $2))"
             ),
         }
     }

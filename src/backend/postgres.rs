@@ -1230,8 +1230,8 @@ mod tests {
     fn query_text() {
         assert_eq!(
             Flavour::Postgres.pg_delete_sql("pi1"),
-            "DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 \
-             WHERE transactionid >= $1 ORDER BY transactionid LIMIT $2)"
+            "DELETE FROM pi1 WHERE transactionid = ANY(ARRAY(SELECT transactionid \
+             FROM pi1 WHERE transactionid >= $1 ORDER BY transactionid LIMIT $2))"
         );
         assert_eq!(
             range_sql("pi1", SecondaryIndex::MarketSegment),
