@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -76,9 +77,16 @@ fn start_slurm(dir: &Path, conf: &Path) -> Daemons {
             .status()
             .unwrap();
         let log = std::fs::File::create(dir.join("munged.log")).unwrap();
+        let id = |flag: &str| -> u32 {
+            let out = Command::new("id").args([flag, "munge"]).output().unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+        };
+        // munged itself as the munge user (not under runuser), so that killing it stops it.
         daemons.0.push(
-            Command::new("runuser")
-                .args(["-u", "munge", "--", "munged", "-F"])
+            Command::new("munged")
+                .arg("-F")
+                .uid(id("-u"))
+                .gid(id("-g"))
                 .stdout(log.try_clone().unwrap())
                 .stderr(log)
                 .spawn()
