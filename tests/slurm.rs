@@ -19,7 +19,19 @@ struct Daemons(Vec<Child>);
 
 impl Drop for Daemons {
     fn drop(&mut self) {
+        // SIGTERM first: slurmctld and slurmd then stop their helpers (slurmscriptd,
+        // slurmstepd) too; SIGKILL after 10 s.
         for c in self.0.iter_mut().rev() {
+            if let Ok(pid) = i32::try_from(c.id()) {
+                // SAFETY: kill has no memory-safety preconditions; the pid is our child.
+                unsafe {
+                    libc::kill(pid, libc::SIGTERM);
+                }
+            }
+            let start = Instant::now();
+            while matches!(c.try_wait(), Ok(None)) && start.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
             let _ = c.kill();
             let _ = c.wait();
         }
