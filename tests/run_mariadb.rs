@@ -52,15 +52,7 @@ fn all_ten_steps_on_innodb() {
         "{build:?}"
     );
     assert!(build.compile_os.is_some(), "{build:?}");
-    assert!(
-        build
-            .binary_path
-            .as_deref()
-            .is_some_and(|p| p.contains("mariadbd")),
-        "{build:?}"
-    );
-    assert!(build.binary_bytes.is_some_and(|b| b > 1_000_000));
-    assert_eq!(build.binary_sha256.as_ref().map(String::len), Some(64));
+    check_server_binary(build, "mariadbd");
     assert!(
         build.na.iter().any(|n| n.contains("compiler flags")),
         "{:?}",

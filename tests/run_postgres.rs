@@ -39,15 +39,7 @@ fn all_ten_steps_on_a_private_postgres() {
         "{build:?}"
     );
     assert!(build.configure.is_some() && build.cc.is_some(), "{build:?}");
-    assert!(
-        build
-            .binary_path
-            .as_deref()
-            .is_some_and(|p| p.ends_with("/postgres")),
-        "{build:?}"
-    );
-    assert!(build.binary_bytes.is_some_and(|b| b > 1_000_000));
-    assert_eq!(build.binary_sha256.as_ref().map(String::len), Some(64));
+    check_server_binary(build, "/postgres");
     let settle = run.steps[3].settle.as_ref().unwrap();
     let actions: Vec<&str> = settle.actions.iter().map(|a| a.action.as_str()).collect();
     assert!(actions.iter().any(|a| a.contains("VACUUM")), "{actions:?}");

@@ -108,11 +108,7 @@ fn run_every_step(major: &str, bindir: PathBuf) -> PathBuf {
         build.cflags.is_some() && build.configure.is_some(),
         "{build:?}"
     );
-    assert!(
-        build.binary_bytes.is_some_and(|b| b > 1_000_000),
-        "{build:?}"
-    );
-    assert_eq!(build.binary_sha256.as_ref().map(String::len), Some(64));
+    check_server_binary(build, "/postgres");
 
     let mut micro = micro_checks::micro_options(
         &server.url,

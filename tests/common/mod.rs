@@ -312,3 +312,24 @@ pub fn console_lines(stderr: &str) -> Vec<&str> {
         .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
         .collect()
 }
+
+/// run.json's build facts name the server's binary (its path contains `name`), its size and
+/// its SHA-256.
+pub fn check_server_binary(build: &ibench::backend::BuildFacts, name: &str) {
+    assert!(
+        build
+            .binary_path
+            .as_deref()
+            .is_some_and(|p| p.contains(name)),
+        "{build:?}"
+    );
+    assert!(
+        build.binary_bytes.is_some_and(|b| b > 1_000_000),
+        "{build:?}"
+    );
+    assert_eq!(
+        build.binary_sha256.as_ref().map(String::len),
+        Some(64),
+        "{build:?}"
+    );
+}
