@@ -152,7 +152,7 @@ mod tests {
         assert!(
             Flavour::Postgres
                 .pg_delete_sql("pi1")
-                .contains("IN (SELECT transactionid FROM pi1")
+                .contains("= ANY(ARRAY(SELECT transactionid")
         );
         assert_eq!(
             Flavour::Cockroachdb.pg_delete_sql("pi1"),
