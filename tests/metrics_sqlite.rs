@@ -29,5 +29,29 @@ fn sqlite_server_cpu_is_na_because_the_engine_runs_inside_ibench() {
     assert!(m.dbgb1.value().unwrap() > 0.0);
     assert!(m.dbgb2.value().unwrap() > 0.0);
     assert!(m.stats_file.path().is_none());
+    // The terminal table says each reason once, naming every figure it holds for, and the
+    // reason shared by cpupq and rss says nothing about CPU (the server line does).
+    let table = ibench::sampler::metrics_table(&run);
+    let notes: Vec<&str> = table.lines().filter(|l| l.starts_with('[')).collect();
+    let reasons: Vec<&str> = notes
+        .iter()
+        .filter_map(|l| l.split_once(": ").map(|(_, r)| r))
+        .collect();
+    let mut distinct = reasons.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), reasons.len(), "{table}");
+    let embedded = notes
+        .iter()
+        .find(|l| l.contains("SQLite runs inside ibench"))
+        .expect("the embedded footnote");
+    assert!(
+        embedded.contains("cpupq") && embedded.contains("rss") && !embedded.contains("CPU"),
+        "{table}"
+    );
+    assert!(
+        table.contains("server: none: SQLite runs inside ibench, so its CPU is counted in ccpupq"),
+        "{table}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -41,7 +41,16 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
 
     // Charts expected from the fixtures themselves: the throughput bar chart, and per step
     // one rate chart per op kind in any run's timeline, the max-latency chart, and the
-    // database-size chart where a run sampled sizes during the step.
+    // database-size chart where a run sampled sizes during the step. A step that lasted
+    // under 2 s in every run gets a note instead of charts.
+    let mut longest: std::collections::BTreeMap<String, f64> = Default::default();
+    for r in &runs {
+        for s in ibench::results::read_run(r).unwrap().steps {
+            let l = longest.entry(s.name.to_string()).or_default();
+            *l = l.max(s.seconds);
+        }
+    }
+    let charted = |step: &str| longest.get(step).is_some_and(|&s| s >= 2.0);
     let mut expected = 1;
     let mut steps = BTreeSet::new();
     let mut kinds = BTreeSet::new();
@@ -62,7 +71,14 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
         }
     }
     assert!(!sized.is_empty(), "the fixtures have size samples");
-    expected += kinds.len() + steps.len() + sized.len();
+    let short: Vec<&String> = steps.iter().filter(|s| !charted(s)).collect();
+    assert!(
+        !short.is_empty(),
+        "the fixtures have a sub-2-second step (l.x)"
+    );
+    expected += kinds.iter().filter(|(s, _)| charted(s)).count()
+        + steps.iter().filter(|s| charted(s)).count()
+        + sized.iter().filter(|s| charted(s)).count();
 
     let (dom, stderr) = chromium(&page, &["--dump-dom"]);
     assert!(
@@ -75,6 +91,12 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
         assert!(
             dom.contains(&format!("id=\"step-{s}\"")),
             "no section for {s}"
+        );
+    }
+    for s in &short {
+        assert!(
+            dom.contains(&format!("{s} lasted")) && !dom.contains(&format!("<title>{s} ")),
+            "{s}: a note, no charts"
         );
     }
     assert!(dom.contains("class=\"red\""));

@@ -17,6 +17,7 @@ use super::plan::{Plan, PlanGroup};
 use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
 use crate::report::compare::{self, Colour};
 use crate::report::diagnosis::NoiseBand;
+use crate::report::document::{Block, DocCell, DocRow, DocTable};
 use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
 
@@ -25,6 +26,8 @@ use crate::report::{Format, text::group_f};
 pub struct Spread {
     /// The combination's label.
     pub label: String,
+    /// The group member it stands for (`SERVER.CONFIG`).
+    pub member: String,
     /// Completed repeats the figures come from.
     pub repeats: usize,
     /// The repeat whose details (latency, charts, metrics) are shown.
@@ -222,6 +225,9 @@ fn group_report(
     }
     let base_label = synth[base_index.unwrap_or(0)].label.clone();
     let mut cmp = compare::compare(&synth, Some(&base_label), group_problems);
+    // Name the runs by their server and config names, less what they all share.
+    let members: Vec<String> = spreads.iter().map(|s| s.member.replace('.', " ")).collect();
+    cmp.set_keys(compare::short_keys(&members));
     if plan.repeats > 1 {
         mark_within_base_spread(&mut cmp, &spreads, &synth);
     }
@@ -259,7 +265,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
     let mut synth = Vec::new();
     let mut spreads = Vec::new();
     let mut problems = Vec::new();
-    for (_, dirs) in members {
+    for (member, dirs) in members {
         let (repeats, p) = load::load_runs(dirs);
         problems.extend(p);
         if repeats.is_empty() {
@@ -319,6 +325,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
         }
         spreads.push(Spread {
             label: run.label.clone(),
+            member: member.clone(),
             repeats: repeats.len(),
             details_from: best
                 .dir
@@ -350,6 +357,7 @@ fn mark_within_base_spread(cmp: &mut compare::Comparison, spreads: &[Spread], ru
             })
     };
     cmp.diagnoses = compare::diagnoses(runs, cmp.base, &cmp.steps, &band_of);
+    cmp.summarise();
     for (i, row) in cmp.relative.rows.iter_mut().enumerate() {
         if i == cmp.base {
             continue;
@@ -369,7 +377,9 @@ fn mark_within_base_spread(cmp: &mut compare::Comparison, spreads: &[Spread], ru
     }
 }
 
-fn spread_rows(spreads: &[Spread]) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+/// The spread of each combination's throughput over its repeats, as report blocks: a table
+/// with a row per combination (by its key) and a column per step.
+fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
     let mut columns: Vec<String> = Vec::new();
     for s in spreads {
         for (n, ..) in &s.steps {
@@ -380,27 +390,53 @@ fn spread_rows(spreads: &[Spread]) -> (Vec<String>, Vec<(String, Vec<String>)>) 
     }
     let rows = spreads
         .iter()
-        .map(|s| {
-            let cells = columns
+        .map(|s| DocRow {
+            label: crate::report::layout::key_of(cmp, &s.label).to_string(),
+            title: Some(format!(
+                "{} (n={}, details from {})",
+                s.label, s.repeats, s.details_from
+            )),
+            cells: columns
                 .iter()
                 .map(|c| {
-                    s.steps
-                        .iter()
-                        .find(|(n, ..)| n == c)
-                        .map(|(_, _, min, max)| format!("{}-{}", group_f(*min), group_f(*max)))
-                        .unwrap_or_else(|| "-".into())
+                    DocCell::plain(
+                        s.steps
+                            .iter()
+                            .find(|(n, ..)| n == c)
+                            .map(|(_, _, min, max)| format!("{}-{}", group_f(*min), group_f(*max)))
+                            .unwrap_or_else(|| "-".into()),
+                    )
                 })
-                .collect();
-            (
-                format!(
-                    "{} (n={}, details from {})",
-                    s.label, s.repeats, s.details_from
-                ),
-                cells,
+                .collect(),
+        })
+        .collect();
+    let repeats: Vec<String> = spreads
+        .iter()
+        .map(|s| {
+            format!(
+                "{}: n={}, details from {}",
+                crate::report::layout::key_of(cmp, &s.label),
+                s.repeats,
+                s.details_from
             )
         })
         .collect();
-    (columns, rows)
+    vec![
+        Block::Heading {
+            level: 2,
+            text: "Spread of throughput over the repeats (min-max)".into(),
+            anchor: None,
+        },
+        Block::Note("Throughput figures are medians over the repeats; a relative value is marked as a change only outside the base's spread (min-max). Latency, charts and server metrics come from the repeat closest to the medians.".into()),
+        Block::Table(DocTable {
+            corner: "run".into(),
+            columns,
+            rows,
+            footer: None,
+            text_columns: false,
+        }),
+        Block::List(repeats),
+    ]
 }
 
 fn render(
@@ -417,63 +453,12 @@ fn render(
             "spread": spreads,
         }))? + "\n");
     }
-    let body = crate::report::render(cmp, runs, format, false)?;
-    if repeats <= 1 {
-        return Ok(body);
-    }
-    let (columns, rows) = spread_rows(spreads);
-    let note = "Throughput figures are medians over the repeats; a relative value is marked as a change only outside the base's spread (min-max). Latency, charts and server metrics come from the repeat closest to the medians.";
-    Ok(match format {
-        Format::Text => {
-            let mut t =
-                format!("{body}\nSpread of throughput over the repeats (min-max)\n{note}\n");
-            for (label, cells) in &rows {
-                t.push_str(&format!("{label}\n"));
-                for (c, v) in columns.iter().zip(cells) {
-                    t.push_str(&format!("    {c:>8}  {v}\n"));
-                }
-            }
-            t
-        }
-        Format::Markdown => {
-            let mut t = format!(
-                "{body}\n## Spread of throughput over the repeats (min-max)\n\n{note}\n\n| run | {} |\n|---|{}\n",
-                columns.join(" | "),
-                "---|".repeat(columns.len())
-            );
-            for (label, cells) in &rows {
-                t.push_str(&format!("| {label} | {} |\n", cells.join(" | ")));
-            }
-            t
-        }
-        Format::Html => {
-            let esc = crate::report::svg::esc;
-            let mut section = format!(
-                "<section><h2>Spread of throughput over the repeats (min-max)</h2><p>{}</p><table><tr><th>run</th>{}</tr>",
-                esc(note),
-                columns
-                    .iter()
-                    .map(|c| format!("<th>{}</th>", esc(c)))
-                    .collect::<String>()
-            );
-            for (label, cells) in &rows {
-                section.push_str(&format!(
-                    "<tr><td>{}</td>{}</tr>",
-                    esc(label),
-                    cells
-                        .iter()
-                        .map(|c| format!("<td>{}</td>", esc(c)))
-                        .collect::<String>()
-                ));
-            }
-            section.push_str("</table></section>\n");
-            match body.rfind("</body>") {
-                Some(at) => format!("{}{section}{}", &body[..at], &body[at..]),
-                None => body + &section,
-            }
-        }
-        Format::Json | Format::Otava | Format::Nyrkio => body,
-    })
+    let extra = if repeats > 1 {
+        spread_blocks(cmp, spreads)
+    } else {
+        Vec::new()
+    };
+    crate::report::render_with(cmp, runs, format, false, extra)
 }
 
 type IndexRow = (String, String, String, Vec<String>);

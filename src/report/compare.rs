@@ -117,6 +117,8 @@ pub struct StepDetail {
 /// One run as the report's run table shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunRow {
+    /// The short key that names the run in the report's tables (`pg17 sync0`, `r3`).
+    pub key: String,
     /// The run's label.
     pub label: String,
     /// DBMS and version (`PostgreSQL 15.18`).
@@ -137,6 +139,9 @@ pub struct RunRow {
 pub struct Comparison {
     /// The runs' labels, in order.
     pub labels: Vec<String>,
+    /// The runs' short keys, in order: the tables name runs by these (the run table maps
+    /// each to its label).
+    pub keys: Vec<String>,
     /// The runs: DBMS, build and results dir of each, in order.
     pub runs: Vec<RunRow>,
     /// One line when the runs' servers were built with different flags (a build difference
@@ -160,11 +165,31 @@ pub struct Comparison {
     /// repeats in a matrix report), the per-op figures that
     /// moved with it (see `report::diagnosis`).
     pub diagnoses: Vec<super::diagnosis::Diagnosis>,
+    /// The diagnosis summed up per step family and run (every run but the base).
+    pub summary: Vec<FamilySummary>,
     /// The published shape of a microbenchmark comparison (microbenchmarks as rows, runs as
     /// columns), when every step is a microbenchmark step.
     pub micro: Option<MicroView>,
     /// What could not be read or compared, one line each.
     pub problems: Vec<String>,
+}
+
+/// A run's steps of one family (load, writes, range queries, point queries) against the base.
+#[derive(Clone, Debug, Serialize)]
+pub struct FamilySummary {
+    /// The family (`writes`).
+    pub family: String,
+    /// The run's label.
+    pub run: String,
+    /// Steps of the family both runs have.
+    pub steps: usize,
+    /// Lowest relative throughput of those steps.
+    pub relative_min: f64,
+    /// Highest.
+    pub relative_max: f64,
+    /// The per-op figure named most often in the diagnoses of those steps, with the range of
+    /// its ratio to the base: (figure, lowest ratio, highest ratio).
+    pub mover: Option<(String, f64, f64)>,
 }
 
 /// Microbenchmark tables: one row per microbenchmark (in the published order), one column per
@@ -207,15 +232,7 @@ pub fn title(cmp: &Comparison) -> &'static str {
 /// A microbenchmark table cut into its published groups (`load`, `point queries`, `range
 /// queries`, `writes`), each with the rows of its microbenchmarks.
 pub fn micro_groups(t: &Table) -> Vec<(&'static str, Table)> {
-    use crate::workload::micro::MicroGroup;
-    let group_of = |label: &str| match label.parse::<StepName>() {
-        Ok(StepName::Micro(m)) => match m.bench.group() {
-            MicroGroup::Point => "point queries",
-            MicroGroup::Range => "range queries",
-            MicroGroup::Write => "writes",
-        },
-        _ => "load",
-    };
+    let group_of = |label: &str| label.parse::<StepName>().map_or("load", StepName::family);
     let mut out: Vec<(&'static str, Table)> = Vec::new();
     for row in &t.rows {
         let g = group_of(&row.label);
@@ -395,17 +412,28 @@ fn check_note(s: &StepRecord) -> Option<String> {
 /// The start of the note of a figure whose step's checks failed.
 pub const CHECK_FAILED: &str = "check failed";
 
-/// One line per step whose checks failed, for the report's notes.
+/// One line per step that did not complete or whose checks failed, for the report's notes.
 fn check_failure_lines(runs: &[LoadedRun]) -> Vec<String> {
     runs.iter()
         .flat_map(|r| {
-            r.record.steps.iter().filter(|s| s.check_failed()).map(|s| {
-                format!(
-                    "{} {}: {CHECK_FAILED}: {} (the step's figures are kept as measured, marked !)",
-                    r.label,
-                    s.name,
-                    s.check_failure_text()
-                )
+            r.record.steps.iter().flat_map(|s| {
+                let unfinished = status_note(s).map(|status| {
+                    format!(
+                        "{} {}: {status}{} (its figures cover only the part that ran, marked !)",
+                        r.label,
+                        s.name,
+                        s.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
+                    )
+                });
+                let check = s.check_failed().then(|| {
+                    format!(
+                        "{} {}: {CHECK_FAILED}: {} (the step's figures are kept as measured, marked !)",
+                        r.label,
+                        s.name,
+                        s.check_failure_text()
+                    )
+                });
+                unfinished.into_iter().chain(check)
             })
         })
         .collect()
@@ -429,9 +457,11 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         super::diagnosis::NoiseBand::default_band()
     });
     let micro = micro_view(runs, &names, &labels, &absolute, &relative);
-    let run_rows = run_rows(runs);
-    Comparison {
+    let keys = short_keys(&labels);
+    let run_rows = run_rows(runs, &keys);
+    let mut cmp = Comparison {
         labels,
+        keys,
         build_warning: build_warning(&run_rows),
         runs: run_rows,
         base: base_index,
@@ -442,17 +472,142 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         background_targets: targets,
         details,
         diagnoses,
+        summary: Vec::new(),
         micro,
         problems,
+    };
+    cmp.summarise();
+    cmp
+}
+
+impl Comparison {
+    /// Name the runs by `keys` (one per run, in order) in the tables, instead of the keys
+    /// made from the labels.
+    pub fn set_keys(&mut self, keys: Vec<String>) {
+        if keys.len() == self.runs.len() {
+            for (r, k) in self.runs.iter_mut().zip(&keys) {
+                r.key = k.clone();
+            }
+            self.keys = keys;
+        }
+    }
+
+    /// Sum the diagnoses up per step family and run (again, after they changed).
+    pub fn summarise(&mut self) {
+        let names: Vec<StepName> = self.steps.iter().filter_map(|s| s.parse().ok()).collect();
+        let mut out = Vec::new();
+        for (i, row) in self.relative.rows.iter().enumerate() {
+            if i == self.base {
+                continue;
+            }
+            let mut families: Vec<&'static str> = names.iter().map(|n| n.family()).collect();
+            families.dedup();
+            let mut seen = BTreeSet::new();
+            families.retain(|f| seen.insert(*f));
+            for family in families {
+                let in_family =
+                    |step: &str| step.parse::<StepName>().is_ok_and(|n| n.family() == family);
+                let rel: Vec<f64> = row
+                    .cells
+                    .iter()
+                    .zip(&self.relative.columns)
+                    .filter(|(_, step)| in_family(step))
+                    .filter_map(|(c, _)| c.value)
+                    .collect();
+                if rel.is_empty() {
+                    continue;
+                }
+                let diagnosed: Vec<&super::diagnosis::Diagnosis> = self
+                    .diagnoses
+                    .iter()
+                    .filter(|d| d.run == row.label && in_family(&d.step))
+                    .collect();
+                out.push(FamilySummary {
+                    family: family.to_string(),
+                    run: row.label.clone(),
+                    steps: rel.len(),
+                    relative_min: rel.iter().copied().fold(f64::INFINITY, f64::min),
+                    relative_max: rel.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                    mover: top_mover(&diagnosed),
+                });
+            }
+        }
+        self.summary = out;
+    }
+}
+
+/// The figure named most often among `diagnosed` (ties: the one with the largest share),
+/// with the range of its ratio.
+fn top_mover(diagnosed: &[&super::diagnosis::Diagnosis]) -> Option<(String, f64, f64)> {
+    let mut by_figure: Vec<(String, Vec<f64>, f64)> = Vec::new();
+    for m in diagnosed.iter().flat_map(|d| &d.movers) {
+        match by_figure.iter_mut().find(|(f, ..)| *f == m.figure) {
+            Some((_, ratios, share)) => {
+                ratios.push(m.ratio);
+                *share = share.max(m.share);
+            }
+            None => by_figure.push((m.figure.clone(), vec![m.ratio], m.share)),
+        }
+    }
+    by_figure
+        .into_iter()
+        .max_by(|a, b| a.1.len().cmp(&b.1.len()).then(a.2.total_cmp(&b.2)))
+        .map(|(f, ratios, _)| {
+            let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (f, lo, hi)
+        })
+}
+
+/// Longest short key; longer ones fall back to `r1..rN`.
+pub const MAX_KEY_CHARS: usize = 24;
+
+/// The shortest names that tell the runs apart: the words of each name that not every name
+/// shares (`PostgreSQL 17.10 sync0` and `PostgreSQL 17.10 sync1` become `sync0` and
+/// `sync1`). When that leaves a name empty, two alike, or one longer than
+/// [`MAX_KEY_CHARS`], the runs are `r1` to `rN`.
+pub fn short_keys(names: &[String]) -> Vec<String> {
+    let numbered = || (1..=names.len()).map(|i| format!("r{i}")).collect();
+    if names.len() == 1 {
+        let n = super::clean_label(&names[0]);
+        return if n.chars().count() <= MAX_KEY_CHARS && !n.is_empty() {
+            vec![n]
+        } else {
+            numbered()
+        };
+    }
+    let words: Vec<Vec<&str>> = names
+        .iter()
+        .map(|n| n.split_whitespace().collect())
+        .collect();
+    let shared = |w: &str| words.iter().all(|ws| ws.contains(&w));
+    let keys: Vec<String> = words
+        .iter()
+        .map(|ws| {
+            let own: Vec<&str> = ws.iter().copied().filter(|w| !shared(w)).collect();
+            super::clean_label(&own.join(" "))
+        })
+        .collect();
+    let distinct: BTreeSet<&String> = keys.iter().collect();
+    if distinct.len() < keys.len()
+        || keys
+            .iter()
+            .any(|k| k.is_empty() || k.chars().count() > MAX_KEY_CHARS)
+    {
+        numbered()
+    } else {
+        keys
     }
 }
 
 /// The run table's rows.
-fn run_rows(runs: &[LoadedRun]) -> Vec<RunRow> {
+fn run_rows(runs: &[LoadedRun], keys: &[String]) -> Vec<RunRow> {
     runs.iter()
-        .map(|r| {
+        .zip(keys)
+        .map(|(r, key)| {
             let build = r.record.build.as_ref();
             RunRow {
+                key: key.clone(),
                 label: r.label.clone(),
                 dbms: r
                     .record
@@ -932,6 +1087,29 @@ mod tests {
         );
         // One run: nothing to compare against.
         assert_eq!(absolute_colours(&[Some((1.0, false))]), [Colour::None]);
+    }
+
+    #[test]
+    fn short_keys_keep_the_words_that_tell_runs_apart() {
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            short_keys(&names(&[
+                "PostgreSQL 17.10 sync0_comp0",
+                "PostgreSQL 17.10 sync1_comp0"
+            ])),
+            ["sync0_comp0", "sync1_comp0"]
+        );
+        assert_eq!(
+            short_keys(&names(&["pg10", "pg17 fpi0"])),
+            ["pg10", "pg17 fpi0"]
+        );
+        // Alike, empty or too long: numbered.
+        assert_eq!(short_keys(&names(&["a", "a"])), ["r1", "r2"]);
+        assert_eq!(short_keys(&names(&["x y", "y x"])), ["r1", "r2"]);
+        let long = "L".repeat(MAX_KEY_CHARS + 1);
+        assert_eq!(short_keys(&names(&[&long, "b"])), ["r1", "r2"]);
+        assert_eq!(short_keys(&names(&["SQLite base"])), ["SQLite base"]);
+        assert_eq!(short_keys(&names(&[&long])), ["r1"]);
     }
 
     #[test]

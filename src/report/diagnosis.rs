@@ -106,7 +106,12 @@ pub struct Diagnosis {
 impl Diagnosis {
     /// One line: `l.i1 0.82 (PG 17): server CPU/op ×1.21, KB written/row ×1.40`.
     pub fn line(&self) -> String {
-        let mut head = format!("{} {:.2} ({})", self.step, self.relative, self.run);
+        self.line_for(&self.run)
+    }
+
+    /// The line with the run named `name` (its short key in a report).
+    pub fn line_for(&self, name: &str) -> String {
+        let mut head = format!("{} {:.2} ({name})", self.step, self.relative);
         if let Some(b) = &self.build {
             head.push_str(&format!(" [same major, other build flags: {b}]"));
         }

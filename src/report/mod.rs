@@ -3,7 +3,9 @@
 
 pub mod compare;
 pub mod diagnosis;
+pub mod document;
 pub mod html;
+pub mod layout;
 pub mod load;
 pub mod markdown;
 pub mod series;
@@ -12,6 +14,7 @@ pub mod text;
 
 use std::path::PathBuf;
 
+pub use compare::profile_line;
 use compare::{Cell, Colour, Comparison};
 use load::LoadedRun;
 
@@ -75,10 +78,24 @@ pub fn render(
     format: Format,
     colour: bool,
 ) -> anyhow::Result<String> {
+    render_with(cmp, runs, format, colour, Vec::new())
+}
+
+/// Render a comparison in one format with `extra` blocks before its notes (the matrix's
+/// spread over repeats). Text, Markdown and HTML are the same document in three syntaxes.
+pub fn render_with(
+    cmp: &Comparison,
+    runs: &[LoadedRun],
+    format: Format,
+    colour: bool,
+    extra: Vec<document::Block>,
+) -> anyhow::Result<String> {
+    let title = compare::title(cmp);
+    let doc = |charts| layout::blocks(cmp, runs, charts, extra.clone());
     Ok(match format {
-        Format::Text => text::comparison(cmp, colour),
-        Format::Markdown => markdown::render(cmp),
-        Format::Html => html::render(cmp, runs),
+        Format::Text => document::write(title, &doc(false), &text::TextSyntax { colour }),
+        Format::Markdown => document::write(title, &doc(false), &markdown::MarkdownSyntax),
+        Format::Html => document::write(title, &doc(true), &html::HtmlSyntax),
         Format::Json => serde_json::to_string_pretty(cmp)? + "\n",
         Format::Otava => series::otava(runs).0,
         Format::Nyrkio => serde_json::to_string_pretty(&series::nyrkio(runs))? + "\n",

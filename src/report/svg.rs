@@ -64,11 +64,30 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Open an `<svg>` chart with its title.
-fn open_svg(out: &mut String, title: &str) {
+/// Height of one legend entry.
+const LEGEND_ROW: f64 = 16.0;
+
+/// A chart's height: the plot's, or more when its legend (one row per series) is taller.
+fn chart_height(series: usize) -> f64 {
+    HEIGHT.max(TOP + 8.0 + usize_f64(series) * LEGEND_ROW)
+}
+
+/// The dash pattern of series `i`: solid for the first 8 (one colour each), then dashed and
+/// dotted, so that 24 series stay apart.
+fn dash(i: usize) -> &'static str {
+    match (i / PALETTE.len()) % 3 {
+        0 => "",
+        1 => r#" stroke-dasharray="6 3""#,
+        _ => r#" stroke-dasharray="2 2""#,
+    }
+}
+
+/// Open an `<svg>` chart with its title; `series` sizes the legend.
+fn open_svg(out: &mut String, title: &str, series: usize) {
+    let h = chart_height(series);
     let _ = write!(
         out,
-        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="white"/><text x="{LEFT}" y="18" font-size="13" font-weight="bold">{t}</text>"#,
+        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {h}" width="{WIDTH}" height="{h}" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{WIDTH}" height="{h}" fill="white"/><text x="{LEFT}" y="18" font-size="13" font-weight="bold">{t}</text>"#,
         t = esc(title)
     );
 }
@@ -103,10 +122,28 @@ fn y_range(y_top: f64) -> f64 {
     }
 }
 
-fn frame(out: &mut String, title: &str, x_label: &str, y_label: &str, y_max: f64, x_max: f64) {
+/// A chart's frame: title, axes and their labels.
+struct Frame<'a> {
+    title: &'a str,
+    x_label: &'a str,
+    y_label: &'a str,
+    y_max: f64,
+    x_max: f64,
+    series: usize,
+}
+
+fn frame(out: &mut String, f: &Frame) {
+    let Frame {
+        title,
+        x_label,
+        y_label,
+        y_max,
+        x_max,
+        series,
+    } = *f;
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
-    open_svg(out, title);
+    open_svg(out, title, series);
     y_grid(out, y_max);
     // X labels.
     let xstep = nice_step(x_max, 6);
@@ -134,15 +171,25 @@ fn frame(out: &mut String, title: &str, x_label: &str, y_label: &str, y_max: f64
     );
 }
 
+/// The fill opacity of bar series `i`: full for the first 8 colours, lighter after.
+fn opacity(i: usize) -> &'static str {
+    match (i / PALETTE.len()) % 3 {
+        0 => "1",
+        1 => "0.6",
+        _ => "0.3",
+    }
+}
+
 fn legend(out: &mut String, labels: &[&str]) {
     for (i, l) in labels.iter().enumerate() {
-        let y = TOP + 8.0 + usize_f64(i) * 16.0;
+        let y = TOP + 8.0 + usize_f64(i) * LEGEND_ROW;
         let x = WIDTH - RIGHT + 10.0;
         let _ = write!(
             out,
-            r#"<rect x="{x}" y="{:.1}" width="10" height="10" fill="{}"/><text x="{:.1}" y="{y:.1}" font-size="11" dominant-baseline="middle">{}</text>"#,
+            r#"<rect x="{x}" y="{:.1}" width="10" height="10" fill="{}" fill-opacity="{}"/><text x="{:.1}" y="{y:.1}" font-size="11" dominant-baseline="middle">{}</text>"#,
             y - 5.0,
             PALETTE[i % PALETTE.len()],
+            opacity(i),
             x + 14.0,
             esc(l)
         );
@@ -168,7 +215,17 @@ pub fn line_chart(
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let mut out = String::new();
-    frame(&mut out, title, x_label, y_label, y_max, x_max);
+    frame(
+        &mut out,
+        &Frame {
+            title,
+            x_label,
+            y_label,
+            y_max,
+            x_max,
+            series: series.len(),
+        },
+    );
     for (i, (label, points)) in series.iter().enumerate() {
         if points.is_empty() {
             continue;
@@ -181,8 +238,9 @@ pub fn line_chart(
         }
         let _ = write!(
             out,
-            r#"<path class="series" d="{d}" fill="none" stroke="{}" stroke-width="1.5"><title>{}</title></path>"#,
+            r#"<path class="series" d="{d}" fill="none" stroke="{}" stroke-width="1.5"{}><title>{}</title></path>"#,
             PALETTE[i % PALETTE.len()],
+            dash(i),
             esc(label)
         );
     }
@@ -210,7 +268,7 @@ pub fn bar_chart(
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let mut out = String::new();
-    open_svg(&mut out, title);
+    open_svg(&mut out, title, runs.len());
     y_grid(&mut out, y_max);
     let group_w = plot_w / usize_f64(categories.len().max(1));
     let bar_w = (group_w * 0.8) / usize_f64(runs.len().max(1));
@@ -221,11 +279,12 @@ pub fn bar_chart(
                 let h = val / y_max * plot_h;
                 let _ = write!(
                     out,
-                    r#"<rect class="bar" x="{:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}"><title>{}: {} = {}</title></rect>"#,
+                    r#"<rect class="bar" x="{:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}" fill-opacity="{}"><title>{}: {} = {}</title></rect>"#,
                     gx + usize_f64(r) * bar_w,
                     TOP + plot_h - h,
                     bar_w.max(1.0) - 1.0,
                     PALETTE[r % PALETTE.len()],
+                    opacity(r),
                     esc(run),
                     esc(cat),
                     trim(*val)

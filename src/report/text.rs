@@ -1,12 +1,10 @@
-//! The terminal summary of one run.
+//! Terminal text: the summary of one run as it ends, and the text syntax of `ibench report`.
 
 use crate::stats::convert::{count_f64, round_to_u64};
 use std::fmt::Write;
 
-use super::compare::{
-    Colour, Comparison, MicroView, StepDetail, Table, micro_groups, profile_line,
-};
-use super::{cell_text, marked};
+use super::compare::Colour;
+use super::document::{DocCell, DocTable, Syntax, wrap};
 use crate::results::{CheckFailure, RunRecord, Status, StepRecord};
 use crate::stats::{BUCKET_LABELS, LatencySummary};
 
@@ -235,73 +233,6 @@ fn paint(s: &str, c: Colour, colour: bool) -> String {
     }
 }
 
-fn table_text(
-    out: &mut String,
-    t: &Table,
-    ratio: bool,
-    colour: bool,
-    extra: Option<(&str, &[Option<f64>])>,
-) {
-    let label_w = t
-        .rows
-        .iter()
-        .map(|r| r.label.chars().count())
-        .chain(std::iter::once(6))
-        .max()
-        .unwrap_or(6)
-        .min(super::MAX_LABEL_CHARS);
-    let _ = write!(out, "{:<label_w$}", "");
-    for c in &t.columns {
-        let _ = write!(out, " {c:>11}");
-    }
-    out.push('\n');
-    for row in &t.rows {
-        let _ = write!(out, "{:<label_w$}", truncate(&row.label, label_w));
-        for c in &row.cells {
-            let mut v = cell_text(c, ratio);
-            if !colour && c.note.as_deref() == Some(super::compare::SLA_FAILED) && c.value.is_some()
-            {
-                v.push('*');
-            }
-            if super::partial_note(c).is_some() {
-                v.push('!');
-            }
-            let padded = format!(" {v:>11}");
-            out.push_str(&if marked(c.colour) {
-                paint(&padded, c.colour, colour)
-            } else {
-                padded
-            });
-        }
-        out.push('\n');
-    }
-    if let Some((label, values)) = extra {
-        let _ = write!(out, "{label:<label_w$}");
-        for v in values {
-            let _ = write!(out, " {:>11}", v.map_or("-".to_string(), group_f));
-        }
-        out.push('\n');
-    }
-}
-
-/// The microbenchmark tables: microbenchmarks as rows, runs as columns.
-fn micro_text(out: &mut String, m: &MicroView, colour: bool) {
-    let grouped = |out: &mut String, t: &Table, ratio: bool| {
-        for (group, part) in micro_groups(t) {
-            let _ = writeln!(out, "-- {group}");
-            table_text(out, &part, ratio, colour, None);
-        }
-    };
-    out.push_str("\nMicrobenchmarks, operations/s (scan: rows/s)\n");
-    grouped(out, &m.absolute, false);
-    out.push_str("\nRelative to the base (red <= 0.95, green >= 1.05)\n");
-    grouped(out, &m.relative, true);
-    for (name, meaning, t) in &m.per_op {
-        let _ = writeln!(out, "\n{name}: {meaning}");
-        grouped(out, t, true);
-    }
-}
-
 /// A binary's size for people: `8.9 MB`.
 pub fn fmt_binary(bytes: Option<u64>) -> String {
     bytes.map_or_else(
@@ -310,151 +241,139 @@ pub fn fmt_binary(bytes: Option<u64>) -> String {
     )
 }
 
-/// The run table (DBMS, build flags, binary size) and the build warning.
-fn runs_text(out: &mut String, cmp: &Comparison) {
-    let label_w = cmp
-        .runs
-        .iter()
-        .map(|r| r.label.chars().count())
-        .max()
-        .unwrap_or(3)
-        .clamp(3, super::MAX_LABEL_CHARS);
-    let _ = writeln!(
-        out,
-        "\n{:<label_w$}  {:<24} {:<16} {:>9}",
-        "run", "DBMS", "build flags", "binary"
-    );
-    for r in &cmp.runs {
-        let _ = writeln!(
-            out,
-            "{:<label_w$}  {:<24} {:<16} {:>9}",
-            truncate(&r.label, label_w),
-            truncate(&r.dbms, 24),
-            r.build_flags.as_deref().unwrap_or("n/a"),
-            fmt_binary(r.binary_bytes)
-        );
-    }
-    if let Some(w) = &cmp.build_warning {
-        let _ = writeln!(out, "\n!! {w}");
-    }
+/// Widest line of a text or Markdown report, in characters.
+pub const MAX_LINE_CHARS: usize = 160;
+
+/// Widest row label of a text table (a microbenchmark's name); longer ones are cut.
+const MAX_ROW_LABEL_CHARS: usize = 40;
+
+/// Terminal text: tables in aligned columns (cut by columns to fit [`MAX_LINE_CHARS`]),
+/// prose wrapped, charts left out; `colour` paints cells with ANSI colours.
+pub struct TextSyntax {
+    /// Paint cells with ANSI colours.
+    pub colour: bool,
 }
 
-/// The comparison as terminal text; `colour` adds ANSI colours.
-pub fn comparison(cmp: &Comparison, colour: bool) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Runs: {} (base: {})",
-        cmp.labels.join(", "),
-        cmp.labels.get(cmp.base).map_or("", String::as_str)
-    );
-    runs_text(&mut out, cmp);
-    if let Some(m) = &cmp.micro {
-        micro_text(&mut out, m, colour);
-    } else {
-        out.push_str("\nAbsolute throughput (inserted rows/s for l.i*, indexed rows/s for l.x, queries/s for q*)\n");
-        table_text(&mut out, &cmp.absolute, false, colour, None);
-        if !colour {
-            out.push_str("(* SLA failed: the background inserts missed 95% of the target)\n");
+impl TextSyntax {
+    /// A cell as shown: its text and marks (`*` an SLA failure when not painted grey, `!`
+    /// a partial figure).
+    fn shown(&self, c: &DocCell) -> String {
+        let mut v = c.text.clone();
+        if c.sla_failed && !self.colour {
+            v.push('*');
         }
-        out.push_str("\nRelative to the base (red <= 0.95, green >= 1.05)\n");
-        table_text(&mut out, &cmp.relative, true, colour, None);
-        if has_partial(&cmp.absolute) {
-            out.push_str(
-                "(! the step failed or was interrupted: its figure covers only the part that ran; or a check after it failed: the figure is as measured, the notes say why)\n",
-            );
+        if c.partial.is_some() {
+            v.push('!');
         }
+        v
     }
-    if !cmp.background.columns.is_empty() {
-        out.push_str("\nBackground insert rate, rows/s (red below 95% of target)\n");
-        table_text(
-            &mut out,
-            &cmp.background,
-            false,
-            colour,
-            Some(("target", &cmp.background_targets)),
-        );
-    }
-    if !cmp.diagnoses.is_empty() {
-        out.push_str(
-            "\nDiagnosis: per-op figures that moved with each relative throughput outside the noise band\n(±5%, or the base's spread over repeats), as run / base\n",
-        );
-        for d in &cmp.diagnoses {
-            let _ = writeln!(out, "  {}", d.line());
-        }
-    }
-    for d in &cmp.details {
-        step_detail_text(&mut out, cmp, d);
-    }
-    if !cmp.problems.is_empty() {
-        out.push_str("\nNotes:\n");
-        for p in &cmp.problems {
-            let _ = writeln!(out, "- {p}");
-        }
-    }
-    out
-}
 
-/// One step's latency tables and figures side by side.
-fn step_detail_text(out: &mut String, cmp: &Comparison, d: &StepDetail) {
-    let _ = writeln!(out, "\n== {} ({})", d.step, d.unit);
-    for (kind, rows) in &d.latency {
-        let _ = write!(out, "{kind} latency, % of ops per bucket\n{:<24}", "");
-        for b in BUCKET_LABELS {
-            let _ = write!(out, "{b:>6}");
+    fn one_table(&self, out: &mut String, t: &DocTable, label_w: usize) {
+        let widths: Vec<usize> = (0..t.columns.len())
+            .map(|j| self.column_width(t, j).min(MAX_LINE_CHARS - label_w - 2))
+            .collect();
+        let left = t.text_columns;
+        let _ = write!(out, "{:<label_w$}", truncate(&t.corner, label_w));
+        for (head, w) in t.columns.iter().zip(&widths) {
+            let head = truncate(head, *w);
+            let _ = if left {
+                write!(out, "  {head:<w$}")
+            } else {
+                write!(out, "  {head:>w$}")
+            };
         }
-        let _ = writeln!(out, " {:>9} {:>9} {:>9}", "p50", "p99", "max");
-        for r in rows {
-            let _ = write!(out, "{:<24}", truncate(&r.label, 24));
-            for s in r.bucket_shares {
-                let _ = write!(out, "{:>6}", share(s));
+        trim_line(out);
+        for row in t.rows.iter().chain(t.footer.iter()) {
+            let _ = write!(out, "{:<label_w$}", truncate(&row.label, label_w));
+            for (c, w) in row.cells.iter().zip(&widths) {
+                let v = truncate(&self.shown(c), *w);
+                let padded = if left {
+                    format!("  {v:<w$}")
+                } else {
+                    format!("  {v:>w$}")
+                };
+                out.push_str(&paint(&padded, c.colour, self.colour));
             }
-            let _ = writeln!(
-                out,
-                " {:>9} {:>9} {:>9}",
-                fmt_us(r.p50_us),
-                fmt_us(r.p99_us),
-                fmt_us(r.max_us)
-            );
+            trim_line(out);
         }
     }
-    let _ = write!(out, "{:<10}", "metric");
-    for l in &cmp.labels {
-        let _ = write!(out, " {:>16}", truncate(l, 16));
+
+    fn column_width(&self, t: &DocTable, j: usize) -> usize {
+        t.column_cells(j)
+            .map(|c| self.shown(c).chars().count())
+            .chain(t.columns.get(j).map(|h| h.chars().count()))
+            .max()
+            .unwrap_or(1)
     }
-    out.push_str("  (relative to base)\n");
-    for m in &d.metrics {
-        let _ = write!(out, "{:<10}", m.name);
-        for v in &m.values {
-            let _ = write!(out, " {:>16}", v.map_or("n/a".to_string(), fmt_metric));
-        }
-        out.push_str("  ");
-        for r in &m.relative {
-            let _ = write!(out, " {}", r.map_or("-".to_string(), |r| format!("{r:.2}")));
-        }
+}
+
+/// End a line without trailing spaces.
+fn trim_line(out: &mut String) {
+    while out.ends_with(' ') {
+        out.pop();
+    }
+    out.push('\n');
+}
+
+fn wrapped(out: &mut String, text: &str, first: &str, rest: &str) {
+    for l in wrap(text, MAX_LINE_CHARS, first, rest) {
+        out.push_str(&l);
         out.push('\n');
     }
-    if !d.profiles.is_empty() {
-        out.push_str("server CPU profile, top functions by their own share of samples\n");
-        for (label, p) in &d.profiles {
-            let _ = writeln!(out, "  {}: {}", truncate(label, 24), profile_line(p, 5));
-        }
-    }
 }
 
-/// Whether any cell of the table covers only part of its step.
-pub(crate) fn has_partial(t: &Table) -> bool {
-    t.rows
-        .iter()
-        .flat_map(|r| &r.cells)
-        .any(|c| super::partial_note(c).is_some())
+impl Syntax for TextSyntax {
+    fn heading(&self, out: &mut String, level: u8, text: &str, _anchor: Option<&str>) {
+        let text = truncate(text, MAX_LINE_CHARS - 3);
+        match level {
+            1 => {
+                let _ = writeln!(out, "{text}\n{}", "=".repeat(text.chars().count()));
+            }
+            2 => {
+                let _ = writeln!(out, "\n== {text}");
+            }
+            _ => {
+                let _ = writeln!(out, "-- {text}");
+            }
+        }
+    }
+
+    fn paragraph(&self, out: &mut String, text: &str) {
+        wrapped(out, text, "", "");
+    }
+
+    fn warning(&self, out: &mut String, text: &str) {
+        wrapped(out, text, "!! ", "   ");
+    }
+
+    fn list(&self, out: &mut String, items: &[String]) {
+        for i in items {
+            wrapped(out, i, "- ", "  ");
+        }
+    }
+
+    fn table(&self, out: &mut String, t: &DocTable) {
+        let label_w = t
+            .labels()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(6)
+            .clamp(3, MAX_ROW_LABEL_CHARS);
+        let parts = t.split_to_width(MAX_LINE_CHARS, label_w, |j| self.column_width(t, j) + 2);
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            self.one_table(out, part, label_w);
+        }
+    }
 }
 
 fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {
-        s.chars().take(n - 1).collect::<String>() + "…"
+        s.chars().take(n.saturating_sub(1)).collect::<String>() + "…"
     }
 }
 

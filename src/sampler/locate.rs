@@ -218,6 +218,11 @@ fn find_server(
     }
 }
 
+/// Why the server's figures are n/a for an embedded DBMS. It says nothing about which figure
+/// holds SQLite's own cost: that differs per figure (its CPU is in ccpupq, its memory in
+/// ibench's own), so the efficiency table says it once, on its `server:` line.
+pub const EMBEDDED_NA: &str = "SQLite runs inside ibench: there is no server process";
+
 /// The decision, from the options and what the server said about its files.
 pub fn locate_with(
     opts: &RunOptions,
@@ -230,10 +235,7 @@ pub fn locate_with(
             ServerLocation {
                 pid: None,
                 how: "embedded".into(),
-                na: Some(
-                    "SQLite runs inside ibench: there is no server process (its CPU is in ccpupq)"
-                        .into(),
-                ),
+                na: Some(EMBEDDED_NA.into()),
                 remote: false,
             },
             storage_of(f.data_paths.clone()),

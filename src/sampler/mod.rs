@@ -822,7 +822,9 @@ pub fn metrics_table(run: &RunRecord) -> String {
         ("p50", |m| &m.p50, 0),
         ("p1low", |m| &m.p1low, 0),
     ];
-    let mut reasons: Vec<String> = Vec::new();
+    // One footnote per reason, naming every figure it holds for: `[1] wpi, wkbpi: no rows
+    // inserted in this step`.
+    let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
     let mut out = String::from("\nserver efficiency per op (cpu in µs, sizes in GB, maxop in s)\n");
     let w = steps
         .iter()
@@ -843,14 +845,16 @@ pub fn metrics_table(run: &RunRecord) -> String {
                     let _ = write!(out, " {:>8}", format!("{v:.decimals$}"));
                 }
                 Metric::Na(r) => {
-                    let line = format!("{name}: {r}");
-                    let idx = match reasons.iter().position(|x| *x == line) {
+                    let idx = match reasons.iter().position(|(x, _)| x == r) {
                         Some(i) => i,
                         None => {
-                            reasons.push(line);
+                            reasons.push((r.clone(), Vec::new()));
                             reasons.len() - 1
                         }
                     };
+                    if !reasons[idx].1.contains(name) {
+                        reasons[idx].1.push(name);
+                    }
                     let _ = write!(out, " {:>8}", format!("n/a[{}]", idx + 1));
                 }
             }
@@ -858,11 +862,18 @@ pub fn metrics_table(run: &RunRecord) -> String {
         out.push('\n');
     }
     if let Some(info) = &run.metrics {
-        let _ = writeln!(out, "server: {}", info.server.describe());
+        if info.server.na.as_deref() == Some(locate::EMBEDDED_NA) {
+            let _ = writeln!(
+                out,
+                "server: none: SQLite runs inside ibench, so its CPU is counted in ccpupq (the client's) and its memory in ibench's own"
+            );
+        } else {
+            let _ = writeln!(out, "server: {}", info.server.describe());
+        }
         let _ = writeln!(out, "storage: {}", info.storage.describe());
     }
-    for (i, r) in reasons.iter().enumerate() {
-        let _ = writeln!(out, "[{}] {r}", i + 1);
+    for (i, (reason, names)) in reasons.iter().enumerate() {
+        let _ = writeln!(out, "[{}] {}: {reason}", i + 1, names.join(", "));
     }
     out
 }

@@ -206,6 +206,29 @@ impl StepName {
         }
     }
 
+    /// The family a report summarises the step in: `load` (l.i0, l.x, m.load), `writes`
+    /// (l.i1, l.i2 and the write microbenchmarks), `range queries` or `point queries`.
+    pub fn family(self) -> &'static str {
+        use crate::workload::micro::MicroGroup;
+        match self {
+            StepName::LoadInitial | StepName::CreateIndexes | StepName::MicroLoad => "load",
+            StepName::InsertDelete1 | StepName::InsertDelete2 => "writes",
+            StepName::Query {
+                kind: QueryKind::Range,
+                ..
+            } => "range queries",
+            StepName::Query {
+                kind: QueryKind::Point,
+                ..
+            } => "point queries",
+            StepName::Micro(m) => match m.bench.group() {
+                MicroGroup::Point => "point queries",
+                MicroGroup::Range => "range queries",
+                MicroGroup::Write => "writes",
+            },
+        }
+    }
+
     /// What the step's throughput figure counts.
     pub fn throughput_unit(self) -> &'static str {
         match self {

@@ -1,0 +1,380 @@
+//! The report as a document: a list of blocks (heading, paragraph, table, list, chart, fold)
+//! built once from a comparison (see `report::layout`), and a [`Syntax`] per output format
+//! that only says how each block is written. Layout rules that hold for every format (tables
+//! no wider than the page, split by columns when they would be) live here, once.
+
+use super::compare::Colour;
+
+/// One block of a report.
+#[derive(Clone, Debug)]
+pub enum Block {
+    /// A heading; `anchor` is an HTML id.
+    Heading {
+        /// 1 (the title) to 3.
+        level: u8,
+        /// Its text.
+        text: String,
+        /// An id to link to, when it has one.
+        anchor: Option<String>,
+    },
+    /// A paragraph of prose.
+    Paragraph(String),
+    /// Small print under a heading or table: what the colours or marks mean.
+    Note(String),
+    /// Something the reader must see before the tables (a build difference).
+    Warning(String),
+    /// A bullet list.
+    List(Vec<String>),
+    /// A table.
+    Table(DocTable),
+    /// An SVG chart (HTML only; the other formats leave it out).
+    Chart(String),
+    /// An SVG picture shown as an image (a flamegraph; HTML only), with its alt text.
+    Image {
+        /// The SVG document.
+        svg: String,
+        /// What it shows.
+        alt: String,
+    },
+    /// Blocks folded under a summary line (HTML `<details>`); the other formats show them
+    /// under the summary as a small heading.
+    Fold {
+        /// The line shown when folded.
+        summary: String,
+        /// What unfolds.
+        blocks: Vec<Block>,
+    },
+}
+
+/// A table: a label column (`corner` heads it), then one column per `columns`.
+#[derive(Clone, Debug, Default)]
+pub struct DocTable {
+    /// Head of the label column.
+    pub corner: String,
+    /// Heads of the value columns.
+    pub columns: Vec<String>,
+    /// The rows.
+    pub rows: Vec<DocRow>,
+    /// A last row set apart (the target rates), when there is one.
+    pub footer: Option<DocRow>,
+    /// Whether the value columns hold text to read left-aligned (a legend) rather than
+    /// figures.
+    pub text_columns: bool,
+}
+
+/// One row: its label and a cell per column.
+#[derive(Clone, Debug, Default)]
+pub struct DocRow {
+    /// The row's label.
+    pub label: String,
+    /// Shown on hover in HTML (the full label behind a short key, a figure's meaning).
+    pub title: Option<String>,
+    /// One cell per column.
+    pub cells: Vec<DocCell>,
+}
+
+/// One cell: its text and how it is marked.
+#[derive(Clone, Debug)]
+pub struct DocCell {
+    /// The figure as text (`12,345`, `0.93`, `n/a`).
+    pub text: String,
+    /// Its highlight.
+    pub colour: Colour,
+    /// The step failed its background-insert SLA: the figure is struck through.
+    pub sla_failed: bool,
+    /// The figure covers only part of its step, or a check after it failed: why.
+    pub partial: Option<String>,
+    /// No figure: the text says why.
+    pub missing: bool,
+    /// Shown on hover in HTML.
+    pub title: Option<String>,
+    /// A share from 0 to 1 that shades the cell (latency buckets), HTML only.
+    pub shade: Option<f64>,
+}
+
+impl DocCell {
+    /// A plain cell.
+    pub fn plain(text: impl Into<String>) -> DocCell {
+        DocCell {
+            text: text.into(),
+            colour: Colour::None,
+            sla_failed: false,
+            partial: None,
+            missing: false,
+            title: None,
+            shade: None,
+        }
+    }
+}
+
+impl DocTable {
+    /// The table with rows and columns swapped (the footer becomes the last column).
+    pub fn transposed(&self) -> DocTable {
+        let mut all_rows: Vec<&DocRow> = self.rows.iter().collect();
+        if let Some(f) = &self.footer {
+            all_rows.push(f);
+        }
+        DocTable {
+            corner: self.corner.clone(),
+            columns: all_rows.iter().map(|r| r.label.clone()).collect(),
+            rows: self
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(j, head)| DocRow {
+                    label: head.clone(),
+                    title: None,
+                    cells: all_rows
+                        .iter()
+                        .map(|r| {
+                            r.cells
+                                .get(j)
+                                .cloned()
+                                .unwrap_or_else(|| DocCell::plain(""))
+                        })
+                        .collect(),
+                })
+                .collect(),
+            footer: None,
+            text_columns: self.text_columns,
+        }
+    }
+
+    /// The table's columns `range` only (the label column kept).
+    fn with_columns(&self, range: std::ops::Range<usize>) -> DocTable {
+        let pick = |r: &DocRow| DocRow {
+            label: r.label.clone(),
+            title: r.title.clone(),
+            cells: r
+                .cells
+                .get(range.clone())
+                .map(<[DocCell]>::to_vec)
+                .unwrap_or_default(),
+        };
+        DocTable {
+            corner: self.corner.clone(),
+            columns: self.columns[range.clone()].to_vec(),
+            rows: self.rows.iter().map(pick).collect(),
+            footer: self.footer.as_ref().map(pick),
+            text_columns: self.text_columns,
+        }
+    }
+
+    /// The table cut by columns into parts no wider than `max`, each with the label column;
+    /// `label_width` and `column_width(j)` are the widths the format gives them. A column
+    /// wider than `max` on its own gets a part to itself.
+    pub fn split_to_width(
+        &self,
+        max: usize,
+        label_width: usize,
+        column_width: impl Fn(usize) -> usize,
+    ) -> Vec<DocTable> {
+        let mut parts = Vec::new();
+        let mut start = 0;
+        let mut used = label_width;
+        for j in 0..self.columns.len() {
+            let w = column_width(j);
+            if j > start && used + w > max {
+                parts.push(self.with_columns(start..j));
+                start = j;
+                used = label_width;
+            }
+            used += w;
+        }
+        if start < self.columns.len() || parts.is_empty() {
+            parts.push(self.with_columns(start..self.columns.len()));
+        }
+        parts
+    }
+
+    /// Every row's label, the corner's and the footer's.
+    pub fn labels(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.corner.as_str())
+            .chain(self.rows.iter().map(|r| r.label.as_str()))
+            .chain(self.footer.iter().map(|r| r.label.as_str()))
+    }
+
+    /// Column `j`'s head and cells.
+    pub fn column_cells(&self, j: usize) -> impl Iterator<Item = &DocCell> {
+        self.rows
+            .iter()
+            .chain(self.footer.iter())
+            .filter_map(move |r| r.cells.get(j))
+    }
+}
+
+/// How one output format writes each block. A format supplies syntax only: what a report
+/// says and in which order is decided once, in `report::layout`.
+pub trait Syntax {
+    /// The document's start (an HTML head); `title` names it.
+    fn begin(&self, _out: &mut String, _title: &str) {}
+    /// The document's end.
+    fn end(&self, _out: &mut String) {}
+    /// A heading.
+    fn heading(&self, out: &mut String, level: u8, text: &str, anchor: Option<&str>);
+    /// A paragraph.
+    fn paragraph(&self, out: &mut String, text: &str);
+    /// Small print.
+    fn note(&self, out: &mut String, text: &str) {
+        self.paragraph(out, text);
+    }
+    /// A warning.
+    fn warning(&self, out: &mut String, text: &str);
+    /// A bullet list.
+    fn list(&self, out: &mut String, items: &[String]);
+    /// A table.
+    fn table(&self, out: &mut String, table: &DocTable);
+    /// A chart; formats without pictures leave it out.
+    fn chart(&self, _out: &mut String, _svg: &str) {}
+    /// A picture; formats without pictures leave it out.
+    fn image(&self, _out: &mut String, _svg: &str, _alt: &str) {}
+    /// The start of a fold.
+    fn fold_begin(&self, out: &mut String, summary: &str) {
+        self.heading(out, 3, summary, None);
+    }
+    /// The end of a fold.
+    fn fold_end(&self, _out: &mut String) {}
+}
+
+/// Write `blocks` in one format.
+pub fn write(title: &str, blocks: &[Block], syntax: &dyn Syntax) -> String {
+    let mut out = String::new();
+    syntax.begin(&mut out, title);
+    write_blocks(&mut out, blocks, syntax);
+    syntax.end(&mut out);
+    out
+}
+
+fn write_blocks(out: &mut String, blocks: &[Block], syntax: &dyn Syntax) {
+    for b in blocks {
+        match b {
+            Block::Heading {
+                level,
+                text,
+                anchor,
+            } => syntax.heading(out, *level, text, anchor.as_deref()),
+            Block::Paragraph(t) => syntax.paragraph(out, t),
+            Block::Note(t) => syntax.note(out, t),
+            Block::Warning(t) => syntax.warning(out, t),
+            Block::List(items) => syntax.list(out, items),
+            Block::Table(t) => syntax.table(out, t),
+            Block::Chart(svg) => syntax.chart(out, svg),
+            Block::Image { svg, alt } => syntax.image(out, svg, alt),
+            Block::Fold { summary, blocks } => {
+                syntax.fold_begin(out, summary);
+                write_blocks(out, blocks, syntax);
+                syntax.fold_end(out);
+            }
+        }
+    }
+}
+
+/// `text` broken at spaces into lines of at most `width` characters, the first starting with
+/// `first`, the others with `rest`; a word longer than a line is cut.
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let line_chars = line.chars().count();
+        let word_chars = word.chars().count();
+        if !empty && line_chars + 1 + word_chars > width {
+            lines.push(std::mem::replace(&mut line, rest.to_string()));
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        let room = width.saturating_sub(line.chars().count()).max(1);
+        if word_chars > room {
+            // A word longer than a line (a path): cut it over as many lines as it takes.
+            let mut chars: Vec<char> = word.chars().collect();
+            while chars.len() > width.saturating_sub(line.chars().count()).max(1) {
+                let take = width.saturating_sub(line.chars().count()).max(1);
+                line.extend(chars.drain(..take));
+                lines.push(std::mem::replace(&mut line, rest.to_string()));
+            }
+            line.extend(chars);
+        } else {
+            line.push_str(word);
+        }
+        empty = false;
+    }
+    if !empty || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(columns: usize) -> DocTable {
+        DocTable {
+            corner: "run".into(),
+            columns: (0..columns).map(|j| format!("c{j}")).collect(),
+            rows: vec![DocRow {
+                label: "a".into(),
+                title: None,
+                cells: (0..columns)
+                    .map(|j| DocCell::plain(j.to_string()))
+                    .collect(),
+            }],
+            footer: Some(DocRow {
+                label: "target".into(),
+                title: None,
+                cells: (0..columns).map(|_| DocCell::plain("t")).collect(),
+            }),
+            text_columns: false,
+        }
+    }
+
+    #[test]
+    fn a_wide_table_splits_into_parts_that_fit_each_with_the_labels() {
+        let t = table(10);
+        // Label 10 wide, columns 10 wide, page 45: three columns per part.
+        let parts = t.split_to_width(45, 10, |_| 10);
+        assert_eq!(parts.len(), 4);
+        assert_eq!(parts[0].columns, ["c0", "c1", "c2"]);
+        assert_eq!(parts[3].columns, ["c9"]);
+        for p in &parts {
+            assert_eq!(p.rows[0].label, "a");
+            assert_eq!(p.rows[0].cells.len(), p.columns.len());
+            assert_eq!(
+                p.footer.as_ref().map(|f| f.cells.len()),
+                Some(p.columns.len())
+            );
+        }
+        // A column wider than the page gets a part of its own.
+        let parts = t.split_to_width(15, 10, |j| if j == 1 { 50 } else { 5 });
+        assert_eq!(parts[1].columns, ["c1"]);
+        // A table that fits is one part.
+        assert_eq!(t.split_to_width(1000, 10, |_| 10).len(), 1);
+    }
+
+    #[test]
+    fn transposing_swaps_rows_and_columns_and_keeps_the_footer_as_a_column() {
+        let t = table(3).transposed();
+        assert_eq!(t.columns, ["a", "target"]);
+        assert_eq!(t.rows.len(), 3);
+        assert_eq!(t.rows[2].label, "c2");
+        assert_eq!(t.rows[2].cells[0].text, "2");
+        assert_eq!(t.rows[2].cells[1].text, "t");
+    }
+
+    #[test]
+    fn wrapping_keeps_every_line_within_the_width() {
+        let text = "one two three four five six seven eight nine ten eleven twelve";
+        let lines = wrap(text, 20, "- ", "  ");
+        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
+        assert_eq!(lines[0], "- one two three four");
+        assert!(lines[1].starts_with("  five"));
+        assert_eq!(lines.join(" ").split_whitespace().count(), 13);
+        let long = format!("path: /{}", "x".repeat(50));
+        let lines = wrap(&long, 20, "", "");
+        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
+        assert_eq!(lines.concat().replace(' ', ""), long.replace(' ', ""));
+        assert_eq!(wrap("", 10, "", ""), [""]);
+    }
+}

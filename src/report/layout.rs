@@ -1,0 +1,669 @@
+//! What a comparison report says, in which order: the comparison turned into document blocks
+//! once, for every format. Runs are named by their short keys in every table; the run table
+//! maps each key to its label, DBMS, build and results dir.
+
+use std::collections::BTreeMap;
+
+use super::compare::{Cell, Colour, Comparison, MicroView, StepDetail, Table, micro_groups};
+use super::document::{Block, DocCell, DocRow, DocTable};
+use super::load::LoadedRun;
+use super::text::{fmt_binary, fmt_metric, fmt_us, group_f};
+use super::{cell_text, partial_note, profile_line};
+use crate::stats::BUCKET_LABELS;
+use crate::stats::convert::count_f64;
+
+/// A step shorter than this (in every run) gets a note instead of per-second charts.
+pub const MIN_CHART_SECONDS: f64 = 2.0;
+
+/// The report's blocks. `charts` draws the SVG charts and flamegraphs (HTML only); `extra`
+/// goes before the notes (the matrix's spread over repeats).
+pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Block>) -> Vec<Block> {
+    let mut b = head(cmp);
+    if let Some(m) = &cmp.micro {
+        micro(&mut b, cmp, m);
+    } else {
+        throughput(&mut b, cmp, charts);
+    }
+    background(&mut b, cmp);
+    diagnosis(&mut b, cmp);
+    for d in &cmp.details {
+        step(&mut b, cmp, runs, d, charts);
+    }
+    b.extend(extra);
+    glossary(&mut b, cmp);
+    if !cmp.problems.is_empty() {
+        b.push(heading(2, "Notes"));
+        b.push(Block::List(cmp.problems.clone()));
+    }
+    b.push(Block::Note(format!(
+        "Written by ibench {}.",
+        env!("CARGO_PKG_VERSION")
+    )));
+    b
+}
+
+fn heading(level: u8, text: &str) -> Block {
+    Block::Heading {
+        level,
+        text: text.to_string(),
+        anchor: None,
+    }
+}
+
+/// The title, the run table and the build warning.
+fn head(cmp: &Comparison) -> Vec<Block> {
+    let base = cmp.keys.get(cmp.base).map_or("", String::as_str);
+    let mut b = vec![
+        heading(1, super::compare::title(cmp)),
+        Block::Paragraph(if cmp.runs.len() == 1 {
+            "One run: nothing to compare. Give `ibench report` two or more results dirs to compare them.".to_string()
+        } else {
+            let named = if labelled(cmp) {
+                "The tables name each run by its key:"
+            } else {
+                "The runs:"
+            };
+            format!("{} runs; the base is {base}. {named}", cmp.runs.len())
+        }),
+    ];
+    b.push(Block::Table(run_table(cmp)));
+    if let Some(w) = &cmp.build_warning {
+        b.push(Block::Warning(w.clone()));
+    }
+    b
+}
+
+/// Whether some run's key is not its whole label (the run table then maps keys to labels).
+fn labelled(cmp: &Comparison) -> bool {
+    cmp.runs
+        .iter()
+        .any(|r| r.key != super::clean_label(&r.label))
+}
+
+/// The run table: a row per run, its key first. The label column is left out when every key
+/// is its run's whole label (a few short labels).
+fn run_table(cmp: &Comparison) -> DocTable {
+    let labelled = labelled(cmp);
+    let mut columns = vec![
+        "label",
+        "DBMS",
+        "build flags",
+        "binary",
+        "status",
+        "results",
+    ];
+    if !labelled {
+        columns.remove(0);
+    }
+    DocTable {
+        corner: "key".into(),
+        columns: columns.into_iter().map(String::from).collect(),
+        rows: cmp
+            .runs
+            .iter()
+            .map(|r| {
+                let mut cells = vec![
+                    r.dbms.clone(),
+                    r.build_flags.clone().unwrap_or_else(|| "n/a".into()),
+                    fmt_binary(r.binary_bytes),
+                    r.status.clone(),
+                    r.dir.clone(),
+                ];
+                if labelled {
+                    cells.insert(0, super::clean_label(&r.label));
+                }
+                DocRow {
+                    label: r.key.clone(),
+                    title: None,
+                    cells: cells.into_iter().map(DocCell::plain).collect(),
+                }
+            })
+            .collect(),
+        footer: None,
+        text_columns: true,
+    }
+}
+
+/// A comparison cell as a document cell.
+fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
+    DocCell {
+        text: cell_text(c, ratio),
+        colour: c.colour,
+        sla_failed: c.value.is_some() && c.note.as_deref() == Some(super::compare::SLA_FAILED),
+        partial: partial_note(c).map(str::to_string),
+        missing: c.value.is_none(),
+        title: c.note.clone(),
+        shade: None,
+    }
+}
+
+/// A table whose rows are runs: each row named by its key (the label on hover).
+fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
+    DocTable {
+        corner: "run".into(),
+        columns: t.columns.clone(),
+        rows: t
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| DocRow {
+                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
+                title: Some(super::clean_label(&r.label)),
+                cells: r.cells.iter().map(|c| doc_cell(c, ratio)).collect(),
+            })
+            .collect(),
+        footer: None,
+        text_columns: false,
+    }
+}
+
+/// A table whose columns are runs (microbenchmarks as rows): the columns named by key.
+fn runs_as_columns(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
+    DocTable {
+        corner: "microbenchmark".into(),
+        columns: cmp.keys.clone(),
+        rows: t
+            .rows
+            .iter()
+            .map(|r| DocRow {
+                label: r.label.clone(),
+                title: None,
+                cells: r.cells.iter().map(|c| doc_cell(c, ratio)).collect(),
+            })
+            .collect(),
+        footer: None,
+        text_columns: false,
+    }
+}
+
+/// The marks a table's cells carry, explained once under it (only those it uses).
+fn marks_note(t: &DocTable) -> Option<Block> {
+    let cells = || t.rows.iter().flat_map(|r| &r.cells);
+    let mut parts = Vec::new();
+    if cells().any(|c| c.sla_failed) {
+        parts.push("a struck figure (text: ending in *) failed its background-insert SLA: the background inserts missed 95% of the target");
+    }
+    if cells().any(|c| c.partial.is_some()) {
+        parts.push("a figure marked ! or ⚠ covers only the part of its step that ran (the step failed or was interrupted), or a check after its step failed (the figure is as measured; the notes say why)");
+    }
+    (!parts.is_empty()).then(|| Block::Note(capitalised(&(parts.join("; ") + "."))))
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
+fn push_table(b: &mut Vec<Block>, t: DocTable) {
+    let note = marks_note(&t);
+    b.push(Block::Table(t));
+    b.extend(note);
+}
+
+/// The insert benchmark's absolute and relative throughput, and the relative chart.
+fn throughput(b: &mut Vec<Block>, cmp: &Comparison, charts: bool) {
+    b.push(heading(2, "Absolute throughput"));
+    b.push(Block::Note("Inserted rows/s for l.i0, l.i1, l.i2; indexed rows/s for l.x; queries/s for the query steps. Green: top quarter of the column; red: bottom quarter (none when min ≥ 0.8 × max).".into()));
+    push_table(b, runs_as_rows(cmp, &cmp.absolute, false));
+    if cmp.runs.len() < 2 {
+        return;
+    }
+    b.push(heading(2, "Relative to the base"));
+    b.push(Block::Note(
+        "Throughput / the base's. Red ≤ 0.95, green ≥ 1.05, grey between.".into(),
+    ));
+    push_table(b, runs_as_rows(cmp, &cmp.relative, true));
+    if charts {
+        let values: Vec<Vec<Option<f64>>> = cmp
+            .relative
+            .rows
+            .iter()
+            .map(|r| r.cells.iter().map(|c| c.value).collect())
+            .collect();
+        let keys: Vec<&str> = cmp.keys.iter().map(String::as_str).collect();
+        b.push(Block::Chart(super::svg::bar_chart(
+            "Throughput per step, relative to the base",
+            "relative throughput",
+            &cmp.steps,
+            &keys,
+            &values,
+        )));
+    }
+}
+
+/// The microbenchmark tables in their published groups.
+fn micro(b: &mut Vec<Block>, cmp: &Comparison, m: &MicroView) {
+    let grouped = |b: &mut Vec<Block>, t: &Table, ratio: bool| {
+        for (group, part) in micro_groups(t) {
+            b.push(heading(3, group));
+            push_table(b, runs_as_columns(cmp, &part, ratio));
+        }
+    };
+    b.push(heading(2, "Microbenchmarks: operations/s"));
+    b.push(Block::Note(
+        "A scan's figure is rows/s. Green: top quarter of the row; red: bottom quarter.".into(),
+    ));
+    grouped(b, &m.absolute, false);
+    if cmp.runs.len() > 1 {
+        b.push(heading(2, "Relative to the base"));
+        b.push(Block::Note(
+            "Red ≤ 0.95, green ≥ 1.05, grey between.".into(),
+        ));
+        grouped(b, &m.relative, true);
+    }
+    for (name, meaning, t) in &m.per_op {
+        b.push(heading(2, &format!("{name}: {meaning}")));
+        grouped(b, t, true);
+    }
+}
+
+/// The background insert rates of the query steps, with the targets as the last row.
+fn background(b: &mut Vec<Block>, cmp: &Comparison) {
+    if cmp.background.columns.is_empty() {
+        return;
+    }
+    b.push(heading(2, "Background insert rate (rows/s)"));
+    b.push(Block::Note(
+        "Red: below 95% of the target (last row).".into(),
+    ));
+    let mut t = runs_as_rows(cmp, &cmp.background, false);
+    t.footer = Some(DocRow {
+        label: "target".into(),
+        title: None,
+        cells: cmp
+            .background_targets
+            .iter()
+            .map(|v| DocCell::plain(v.map_or("-".into(), group_f)))
+            .collect(),
+    });
+    push_table(b, t);
+}
+
+/// The diagnosis: a summary per step family and run, then every line, folded.
+fn diagnosis(b: &mut Vec<Block>, cmp: &Comparison) {
+    if cmp.runs.len() < 2 {
+        return;
+    }
+    b.push(heading(2, "Diagnosis"));
+    let mut families: Vec<&str> = Vec::new();
+    for s in &cmp.summary {
+        if !families.contains(&s.family.as_str()) {
+            families.push(&s.family);
+        }
+    }
+    if !families.is_empty() {
+        b.push(Block::Note("Per step family and run: the range of relative throughput over the family's steps, and the per-op figure that moved with it most often (as run / base) in the steps outside the noise band (±5%, or the base's spread over repeats).".into()));
+        b.push(Block::Table(summary_table(cmp, &families)));
+        let mut named: Vec<String> = Vec::new();
+        for (figure, ..) in cmp.summary.iter().filter_map(|s| s.mover.as_ref()) {
+            let meaning = cmp
+                .diagnoses
+                .iter()
+                .flat_map(|d| &d.movers)
+                .find(|m| m.figure == *figure)
+                .map_or("", |m| m.meaning.as_str());
+            let line = format!("{figure}: {meaning}");
+            if !named.contains(&line) {
+                named.push(line);
+            }
+        }
+        if !named.is_empty() {
+            b.push(Block::Note(format!("Figures: {}.", named.join("; "))));
+        }
+    }
+    if cmp.diagnoses.is_empty() {
+        b.push(Block::Paragraph(
+            "No relative throughput lies outside the noise band.".into(),
+        ));
+        return;
+    }
+    b.push(Block::Fold {
+        summary: format!(
+            "Details: {} step(s) outside the noise band, the figure that accounts for most of each change first",
+            cmp.diagnoses.len()
+        ),
+        blocks: vec![Block::List(
+            cmp.diagnoses
+                .iter()
+                .map(|d| {
+                    let key = cmp
+                        .labels
+                        .iter()
+                        .position(|l| *l == d.run)
+                        .and_then(|i| cmp.keys.get(i))
+                        .map_or(d.run.as_str(), String::as_str);
+                    d.line_for(key)
+                })
+                .collect(),
+        )],
+    });
+}
+
+/// Rows: runs but the base; per family a column of relative range and one of the top mover.
+fn summary_table(cmp: &Comparison, families: &[&str]) -> DocTable {
+    let mut columns = Vec::new();
+    for f in families {
+        columns.push((*f).to_string());
+        columns.push(format!("{f}: moved"));
+    }
+    let rows = (0..cmp.runs.len())
+        .filter(|&i| i != cmp.base)
+        .map(|i| {
+            let label = &cmp.labels[i];
+            let mut cells = Vec::new();
+            for f in families {
+                let s = cmp
+                    .summary
+                    .iter()
+                    .find(|s| s.run == *label && s.family == *f);
+                cells.push(s.map_or_else(
+                    || DocCell::plain("-"),
+                    |s| {
+                        let mut c = DocCell::plain(range_text(s.relative_min, s.relative_max, ""));
+                        c.colour = if s.relative_max <= 0.95 {
+                            Colour::Red
+                        } else if s.relative_min >= 1.05 {
+                            Colour::Green
+                        } else {
+                            Colour::Grey
+                        };
+                        c
+                    },
+                ));
+                cells.push(DocCell::plain(
+                    s.and_then(|s| s.mover.as_ref())
+                        .map_or("-".into(), |(f, lo, hi)| {
+                            range_text(*lo, *hi, &format!("{f} ×"))
+                        }),
+                ));
+            }
+            DocRow {
+                label: cmp.keys[i].clone(),
+                title: Some(super::clean_label(label)),
+                cells,
+            }
+        })
+        .collect();
+    DocTable {
+        corner: "run".into(),
+        columns,
+        rows,
+        footer: None,
+        text_columns: false,
+    }
+}
+
+/// `0.85-0.94`, or `0.91` when both ends are one figure.
+fn range_text(lo: f64, hi: f64, prefix: &str) -> String {
+    let (a, b) = (format!("{lo:.2}"), format!("{hi:.2}"));
+    if a == b {
+        format!("{prefix}{a}")
+    } else {
+        format!("{prefix}{a}-{b}")
+    }
+}
+
+/// One step: its latency distributions, figures, charts and profiles.
+fn step(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail, charts: bool) {
+    b.push(Block::Heading {
+        level: 2,
+        text: format!("{} ({})", d.step, d.unit),
+        anchor: Some(format!("step-{}", d.step)),
+    });
+    for (kind, rows) in &d.latency {
+        b.push(heading(
+            3,
+            &format!("{kind} latency: % of operations per bucket"),
+        ));
+        b.push(Block::Table(latency_table(cmp, rows)));
+    }
+    b.push(heading(3, "Figures"));
+    b.push(Block::Table(figures_table(cmp, d, false)));
+    if cmp.runs.len() > 1 {
+        b.push(heading(3, "Figures relative to the base"));
+        b.push(Block::Table(figures_table(cmp, d, true)));
+    }
+    if charts {
+        step_charts(b, cmp, runs, d);
+    }
+    if !d.profiles.is_empty() {
+        b.push(heading(3, "Server CPU profile"));
+        b.push(Block::Note("perf record on the server's processes (cpu-clock); top functions by their own share of samples.".into()));
+        b.push(Block::List(
+            d.profiles
+                .iter()
+                .map(|(label, p)| format!("{}: {}", key_of(cmp, label), profile_line(p, 8)))
+                .collect(),
+        ));
+        if charts {
+            b.extend(super::html::flamegraphs(cmp, runs, d));
+        }
+    }
+}
+
+/// The key of the run labelled `label`.
+pub fn key_of<'a>(cmp: &'a Comparison, label: &'a str) -> &'a str {
+    cmp.labels
+        .iter()
+        .position(|l| l == label)
+        .and_then(|i| cmp.keys.get(i))
+        .map_or(label, String::as_str)
+}
+
+fn latency_table(cmp: &Comparison, rows: &[super::compare::LatencyRow]) -> DocTable {
+    let mut columns: Vec<String> = BUCKET_LABELS.iter().map(|b| (*b).to_string()).collect();
+    columns.extend(["p50", "p99", "p99.9", "max"].map(String::from));
+    DocTable {
+        corner: "run".into(),
+        columns,
+        rows: rows
+            .iter()
+            .map(|r| {
+                let mut cells: Vec<DocCell> = r
+                    .bucket_shares
+                    .iter()
+                    .map(|s| {
+                        let mut c = DocCell::plain(if *s > 0.0 {
+                            format!("{:.2}", s * 100.0)
+                        } else {
+                            ".".into()
+                        });
+                        c.shade = Some(*s);
+                        c
+                    })
+                    .collect();
+                for us in [r.p50_us, r.p99_us, r.p99_9_us, r.max_us] {
+                    cells.push(DocCell::plain(fmt_us(us)));
+                }
+                DocRow {
+                    label: key_of(cmp, &r.label).to_string(),
+                    title: Some(super::clean_label(&r.label)),
+                    cells,
+                }
+            })
+            .collect(),
+        footer: None,
+        text_columns: false,
+    }
+}
+
+/// A step's figures, one row per figure and a column per run; `relative`: run / base, the
+/// base's own column left out.
+fn figures_table(cmp: &Comparison, d: &StepDetail, relative: bool) -> DocTable {
+    let keep: Vec<usize> = (0..cmp.runs.len())
+        .filter(|&i| !relative || i != cmp.base)
+        .collect();
+    DocTable {
+        corner: "figure".into(),
+        columns: keep.iter().map(|&i| cmp.keys[i].clone()).collect(),
+        rows: d
+            .metrics
+            .iter()
+            .map(|m| DocRow {
+                label: m.name.clone(),
+                title: Some(m.meaning.clone()),
+                cells: keep
+                    .iter()
+                    .map(|&i| {
+                        let v = if relative { m.relative[i] } else { m.values[i] };
+                        match (v, relative) {
+                            (Some(r), true) => {
+                                let mut c = DocCell::plain(format!("{r:.2}"));
+                                c.colour = figure_colour(r);
+                                c
+                            }
+                            (Some(v), false) => DocCell::plain(fmt_metric(v)),
+                            (None, _) => DocCell::plain(if relative { "-" } else { "n/a" }),
+                        }
+                    })
+                    .collect(),
+            })
+            .collect(),
+        footer: None,
+        text_columns: false,
+    }
+}
+
+/// A figure's ratio is marked only when it moved by more than the noise band; whether up is
+/// good depends on the figure, so it is grey, not red or green.
+fn figure_colour(r: f64) -> Colour {
+    if super::diagnosis::NoiseBand::default_band().contains(r) {
+        Colour::None
+    } else {
+        Colour::Grey
+    }
+}
+
+/// The glossary of the per-step figures: name and meaning, once.
+fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
+    let Some(d) = cmp.details.iter().max_by_key(|d| d.metrics.len()) else {
+        return;
+    };
+    b.push(heading(2, "What the figures mean"));
+    b.push(Block::Table(DocTable {
+        corner: "figure".into(),
+        columns: vec!["meaning".into()],
+        rows: d
+            .metrics
+            .iter()
+            .map(|m| DocRow {
+                label: m.name.clone(),
+                title: None,
+                cells: vec![DocCell::plain(&m.meaning)],
+            })
+            .collect(),
+        footer: None,
+        text_columns: true,
+    }));
+}
+
+/// Per-second series of one op kind in one step for every run: `(key, points)`.
+fn series(
+    cmp: &Comparison,
+    runs: &[LoadedRun],
+    step: &str,
+    kind: &str,
+    value: impl Fn(&crate::stats::SecondCounts) -> f64,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    runs.iter()
+        .map(|r| {
+            let points = r
+                .timeline
+                .iter()
+                .filter(|l| l.step.to_string() == step)
+                .filter_map(|l| l.ops.get(kind).map(|c| (f64::from(l.second), value(c))))
+                .collect();
+            (key_of(cmp, &r.label).to_string(), points)
+        })
+        .collect()
+}
+
+fn chart(title: &str, y_label: &str, data: &[(String, Vec<(f64, f64)>)]) -> Block {
+    let refs: Vec<(&str, Vec<(f64, f64)>)> =
+        data.iter().map(|(l, p)| (l.as_str(), p.clone())).collect();
+    Block::Chart(super::svg::line_chart(
+        title,
+        "seconds into the step",
+        y_label,
+        &refs,
+    ))
+}
+
+/// The longest any run spent in the step, seconds.
+fn longest_seconds(runs: &[LoadedRun], step: &str) -> f64 {
+    runs.iter()
+        .flat_map(|r| r.record.steps.iter())
+        .filter(|s| s.name.to_string() == step)
+        .map(|s| s.seconds)
+        .fold(0.0, f64::max)
+}
+
+/// A step's charts over time (rates, database size, max latency per second), or a note when
+/// the step was too short for per-second charts.
+fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail) {
+    let longest = longest_seconds(runs, &d.step);
+    if longest < MIN_CHART_SECONDS {
+        b.push(Block::Note(format!(
+            "{} lasted {longest:.1} s at most: too short for per-second charts (they need {MIN_CHART_SECONDS:.0} s); its figures are in the tables above.",
+            d.step
+        )));
+        return;
+    }
+    let mut kinds: BTreeMap<String, ()> = BTreeMap::new();
+    for r in runs {
+        for l in r.timeline.iter().filter(|l| l.step.to_string() == d.step) {
+            for k in l.ops.keys() {
+                kinds.insert(k.clone(), ());
+            }
+        }
+    }
+    for kind in kinds.keys() {
+        let rows_based = kind == "insert" || kind == "delete";
+        let data = series(cmp, runs, &d.step, kind, |c| {
+            count_f64(if rows_based { c.rows } else { c.ops })
+        });
+        let unit = if rows_based { "rows/s" } else { "ops/s" };
+        b.push(chart(&format!("{} {kind} rate", d.step), unit, &data));
+    }
+    let size = size_series(cmp, runs, &d.step);
+    if !size.is_empty() {
+        b.push(chart(&format!("{} database size", d.step), "GB", &size));
+    }
+    if let Some((main, _)) = d.latency.first() {
+        let data = series(cmp, runs, &d.step, main, |c| {
+            count_f64(c.max_latency_us) / 1000.0
+        });
+        b.push(chart(
+            &format!("{} {main} max latency per second", d.step),
+            "ms",
+            &data,
+        ));
+    }
+}
+
+/// Database size over the step, from the sampler's time series: logical and on disk per run.
+fn size_series(cmp: &Comparison, runs: &[LoadedRun], step: &str) -> Vec<(String, Vec<(f64, f64)>)> {
+    runs.iter()
+        .flat_map(|r| {
+            let in_step: Vec<_> = r
+                .samples
+                .iter()
+                .filter(|l| l.step.as_deref() == Some(step))
+                .collect();
+            let t0 = in_step.first().map_or(0.0, |l| l.t - l.interval_seconds);
+            let curve = |pick: fn(&crate::results::metrics::SampleLine) -> Option<u64>| {
+                in_step
+                    .iter()
+                    .filter_map(|l| pick(l).map(|b| (l.t - t0, count_f64(b) / 1e9)))
+                    .collect::<Vec<_>>()
+            };
+            let key = key_of(cmp, &r.label);
+            [
+                (format!("{key} (DBMS)"), curve(|l| l.db_size_bytes)),
+                (format!("{key} (on disk)"), curve(|l| l.data_dir_bytes)),
+            ]
+        })
+        .filter(|(_, points)| !points.is_empty())
+        .collect()
+}
