@@ -428,13 +428,7 @@ fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
             anchor: None,
         },
         Block::Note("Throughput figures are medians over the repeats; a relative value is marked as a change only outside the base's spread (min-max). Latency, charts and server metrics come from the repeat closest to the medians.".into()),
-        Block::Table(DocTable {
-            corner: "run".into(),
-            columns,
-            rows,
-            footer: None,
-            text_columns: false,
-        }),
+        Block::Table(DocTable::new("run", columns, rows)),
         Block::List(repeats),
     ]
 }

@@ -60,6 +60,9 @@ pub struct DocTable {
     /// Whether the value columns hold text to read left-aligned (a legend) rather than
     /// figures.
     pub text_columns: bool,
+    /// What the value columns are (`run`): the corner's text when the table is transposed.
+    /// Empty: the corner stays.
+    pub columns_are: String,
 }
 
 /// One row: its label and a cell per column.
@@ -108,6 +111,16 @@ impl DocCell {
 }
 
 impl DocTable {
+    /// A table of figures: `corner` heads the label column; no footer.
+    pub fn new(corner: &str, columns: Vec<String>, rows: Vec<DocRow>) -> DocTable {
+        DocTable {
+            corner: corner.to_string(),
+            columns,
+            rows,
+            ..DocTable::default()
+        }
+    }
+
     /// The table with rows and columns swapped (the footer becomes the last column).
     pub fn transposed(&self) -> DocTable {
         let mut all_rows: Vec<&DocRow> = self.rows.iter().collect();
@@ -115,7 +128,11 @@ impl DocTable {
             all_rows.push(f);
         }
         DocTable {
-            corner: self.corner.clone(),
+            corner: if self.columns_are.is_empty() {
+                self.corner.clone()
+            } else {
+                self.columns_are.clone()
+            },
             columns: all_rows.iter().map(|r| r.label.clone()).collect(),
             rows: self
                 .columns
@@ -137,6 +154,7 @@ impl DocTable {
                 .collect(),
             footer: None,
             text_columns: self.text_columns,
+            columns_are: self.corner.clone(),
         }
     }
 
@@ -157,6 +175,7 @@ impl DocTable {
             rows: self.rows.iter().map(pick).collect(),
             footer: self.footer.as_ref().map(pick),
             text_columns: self.text_columns,
+            columns_are: self.columns_are.clone(),
         }
     }
 
@@ -327,6 +346,7 @@ mod tests {
                 cells: (0..columns).map(|_| DocCell::plain("t")).collect(),
             }),
             text_columns: false,
+            columns_are: "run".into(),
         }
     }
 
@@ -356,6 +376,9 @@ mod tests {
     #[test]
     fn transposing_swaps_rows_and_columns_and_keeps_the_footer_as_a_column() {
         let t = table(3).transposed();
+        // The corner now heads what the columns were; transposing back restores it.
+        assert_eq!(t.corner, "run");
+        assert_eq!(t.transposed().corner, "run");
         assert_eq!(t.columns, ["a", "target"]);
         assert_eq!(t.rows.len(), 3);
         assert_eq!(t.rows[2].label, "c2");

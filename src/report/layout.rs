@@ -121,6 +121,7 @@ fn run_table(cmp: &Comparison) -> DocTable {
             .collect(),
         footer: None,
         text_columns: true,
+        columns_are: String::new(),
     }
 }
 
@@ -154,6 +155,7 @@ fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
             .collect(),
         footer: None,
         text_columns: false,
+        columns_are: String::new(),
     }
 }
 
@@ -162,6 +164,7 @@ fn runs_as_columns(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
     DocTable {
         corner: "microbenchmark".into(),
         columns: cmp.keys.clone(),
+        columns_are: "run".into(),
         rows: t
             .rows
             .iter()
@@ -242,7 +245,7 @@ fn micro(b: &mut Vec<Block>, cmp: &Comparison, m: &MicroView) {
     };
     b.push(heading(2, "Microbenchmarks: operations/s"));
     b.push(Block::Note(
-        "A scan's figure is rows/s. Green: top quarter of the row; red: bottom quarter.".into(),
+        "A scan's figure is rows/s. Green: the top quarter of a microbenchmark's figures over the runs; red: the bottom quarter.".into(),
     ));
     grouped(b, &m.absolute, false);
     if cmp.runs.len() > 1 {
@@ -385,13 +388,7 @@ fn summary_table(cmp: &Comparison, families: &[&str]) -> DocTable {
             }
         })
         .collect();
-    DocTable {
-        corner: "run".into(),
-        columns,
-        rows,
-        footer: None,
-        text_columns: false,
-    }
+    DocTable::new("run", columns, rows)
 }
 
 /// `0.85-0.94`, or `0.91` when both ends are one figure.
@@ -485,6 +482,7 @@ fn latency_table(cmp: &Comparison, rows: &[super::compare::LatencyRow]) -> DocTa
             .collect(),
         footer: None,
         text_columns: false,
+        columns_are: String::new(),
     }
 }
 
@@ -522,6 +520,7 @@ fn figures_table(cmp: &Comparison, d: &StepDetail, relative: bool) -> DocTable {
             .collect(),
         footer: None,
         text_columns: false,
+        columns_are: "run".into(),
     }
 }
 
@@ -555,6 +554,7 @@ fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
             .collect(),
         footer: None,
         text_columns: true,
+        columns_are: String::new(),
     }));
 }
 
