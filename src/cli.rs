@@ -265,9 +265,15 @@ pub struct RunArgs {
     /// server at --url.
     #[arg(long)]
     pub server_pid: Option<u32>,
-    /// Run `perf stat` on the server's processes during each step (needs perf).
+    /// Count hardware and software events on the server's processes during each step (`perf
+    /// stat`, needs perf): seven groups in turn, each divided by the operations of its own
+    /// intervals (docs/method.md).
     #[arg(long)]
     pub perf: bool,
+    /// Seconds each --perf group is counted before the next one's turn; a step shorter than
+    /// 7 turns counts only some groups (steps take turns at the first group).
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::results::options::DEFAULT_PERF_INTERVAL_SECONDS, requires = "perf")]
+    pub perf_interval: f64,
     /// Profile the server's CPU in each step (`perf record` on its processes; needs perf and
     /// a server on this host): folded stacks, a flamegraph and the top functions per step.
     #[arg(long)]
@@ -340,8 +346,14 @@ impl RunArgs {
         o.server_dir.clone_from(&self.server_dir);
         o.server_pid = self.server_pid;
         o.perf = self.perf;
+        o.perf_interval_seconds = self.perf_interval;
         o.profile_seconds = self.profile_server.then_some(self.profile_seconds);
         o.validate()?;
+        if o.perf && !program_on_path("perf") {
+            anyhow::bail!(
+                "--perf needs perf, which is not installed: apt-get install linux-perf (or drop --perf)"
+            );
+        }
         if o.profile_seconds.is_some() && !program_on_path("perf") {
             anyhow::bail!(
                 "--profile-server needs perf, which is not installed: apt-get install linux-perf (or drop --profile-server)"

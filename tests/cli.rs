@@ -831,6 +831,28 @@ fn profile_server_needs_a_server_process() {
 }
 
 #[test]
+fn perf_interval_is_checked() {
+    let dir = common::fresh_dir("cli-perf");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite:{}", dir.join("x.db").display());
+    // Without --perf it has nothing to pace.
+    let out = ibench(&["run", "--url", &db, "--perf-interval", "5"]);
+    assert_clear_error(&out, &["--perf"]);
+    for bad in ["0", "0.01", "-1", "inf"] {
+        let out = ibench(&[
+            "run",
+            "--url",
+            &db,
+            "--steps",
+            "l.i0",
+            "--perf",
+            &format!("--perf-interval={bad}"),
+        ]);
+        assert_clear_error(&out, &["--perf-interval must be at least 0.1"]);
+    }
+}
+
+#[test]
 fn microbenchmark_steps_and_workload_flags_are_checked() {
     let dir = common::fresh_dir("cli-micro");
     std::fs::create_dir_all(&dir).unwrap();

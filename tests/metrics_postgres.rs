@@ -225,3 +225,92 @@ fn a_server_pid_or_dir_of_another_server_is_refused() {
         "{err}"
     );
 }
+
+/// `--perf` on a private Postgres: the seven counter groups take turns during a step, each
+/// event is counted or n/a with perf's reason, the software events per operation are
+/// positive (their own group's operations), and the report shows the counters table.
+#[test]
+fn perf_counts_every_group_per_operation_of_its_own_intervals() {
+    use ibench::sampler::perf::GROUPS;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = server();
+    let mut opts = small_options(&s.url, "pg-perf");
+    opts.steps = parse_step_list("l.i0,l.x,qp100").unwrap();
+    opts.query_seconds = 4.0;
+    opts.perf = true;
+    opts.perf_interval_seconds = 0.4;
+    let (run, dir) = run_and_read(opts);
+    let qp = run
+        .steps
+        .iter()
+        .find(|s| s.name.to_string() == "qp100")
+        .unwrap();
+    let perf = qp.metrics.as_ref().unwrap().perf.as_ref().unwrap();
+    assert!(perf.error.is_none(), "{:?}", perf.error);
+    assert_eq!(perf.groups.len(), GROUPS.len());
+    let mut reasons = Vec::new();
+    for (g, events) in perf.groups.iter().zip(GROUPS) {
+        assert!(
+            !g.intervals.is_empty(),
+            "group {} was not attempted",
+            g.group
+        );
+        assert!(g.ops > 0.0, "group {}: no ops in its intervals", g.group);
+        assert!(g.seconds > 0.0 && g.seconds < qp.seconds + 1.0, "{g:?}");
+        for e in events {
+            match &g.counts[*e] {
+                Metric::Value(v) => assert!(*v >= 0.0, "{e}: {v}"),
+                Metric::Na(r) => {
+                    assert!(!r.is_empty(), "{e}: n/a without a reason");
+                    reasons.push(format!("{e}: {r}"));
+                }
+            }
+        }
+    }
+    eprintln!("n/a: {reasons:#?}");
+    // The software events, each per op of its own group's intervals.
+    let per_op = |g: usize, e: &str| value(&perf.groups[g].per_op[e], e);
+    assert!(per_op(0, "cpu-clock") > 0.0);
+    assert!(per_op(6, "context-switches") > 0.0);
+    // The query connection's statements make the backend switch at least once per query
+    // that waits for its client; less than one per op would mean the wrong divisor.
+    let cs = per_op(6, "context-switches");
+    assert!(cs > 0.1 && cs < 1000.0, "context switches per query {cs}");
+    assert!(dir.join(perf.file.as_deref().unwrap()).exists());
+    // Steps take turns at the first group: l.i0 (the first step) started with group 1,
+    // qp100 (the third) with group 3.
+    let li0 = run.steps[0]
+        .metrics
+        .as_ref()
+        .unwrap()
+        .perf
+        .as_ref()
+        .unwrap();
+    assert!(!li0.groups[0].intervals.is_empty());
+    let first = perf
+        .groups
+        .iter()
+        .min_by(|a, b| a.intervals[0][0].total_cmp(&b.intervals[0][0]))
+        .unwrap();
+    assert_eq!(first.group, 3);
+
+    // The report shows the counters table, with the events perf could not count named.
+    use ibench::report::{Format, render_dirs};
+    let text = render_dirs(std::slice::from_ref(&dir), None, Format::Text, false)
+        .unwrap()
+        .text;
+    assert!(text.contains("Counters per operation (perf)"), "{text}");
+    let table = text
+        .split("== qp100")
+        .nth(1)
+        .and_then(|s| s.split("Counters per operation (perf)").nth(1))
+        .unwrap_or_default();
+    eprintln!("{table}");
+    assert!(
+        table.lines().any(|l| l.starts_with("context-switches")),
+        "{text}"
+    );
+    if !reasons.is_empty() {
+        assert!(text.contains("n/a in every run"), "{text}");
+    }
+}

@@ -95,7 +95,7 @@ fn a_profile_of_li1_holds_postgres_functions_and_its_flamegraphs_render() {
     let text = render_dirs(std::slice::from_ref(&dir), None, Format::Text, false)
         .unwrap()
         .text;
-    assert!(text.contains("server CPU profile"), "{text}");
+    assert!(text.contains("Server CPU profile"), "{text}");
     assert!(text.contains(&p.top_functions[0].function));
     let md = render_dirs(&[dir], None, Format::Markdown, false)
         .unwrap()

@@ -494,3 +494,122 @@ fn the_diagnosis_names_what_moved_with_the_ratio_of_the_raw_counters() {
     let json = serde_json::to_value(&cmp).unwrap();
     assert!(json["diagnoses"].as_array().is_some_and(|d| !d.is_empty()));
 }
+
+/// The perf record of one step: group 1 at `ghz` with `instructions_per_op`, group 7 with a
+/// context switch per op, the other groups not supported.
+fn perf_json(ghz: f64, instructions_per_op: f64) -> serde_json::Value {
+    let ops = 1000.0;
+    let cpu_ms = 500.0;
+    let cycles = ghz * cpu_ms * 1e6;
+    let instructions = instructions_per_op * ops;
+    let v = |x: f64| serde_json::json!({ "value": x });
+    let na = serde_json::json!({ "na": "perf: <not supported> (the machine exposes no such counter, as most VMs)" });
+    serde_json::json!({
+        "counters": {}, "per_op": {
+            "cycles": v(cycles / ops), "instructions": v(instructions_per_op),
+            "context-switches": v(1.0)
+        },
+        "file": "perf/l.i1.csv", "error": null,
+        "groups": [
+            {
+                "group": 1, "events": ["cpu-clock", "cycles", "instructions", "branches"],
+                "counts": { "cpu-clock": v(cpu_ms), "cycles": v(cycles),
+                            "instructions": v(instructions), "branches": na },
+                "running_pct": { "cycles": 100.0 }, "intervals": [[0.0, 10.0]],
+                "seconds": 10.0, "ops": ops,
+                "per_op": { "cpu-clock": v(cpu_ms / ops), "cycles": v(cycles / ops),
+                            "instructions": v(instructions_per_op), "branches": na },
+                "ipc": v(instructions / cycles), "ghz": v(ghz), "error": null
+            },
+            {
+                "group": 7, "events": ["context-switches"],
+                "counts": { "context-switches": v(ops) }, "running_pct": {},
+                "intervals": [[10.0, 20.0]], "seconds": 10.0, "ops": ops,
+                "per_op": { "context-switches": v(1.0) },
+                "ipc": na, "ghz": na, "error": null
+            }
+        ]
+    })
+}
+
+/// `--perf` in a report: the counters table per step, absolute and relative, the clock
+/// checked first (a run 25% faster-clocked than the base gets a warning above the table),
+/// events n/a in every run named once with the reason, and the counter ratios in the
+/// diagnosis.
+#[test]
+fn counters_per_operation_are_compared_after_the_clock_check() {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let build = |cflags: &str, bytes: u64| {
+        serde_json::json!({
+            "version_string": "PostgreSQL 15.18", "configure": "'--with-lz4'", "cc": "gcc",
+            "cflags": cflags, "version_comment": null, "compile_machine": null,
+            "compile_os": null, "compile_options": [], "binary_path": "/x/postgres",
+            "binary_bytes": bytes, "binary_sha256": "00", "na": []
+        })
+    };
+    let base = edited_fixture("postgres", "perf-base", |r| {
+        r["steps"][2]["metrics"]["perf"] = perf_json(2.0, 1000.0);
+        r["build"] = build("-g -O2", 8_900_000);
+    });
+    let other = edited_fixture("postgres-commit-delay", "perf-other", |r| {
+        r["steps"][2]["metrics"]["perf"] = perf_json(2.5, 1500.0);
+        r["build"] = build("-g -Os", 6_100_000);
+    });
+    let dirs = [base, other];
+    use ibench::report::Format;
+    let text = render(&dirs, Format::Text, false);
+    let li1 = text
+        .split("== l.i1")
+        .nth(1)
+        .and_then(|s| s.split("\n== ").next())
+        .unwrap();
+    let at = |needle: &str| {
+        li1.find(needle)
+            .unwrap_or_else(|| panic!("no {needle} in:\n{li1}"))
+    };
+    assert!(at("Clock check:") < at("Counters per operation (perf)") + 200);
+    assert!(
+        li1.contains("2.50 GHz against the base's 2.00 GHz"),
+        "{li1}"
+    );
+    // The builds sit beside the counters: more instructions and another binary read together.
+    assert!(at("Builds:") > at("Counters per operation (perf)"));
+    assert!(
+        squash(li1).contains("Builds: r1 -O2, lz4, 8.9 MB; r2 -Os, lz4, 6.1 MB."),
+        "{li1}"
+    );
+    let row = |name: &str| {
+        li1.lines()
+            .filter(|l| l.starts_with(name))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    // Absolute, then relative.
+    let instructions = row("instructions");
+    assert_eq!(instructions[0][1..], ["1,000", "1,500"], "{li1}");
+    assert_eq!(instructions[1][1..], ["1.50"], "{li1}");
+    assert_eq!(row("GHz")[0][1..], ["2.000", "2.500"], "{li1}");
+    assert_eq!(row("context-switches")[1][1..], ["1.00"], "{li1}");
+    // Asked for, counted in no run: named once, with perf's reason.
+    assert!(
+        squash(li1).contains("n/a in every run:")
+            && squash(li1).contains("; branches: perf: <not supported>"),
+        "{li1}"
+    );
+    // The diagnosis ranks the counter with the other per-op figures.
+    let cmp = comparison(&dirs, None);
+    let d = cmp.diagnoses.iter().find(|d| d.step == "l.i1").unwrap();
+    let m = d
+        .movers
+        .iter()
+        .find(|m| m.figure == "instructions")
+        .unwrap();
+    assert!((m.ratio - 1.5).abs() < 1e-9, "{m:?}");
+    // HTML: the warning and the table are there too; the step without perf has none.
+    let html = render(&dirs, Format::Html, false);
+    assert_eq!(
+        html.matches("Counters per operation (perf)</h3>").count(),
+        1
+    );
+    assert!(html.contains("<p class=\"warn\"><b>Clock check:"));
+}

@@ -109,6 +109,12 @@ pub struct StepDetail {
     pub latency: Vec<(String, Vec<LatencyRow>)>,
     /// The step's figures per run.
     pub metrics: Vec<MetricRow>,
+    /// With `--perf`: the clock (`GHz`), `IPC`, then each counted event per operation of its
+    /// group's own intervals; empty when no run counted.
+    pub counters: Vec<MetricRow>,
+    /// Events n/a in every run that counted, grouped by reason: `cycles, instructions: perf:
+    /// <not supported> (...)`.
+    pub counters_na: Vec<String>,
     /// The server CPU profile of each run that has one (`--profile-server`): its label and
     /// the profile (top functions, files relative to the run's dir, or why there is none).
     pub profiles: Vec<(String, ProfileRecord)>,
@@ -1011,13 +1017,89 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
             Some((r.label.clone(), p.clone()))
         })
         .collect();
+    let (counters, counters_na) = counter_rows(&records, &metric);
     StepDetail {
         step,
         unit: name.throughput_unit().to_string(),
         latency,
         metrics,
+        counters,
+        counters_na,
         profiles,
     }
+}
+
+/// Makes a step's figure row from its name, meaning and how to read it from a step.
+type MakeRow<'a> = dyn Fn(&str, &str, &dyn Fn(&StepRecord) -> Option<f64>) -> MetricRow + 'a;
+
+/// A step's perf record when it was counted in groups.
+fn perf_groups(s: &StepRecord) -> Option<&crate::results::metrics::PerfRecord> {
+    s.metrics
+        .as_ref()?
+        .perf
+        .as_ref()
+        .filter(|p| !p.groups.is_empty())
+}
+
+/// Group `index` (into `sampler::perf::GROUPS`) of a step's perf record.
+fn group_of(s: &StepRecord, index: usize) -> Option<&crate::results::metrics::PerfGroupRecord> {
+    perf_groups(s)?
+        .groups
+        .iter()
+        .find(|g| usize::try_from(g.group).ok() == Some(index + 1))
+}
+
+/// The counters-per-operation rows of a step (clock, IPC, then every event counted in some
+/// run, in group order) and the events n/a in every run, grouped by reason.
+fn counter_rows(
+    records: &[Option<&StepRecord>],
+    metric: &MakeRow,
+) -> (Vec<MetricRow>, Vec<String>) {
+    use crate::sampler::perf::GROUPS;
+    if !records.iter().flatten().any(|s| perf_groups(s).is_some()) {
+        return (Vec::new(), Vec::new());
+    }
+    let mut rows = vec![
+        metric(
+            "GHz",
+            "the clock: cycles / cpu-clock (a different clock changes every other ratio)",
+            &|s| perf_groups(s)?.ghz(),
+        ),
+        metric("IPC", "instructions per cycle", &|s| {
+            perf_groups(s)?.groups.iter().find_map(|g| g.ipc.value())
+        }),
+    ];
+    let mut na: Vec<(String, Vec<&str>)> = Vec::new();
+    for (g, events) in GROUPS.iter().enumerate() {
+        for &e in *events {
+            let unit = if e == "cpu-clock" { ", ms" } else { "" };
+            let row = metric(e, &format!("{e} per op{unit} (group {})", g + 1), &|s| {
+                group_of(s, g)?.per_op.get(e)?.value()
+            });
+            if row.values.iter().any(Option::is_some) {
+                rows.push(row);
+                continue;
+            }
+            let why = records
+                .iter()
+                .flatten()
+                .find_map(|s| match group_of(s, g)?.counts.get(e)? {
+                    Metric::Na(r) => Some(r.clone()),
+                    Metric::Value(_) => None,
+                })
+                .unwrap_or_else(|| "not recorded".into());
+            match na.iter_mut().find(|(r, _)| *r == why) {
+                Some((_, events)) => events.push(e),
+                None => na.push((why, vec![e])),
+            }
+        }
+    }
+    rows.retain(|r| r.values.iter().any(Option::is_some));
+    let na = na
+        .into_iter()
+        .map(|(why, events)| format!("{}: {why}", events.join(", ")))
+        .collect();
+    (rows, na)
 }
 
 /// The latency row of every run that has ops of `kind` in the step.

@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::results::StepRecord;
-use crate::results::metrics::StepMetrics;
+use crate::results::metrics::{Metric, StepMetrics};
 
 /// Default half-width of the noise band: relative throughputs within ±5% are not diagnosed,
 /// and a per-op figure must move by more than 5% to be named.
@@ -154,24 +154,34 @@ pub fn diagnose(
     let (m, b) = (step.metrics.as_ref()?, base.metrics.as_ref()?);
     // The per-op cost change the throughput change implies: ln(1/r).
     let implied = -relative.ln();
+    let mover = |name: &str, meaning: String, v: f64, bv: f64| {
+        if bv <= 0.0 || v <= 0.0 {
+            return None;
+        }
+        let ratio = v / bv;
+        let share = ratio.ln() / implied;
+        // Moved beyond the noise, in the direction that explains the change.
+        ((ratio - 1.0).abs() > NOISE_BAND && share > 0.0).then(|| Mover {
+            figure: name.to_string(),
+            meaning,
+            ratio,
+            share,
+        })
+    };
     let mut movers: Vec<Mover> = COST_FIGURES
         .iter()
         .filter_map(|(name, meaning, field)| {
-            let (v, bv) = (field(m)?, field(b)?);
-            if bv <= 0.0 || v <= 0.0 {
-                return None;
-            }
-            let ratio = v / bv;
-            let share = ratio.ln() / implied;
-            // Moved beyond the noise, in the direction that explains the change.
-            ((ratio - 1.0).abs() > NOISE_BAND && share > 0.0).then(|| Mover {
-                figure: (*name).to_string(),
-                meaning: (*meaning).to_string(),
-                ratio,
-                share,
-            })
+            mover(name, (*meaning).to_string(), field(m)?, field(b)?)
         })
         .collect();
+    // perf's counters per op (`--perf`), ranked with the other per-op costs.
+    if let (Some(p), Some(bp)) = (&m.perf, &b.perf) {
+        for (event, v) in &p.per_op {
+            if let (Some(v), Some(bv)) = (v.value(), bp.per_op.get(event).and_then(Metric::value)) {
+                movers.extend(mover(event, format!("{event}/op"), v, bv));
+            }
+        }
+    }
     movers.sort_by(|a, b| b.share.total_cmp(&a.share));
     Some(Diagnosis {
         step: step.name.to_string(),

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::compare::{Cell, Colour, Comparison, MicroView, StepDetail, Table, micro_groups};
+use super::compare::{
+    Cell, Colour, Comparison, MetricRow, MicroView, StepDetail, Table, micro_groups,
+};
 use super::document::{Block, DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
 use super::text::{fmt_binary, fmt_metric, fmt_us, group_f};
@@ -416,11 +418,12 @@ fn step(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail
         b.push(Block::Table(latency_table(cmp, rows)));
     }
     b.push(heading(3, "Figures"));
-    b.push(Block::Table(figures_table(cmp, d, false)));
+    b.push(Block::Table(figures_table(cmp, &d.metrics, false)));
     if cmp.runs.len() > 1 {
         b.push(heading(3, "Figures relative to the base"));
-        b.push(Block::Table(figures_table(cmp, d, true)));
+        b.push(Block::Table(figures_table(cmp, &d.metrics, true)));
     }
+    counters(b, cmp, d);
     if charts {
         step_charts(b, cmp, runs, d);
     }
@@ -437,6 +440,75 @@ fn step(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail
             b.extend(super::html::flamegraphs(cmp, runs, d));
         }
     }
+}
+
+/// Largest difference of a run's clock from the base's before the counters get a warning.
+pub const CLOCK_TOLERANCE: f64 = 0.05;
+
+/// With `--perf`: the counters per operation, the clock checked first, beside each run's
+/// build (flags and binary size), absolute and relative to the base.
+fn counters(b: &mut Vec<Block>, cmp: &Comparison, d: &StepDetail) {
+    if d.counters.is_empty() && d.counters_na.is_empty() {
+        return;
+    }
+    b.push(heading(3, "Counters per operation (perf)"));
+    if let Some(w) = clock_warning(cmp, d) {
+        b.push(Block::Warning(w));
+    }
+    b.push(Block::Note("perf stat on the server's processes in seven groups taken in turn; each count is divided by the operations done in its own group's intervals. GHz is cycles / cpu-clock: compare counters only between runs at one clock.".into()));
+    let builds: Vec<String> = cmp
+        .runs
+        .iter()
+        .filter(|r| r.build_flags.is_some() || r.binary_bytes.is_some())
+        .map(|r| {
+            format!(
+                "{} {}, {}",
+                r.key,
+                r.build_flags.as_deref().unwrap_or("flags n/a"),
+                fmt_binary(r.binary_bytes)
+            )
+        })
+        .collect();
+    if !builds.is_empty() {
+        b.push(Block::Note(format!("Builds: {}.", builds.join("; "))));
+    }
+    if !d.counters.is_empty() {
+        b.push(Block::Table(figures_table(cmp, &d.counters, false)));
+        if cmp.runs.len() > 1 {
+            b.push(heading(3, "Counters per operation relative to the base"));
+            b.push(Block::Table(figures_table(cmp, &d.counters, true)));
+        }
+    }
+    if !d.counters_na.is_empty() {
+        b.push(Block::Note(format!(
+            "n/a in every run: {}.",
+            d.counters_na.join("; ")
+        )));
+    }
+}
+
+/// A warning when a run's clock differs from the base's by more than [`CLOCK_TOLERANCE`].
+fn clock_warning(cmp: &Comparison, d: &StepDetail) -> Option<String> {
+    let ghz = d.counters.iter().find(|r| r.name == "GHz")?;
+    let base = ghz.values.get(cmp.base).copied().flatten()?;
+    let off: Vec<String> = ghz
+        .values
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != cmp.base)
+        .filter_map(|(i, v)| {
+            let v = (*v)?;
+            ((v / base - 1.0).abs() > CLOCK_TOLERANCE)
+                .then(|| format!("{} {v:.2} GHz", cmp.keys[i]))
+        })
+        .collect();
+    (!off.is_empty()).then(|| {
+        format!(
+            "Clock check: {} against the base's {base:.2} GHz (more than {:.0}% apart): the per-op counter ratios of these runs compare different clocks.",
+            off.join(", "),
+            CLOCK_TOLERANCE * 100.0
+        )
+    })
 }
 
 /// The key of the run labelled `label`.
@@ -488,15 +560,14 @@ fn latency_table(cmp: &Comparison, rows: &[super::compare::LatencyRow]) -> DocTa
 
 /// A step's figures, one row per figure and a column per run; `relative`: run / base, the
 /// base's own column left out.
-fn figures_table(cmp: &Comparison, d: &StepDetail, relative: bool) -> DocTable {
+fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> DocTable {
     let keep: Vec<usize> = (0..cmp.runs.len())
         .filter(|&i| !relative || i != cmp.base)
         .collect();
     DocTable {
         corner: "figure".into(),
         columns: keep.iter().map(|&i| cmp.keys[i].clone()).collect(),
-        rows: d
-            .metrics
+        rows: figures
             .iter()
             .map(|m| DocRow {
                 label: m.name.clone(),

@@ -335,16 +335,54 @@ pub struct BlockDevice {
     pub partition: bool,
 }
 
-/// `perf stat` counters of one step.
+/// `perf stat` counters of one step, counted in groups (see `sampler::perf::GROUPS`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PerfRecord {
-    /// Per event: the counter over the step (task-clock in ms), or why not.
+    /// Per event: the count over its group's intervals (cpu-clock and task-clock in ms), or
+    /// why not.
     pub counters: BTreeMap<String, Metric>,
-    /// Per event: the counter per op of the step.
+    /// Per event: the count per operation of its group's own intervals.
     pub per_op: BTreeMap<String, Metric>,
     /// perf's raw output, relative to the results dir.
     pub file: Option<String>,
     /// Why perf could not run, when it could not.
+    pub error: Option<String>,
+    /// The groups, in order (empty in run.json files written before groups; their counters
+    /// cover the whole step).
+    #[serde(default)]
+    pub groups: Vec<PerfGroupRecord>,
+}
+
+/// One group of counters of a step: perf counted them together (never multiplexed with
+/// another group) over its intervals, and each count is divided by the operations done in
+/// those same intervals.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PerfGroupRecord {
+    /// The group's number, 1 to 7.
+    pub group: u32,
+    /// Its events as given to `perf stat -e`.
+    pub events: Vec<String>,
+    /// Per event: the count summed over the group's intervals, or why not (perf's
+    /// `<not supported>` or `<not counted>`, perf failing, the group not reached).
+    pub counts: BTreeMap<String, Metric>,
+    /// Per event: the lowest share of its intervals, in %, that the counter ran; below 100
+    /// the kernel multiplexed it and perf scaled the count up.
+    pub running_pct: BTreeMap<String, f64>,
+    /// The group's intervals: `[start, end]` in seconds since the step's measured part
+    /// began.
+    pub intervals: Vec<[f64; 2]>,
+    /// Their total length, seconds.
+    pub seconds: f64,
+    /// Operations (the step's throughput unit: rows, queries or operations) done in those
+    /// intervals, from the per-second timeline.
+    pub ops: f64,
+    /// Per event: the count per operation.
+    pub per_op: BTreeMap<String, Metric>,
+    /// Instructions per cycle, where both are counted.
+    pub ipc: Metric,
+    /// The clock: cycles / cpu-clock, GHz, where both are counted.
+    pub ghz: Metric,
+    /// Why the group was not counted at all, when it was not.
     pub error: Option<String>,
 }
 
@@ -355,10 +393,11 @@ impl PerfRecord {
             per_op: BTreeMap::new(),
             file: None,
             error: Some(error),
+            groups: Vec::new(),
         }
     }
 
-    /// Fill `per_op` from `counters`.
+    /// Fill `per_op` from `counters` over the whole step (records without groups).
     pub fn per_op(mut self, ops: u64) -> PerfRecord {
         self.per_op = self
             .counters
@@ -366,6 +405,11 @@ impl PerfRecord {
             .map(|(k, v)| (k.clone(), v.per(count_f64(ops), "no ops in the step")))
             .collect();
         self
+    }
+
+    /// The clock of the step: cycles / cpu-clock of the group that counts both, GHz.
+    pub fn ghz(&self) -> Option<f64> {
+        self.groups.iter().find_map(|g| g.ghz.value())
     }
 }
 

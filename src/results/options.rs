@@ -11,6 +11,13 @@ use crate::workload::RowShape;
 pub use crate::workload::micro::MicroSizes;
 use crate::workload::steps::{Profile, StepName};
 
+/// Seconds each `--perf` counter group is counted before the next one's turn, by default.
+pub const DEFAULT_PERF_INTERVAL_SECONDS: f64 = 10.0;
+
+fn default_perf_interval_seconds() -> f64 {
+    DEFAULT_PERF_INTERVAL_SECONDS
+}
+
 /// Everything that shapes a run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunOptions {
@@ -72,6 +79,9 @@ pub struct RunOptions {
     /// Run `perf stat` on the server's processes for each step.
     #[serde(default)]
     pub perf: bool,
+    /// With `perf`: seconds each counter group is counted before the next one's turn.
+    #[serde(default = "default_perf_interval_seconds")]
+    pub perf_interval_seconds: f64,
     /// Profile the server's CPU (`perf record`) for the first this many seconds of each step.
     #[serde(default)]
     pub profile_seconds: Option<f64>,
@@ -138,6 +148,7 @@ impl RunOptions {
             server_dir: None,
             server_pid: None,
             perf: false,
+            perf_interval_seconds: default_perf_interval_seconds(),
             profile_seconds: None,
             workload: Workload::Insert,
             micro: MicroSizes::default(),
@@ -174,6 +185,17 @@ impl RunOptions {
             if !(self.micro.seconds > 0.0 && self.micro.seconds.is_finite()) {
                 return Err(OptionsError("--micro-seconds must be above 0".into()));
             }
+        }
+        Ok(())
+    }
+
+    /// `--perf-interval` must be a positive number of seconds.
+    fn validate_perf(&self) -> Result<(), OptionsError> {
+        let s = self.perf_interval_seconds;
+        if !(s >= 0.1 && s.is_finite()) {
+            return Err(OptionsError(
+                "--perf-interval must be at least 0.1 seconds (the default, 10, counts each of the 7 groups for 10 s in turn)".into(),
+            ));
         }
         Ok(())
     }
@@ -215,6 +237,7 @@ impl RunOptions {
             return fail("no steps to run: give at least one step to --steps");
         }
         self.validate_profile(kind)?;
+        self.validate_perf()?;
         self.validate_workload()?;
         let has = |f: fn(&StepName) -> bool| self.steps.iter().any(f);
         if has(|s| *s == StepName::LoadInitial) && self.load_rows == 0 {

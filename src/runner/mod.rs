@@ -376,7 +376,7 @@ fn run_step(
     let cpu_before = process_cpu_seconds();
     let driven = drive(connections, step, timeline, mode);
     let cpu_seconds = process_cpu_seconds() - cpu_before;
-    let sampled = sampler.end_step(step, ordinal);
+    let mut sampled = sampler.end_step(step, ordinal);
 
     // What went wrong, if anything. A statement cancelled because of Ctrl-C fails with the
     // backend's "cancelled" error: that is the interruption, not a failure.
@@ -397,6 +397,10 @@ fn run_step(
     let ops = op_records(&merged, seconds, plan.sla_target_rows_per_sec);
     let (main_ops, per_second_of_main) = main_figures(plan.throughput, &merged, &driven.seen);
     let rates = stats::rate_percentiles(&per_second_of_main);
+    // Each perf group's counts per operation of its own intervals.
+    if let Some(p) = sampled.as_mut().and_then(|s| s.perf.as_mut()) {
+        p.count_ops(&per_second_of_main, main_ops, seconds);
+    }
     let sla = plan.sla_target_rows_per_sec.map(|target| {
         let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
         sla_verdict(

@@ -323,8 +323,11 @@ impl Sampler {
             dir: dir.to_path_buf(),
             out: out.map_err(|e| e.to_string()),
             errors: Vec::new(),
-            perf: opts.perf,
+            perf: opts
+                .perf
+                .then(|| Duration::from_secs_f64(opts.perf_interval_seconds)),
             profile_seconds: opts.profile_seconds,
+            steps_begun: 0,
         };
         let thread = std::thread::Builder::new()
             .name("ibench-sampler".into())
@@ -417,8 +420,11 @@ struct Worker {
     dir: PathBuf,
     out: Result<BufWriter<File>, String>,
     errors: Vec<String>,
-    perf: bool,
+    /// With `--perf`: each counter group's turn.
+    perf: Option<Duration>,
     profile_seconds: Option<f64>,
+    /// Steps begun so far (which group a step's counting starts with).
+    steps_begun: u32,
 }
 
 /// State of the step being measured.
@@ -493,11 +499,11 @@ impl Worker {
     fn begin(&mut self, step: StepName) -> Current {
         let start = self.probe.read();
         let max_memory = start.server.as_ref().ok().and_then(|s| s.memory);
-        let perf = if self.perf {
-            Some(perf::PerfRun::start(&self.probe.pid, &self.dir, &step))
-        } else {
-            None
-        };
+        self.steps_begun += 1;
+        let first = perf::first_group(self.steps_begun);
+        let perf = self
+            .perf
+            .map(|turn| perf::PerfRun::start(&self.probe.pid, &self.dir, &step, first, turn));
         let profile = self
             .profile_seconds
             .map(|seconds| profile::ProfileRun::start(&self.probe.pid, &self.dir, &step, seconds));
@@ -785,7 +791,15 @@ pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
         totals: raw.totals.clone(),
         db_size: raw.db_size.ok(),
         stats_file: raw.stats_file.into(),
-        perf: raw.perf.map(|p| p.per_op(ops)),
+        // Counted per group by the runner (`PerfRecord::count_ops`); without groups, over
+        // the whole step.
+        perf: raw.perf.map(|p| {
+            if p.groups.is_empty() {
+                p.per_op(ops)
+            } else {
+                p
+            }
+        }),
         profile: raw.profile,
     }
 }
