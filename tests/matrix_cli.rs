@@ -533,3 +533,124 @@ fn a_matrix_workload_can_be_the_microbenchmarks() {
     );
     assert_clear_error(&plan(&f), &["workloads.micro", "--workload"]);
 }
+
+/// A workload with a clients axis (1 and 4) and a batch-size axis over a flag the workload
+/// entry has no key for: the variants run as cells of their own, each with its options, and
+/// one report compares them (the server's runs at every combination) against the group's base
+/// at the first variant.
+#[test]
+fn workload_axes_run_each_variant_and_one_report_compares_them() {
+    let work = fresh_dir("mx-axes");
+    std::fs::create_dir_all(&work).unwrap();
+    let f = work.join("m.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "[servers.lite]\nurl = \"sqlite:{db}\"\nlabel = \"SQLite\"\n\
+             [workloads.w]\nload_rows = 400\nsteps = [\"l.i0\", \"l.x\"]\n\
+             [[workloads.w.axes]]\noption = \"clients\"\nvalues = [1, 4]\nnames = [\"c1\", \"c4\"]\n\
+             [[workloads.w.axes]]\noption = \"load_batch\"\nvalues = [10, 50]\n",
+            db = work.join("{cell}.db").display(),
+        ),
+    )
+    .unwrap();
+    let plan = String::from_utf8_lossy(&ibench(&["matrix", "plan", f.to_str().unwrap()]).stdout)
+        .into_owned();
+    let cells: Vec<&str> = plan
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|n| n.ends_with(".r1"))
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            "lite.base.w_c1_load_batch-10.r1",
+            "lite.base.w_c1_load_batch-50.r1",
+            "lite.base.w_c4_load_batch-10.r1",
+            "lite.base.w_c4_load_batch-50.r1"
+        ],
+        "{plan}"
+    );
+    assert!(plan.contains("SQLite c4_load_batch-50"), "{plan}");
+    let out_dir = work.join("out");
+    let out = ibench(&[
+        "matrix",
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each variant ran with its own options.
+    let run = |cell: &str| -> serde_json::Value {
+        let p = out_dir.join("cells").join(cell).join("run/run.json");
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let r = run("lite.base.w_c4_load_batch-50.r1");
+    assert_eq!(r["options"]["clients"], 4);
+    assert_eq!(r["options"]["load_rows_per_insert"], 50);
+    assert_eq!(r["options"]["load_rows"], 400);
+    let r = run("lite.base.w_c1_load_batch-10.r1");
+    assert_eq!(r["options"]["clients"], 1);
+    assert_eq!(r["options"]["load_rows_per_insert"], 10);
+
+    let out = ibench(&["matrix", "report", out_dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One report for the workload, comparing the four variants against the first.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report/all.w.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        json["comparison"]["labels"],
+        serde_json::json!([
+            "SQLite c1_load_batch-10",
+            "SQLite c1_load_batch-50",
+            "SQLite c4_load_batch-10",
+            "SQLite c4_load_batch-50"
+        ])
+    );
+    assert_eq!(json["comparison"]["base"], 0);
+    assert_eq!(
+        json["comparison"]["keys"],
+        serde_json::json!([
+            "c1_load_batch-10",
+            "c1_load_batch-50",
+            "c4_load_batch-10",
+            "c4_load_batch-50"
+        ])
+    );
+    let text = std::fs::read_to_string(out_dir.join("report/all.w.txt")).unwrap();
+    assert!(text.contains("Relative to the base"), "{text}");
+
+    // A value of the wrong type for its option is refused as the key itself would be.
+    let bad = write(
+        "mx-axes-bad",
+        &format!(
+            "[servers.lite]\nurl = \"sqlite:{db}\"\n[workloads.w]\n[[workloads.w.axes]]\noption = \"clients\"\nvalues = [\"four\"]\n",
+            db = work.join("{cell}.db").display()
+        ),
+    );
+    assert_clear_error(&plan_of(&bad), &["workloads.w", "clients"]);
+    // An option ibench run does not have is named with the entry.
+    let bad = write(
+        "mx-axes-unknown",
+        &format!(
+            "[servers.lite]\nurl = \"sqlite:{db}\"\n[workloads.w]\n[[workloads.w.axes]]\noption = \"colour\"\nvalues = [1]\n",
+            db = work.join("{cell}.db").display()
+        ),
+    );
+    assert_clear_error(&plan_of(&bad), &["--colour"]);
+}
+
+fn plan_of(path: &Path) -> Output {
+    plan(path)
+}

@@ -141,6 +141,44 @@ pub struct WorkloadEntry {
     /// Any other `ibench run` flags, e.g. ["--load-batch", "10"].
     #[serde(default)]
     pub args: Vec<String>,
+    /// `[[workloads.NAME.axes]]`: run options to vary; the workload becomes one variant per
+    /// combination of their values.
+    #[serde(default)]
+    pub axes: Vec<WorkloadAxisEntry>,
+}
+
+impl WorkloadEntry {
+    /// The run options a workload entry names as keys of its own; an axis over any other run
+    /// option sets its `ibench run` flag.
+    pub const KEYS: [&'static str; 14] = [
+        "profile",
+        "load_rows",
+        "i1_rows",
+        "i2_rows",
+        "query_seconds",
+        "settle_seconds",
+        "clients",
+        "shared_table",
+        "steps",
+        "query_rates",
+        "workload",
+        "micro_tables",
+        "micro_rows",
+        "micro_seconds",
+    ];
+}
+
+/// `[[workloads.NAME.axes]]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadAxisEntry {
+    /// The run option this axis varies: a workload key (`clients`, `load_rows`) or any other
+    /// `ibench run` flag's name with `_` (`load_batch` for `--load-batch`).
+    pub option: String,
+    /// Its values.
+    pub values: Vec<toml::Value>,
+    /// Short names of the values for the variants' names (default: option-value).
+    pub names: Option<Vec<String>>,
 }
 
 /// `[groups.NAME]`

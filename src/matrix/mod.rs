@@ -5,12 +5,14 @@
 //! - [`file`]: the TOML model, read strictly;
 //! - [`plan`]: the cells, labels, estimates, groups and shards;
 //! - [`run`]: the executor (state per cell, resume, Ctrl-C);
+//! - [`workloads`]: the workloads of the file and their axes' variants;
 //! - [`report`]: the group reports and the index page.
 
 pub mod file;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod workloads;
 
 use std::path::Path;
 

@@ -9,9 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
-use super::file::{
-    self, AxisEntry, ConfigSetEntry, GroupEntry, Order, ServerEntry, Source, WorkloadEntry,
-};
+use super::file::{self, AxisEntry, ConfigSetEntry, GroupEntry, Order, ServerEntry, Source};
 use crate::backend::{Engine, kind_of_url};
 use crate::cli::{Cli, Command};
 use crate::runner::RunOptions;
@@ -69,11 +67,20 @@ pub struct PlanConfig {
 /// A resolved workload.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlanWorkload {
-    /// Name.
+    /// Name (`writes`, or `writes_clients-4` for a variant of a workload with axes).
     pub name: String,
     /// The `ibench run` flags it stands for (without --url, --out, --label, --engine).
     pub args: Vec<String>,
+    /// For a variant of a workload with axes: the workload's own name (one report compares
+    /// its variants).
+    #[serde(default)]
+    pub family: Option<String>,
+    /// For a variant: its value names joined by `_` (`clients-4`); added to the cells' labels.
+    #[serde(default)]
+    pub variant: Option<String>,
 }
+
+pub use super::workloads::plan_workloads;
 
 /// One run of the matrix.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -103,7 +110,8 @@ pub struct PlanGroup {
     pub name: String,
     /// `SERVER.CONFIG` members, in order.
     pub members: Vec<String>,
-    /// Workloads; one report each.
+    /// Workloads; one report each. A workload with axes is one report comparing its
+    /// variants.
     pub workloads: Vec<String>,
     /// The base member (`SERVER.CONFIG`).
     pub base: String,
@@ -254,52 +262,6 @@ pub fn run_options(
         _ => bail!("not a run"),
     }
 }
-
-fn workload_args(w: &WorkloadEntry) -> Vec<String> {
-    let mut a = Vec::new();
-    let mut flag = |f: &str, v: Option<String>| {
-        if let Some(v) = v {
-            a.push(f.to_string());
-            a.push(v);
-        }
-    };
-    flag("--profile", w.profile.clone());
-    flag("--load-rows", w.load_rows.map(|v| v.to_string()));
-    flag("--i1-rows", w.i1_rows.map(|v| v.to_string()));
-    flag("--i2-rows", w.i2_rows.map(|v| v.to_string()));
-    flag("--query-seconds", w.query_seconds.map(|v| v.to_string()));
-    flag("--settle-seconds", w.settle_seconds.map(|v| v.to_string()));
-    flag("--clients", w.clients.map(|v| v.to_string()));
-    flag("--steps", w.steps.as_ref().map(|s| s.join(",")));
-    flag(
-        "--query-rates",
-        w.query_rates.as_ref().map(|r| {
-            r.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        }),
-    );
-    flag("--workload", w.workload.clone());
-    flag("--micro-tables", w.micro_tables.map(|v| v.to_string()));
-    flag("--micro-rows", w.micro_rows.map(|v| v.to_string()));
-    flag("--micro-seconds", w.micro_seconds.map(|v| v.to_string()));
-    if w.shared_table == Some(true) {
-        a.push("--shared-table".into());
-    }
-    a.extend(w.args.iter().cloned());
-    a
-}
-
-/// Flags the matrix sets itself.
-const RESERVED_FLAGS: [&str; 6] = [
-    "--url",
-    "--out",
-    "--label",
-    "--engine",
-    "--server-dir",
-    "--server-pid",
-];
 
 /// The label prefix from a version line (`postgres (PostgreSQL) 15.14 (Debian …)`,
 /// `mariadbd  Ver 10.11.14-MariaDB-0+deb12u1 for …`).
@@ -456,7 +418,7 @@ fn variant_settings(
 }
 
 /// The names of an axis' values: given, or `SETTING-VALUE`.
-fn axis_names(src: &Source, entry: &str, axis: &AxisEntry) -> Result<Vec<String>> {
+pub(super) fn axis_names(src: &Source, entry: &str, axis: &AxisEntry) -> Result<Vec<String>> {
     let AxisEntry {
         setting,
         values,
@@ -692,30 +654,6 @@ pub fn build(src: &Source) -> Result<Plan> {
     })
 }
 
-/// The workloads of the file, each checked for flags the matrix sets itself.
-fn plan_workloads(src: &Source) -> Result<Vec<PlanWorkload>> {
-    let mut workloads = Vec::new();
-    for (name, v) in &src.file.workloads {
-        let w: WorkloadEntry = file::entry(src, "workloads", name, v)?;
-        let args = workload_args(&w);
-        if let Some(bad) = args.iter().find(|a| {
-            RESERVED_FLAGS
-                .iter()
-                .any(|r| *a == r || a.starts_with(&format!("{r}=")))
-        }) {
-            return Err(src.err(
-                &format!("workloads.{name}"),
-                format!("{bad} is set by the matrix for each cell; remove it from args"),
-            ));
-        }
-        workloads.push(PlanWorkload {
-            name: name.clone(),
-            args,
-        });
-    }
-    Ok(workloads)
-}
-
 /// One server of the file: how to reach it, its label, its configs; every workload is checked
 /// against its kind now, not hours later.
 fn plan_server(
@@ -901,11 +839,14 @@ fn plan_cells(
                 )?;
                 let managed = matches!(s.source, ServerSource::Managed { .. });
                 let est = estimate_seconds(&opts) + if managed { EST_SERVER_SECONDS } else { 0.0 };
-                let label = if !managed && c.name == "base" {
+                let mut label = if !managed && c.name == "base" {
                     s.label.clone()
                 } else {
                     format!("{} {}", s.label, c.name)
                 };
+                if let Some(v) = &w.variant {
+                    label = format!("{label} {v}");
+                }
                 combos.push((s.name.clone(), c.name.clone(), w.name.clone(), label, est));
             }
         }
@@ -988,7 +929,25 @@ fn plan_groups(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let workload_names: Vec<String> = workloads.iter().map(|w| w.name.clone()).collect();
+    // A workload with axes is named by its own name (one report comparing its variants) or
+    // by a variant's.
+    let mut workload_names: Vec<String> = Vec::new();
+    for w in workloads {
+        let name = w.family.as_ref().unwrap_or(&w.name);
+        if !workload_names.contains(name) {
+            workload_names.push(name.clone());
+        }
+    }
+    let known_workloads: Vec<String> = workload_names
+        .iter()
+        .cloned()
+        .chain(
+            workloads
+                .iter()
+                .filter(|w| w.family.is_some())
+                .map(|w| w.name.clone()),
+        )
+        .collect();
     let mut groups = Vec::new();
     for (name, v) in group_entries {
         let entry = format!("groups.{name}");
@@ -1000,7 +959,7 @@ fn plan_groups(
             &entry,
             "workloads",
             g.workloads.as_ref(),
-            &workload_names,
+            &known_workloads,
         )?;
         let mut members = Vec::new();
         for s in servers {

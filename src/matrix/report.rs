@@ -184,6 +184,37 @@ fn completed_runs(
     runs
 }
 
+/// The runs one report of group `g` compares for workload `w`: `(member, combo)` per group
+/// member, or per member and variant when `w` is a workload with axes (`pg15.base.clients-4`,
+/// `pg15.base.w_clients-4`); and the base member (for a workload with axes: the group's base
+/// with the first variant).
+fn report_members(plan: &Plan, g: &PlanGroup, w: &str) -> (Vec<(String, String)>, String) {
+    let variants: Vec<(&str, &str)> = plan
+        .workloads
+        .iter()
+        .filter(|pw| pw.family.as_deref() == Some(w))
+        .filter_map(|pw| Some((pw.variant.as_deref()?, pw.name.as_str())))
+        .collect();
+    if variants.is_empty() {
+        let units = g
+            .members
+            .iter()
+            .map(|m| (m.clone(), format!("{m}.{w}")))
+            .collect();
+        return (units, g.base.clone());
+    }
+    let units = g
+        .members
+        .iter()
+        .flat_map(|m| {
+            variants
+                .iter()
+                .map(move |(v, name)| (format!("{m}.{v}"), format!("{m}.{name}")))
+        })
+        .collect();
+    (units, format!("{}.{}", g.base, variants[0].0))
+}
+
 /// One group's report for one workload, in every format; its row of the index, or `None`
 /// when none of its members has a completed run.
 fn group_report(
@@ -196,13 +227,13 @@ fn group_report(
     problems: &mut Vec<String>,
 ) -> Result<Option<IndexRow>> {
     let title = format!("{} / {}", g.name, w);
+    let (units, base) = report_members(plan, g, w);
     let mut members: Vec<(String, Vec<PathBuf>)> = Vec::new();
-    for m in &g.members {
-        let combo = format!("{m}.{w}");
+    for (m, combo) in &units {
         let dirs: Vec<PathBuf> = plan
             .cells
             .iter()
-            .filter(|c| c.combo == combo)
+            .filter(|c| c.combo == *combo)
             .filter_map(|c| runs.get(&c.name).cloned())
             .collect();
         if dirs.is_empty() {
@@ -216,11 +247,11 @@ fn group_report(
         return Ok(None);
     }
     let (synth, spreads, mut group_problems) = combine(&members);
-    let base_index = members.iter().position(|(m, _)| *m == g.base);
+    let base_index = members.iter().position(|(m, _)| *m == base);
     if base_index.is_none() {
         group_problems.push(format!(
-            "the base {} has no completed run; comparing against {}",
-            g.base, members[0].0
+            "the base {base} has no completed run; comparing against {}",
+            members[0].0
         ));
     }
     let base_label = synth[base_index.unwrap_or(0)].label.clone();
