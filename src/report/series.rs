@@ -36,7 +36,7 @@ fn figures(run: &LoadedRun) -> Vec<Figure> {
         }
         out.push(Figure {
             name: format!("{}.throughput", s.name),
-            unit: unit_of(&s.throughput_unit),
+            unit: s.throughput_unit.series_unit(),
             value: s.throughput,
             higher_is_better: true,
         });
@@ -50,15 +50,6 @@ fn figures(run: &LoadedRun) -> Vec<Figure> {
         }
     }
     out
-}
-
-/// A short unit for a throughput unit such as `inserted rows/s`.
-fn unit_of(throughput_unit: &str) -> &'static str {
-    if throughput_unit.starts_with("queries") {
-        "queries/s"
-    } else {
-        "rows/s"
-    }
 }
 
 /// The attributes of a run (name, value).

@@ -8,16 +8,6 @@ use super::document::{DocCell, DocTable, Syntax, wrap};
 use crate::results::{CheckFailure, RunRecord, Status, StepRecord};
 use crate::stats::{BUCKET_LABELS, LatencySummary};
 
-/// A short unit for a throughput figure.
-fn short_unit(unit: &str) -> &'static str {
-    match unit {
-        "inserted rows/s" => "ins/s",
-        "indexed rows/s" => "idx rows/s",
-        "queries/s" => "q/s",
-        _ => "/s",
-    }
-}
-
 fn status_note(s: &StepRecord) -> String {
     match s.status {
         Status::Completed => String::new(),
@@ -48,7 +38,7 @@ pub fn step_line(s: &StepRecord) -> String {
         s.name.to_string(),
         s.seconds,
         group(round_to_u64(s.throughput.round())),
-        short_unit(&s.throughput_unit)
+        s.throughput_unit.short()
     );
     if let Some(sla) = &s.sla {
         let _ = write!(
@@ -134,7 +124,7 @@ pub fn summary(run: &RunRecord) -> String {
             s.name.to_string(),
             s.seconds,
             group(round_to_u64(s.throughput.round())),
-            short_unit(&s.throughput_unit),
+            s.throughput_unit.short(),
             s.rate_p50.map_or("n/a".into(), |r| group(round_to_u64(r))),
             s.rate_p1low
                 .map_or("n/a".into(), |r| group(round_to_u64(r))),

@@ -104,8 +104,9 @@ pub struct StepRecord {
     pub clients: u32,
     /// The step's throughput figure (spec section 3), in `throughput_unit`.
     pub throughput: f64,
-    /// What `throughput` counts: `inserted rows/s`, `indexed rows/s` or `queries/s`.
-    pub throughput_unit: String,
+    /// What `throughput` counts: `inserted rows/s`, `indexed rows/s`, `queries/s`,
+    /// `operations/s` or `rows scanned/s`.
+    pub throughput_unit: crate::workload::steps::ThroughputUnit,
     /// Per operation kind (`insert`, `delete`, `range_query`, `point_query`, `create_indexes`).
     pub ops: BTreeMap<String, OpRecord>,
     /// Per-second rate of the step's main op at the median, over the step's whole seconds.

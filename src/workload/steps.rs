@@ -230,17 +230,79 @@ impl StepName {
     }
 
     /// What the step's throughput figure counts.
-    pub fn throughput_unit(self) -> &'static str {
+    pub fn throughput_unit(self) -> ThroughputUnit {
         match self {
             StepName::LoadInitial
             | StepName::InsertDelete1
             | StepName::InsertDelete2
-            | StepName::MicroLoad => "inserted rows/s",
-            StepName::Micro(m) if m.counts_rows() => "rows scanned/s",
-            StepName::Micro(_) => "operations/s",
-            StepName::CreateIndexes => "indexed rows/s",
-            StepName::Query { .. } => "queries/s",
+            | StepName::MicroLoad => ThroughputUnit::InsertedRows,
+            StepName::Micro(m) if m.counts_rows() => ThroughputUnit::RowsScanned,
+            StepName::Micro(_) => ThroughputUnit::Operations,
+            StepName::CreateIndexes => ThroughputUnit::IndexedRows,
+            StepName::Query { .. } => ThroughputUnit::Queries,
         }
+    }
+}
+
+/// What a step's throughput figure counts. Recorded in run.json as its text
+/// (`inserted rows/s`), which every earlier run.json holds too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ThroughputUnit {
+    /// Rows inserted per second (l.i0, l.i1, l.i2, m.load).
+    #[serde(rename = "inserted rows/s")]
+    InsertedRows,
+    /// Rows indexed per second (l.x).
+    #[serde(rename = "indexed rows/s")]
+    IndexedRows,
+    /// Queries per second (the query steps).
+    #[serde(rename = "queries/s")]
+    Queries,
+    /// Operations per second (the microbenchmarks).
+    #[serde(rename = "operations/s")]
+    Operations,
+    /// Rows scanned per second (the scan microbenchmarks).
+    #[serde(rename = "rows scanned/s")]
+    RowsScanned,
+}
+
+impl ThroughputUnit {
+    /// Its text, as run.json records it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThroughputUnit::InsertedRows => "inserted rows/s",
+            ThroughputUnit::IndexedRows => "indexed rows/s",
+            ThroughputUnit::Queries => "queries/s",
+            ThroughputUnit::Operations => "operations/s",
+            ThroughputUnit::RowsScanned => "rows scanned/s",
+        }
+    }
+
+    /// A short form for the terminal's step lines.
+    pub fn short(self) -> &'static str {
+        match self {
+            ThroughputUnit::InsertedRows => "ins/s",
+            ThroughputUnit::IndexedRows => "idx rows/s",
+            ThroughputUnit::Queries => "q/s",
+            ThroughputUnit::Operations => "ops/s",
+            ThroughputUnit::RowsScanned => "rows/s",
+        }
+    }
+
+    /// The unit of a time series of the figure (change detection): what is counted per second.
+    pub fn series_unit(self) -> &'static str {
+        match self {
+            ThroughputUnit::InsertedRows
+            | ThroughputUnit::IndexedRows
+            | ThroughputUnit::RowsScanned => "rows/s",
+            ThroughputUnit::Queries => "queries/s",
+            ThroughputUnit::Operations => "operations/s",
+        }
+    }
+}
+
+impl fmt::Display for ThroughputUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -305,6 +367,25 @@ pub fn settle_seconds(total_loaded_rows: u64, profile_max: Option<f64>) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn throughput_units_are_recorded_as_their_text_and_name_what_they_count() {
+        for (step, text, series) in [
+            ("l.i0", "inserted rows/s", "rows/s"),
+            ("l.x", "indexed rows/s", "rows/s"),
+            ("qp100", "queries/s", "queries/s"),
+            ("point-query_range=100", "operations/s", "operations/s"),
+        ] {
+            let unit = step.parse::<StepName>().unwrap().throughput_unit();
+            assert_eq!(unit.to_string(), text);
+            assert_eq!(serde_json::to_string(&unit).unwrap(), format!("\"{text}\""));
+            let back: ThroughputUnit = serde_json::from_str(&format!("\"{text}\"")).unwrap();
+            assert_eq!(back, unit);
+            // A microbenchmark's figure is operations/s in a time series, not rows/s.
+            assert_eq!(unit.series_unit(), series, "{step}");
+        }
+    }
+
     use super::*;
 
     #[test]
