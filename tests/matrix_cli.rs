@@ -415,25 +415,7 @@ fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
         "interleaved: A B A B"
     );
     let out_dir = work.join("out");
-    let out = ibench(&[
-        "matrix",
-        "run",
-        f.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = ibench(&["matrix", "report", out_dir.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_and_report(&f, &out_dir);
     let report = out_dir.join("report");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("ab.tiny.json")).unwrap())
@@ -573,19 +555,7 @@ fn workload_axes_run_each_variant_and_one_report_compares_them() {
     );
     assert!(plan.contains("SQLite c4_load_batch-50"), "{plan}");
     let out_dir = work.join("out");
-    let out = ibench(&[
-        "matrix",
-        "run",
-        f.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_matrix(&f, &out_dir);
     // Each variant ran with its own options.
     let run = |cell: &str| -> serde_json::Value {
         let p = out_dir.join("cells").join(cell).join("run/run.json");
@@ -599,12 +569,7 @@ fn workload_axes_run_each_variant_and_one_report_compares_them() {
     assert_eq!(r["options"]["clients"], 1);
     assert_eq!(r["options"]["load_rows_per_insert"], 10);
 
-    let out = ibench(&["matrix", "report", out_dir.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    report_matrix(&out_dir);
     // One report for the workload, comparing the four variants against the first.
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("report/all.w.json")).unwrap())
@@ -653,4 +618,36 @@ fn workload_axes_run_each_variant_and_one_report_compares_them() {
 
 fn plan_of(path: &Path) -> Output {
     plan(path)
+}
+
+/// `ibench matrix run FILE --out DIR --quiet`, which must succeed.
+fn run_matrix(file: &Path, out_dir: &Path) {
+    let out = ibench(&[
+        "matrix",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `ibench matrix report DIR`, which must succeed.
+fn report_matrix(out_dir: &Path) {
+    let out = ibench(&["matrix", "report", out_dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn run_and_report(file: &Path, out_dir: &Path) {
+    run_matrix(file, out_dir);
+    report_matrix(out_dir);
 }

@@ -453,6 +453,30 @@ pub(super) fn axis_names(src: &Source, entry: &str, axis: &AxisEntry) -> Result<
     Ok(names)
 }
 
+/// Refuse axes whose product (of `lengths`, the axes' value counts) has more `what`
+/// (configs, variants) than a matrix may have cells, before anything is allocated.
+pub(super) fn check_axes_product(
+    src: &Source,
+    entry: &str,
+    lengths: impl Iterator<Item = usize>,
+    what: &str,
+) -> Result<()> {
+    let product = lengths
+        .into_iter()
+        .try_fold(1usize, usize::checked_mul)
+        .unwrap_or(usize::MAX);
+    if product > MAX_CELLS {
+        return Err(src.err(
+            entry,
+            format!(
+                "the axes give {} {what}, more than a matrix may have ({MAX_CELLS} cells); shrink the axes' values",
+                if product == usize::MAX { "too many".to_string() } else { product.to_string() }
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The cartesian product of the axes: (value names, settings) per combination.
 fn axis_product(
     src: &Source,
@@ -460,19 +484,12 @@ fn axis_product(
     axes: &[AxisEntry],
     postgres: bool,
 ) -> Result<Vec<(Vec<String>, Settings)>> {
-    let product = axes
-        .iter()
-        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
-        .unwrap_or(usize::MAX);
-    if product > MAX_CELLS {
-        return Err(src.err(
-            &at(".axes"),
-            format!(
-                "the axes give {} configs, more than a matrix may have ({MAX_CELLS} cells); shrink the axes' values",
-                if product == usize::MAX { "too many".to_string() } else { product.to_string() }
-            ),
-        ));
-    }
+    check_axes_product(
+        src,
+        &at(".axes"),
+        axes.iter().map(|a| a.values.len()),
+        "configs",
+    )?;
     let mut combos: Vec<(Vec<String>, Settings)> = vec![(Vec::new(), Vec::new())];
     for (i, axis) in axes.iter().enumerate() {
         let entry = at(&format!(".axes[{i}] ({})", axis.setting));

@@ -7,7 +7,7 @@
 use anyhow::Result;
 
 use super::file::{self, AxisEntry, Source, WorkloadAxisEntry, WorkloadEntry};
-use super::plan::{MAX_CELLS, PlanWorkload, axis_names};
+use super::plan::{PlanWorkload, axis_names, check_axes_product};
 
 /// The workloads of the file in order, variants of a workload with axes in the order of its
 /// axes' product.
@@ -73,16 +73,12 @@ fn variants(
             )
         })?,
     };
-    let product = axes
-        .iter()
-        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
-        .unwrap_or(usize::MAX);
-    if product > MAX_CELLS {
-        return Err(src.err(
-            &format!("{entry}.axes"),
-            format!("the axes give more variants than a matrix may have cells ({MAX_CELLS}); shrink the axes' values"),
-        ));
-    }
+    check_axes_product(
+        src,
+        &format!("{entry}.axes"),
+        axes.iter().map(|a| a.values.len()),
+        "variants",
+    )?;
     let mut combos: Vec<(Vec<String>, toml::Table)> = vec![(Vec::new(), base)];
     for (i, axis) in axes.iter().enumerate() {
         let at = format!("{entry}.axes[{i}] ({})", axis.option);
