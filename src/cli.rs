@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use serde::{Deserialize, Serialize};
 
 use crate::backend::Engine;
 use crate::results::options::{MicroSizes, Workload};
@@ -137,14 +138,17 @@ pub struct ServerStartArgs {
     pub port: Option<u16>,
 }
 
-/// `ibench run ...`
-#[derive(Debug, Args)]
+/// `ibench run ...`: every run option, declared once. The same struct is the command line
+/// (clap) and a matrix file's `[workloads.NAME]` (serde, unknown keys refused); its defaults
+/// are its `Default`, which both read.
+#[derive(Clone, Debug, Args, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct RunArgs {
     /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB (PG* variables fill the
     /// gaps), mysql://USER[:PASS]@HOST:PORT/DB (MySQL and MariaDB; MYSQL_PWD gives the
     /// password). `?password_file=PATH` reads the password from a file; a password written
     /// here is visible in `ps`.
-    #[arg(long, default_value = "sqlite:ibench.db")]
+    #[arg(long, default_value_t = defaults().url)]
     pub url: String,
     /// Storage engine of the tables (mysql:// only).
     #[arg(long, value_enum)]
@@ -155,31 +159,31 @@ pub struct RunArgs {
     pub flavour: Option<crate::backend::flavour::Flavour>,
     /// Sizes and durations: small (about a minute on SQLite), cached (30M/40M/10M rows, 1800 s
     /// query steps) or io-bound (800M/4M/1M, 1800 s).
-    #[arg(long, default_value = "small")]
+    #[arg(long, default_value_t = defaults().profile)]
     pub profile: String,
     /// Steps to run, comma-separated, in order (default: l.i0,l.x,l.i1,l.i2 then qr/qp per
     /// --query-rates; with --workload micro: m.load then the whole microbenchmark suite).
-    #[arg(long)]
-    pub steps: Option<String>,
+    #[arg(long, value_delimiter = ',')]
+    pub steps: Option<Vec<String>>,
     /// The benchmark: the insert benchmark, or the microbenchmark suite (sysbench-style
     /// tests on tables sbtestN; see docs/micro.md).
-    #[arg(long, value_enum, default_value_t = Workload::Insert)]
+    #[arg(long, default_value_t = defaults().workload, value_enum)]
     pub workload: Workload,
     /// Microbenchmark tables (each operation picks one at random).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = defaults().micro_tables)]
     pub micro_tables: u32,
     /// Rows per microbenchmark table loaded by m.load.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = defaults().micro_rows)]
     pub micro_rows: u32,
     /// Seconds each microbenchmark runs.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = defaults().micro_seconds)]
     pub micro_seconds: f64,
     /// Background insert rates (rows/s per client) of the default query steps (default
     /// 100,500,1000). With --steps, name the query steps instead (e.g. qr2000,qp2000).
     #[arg(long, value_delimiter = ',', conflicts_with = "steps")]
     pub query_rates: Option<Vec<u32>>,
     /// Number of clients (1 to 1024); each has its own table pi1..piN unless --shared-table.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = defaults().clients)]
     pub clients: u32,
     /// All clients use one table, pi1.
     #[arg(long)]
@@ -194,16 +198,16 @@ pub struct RunArgs {
     #[arg(long)]
     pub i2_rows: Option<u64>,
     /// Rows per insert in l.i0.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = defaults().load_batch)]
     pub load_batch: u32,
     /// Rows per insert and per delete in l.i1.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = defaults().i1_batch)]
     pub i1_batch: u32,
     /// Rows per insert and per delete in l.i2.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = defaults().i2_batch)]
     pub i2_batch: u32,
     /// Rows per background insert and delete in the query steps.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = defaults().query_batch)]
     pub query_batch: u32,
     /// Seconds each query step runs (default from --profile).
     #[arg(long)]
@@ -212,7 +216,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub settle_seconds: Option<f64>,
     /// Seed of every random stream.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = defaults().seed)]
     pub seed: u64,
     /// The client assigns transactionid instead of the server.
     #[arg(long)]
@@ -221,28 +225,28 @@ pub struct RunArgs {
     #[arg(long)]
     pub table_options: Option<String>,
     /// cashregisterid is uniform in [0, N).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = defaults().cashregisters)]
     pub cashregisters: i32,
     /// customerid is uniform in [0, N).
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = defaults().customers)]
     pub customers: i32,
     /// productid is uniform in [0, N).
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = defaults().products)]
     pub products: i32,
     /// price is uniform in [0, N).
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = defaults().max_price)]
     pub max_price: i32,
     /// Shortest data value, characters.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = defaults().data_min_len)]
     pub data_min_len: u32,
     /// Longest data value, characters.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = defaults().data_max_len)]
     pub data_max_len: u32,
     /// Percent of random characters in data (floor(L * 0.75 * pct / 100) are random).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = defaults().data_random_pct)]
     pub data_random_pct: u32,
     /// The deleter re-reads min(transactionid) every N deletes.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = defaults().delete_min_refresh)]
     pub delete_min_refresh: u64,
     /// Skip the row-count and index check after each step that writes.
     #[arg(long)]
@@ -272,16 +276,77 @@ pub struct RunArgs {
     pub perf: bool,
     /// Seconds each --perf group is counted before the next one's turn; a step shorter than
     /// 7 turns counts only some groups (steps take turns at the first group).
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::results::options::DEFAULT_PERF_INTERVAL_SECONDS, requires = "perf")]
+    #[arg(long, default_value_t = defaults().perf_interval, value_name = "SECONDS", requires = "perf")]
     pub perf_interval: f64,
     /// Profile the server's CPU in each step (`perf record` on its processes; needs perf and
     /// a server on this host): folded stacks, a flamegraph and the top functions per step.
     #[arg(long)]
     pub profile_server: bool,
     /// Seconds of each step's measured part that --profile-server records.
-    #[arg(long, default_value_t = 10.0, requires = "profile_server")]
+    #[arg(long, default_value_t = defaults().profile_seconds, requires = "profile_server")]
     pub profile_seconds: f64,
 }
+
+/// The run options' defaults (clap's `default_value_t` reads them too).
+fn defaults() -> RunArgs {
+    RunArgs::default()
+}
+
+impl Default for RunArgs {
+    /// The defaults of a run: the small profile's options (`RunOptions::from_profile`, the
+    /// one home of the numbers) with the profile's sizes left to the profile.
+    fn default() -> RunArgs {
+        let small = Profile::small();
+        let o = RunOptions::from_profile("sqlite:ibench.db", &small);
+        RunArgs {
+            url: o.url,
+            engine: None,
+            flavour: None,
+            profile: small.name.clone(),
+            steps: None,
+            workload: o.workload,
+            micro_tables: o.micro.tables,
+            micro_rows: o.micro.rows,
+            micro_seconds: o.micro.seconds,
+            query_rates: None,
+            clients: o.clients,
+            shared_table: o.shared_table,
+            load_rows: None,
+            i1_rows: None,
+            i2_rows: None,
+            load_batch: o.load_rows_per_insert,
+            i1_batch: o.i1_rows_per_insert,
+            i2_batch: o.i2_rows_per_insert,
+            query_batch: o.query_rows_per_insert,
+            query_seconds: None,
+            settle_seconds: None,
+            seed: o.seed,
+            client_ids: o.table.client_assigns_ids,
+            table_options: None,
+            cashregisters: o.row_shape.cashregisters,
+            customers: o.row_shape.customers,
+            products: o.row_shape.products,
+            max_price: o.row_shape.max_price,
+            data_min_len: o.row_shape.data_min_len,
+            data_max_len: o.row_shape.data_max_len,
+            data_random_pct: o.row_shape.data_random_pct,
+            delete_min_refresh: o.delete_min_refresh,
+            no_check: !o.check,
+            out: None,
+            label: None,
+            quiet: o.quiet,
+            server_dir: None,
+            server_pid: None,
+            perf: o.perf,
+            perf_interval: o.perf_interval_seconds,
+            profile_server: false,
+            profile_seconds: DEFAULT_PROFILE_SECONDS,
+        }
+    }
+}
+
+/// Seconds of each step `--profile-server` records, by default.
+pub const DEFAULT_PROFILE_SECONDS: f64 = 10.0;
 
 impl RunArgs {
     /// Turn the flags into validated options.
@@ -305,7 +370,7 @@ impl RunArgs {
             seconds: self.micro_seconds,
         };
         o.steps = match (&self.steps, self.workload) {
-            (Some(s), _) => parse_step_list(s)?,
+            (Some(s), _) => parse_step_list(&s.join(","))?,
             (None, Workload::Insert) => StepName::default_list(rates),
             (None, Workload::Micro) => StepName::micro_list(),
         };

@@ -54,7 +54,7 @@ fn unknown_keys_name_the_file_and_the_entry() {
     );
     assert_clear_error(
         &plan(&f),
-        &["m.toml", "unknown field `repeat`", "docs/matrix.md"],
+        &["m.toml", "unknown key `repeat`", "docs/matrix.md"],
     );
     let f = write(
         "mx-unknown2",
@@ -62,7 +62,11 @@ fn unknown_keys_name_the_file_and_the_entry() {
     );
     assert_clear_error(
         &plan(&f),
-        &["m.toml", "servers.pg15", "unknown field `bindr`"],
+        &[
+            "m.toml",
+            "servers.pg15",
+            "unknown key `bindr` (the nearest key is `bindir`)",
+        ],
     );
 }
 
@@ -253,9 +257,26 @@ fn bad_workloads_groups_and_shards_name_the_entry() {
     );
     let f = write(
         "mx-wl2",
-        &format!("{GOOD_SERVER}[workloads.tiny]\nargs = [\"--url\", \"sqlite:x\"]\n"),
+        &format!("{GOOD_SERVER}[workloads.tiny]\nurl = \"sqlite:x\"\n"),
     );
-    assert_clear_error(&plan(&f), &["workloads.tiny", "--url is set by the matrix"]);
+    assert_clear_error(&plan(&f), &["workloads.tiny", "url is set by the matrix"]);
+    // Every run option is a key; the old list of flags is refused with the fix.
+    let f = write(
+        "mx-wl3",
+        &format!("{GOOD_SERVER}[workloads.tiny]\nargs = [\"--load-batch\", \"10\"]\n"),
+    );
+    assert_clear_error(&plan(&f), &["workloads.tiny", "load_batch = 10"]);
+    let f = write(
+        "mx-wl4",
+        &format!("{GOOD_SERVER}[workloads.tiny]\nload_bach = 10\n"),
+    );
+    assert_clear_error(
+        &plan(&f),
+        &[
+            "workloads.tiny",
+            "unknown key `load_bach` (the nearest key is `load_batch`)",
+        ],
+    );
     let f = write(
         "mx-group",
         &format!("{GOOD_SERVER}{GOOD_WORKLOAD}[groups.g]\nbase = \"pg16.base\"\n"),
@@ -516,8 +537,7 @@ fn a_matrix_workload_can_be_the_microbenchmarks() {
     assert_clear_error(&plan(&f), &["workloads.micro", "--workload"]);
 }
 
-/// A workload with a clients axis (1 and 4) and a batch-size axis over a flag the workload
-/// entry has no key for: the variants run as cells of their own, each with its options, and
+/// A workload with a clients axis (1 and 4) and a batch-size axis: the variants run as cells of their own, each with its options, and
 /// one report compares them (the server's runs at every combination) against the group's base
 /// at the first variant.
 #[test]
@@ -605,7 +625,7 @@ fn workload_axes_run_each_variant_and_one_report_compares_them() {
         ),
     );
     assert_clear_error(&plan_of(&bad), &["workloads.w", "clients"]);
-    // An option ibench run does not have is named with the entry.
+    // An option ibench run does not have is named with the variant.
     let bad = write(
         "mx-axes-unknown",
         &format!(
@@ -613,7 +633,10 @@ fn workload_axes_run_each_variant_and_one_report_compares_them() {
             db = work.join("{cell}.db").display()
         ),
     );
-    assert_clear_error(&plan_of(&bad), &["--colour"]);
+    assert_clear_error(
+        &plan_of(&bad),
+        &["workloads.w.axes (variant colour-1)", "colour"],
+    );
 }
 
 fn plan_of(path: &Path) -> Output {

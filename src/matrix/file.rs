@@ -106,74 +106,12 @@ pub struct AxisEntry {
     pub names: Option<Vec<String>>,
 }
 
-/// `[workloads.NAME]`
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadEntry {
-    /// small, cached or io-bound (default small).
-    pub profile: Option<String>,
-    /// X: rows per table loaded by l.i0.
-    pub load_rows: Option<u64>,
-    /// Y: rows per table by l.i1.
-    pub i1_rows: Option<u64>,
-    /// Z: rows per table by l.i2.
-    pub i2_rows: Option<u64>,
-    /// Seconds per query step.
-    pub query_seconds: Option<f64>,
-    /// Cap on the settle phase, seconds.
-    pub settle_seconds: Option<f64>,
-    /// Number of clients.
-    pub clients: Option<u32>,
-    /// All clients share one table.
-    pub shared_table: Option<bool>,
-    /// Steps, e.g. ["l.i0", "l.x", "qr100"].
-    pub steps: Option<Vec<String>>,
-    /// Background insert rates of the default query steps.
-    pub query_rates: Option<Vec<u32>>,
-    /// `insert` (default) or `micro`: the microbenchmark suite.
-    pub workload: Option<String>,
-    /// Microbenchmark tables.
-    pub micro_tables: Option<u32>,
-    /// Rows per microbenchmark table.
-    pub micro_rows: Option<u32>,
-    /// Seconds per microbenchmark.
-    pub micro_seconds: Option<f64>,
-    /// Any other `ibench run` flags, e.g. ["--load-batch", "10"].
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// `[[workloads.NAME.axes]]`: run options to vary; the workload becomes one variant per
-    /// combination of their values.
-    #[serde(default)]
-    pub axes: Vec<WorkloadAxisEntry>,
-}
-
-impl WorkloadEntry {
-    /// The run options a workload entry names as keys of its own; an axis over any other run
-    /// option sets its `ibench run` flag.
-    pub const KEYS: [&'static str; 14] = [
-        "profile",
-        "load_rows",
-        "i1_rows",
-        "i2_rows",
-        "query_seconds",
-        "settle_seconds",
-        "clients",
-        "shared_table",
-        "steps",
-        "query_rates",
-        "workload",
-        "micro_tables",
-        "micro_rows",
-        "micro_seconds",
-    ];
-}
-
 /// `[[workloads.NAME.axes]]`
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadAxisEntry {
-    /// The run option this axis varies: a workload key (`clients`, `load_rows`) or any other
-    /// `ibench run` flag's name with `_` (`load_batch` for `--load-batch`).
+    /// The run option this axis varies: any `ibench run` option's name with `_` (`clients`,
+    /// `load_rows`, `load_batch` for `--load-batch`).
     pub option: String,
     /// Its values.
     pub values: Vec<toml::Value>,
@@ -259,7 +197,7 @@ pub fn read(path: &Path) -> Result<Source> {
 
 /// A toml error as one line: its message and where.
 pub fn toml_error(e: &toml::de::Error) -> String {
-    let msg = e.message().trim().replace('\n', " ");
+    let msg = nearest_key(&e.message().trim().replace('\n', " "));
     match e.span() {
         Some(_) => {
             // The Display form starts with "TOML parse error at line L, column C".
@@ -356,6 +294,42 @@ pub fn setting_problem(name: &str, value: &toml::Value) -> Option<String> {
     None
 }
 
+/// serde's `unknown field `x`, expected one of `a`, `b`, ...` as `unknown key `x` (the
+/// nearest key is `b`)`: the list of every key is long, the nearest one is the likely fix.
+fn nearest_key(msg: &str) -> String {
+    let Some((head, list)) = msg.split_once(", expected one of ") else {
+        return msg.to_string();
+    };
+    let Some(unknown) = head.strip_prefix("unknown field ") else {
+        return msg.to_string();
+    };
+    let name = unknown.trim_matches('`');
+    let nearest = list
+        .split(", ")
+        .map(|k| k.trim_matches('`'))
+        .min_by_key(|k| edit_distance(name, k));
+    match nearest {
+        Some(k) => format!("unknown key `{name}` (the nearest key is `{k}`)"),
+        None => msg.to_string(),
+    }
+}
+
+/// Levenshtein distance between two short names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 /// A value as it appears in a generated name (`lz4`, `on`, `256kB`).
 pub fn value_name(v: &toml::Value) -> String {
     match v {
@@ -367,6 +341,18 @@ pub fn value_name(v: &toml::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_key_names_the_nearest_one() {
+        assert_eq!(
+            nearest_key(
+                "unknown field `load_bach`, expected one of `url`, `load_batch`, `clients`"
+            ),
+            "unknown key `load_bach` (the nearest key is `load_batch`)"
+        );
+        assert_eq!(nearest_key("invalid type: string"), "invalid type: string");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
 
     #[test]
     fn settings_that_would_write_lines_of_their_own_are_refused() {
@@ -399,7 +385,7 @@ mod tests {
     fn unknown_keys_are_refused() {
         let e = toml::from_str::<MatrixFile>("repeat = 2\n").unwrap_err();
         assert!(
-            toml_error(&e).contains("unknown field"),
+            toml_error(&e).contains("unknown key `repeat` (the nearest key is `repeats`)"),
             "{}",
             toml_error(&e)
         );

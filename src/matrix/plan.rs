@@ -6,12 +6,11 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use clap::Parser;
 use serde::{Deserialize, Serialize};
 
 use super::file::{self, AxisEntry, ConfigSetEntry, GroupEntry, Order, ServerEntry, Source};
 use crate::backend::{Engine, kind_of_url};
-use crate::cli::{Cli, Command};
+use crate::cli::RunArgs;
 use crate::runner::RunOptions;
 use crate::server::ServerKind;
 use crate::workload::steps::{StepName, settle_seconds};
@@ -69,8 +68,9 @@ pub struct PlanConfig {
 pub struct PlanWorkload {
     /// Name (`writes`, or `writes_clients-4` for a variant of a workload with axes).
     pub name: String,
-    /// The `ibench run` flags it stands for (without --url, --out, --label, --engine).
-    pub args: Vec<String>,
+    /// Its run options (the matrix sets url, out, label, engine and server dir per cell).
+    #[serde(default)]
+    pub options: RunArgs,
     /// For a variant of a workload with axes: the workload's own name (one report compares
     /// its variants).
     #[serde(default)]
@@ -221,7 +221,7 @@ impl ServerSource {
     }
 }
 
-/// The `ibench run` options of a cell: the workload's flags plus what the matrix decides.
+/// The `ibench run` options of a cell: the workload's options plus what the matrix decides.
 /// Errors are `ibench run`'s own messages.
 pub fn run_options(
     workload: &PlanWorkload,
@@ -232,35 +232,14 @@ pub fn run_options(
     server_dir: Option<&std::path::Path>,
     quiet: bool,
 ) -> Result<RunOptions> {
-    let mut args: Vec<String> = vec!["ibench".into(), "run".into(), "--url".into(), url.into()];
-    if let Some(e) = engine {
-        args.push("--engine".into());
-        args.push(format!("{e:?}").to_lowercase());
-    }
-    args.extend(["--out".into(), out.display().to_string()]);
-    args.extend(["--label".into(), label.to_string()]);
-    if let Some(d) = server_dir {
-        args.extend(["--server-dir".into(), d.display().to_string()]);
-    }
-    if quiet {
-        args.push("--quiet".into());
-    }
-    args.extend(workload.args.iter().cloned());
-    let cli = Cli::try_parse_from(&args).map_err(|e| {
-        anyhow::anyhow!(
-            "{}",
-            e.to_string()
-                .lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("bad flags")
-                .trim_start_matches("error: ")
-        )
-    })?;
-    match cli.command {
-        Command::Run(r) => r.to_options(),
-        _ => bail!("not a run"),
-    }
+    let mut args = workload.options.clone();
+    args.url = url.to_string();
+    args.engine = engine;
+    args.out = Some(out.to_path_buf());
+    args.label = Some(label.to_string());
+    args.server_dir = server_dir.map(std::path::Path::to_path_buf);
+    args.quiet = quiet;
+    args.to_options()
 }
 
 /// The label prefix from a version line (`postgres (PostgreSQL) 15.14 (Debian …)`,

@@ -96,7 +96,7 @@ fn definition(plan: &Plan, cell: &Cell, config: &PlanConfig) -> serde_json::Valu
     serde_json::json!({
         "server": plan.server(&cell.server).map(|s| &s.source),
         "config": config.text,
-        "workload": plan.workload(&cell.workload).map(|w| &w.args),
+        "workload": plan.workload(&cell.workload).map(|w| &w.options),
     })
 }
 

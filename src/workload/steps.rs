@@ -335,6 +335,18 @@ pub struct Profile {
 pub const PROFILE_NAMES: [&str; 3] = ["small", "cached", "io-bound"];
 
 impl Profile {
+    /// The default profile: about a minute on 2 cores with the embedded SQLite.
+    pub fn small() -> Profile {
+        Profile {
+            name: "small".into(),
+            load_rows: 400_000,
+            i1_rows: 100_000,
+            i2_rows: 20_000,
+            query_seconds: 5.0,
+            settle_max_seconds: Some(2.0),
+        }
+    }
+
     /// A built-in profile by name.
     pub fn named(name: &str) -> Option<Profile> {
         let p = |load_rows, i1_rows, i2_rows, query_seconds, settle_max_seconds| Profile {
@@ -346,8 +358,7 @@ impl Profile {
             settle_max_seconds,
         };
         match name {
-            // About a minute on 2 cores with the embedded SQLite (see docs/method.md).
-            "small" => Some(p(400_000, 100_000, 20_000, 5.0, Some(2.0))),
+            "small" => Some(Profile::small()),
             "cached" => Some(p(30_000_000, 40_000_000, 10_000_000, 1800.0, None)),
             "io-bound" => Some(p(800_000_000, 4_000_000, 1_000_000, 1800.0, None)),
             _ => None,
