@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::load::LoadedRun;
-use crate::results::metrics::{Metric, ProfileRecord, StepMetrics};
+use crate::results::metrics::{METRICS, Metric, ProfileRecord};
 use crate::results::{Status, StepRecord};
 use crate::stats::OpKind;
 use crate::workload::steps::StepName;
@@ -96,6 +96,9 @@ pub struct MetricRow {
     pub values: Vec<Option<f64>>,
     /// Per run: value / the base run's value, when both exist.
     pub relative: Vec<Option<f64>>,
+    /// Whether less is better (a cost), more (a rate), or neither is known (a count of
+    /// events, a clock).
+    pub lower_is_better: Option<bool>,
 }
 
 /// Everything about one step.
@@ -210,22 +213,6 @@ pub struct MicroView {
     pub per_op: Vec<(String, String, Table)>,
 }
 
-/// The per-op figures of the microbenchmark view: name, meaning, value per op.
-type MicroFigure = (&'static str, &'static str, fn(&StepMetrics) -> Option<f64>);
-
-const MICRO_FIGURES: [MicroFigure; 5] = [
-    ("cpu/o", "server CPU µs per operation", |m| m.cpupq.value()),
-    ("cs/o", "context switches per operation", |m| m.cspq.value()),
-    ("r/o", "storage reads per operation", |m| m.rpq.value()),
-    ("rKB/o", "KB read from storage per operation", |m| {
-        m.rkbpq.value()
-    }),
-    ("wKB/o", "KB written to storage per operation", |m| {
-        let bytes = m.totals.device_write_bytes.value()?;
-        (m.ops > 0).then(|| bytes / 1024.0 / crate::stats::count_f64(m.ops))
-    }),
-];
-
 /// The report's title: what the runs are.
 pub fn title(cmp: &Comparison) -> &'static str {
     if cmp.micro.is_some() {
@@ -292,8 +279,9 @@ fn micro_view(
     if names.is_empty() || !names.iter().all(|n| n.is_micro()) {
         return None;
     }
-    let per_op = MICRO_FIGURES
+    let per_op = METRICS
         .iter()
+        .filter_map(|d| Some((d.shown.micro?, d.meaning, d.get)))
         .map(|(name, meaning, f)| {
             let rows = names
                 .iter()
@@ -304,7 +292,7 @@ fn micro_view(
                         .map(|r| {
                             let value = find_step(r, &step.to_string())
                                 .and_then(|s| s.metrics.as_ref())
-                                .and_then(f);
+                                .and_then(|m| f(m).value());
                             Cell {
                                 value,
                                 colour: Colour::None,
@@ -912,37 +900,6 @@ fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
 /// The note of a cell whose step failed its background-insert SLA.
 pub const SLA_FAILED: &str = "SLA failed";
 
-/// A per-step server metric: its name, its meaning, and where it is in [`StepMetrics`].
-pub type ServerMetric = (&'static str, &'static str, fn(&StepMetrics) -> &Metric);
-
-/// The server-side metrics of spec section 5 shown per step, with their meaning: adding one
-/// to the comparison is one line here.
-pub const SERVER_METRICS: [ServerMetric; 11] = [
-    ("cpupq", "server CPU µs per op", |m| &m.cpupq),
-    ("hcpupq", "whole-host CPU µs per op", |m| &m.hcpupq),
-    ("rpq", "storage reads per op", |m| &m.rpq),
-    ("rkbpq", "KB read from storage per op", |m| &m.rkbpq),
-    ("wpi", "storage writes per inserted row", |m| &m.wpi),
-    ("wkbpi", "KB written to storage per inserted row", |m| {
-        &m.wkbpi
-    }),
-    ("csps", "context switches per second", |m| &m.csps),
-    ("cspq", "context switches per op", |m| &m.cspq),
-    ("dbgb1", "logical database size at step end, GB", |m| {
-        &m.dbgb1
-    }),
-    (
-        "dbgb2",
-        "data directory size on disk at step end, GB",
-        |m| &m.dbgb2,
-    ),
-    (
-        "rss",
-        "server resident memory, max over the step, GB",
-        |m| &m.rss,
-    ),
-];
-
 fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
     let step = name.to_string();
     let records: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, &step)).collect();
@@ -955,60 +912,11 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
         .map(|k| (k.name().to_string(), latency_rows(runs, &records, *k)))
         .collect();
 
-    let main = name.main_op().name();
-    let metric = |name: &str, meaning: &str, f: &dyn Fn(&StepRecord) -> Option<f64>| {
-        let values: Vec<Option<f64>> = records.iter().map(|s| s.and_then(f)).collect();
-        let base_value = values.get(base).copied().flatten();
-        MetricRow {
-            name: name.to_string(),
-            meaning: meaning.to_string(),
-            relative: values
-                .iter()
-                .map(|v| match (v, base_value) {
-                    (Some(v), Some(b)) if b != 0.0 => Some(v / b),
-                    _ => None,
-                })
-                .collect(),
-            values,
-        }
-    };
-    let metrics = vec![
-        metric("throughput", "the step's throughput figure", &|s| {
-            Some(s.throughput)
-        }),
-        metric("ccpupq", "ibench (client) CPU µs per op", &|s| {
-            s.client_cpu_us_per_op
-        }),
-        metric("p50", "per-second rate at the median", &|s| s.rate_p50),
-        metric(
-            "p1low",
-            "per-second rate exceeded in 99% of seconds",
-            &|s| s.rate_p1low,
-        ),
-        metric(
-            "maxop",
-            "max response time of the step's op, seconds",
-            &|s| {
-                s.ops
-                    .get(main)
-                    .map(|o| count_f64(o.latency_us.max_us) / 1e6)
-            },
-        ),
-        metric(
-            "p99",
-            "99th percentile latency of the step's op, µs",
-            &|s| s.ops.get(main).map(|o| count_f64(o.latency_us.p99_us)),
-        ),
-        metric("seconds", "measured seconds", &|s| Some(s.seconds)),
-    ];
-    let mut metrics = metrics;
-    if records.iter().flatten().any(|s| s.metrics.is_some()) {
-        for (name, meaning, field) in SERVER_METRICS {
-            metrics.push(metric(name, meaning, &|s| {
-                s.metrics.as_ref().and_then(|m| field(m).value())
-            }));
-        }
-    }
+    let row =
+        |name: &str, meaning: &str, lower: Option<bool>, f: &dyn Fn(&StepRecord) -> Option<f64>| {
+            figure_row(&records, base, name, meaning, lower, f)
+        };
+    let metrics = step_figures(&records, name, &row);
     let profiles = runs
         .iter()
         .zip(&records)
@@ -1017,7 +925,7 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
             Some((r.label.clone(), p.clone()))
         })
         .collect();
-    let (counters, counters_na) = counter_rows(&records, &metric);
+    let (counters, counters_na) = counter_rows(&records, &row);
     StepDetail {
         step,
         unit: name.throughput_unit().to_string(),
@@ -1029,8 +937,81 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
     }
 }
 
-/// Makes a step's figure row from its name, meaning and how to read it from a step.
-type MakeRow<'a> = dyn Fn(&str, &str, &dyn Fn(&StepRecord) -> Option<f64>) -> MetricRow + 'a;
+/// Makes a step's figure row from its name, meaning, direction and how to read it from a step.
+type MakeRow<'a> =
+    dyn Fn(&str, &str, Option<bool>, &dyn Fn(&StepRecord) -> Option<f64>) -> MetricRow + 'a;
+
+/// One figure of a step in every run, and its ratio to the base's.
+fn figure_row(
+    records: &[Option<&StepRecord>],
+    base: usize,
+    name: &str,
+    meaning: &str,
+    lower_is_better: Option<bool>,
+    f: &dyn Fn(&StepRecord) -> Option<f64>,
+) -> MetricRow {
+    let values: Vec<Option<f64>> = records.iter().map(|s| s.and_then(f)).collect();
+    let base_value = values.get(base).copied().flatten();
+    MetricRow {
+        name: name.to_string(),
+        meaning: meaning.to_string(),
+        relative: values
+            .iter()
+            .map(|v| match (v, base_value) {
+                (Some(v), Some(b)) if b != 0.0 => Some(v / b),
+                _ => None,
+            })
+            .collect(),
+        values,
+        lower_is_better,
+    }
+}
+
+/// A step's figures: from the step's record (throughput, client CPU, rates, latency, time),
+/// then the server's figures of [`METRICS`] the reports show. Names, meanings and directions
+/// come from [`METRICS`] where it has them.
+fn step_figures(records: &[Option<&StepRecord>], name: StepName, row: &MakeRow) -> Vec<MetricRow> {
+    let main = name.main_op().name();
+    let def = |n: &str| {
+        crate::results::metrics::metric_def(n)
+            .map_or(("", None), |d| (d.meaning, Some(d.lower_is_better)))
+    };
+    let from_record = |n: &str, f: &dyn Fn(&StepRecord) -> Option<f64>| {
+        let (meaning, lower) = def(n);
+        row(n, meaning, lower, f)
+    };
+    let mut figures = vec![
+        row(
+            "throughput",
+            "the step's throughput figure",
+            Some(false),
+            &|s| Some(s.throughput),
+        ),
+        from_record("ccpupq", &|s| s.client_cpu_us_per_op),
+        from_record("p50", &|s| s.rate_p50),
+        from_record("p1low", &|s| s.rate_p1low),
+        from_record("maxop", &|s| {
+            s.ops
+                .get(main)
+                .map(|o| count_f64(o.latency_us.max_us) / 1e6)
+        }),
+        row(
+            "p99",
+            "99th percentile latency of the step's op, µs",
+            Some(true),
+            &|s| s.ops.get(main).map(|o| count_f64(o.latency_us.p99_us)),
+        ),
+        row("seconds", "measured seconds", None, &|s| Some(s.seconds)),
+    ];
+    if records.iter().flatten().any(|s| s.metrics.is_some()) {
+        for d in METRICS.iter().filter(|d| d.shown.report) {
+            figures.push(row(d.name, d.meaning, Some(d.lower_is_better), &|s| {
+                s.metrics.as_ref().and_then(|m| (d.get)(m).value())
+            }));
+        }
+    }
+    figures
+}
 
 /// A step's perf record when it was counted in groups.
 fn perf_groups(s: &StepRecord) -> Option<&crate::results::metrics::PerfRecord> {
@@ -1051,21 +1032,19 @@ fn group_of(s: &StepRecord, index: usize) -> Option<&crate::results::metrics::Pe
 
 /// The counters-per-operation rows of a step (clock, IPC, then every event counted in some
 /// run, in group order) and the events n/a in every run, grouped by reason.
-fn counter_rows(
-    records: &[Option<&StepRecord>],
-    metric: &MakeRow,
-) -> (Vec<MetricRow>, Vec<String>) {
+fn counter_rows(records: &[Option<&StepRecord>], row: &MakeRow) -> (Vec<MetricRow>, Vec<String>) {
     use crate::sampler::perf::GROUPS;
     if !records.iter().flatten().any(|s| perf_groups(s).is_some()) {
         return (Vec::new(), Vec::new());
     }
     let mut rows = vec![
-        metric(
+        row(
             "GHz",
             "the clock: cycles / cpu-clock (a different clock changes every other ratio)",
+            None,
             &|s| perf_groups(s)?.ghz(),
         ),
-        metric("IPC", "instructions per cycle", &|s| {
+        row("IPC", "instructions per cycle", Some(false), &|s| {
             perf_groups(s)?.groups.iter().find_map(|g| g.ipc.value())
         }),
     ];
@@ -1073,11 +1052,15 @@ fn counter_rows(
     for (g, events) in GROUPS.iter().enumerate() {
         for &e in *events {
             let unit = if e == "cpu-clock" { ", ms" } else { "" };
-            let row = metric(e, &format!("{e} per op{unit} (group {})", g + 1), &|s| {
-                group_of(s, g)?.per_op.get(e)?.value()
-            });
-            if row.values.iter().any(Option::is_some) {
-                rows.push(row);
+            // Every counter per op is a cost: fewer instructions, misses or faults per op.
+            let counted = row(
+                e,
+                &format!("{e} per op{unit} (group {})", g + 1),
+                Some(true),
+                &|s| group_of(s, g)?.per_op.get(e)?.value(),
+            );
+            if counted.values.iter().any(Option::is_some) {
+                rows.push(counted);
                 continue;
             }
             let why = records

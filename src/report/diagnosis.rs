@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::results::StepRecord;
-use crate::results::metrics::{Metric, StepMetrics};
+use crate::results::metrics::{METRICS, Metric};
 
 /// Default half-width of the noise band: relative throughputs within ±5% are not diagnosed,
 /// and a per-op figure must move by more than 5% to be named.
@@ -43,34 +43,6 @@ impl NoiseBand {
     pub fn contains(&self, relative: f64) -> bool {
         relative >= self.low && relative <= self.high
     }
-}
-
-/// A per-op cost figure the diagnosis looks at: its name, what it is, and its value.
-type CostFigure = (&'static str, &'static str, fn(&StepMetrics) -> Option<f64>);
-
-/// The per-op figures that can explain a throughput change (a higher value is a higher cost).
-const COST_FIGURES: [CostFigure; 9] = [
-    ("cpupq", "server CPU/op", |m| m.cpupq.value()),
-    ("wkbpi", "KB written/row", |m| m.wkbpi.value()),
-    (
-        "server_wkbpi",
-        "server KB written/row",
-        server_kb_written_per_row,
-    ),
-    ("wpi", "writes/row", |m| m.wpi.value()),
-    ("rkbpq", "KB read/op", |m| m.rkbpq.value()),
-    ("rpq", "reads/op", |m| m.rpq.value()),
-    ("cspq", "context switches/op", |m| m.cspq.value()),
-    ("hcpupq", "host CPU/op", |m| m.hcpupq.value()),
-    ("ccpupq", "client CPU/op", |m| m.ccpupq.value()),
-];
-
-/// KB the server's own processes wrote (their `write_bytes`: WAL, data files, logs) per
-/// inserted row. Unlike `wkbpi` (the data's block device, shared with anything else on the
-/// host) it counts only the server.
-fn server_kb_written_per_row(m: &StepMetrics) -> Option<f64> {
-    let bytes = m.totals.server_write_bytes.value()?;
-    (m.inserted_rows > 0).then(|| bytes / 1024.0 / crate::stats::count_f64(m.inserted_rows))
 }
 
 /// One figure that moved with the throughput.
@@ -168,10 +140,16 @@ pub fn diagnose(
             share,
         })
     };
-    let mut movers: Vec<Mover> = COST_FIGURES
+    let mut movers: Vec<Mover> = METRICS
         .iter()
-        .filter_map(|(name, meaning, field)| {
-            mover(name, (*meaning).to_string(), field(m)?, field(b)?)
+        .filter(|d| d.shown.diagnosis)
+        .filter_map(|d| {
+            mover(
+                d.name,
+                d.short.to_string(),
+                (d.get)(m).value()?,
+                (d.get)(b).value()?,
+            )
         })
         .collect();
     // perf's counters per op (`--perf`), ranked with the other per-op costs.

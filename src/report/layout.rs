@@ -421,6 +421,7 @@ fn step(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail
     b.push(Block::Table(figures_table(cmp, &d.metrics, false)));
     if cmp.runs.len() > 1 {
         b.push(heading(3, "Figures relative to the base"));
+        b.push(Block::Note(FIGURE_COLOURS.into()));
         b.push(Block::Table(figures_table(cmp, &d.metrics, true)));
     }
     counters(b, cmp, d);
@@ -476,6 +477,7 @@ fn counters(b: &mut Vec<Block>, cmp: &Comparison, d: &StepDetail) {
         b.push(Block::Table(figures_table(cmp, &d.counters, false)));
         if cmp.runs.len() > 1 {
             b.push(heading(3, "Counters per operation relative to the base"));
+            b.push(Block::Note(FIGURE_COLOURS.into()));
             b.push(Block::Table(figures_table(cmp, &d.counters, true)));
         }
     }
@@ -579,7 +581,7 @@ fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> Doc
                         match (v, relative) {
                             (Some(r), true) => {
                                 let mut c = DocCell::plain(format!("{r:.2}"));
-                                c.colour = figure_colour(r);
+                                c.colour = figure_colour(r, m.lower_is_better);
                                 c
                             }
                             (Some(v), false) => DocCell::plain(fmt_metric(v)),
@@ -595,15 +597,21 @@ fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> Doc
     }
 }
 
-/// A figure's ratio is marked only when it moved by more than the noise band; whether up is
-/// good depends on the figure, so it is grey, not red or green.
-fn figure_colour(r: f64) -> Colour {
+/// A figure's ratio is marked only when it moved by more than the noise band: red when it
+/// got worse (a cost up, a rate down), green when better, grey when neither is known.
+fn figure_colour(r: f64, lower_is_better: Option<bool>) -> Colour {
     if super::diagnosis::NoiseBand::default_band().contains(r) {
-        Colour::None
-    } else {
-        Colour::Grey
+        return Colour::None;
+    }
+    match lower_is_better {
+        Some(lower) if (r > 1.0) == lower => Colour::Red,
+        Some(_) => Colour::Green,
+        None => Colour::Grey,
     }
 }
+
+/// What the colours of a relative figures table mean.
+const FIGURE_COLOURS: &str = "Run / base. Red: worse by more than 5% (a cost up or a rate down); green: better by more than 5%; grey: moved, neither better nor worse (seconds, the clock).";
 
 /// The glossary of the per-step figures: name and meaning, once.
 fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
@@ -737,4 +745,22 @@ fn size_series(cmp: &Comparison, runs: &[LoadedRun], step: &str) -> Vec<(String,
         })
         .filter(|(_, points)| !points.is_empty())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_figure_is_coloured_by_its_direction() {
+        // Inside the ±5% band: unmarked.
+        assert_eq!(figure_colour(1.03, Some(true)), Colour::None);
+        // A cost up is worse, down better; a rate the other way round.
+        assert_eq!(figure_colour(1.20, Some(true)), Colour::Red);
+        assert_eq!(figure_colour(0.80, Some(true)), Colour::Green);
+        assert_eq!(figure_colour(0.80, Some(false)), Colour::Red);
+        assert_eq!(figure_colour(1.20, Some(false)), Colour::Green);
+        // Neither (seconds, the clock): moved, grey.
+        assert_eq!(figure_colour(1.20, None), Colour::Grey);
+    }
 }

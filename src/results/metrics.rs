@@ -70,6 +70,231 @@ impl Metric {
     }
 }
 
+/// Where a per-step figure is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shown {
+    /// The terminal's server-efficiency table at the end of a run.
+    pub terminal: bool,
+    /// Each step's figures in a comparison report.
+    pub report: bool,
+    /// A candidate of the diagnosis (a per-op cost that can explain a throughput change).
+    pub diagnosis: bool,
+    /// The microbenchmark report's per-operation tables, under this short name.
+    pub micro: Option<&'static str>,
+}
+
+/// One per-step figure: its name in run.json, what it means, how it is shown and read. Every
+/// table of figures (the sampler's terminal table, the reports, the diagnosis, the
+/// microbenchmark report) reads [`METRICS`]; adding a figure is one line there.
+#[derive(Clone, Copy, Debug)]
+pub struct MetricDef {
+    /// Its name (`cpupq`).
+    pub name: &'static str,
+    /// What it is, with its unit (`server CPU µs per op`).
+    pub meaning: &'static str,
+    /// A short form for diagnosis lines (`server CPU/op`).
+    pub short: &'static str,
+    /// Decimals in the terminal table.
+    pub decimals: usize,
+    /// Whether less is better (a cost) rather than more (a rate).
+    pub lower_is_better: bool,
+    /// Where it is shown.
+    pub shown: Shown,
+    /// Its value in a step's metrics, or why there is none.
+    pub get: fn(&StepMetrics) -> Metric,
+}
+
+const fn shown(
+    terminal: bool,
+    report: bool,
+    diagnosis: bool,
+    micro: Option<&'static str>,
+) -> Shown {
+    Shown {
+        terminal,
+        report,
+        diagnosis,
+        micro,
+    }
+}
+
+/// Every per-step figure, in the order the tables show them.
+pub const METRICS: [MetricDef; 17] = [
+    MetricDef {
+        name: "cpupq",
+        meaning: "server CPU µs per op",
+        short: "server CPU/op",
+        decimals: 1,
+        lower_is_better: true,
+        shown: shown(true, true, true, Some("cpu/o")),
+        get: |m| m.cpupq.clone(),
+    },
+    MetricDef {
+        name: "ccpupq",
+        meaning: "ibench (client) CPU µs per op",
+        short: "client CPU/op",
+        decimals: 1,
+        lower_is_better: true,
+        shown: shown(true, false, true, None),
+        get: |m| m.ccpupq.clone(),
+    },
+    MetricDef {
+        name: "hcpupq",
+        meaning: "whole-host CPU µs per op",
+        short: "host CPU/op",
+        decimals: 1,
+        lower_is_better: true,
+        shown: shown(true, true, true, None),
+        get: |m| m.hcpupq.clone(),
+    },
+    MetricDef {
+        name: "rpq",
+        meaning: "storage reads per op",
+        short: "reads/op",
+        decimals: 3,
+        lower_is_better: true,
+        shown: shown(true, true, true, Some("r/o")),
+        get: |m| m.rpq.clone(),
+    },
+    MetricDef {
+        name: "rkbpq",
+        meaning: "KB read from storage per op",
+        short: "KB read/op",
+        decimals: 3,
+        lower_is_better: true,
+        shown: shown(true, true, true, Some("rKB/o")),
+        get: |m| m.rkbpq.clone(),
+    },
+    MetricDef {
+        name: "wpi",
+        meaning: "storage writes per inserted row",
+        short: "writes/row",
+        decimals: 3,
+        lower_is_better: true,
+        shown: shown(true, true, true, None),
+        get: |m| m.wpi.clone(),
+    },
+    MetricDef {
+        name: "wkbpi",
+        meaning: "KB written to storage per inserted row",
+        short: "KB written/row",
+        decimals: 3,
+        lower_is_better: true,
+        shown: shown(true, true, true, None),
+        get: |m| m.wkbpi.clone(),
+    },
+    MetricDef {
+        name: "server_wkbpi",
+        meaning: "KB the server's own processes wrote (write_bytes: WAL, data files, logs) per inserted row; unlike wkbpi not shared with the rest of the host",
+        short: "server KB written/row",
+        decimals: 3,
+        lower_is_better: true,
+        shown: shown(false, false, true, None),
+        get: server_kb_written_per_row,
+    },
+    MetricDef {
+        name: "wkbpq",
+        meaning: "KB written to storage per op",
+        short: "KB written/op",
+        decimals: 3,
+        lower_is_better: true,
+        shown: shown(false, false, false, Some("wKB/o")),
+        get: |m| {
+            m.totals
+                .device_write_bytes
+                .per(count_f64(m.ops), "no ops in the step")
+                .scale(1.0 / 1024.0)
+        },
+    },
+    MetricDef {
+        name: "csps",
+        meaning: "context switches per second",
+        short: "context switches/s",
+        decimals: 0,
+        lower_is_better: true,
+        shown: shown(true, true, false, None),
+        get: |m| m.csps.clone(),
+    },
+    MetricDef {
+        name: "cspq",
+        meaning: "context switches per op",
+        short: "context switches/op",
+        decimals: 2,
+        lower_is_better: true,
+        shown: shown(true, true, true, Some("cs/o")),
+        get: |m| m.cspq.clone(),
+    },
+    MetricDef {
+        name: "dbgb1",
+        meaning: "logical database size at step end, GB",
+        short: "database GB",
+        decimals: 3,
+        lower_is_better: true,
+        shown: shown(true, true, false, None),
+        get: |m| m.dbgb1.clone(),
+    },
+    MetricDef {
+        name: "dbgb2",
+        meaning: "data directory size on disk at step end, GB",
+        short: "data dir GB",
+        decimals: 3,
+        lower_is_better: true,
+        shown: shown(true, true, false, None),
+        get: |m| m.dbgb2.clone(),
+    },
+    MetricDef {
+        name: "rss",
+        meaning: "server resident memory, max over the step, GB",
+        short: "server RSS GB",
+        decimals: 3,
+        lower_is_better: true,
+        shown: shown(true, true, false, None),
+        get: |m| m.rss.clone(),
+    },
+    MetricDef {
+        name: "maxop",
+        meaning: "max response time of the step's op, seconds",
+        short: "max response time",
+        decimals: 3,
+        lower_is_better: true,
+        shown: shown(true, false, false, None),
+        get: |m| m.maxop.clone(),
+    },
+    MetricDef {
+        name: "p50",
+        meaning: "per-second rate at the median",
+        short: "median rate",
+        decimals: 0,
+        lower_is_better: false,
+        shown: shown(true, false, false, None),
+        get: |m| m.p50.clone(),
+    },
+    MetricDef {
+        name: "p1low",
+        meaning: "per-second rate exceeded in 99% of seconds",
+        short: "1% low rate",
+        decimals: 0,
+        lower_is_better: false,
+        shown: shown(true, false, false, None),
+        get: |m| m.p1low.clone(),
+    },
+];
+
+/// KB the server's own processes wrote (their `write_bytes`: WAL, data files, logs) per
+/// inserted row. Unlike `wkbpi` (the data's block device, shared with anything else on the
+/// host) it counts only the server.
+fn server_kb_written_per_row(m: &StepMetrics) -> Metric {
+    m.totals
+        .server_write_bytes
+        .per(count_f64(m.inserted_rows), "no rows inserted in this step")
+        .scale(1.0 / 1024.0)
+}
+
+/// The figure named `name`.
+pub fn metric_def(name: &str) -> Option<&'static MetricDef> {
+    METRICS.iter().find(|d| d.name == name)
+}
+
 /// A file the sampler saved beside run.json, or why it could not. Serialised as
 /// `{"file": "stats/l.i0.json"}` or `{"na": "reason"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -470,4 +695,41 @@ pub struct MountInfo {
     pub source: String,
     /// `MAJOR:MINOR` of the filesystem.
     pub dev: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_metric_table_serves_every_consumer() {
+        // The terminal shows the published columns, in their order.
+        let terminal: Vec<&str> = METRICS
+            .iter()
+            .filter(|d| d.shown.terminal)
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(
+            terminal,
+            [
+                "cpupq", "ccpupq", "hcpupq", "rpq", "rkbpq", "wpi", "wkbpi", "csps", "cspq",
+                "dbgb1", "dbgb2", "rss", "maxop", "p50", "p1low"
+            ]
+        );
+        // The diagnosis looks only at costs; names are unique.
+        assert!(
+            METRICS
+                .iter()
+                .filter(|d| d.shown.diagnosis)
+                .all(|d| d.lower_is_better)
+        );
+        let mut names: Vec<&str> = METRICS.iter().map(|d| d.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), METRICS.len());
+        assert_eq!(
+            metric_def("cpupq").map(|d| d.shown.micro),
+            Some(Some("cpu/o"))
+        );
+    }
 }

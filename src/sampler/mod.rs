@@ -23,6 +23,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::backend::{Conn, DbSize, Driver};
+use crate::results::metrics::{METRICS, MetricDef};
 use crate::results::options::RunOptions;
 use crate::results::{RunRecord, StepRecord};
 use crate::workload::steps::StepName;
@@ -818,24 +819,7 @@ pub fn metrics_table(run: &RunRecord) -> String {
     if steps.is_empty() {
         return String::new();
     }
-    type Col = (&'static str, fn(&StepMetrics) -> &Metric, usize);
-    let cols: [Col; 15] = [
-        ("cpupq", |m| &m.cpupq, 1),
-        ("ccpupq", |m| &m.ccpupq, 1),
-        ("hcpupq", |m| &m.hcpupq, 1),
-        ("rpq", |m| &m.rpq, 3),
-        ("rkbpq", |m| &m.rkbpq, 3),
-        ("wpi", |m| &m.wpi, 3),
-        ("wkbpi", |m| &m.wkbpi, 3),
-        ("csps", |m| &m.csps, 0),
-        ("cspq", |m| &m.cspq, 2),
-        ("dbgb1", |m| &m.dbgb1, 3),
-        ("dbgb2", |m| &m.dbgb2, 3),
-        ("rss", |m| &m.rss, 3),
-        ("maxop", |m| &m.maxop, 3),
-        ("p50", |m| &m.p50, 0),
-        ("p1low", |m| &m.p1low, 0),
-    ];
+    let cols: Vec<&MetricDef> = METRICS.iter().filter(|d| d.shown.terminal).collect();
     // One footnote per reason, naming every figure it holds for: `[1] wpi, wkbpi: no rows
     // inserted in this step`.
     let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
@@ -847,26 +831,27 @@ pub fn metrics_table(run: &RunRecord) -> String {
         .unwrap_or(0)
         .max(7);
     let _ = write!(out, "{:<w$}", "step");
-    for (name, _, _) in &cols {
-        let _ = write!(out, " {name:>8}");
+    for d in &cols {
+        let _ = write!(out, " {:>8}", d.name);
     }
     out.push('\n');
     for (s, m) in &steps {
         let _ = write!(out, "{:<w$}", s.name.to_string());
-        for (name, get, decimals) in &cols {
-            match get(m) {
+        for d in &cols {
+            let (name, decimals) = (d.name, d.decimals);
+            match &(d.get)(m) {
                 Metric::Value(v) => {
                     let _ = write!(out, " {:>8}", format!("{v:.decimals$}"));
                 }
                 Metric::Na(r) => {
-                    let idx = match reasons.iter().position(|(x, _)| x == r) {
+                    let idx = match reasons.iter().position(|(x, _)| *x == *r) {
                         Some(i) => i,
                         None => {
                             reasons.push((r.clone(), Vec::new()));
                             reasons.len() - 1
                         }
                     };
-                    if !reasons[idx].1.contains(name) {
+                    if !reasons[idx].1.contains(&name) {
                         reasons[idx].1.push(name);
                     }
                     let _ = write!(out, " {:>8}", format!("n/a[{}]", idx + 1));
