@@ -3,15 +3,20 @@
 //! base. See docs/matrix.md.
 //!
 //! - [`file`]: the TOML model, read strictly;
-//! - [`plan`]: the cells, labels, estimates, groups and shards;
+//! - [`plan`]: the plan (cells, labels, estimates) built from the parts below;
+//! - [`servers`], [`configs`], [`groups`], [`shards`]: one job each;
 //! - [`run`]: the executor (state per cell, resume, Ctrl-C);
 //! - [`workloads`]: the workloads of the file and their axes' variants;
 //! - [`report`]: the group reports and the index page.
 
+pub mod configs;
 pub mod file;
+pub mod groups;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod servers;
+pub mod shards;
 pub mod workloads;
 
 use std::path::Path;
