@@ -356,6 +356,24 @@ struct Driven {
     seconds: f64,
 }
 
+impl Driven {
+    /// The step's status and what went wrong, if anything. A statement cancelled because of
+    /// Ctrl-C fails with the backend's "cancelled" error: that is the interruption, not a
+    /// failure.
+    fn status(&self) -> (Status, Option<String>) {
+        let error = self
+            .finished
+            .iter()
+            .find_map(|f| f.result.as_ref().err().map(ToString::to_string))
+            .or(self
+                .timeline_error
+                .clone()
+                .map(|e| format!("timeline: {e}")));
+        let all_reached_their_end = self.finished.iter().all(|f| matches!(f.result, Ok(true)));
+        step_status(error, stop::interrupted(), all_reached_their_end)
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_step(
     opts: &RunOptions,
@@ -378,18 +396,7 @@ fn run_step(
     let cpu_seconds = process_cpu_seconds() - cpu_before;
     let mut sampled = sampler.end_step(step, ordinal);
 
-    // What went wrong, if anything. A statement cancelled because of Ctrl-C fails with the
-    // backend's "cancelled" error: that is the interruption, not a failure.
-    let error = driven
-        .finished
-        .iter()
-        .find_map(|f| f.result.as_ref().err().map(ToString::to_string))
-        .or(driven
-            .timeline_error
-            .clone()
-            .map(|e| format!("timeline: {e}")));
-    let all_reached_their_end = driven.finished.iter().all(|f| matches!(f.result, Ok(true)));
-    let (status, error) = step_status(error, stop::interrupted(), all_reached_their_end);
+    let (status, error) = driven.status();
     book_rows(state, &plan, &driven.finished);
 
     let seconds = driven.seconds;
@@ -409,33 +416,15 @@ fn run_step(
             &series(&driven.seen, OpKind::Insert, |c| c.rows),
         )
     });
-    // The checks after the measured part: a failure is recorded beside the figures, which
-    // stay as measured.
-    let mut check_failures = Vec::new();
-    let settle = if plan.settle && status == Status::Completed {
-        match settle_phase(opts, driver, state, mode) {
-            Ok(settle) => {
-                check_failures.extend(settle_failures(&settle));
-                Some(settle)
-            }
-            Err(e) => {
-                check_failures.push(check_failure(CheckKind::Settle, format!("{e:#}")));
-                None
-            }
-        }
-    } else {
-        None
+    let checks = Checks {
+        opts,
+        driver,
+        plan: &plan,
+        status,
+        rows_before: &rows_before,
+        mode,
     };
-    let integrity = match after_check(opts, admin, state, &plan, status, &rows_before) {
-        Ok(integrity) => integrity,
-        Err(e) => {
-            check_failures.push(check_failure(CheckKind::Integrity, format!("{e:#}")));
-            None
-        }
-    };
-    if let Some(i) = integrity.as_ref().filter(|i| !i.ok) {
-        check_failures.push(check_failure(CheckKind::Integrity, integrity_mismatch(i)));
-    }
+    let (settle, integrity, mut check_failures) = checks.run(admin, state);
     if let Some(e) = sampled.as_ref().and_then(|s| s.stats_failure.clone()) {
         check_failures.push(check_failure(CheckKind::Statistics, e));
     }
@@ -463,6 +452,65 @@ fn run_step(
     };
     record.metrics = Some(sampler::step_metrics(&record, sampled));
     Ok(record)
+}
+
+/// What the checks after a step's measured part need.
+struct Checks<'a> {
+    opts: &'a RunOptions,
+    driver: &'a dyn Driver,
+    plan: &'a StepPlan,
+    status: Status,
+    rows_before: &'a HashMap<String, u64>,
+    mode: ProgressMode,
+}
+
+impl Checks<'_> {
+    /// The settle phase (after l.i2) and the integrity check: their records, and a failure
+    /// for each that failed, recorded beside the step's figures, which stay as measured.
+    fn run(
+        &self,
+        admin: &mut dyn Conn,
+        state: &mut TableState,
+    ) -> (
+        Option<SettleRecord>,
+        Option<IntegrityRecord>,
+        Vec<CheckFailure>,
+    ) {
+        let mut failures = Vec::new();
+        let settle = if self.plan.settle && self.status == Status::Completed {
+            match settle_phase(self.opts, self.driver, state, self.mode) {
+                Ok(settle) => {
+                    failures.extend(settle_failures(&settle));
+                    Some(settle)
+                }
+                Err(e) => {
+                    failures.push(check_failure(CheckKind::Settle, format!("{e:#}")));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let checked = after_check(
+            self.opts,
+            admin,
+            state,
+            self.plan,
+            self.status,
+            self.rows_before,
+        );
+        let integrity = match checked {
+            Ok(integrity) => integrity,
+            Err(e) => {
+                failures.push(check_failure(CheckKind::Integrity, format!("{e:#}")));
+                None
+            }
+        };
+        if let Some(i) = integrity.as_ref().filter(|i| !i.ok) {
+            failures.push(check_failure(CheckKind::Integrity, integrity_mismatch(i)));
+        }
+        (settle, integrity, failures)
+    }
 }
 
 /// The step's main figure (rows or operations of its main op kind) and its per-second series.

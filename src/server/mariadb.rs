@@ -97,18 +97,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     let log = dir.join(LOG_FILE);
     let pid_file = dir.join(PID_FILE);
 
-    let tmp_dir = private_tmpdir(&dir, run_as.as_ref())?;
-    let args = CommonArgs {
-        // --defaults-file or --no-defaults: always the first argument.
-        defaults: match &spec.config {
-            Some(config) => format!("--defaults-file={}", copy_config(config, &dir)?.display()),
-            None => "--no-defaults".to_string(),
-        },
-        user: run_as.as_ref().map(|u| format!("--user={}", u.name)),
-        datadir: format!("--datadir={}", data_dir.display()),
-        tmpdir: format!("--tmpdir={}", tmp_dir.display()),
-        rocksdb: spec.engine == Engine::Rocksdb,
-    };
+    let args = CommonArgs::new(spec, &dir, &data_dir, run_as.as_ref())?;
     install_db(&bins, &dir, &args, &spec.init_args)?;
 
     // The accounts, set before the server accepts its first connection.
@@ -183,6 +172,30 @@ struct CommonArgs {
 }
 
 impl CommonArgs {
+    /// The instance's arguments: its config (or none), the user to run as, the data dir and a
+    /// private tmpdir (made here), MyRocks when asked for.
+    fn new(
+        spec: &ServerSpec,
+        dir: &Path,
+        data_dir: &Path,
+        run_as: Option<&RunAs>,
+    ) -> Result<CommonArgs> {
+        let tmp_dir = private_tmpdir(dir, run_as)?;
+        Ok(CommonArgs {
+            // --defaults-file or --no-defaults: always the first argument.
+            defaults: match &spec.config {
+                Some(config) => {
+                    format!("--defaults-file={}", copy_config(config, dir)?.display())
+                }
+                None => "--no-defaults".to_string(),
+            },
+            user: run_as.map(|u| format!("--user={}", u.name)),
+            datadir: format!("--datadir={}", data_dir.display()),
+            tmpdir: format!("--tmpdir={}", tmp_dir.display()),
+            rocksdb: spec.engine == Engine::Rocksdb,
+        })
+    }
+
     fn apply(&self, cmd: &mut Command) {
         cmd.arg(&self.defaults)
             .args(&self.user)

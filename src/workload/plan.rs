@@ -221,11 +221,6 @@ impl StepPlan {
                 })
                 .collect()
         };
-        let queued = |rows_per_insert: u32| {
-            (DELETE_QUEUE_STATEMENTS as u64 + 1)
-                * u64::from(rows_per_insert)
-                * sizes.writers_per_table()
-        };
         let base = StepPlan {
             step,
             creates_tables: false,
@@ -265,26 +260,7 @@ impl StepPlan {
                 ..base
             },
             StepName::InsertDelete1 | StepName::InsertDelete2 => {
-                let first = step == StepName::InsertDelete1;
-                let (rows, rows_per_insert) = if first {
-                    (sizes.i1_rows, sizes.i1_rows_per_insert)
-                } else {
-                    (sizes.i2_rows, sizes.i2_rows_per_insert)
-                };
-                StepPlan {
-                    clients: each_client(Role::Writers {
-                        rows: Some(rows),
-                        rows_per_insert,
-                        statements_per_sec: None,
-                    }),
-                    goal_rows: Some((OpKind::Insert, rows * u64::from(sizes.clients))),
-                    settle: !first,
-                    rows_intent: RowsIntent::Keep {
-                        queued_rows: queued(rows_per_insert),
-                        exact_when_done: true,
-                    },
-                    ..base
-                }
+                Self::insert_delete(base, step == StepName::InsertDelete1, sizes)
             }
             StepName::Query {
                 kind,
@@ -292,6 +268,38 @@ impl StepPlan {
             } => Self::query(base, kind, rate_rows_per_sec, sizes),
             StepName::MicroLoad => Self::micro_load(base, sizes),
             StepName::Micro(m) => Self::micro(base, m, sizes),
+        }
+    }
+
+    /// l.i1 (`first`) or l.i2: inserts and deletes as fast as they go, each client on its
+    /// table, the settle phase after l.i2.
+    fn insert_delete(base: StepPlan, first: bool, sizes: &StepSizes) -> StepPlan {
+        let (rows, rows_per_insert) = if first {
+            (sizes.i1_rows, sizes.i1_rows_per_insert)
+        } else {
+            (sizes.i2_rows, sizes.i2_rows_per_insert)
+        };
+        let queued_rows = (DELETE_QUEUE_STATEMENTS as u64 + 1)
+            * u64::from(rows_per_insert)
+            * sizes.writers_per_table();
+        StepPlan {
+            clients: (0..sizes.clients)
+                .map(|client| ClientPlan {
+                    client,
+                    roles: vec![Role::Writers {
+                        rows: Some(rows),
+                        rows_per_insert,
+                        statements_per_sec: None,
+                    }],
+                })
+                .collect(),
+            goal_rows: Some((OpKind::Insert, rows * u64::from(sizes.clients))),
+            settle: !first,
+            rows_intent: RowsIntent::Keep {
+                queued_rows,
+                exact_when_done: true,
+            },
+            ..base
         }
     }
 
