@@ -269,7 +269,7 @@ fn bad_input_is_one_line_per_problem_and_the_rest_renders() {
     let text = std::fs::read_to_string(fixture("postgres").join("run.json")).unwrap();
     std::fs::write(
         newer.join("run.json"),
-        text.replacen("\"schema_version\": 1", "\"schema_version\": 2", 1),
+        text.replacen("\"schema_version\": 1", "\"schema_version\": 3", 1),
     )
     .unwrap();
     // A truncated run.json.
@@ -295,7 +295,7 @@ fn bad_input_is_one_line_per_problem_and_the_rest_renders() {
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("schema version 2") && l.contains("upgrade ibench")),
+            .any(|l| l.contains("schema version 3") && l.contains("upgrade ibench")),
         "{err}"
     );
     assert!(

@@ -1,7 +1,7 @@
 //! The plan: the matrix file resolved into cells (server × config × workload × repeat) with
 //! labels and estimated durations, the groups, and the split of the cells into shards.
 
-use crate::stats::convert::{count_f64, round_to_u64};
+use crate::stats::convert::round_to_u64;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -12,7 +12,7 @@ use crate::backend::Engine;
 use crate::cli::RunArgs;
 use crate::runner::RunOptions;
 use crate::server::ServerKind;
-use crate::workload::steps::{StepName, settle_seconds};
+use crate::workload::plan::StepPlan;
 
 pub use super::configs::{axis_names, check_axes_product};
 use super::groups::plan_groups;
@@ -143,34 +143,17 @@ pub struct Plan {
 
 /// Assumed rates for the estimate (a 2-core VM; real hosts are faster, so the estimate errs
 /// long). Rows per second over all clients.
-const EST_LOAD_ROWS_PER_SEC: f64 = 40_000.0;
-const EST_INDEX_ROWS_PER_SEC: f64 = 200_000.0;
-const EST_I1_ROWS_PER_SEC: f64 = 10_000.0;
-const EST_I2_ROWS_PER_SEC: f64 = 2_000.0;
 /// Server start and stop per cell.
 const EST_SERVER_SECONDS: f64 = 5.0;
 
-/// Estimated seconds of one run with these options.
+/// Estimated seconds of one run with these options: its steps' own estimates
+/// ([`StepPlan::estimate_seconds`]).
 pub fn estimate_seconds(o: &RunOptions) -> f64 {
-    let clients = f64::from(o.clients);
-    let mut s = 0.0;
-    for step in &o.steps {
-        s += match step {
-            StepName::LoadInitial => clients * count_f64(o.load_rows) / EST_LOAD_ROWS_PER_SEC,
-            StepName::CreateIndexes => clients * count_f64(o.load_rows) / EST_INDEX_ROWS_PER_SEC,
-            StepName::InsertDelete1 => clients * count_f64(o.i1_rows) / EST_I1_ROWS_PER_SEC,
-            StepName::InsertDelete2 => {
-                clients * count_f64(o.i2_rows) / EST_I2_ROWS_PER_SEC
-                    + settle_seconds(o.load_rows * u64::from(o.clients), o.settle_max_seconds)
-            }
-            StepName::Query { .. } => o.query_seconds,
-            StepName::MicroLoad => {
-                f64::from(o.micro.tables) * f64::from(o.micro.rows) / EST_LOAD_ROWS_PER_SEC
-            }
-            StepName::Micro(_) => o.micro.seconds,
-        };
-    }
-    s
+    let sizes = o.step_sizes();
+    o.steps
+        .iter()
+        .map(|s| StepPlan::for_step(*s, &sizes).estimate_seconds)
+        .sum()
 }
 
 /// `1h02m`, `3m05s`, `12s`.

@@ -903,7 +903,12 @@ pub const SLA_FAILED: &str = "SLA failed";
 fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
     let step = name.to_string();
     let records: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, &step)).collect();
-    let mut kinds = vec![name.main_op()];
+    let main = records
+        .iter()
+        .flatten()
+        .next()
+        .map_or_else(|| name.main_op(), |s| s.main_op());
+    let mut kinds = vec![main];
     if matches!(name, StepName::Query { .. }) {
         kinds.push(OpKind::Insert);
     }
@@ -916,7 +921,7 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
         |name: &str, meaning: &str, lower: Option<bool>, f: &dyn Fn(&StepRecord) -> Option<f64>| {
             figure_row(&records, base, name, meaning, lower, f)
         };
-    let metrics = step_figures(&records, name, &row);
+    let metrics = step_figures(&records, &row);
     let profiles = runs
         .iter()
         .zip(&records)
@@ -928,7 +933,12 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
     let (counters, counters_na) = counter_rows(&records, &row);
     StepDetail {
         step,
-        unit: name.throughput_unit().to_string(),
+        unit: records
+            .iter()
+            .flatten()
+            .next()
+            .map(|s| s.throughput_unit.to_string())
+            .unwrap_or_default(),
         latency,
         metrics,
         counters,
@@ -970,8 +980,8 @@ fn figure_row(
 /// A step's figures: from the step's record (throughput, client CPU, rates, latency, time),
 /// then the server's figures of [`METRICS`] the reports show. Names, meanings and directions
 /// come from [`METRICS`] where it has them.
-fn step_figures(records: &[Option<&StepRecord>], name: StepName, row: &MakeRow) -> Vec<MetricRow> {
-    let main = name.main_op().name();
+fn step_figures(records: &[Option<&StepRecord>], row: &MakeRow) -> Vec<MetricRow> {
+    let main = |s: &StepRecord| s.main_op().name();
     let def = |n: &str| {
         crate::results::metrics::metric_def(n)
             .map_or(("", None), |d| (d.meaning, Some(d.lower_is_better)))
@@ -992,14 +1002,14 @@ fn step_figures(records: &[Option<&StepRecord>], name: StepName, row: &MakeRow) 
         from_record("p1low", &|s| s.rate_p1low),
         from_record("maxop", &|s| {
             s.ops
-                .get(main)
+                .get(main(s))
                 .map(|o| count_f64(o.latency_us.max_us) / 1e6)
         }),
         row(
             "p99",
             "99th percentile latency of the step's op, µs",
             Some(true),
-            &|s| s.ops.get(main).map(|o| count_f64(o.latency_us.p99_us)),
+            &|s| s.ops.get(main(s)).map(|o| count_f64(o.latency_us.p99_us)),
         ),
         row("seconds", "measured seconds", None, &|s| Some(s.seconds)),
     ];

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::results::{self, RUN_FILE, RunRecord, SCHEMA_VERSION, TimelineLine};
+use crate::results::{
+    self, OLDEST_SCHEMA_VERSION, RUN_FILE, RunRecord, SCHEMA_VERSION, TimelineLine,
+};
 
 /// A run read from its results directory.
 #[derive(Debug, Clone)]
@@ -75,7 +77,7 @@ pub fn load_run(dir: &Path) -> Result<(RunRecord, Vec<TimelineLine>, Option<Stri
         .get("schema_version")
         .and_then(serde_json::Value::as_u64)
     {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) if (u64::from(OLDEST_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&v) => {}
         Some(v) => {
             return Err(LoadError::Version {
                 dir: dir.to_path_buf(),

@@ -40,7 +40,7 @@ fn figures(run: &LoadedRun) -> Vec<Figure> {
             value: s.throughput,
             higher_is_better: true,
         });
-        if let Some(op) = s.ops.get(s.name.main_op().name()) {
+        if let Some(op) = s.ops.get(s.main_op().name()) {
             out.push(Figure {
                 name: format!("{}.p99_us", s.name),
                 unit: "us",

@@ -23,7 +23,10 @@ use crate::workload::steps::StepName;
 use options::RunOptions;
 
 /// Version of the `run.json` layout. Bumped on any change a reader must know about.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest `run.json` layout this ibench still reads (version 1 has no `main_op`).
+pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
 /// File name of the run record inside a results directory.
 pub const RUN_FILE: &str = "run.json";
@@ -107,6 +110,11 @@ pub struct StepRecord {
     /// What `throughput` counts: `inserted rows/s`, `indexed rows/s`, `queries/s`,
     /// `operations/s` or `rows scanned/s`.
     pub throughput_unit: crate::workload::steps::ThroughputUnit,
+    /// The op kind the throughput counts, whose latency and per-op figures the reports show
+    /// first (`insert`, `create_indexes`, `range_query`, `point_query`, `micro`). Absent in
+    /// schema version 1: [`StepRecord::main_op`] then derives it from the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_op: Option<crate::stats::OpKind>,
     /// Per operation kind (`insert`, `delete`, `range_query`, `point_query`, `create_indexes`).
     pub ops: BTreeMap<String, OpRecord>,
     /// Per-second rate of the step's main op at the median, over the step's whole seconds.
@@ -132,6 +140,14 @@ pub struct StepRecord {
     /// when every check passed; absent in runs recorded before it existed.
     #[serde(default)]
     pub check_failures: Vec<CheckFailure>,
+}
+
+impl StepRecord {
+    /// The op kind the step's throughput counts: as recorded, or from its name for a
+    /// `run.json` of schema version 1.
+    pub fn main_op(&self) -> crate::stats::OpKind {
+        self.main_op.unwrap_or_else(|| self.name.main_op())
+    }
 }
 
 impl StepRecord {

@@ -323,6 +323,7 @@ impl RunOptions {
             i2_rows_per_insert: self.i2_rows_per_insert,
             query_rows_per_insert: self.query_rows_per_insert,
             query_seconds: self.query_seconds,
+            settle_max_seconds: self.settle_max_seconds,
             micro: self.micro,
         }
     }

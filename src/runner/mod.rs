@@ -216,12 +216,12 @@ fn run_steps(
             Ok(r) => r,
             // Stopped during its setup: nothing of the step ran.
             Err(_) if stop::interrupted() => {
-                let mut r = failed_step(step, opts.clients, String::new());
+                let mut r = failed_step(opts, step, String::new());
                 r.status = Status::Interrupted;
                 r.error = None;
                 r
             }
-            Err(e) => failed_step(step, opts.clients, format!("{e:#}")),
+            Err(e) => failed_step(opts, step, format!("{e:#}")),
         };
         let failed = step_record.status == Status::Failed;
         let error = step_record.error.clone();
@@ -240,7 +240,8 @@ fn run_steps(
     Ok(())
 }
 
-fn failed_step(step: StepName, clients: u32, error: String) -> StepRecord {
+fn failed_step(opts: &RunOptions, step: StepName, error: String) -> StepRecord {
+    let plan = StepPlan::for_step(step, &opts.step_sizes());
     let now = results::now_rfc3339();
     StepRecord {
         name: step,
@@ -249,9 +250,10 @@ fn failed_step(step: StepName, clients: u32, error: String) -> StepRecord {
         started_at: now.clone(),
         ended_at: now,
         seconds: 0.0,
-        clients,
+        clients: opts.clients,
         throughput: 0.0,
-        throughput_unit: step.throughput_unit(),
+        throughput_unit: plan.throughput.unit(),
+        main_op: Some(plan.throughput.kind()),
         ops: BTreeMap::new(),
         rate_p50: None,
         rate_p1low: None,
@@ -438,7 +440,8 @@ fn run_step(
         seconds,
         clients: opts.clients,
         throughput: count_f64(main_ops) / seconds,
-        throughput_unit: step.throughput_unit(),
+        throughput_unit: plan.throughput.unit(),
+        main_op: Some(plan.throughput.kind()),
         ops,
         rate_p50: rates.map(|r| r.0),
         rate_p1low: rates.map(|r| r.1),

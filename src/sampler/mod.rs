@@ -685,7 +685,7 @@ fn failed_parts(stats: &serde_json::Value) -> Option<String> {
 /// The step's op: its name, count, the op kind whose latency is `maxop`.
 fn step_op(record: &StepRecord) -> (&'static str, u64, Option<&'static str>) {
     use crate::stats::OpKind;
-    let kind = record.name.main_op();
+    let kind = record.main_op();
     let op = record.ops.get(kind.name());
     match kind {
         OpKind::CreateIndexes => ("indexed row", op.map_or(0, |o| o.rows), Some(kind.name())),

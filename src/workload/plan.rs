@@ -4,9 +4,10 @@
 //! the one client loop and never asks which step it is.
 
 use crate::stats::OpKind;
+use crate::stats::convert::count_f64;
 
 use super::micro::MicroStep;
-use super::steps::{QueryKind, StepName};
+use super::steps::{QueryKind, StepName, ThroughputUnit};
 
 /// How many statements a deleter may fall behind its inserter before the inserter waits (the
 /// original used a queue of 8).
@@ -35,6 +36,8 @@ pub struct StepSizes {
     pub query_rows_per_insert: u32,
     /// Seconds a query step runs.
     pub query_seconds: f64,
+    /// Cap on l.i2's settle phase, seconds (`None`: the formula alone).
+    pub settle_max_seconds: Option<f64>,
     /// The microbenchmarks' tables, rows and seconds.
     pub micro: super::micro::MicroSizes,
 }
@@ -131,6 +134,18 @@ pub enum Throughput {
 }
 
 impl Throughput {
+    /// What the figure counts, per second: rows inserted or indexed, queries, a
+    /// microbenchmark's operations or the rows it scanned.
+    pub fn unit(self) -> ThroughputUnit {
+        match self {
+            Throughput::Rows(OpKind::Micro) => ThroughputUnit::RowsScanned,
+            Throughput::Rows(_) => ThroughputUnit::InsertedRows,
+            Throughput::RowsOnce(_) => ThroughputUnit::IndexedRows,
+            Throughput::Ops(OpKind::Micro) => ThroughputUnit::Operations,
+            Throughput::Ops(_) => ThroughputUnit::Queries,
+        }
+    }
+
     /// The op kind counted.
     pub fn kind(self) -> OpKind {
         match self {
@@ -193,7 +208,16 @@ pub struct StepPlan {
     pub settle: bool,
     /// What the integrity check after it expects.
     pub rows_intent: RowsIntent,
+    /// Its estimated duration on a small host, seconds (the matrix's plan and ETA).
+    pub estimate_seconds: f64,
 }
+
+/// Rows per second the estimates assume for l.i0 and m.load, l.x, l.i1 and l.i2 on a small
+/// host (2 cores; docs/matrix.md).
+const EST_LOAD_ROWS_PER_SEC: f64 = 40_000.0;
+const EST_INDEX_ROWS_PER_SEC: f64 = 200_000.0;
+const EST_I1_ROWS_PER_SEC: f64 = 10_000.0;
+const EST_I2_ROWS_PER_SEC: f64 = 2_000.0;
 
 /// The most connections `m.load` uses: more tables than this are loaded by these, in turn
 /// (one connection and thread per table made thousands of them).
@@ -234,7 +258,9 @@ impl StepPlan {
             sla_target_rows_per_sec: None,
             settle: false,
             rows_intent: RowsIntent::None,
+            estimate_seconds: 0.0,
         };
+        let all_load_rows = count_f64(sizes.load_rows) * f64::from(sizes.clients);
         match step {
             StepName::LoadInitial => StepPlan {
                 creates_tables: true,
@@ -245,6 +271,7 @@ impl StepPlan {
                 }),
                 goal_rows: Some((OpKind::Insert, sizes.load_rows * u64::from(sizes.clients))),
                 rows_intent: RowsIntent::Exactly(sizes.load_rows * sizes.writers_per_table()),
+                estimate_seconds: all_load_rows / EST_LOAD_ROWS_PER_SEC,
                 ..base
             },
             StepName::CreateIndexes => StepPlan {
@@ -257,6 +284,7 @@ impl StepPlan {
                     })
                     .collect(),
                 throughput: Throughput::RowsOnce(OpKind::CreateIndexes),
+                estimate_seconds: all_load_rows / EST_INDEX_ROWS_PER_SEC,
                 ..base
             },
             StepName::InsertDelete1 | StepName::InsertDelete2 => {
@@ -295,6 +323,15 @@ impl StepPlan {
                 .collect(),
             goal_rows: Some((OpKind::Insert, rows * u64::from(sizes.clients))),
             settle: !first,
+            estimate_seconds: if first {
+                count_f64(rows) * f64::from(sizes.clients) / EST_I1_ROWS_PER_SEC
+            } else {
+                count_f64(rows) * f64::from(sizes.clients) / EST_I2_ROWS_PER_SEC
+                    + super::steps::settle_seconds(
+                        sizes.load_rows * u64::from(sizes.clients),
+                        sizes.settle_max_seconds,
+                    )
+            },
             rows_intent: RowsIntent::Keep {
                 queued_rows,
                 exact_when_done: true,
@@ -324,6 +361,8 @@ impl StepPlan {
                 OpKind::Insert,
                 u64::from(sizes.micro.rows) * u64::from(tables),
             )),
+            estimate_seconds: f64::from(sizes.micro.rows) * f64::from(tables)
+                / EST_LOAD_ROWS_PER_SEC,
             ..base
         }
     }
@@ -338,6 +377,7 @@ impl StepPlan {
                 })
                 .collect(),
             stop: StopRule::AfterSeconds(sizes.micro.seconds),
+            estimate_seconds: sizes.micro.seconds,
             throughput: if m.counts_rows() {
                 Throughput::Rows(OpKind::Micro)
             } else {
@@ -374,6 +414,7 @@ impl StepPlan {
                 })
                 .collect(),
             stop: StopRule::AfterSeconds(sizes.query_seconds),
+            estimate_seconds: sizes.query_seconds,
             throughput: Throughput::Ops(step.main_op()),
             sla_target_rows_per_sec: Some(f64::from(rate_rows_per_sec) * f64::from(sizes.clients)),
             rows_intent: RowsIntent::Keep {
@@ -442,12 +483,27 @@ mod tests {
             i2_rows_per_insert: 5,
             query_rows_per_insert: 50,
             query_seconds: 5.0,
+            settle_max_seconds: Some(2.0),
             micro: crate::workload::micro::MicroSizes {
                 tables: 3,
                 rows: 1000,
                 seconds: 2.0,
             },
         }
+    }
+
+    #[test]
+    fn each_step_estimates_its_own_duration() {
+        let s = sizes();
+        let est = |name: &str| plan(name, &s).estimate_seconds;
+        // 2 clients x 1000 rows at 40,000 rows/s, and indexed at 200,000.
+        assert!((est("l.i0") - 0.05).abs() < 1e-9);
+        assert!((est("l.x") - 0.01).abs() < 1e-9);
+        // l.i2: 2 x 100 rows at 2,000 rows/s, then the settle phase (capped at 2 s).
+        assert!((est("l.i2") - (0.1 + 2.0)).abs() < 1e-9);
+        // Timed steps: their time.
+        assert_eq!(est("qp500"), 5.0);
+        assert_eq!(est("point-query_range=100"), 2.0);
     }
 
     fn plan(step: &str, sizes: &StepSizes) -> StepPlan {

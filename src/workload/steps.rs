@@ -228,20 +228,6 @@ impl StepName {
             },
         }
     }
-
-    /// What the step's throughput figure counts.
-    pub fn throughput_unit(self) -> ThroughputUnit {
-        match self {
-            StepName::LoadInitial
-            | StepName::InsertDelete1
-            | StepName::InsertDelete2
-            | StepName::MicroLoad => ThroughputUnit::InsertedRows,
-            StepName::Micro(m) if m.counts_rows() => ThroughputUnit::RowsScanned,
-            StepName::Micro(_) => ThroughputUnit::Operations,
-            StepName::CreateIndexes => ThroughputUnit::IndexedRows,
-            StepName::Query { .. } => ThroughputUnit::Queries,
-        }
-    }
 }
 
 /// What a step's throughput figure counts. Recorded in run.json as its text
@@ -387,7 +373,13 @@ mod tests {
             ("qp100", "queries/s", "queries/s"),
             ("point-query_range=100", "operations/s", "operations/s"),
         ] {
-            let unit = step.parse::<StepName>().unwrap().throughput_unit();
+            let name = step.parse::<StepName>().unwrap();
+            let sizes =
+                crate::results::options::RunOptions::from_profile("sqlite:x", &Profile::small())
+                    .step_sizes();
+            let unit = crate::workload::plan::StepPlan::for_step(name, &sizes)
+                .throughput
+                .unit();
             assert_eq!(unit.to_string(), text);
             assert_eq!(serde_json::to_string(&unit).unwrap(), format!("\"{text}\""));
             let back: ThroughputUnit = serde_json::from_str(&format!("\"{text}\"")).unwrap();

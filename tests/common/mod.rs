@@ -107,6 +107,10 @@ pub fn run_and_read(opts: RunOptions) -> (RunRecord, PathBuf) {
 pub fn check_full_run(run: &RunRecord, dir: &Path) {
     assert_eq!(run.status, Status::Completed, "{:?}", run.error);
     assert_eq!(run.schema_version, results::SCHEMA_VERSION);
+    // Each step records the op kind its throughput counts (schema version 2).
+    for s in &run.steps {
+        assert_eq!(s.main_op, Some(s.name.main_op()), "{}", s.name);
+    }
     let names: Vec<String> = run.steps.iter().map(|s| s.name.to_string()).collect();
     assert_eq!(
         names.join(" "),
