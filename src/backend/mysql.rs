@@ -149,6 +149,20 @@ fn check_rocksdb(conn: &mut my::Conn, target: &str) -> BackendResult<()> {
     }
 }
 
+impl MysqlDriver {
+    /// The server's `VERSION()` and its flavour (`--flavour` when given, else detected).
+    fn version_and_flavour(&self, conn: &mut my::Conn) -> BackendResult<(String, Flavour)> {
+        let version: String = conn
+            .query_first("SELECT VERSION()")
+            .map_err(|e| my_error(&self.target, "read VERSION()", e))?
+            .unwrap_or_default();
+        let flavour = self
+            .forced
+            .unwrap_or_else(|| Flavour::detect(BackendKind::Mysql, &version));
+        Ok((version, flavour))
+    }
+}
+
 impl Driver for MysqlDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
         Ok(Box::new(MysqlConn {
@@ -161,13 +175,7 @@ impl Driver for MysqlDriver {
 
     fn describe(&self) -> BackendResult<TargetInfo> {
         let mut conn = self.open()?;
-        let version: String = conn
-            .query_first("SELECT VERSION()")
-            .map_err(|e| my_error(&self.target, "read VERSION()", e))?
-            .unwrap_or_default();
-        let flavour = self
-            .forced
-            .unwrap_or_else(|| Flavour::detect(BackendKind::Mysql, &version));
+        let (version, flavour) = self.version_and_flavour(&mut conn)?;
         Ok(TargetInfo {
             backend: BackendKind::Mysql,
             url: self.target.clone(),
@@ -182,13 +190,7 @@ impl Driver for MysqlDriver {
         let deadline = Instant::now() + budget;
         let mut conn = self.open()?;
         let mut actions = Vec::new();
-        let version: String = conn
-            .query_first("SELECT VERSION()")
-            .map_err(|e| my_error(&self.target, "read VERSION()", e))?
-            .unwrap_or_default();
-        let flavour = self
-            .forced
-            .unwrap_or_else(|| Flavour::detect(BackendKind::Mysql, &version));
+        let (_, flavour) = self.version_and_flavour(&mut conn)?;
         if !flavour.has_engine_maintenance() {
             // TiDB: no dirty pages to flush, no MyRocks: refresh the statistics only.
             return Ok(tables.iter().map(|t| analyze_table(&mut conn, t)).collect());

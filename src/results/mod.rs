@@ -199,6 +199,21 @@ pub struct CheckFailure {
 
 impl RunRecord {
     /// The steps whose checks failed, one line each (`l.i1: integrity: ...`); empty when none.
+    /// An error naming every failed check and the run.json in `dir` that records it, or
+    /// `Ok` when every check passed.
+    pub fn checks_passed(&self, dir: &Path) -> anyhow::Result<()> {
+        let failed = self.failed_checks();
+        if failed.is_empty() {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "a check after a step failed (its figures are kept, marked in the reports): {}; see {}",
+            failed.join(" | "),
+            dir.join(RUN_FILE).display()
+        )
+    }
+
+    /// One line per step whose checks failed: `l.i1: integrity: ...`.
     pub fn failed_checks(&self) -> Vec<String> {
         self.steps
             .iter()

@@ -432,8 +432,6 @@ fn native_password_hash(password: &str) -> String {
 /// `mariadb-install-db` made (root at the host name and `::1`, anonymous users). Mode 0600,
 /// owned by the server's OS user, who reads it.
 fn write_init_file(dir: &Path, password: &str, owner: Option<&RunAs>) -> Result<PathBuf> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let hash = native_password_hash(password);
     let text = format!(
         "DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host NOT IN ('localhost', '127.0.0.1'));\n\
@@ -444,18 +442,7 @@ fn write_init_file(dir: &Path, password: &str, owner: Option<&RunAs>) -> Result<
          ALTER USER 'root'@'127.0.0.1' IDENTIFIED VIA mysql_native_password USING '{hash}';\n"
     );
     let path = dir.join(INIT_FILE);
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    file.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    if let Some(user) = owner {
-        std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid))
-            .with_context(|| format!("cannot hand {} to {}", path.display(), user.name))?;
-    }
+    super::write_private_file(&path, &text, owner)?;
     Ok(path)
 }
 

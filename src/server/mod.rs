@@ -276,6 +276,26 @@ pub(crate) fn generate_password() -> Result<String> {
     Ok(password)
 }
 
+/// Create `path` (it must not exist) readable by its owner only, write `text` into it, and
+/// hand it to `owner` when given (the server's OS user, when it must read it).
+pub(crate) fn write_private_file(path: &Path, text: &str, owner: Option<&RunAs>) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(user) = owner {
+        std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid))
+            .with_context(|| format!("cannot hand {} to {}", path.display(), user.name))?;
+    }
+    Ok(())
+}
+
 /// Write `DIR/password` (mode 0600, a new file) holding `password` and a newline, owned by
 /// `owner` when given (the server's OS user, when it must read it). Returns its path.
 pub(crate) fn write_password_file(
@@ -283,21 +303,8 @@ pub(crate) fn write_password_file(
     password: &str,
     owner: Option<&RunAs>,
 ) -> Result<PathBuf> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let path = dir.join(PASSWORD_FILE);
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    file.write_all(format!("{password}\n").as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    if let Some(user) = owner {
-        std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid))
-            .with_context(|| format!("cannot hand {} to {}", path.display(), user.name))?;
-    }
+    write_private_file(&path, &format!("{password}\n"), owner)?;
     Ok(path)
 }
 
