@@ -86,7 +86,8 @@ fn write_html_report(dir: &std::path::Path) {
     }
 }
 
-fn one_line(s: &str) -> String {
+/// `s` on one line: its lines trimmed and joined by spaces, blank ones dropped.
+pub(crate) fn one_line(s: &str) -> String {
     s.split('\n')
         .map(str::trim)
         .filter(|l| !l.is_empty())

@@ -246,7 +246,11 @@ pub fn run(
             }
             _ => {
                 let err = state.error.clone().unwrap_or_default();
-                eprintln!("[matrix] cell {} failed: {}", cell.name, one_line(&err));
+                eprintln!(
+                    "[matrix] cell {} failed: {}",
+                    cell.name,
+                    crate::one_line(&err)
+                );
                 summary.failed.push((cell.name.clone(), err));
             }
         }
@@ -256,14 +260,6 @@ pub fn run(
         }
     }
     Ok(summary)
-}
-
-fn one_line(s: &str) -> String {
-    s.split('\n')
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// A short instance dir under the temp dir (unix socket paths are limited to 107 bytes, and
