@@ -1,5 +1,6 @@
-//! A test-only backend: an in-memory table of ids behind the [`Conn`] seam, for unit tests of
-//! the client loop and the workers (integration tests use real servers).
+//! A test-only backend: in-memory tables of ids behind the [`Conn`] seam: [`Ids`] for unit tests of
+//! the client loop and the workers, and [`MockDriver`] on the hidden `mock:` scheme for
+//! `runner::run` in-process (integration tests use real servers).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -105,5 +106,145 @@ impl Conn for Ids {
     }
     fn count_rows_via_index(&mut self, _: &str, _: SecondaryIndex) -> BackendResult<u64> {
         Ok(self.len() as u64)
+    }
+}
+
+/// The hidden `mock:` scheme's driver (tests only): tables of ids in memory, shared by every
+/// connection it opens, so that `runner::run` runs every insert-benchmark step in-process, its
+/// integrity checks included, with no database at all. Queries return what their ids would
+/// match; nothing is timed against a real engine, so its figures measure only ibench.
+pub(crate) struct MockDriver {
+    url: String,
+    tables: Arc<Mutex<std::collections::BTreeMap<String, MockTable>>>,
+}
+
+/// One in-memory table.
+#[derive(Default)]
+struct MockTable {
+    ids: BTreeSet<i64>,
+    indexed: bool,
+}
+
+impl MockDriver {
+    /// The driver of `url` (`mock:` and anything after it).
+    pub(crate) fn new(url: &str) -> MockDriver {
+        MockDriver {
+            url: url.to_string(),
+            tables: Arc::default(),
+        }
+    }
+}
+
+impl super::Driver for MockDriver {
+    fn connect(&self) -> BackendResult<Box<dyn Conn>> {
+        Ok(Box::new(MockConn {
+            tables: Arc::clone(&self.tables),
+        }))
+    }
+
+    fn describe(&self) -> BackendResult<super::TargetInfo> {
+        Ok(super::TargetInfo {
+            backend: super::BackendKind::Sqlite,
+            url: self.url.clone(),
+            dbms: "mock".into(),
+            version: "in-memory tables of ids".into(),
+            engine: None,
+            flavour: None,
+        })
+    }
+
+    fn settle(
+        &self,
+        _: &[String],
+        _: std::time::Duration,
+    ) -> BackendResult<Vec<super::SettleAction>> {
+        Ok(Vec::new())
+    }
+}
+
+/// A connection of [`MockDriver`].
+struct MockConn {
+    tables: Arc<Mutex<std::collections::BTreeMap<String, MockTable>>>,
+}
+
+impl MockConn {
+    /// Run `f` on `table`, which must exist.
+    fn with<T>(&self, table: &str, f: impl FnOnce(&mut MockTable) -> T) -> BackendResult<T> {
+        let mut tables = self
+            .tables
+            .lock()
+            .map_err(|_| super::BackendError::sql(table, "the mock's lock is poisoned"))?;
+        let t = tables
+            .get_mut(table)
+            .ok_or_else(|| super::BackendError::sql(table, "no such table"))?;
+        Ok(f(t))
+    }
+}
+
+impl Conn for MockConn {
+    fn create_table(&mut self, table: &str, _: &TableOptions) -> BackendResult<()> {
+        if let Ok(mut tables) = self.tables.lock() {
+            tables.insert(table.to_string(), MockTable::default());
+        }
+        Ok(())
+    }
+    fn drop_table(&mut self, table: &str) -> BackendResult<()> {
+        if let Ok(mut tables) = self.tables.lock() {
+            tables.remove(table);
+        }
+        Ok(())
+    }
+    fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()> {
+        self.with(table, |t| t.indexed = true)
+    }
+    fn has_secondary_indexes(&mut self, table: &str) -> BackendResult<bool> {
+        self.with(table, |t| t.indexed)
+    }
+    fn insert(&mut self, table: &str, batch: &RowBatch) -> BackendResult<u64> {
+        self.with(table, |t| {
+            if batch.has_client_ids() {
+                t.ids.extend(batch.transactionid.iter().copied());
+            } else {
+                let first = t.ids.last().copied().unwrap_or(0) + 1;
+                let rows = i64::try_from(batch.len()).unwrap_or(i64::MAX);
+                t.ids.extend(first..first.saturating_add(rows));
+            }
+            batch.len() as u64
+        })
+    }
+    fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
+        self.with(table, |t| {
+            let picked: Vec<i64> = t
+                .ids
+                .range(min_id..)
+                .take(limit as usize)
+                .copied()
+                .collect();
+            picked.iter().filter(|id| t.ids.remove(id)).count() as u64
+        })
+    }
+    fn min_max_id(&mut self, table: &str) -> BackendResult<Option<(i64, i64)>> {
+        self.with(table, |t| t.ids.first().copied().zip(t.ids.last().copied()))
+    }
+    fn range_query(&mut self, table: &str, _: SecondaryIndex, _: i32) -> BackendResult<u64> {
+        self.with(table, |t| t.ids.len().min(10) as u64)
+    }
+    fn point_query(&mut self, table: &str, ids: &[i64]) -> BackendResult<u64> {
+        self.with(table, |t| {
+            ids.iter().filter(|id| t.ids.contains(id)).count() as u64
+        })
+    }
+    fn count_rows(&mut self, table: &str) -> BackendResult<u64> {
+        self.with(table, |t| t.ids.len() as u64)
+    }
+    fn count_rows_via_index(&mut self, table: &str, _: SecondaryIndex) -> BackendResult<u64> {
+        self.with(table, |t| if t.indexed { t.ids.len() as u64 } else { 0 })
+    }
+    fn server_files(&mut self) -> BackendResult<Option<super::ServerFiles>> {
+        Ok(Some(super::ServerFiles {
+            data_paths: Vec::new(),
+            pid_file: None,
+            embedded: true,
+        }))
     }
 }

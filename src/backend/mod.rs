@@ -777,13 +777,26 @@ pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlErr
         .ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&redact_url(url))))
 }
 
-/// Which backend family a URL names.
+/// Which backend family a URL names (the test-only `mock:` scheme counts as embedded, as
+/// SQLite).
 pub fn kind_of_url(url: &str) -> Result<BackendKind, UrlError> {
+    #[cfg(test)]
+    if url.starts_with(MOCK_SCHEME) {
+        return Ok(BackendKind::Sqlite);
+    }
     descriptor_of_url(url).map(|d| d.kind)
 }
 
+/// The hidden scheme of the in-memory test backend (unit tests only; see `backend::mock`).
+#[cfg(test)]
+pub(crate) const MOCK_SCHEME: &str = "mock:";
+
 /// Choose and build the driver for a URL. Does not connect yet.
 pub fn driver_for_url(url: &str, options: &DriverOptions) -> anyhow::Result<Box<dyn Driver>> {
+    #[cfg(test)]
+    if url.starts_with(MOCK_SCHEME) {
+        return Ok(Box::new(mock::MockDriver::new(url)));
+    }
     let d = descriptor_of_url(url)?;
     if let Some(f) = options.flavour
         && !d.flavours.contains(&f)

@@ -1169,4 +1169,53 @@ mod tests {
             0.0
         );
     }
+
+    /// `runner::run` end to end in-process on the hidden `mock:` backend: every step of the
+    /// insert benchmark, its integrity checks against the in-memory tables, run.json written
+    /// and read back, for one client and for two on a shared table with client-assigned ids.
+    #[test]
+    fn run_drives_every_step_in_process_on_the_mock_backend() {
+        for (clients, shared) in [(1, false), (2, true)] {
+            let dir = std::env::temp_dir()
+                .join(format!("ibench-mock-run-{}-{clients}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            let profile = crate::workload::steps::Profile::small();
+            let mut o = RunOptions::from_profile("mock:", &profile);
+            o.load_rows = 3000;
+            o.i1_rows = 600;
+            o.i2_rows = 200;
+            o.query_seconds = 1.0;
+            o.settle_max_seconds = Some(0.0);
+            o.steps = StepName::default_list(&[100]);
+            o.clients = clients;
+            o.shared_table = shared;
+            o.table.client_assigns_ids = shared;
+            o.out_dir = dir.clone();
+            o.quiet = true;
+            let outcome = run(o, vec!["test".into()]).expect("the run completes");
+            let record = &outcome.record;
+            assert_eq!(record.status, Status::Completed, "{:?}", record.error);
+            let names: Vec<String> = record.steps.iter().map(|s| s.name.to_string()).collect();
+            assert_eq!(names, ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"]);
+            for s in &record.steps {
+                assert_eq!(s.status, Status::Completed, "{}: {:?}", s.name, s.error);
+                assert!(
+                    s.check_failures.is_empty(),
+                    "{}: {:?}",
+                    s.name,
+                    s.check_failures
+                );
+                assert!(s.throughput > 0.0, "{}", s.name);
+                assert_eq!(s.main_op, Some(s.name.main_op()));
+            }
+            // The writes' integrity checks ran and agreed with the in-memory tables.
+            let li1 = &record.steps[2];
+            assert!(li1.integrity.as_ref().is_some_and(|i| i.ok), "{li1:?}");
+            let inserted = record.steps[0].ops["insert"].rows;
+            assert_eq!(inserted, 3000 * u64::from(clients));
+            let back = results::read_run(&outcome.dir).expect("run.json reads back");
+            assert_eq!(back.steps.len(), 6);
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
 }
