@@ -61,7 +61,7 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
         Err(e) => {
             eprintln!(
                 "error: {}",
-                backend::redact_in_text(&one_line(&format!("{e:#}")))
+                backend::redact_in_text(&report::text::one_line(&format!("{e:#}")))
             );
             ExitCode::FAILURE
         }
@@ -84,15 +84,6 @@ fn write_html_report(dir: &std::path::Path) {
         Ok(path) => println!("report: {}", path.display()),
         Err(e) => eprintln!("warning: could not write the HTML report: {e:#}"),
     }
-}
-
-/// `s` on one line: its lines trimmed and joined by spaces, blank ones dropped.
-pub(crate) fn one_line(s: &str) -> String {
-    s.split('\n')
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// `ibench run`: the run, its summary and report.html; exit 130 when interrupted, 1 when a
@@ -253,7 +244,7 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
                 anyhow::bail!(
                     "{} of the matrix's cells failed (first: {first}: {}); see {} and rerun the same command to redo the failed cells",
                     s.failed.len(),
-                    one_line(err),
+                    report::text::one_line(err),
                     matrix::run::cell_dir(&out, first)
                         .join(matrix::run::STATE_FILE)
                         .display()

@@ -3,12 +3,13 @@
 //! base. See docs/matrix.md.
 //!
 //! - [`file`]: the TOML model, read strictly;
-//! - [`plan`]: the plan (cells, labels, estimates) built from the parts below;
+//! - [`plan`]: the plan's types (cells, labels, estimates), built by [`build`] from the parts below;
 //! - [`servers`], [`configs`], [`groups`], [`shards`]: one job each;
 //! - [`run`]: the executor (state per cell, resume, Ctrl-C);
 //! - [`workloads`]: the workloads of the file and their axes' variants;
 //! - [`report`]: the group reports and the index page.
 
+pub mod build;
 pub mod configs;
 pub mod file;
 pub mod groups;
@@ -26,7 +27,7 @@ pub use plan::{Plan, Shard};
 /// Read a matrix file and resolve its plan.
 pub fn load(path: &Path) -> anyhow::Result<(file::Source, Plan)> {
     let src = file::read(path)?;
-    let plan = plan::build(&src)?;
+    let plan = build::build(&src)?;
     Ok((src, plan))
 }
 

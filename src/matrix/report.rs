@@ -422,7 +422,7 @@ fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
     let rows = spreads
         .iter()
         .map(|s| DocRow {
-            label: crate::report::layout::key_of(cmp, &s.label).to_string(),
+            label: cmp.key_of(&s.label).to_string(),
             title: Some(format!(
                 "{} (n={}, details from {})",
                 s.label, s.repeats, s.details_from
@@ -446,7 +446,7 @@ fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
         .map(|s| {
             format!(
                 "{}: n={}, details from {}",
-                crate::report::layout::key_of(cmp, &s.label),
+                cmp.key_of(&s.label),
                 s.repeats,
                 s.details_from
             )

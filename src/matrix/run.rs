@@ -249,7 +249,7 @@ pub fn run(
                 eprintln!(
                     "[matrix] cell {} failed: {}",
                     cell.name,
-                    crate::one_line(&err)
+                    crate::report::text::one_line(&err)
                 );
                 summary.failed.push((cell.name.clone(), err));
             }

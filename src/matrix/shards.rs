@@ -2,18 +2,8 @@
 //! split so that the shards end at about the same time.
 
 use anyhow::{Result, bail};
-use serde::{Deserialize, Serialize};
 
 use super::plan::*;
-
-/// Which part of the cells this host runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    /// 0-based index.
-    pub index: u32,
-    /// Number of shards.
-    pub count: u32,
-}
 
 impl Shard {
     /// The whole matrix.
@@ -109,15 +99,6 @@ impl Shard {
             plan_hash: digest.iter().take(6).map(|b| format!("{b:02x}")).collect(),
         }
     }
-}
-
-/// The shard a results dir belongs to (`shard.json`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShardIdentity {
-    /// `I/N`.
-    pub shard: String,
-    /// Hash of the plan's cells and their split into N shards (12 hex digits).
-    pub plan_hash: String,
 }
 
 impl std::fmt::Display for Shard {

@@ -7,8 +7,9 @@
 
 use anyhow::Result;
 
+use super::configs::{axis_names, check_axes_product};
 use super::file::{AxisEntry, Source, WorkloadAxisEntry, check_name, toml_error};
-use super::plan::{PlanWorkload, axis_names, check_axes_product};
+use super::plan::PlanWorkload;
 use crate::cli::RunArgs;
 
 /// Keys the matrix sets for each cell; a workload may not.

@@ -486,6 +486,15 @@ impl Comparison {
         }
     }
 
+    /// The key of the run labelled `label` (the label itself when no run has it).
+    pub fn key_of<'a>(&'a self, label: &'a str) -> &'a str {
+        self.labels
+            .iter()
+            .position(|l| l == label)
+            .and_then(|i| self.keys.get(i))
+            .map_or(label, String::as_str)
+    }
+
     /// Sum the diagnoses up per step family and run (again, after they changed).
     pub fn summarise(&mut self) {
         let names: Vec<StepName> = self.steps.iter().filter_map(|s| s.parse().ok()).collect();

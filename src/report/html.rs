@@ -240,11 +240,11 @@ pub fn flamegraphs(cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail) -> Vec<
         let Some(folded) = folded_of(label, p) else {
             continue;
         };
-        let key = super::layout::key_of(cmp, label);
+        let key = cmp.key_of(label);
         let title = format!("{} {key}: server CPU", d.step);
         picture(flamegraph_svg(&folded, &title, false), "flamegraph");
         if let Some(base) = base_folded.as_deref().filter(|_| label != base_label) {
-            let base_key = super::layout::key_of(cmp, base_label);
+            let base_key = cmp.key_of(base_label);
             let title = format!("{} {key} against {base_key}", d.step);
             picture(
                 differential_svg(base, &folded, &title),

@@ -434,7 +434,7 @@ fn step(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail
         b.push(Block::List(
             d.profiles
                 .iter()
-                .map(|(label, p)| format!("{}: {}", key_of(cmp, label), profile_line(p, 8)))
+                .map(|(label, p)| format!("{}: {}", cmp.key_of(label), profile_line(p, 8)))
                 .collect(),
         ));
         if charts {
@@ -513,15 +513,6 @@ fn clock_warning(cmp: &Comparison, d: &StepDetail) -> Option<String> {
     })
 }
 
-/// The key of the run labelled `label`.
-pub fn key_of<'a>(cmp: &'a Comparison, label: &'a str) -> &'a str {
-    cmp.labels
-        .iter()
-        .position(|l| l == label)
-        .and_then(|i| cmp.keys.get(i))
-        .map_or(label, String::as_str)
-}
-
 fn latency_table(cmp: &Comparison, rows: &[super::compare::LatencyRow]) -> DocTable {
     let mut columns: Vec<String> = BUCKET_LABELS.iter().map(|b| (*b).to_string()).collect();
     columns.extend(["p50", "p99", "p99.9", "max"].map(String::from));
@@ -548,7 +539,7 @@ fn latency_table(cmp: &Comparison, rows: &[super::compare::LatencyRow]) -> DocTa
                     cells.push(DocCell::plain(fmt_us(us)));
                 }
                 DocRow {
-                    label: key_of(cmp, &r.label).to_string(),
+                    label: cmp.key_of(&r.label).to_string(),
                     title: Some(super::clean_label(&r.label)),
                     cells,
                 }
@@ -653,7 +644,7 @@ fn series(
                 .filter(|l| l.step.to_string() == step)
                 .filter_map(|l| l.ops.get(kind).map(|c| (f64::from(l.second), value(c))))
                 .collect();
-            (key_of(cmp, &r.label).to_string(), points)
+            (cmp.key_of(&r.label).to_string(), points)
         })
         .collect()
 }
@@ -737,7 +728,7 @@ fn size_series(cmp: &Comparison, runs: &[LoadedRun], step: &str) -> Vec<(String,
                     .filter_map(|l| pick(l).map(|b| (l.t - t0, count_f64(b) / 1e9)))
                     .collect::<Vec<_>>()
             };
-            let key = key_of(cmp, &r.label);
+            let key = cmp.key_of(&r.label);
             [
                 (format!("{key} (DBMS)"), curve(|l| l.db_size_bytes)),
                 (format!("{key} (on disk)"), curve(|l| l.data_dir_bytes)),

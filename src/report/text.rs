@@ -378,6 +378,15 @@ pub fn fmt_metric(v: f64) -> String {
     }
 }
 
+/// `s` on one line: its lines trimmed and joined by spaces, blank ones dropped.
+pub fn one_line(s: &str) -> String {
+    s.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,148 @@
+//! Building the plan from a matrix file: its servers, workloads, cells (server × config ×
+//! workload × repeat, in run order, bounded) and groups.
+
+use anyhow::Result;
+
+use super::file::{self, ConfigSetEntry, Order, Source};
+use super::groups::plan_groups;
+use super::plan::*;
+use super::servers::plan_server;
+use super::workloads::plan_workloads;
+
+/// Refuse a plan of more than [`MAX_CELLS`] cells, saying how many and what to shrink.
+fn check_cell_count(
+    src: &Source,
+    repeats: u32,
+    servers: &[PlanServer],
+    workloads: &[PlanWorkload],
+) -> Result<()> {
+    let configs: usize = servers.iter().map(|s| s.configs.len()).sum();
+    let cells = configs
+        .checked_mul(workloads.len())
+        .and_then(|n| n.checked_mul(usize::try_from(repeats).unwrap_or(usize::MAX)))
+        .unwrap_or(usize::MAX);
+    if cells > MAX_CELLS {
+        return Err(src.err(
+            "cells",
+            format!(
+                "{configs} server configs x {} workloads x {repeats} repeats = {cells} cells, more than a matrix may have ({MAX_CELLS}); shrink the axes, workloads or repeats",
+                workloads.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Resolve the matrix file into a plan (runs the servers' `--version`, nothing else).
+pub fn build(src: &Source) -> Result<Plan> {
+    let f = &src.file;
+    if f.repeats == 0 {
+        return Err(src.err("repeats", "must be at least 1; set repeats = 1 or more"));
+    }
+    if usize::try_from(f.repeats).map_or(true, |r| r > MAX_CELLS) {
+        return Err(src.err(
+            "repeats",
+            format!("{} is more cells than a matrix may have ({MAX_CELLS}); set repeats = 1 to 10 as the published runs do", f.repeats),
+        ));
+    }
+    if f.servers.is_empty() {
+        return Err(src.err("servers", "no server; add one, e.g. [servers.pg15] kind = \"postgres\" bindir = \"/usr/lib/postgresql/15/bin\""));
+    }
+    if f.workloads.is_empty() {
+        return Err(src.err(
+            "workloads",
+            "no workload; add one, e.g. [workloads.small] profile = \"small\"",
+        ));
+    }
+    let sets = f
+        .configs
+        .iter()
+        .map(|(name, v)| Ok((name.clone(), file::entry(src, "configs", name, v)?)))
+        .collect::<Result<Vec<(String, ConfigSetEntry)>>>()?;
+    let workloads = plan_workloads(src)?;
+    let mut servers = f
+        .servers
+        .iter()
+        .map(|(name, v)| plan_server(src, name, v, &sets, &workloads))
+        .collect::<Result<Vec<_>>>()?;
+    // Two servers with the same label prefix: add the server name.
+    let prefixes: Vec<String> = servers.iter().map(|s| s.label.clone()).collect();
+    for s in &mut servers {
+        if prefixes.iter().filter(|p| **p == s.label).count() > 1 {
+            s.label = format!("{} ({})", s.label, s.name);
+        }
+    }
+    check_cell_count(src, f.repeats, &servers, &workloads)?;
+    let cells = plan_cells(f.order, f.repeats, &servers, &workloads)?;
+    let groups = plan_groups(src, &servers, &workloads)?;
+    Ok(Plan {
+        file: src.path.clone(),
+        repeats: f.repeats,
+        order: f.order,
+        servers,
+        workloads,
+        cells,
+        groups,
+    })
+}
+
+/// Every cell in run order: server × config × workload, each repeated.
+fn plan_cells(
+    order: Order,
+    repeats: u32,
+    servers: &[PlanServer],
+    workloads: &[PlanWorkload],
+) -> Result<Vec<Cell>> {
+    let mut combos = Vec::new();
+    for s in servers {
+        for c in &s.configs {
+            for w in workloads {
+                let url = placeholder_url(&s.source);
+                let opts = run_options(
+                    w,
+                    &url,
+                    s.source.engine(),
+                    std::path::Path::new("x"),
+                    "x",
+                    None,
+                    true,
+                )?;
+                let managed = matches!(s.source, ServerSource::Managed { .. });
+                let est = estimate_seconds(&opts) + if managed { EST_SERVER_SECONDS } else { 0.0 };
+                let mut label = if !managed && c.name == "base" {
+                    s.label.clone()
+                } else {
+                    format!("{} {}", s.label, c.name)
+                };
+                if let Some(v) = &w.variant {
+                    label = format!("{label} {v}");
+                }
+                combos.push((s.name.clone(), c.name.clone(), w.name.clone(), label, est));
+            }
+        }
+    }
+    let make = |(s, c, w, label, est): &(String, String, String, String, f64), r: u32| Cell {
+        name: format!("{s}.{c}.{w}.r{r}"),
+        combo: format!("{s}.{c}.{w}"),
+        server: s.clone(),
+        config: c.clone(),
+        workload: w.clone(),
+        repeat: r,
+        label: label.clone(),
+        estimate_seconds: *est,
+    };
+    let mut cells = Vec::new();
+    match order {
+        Order::Sequential => {
+            for combo in &combos {
+                cells.extend((1..=repeats).map(|r| make(combo, r)));
+            }
+        }
+        Order::Interleaved => {
+            for r in 1..=repeats {
+                cells.extend(combos.iter().map(|combo| make(combo, r)));
+            }
+        }
+    }
+    Ok(cells)
+}
