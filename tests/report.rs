@@ -578,6 +578,11 @@ fn counters_per_operation_are_compared_after_the_clock_check() {
         squash(li1).contains("Builds: r1 -O2, lz4, 8.9 MB; r2 -Os, lz4, 6.1 MB."),
         "{li1}"
     );
+    // The warning above the tables names the runs by their keys, as the tables do.
+    assert!(
+        squash(&text).contains("Build flags differ: -O2, lz4 (r1); -Os, lz4 (r2)."),
+        "{text}"
+    );
     let row = |name: &str| {
         li1.lines()
             .filter(|l| l.starts_with(name))

@@ -483,6 +483,7 @@ impl Comparison {
                 r.key = k.clone();
             }
             self.keys = keys;
+            self.build_warning = build_warning(&self.runs);
         }
     }
 
@@ -629,6 +630,7 @@ fn run_rows(runs: &[LoadedRun], keys: &[String]) -> Vec<RunRow> {
 
 /// `Build flags differ: -O2, lz4 (a, b); -Os, no lz4 (c): ...` when the runs that report their
 /// flags do not all share them.
+/// A line when the runs' builds differ in flags, naming the runs by their keys.
 fn build_warning(rows: &[RunRow]) -> Option<String> {
     let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
     for r in rows {
@@ -636,8 +638,8 @@ fn build_warning(rows: &[RunRow]) -> Option<String> {
             continue;
         };
         match groups.iter_mut().find(|(f, _)| *f == flags) {
-            Some((_, labels)) => labels.push(&r.label),
-            None => groups.push((flags, vec![&r.label])),
+            Some((_, keys)) => keys.push(&r.key),
+            None => groups.push((flags, vec![&r.key])),
         }
     }
     (groups.len() > 1).then(|| {
