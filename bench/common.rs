@@ -1,6 +1,6 @@
-//! Helpers the comparison benchmarks share: a private Postgres that is stopped and removed
-//! when the bench ends (also on error), numbers from the environment, the CPU of finished
-//! child processes, medians.
+//! Helpers the comparison benchmarks share: a private Postgres or MariaDB that is stopped and
+//! removed when the bench ends (also on error), numbers from the environment, the CPU of
+//! finished child processes, medians.
 
 use std::path::PathBuf;
 
@@ -8,34 +8,40 @@ use anyhow::{Context, Result};
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::stats::convert::i64_f64;
 
-/// A private Postgres with `overlay` appended to its config, and a scratch dir; both are
-/// removed when dropped.
-pub struct PrivatePostgres {
+/// A private server with a config of the bench's, and a scratch dir; both are removed when
+/// dropped.
+pub struct PrivateServer {
     /// The running server.
     pub handle: ServerHandle,
     /// The bench's scratch dir.
     pub scratch: PathBuf,
 }
 
-impl PrivatePostgres {
-    /// Start it; `tag` names the scratch dir.
-    pub fn start(tag: &str, overlay: &str) -> Result<PrivatePostgres> {
+impl PrivateServer {
+    /// Start a Postgres with `overlay` appended to its config; `tag` names the scratch dir.
+    pub fn start(tag: &str, overlay: &str) -> Result<PrivateServer> {
+        Self::start_kind(ServerKind::Postgres, tag, overlay)
+    }
+
+    /// Start a server of `kind` with `config` (Postgres: appended to postgresql.conf;
+    /// MariaDB: its whole option file, `[mysqld]` and all); `tag` names the scratch dir.
+    pub fn start_kind(kind: ServerKind, tag: &str, config: &str) -> Result<PrivateServer> {
         let scratch =
             std::env::temp_dir().join(format!("ibench-bench-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&scratch)
             .with_context(|| format!("cannot create {}", scratch.display()))?;
-        let config = scratch.join("overlay.conf");
-        std::fs::write(&config, overlay)?;
+        let file = scratch.join("overlay.conf");
+        std::fs::write(&file, config)?;
         let handle = server::start(&ServerSpec {
-            kind: ServerKind::Postgres,
-            config: Some(config),
+            kind,
+            config: Some(file),
             ..ServerSpec::default()
         })?;
-        Ok(PrivatePostgres { handle, scratch })
+        Ok(PrivateServer { handle, scratch })
     }
 }
 
-impl Drop for PrivatePostgres {
+impl Drop for PrivateServer {
     fn drop(&mut self) {
         let _ = self.handle.stop();
         let _ = std::fs::remove_dir_all(&self.handle.dir);

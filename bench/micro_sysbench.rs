@@ -1,16 +1,19 @@
 //! Benchmark: ibench's microbenchmarks against Debian's `sysbench` on the same private
-//! PostgreSQL, for `point-query` (sysbench `oltp_point_select`) and `read-only` range 100
-//! (sysbench `oltp_read_only --range_size=100`).
+//! PostgreSQL, and on the same private MariaDB (InnoDB), for `point-query` (sysbench
+//! `oltp_point_select`) and `read-only` range 100 (sysbench `oltp_read_only
+//! --range_size=100`).
 //!
-//! It starts a throw-away PostgreSQL with ibench's own [`server::start`] (the overlay
-//! [`OVERLAY`]), loads one table `sbtest1` with ibench's `m.load` (the sysbench table shape;
-//! sysbench reads the same table), then for a few rounds (the order of the two clients
-//! reversed every other round) runs each test for `IBENCH_BENCH_SECONDS` with one client:
+//! For each server it starts a throw-away instance with ibench's own [`server::start`] (the
+//! configs [`OVERLAY`] and [`MARIADB_CNF`]), loads one table `sbtest1` with ibench's `m.load`
+//! (the sysbench table shape; sysbench reads the same table), then for a few rounds (the order
+//! of the two clients reversed every other round) runs each test for `IBENCH_BENCH_SECONDS`
+//! with one client:
 //!
 //! - **ibench**: the step through [`ibench::runner::run`]; its operations per second and its
 //!   own CPU per operation (`client_cpu_us_per_op`, from the process's CPU over the step);
 //! - **sysbench**: `sysbench oltp_point_select` / `oltp_read_only` with `--db-driver=pgsql`,
-//!   server-side prepared statements (its default), one thread; its queries or transactions
+//!   (`--db-driver=mysql` on MariaDB), server-side prepared statements (its default), one
+//!   thread; its queries or transactions
 //!   per second from its report, and its CPU from `getrusage(RUSAGE_CHILDREN)` around the run
 //!   (the sysbench process only).
 //!
@@ -20,7 +23,8 @@
 //!
 //! Run with `cargo bench --bench micro_sysbench` (needs `apt-get install sysbench`).
 //! Environment: `IBENCH_BENCH_ROWS` (table rows, default 100,000), `IBENCH_BENCH_SECONDS`
-//! (per test and client, default 10), `IBENCH_BENCH_ROUNDS` (default 3).
+//! (per test and client, default 10), `IBENCH_BENCH_ROUNDS` (default 3),
+//! `IBENCH_BENCH_SERVERS` (`postgres,mariadb` by default).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -28,7 +32,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use ibench::results::options::{MicroSizes, Workload};
 use ibench::runner::{self, RunOptions};
-use ibench::server::ServerHandle;
+use ibench::server::{ServerHandle, ServerKind};
 use ibench::stats::convert::{round_to_u64, round_to_usize};
 use ibench::workload::steps::{Profile, parse_step_list};
 
@@ -38,6 +42,14 @@ shared_buffers = 512MB
 synchronous_commit = off
 fsync = off
 autovacuum = off
+";
+
+/// MariaDB's option file: everything cached, no disk waits (as [`OVERLAY`] for Postgres).
+const MARIADB_CNF: &str = "\
+[mysqld]
+innodb_buffer_pool_size = 512M
+innodb_flush_log_at_trx_commit = 0
+sync_binlog = 0
 ";
 
 /// One client's figures for one test.
@@ -80,20 +92,38 @@ fn per_sec(report: &str, what: &str) -> Option<f64> {
     line[open + 1..].split_whitespace().next()?.parse().ok()
 }
 
-fn sysbench_run(handle: &ServerHandle, test: &str, rows: u32, seconds: f64) -> Result<Figures> {
+/// sysbench's connection options for the server: its driver, host, port, user, password and
+/// database (the one in ibench's URL).
+fn sysbench_connection(handle: &ServerHandle) -> Result<Vec<String>> {
     let password = std::fs::read_to_string(handle.dir.join("password"))?;
     let password = password.trim();
+    let db = handle
+        .url
+        .split('?')
+        .next()
+        .and_then(|u| u.rsplit('/').next())
+        .context("no database in the server's URL")?;
+    let (driver, user) = match handle.kind {
+        ServerKind::Postgres => ("pgsql", "postgres"),
+        ServerKind::Mariadb => ("mysql", "root"),
+    };
+    Ok(vec![
+        format!("--db-driver={driver}"),
+        format!("--{driver}-host=127.0.0.1"),
+        format!("--{driver}-port={}", handle.port),
+        format!("--{driver}-user={user}"),
+        format!("--{driver}-password={password}"),
+        format!("--{driver}-db={db}"),
+    ])
+}
+
+fn sysbench_run(handle: &ServerHandle, test: &str, rows: u32, seconds: f64) -> Result<Figures> {
+    let connection = sysbench_connection(handle)?;
     let cpu0 = children_cpu_seconds();
     let mut cmd = Command::new("sysbench");
     cmd.arg(test)
-        .args([
-            "--db-driver=pgsql",
-            "--pgsql-host=127.0.0.1",
-            "--pgsql-user=postgres",
-        ])
-        .arg(format!("--pgsql-port={}", handle.port))
-        .arg(format!("--pgsql-password={}", password))
-        .args(["--pgsql-db=postgres", "--tables=1", "--threads=1"])
+        .args(&connection)
+        .args(["--tables=1", "--threads=1"])
         .arg(format!("--table-size={rows}"))
         .arg(format!("--time={}", seconds.round()))
         .args(["--range_size=100", "run"]);
@@ -131,9 +161,32 @@ fn main() -> Result<()> {
         .context("IBENCH_BENCH_ROWS is too large")?;
     let seconds = env_number("IBENCH_BENCH_SECONDS", 10.0)?;
     let rounds = round_to_usize(env_number("IBENCH_BENCH_ROUNDS", 3.0)?).max(1);
-    let pg = common::PrivatePostgres::start("micro", OVERLAY)?;
-    let handle = pg.handle.clone();
-    let scratch = pg.scratch.clone();
+    let servers =
+        std::env::var("IBENCH_BENCH_SERVERS").unwrap_or_else(|_| "postgres,mariadb".into());
+    for name in servers.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let server = match name {
+            "postgres" => common::PrivateServer::start("micro", OVERLAY)?,
+            "mariadb" => common::PrivateServer::start_kind(
+                ServerKind::Mariadb,
+                "micro-mariadb",
+                MARIADB_CNF,
+            )?,
+            other => bail!("IBENCH_BENCH_SERVERS: unknown server '{other}' (postgres, mariadb)"),
+        };
+        compare_on(&server, rows, seconds, rounds)?;
+    }
+    Ok(())
+}
+
+/// Both clients on one server: load the table, then each test for `rounds` rounds.
+fn compare_on(
+    server: &common::PrivateServer,
+    rows: u32,
+    seconds: f64,
+    rounds: usize,
+) -> Result<()> {
+    let handle = server.handle.clone();
+    let scratch = server.scratch.clone();
     println!("server: {} ({})", handle.version, handle.url);
     runner::run(
         options(&handle.url, "m.load", rows, seconds, scratch.join("load"))?,
@@ -182,6 +235,5 @@ fn main() -> Result<()> {
             icpu / scpu
         );
     }
-    drop(pg);
     Ok(())
 }

@@ -106,7 +106,7 @@ fn main() -> Result<()> {
     let rows = round_to_u64(env_number("IBENCH_BENCH_ROWS", 200_000.0)?);
     let seconds = env_number("IBENCH_BENCH_SECONDS", 10.0)?;
     let rounds = round_to_usize(env_number("IBENCH_BENCH_ROUNDS", 3.0)?).max(1);
-    let pg = common::PrivatePostgres::start("pgbench", OVERLAY)?;
+    let pg = common::PrivateServer::start("pgbench", OVERLAY)?;
     let handle = pg.handle.clone();
     let scratch = pg.scratch.clone();
     println!("server: {}", handle.version);
