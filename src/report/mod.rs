@@ -15,7 +15,7 @@ pub mod text;
 use std::path::PathBuf;
 
 pub use compare::profile_line;
-use compare::{Cell, Colour, Comparison};
+use compare::{Cell, Comparison};
 use load::LoadedRun;
 
 /// Output formats of `ibench report`.
@@ -147,9 +147,4 @@ pub fn partial_note(c: &Cell) -> Option<&str> {
         Some(n) if c.value.is_some() && n.starts_with(compare::CHECK_FAILED) => Some(n),
         _ => None,
     }
-}
-
-/// Whether a colour marks the cell.
-pub fn marked(c: Colour) -> bool {
-    c != Colour::None
 }
