@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use super::compare::Colour;
 use super::document::{DocCell, DocTable, Syntax, wrap};
-use super::text::MAX_LINE_CHARS;
+use super::text::{MAX_LINE_CHARS, truncate};
 
 /// A label or figure as Markdown text: HTML in it is shown, not interpreted, and it cannot
 /// break a table row or start emphasis, a link or code.
@@ -49,15 +49,6 @@ fn cell_md(c: &DocCell) -> String {
     }
 }
 
-/// `s` cut to `n` characters (`…` ends a cut one).
-fn cut(s: String, n: usize) -> String {
-    if s.chars().count() <= n {
-        s
-    } else {
-        s.chars().take(n.saturating_sub(1)).collect::<String>() + "…"
-    }
-}
-
 /// Markdown for a blog post or a pull request.
 pub struct MarkdownSyntax;
 
@@ -65,7 +56,7 @@ impl MarkdownSyntax {
     fn one_table(out: &mut String, t: &DocTable, room: usize) {
         let _ = write!(out, "| {} |", escape_md(&t.corner));
         for c in &t.columns {
-            let _ = write!(out, " {} |", cut(escape_md(c), room));
+            let _ = write!(out, " {} |", truncate(&escape_md(c), room));
         }
         out.push_str("\n|---|");
         for _ in &t.columns {
@@ -75,14 +66,14 @@ impl MarkdownSyntax {
         for row in &t.rows {
             let _ = write!(out, "| {} |", escape_md(&row.label));
             for c in &row.cells {
-                let _ = write!(out, " {} |", cut(cell_md(c), room));
+                let _ = write!(out, " {} |", truncate(&cell_md(c), room));
             }
             out.push('\n');
         }
         if let Some(f) = &t.footer {
             let _ = write!(out, "| **{}** |", escape_md(&f.label));
             for c in &f.cells {
-                let _ = write!(out, " {} |", cut(cell_md(c), room));
+                let _ = write!(out, " {} |", truncate(&cell_md(c), room));
             }
             out.push('\n');
         }
@@ -103,7 +94,7 @@ impl Syntax for MarkdownSyntax {
         let _ = writeln!(
             out,
             "{hashes} {}\n",
-            cut(text.to_string(), MAX_LINE_CHARS - 7)
+            truncate(text, MAX_LINE_CHARS - 7)
         );
     }
 

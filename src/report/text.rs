@@ -359,7 +359,8 @@ impl Syntax for TextSyntax {
     }
 }
 
-fn truncate(s: &str, n: usize) -> String {
+/// `s` cut to `n` characters (`…` ends a cut one).
+pub(super) fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {

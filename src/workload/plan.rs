@@ -234,17 +234,19 @@ pub fn micro_loader_tables(client: u32, tables: u32) -> impl Iterator<Item = u32
     (client..tables).step_by(usize::try_from(loaders).unwrap_or(1))
 }
 
+/// `count` clients, numbered from 0, each with `roles`.
+fn clients(count: u32, roles: &[Role]) -> Vec<ClientPlan> {
+    (0..count)
+        .map(|client| ClientPlan {
+            client,
+            roles: roles.to_vec(),
+        })
+        .collect()
+}
+
 impl StepPlan {
     /// The plan of `step` for these sizes.
     pub fn for_step(step: StepName, sizes: &StepSizes) -> StepPlan {
-        let each_client = |role: Role| -> Vec<ClientPlan> {
-            (0..sizes.clients)
-                .map(|client| ClientPlan {
-                    client,
-                    roles: vec![role.clone()],
-                })
-                .collect()
-        };
         let base = StepPlan {
             step,
             creates_tables: false,
@@ -265,10 +267,13 @@ impl StepPlan {
             StepName::LoadInitial => StepPlan {
                 creates_tables: true,
                 needs: Needs::Nothing,
-                clients: each_client(Role::Load {
-                    rows: sizes.load_rows,
-                    rows_per_insert: sizes.load_rows_per_insert,
-                }),
+                clients: clients(
+                    sizes.clients,
+                    &[Role::Load {
+                        rows: sizes.load_rows,
+                        rows_per_insert: sizes.load_rows_per_insert,
+                    }],
+                ),
                 goal_rows: Some((OpKind::Insert, sizes.load_rows * u64::from(sizes.clients))),
                 rows_intent: RowsIntent::Exactly(sizes.load_rows * sizes.writers_per_table()),
                 estimate_seconds: all_load_rows / EST_LOAD_ROWS_PER_SEC,
@@ -311,16 +316,14 @@ impl StepPlan {
             * u64::from(rows_per_insert)
             * sizes.writers_per_table();
         StepPlan {
-            clients: (0..sizes.clients)
-                .map(|client| ClientPlan {
-                    client,
-                    roles: vec![Role::Writers {
-                        rows: Some(rows),
-                        rows_per_insert,
-                        statements_per_sec: None,
-                    }],
-                })
-                .collect(),
+            clients: clients(
+                sizes.clients,
+                &[Role::Writers {
+                    rows: Some(rows),
+                    rows_per_insert,
+                    statements_per_sec: None,
+                }],
+            ),
             goal_rows: Some((OpKind::Insert, rows * u64::from(sizes.clients))),
             settle: !first,
             estimate_seconds: if first {
@@ -349,14 +352,12 @@ impl StepPlan {
             creates_tables: true,
             table_shape: TableShape::Sysbench,
             needs: Needs::Nothing,
-            clients: (0..loaders)
-                .map(|client| ClientPlan {
-                    client,
-                    roles: vec![Role::MicroLoad {
-                        rows: sizes.micro.rows,
-                    }],
-                })
-                .collect(),
+            clients: clients(
+                loaders,
+                &[Role::MicroLoad {
+                    rows: sizes.micro.rows,
+                }],
+            ),
             goal_rows: Some((
                 OpKind::Insert,
                 u64::from(sizes.micro.rows) * u64::from(tables),
@@ -370,12 +371,7 @@ impl StepPlan {
     /// A microbenchmark: its operations back to back on every client, for a fixed time.
     fn micro(base: StepPlan, m: MicroStep, sizes: &StepSizes) -> StepPlan {
         StepPlan {
-            clients: (0..sizes.clients)
-                .map(|client| ClientPlan {
-                    client,
-                    roles: vec![Role::Micro(m)],
-                })
-                .collect(),
+            clients: clients(sizes.clients, &[Role::Micro(m)]),
             stop: StopRule::AfterSeconds(sizes.micro.seconds),
             estimate_seconds: sizes.micro.seconds,
             throughput: if m.counts_rows() {
@@ -407,12 +403,7 @@ impl StepPlan {
         };
         StepPlan {
             needs: Needs::TablesWithIndexes,
-            clients: (0..sizes.clients)
-                .map(|client| ClientPlan {
-                    client,
-                    roles: vec![Role::Queries(kind), writers.clone()],
-                })
-                .collect(),
+            clients: clients(sizes.clients, &[Role::Queries(kind), writers.clone()]),
             stop: StopRule::AfterSeconds(sizes.query_seconds),
             estimate_seconds: sizes.query_seconds,
             throughput: Throughput::Ops(step.main_op()),
