@@ -108,3 +108,139 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
     };
     micro_checks::check_suite(&url, "pg-micro", 2, &read);
 }
+
+/// The benchmark's connections run on ibench's own protocol client: it logs in with every
+/// password method a server may ask for (SCRAM-SHA-256 over TCP, as the private server asks;
+/// MD5 and cleartext when pg_hba.conf says so), and over the Unix socket too.
+#[test]
+fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
+    use ibench::backend::postgres::wire::WireConn;
+    let server = server();
+    let url = client_url(&server.url);
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "SET password_encryption = 'md5'; \
+             DROP ROLE IF EXISTS ib_md5; CREATE ROLE ib_md5 LOGIN PASSWORD 'md5 pw'; \
+             DROP ROLE IF EXISTS ib_clear; CREATE ROLE ib_clear LOGIN PASSWORD 'clear pw'",
+        )
+        .unwrap();
+    let hba: String = admin.query_one("SHOW hba_file", &[]).unwrap().get(0);
+    let rules = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(
+        &hba,
+        format!(
+            "host all ib_md5 127.0.0.1/32 md5\nhost all ib_clear 127.0.0.1/32 password\n{rules}"
+        ),
+    )
+    .unwrap();
+    admin.batch_execute("SELECT pg_reload_conf()").unwrap();
+
+    let config = |user: &str, password: &str| {
+        let mut c = postgres::Config::new();
+        c.host("127.0.0.1")
+            .port(server.port)
+            .user(user)
+            .password(password)
+            .dbname("postgres");
+        c
+    };
+    let who = |c: &postgres::Config| {
+        // The reload is asynchronous: retry for a few seconds.
+        let mut last = String::new();
+        for _ in 0..50 {
+            match WireConn::connect(c).and_then(|mut w| w.simple_value("SELECT current_user")) {
+                Ok(user) => return user.unwrap_or_default(),
+                Err(e) => last = e.to_string(),
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("cannot log in: {last}");
+    };
+    let password = std::fs::read_to_string(server.dir.join("password")).unwrap();
+    let password = password.trim();
+    assert_eq!(who(&config("postgres", password)), "postgres");
+    assert_eq!(who(&config("ib_md5", "md5 pw")), "ib_md5");
+    assert_eq!(who(&config("ib_clear", "clear pw")), "ib_clear");
+    let mut only_socket = postgres::Config::new();
+    only_socket
+        .host_path(&server.socket_dir)
+        .port(server.port)
+        .user("postgres")
+        .password(password)
+        .dbname("postgres");
+    assert_eq!(who(&only_socket), "postgres");
+
+    let wrong = WireConn::connect(&config("ib_md5", "not it"))
+        .err()
+        .unwrap();
+    let code = wrong.server().map(|s| s.code.clone());
+    assert_eq!(code.as_deref(), Some("28P01"), "{wrong}");
+    let mut no_password = postgres::Config::new();
+    no_password
+        .host("127.0.0.1")
+        .port(server.port)
+        .user("ib_md5")
+        .dbname("postgres");
+    let e = WireConn::connect(&no_password).err().unwrap();
+    assert_eq!(e.to_string(), "authentication error: password missing");
+    std::fs::write(&hba, rules).unwrap();
+    admin.batch_execute("SELECT pg_reload_conf()").unwrap();
+}
+
+/// A failed statement names its SQLSTATE and leaves the connection usable; a wrong password
+/// is a login error and a missing database says how to make one; a cancel request stops a
+/// running statement.
+#[test]
+fn the_protocol_client_reports_errors_and_cancels() {
+    use ibench::backend::postgres::wire::WireConn;
+    use ibench::backend::{BackendError, DriverOptions, TableOptions, driver_for_url};
+    let url = new_database(server(), "wire_errors");
+    let driver = driver_for_url(&url, &DriverOptions::default()).unwrap();
+    let mut conn = driver.connect().unwrap();
+    let e = conn.count_rows("no_such_table").unwrap_err();
+    assert!(
+        matches!(&e, BackendError::Sql { detail, .. } if detail.contains("SQLSTATE 42P01")),
+        "{e}"
+    );
+    conn.create_table("pi1", &TableOptions::default()).unwrap();
+    assert_eq!(conn.count_rows("pi1").unwrap(), 0);
+    assert_eq!(conn.min_max_id("pi1").unwrap(), None);
+
+    let resolved = client_url(&url);
+    let wrong = driver_for_url(
+        &format!(
+            "postgres://postgres:nope@127.0.0.1:{}/wire_errors",
+            server().port
+        ),
+        &DriverOptions::default(),
+    )
+    .unwrap();
+    let e = wrong.connect().err().unwrap();
+    assert!(matches!(e, BackendError::Auth { .. }), "{e}");
+    let missing = driver_for_url(
+        &url_with_database(&server().url, "no_such_db"),
+        &DriverOptions::default(),
+    )
+    .unwrap();
+    let e = missing.connect().err().unwrap().to_string();
+    assert!(e.contains("create the database"), "{e}");
+
+    let config: postgres::Config = resolved.parse().unwrap();
+    let mut wire = WireConn::connect(&config).unwrap();
+    let key = wire.cancel_key();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        key.cancel().unwrap();
+    });
+    let started = std::time::Instant::now();
+    let e = wire.simple("SELECT pg_sleep(60)").unwrap_err();
+    canceller.join().unwrap();
+    assert_eq!(e.server().map(|s| s.code.as_str()), Some("57014"), "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(
+        wire.simple_value("SELECT 1").unwrap().as_deref(),
+        Some("1"),
+        "usable after the cancel"
+    );
+}

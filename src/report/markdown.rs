@@ -91,11 +91,7 @@ fn wrapped(out: &mut String, text: &str, first: &str, rest: &str) {
 impl Syntax for MarkdownSyntax {
     fn heading(&self, out: &mut String, level: u8, text: &str, _anchor: Option<&str>) {
         let hashes = "#".repeat(usize::from(level.clamp(1, 6)));
-        let _ = writeln!(
-            out,
-            "{hashes} {}\n",
-            truncate(text, MAX_LINE_CHARS - 7)
-        );
+        let _ = writeln!(out, "{hashes} {}\n", truncate(text, MAX_LINE_CHARS - 7));
     }
 
     fn paragraph(&self, out: &mut String, text: &str) {

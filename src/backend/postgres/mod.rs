@@ -1,12 +1,21 @@
-//! PostgreSQL backend, on the synchronous `postgres` crate (one OS thread per connection).
+//! PostgreSQL backend.
+//!
+//! The benchmark's connections ([`PostgresConn`]) run on [`wire`], a blocking protocol client
+//! that costs what libpq costs or less: the thread blocks on its own socket, a statement's
+//! `Bind` is encoded into one reused buffer, replies are read in place. The admin connections
+//! of the driver (describe, the settle phase's VACUUM and CHECKPOINT) use the synchronous
+//! `postgres` crate.
 //!
 //! The URL is completed from the libpq environment variables (`PGHOST`, `PGPORT`, `PGUSER`,
 //! `PGPASSWORD`, `PGDATABASE`) for the parts it leaves out, since the `postgres` crate reads no
 //! environment. Every statement of the hot path is prepared once per connection and bound in
 //! the binary format without allocating per row.
 
+pub mod wire;
+
 use crate::stats::convert::i64_u64;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::error::Error as StdError;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
@@ -14,15 +23,13 @@ use std::time::{Instant, SystemTime};
 
 use ::postgres as pg;
 use pg::error::SqlState;
-use pg::fallible_iterator::FallibleIterator;
-use pg::types::private::BytesMut;
-use pg::types::{IsNull, ToSql, Type};
-use pg::{Client, Config, NoTls, Statement};
+use pg::{Client, Config, NoTls};
 
 use super::flavour::Flavour;
 use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
 use crate::workload::micro::MicroStatement;
+use wire::{Executed, Prepared, Value, WireConn, WireError};
 
 /// Postgres numbers its parameters.
 const PLACEHOLDERS: Placeholders = Placeholders::Numbered;
@@ -70,16 +77,19 @@ impl PostgresDriver {
     }
 
     /// The server's flavour: as given, else from `version()` (asked once per driver).
-    fn flavour(&self, client: &mut Client) -> Flavour {
+    fn flavour(&self, version: impl FnOnce() -> String) -> Flavour {
         *self.flavour.get_or_init(|| {
-            self.forced.unwrap_or_else(|| {
-                let version: String = client
-                    .query_one("SELECT version()", &[])
-                    .and_then(|r| r.try_get(0))
-                    .unwrap_or_default();
-                Flavour::detect(BackendKind::Postgres, &version)
-            })
+            self.forced
+                .unwrap_or_else(|| Flavour::detect(BackendKind::Postgres, &version()))
         })
+    }
+
+    /// `SELECT version()` on an admin connection (empty when it fails).
+    fn client_version(client: &mut Client) -> String {
+        client
+            .query_one("SELECT version()", &[])
+            .and_then(|r| r.try_get(0))
+            .unwrap_or_default()
     }
 
     fn client(&self) -> BackendResult<Client> {
@@ -91,10 +101,16 @@ impl PostgresDriver {
 
 impl Driver for PostgresDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
-        let mut client = self.client()?;
-        let flavour = self.flavour(&mut client);
+        let mut wire =
+            WireConn::connect(&self.config).map_err(|e| wire_connect_error(&self.target, &e))?;
+        let flavour = self.flavour(|| {
+            wire.simple_value("SELECT version()")
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        });
         Ok(Box::new(PostgresConn {
-            client,
+            wire,
             flavour,
             target: self.target.clone(),
             statements: HashMap::new(),
@@ -106,7 +122,7 @@ impl Driver for PostgresDriver {
         let mut client = self.client()?;
         let version = show(&mut client, "server_version")
             .map_err(|e| pg_error(&self.target, "read server_version", &e))?;
-        let flavour = self.flavour(&mut client);
+        let flavour = self.flavour(|| Self::client_version(&mut client));
         Ok(TargetInfo {
             backend: BackendKind::Postgres,
             url: self.target.clone(),
@@ -121,7 +137,10 @@ impl Driver for PostgresDriver {
         let deadline = Instant::now() + budget;
         // Connect first so that an unreachable server is an error, not a list of failures.
         let mut main = self.client()?;
-        if !self.flavour(&mut main).has_engine_maintenance() {
+        if !self
+            .flavour(|| Self::client_version(&mut main))
+            .has_engine_maintenance()
+        {
             // No VACUUM or CHECKPOINT here: refresh the statistics only.
             return Ok(tables
                 .iter()
@@ -217,72 +236,93 @@ fn show(client: &mut Client, name: &str) -> Result<String, pg::Error> {
     row.try_get(0)
 }
 
-/// One PostgreSQL connection with its prepared statements.
+/// One PostgreSQL connection with its prepared statements, on the blocking protocol client
+/// ([`wire`]): every statement the steps send, admin ones included, goes over it.
 pub struct PostgresConn {
-    client: Client,
+    wire: WireConn,
     flavour: Flavour,
     target: String,
-    statements: HashMap<String, TableStatements<Statement>>,
+    statements: HashMap<String, TableStatements<Prepared>>,
     server_version_num: Option<i32>,
 }
 
 /// Cancels a Postgres connection's statement with the protocol's cancel request.
-struct PgCanceller(pg::CancelToken);
+struct PgCanceller(wire::CancelKey);
 
 impl Canceller for PgCanceller {
     fn cancel(&self) -> Result<(), String> {
-        self.0.cancel_query(NoTls).map_err(|e| pg_detail(&e))
+        self.0.cancel().map_err(|e| e.to_string())
     }
 }
 
 impl PostgresConn {
-    fn err(&self, context: &str, e: &pg::Error) -> BackendError {
-        pg_error(&self.target, context, e)
+    fn err(&self, context: &str, e: &WireError) -> BackendError {
+        wire_error(&self.target, context, e)
     }
 
-    /// The table's statement cache, created on first use.
-    fn table_statements(&mut self, table: &str) -> &mut TableStatements<Statement> {
-        // Only reached when a statement is prepared, so the key allocation is off the hot path.
-        self.statements.entry(table.to_string()).or_default()
+    /// Run `sql` with the simple protocol; its rows as text.
+    fn run(&mut self, sql: &str, context: &str) -> BackendResult<Vec<Vec<Option<String>>>> {
+        self.wire.simple(sql).map_err(|e| self.err(context, &e))
+    }
+
+    /// The first column of the first row of `sql`, as text (`None` for no row or NULL).
+    fn value(&mut self, sql: &str, context: &str) -> BackendResult<Option<String>> {
+        self.wire
+            .simple_value(sql)
+            .map_err(|e| self.err(context, &e))
+    }
+
+    /// The first column of the first row of `sql`, as a number.
+    fn number(&mut self, sql: &str, context: &str) -> BackendResult<i64> {
+        let text = self.value(sql, context)?.unwrap_or_default();
+        text.trim()
+            .parse::<i64>()
+            .map_err(|e| BackendError::sql(context, format!("'{text}': {e}")))
     }
 
     fn server_version_num(&mut self) -> BackendResult<i32> {
         if let Some(v) = self.server_version_num {
             return Ok(v);
         }
-        let text = show(&mut self.client, "server_version_num")
-            .map_err(|e| self.err("read server_version_num", &e))?;
-        let v = text
-            .trim()
-            .parse::<i32>()
-            .map_err(|e| BackendError::sql("read server_version_num", format!("'{text}': {e}")))?;
+        let context = "read server_version_num";
+        let v = i32::try_from(self.number("SHOW server_version_num", context)?)
+            .map_err(|e| BackendError::sql(context, e))?;
         self.server_version_num = Some(v);
         Ok(v)
     }
 
-    /// The cached prepared statement `key` of `table`, prepared from `sql()` on first use.
-    fn statement(
+    /// Run the statement `key` of `table` with `params`, preparing it from `sql()` on first
+    /// use. The hot path looks the statement up once and clones nothing.
+    fn execute<'a>(
         &mut self,
         table: &str,
         key: StatementKey,
         sql: impl FnOnce() -> String,
         context: &dyn Fn() -> String,
-    ) -> BackendResult<Statement> {
-        if let Some(s) = self.statements.get(table).and_then(|t| t.get(&key)) {
-            return Ok(s.clone());
-        }
-        let s = self
-            .client
-            .prepare(&sql())
-            .map_err(|e| self.err(&context(), &e))?;
-        self.table_statements(table).insert(key, s.clone());
-        Ok(s)
+        params: impl IntoIterator<Item = Value<'a>>,
+    ) -> BackendResult<Executed> {
+        let target = &self.target;
+        let wire = &mut self.wire;
+        let of_table = match self.statements.get_mut(table) {
+            Some(t) => t,
+            // Only reached when a statement is prepared: the allocation is off the hot path.
+            None => self.statements.entry(table.to_string()).or_default(),
+        };
+        let stmt = match of_table.entry(key) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => v.insert(
+                wire.prepare(&sql())
+                    .map_err(|e| wire_error(target, &context(), &e))?,
+            ),
+        };
+        wire.execute(stmt, params)
+            .map_err(|e| wire_error(target, &context(), &e))
     }
 }
 
 impl Conn for PostgresConn {
     fn canceller(&self) -> Option<Box<dyn Canceller>> {
-        Some(Box::new(PgCanceller(self.client.cancel_token())))
+        Some(Box::new(PgCanceller(self.wire.cancel_key())))
     }
 
     fn create_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()> {
@@ -290,26 +330,24 @@ impl Conn for PostgresConn {
         let version = self.server_version_num()?;
         let context = format!("create table {table}");
         for sql in create_table_sql(table, options, version, self.flavour) {
-            self.client
-                .batch_execute(&sql)
-                .map_err(|e| self.err(&context, &e))?;
+            self.run(&sql, &context)?;
         }
         Ok(())
     }
 
     fn drop_table(&mut self, table: &str) -> BackendResult<()> {
         self.statements.remove(table);
-        self.client
-            .batch_execute(&format!("DROP TABLE IF EXISTS {table}"))
-            .map_err(|e| self.err(&format!("drop table {table}"), &e))
+        self.run(
+            &format!("DROP TABLE IF EXISTS {table}"),
+            &format!("drop table {table}"),
+        )
+        .map(drop)
     }
 
     fn create_micro_table(&mut self, table: &str, _options: &TableOptions) -> BackendResult<()> {
         self.drop_table(table)?;
         for sql in micro_sql::create_table_sql(table, "") {
-            self.client
-                .batch_execute(&sql)
-                .map_err(|e| self.err(&format!("create table {table}"), &e))?;
+            self.run(&sql, &format!("create table {table}"))?;
         }
         Ok(())
     }
@@ -320,7 +358,7 @@ impl Conn for PostgresConn {
             statements,
             |c, s| c.micro_statement(table, s),
             |c| {
-                let _ = c.client.batch_execute("ROLLBACK");
+                let _ = c.wire.simple("ROLLBACK");
             },
         )
     }
@@ -328,9 +366,7 @@ impl Conn for PostgresConn {
     fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()> {
         for index in SecondaryIndex::ALL {
             let sql = create_index_sql(table, index);
-            self.client
-                .batch_execute(&sql)
-                .map_err(|e| self.err(&format!("create index {}", index.name(table)), &e))?;
+            self.run(&sql, &format!("create index {}", index.name(table)))?;
         }
         Ok(())
     }
@@ -338,19 +374,15 @@ impl Conn for PostgresConn {
     fn has_secondary_indexes(&mut self, table: &str) -> BackendResult<bool> {
         let names: Vec<String> = SecondaryIndex::ALL
             .iter()
-            .map(|i| i.name(table).to_lowercase())
+            .map(|i| quote_literal(&i.name(table).to_lowercase()))
             .collect();
-        let row = self
-            .client
-            .query_one(
-                "SELECT count(DISTINCT indexname) FROM pg_indexes \
-                 WHERE schemaname = current_schema() AND tablename = $1 AND indexname = ANY($2)",
-                &[&table.to_lowercase(), &names],
-            )
-            .map_err(|e| self.err(&format!("list the indexes of {table}"), &e))?;
-        let n: i64 = row
-            .try_get(0)
-            .map_err(|e| self.err(&format!("list the indexes of {table}"), &e))?;
+        let sql = format!(
+            "SELECT count(DISTINCT indexname) FROM pg_indexes \
+             WHERE schemaname = current_schema() AND tablename = {} AND indexname IN ({})",
+            quote_literal(&table.to_lowercase()),
+            names.join(", ")
+        );
+        let n = self.number(&sql, &format!("list the indexes of {table}"))?;
         Ok(usize::try_from(n).is_ok_and(|n| n == names.len()))
     }
 
@@ -364,53 +396,51 @@ impl Conn for PostgresConn {
             rows,
             client_ids: ids,
         };
-        let stmt = self.statement(table, key, || insert_sql(table, rows, ids), &|| {
-            insert_context(table)
-        })?;
-        let params = InsertParams::new(batch);
-        let result = (|| {
-            let mut it = self.client.query_raw(&stmt, params)?;
-            while it.next()?.is_some() {}
-            Ok::<_, pg::Error>(it.rows_affected().unwrap_or(0))
-        })();
-        result.map_err(|e| self.err(&insert_context(table), &e))
+        let done = self.execute(
+            table,
+            key,
+            || insert_sql(table, rows, ids),
+            &|| insert_context(table),
+            InsertParams::new(batch),
+        )?;
+        Ok(done.rows_affected)
     }
 
     fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
-        let context = || format!("delete from {table}");
         let flavour = self.flavour;
-        let stmt = self.statement(
+        let done = self.execute(
             table,
             StatementKey::Delete,
             || flavour.pg_delete_sql(table),
-            &context,
+            &|| format!("delete from {table}"),
+            [Value::Int(min_id), Value::Int(i64::from(limit))],
         )?;
-        self.client
-            .execute(&stmt, &[&min_id, &i64::from(limit)])
-            .map_err(|e| self.err(&context(), &e))
+        Ok(done.rows_affected)
     }
 
     fn min_max_id(&mut self, table: &str) -> BackendResult<Option<(i64, i64)>> {
         let context = format!("read min and max transactionid of {table}");
-        let row = self
-            .client
-            .query_one(&min_max_sql(table), &[])
-            .map_err(|e| self.err(&context, &e))?;
-        let min: Option<i64> = row.try_get(0).map_err(|e| self.err(&context, &e))?;
-        let max: Option<i64> = row.try_get(1).map_err(|e| self.err(&context, &e))?;
-        Ok(min.zip(max))
+        let rows = self.run(&min_max_sql(table), &context)?;
+        let row = rows.into_iter().next().unwrap_or_default();
+        let int = |i: usize| -> BackendResult<Option<i64>> {
+            row.get(i)
+                .cloned()
+                .flatten()
+                .map(|t| t.parse::<i64>().map_err(|e| BackendError::sql(&context, e)))
+                .transpose()
+        };
+        Ok(int(0)?.zip(int(1)?))
     }
 
     fn range_query(&mut self, table: &str, index: SecondaryIndex, from: i32) -> BackendResult<u64> {
-        let context = || format!("range query on {table} via {}", index.name(table));
-        let stmt = self.statement(
+        let done = self.execute(
             table,
             StatementKey::Range(index),
             || range_sql(table, index),
-            &context,
+            &|| format!("range query on {table} via {}", index.name(table)),
+            [Value::Int(i64::from(from))],
         )?;
-        count_rows_of(&mut self.client, &stmt, std::iter::once(from))
-            .map_err(|e| self.err(&context(), &e))
+        Ok(done.rows_returned)
     }
 
     fn point_query(&mut self, table: &str, ids: &[i64]) -> BackendResult<u64> {
@@ -418,23 +448,21 @@ impl Conn for PostgresConn {
             return Ok(0);
         }
         let n = ids.len();
-        let context = || format!("point query on {table}");
-        let stmt = self.statement(
+        let done = self.execute(
             table,
             StatementKey::Point(n),
             || point_sql(table, n),
-            &context,
+            &|| format!("point query on {table}"),
+            ids.iter().map(|id| Value::Int(*id)),
         )?;
-        count_rows_of(&mut self.client, &stmt, ids.iter()).map_err(|e| self.err(&context(), &e))
+        Ok(done.rows_returned)
     }
 
     fn count_rows(&mut self, table: &str) -> BackendResult<u64> {
-        let context = format!("count rows of {table}");
-        let row = self
-            .client
-            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
-            .map_err(|e| self.err(&context, &e))?;
-        let n: i64 = row.try_get(0).map_err(|e| self.err(&context, &e))?;
+        let n = self.number(
+            &format!("SELECT count(*) FROM {table}"),
+            &format!("count rows of {table}"),
+        )?;
         Ok(i64_u64(n))
     }
 
@@ -443,48 +471,32 @@ impl Conn for PostgresConn {
         let context = format!("count rows of {table} via {name}");
         let sql = count_via_index_sql(table, index);
         let settings = force_index_settings(self.server_version_num()?);
-        let target = self.target.clone();
-        let err = |e: pg::Error| pg_error(&target, &context, &e);
-        let mut tx = self.client.transaction().map_err(err)?;
-        tx.batch_execute(settings).map_err(err)?;
-        // Check that the planner really reads this index, so the count means what it says.
-        let plan: Vec<String> = tx
-            .query(&format!("EXPLAIN {sql}"), &[])
-            .map_err(err)?
-            .iter()
-            .map(|row| row.try_get::<_, String>(0))
-            .collect::<Result<_, _>>()
-            .map_err(err)?;
-        let uses_index = plan
-            .iter()
-            .any(|line| line.contains(&format!("using {} ", name.to_lowercase())));
-        if !uses_index {
-            return Err(BackendError::sql(
-                &context,
-                format!("the planner would not read {name}: {}", plan.join(" / ")),
-            ));
-        }
-        let row = tx.query_one(&sql, &[]).map_err(err)?;
-        let n: i64 = row.try_get(0).map_err(err)?;
-        tx.commit().map_err(err)?;
-        Ok(i64_u64(n))
+        self.run(&format!("BEGIN; {settings}"), &context)?;
+        let counted = self.count_in_transaction(&sql, &name, &context);
+        let end = if counted.is_ok() {
+            "COMMIT"
+        } else {
+            "ROLLBACK"
+        };
+        let ended = self.run(end, &context);
+        let n = counted?;
+        ended?;
+        Ok(n)
     }
 
     fn database_size_bytes(&mut self, tables: &[String]) -> BackendResult<Option<DbSize>> {
         let context = "read the database size";
-        let row = self
-            .client
-            .query_one("SELECT pg_database_size(current_database())", &[])
-            .map_err(|e| self.err(context, &e))?;
-        let total: i64 = row.try_get(0).map_err(|e| self.err(context, &e))?;
+        let total = self.number("SELECT pg_database_size(current_database())", context)?;
         let mut sizes = std::collections::BTreeMap::new();
         for t in tables {
-            let row = self
-                .client
-                .query_one("SELECT pg_total_relation_size(to_regclass($1))", &[t])
-                .map_err(|e| self.err(context, &e))?;
-            let size: Option<i64> = row.try_get(0).map_err(|e| self.err(context, &e))?;
-            if let Some(size) = size {
+            let sql = format!(
+                "SELECT pg_total_relation_size(to_regclass({}))",
+                quote_literal(t)
+            );
+            if let Some(size) = self.value(&sql, context)? {
+                let size: i64 = size
+                    .parse()
+                    .map_err(|e| BackendError::sql(context, format!("'{size}': {e}")))?;
                 sizes.insert(t.clone(), u64::try_from(size).unwrap_or(0));
             }
         }
@@ -496,8 +508,9 @@ impl Conn for PostgresConn {
     }
 
     fn server_files(&mut self) -> BackendResult<Option<ServerFiles>> {
-        let dir = show(&mut self.client, "data_directory")
-            .map_err(|e| self.err("SHOW data_directory", &e))?;
+        let dir = self
+            .value("SHOW data_directory", "SHOW data_directory")?
+            .unwrap_or_default();
         let dir = std::path::PathBuf::from(dir);
         Ok(Some(ServerFiles {
             pid_file: Some(dir.join("postmaster.pid")),
@@ -512,11 +525,12 @@ impl Conn for PostgresConn {
         for view in stat_views(version) {
             let sql = format!("SELECT coalesce(json_agg(t), '[]'::json)::text FROM {view} t");
             let value = self
-                .client
-                .query_one(&sql, &[])
-                .and_then(|r| r.try_get::<_, String>(0))
-                .map_err(|e| pg_detail(&e))
-                .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+                .wire
+                .simple_value(&sql)
+                .map_err(|e| e.to_string())
+                .and_then(|text| {
+                    serde_json::from_str(&text.unwrap_or_default()).map_err(|e| e.to_string())
+                })
                 .unwrap_or_else(|e| serde_json::json!({ "error": e }));
             out.insert(view.to_string(), value);
         }
@@ -529,15 +543,13 @@ impl Conn for PostgresConn {
 
     fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
         let context = "read pg_settings";
-        let text: String = self
-            .client
-            .query_one(
+        let text = self
+            .value(
                 "SELECT coalesce(json_object_agg(name, json_build_object('setting', setting, \
                  'unit', unit, 'source', source) ORDER BY name), '{}'::json)::text FROM pg_settings",
-                &[],
-            )
-            .and_then(|r| r.try_get(0))
-            .map_err(|e| self.err(context, &e))?;
+                context,
+            )?
+            .unwrap_or_default();
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| BackendError::sql(context, e))
@@ -545,27 +557,50 @@ impl Conn for PostgresConn {
 }
 
 impl PostgresConn {
+    /// Inside the forced-index transaction: check the plan reads `index_name`, then count.
+    fn count_in_transaction(
+        &mut self,
+        sql: &str,
+        index_name: &str,
+        context: &str,
+    ) -> BackendResult<u64> {
+        // Check that the planner really reads this index, so the count means what it says.
+        let plan: Vec<String> = self
+            .run(&format!("EXPLAIN {sql}"), context)?
+            .into_iter()
+            .filter_map(|row| row.into_iter().next().flatten())
+            .collect();
+        let uses_index = plan
+            .iter()
+            .any(|line| line.contains(&format!("using {} ", index_name.to_lowercase())));
+        if !uses_index {
+            return Err(BackendError::sql(
+                context,
+                format!(
+                    "the planner would not read {index_name}: {}",
+                    plan.join(" / ")
+                ),
+            ));
+        }
+        Ok(i64_u64(self.number(sql, context)?))
+    }
+
     /// `version()` and, when this user may read it, `pg_config`'s CONFIGURE, CC and CFLAGS.
     fn read_build_facts(&mut self) -> BackendResult<BuildFacts> {
-        let version_string: String = self
-            .client
-            .query_one("SELECT version()", &[])
-            .and_then(|r| r.try_get(0))
-            .map_err(|e| self.err("SELECT version()", &e))?;
+        let version_string = self.value("SELECT version()", "SELECT version()")?;
         let mut facts = BuildFacts {
-            version_string: Some(version_string),
+            version_string,
             ..BuildFacts::default()
         };
         // pg_config is readable by superusers (and members of pg_read_all_settings from 10).
-        let rows = self.client.query(
+        let rows = self.wire.simple(
             "SELECT name, setting FROM pg_config WHERE name IN ('CONFIGURE', 'CC', 'CFLAGS')",
-            &[],
         );
         match rows {
             Ok(rows) => {
                 for row in rows {
-                    let (Ok(name), Ok(setting)) =
-                        (row.try_get::<_, String>(0), row.try_get::<_, String>(1))
+                    let mut cells = row.into_iter();
+                    let (Some(Some(name)), Some(Some(setting))) = (cells.next(), cells.next())
                     else {
                         continue;
                     };
@@ -579,7 +614,7 @@ impl PostgresConn {
             }
             Err(e) => facts.na.push(format!(
                 "pg_config: {} (reading it needs a superuser)",
-                pg_detail(&e)
+                wire_detail(&e)
             )),
         }
         Ok(facts)
@@ -622,6 +657,12 @@ fn insert_context(table: &str) -> String {
     format!("insert into {table}")
 }
 
+/// `s` as an SQL string literal (quotes doubled; `standard_conforming_strings` is on in
+/// every supported server).
+fn quote_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
 impl PostgresConn {
     /// One microbenchmark statement: rows read (a scan: rows counted) or changed.
     fn micro_statement(&mut self, table: &str, s: &MicroStatement) -> BackendResult<u64> {
@@ -629,100 +670,28 @@ impl PostgresConn {
         let outcome = micro_sql::outcome(s.kind);
         if outcome == Outcome::Control {
             let sql = micro_sql::statement_sql(s.kind, table, 0, PLACEHOLDERS);
-            self.client
-                .batch_execute(&sql)
-                .map_err(|e| self.err(&context(), &e))?;
+            self.run(&sql, &context())?;
             return Ok(0);
         }
         let n = s.ints.len();
-        let stmt = self.statement(
+        let params = micro_sql::params(s, |v| Value::Int(i64::from(*v)), |v| Value::Text(v));
+        let done = self.execute(
             table,
             StatementKey::Micro(s.kind, n),
             || micro_sql::statement_sql(s.kind, table, n, PLACEHOLDERS),
             &context,
+            params,
         )?;
-        let params: Vec<&(dyn ToSql + Sync)> = micro_sql::params(
-            s,
-            |v| v as &(dyn ToSql + Sync),
-            |v| v as &(dyn ToSql + Sync),
-        );
-        let result = match outcome {
-            Outcome::Count => self
-                .client
-                .query_one(&stmt, &params)
-                .and_then(|row| row.try_get::<_, i64>(0))
-                .map(i64_u64),
-            Outcome::Changed => self.client.execute(&stmt, &params),
-            Outcome::Rows | Outcome::Control => {
-                count_rows_of(&mut self.client, &stmt, params.iter().copied())
-            }
-        };
-        result.map_err(|e| self.err(&context(), &e))
+        Ok(match outcome {
+            Outcome::Count => i64_u64(done.first_int.unwrap_or(0)),
+            Outcome::Changed => done.rows_affected,
+            Outcome::Rows | Outcome::Control => done.rows_returned,
+        })
     }
-}
-
-/// Run a prepared query and count the rows it returns, without decoding them.
-fn count_rows_of<P, I>(client: &mut Client, stmt: &Statement, params: I) -> Result<u64, pg::Error>
-where
-    P: pg::types::BorrowToSql,
-    I: IntoIterator<Item = P>,
-    I::IntoIter: ExactSizeIterator,
-{
-    let mut it = client.query_raw(stmt, params)?;
-    let mut n = 0;
-    while it.next()?.is_some() {
-        n += 1;
-    }
-    Ok(n)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Parameters of the insert: borrowed from the batch, no allocation per row.
-
-/// One bound value of the multi-row insert.
-#[derive(Debug)]
-enum Param<'a> {
-    Timestamp(SystemTime),
-    Int(i32),
-    BigInt(i64),
-    Text(&'a str),
-}
-
-impl ToSql for Param<'_> {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
-        match self {
-            Param::Timestamp(v) => v.to_sql(ty, out),
-            Param::Int(v) => v.to_sql(ty, out),
-            Param::BigInt(v) => v.to_sql(ty, out),
-            Param::Text(v) => v.to_sql(ty, out),
-        }
-    }
-
-    fn accepts(ty: &Type) -> bool {
-        // The real check is per variant, in `to_sql_checked` below.
-        <SystemTime as ToSql>::accepts(ty)
-            || <i32 as ToSql>::accepts(ty)
-            || <i64 as ToSql>::accepts(ty)
-            || <&str as ToSql>::accepts(ty)
-    }
-
-    fn to_sql_checked(
-        &self,
-        ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
-        match self {
-            Param::Timestamp(v) => v.to_sql_checked(ty, out),
-            Param::Int(v) => v.to_sql_checked(ty, out),
-            Param::BigInt(v) => v.to_sql_checked(ty, out),
-            Param::Text(v) => v.to_sql_checked(ty, out),
-        }
-    }
-}
 
 /// The parameters of [`insert_sql`] in order: `$1` the batch timestamp, then per row
 /// (`transactionid`,) `cashregisterid`, `customerid`, `productid`, `price`, `data`.
@@ -748,32 +717,32 @@ impl<'a> InsertParams<'a> {
 }
 
 impl<'a> Iterator for InsertParams<'a> {
-    type Item = Param<'a>;
+    type Item = Value<'a>;
 
-    fn next(&mut self) -> Option<Param<'a>> {
+    fn next(&mut self) -> Option<Value<'a>> {
         if self.next >= self.total {
             return None;
         }
         let n = self.next;
         self.next += 1;
         if n == 0 {
-            return Some(Param::Timestamp(self.timestamp));
+            return Some(Value::Timestamp(self.timestamp));
         }
         let row = (n - 1) / self.per_row;
         let mut col = (n - 1) % self.per_row;
         let b = self.batch;
         if self.per_row == 6 {
             if col == 0 {
-                return Some(Param::BigInt(b.transactionid[row]));
+                return Some(Value::Int(b.transactionid[row]));
             }
             col -= 1;
         }
         Some(match col {
-            0 => Param::Int(b.cashregisterid[row]),
-            1 => Param::Int(b.customerid[row]),
-            2 => Param::Int(b.productid[row]),
-            3 => Param::Int(b.price[row]),
-            _ => Param::Text(b.data(row)),
+            0 => Value::Int(i64::from(b.cashregisterid[row])),
+            1 => Value::Int(i64::from(b.customerid[row])),
+            2 => Value::Int(i64::from(b.productid[row])),
+            3 => Value::Int(i64::from(b.price[row])),
+            _ => Value::Text(b.data(row)),
         })
     }
 
@@ -1062,8 +1031,19 @@ fn is_connectivity(e: &pg::Error) -> bool {
 
 /// Map an error of a statement.
 fn pg_error(target: &str, context: &str, e: &pg::Error) -> BackendError {
-    let detail = pg_detail(e);
-    match e.code() {
+    classify(target, context, e.code(), pg_detail(e), is_connectivity(e))
+}
+
+/// What a caller branches on, from an error's SQLSTATE (if the server sent one), its text,
+/// and whether the connection is gone.
+fn classify(
+    target: &str,
+    context: &str,
+    code: Option<&SqlState>,
+    detail: String,
+    connectivity: bool,
+) -> BackendError {
+    match code {
         Some(c)
             if *c == SqlState::T_R_DEADLOCK_DETECTED
                 || *c == SqlState::T_R_SERIALIZATION_FAILURE
@@ -1081,7 +1061,7 @@ fn pg_error(target: &str, context: &str, e: &pg::Error) -> BackendError {
             }
         }
         Some(_) => BackendError::sql(context, detail),
-        None if is_connectivity(e) => BackendError::Unreachable {
+        None if connectivity => BackendError::Unreachable {
             target: target.to_string(),
             detail,
         },
@@ -1089,18 +1069,63 @@ fn pg_error(target: &str, context: &str, e: &pg::Error) -> BackendError {
     }
 }
 
+/// A [`WireError`] as text: the server's message with its SQLSTATE, as [`pg_detail`] writes it.
+fn wire_detail(e: &WireError) -> String {
+    match e.server() {
+        Some(s) => format!("{s} (SQLSTATE {})", s.code),
+        None => e.to_string(),
+    }
+}
+
+/// Map an error of a statement on the benchmark's connection.
+fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
+    let code = e.server().map(|s| SqlState::from_code(&s.code));
+    match e {
+        WireError::Auth(_) => BackendError::Auth {
+            target: target.to_string(),
+            detail: wire_detail(e),
+        },
+        _ => classify(
+            target,
+            context,
+            code.as_ref(),
+            wire_detail(e),
+            matches!(e, WireError::Io(_)),
+        ),
+    }
+}
+
+/// Map an error of opening the benchmark's connection (as [`connect_error`] does for the
+/// admin connections).
+fn wire_connect_error(target: &str, e: &WireError) -> BackendError {
+    let context = format!("connect to {target}");
+    match e {
+        WireError::Server(s) if s.code == SqlState::INVALID_CATALOG_NAME.code() => {
+            BackendError::sql(context, missing_database(&wire_detail(e)))
+        }
+        WireError::Server(_) | WireError::Auth(_) => wire_error(target, &context, e),
+        WireError::Io(_) => BackendError::Unreachable {
+            target: target.to_string(),
+            detail: wire_detail(e),
+        },
+        WireError::Param(_) | WireError::Protocol(_) => BackendError::sql(context, wire_detail(e)),
+    }
+}
+
+/// The message for a database that does not exist: what to do about it.
+fn missing_database(detail: &str) -> String {
+    format!(
+        "{detail}; create the database (createdb, or CREATE DATABASE) or name an existing one \
+         in --url"
+    )
+}
+
 /// Map an error of opening a connection.
 fn connect_error(target: &str, e: &pg::Error) -> BackendError {
     let detail = pg_detail(e);
     if let Some(db) = e.as_db_error() {
         if *db.code() == SqlState::INVALID_CATALOG_NAME {
-            return BackendError::sql(
-                format!("connect to {target}"),
-                format!(
-                    "{detail}; create the database (createdb, or CREATE DATABASE) or name an \
-                     existing one in --url"
-                ),
-            );
+            return BackendError::sql(format!("connect to {target}"), missing_database(&detail));
         }
         return pg_error(target, &format!("connect to {target}"), e);
     }
@@ -1212,18 +1237,18 @@ mod tests {
         let mut g = RowGenerator::new(Rng::for_stream(1, 1, 0), RowShape::default(), Some(7));
         let mut b = RowBatch::default();
         g.fill(&mut b, 3);
-        let params: Vec<Param<'_>> = InsertParams::new(&b).collect();
+        let params: Vec<Value<'_>> = InsertParams::new(&b).collect();
         assert_eq!(params.len(), 1 + 3 * 6);
         assert_eq!(InsertParams::new(&b).len(), 19);
-        assert!(matches!(params[0], Param::Timestamp(_)));
-        assert!(matches!(params[1], Param::BigInt(7)));
-        assert!(matches!(params[8], Param::Int(v) if v == b.cashregisterid[1]));
-        assert!(matches!(params[18], Param::Text(s) if s == b.data(2)));
+        assert!(matches!(params[0], Value::Timestamp(_)));
+        assert!(matches!(params[1], Value::Int(7)));
+        assert!(matches!(params[8], Value::Int(v) if v == i64::from(b.cashregisterid[1])));
+        assert!(matches!(params[18], Value::Text(s) if s == b.data(2)));
         let mut g = RowGenerator::new(Rng::for_stream(1, 1, 0), RowShape::default(), None);
         g.fill(&mut b, 2);
-        let params: Vec<Param<'_>> = InsertParams::new(&b).collect();
+        let params: Vec<Value<'_>> = InsertParams::new(&b).collect();
         assert_eq!(params.len(), 11);
-        assert!(matches!(params[9], Param::Int(v) if v == b.price[1]));
+        assert!(matches!(params[9], Value::Int(v) if v == i64::from(b.price[1])));
     }
 
     #[test]

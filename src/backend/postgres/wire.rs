@@ -1,0 +1,945 @@
+//! A blocking PostgreSQL protocol connection: what the benchmark's own connections use.
+//!
+//! It does what libpq does for one statement at a time, and no more: one socket per
+//! connection, the thread blocks in the kernel on it (no async runtime, no `epoll` between a
+//! send and its reply), a prepared statement's `Bind`, `Execute` and `Sync` are encoded into
+//! one reused buffer and sent with one `write`, and the replies are read into one reused
+//! buffer and walked in place (rows are counted, not decoded). Parameters are sent in binary,
+//! encoded by the types the server described at `Parse`; results are asked for in binary.
+//!
+//! The statements are the same, in the same transactions, as with any other client: no
+//! pipelining (a statement's reply is read before the next is sent), so a statement's
+//! latency means what it always meant. The `postgres` crate stays for the admin connections
+//! (describe, settle); this module is only used through [`super::PostgresConn`].
+//!
+//! Authentication: trust, cleartext password, MD5 and SCRAM-SHA-256 (without channel
+//! binding: ibench connects without TLS, as it always has).
+
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ::postgres as pg;
+use pg::config::Host;
+use postgres_protocol::authentication::{md5_hash, sasl};
+
+/// Object ids of the parameter types ibench binds (`pg_type.oid`).
+mod oid {
+    pub const INT2: u32 = 21;
+    pub const INT4: u32 = 23;
+    pub const INT8: u32 = 20;
+    pub const TEXT: u32 = 25;
+    pub const NAME: u32 = 19;
+    pub const BPCHAR: u32 = 1042;
+    pub const VARCHAR: u32 = 1043;
+    pub const UNKNOWN: u32 = 705;
+    pub const TIMESTAMP: u32 = 1114;
+    pub const TIMESTAMPTZ: u32 = 1184;
+}
+
+/// Seconds from the Unix epoch to PostgreSQL's (2000-01-01 00:00:00 UTC).
+const PG_EPOCH_UNIX_SECONDS: u64 = 946_684_800;
+
+/// Protocol version 3.0.
+const PROTOCOL_3_0: i32 = 196_608;
+
+/// The code of a `CancelRequest`.
+const CANCEL_REQUEST_CODE: i32 = 80_877_102;
+
+/// Initial size of the receive buffer; it grows for a longer message.
+const RECEIVE_BUFFER_BYTES: usize = 64 * 1024;
+
+/// What the server said when it refused something (an `ErrorResponse`).
+#[derive(Debug, Clone)]
+pub struct ServerError {
+    /// `ERROR`, `FATAL`, ... (the non-localized field when the server sends it).
+    pub severity: String,
+    /// The SQLSTATE, e.g. `40P01`.
+    pub code: String,
+    /// The primary message.
+    pub message: String,
+    /// The `DETAIL` line, if any.
+    pub detail: Option<String>,
+    /// The `HINT` line, if any.
+    pub hint: Option<String>,
+}
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.severity, self.message)?;
+        if let Some(d) = &self.detail {
+            write!(f, "\nDETAIL: {d}")?;
+        }
+        if let Some(h) = &self.hint {
+            write!(f, "\nHINT: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a call on a [`WireConn`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// The socket failed (the server is gone, or never answered).
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The server refused the statement or the login; the connection is still usable after
+    /// a statement's error.
+    #[error("{0}")]
+    Server(Box<ServerError>),
+    /// The login cannot proceed from the client's side (no password, a method ibench lacks).
+    #[error("authentication error: {0}")]
+    Auth(String),
+    /// A parameter does not fit the type the server expects for it.
+    #[error("{0}")]
+    Param(String),
+    /// The server sent something this client does not understand; the connection is closed.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+}
+
+impl WireError {
+    /// The server's error, if it was one.
+    pub fn server(&self) -> Option<&ServerError> {
+        match self {
+            WireError::Server(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+type WireResult<T> = Result<T, WireError>;
+
+/// One value to bind; encoded by the type the server described for its parameter.
+#[derive(Debug, Clone, Copy)]
+pub enum Value<'a> {
+    /// An integer, for an `int2`, `int4` or `int8` parameter (range-checked).
+    Int(i64),
+    /// A string, for a `text`, `varchar`, `char` or `name` parameter.
+    Text(&'a str),
+    /// A point in time, for a `timestamp` (as UTC) or `timestamptz` parameter.
+    Timestamp(SystemTime),
+}
+
+/// A statement prepared on one connection.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The server-side name (`ibN`).
+    name: String,
+    /// The type of each parameter, as the server described it.
+    param_types: Vec<u32>,
+}
+
+/// What one execution of a prepared statement returned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Executed {
+    /// Rows the statement returned (counted, not decoded).
+    pub rows_returned: u64,
+    /// The count in the command tag (`INSERT 0 100`, `DELETE 7`, `SELECT 10`).
+    pub rows_affected: u64,
+    /// The first column of the first row as an integer (binary `int2`/`int4`/`int8`), if
+    /// there was a row and that column was not NULL.
+    pub first_int: Option<i64>,
+}
+
+/// Where a connection went: a cancel request goes there too.
+#[derive(Debug, Clone)]
+enum Address {
+    Tcp(std::net::SocketAddr),
+    Unix(PathBuf),
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Address {
+    fn connect(&self, timeout: Option<Duration>) -> io::Result<Stream> {
+        match self {
+            Address::Tcp(a) => {
+                let s = match timeout {
+                    Some(t) => TcpStream::connect_timeout(a, t)?,
+                    None => TcpStream::connect(a)?,
+                };
+                s.set_nodelay(true)?;
+                Ok(Stream::Tcp(s))
+            }
+            Address::Unix(p) => Ok(Stream::Unix(UnixStream::connect(p)?)),
+        }
+    }
+}
+
+/// Sends a `CancelRequest` for a connection's running statement, from any thread.
+#[derive(Debug, Clone)]
+pub struct CancelKey {
+    address: Address,
+    process_id: i32,
+    secret_key: i32,
+}
+
+impl CancelKey {
+    /// Ask the server to cancel whatever the connection runs now.
+    pub fn cancel(&self) -> io::Result<()> {
+        let mut stream = self.address.connect(Some(Duration::from_secs(5)))?;
+        let mut msg = Vec::with_capacity(16);
+        msg.extend_from_slice(&16i32.to_be_bytes());
+        msg.extend_from_slice(&CANCEL_REQUEST_CODE.to_be_bytes());
+        msg.extend_from_slice(&self.process_id.to_be_bytes());
+        msg.extend_from_slice(&self.secret_key.to_be_bytes());
+        stream.write_all(&msg)?;
+        // The server closes the connection when it has read the request.
+        let mut sink = [0u8; 1];
+        let _ = stream.read(&mut sink);
+        Ok(())
+    }
+}
+
+/// One blocking protocol connection.
+pub struct WireConn {
+    stream: Stream,
+    address: Address,
+    /// The outgoing messages of one call, reused.
+    out: Vec<u8>,
+    /// Received bytes; `buf[start..end]` is not yet consumed.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    process_id: i32,
+    secret_key: i32,
+    next_statement: u32,
+    /// Set when the byte stream can no longer be trusted (an I/O or protocol error).
+    broken: bool,
+}
+
+/// One message's tag and where its body lies in the receive buffer.
+#[derive(Clone, Copy)]
+struct Frame {
+    tag: u8,
+    at: usize,
+    len: usize,
+}
+
+impl WireConn {
+    /// Connect to the first host of `config` that accepts, and log in.
+    pub fn connect(config: &pg::Config) -> WireResult<WireConn> {
+        let addresses = addresses(config)?;
+        let timeout = config.get_connect_timeout().copied();
+        let mut last: Option<io::Error> = None;
+        for address in addresses {
+            match address.connect(timeout) {
+                Ok(stream) => {
+                    let mut conn = WireConn {
+                        stream,
+                        address,
+                        out: Vec::with_capacity(16 * 1024),
+                        buf: vec![0; RECEIVE_BUFFER_BYTES],
+                        start: 0,
+                        end: 0,
+                        process_id: 0,
+                        secret_key: 0,
+                        next_statement: 1,
+                        broken: false,
+                    };
+                    conn.startup(config)?;
+                    return Ok(conn);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(WireError::Io(last.unwrap_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, "no host to connect to")
+        })))
+    }
+
+    /// What a [`CancelKey`] needs to cancel this connection's statement.
+    pub fn cancel_key(&self) -> CancelKey {
+        CancelKey {
+            address: self.address.clone(),
+            process_id: self.process_id,
+            secret_key: self.secret_key,
+        }
+    }
+
+    fn startup(&mut self, config: &pg::Config) -> WireResult<()> {
+        let user = config
+            .get_user()
+            .ok_or_else(|| WireError::Auth("no user given".to_string()))?;
+        let mut params: Vec<(&str, &str)> = vec![("user", user), ("client_encoding", "UTF8")];
+        if let Some(db) = config.get_dbname() {
+            params.push(("database", db));
+        }
+        if let Some(app) = config.get_application_name() {
+            params.push(("application_name", app));
+        }
+        if let Some(options) = config.get_options() {
+            params.push(("options", options));
+        }
+        self.out.clear();
+        let at = begin_untagged(&mut self.out);
+        put_i32(&mut self.out, PROTOCOL_3_0);
+        for (k, v) in params {
+            put_cstr(&mut self.out, k)?;
+            put_cstr(&mut self.out, v)?;
+        }
+        self.out.push(0);
+        end_message(&mut self.out, at)?;
+        self.send()?;
+        self.authenticate(user.as_bytes(), config.get_password())?;
+        // Then: ParameterStatus, BackendKeyData, ReadyForQuery; or an error, after which the
+        // server closes the connection.
+        loop {
+            let f = self.next_frame()?;
+            match f.tag {
+                b'K' => {
+                    let body = self.body(f);
+                    if body.len() >= 8 {
+                        let (pid, key) = (be_i32(&body[0..4]), be_i32(&body[4..8]));
+                        self.process_id = pid;
+                        self.secret_key = key;
+                    }
+                }
+                b'E' => {
+                    self.broken = true;
+                    return Err(self.server_error(f));
+                }
+                b'Z' => return Ok(()),
+                b'S' | b'N' => {}
+                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+            }
+        }
+    }
+
+    fn authenticate(&mut self, user: &[u8], password: Option<&[u8]>) -> WireResult<()> {
+        let need_password = || WireError::Auth("password missing".to_string());
+        let mut scram: Option<sasl::ScramSha256> = None;
+        loop {
+            let f = self.next_frame()?;
+            if f.tag == b'E' {
+                // The server closes the connection after a failed login.
+                self.broken = true;
+                return Err(self.server_error(f));
+            }
+            if f.tag != b'R' || f.len < 4 {
+                return Err(self.protocol(format!(
+                    "expected an authentication request, got '{}'",
+                    f.tag as char
+                )));
+            }
+            let body = self.body(f);
+            let code = be_i32(&body[0..4]);
+            match code {
+                0 => return Ok(()),
+                3 => {
+                    let pw = password.ok_or_else(need_password)?;
+                    self.password_message(pw)?;
+                }
+                5 => {
+                    let pw = password.ok_or_else(need_password)?;
+                    let salt: [u8; 4] = body
+                        .get(4..8)
+                        .and_then(|s| s.try_into().ok())
+                        .ok_or_else(|| WireError::Protocol("short MD5 request".into()))?;
+                    let hash = md5_hash(user, pw, salt);
+                    self.password_message(hash.as_bytes())?;
+                }
+                10 => {
+                    let pw = password.ok_or_else(need_password)?;
+                    let mechanisms = &body[4..];
+                    let offered = mechanisms.split(|b| *b == 0).any(|m| m == b"SCRAM-SHA-256");
+                    if !offered {
+                        return Err(WireError::Auth(
+                            "the server offers no SASL mechanism ibench has (SCRAM-SHA-256)"
+                                .to_string(),
+                        ));
+                    }
+                    let s = sasl::ScramSha256::new(pw, sasl::ChannelBinding::unsupported());
+                    self.out.clear();
+                    let at = begin_message(&mut self.out, b'p');
+                    put_cstr(&mut self.out, "SCRAM-SHA-256")?;
+                    let data = s.message();
+                    put_i32(&mut self.out, len_i32(data.len())?);
+                    self.out.extend_from_slice(data);
+                    end_message(&mut self.out, at)?;
+                    self.send()?;
+                    scram = Some(s);
+                }
+                11 | 12 => {
+                    let data = body[4..].to_vec();
+                    let s = scram
+                        .as_mut()
+                        .ok_or_else(|| WireError::Protocol("SASL reply before SASL".into()))?;
+                    if code == 11 {
+                        s.update(&data)
+                            .map_err(|e| WireError::Auth(format!("SCRAM: {e}")))?;
+                        let reply = s.message().to_vec();
+                        self.out.clear();
+                        let at = begin_message(&mut self.out, b'p');
+                        self.out.extend_from_slice(&reply);
+                        end_message(&mut self.out, at)?;
+                        self.send()?;
+                    } else {
+                        s.finish(&data)
+                            .map_err(|e| WireError::Auth(format!("SCRAM: {e}")))?;
+                    }
+                }
+                other => {
+                    return Err(WireError::Auth(format!(
+                        "the server asks for authentication method {other}, which ibench does \
+                         not have (trust, password, md5 and scram-sha-256 work)"
+                    )));
+                }
+            }
+        }
+    }
+
+    fn password_message(&mut self, password: &[u8]) -> WireResult<()> {
+        self.out.clear();
+        let at = begin_message(&mut self.out, b'p');
+        self.out.extend_from_slice(password);
+        self.out.push(0);
+        end_message(&mut self.out, at)?;
+        self.send()
+    }
+
+    /// Prepare `sql` as a named statement and learn its parameter types.
+    pub fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
+        self.usable()?;
+        let name = format!("ib{}", self.next_statement);
+        self.next_statement += 1;
+        self.out.clear();
+        let at = begin_message(&mut self.out, b'P');
+        put_cstr(&mut self.out, &name)?;
+        put_cstr(&mut self.out, sql)?;
+        put_i16(&mut self.out, 0);
+        end_message(&mut self.out, at)?;
+        let at = begin_message(&mut self.out, b'D');
+        self.out.push(b'S');
+        put_cstr(&mut self.out, &name)?;
+        end_message(&mut self.out, at)?;
+        sync(&mut self.out);
+        self.send()?;
+        let mut param_types = Vec::new();
+        let mut error = None;
+        loop {
+            let f = self.next_frame()?;
+            match f.tag {
+                b't' => {
+                    let body = self.body(f);
+                    if body.len() >= 2 {
+                        param_types = body[2..].chunks_exact(4).map(be_u32).collect();
+                    }
+                }
+                b'E' => error = Some(self.server_error(f)),
+                b'Z' => break,
+                b'1' | b'T' | b'n' | b'S' | b'N' | b'A' => {}
+                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(Prepared { name, param_types }),
+        }
+    }
+
+    /// Run a prepared statement with `params` (one per `$n`, in order) and wait for its end.
+    pub fn execute<'a>(
+        &mut self,
+        statement: &Prepared,
+        params: impl IntoIterator<Item = Value<'a>>,
+    ) -> WireResult<Executed> {
+        self.usable()?;
+        self.out.clear();
+        let at = begin_message(&mut self.out, b'B');
+        self.out.push(0); // unnamed portal
+        put_cstr(&mut self.out, &statement.name)?;
+        put_i16(&mut self.out, 1);
+        put_i16(&mut self.out, 1); // every parameter in binary
+        let n = statement.param_types.len();
+        put_i16(&mut self.out, len_i16(n)?);
+        let mut given = 0;
+        for value in params {
+            let Some(&ty) = statement.param_types.get(given) else {
+                given += 1;
+                continue;
+            };
+            given += 1;
+            encode(&mut self.out, value, ty, given)?;
+        }
+        if given != n {
+            return Err(WireError::Param(format!(
+                "the statement takes {n} parameters, {given} were given"
+            )));
+        }
+        put_i16(&mut self.out, 1);
+        put_i16(&mut self.out, 1); // every result column in binary
+        end_message(&mut self.out, at)?;
+        // Execute the unnamed portal, all rows.
+        self.out
+            .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+        sync(&mut self.out);
+        self.send()?;
+        let mut done = Executed::default();
+        let mut error = None;
+        loop {
+            let f = self.next_frame()?;
+            match f.tag {
+                b'D' => {
+                    if done.rows_returned == 0 {
+                        done.first_int = first_int(self.body(f));
+                    }
+                    done.rows_returned += 1;
+                }
+                b'C' => done.rows_affected = tag_count(self.body(f)),
+                b'E' => error = Some(self.server_error(f)),
+                b'Z' => break,
+                b'2' | b'I' | b'n' | b'S' | b'N' | b'A' | b's' => {}
+                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(done),
+        }
+    }
+
+    /// Run `sql` (one or more statements) with the simple protocol; the rows of every result,
+    /// as text (NULL is `None`).
+    pub fn simple(&mut self, sql: &str) -> WireResult<Vec<Vec<Option<String>>>> {
+        self.usable()?;
+        self.out.clear();
+        let at = begin_message(&mut self.out, b'Q');
+        put_cstr(&mut self.out, sql)?;
+        end_message(&mut self.out, at)?;
+        self.send()?;
+        let mut rows = Vec::new();
+        let mut error = None;
+        loop {
+            let f = self.next_frame()?;
+            match f.tag {
+                b'D' => rows.push(text_row(self.body(f))),
+                b'E' => error = Some(self.server_error(f)),
+                b'Z' => break,
+                b'T' | b'C' | b'I' | b'S' | b'N' | b'A' => {}
+                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(rows),
+        }
+    }
+
+    /// The first column of the first row of `sql`, as text.
+    pub fn simple_value(&mut self, sql: &str) -> WireResult<Option<String>> {
+        Ok(self
+            .simple(sql)?
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next().flatten()))
+    }
+
+    fn usable(&self) -> WireResult<()> {
+        if self.broken {
+            Err(WireError::Io(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the connection was lost earlier",
+            )))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn send(&mut self) -> WireResult<()> {
+        let r = self.stream.write_all(&self.out);
+        r.map_err(|e| {
+            self.broken = true;
+            WireError::Io(e)
+        })
+    }
+
+    fn protocol(&mut self, what: String) -> WireError {
+        self.broken = true;
+        WireError::Protocol(what)
+    }
+
+    fn body(&self, f: Frame) -> &[u8] {
+        &self.buf[f.at..f.at + f.len]
+    }
+
+    fn server_error(&self, f: Frame) -> WireError {
+        WireError::Server(Box::new(parse_error_fields(self.body(f))))
+    }
+
+    /// The next whole message; its body stays in the buffer until the next call.
+    fn next_frame(&mut self) -> WireResult<Frame> {
+        let r = self.read_frame();
+        if matches!(r, Err(WireError::Io(_) | WireError::Protocol(_))) {
+            self.broken = true;
+        }
+        r
+    }
+
+    fn read_frame(&mut self) -> WireResult<Frame> {
+        self.fill(5)?;
+        let tag = self.buf[self.start];
+        let len_field = be_i32(&self.buf[self.start + 1..self.start + 5]);
+        let len = usize::try_from(len_field)
+            .ok()
+            .filter(|l| *l >= 4)
+            .ok_or_else(|| WireError::Protocol(format!("bad message length {len_field}")))?
+            - 4;
+        self.fill(5 + len)?;
+        let at = self.start + 5;
+        self.start = at + len;
+        Ok(Frame { tag, at, len })
+    }
+
+    /// Make `buf[start..]` hold at least `n` bytes, reading from the socket as needed.
+    fn fill(&mut self, n: usize) -> WireResult<()> {
+        if self.end - self.start >= n {
+            return Ok(());
+        }
+        // Move what is left to the front, and grow for a long message.
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if self.buf.len() < n {
+            self.buf.resize(n.max(self.buf.len() * 2), 0);
+        }
+        while self.end < n {
+            let got = self.stream.read(&mut self.buf[self.end..])?;
+            if got == 0 {
+                return Err(WireError::Io(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                )));
+            }
+            self.end += got;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for WireConn {
+    fn drop(&mut self) {
+        if !self.broken {
+            // Terminate: the server ends the backend at once instead of at the socket's EOF.
+            let _ = self.stream.write_all(&[b'X', 0, 0, 0, 4]);
+        }
+    }
+}
+
+/// The addresses of `config`'s hosts, in order: TCP hosts resolved, a socket directory as
+/// its `.s.PGSQL.PORT` file.
+fn addresses(config: &pg::Config) -> WireResult<Vec<Address>> {
+    let ports = config.get_ports();
+    let mut out = Vec::new();
+    for (i, host) in config.get_hosts().iter().enumerate() {
+        let port = match ports.len() {
+            0 => 5432,
+            1 => ports[0],
+            _ => ports.get(i).copied().unwrap_or(5432),
+        };
+        match host {
+            Host::Tcp(name) => {
+                if let Ok(resolved) = (name.as_str(), port).to_socket_addrs() {
+                    out.extend(resolved.map(Address::Tcp));
+                }
+            }
+            Host::Unix(dir) => out.push(Address::Unix(dir.join(format!(".s.PGSQL.{port}")))),
+        }
+    }
+    if out.is_empty() {
+        return Err(WireError::Io(io::Error::new(
+            io::ErrorKind::NotFound,
+            "no host in the URL resolves",
+        )));
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding.
+
+fn put_i16(out: &mut Vec<u8>, v: i16) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+fn put_i32(out: &mut Vec<u8>, v: i32) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+fn put_cstr(out: &mut Vec<u8>, s: &str) -> WireResult<()> {
+    if s.as_bytes().contains(&0) {
+        return Err(WireError::Param(format!(
+            "a NUL byte in '{}'",
+            s.replace('\0', "\\0")
+        )));
+    }
+    out.extend_from_slice(s.as_bytes());
+    out.push(0);
+    Ok(())
+}
+
+fn len_i32(n: usize) -> WireResult<i32> {
+    i32::try_from(n).map_err(|_| WireError::Param(format!("{n} bytes is too long a message")))
+}
+
+fn len_i16(n: usize) -> WireResult<i16> {
+    i16::try_from(n).map_err(|_| WireError::Param(format!("{n} parameters is too many")))
+}
+
+/// Start a message with `tag`: returns where its length goes.
+fn begin_message(out: &mut Vec<u8>, tag: u8) -> usize {
+    out.push(tag);
+    begin_untagged(out)
+}
+
+fn begin_untagged(out: &mut Vec<u8>) -> usize {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    at
+}
+
+/// Write the length of the message whose length field is at `at`.
+fn end_message(out: &mut [u8], at: usize) -> WireResult<()> {
+    let len = len_i32(out.len() - at)?;
+    out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
+}
+
+fn sync(out: &mut Vec<u8>) {
+    out.extend_from_slice(&[b'S', 0, 0, 0, 4]);
+}
+
+/// Append parameter `$n` (`value`, for a parameter of type `ty`) as length and binary bytes.
+fn encode(out: &mut Vec<u8>, value: Value<'_>, ty: u32, n: usize) -> WireResult<()> {
+    let misfit = |what: &str| {
+        WireError::Param(format!(
+            "parameter ${n}: {what} does not fit the server's type (oid {ty})"
+        ))
+    };
+    match (value, ty) {
+        (Value::Int(v), oid::INT8) => {
+            put_i32(out, 8);
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        (Value::Int(v), oid::INT4) => {
+            let v = i32::try_from(v).map_err(|_| misfit(&format!("{v}")))?;
+            put_i32(out, 4);
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        (Value::Int(v), oid::INT2) => {
+            let v = i16::try_from(v).map_err(|_| misfit(&format!("{v}")))?;
+            put_i32(out, 2);
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        (Value::Text(s), oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME | oid::UNKNOWN) => {
+            put_i32(out, len_i32(s.len())?);
+            out.extend_from_slice(s.as_bytes());
+        }
+        (Value::Timestamp(t), oid::TIMESTAMP | oid::TIMESTAMPTZ) => {
+            put_i32(out, 8);
+            out.extend_from_slice(&pg_timestamp_us(t).to_be_bytes());
+        }
+        (Value::Int(_), _) => return Err(misfit("an integer")),
+        (Value::Text(_), _) => return Err(misfit("a string")),
+        (Value::Timestamp(_), _) => return Err(misfit("a timestamp")),
+    }
+    Ok(())
+}
+
+/// Microseconds since 2000-01-01 00:00:00 UTC: the binary `timestamp`.
+fn pg_timestamp_us(t: SystemTime) -> i64 {
+    let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+    let epoch = UNIX_EPOCH + Duration::from_secs(PG_EPOCH_UNIX_SECONDS);
+    match t.duration_since(epoch) {
+        Ok(d) => micros(d),
+        Err(e) => -micros(e.duration()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding.
+
+fn be_i32(b: &[u8]) -> i32 {
+    i32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+
+fn be_u32(b: &[u8]) -> u32 {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// The number at the end of a command tag (`INSERT 0 5` is 5, `BEGIN` is 0).
+fn tag_count(body: &[u8]) -> u64 {
+    let tag = body.split(|b| *b == 0).next().unwrap_or_default();
+    std::str::from_utf8(tag)
+        .ok()
+        .and_then(|t| t.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The first column of a binary `DataRow` as an integer, when it is a non-NULL 2, 4 or
+/// 8-byte value.
+fn first_int(body: &[u8]) -> Option<i64> {
+    if body.len() < 6 {
+        return None;
+    }
+    let len = be_i32(&body[2..6]);
+    let v = body.get(6..6 + usize::try_from(len).ok()?)?;
+    match v.len() {
+        8 => Some(i64::from_be_bytes(v.try_into().ok()?)),
+        4 => Some(i64::from(be_i32(v))),
+        2 => Some(i64::from(i16::from_be_bytes([v[0], v[1]]))),
+        _ => None,
+    }
+}
+
+/// A text-format `DataRow`'s columns.
+fn text_row(body: &[u8]) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    if body.len() < 2 {
+        return out;
+    }
+    let n = i16::from_be_bytes([body[0], body[1]]);
+    let mut at = 2;
+    for _ in 0..n {
+        let Some(len) = body.get(at..at + 4).map(be_i32) else {
+            break;
+        };
+        at += 4;
+        match usize::try_from(len) {
+            Ok(len) => {
+                let v = body.get(at..at + len).unwrap_or_default();
+                out.push(Some(String::from_utf8_lossy(v).into_owned()));
+                at += len;
+            }
+            Err(_) => out.push(None),
+        }
+    }
+    out
+}
+
+/// The fields of an `ErrorResponse`.
+fn parse_error_fields(body: &[u8]) -> ServerError {
+    let mut e = ServerError {
+        severity: "ERROR".to_string(),
+        code: String::new(),
+        message: String::new(),
+        detail: None,
+        hint: None,
+    };
+    let mut localized_severity = None;
+    let mut nonlocalized = false;
+    for field in body.split(|b| *b == 0) {
+        let Some((&kind, value)) = field.split_first() else {
+            continue;
+        };
+        let value = String::from_utf8_lossy(value).into_owned();
+        match kind {
+            b'V' => {
+                e.severity = value;
+                nonlocalized = true;
+            }
+            b'S' => localized_severity = Some(value),
+            b'C' => e.code = value,
+            b'M' => e.message = value,
+            b'D' => e.detail = Some(value),
+            b'H' => e.hint = Some(value),
+            _ => {}
+        }
+    }
+    if !nonlocalized && let Some(s) = localized_severity {
+        e.severity = s;
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bind_encodes_each_value_by_the_described_type() {
+        let mut out = Vec::new();
+        encode(&mut out, Value::Int(7), oid::INT4, 1).unwrap();
+        assert_eq!(out, [0, 0, 0, 4, 0, 0, 0, 7]);
+        out.clear();
+        encode(&mut out, Value::Int(-2), oid::INT8, 1).unwrap();
+        assert_eq!(out, [0, 0, 0, 8, 255, 255, 255, 255, 255, 255, 255, 254]);
+        out.clear();
+        encode(&mut out, Value::Text("ab"), oid::VARCHAR, 1).unwrap();
+        assert_eq!(out, [0, 0, 0, 2, b'a', b'b']);
+        out.clear();
+        let t = UNIX_EPOCH + Duration::from_secs(PG_EPOCH_UNIX_SECONDS + 1);
+        encode(&mut out, Value::Timestamp(t), oid::TIMESTAMP, 1).unwrap();
+        assert_eq!(out, [0, 0, 0, 8, 0, 0, 0, 0, 0, 0x0f, 0x42, 0x40]);
+        assert_eq!(pg_timestamp_us(UNIX_EPOCH), -946_684_800_000_000);
+    }
+
+    #[test]
+    fn a_value_that_does_not_fit_names_the_parameter() {
+        let mut out = Vec::new();
+        let e = encode(&mut out, Value::Int(1 << 40), oid::INT4, 3).unwrap_err();
+        assert!(
+            e.to_string().starts_with("parameter $3: 1099511627776"),
+            "{e}"
+        );
+        let e = encode(&mut out, Value::Text("x"), oid::INT8, 2).unwrap_err();
+        assert!(e.to_string().contains("a string"), "{e}");
+    }
+
+    #[test]
+    fn messages_carry_their_length() {
+        let mut out = Vec::new();
+        let at = begin_message(&mut out, b'Q');
+        put_cstr(&mut out, "SELECT 1").unwrap();
+        end_message(&mut out, at).unwrap();
+        assert_eq!(out[0], b'Q');
+        assert_eq!(be_i32(&out[1..5]), 4 + 9);
+        assert!(put_cstr(&mut out, "a\0b").is_err());
+    }
+
+    #[test]
+    fn replies_are_read_in_place() {
+        assert_eq!(tag_count(b"INSERT 0 100\0"), 100);
+        assert_eq!(tag_count(b"DELETE 7\0"), 7);
+        assert_eq!(tag_count(b"BEGIN\0"), 0);
+        // One column, 8 bytes: 42; then a NULL.
+        let mut row = vec![0, 1, 0, 0, 0, 8];
+        row.extend_from_slice(&42i64.to_be_bytes());
+        assert_eq!(first_int(&row), Some(42));
+        assert_eq!(first_int(&[0, 1, 255, 255, 255, 255]), None);
+        let text = [0, 2, 0, 0, 0, 2, b'1', b'2', 255, 255, 255, 255];
+        assert_eq!(text_row(&text), vec![Some("12".to_string()), None]);
+        let e = parse_error_fields(b"SERROR\0VERROR\0C40P01\0Mdeadlock detected\0Dwho\0\0");
+        assert_eq!(e.code, "40P01");
+        assert_eq!(e.to_string(), "ERROR: deadlock detected\nDETAIL: who");
+    }
+}
