@@ -116,3 +116,71 @@ fn the_microbenchmark_suite_keeps_its_invariants_on_innodb() {
     };
     micro_checks::check_suite(&url, "maria-micro", 2, &read);
 }
+
+/// The benchmark's connections run on ibench's own protocol client: over TCP and the Unix
+/// socket; a failed statement names its error and leaves the connection usable; a wrong
+/// password is a login error and a missing database says how to make one; `KILL QUERY` (the
+/// canceller) stops a running statement.
+#[test]
+fn the_protocol_client_connects_reports_errors_and_is_cancelled() {
+    use ibench::backend::mysql::wire::MyWire;
+    use ibench::backend::{BackendError, DriverOptions, TableOptions, driver_for_url};
+    let url = database_url("it_wire");
+    let driver = driver_for_url(&url, &DriverOptions::default()).unwrap();
+    let mut conn = driver.connect().unwrap();
+    let e = conn.count_rows("no_such_table").unwrap_err();
+    assert!(
+        matches!(&e, BackendError::Sql { detail, .. } if detail.starts_with("ERROR 1146 (42S02)")),
+        "{e}"
+    );
+    conn.create_table("pi1", &TableOptions::default()).unwrap();
+    assert_eq!(conn.count_rows("pi1").unwrap(), 0);
+    assert_eq!(conn.min_max_id("pi1").unwrap(), None);
+
+    let s = server();
+    let wrong = driver_for_url(
+        &format!("mysql://root:nope@127.0.0.1:{}/it_wire", s.port),
+        &DriverOptions::default(),
+    )
+    .unwrap();
+    let e = wrong.connect().err().unwrap();
+    assert!(matches!(e, BackendError::Auth { .. }), "{e}");
+    let missing = driver_for_url(
+        &url_with_database(&s.url, "no_such_db"),
+        &DriverOptions::default(),
+    )
+    .unwrap();
+    let e = missing.connect().err().unwrap().to_string();
+    assert!(e.contains("CREATE DATABASE no_such_db"), "{e}");
+
+    let resolved = client_url(&url);
+    let opts = mysql::Opts::from_url(&resolved).unwrap();
+    let socket = s.socket_dir.join("mysqld.sock");
+    let over_socket = mysql::Opts::from(
+        mysql::OptsBuilder::from_opts(opts.clone()).socket(Some(socket.to_str().unwrap())),
+    );
+    let mut w = MyWire::connect(&over_socket).unwrap();
+    assert_eq!(w.query("SELECT 6 * 7").unwrap().first(), Some("42"));
+
+    let mut w = MyWire::connect(&opts).unwrap();
+    let id = w.connection_id();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let mut admin = mysql::Conn::new(mysql::Opts::from_url(&resolved).unwrap()).unwrap();
+        admin.query_drop(format!("KILL QUERY {id}")).unwrap();
+    });
+    let started = std::time::Instant::now();
+    // An interrupted SLEEP fails with ER_QUERY_INTERRUPTED (MySQL returns 1 instead).
+    let slept = w.query("SELECT SLEEP(60)");
+    killer.join().unwrap();
+    match slept {
+        Ok(r) => assert_eq!(r.first(), Some("1")),
+        Err(e) => assert_eq!(e.server().map(|s| s.code), Some(1317), "{e}"),
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(
+        w.query("SELECT 1").unwrap().first(),
+        Some("1"),
+        "usable after"
+    );
+}

@@ -10,6 +10,7 @@ pub(crate) mod micro_sql;
 pub(crate) mod mock;
 pub mod mysql;
 pub mod postgres;
+pub mod socket;
 pub mod sqlite;
 pub mod url;
 

@@ -16,10 +16,10 @@
 //! binding: ibench connects without TLS, as it always has).
 
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
-use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::net::ToSocketAddrs;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::backend::socket::{Address, ReceiveBuffer, Stream};
 
 use ::postgres as pg;
 use pg::config::Host;
@@ -47,9 +47,6 @@ const PROTOCOL_3_0: i32 = 196_608;
 
 /// The code of a `CancelRequest`.
 const CANCEL_REQUEST_CODE: i32 = 80_877_102;
-
-/// Initial size of the receive buffer; it grows for a longer message.
-const RECEIVE_BUFFER_BYTES: usize = 64 * 1024;
 
 /// What the server said when it refused something (an `ErrorResponse`).
 #[derive(Debug, Clone)]
@@ -144,56 +141,6 @@ pub struct Executed {
     pub first_int: Option<i64>,
 }
 
-/// Where a connection went: a cancel request goes there too.
-#[derive(Debug, Clone)]
-enum Address {
-    Tcp(std::net::SocketAddr),
-    Unix(PathBuf),
-}
-
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Address {
-    fn connect(&self, timeout: Option<Duration>) -> io::Result<Stream> {
-        match self {
-            Address::Tcp(a) => {
-                let s = match timeout {
-                    Some(t) => TcpStream::connect_timeout(a, t)?,
-                    None => TcpStream::connect(a)?,
-                };
-                s.set_nodelay(true)?;
-                Ok(Stream::Tcp(s))
-            }
-            Address::Unix(p) => Ok(Stream::Unix(UnixStream::connect(p)?)),
-        }
-    }
-}
-
 /// Sends a `CancelRequest` for a connection's running statement, from any thread.
 #[derive(Debug, Clone)]
 pub struct CancelKey {
@@ -225,10 +172,8 @@ pub struct WireConn {
     address: Address,
     /// The outgoing messages of one call, reused.
     out: Vec<u8>,
-    /// Received bytes; `buf[start..end]` is not yet consumed.
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    /// Received bytes, read in place.
+    received: ReceiveBuffer,
     process_id: i32,
     secret_key: i32,
     next_statement: u32,
@@ -257,9 +202,7 @@ impl WireConn {
                         stream,
                         address,
                         out: Vec::with_capacity(16 * 1024),
-                        buf: vec![0; RECEIVE_BUFFER_BYTES],
-                        start: 0,
-                        end: 0,
+                        received: ReceiveBuffer::default(),
                         process_id: 0,
                         secret_key: 0,
                         next_statement: 1,
@@ -588,7 +531,7 @@ impl WireConn {
     }
 
     fn body(&self, f: Frame) -> &[u8] {
-        &self.buf[f.at..f.at + f.len]
+        self.received.get(f.at, f.len)
     }
 
     fn server_error(&self, f: Frame) -> WireError {
@@ -605,43 +548,18 @@ impl WireConn {
     }
 
     fn read_frame(&mut self) -> WireResult<Frame> {
-        self.fill(5)?;
-        let tag = self.buf[self.start];
-        let len_field = be_i32(&self.buf[self.start + 1..self.start + 5]);
+        self.received.fill(&mut self.stream, 5)?;
+        let head = self.received.pending();
+        let tag = head[0];
+        let len_field = be_i32(&head[1..5]);
         let len = usize::try_from(len_field)
             .ok()
             .filter(|l| *l >= 4)
             .ok_or_else(|| WireError::Protocol(format!("bad message length {len_field}")))?
             - 4;
-        self.fill(5 + len)?;
-        let at = self.start + 5;
-        self.start = at + len;
+        self.received.fill(&mut self.stream, 5 + len)?;
+        let at = self.received.take(5 + len) + 5;
         Ok(Frame { tag, at, len })
-    }
-
-    /// Make `buf[start..]` hold at least `n` bytes, reading from the socket as needed.
-    fn fill(&mut self, n: usize) -> WireResult<()> {
-        if self.end - self.start >= n {
-            return Ok(());
-        }
-        // Move what is left to the front, and grow for a long message.
-        self.buf.copy_within(self.start..self.end, 0);
-        self.end -= self.start;
-        self.start = 0;
-        if self.buf.len() < n {
-            self.buf.resize(n.max(self.buf.len() * 2), 0);
-        }
-        while self.end < n {
-            let got = self.stream.read(&mut self.buf[self.end..])?;
-            if got == 0 {
-                return Err(WireError::Io(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )));
-            }
-            self.end += got;
-        }
-        Ok(())
     }
 }
 

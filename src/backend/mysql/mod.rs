@@ -1,21 +1,28 @@
-//! MySQL and MariaDB backend (InnoDB and MyRocks), on the synchronous `mysql` crate.
+//! MySQL and MariaDB backend (InnoDB and MyRocks).
 //!
-//! Statements of the hot path are prepared once per connection and kept in this module's own
-//! cache; the crate's statement cache is switched off so it never closes a statement we still
-//! hold.
+//! The benchmark's connections ([`MysqlConn`]) run on [`wire`], a blocking protocol client
+//! that reads results in place. The admin connections of the driver (describe, settle, the
+//! `KILL QUERY` of a cancel) use the synchronous `mysql` crate, whose statement cache is
+//! switched off. Statements of the hot path are prepared once per connection and kept in this
+//! module's own cache.
+
+pub mod wire;
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use ::mysql as my;
 use my::prelude::Queryable;
-use my::{Opts, OptsBuilder, Params, Statement, Value};
+use my::{Opts, OptsBuilder};
 
 use super::flavour::Flavour;
 use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
+use crate::stats::convert::i64_u64;
 use crate::workload::micro::MicroStatement;
 use crate::workload::row::civil_from_system_time;
+use wire::{Executed, MyWire, Prepared, TextResult, Value as Param, WireError};
 
 /// MySQL marks parameters with `?`.
 const PLACEHOLDERS: Placeholders = Placeholders::Question;
@@ -89,14 +96,7 @@ impl MysqlDriver {
         if let my::Error::MySqlError(m) = &e
             && m.code == ER_BAD_DB_ERROR
         {
-            let db = self.opts.get_db_name().unwrap_or_default();
-            return BackendError::sql(
-                context,
-                format!(
-                    "database `{db}` does not exist ({m}); create it (CREATE DATABASE {db}) or \
-                     use `ibench server start mariadb`, which creates `ibench`"
-                ),
-            );
+            return BackendError::sql(context, self.missing_database(&m.to_string()));
         }
         match &e {
             my::Error::IoError(_) | my::Error::CodecError(_) => BackendError::Unreachable {
@@ -118,6 +118,31 @@ impl MysqlDriver {
             _ => my_error(&self.target, &context, e),
         }
     }
+
+    /// The error of opening a benchmark connection ([`wire`]), mapped as [`Self::connect_error`]
+    /// maps the admin connection's.
+    fn wire_connect_error(&self, e: &WireError) -> BackendError {
+        let context = format!("connect to {}", self.target);
+        match e {
+            WireError::Server(m) if m.code == ER_BAD_DB_ERROR => {
+                BackendError::sql(context, self.missing_database(&m.to_string()))
+            }
+            WireError::Auth(_) => BackendError::Auth {
+                target: self.target.clone(),
+                detail: e.to_string(),
+            },
+            _ => wire_error(&self.target, &context, e),
+        }
+    }
+
+    /// The message for a database that does not exist: what to do about it.
+    fn missing_database(&self, detail: &str) -> String {
+        let db = self.opts.get_db_name().unwrap_or_default();
+        format!(
+            "database `{db}` does not exist ({detail}); create it (CREATE DATABASE {db}) or \
+             use `ibench server start mariadb`, which creates `ibench`"
+        )
+    }
 }
 
 /// The `mysql` crate knows only `mysql://`.
@@ -128,13 +153,21 @@ fn mysql_scheme(url: &str) -> String {
     }
 }
 
+/// The RocksDB engine's `SUPPORT` (`YES`, `DEFAULT`, ...; no row when it is not loaded).
+const ROCKSDB_SUPPORT_SQL: &str =
+    "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'";
+
 /// Fail unless the server has the RocksDB engine enabled.
 fn check_rocksdb(conn: &mut my::Conn, target: &str) -> BackendResult<()> {
-    let context = "check the ROCKSDB engine";
     let support: Option<String> = conn
-        .query_first("SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'")
-        .map_err(|e| my_error(target, context, e))?;
-    match support.as_deref() {
+        .query_first(ROCKSDB_SUPPORT_SQL)
+        .map_err(|e| my_error(target, "check the ROCKSDB engine", e))?;
+    rocksdb_usable(support.as_deref(), target)
+}
+
+/// Whether the engine's `SUPPORT` means it can be used; the error names the fix.
+fn rocksdb_usable(support: Option<&str>, target: &str) -> BackendResult<()> {
+    match support {
         Some(s) if s.eq_ignore_ascii_case("YES") || s.eq_ignore_ascii_case("DEFAULT") => Ok(()),
         other => Err(BackendError::sql(
             format!("use the RocksDB engine on {target}"),
@@ -165,12 +198,18 @@ impl MysqlDriver {
 
 impl Driver for MysqlDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
-        Ok(Box::new(MysqlConn {
-            conn: self.open()?,
+        let wire = MyWire::connect(&self.opts).map_err(|e| self.wire_connect_error(&e))?;
+        let mut conn = MysqlConn {
+            wire,
             opts: self.opts.clone(),
             target: self.target.clone(),
             statements: HashMap::new(),
-        }))
+        };
+        if self.engine == Engine::Rocksdb {
+            let support = conn.query(ROCKSDB_SUPPORT_SQL, "check the ROCKSDB engine")?;
+            rocksdb_usable(support.first(), &self.target)?;
+        }
+        Ok(Box::new(conn))
     }
 
     fn describe(&self) -> BackendResult<TargetInfo> {
@@ -431,13 +470,14 @@ fn compact_l0(conn: &mut my::Conn) -> SettleAction {
     }
 }
 
-/// One MySQL/MariaDB connection with its prepared statements.
+/// One MySQL/MariaDB connection with its prepared statements, on the blocking protocol
+/// client ([`wire`]): every statement the steps send, admin ones included, goes over it.
 pub struct MysqlConn {
-    conn: my::Conn,
+    wire: MyWire,
     /// How to open a second connection (for `KILL QUERY`).
     opts: Opts,
     target: String,
-    statements: HashMap<String, TableStatements<Statement>>,
+    statements: HashMap<String, TableStatements<Prepared>>,
 }
 
 /// Cancels a MySQL connection's statement with `KILL QUERY` from a second connection.
@@ -455,71 +495,73 @@ impl Canceller for MyCanceller {
 }
 
 impl MysqlConn {
-    fn err(&self, context: &str, e: my::Error) -> BackendError {
-        my_error(&self.target, context, e)
+    fn err(&self, context: &str, e: &WireError) -> BackendError {
+        wire_error(&self.target, context, e)
     }
 
-    fn table_statements(&mut self, table: &str) -> &mut TableStatements<Statement> {
-        // Only reached when a statement is prepared, so the key allocation is off the hot path.
-        self.statements.entry(table.to_string()).or_default()
+    /// Run `sql` as text; its result.
+    fn query(&mut self, sql: &str, context: &str) -> BackendResult<TextResult> {
+        self.wire.query(sql).map_err(|e| self.err(context, &e))
     }
 
-    /// The cached prepared statement `key` of `table`, prepared from `sql()` on first use.
-    fn statement(
+    /// The first column of the first row of `sql` as a number (0 for no row or NULL).
+    fn number(&mut self, sql: &str, context: &str) -> BackendResult<u64> {
+        let result = self.query(sql, context)?;
+        let text = result.first().unwrap_or("0");
+        text.trim()
+            .parse()
+            .map_err(|e| BackendError::sql(context, format!("'{text}': {e}")))
+    }
+
+    /// Run the statement `key` of `table` with `params`, preparing it from `sql()` on first
+    /// use. The hot path looks the statement up once and clones nothing.
+    fn execute<'a>(
         &mut self,
         table: &str,
         key: StatementKey,
         sql: impl FnOnce() -> String,
         context: &dyn Fn() -> String,
-    ) -> BackendResult<Statement> {
-        if let Some(s) = self.statements.get(table).and_then(|t| t.get(&key)) {
-            return Ok(s.clone());
-        }
-        let s = self.prepare(&sql(), &context())?;
-        self.table_statements(table).insert(key, s.clone());
-        Ok(s)
-    }
-
-    /// Prepare `sql`, mapping the error to `context`.
-    fn prepare(&mut self, sql: &str, context: &str) -> BackendResult<Statement> {
-        self.conn
-            .prep(sql)
-            .map_err(|e| my_error(&self.target, context, e))
-    }
-
-    /// Run a one-off prepared query returning one value, closing the statement afterwards.
-    fn exec_once<T: my::prelude::FromRow>(
-        &mut self,
-        sql: &str,
-        params: Vec<Value>,
-        context: &str,
-    ) -> BackendResult<Option<T>> {
-        let stmt = self.prepare(sql, context)?;
-        let result = self.conn.exec_first(&stmt, Params::Positional(params));
-        let _ = self.conn.close(stmt);
-        result.map_err(|e| self.err(context, e))
-    }
-
-    /// Run a query and count its rows.
-    fn count_result(&mut self, stmt: &Statement, params: Vec<Value>) -> Result<u64, my::Error> {
-        let result = self.conn.exec_iter(stmt, Params::Positional(params))?;
-        let mut n = 0;
-        for row in result {
-            row?;
-            n += 1;
-        }
-        Ok(n)
+        params: impl IntoIterator<Item = Param<'a>>,
+    ) -> BackendResult<Executed> {
+        let target = &self.target;
+        let wire = &mut self.wire;
+        let of_table = match self.statements.get_mut(table) {
+            Some(t) => t,
+            // Only reached when a statement is prepared: the allocation is off the hot path.
+            None => self.statements.entry(table.to_string()).or_default(),
+        };
+        let stmt = match of_table.entry(key) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => v.insert(
+                wire.prepare(&sql())
+                    .map_err(|e| wire_error(target, &context(), &e))?,
+            ),
+        };
+        wire.execute(stmt, params)
+            .map_err(|e| wire_error(target, &context(), &e))
     }
 
     /// The engine of an existing table, `None` when the table does not exist.
     fn table_engine(&mut self, table: &str) -> BackendResult<Option<String>> {
-        self.exec_once(
+        let sql = format!(
             "SELECT ENGINE FROM information_schema.TABLES \
-             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
-            vec![Value::from(table)],
-            &format!("read the engine of {table}"),
-        )
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {}",
+            quote_literal(table)
+        );
+        let result = self.query(&sql, &format!("read the engine of {table}"))?;
+        Ok(result.first().map(str::to_string))
     }
+
+    /// Every column of every row of `sql` as text.
+    fn text_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, WireError> {
+        self.wire.query(sql).map(|r| r.rows)
+    }
+}
+
+/// `s` as an SQL string literal (backslashes and quotes escaped; ibench's own table and index
+/// names never hold either).
+fn quote_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
 }
 
 impl MysqlConn {
@@ -529,35 +571,27 @@ impl MysqlConn {
         let outcome = micro_sql::outcome(s.kind);
         if outcome == Outcome::Control {
             let sql = micro_sql::statement_sql(s.kind, table, 0, PLACEHOLDERS);
-            self.conn
-                .query_drop(&sql)
-                .map_err(|e| self.err(&context(), e))?;
+            self.query(&sql, &context())?;
             return Ok(0);
         }
         let n = s.ints.len();
-        let stmt = self.statement(
+        let params = micro_sql::params(
+            s,
+            |v| Param::Int(i64::from(*v)),
+            |t| Param::Bytes(t.as_bytes()),
+        );
+        let done = self.execute(
             table,
             StatementKey::Micro(s.kind, n),
             || micro_sql::statement_sql(s.kind, table, n, PLACEHOLDERS),
             &context,
+            params,
         )?;
-        let params: Vec<Value> = micro_sql::params(
-            s,
-            |v| Value::Int(i64::from(*v)),
-            |t| Value::from(t.as_str()),
-        );
-        let result = match outcome {
-            Outcome::Count => self
-                .conn
-                .exec_first::<u64, _, _>(&stmt, Params::Positional(params))
-                .map(Option::unwrap_or_default),
-            Outcome::Changed => self
-                .conn
-                .exec_drop(&stmt, Params::Positional(params))
-                .map(|()| self.conn.affected_rows()),
-            Outcome::Rows | Outcome::Control => self.count_result(&stmt, params),
-        };
-        result.map_err(|e| self.err(&context(), e))
+        Ok(match outcome {
+            Outcome::Count => done.first_int.map_or(0, i64_u64),
+            Outcome::Changed => done.rows_affected,
+            Outcome::Rows | Outcome::Control => done.rows_returned,
+        })
     }
 }
 
@@ -566,9 +600,7 @@ impl Conn for MysqlConn {
         self.drop_table(table)?;
         let suffix = format!(" ENGINE={}", options.engine.sql_name());
         for sql in micro_sql::create_table_sql(table, &suffix) {
-            self.conn
-                .query_drop(&sql)
-                .map_err(|e| self.err(&format!("create table {table}"), e))?;
+            self.query(&sql, &format!("create table {table}"))?;
         }
         Ok(())
     }
@@ -579,7 +611,7 @@ impl Conn for MysqlConn {
             statements,
             |c, s| c.micro_statement(table, s),
             |c| {
-                let _ = c.conn.query_drop("ROLLBACK");
+                let _ = c.wire.query("ROLLBACK");
             },
         )
     }
@@ -587,17 +619,18 @@ impl Conn for MysqlConn {
     fn canceller(&self) -> Option<Box<dyn Canceller>> {
         Some(Box::new(MyCanceller {
             opts: self.opts.clone(),
-            connection_id: self.conn.connection_id(),
+            connection_id: self.wire.connection_id(),
         }))
     }
 
     fn create_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()> {
         self.drop_table(table)?;
         let sql = create_table_sql(table, options);
-        self.conn.query_drop(&sql).map_err(|e| {
-            let unknown_engine =
-                matches!(&e, my::Error::MySqlError(m) if m.code == ER_UNKNOWN_STORAGE_ENGINE);
-            let mapped = my_error(&self.target, &format!("create table {table}"), e);
+        self.wire.query(&sql).map(drop).map_err(|e| {
+            let unknown_engine = e
+                .server()
+                .is_some_and(|s| s.code == ER_UNKNOWN_STORAGE_ENGINE);
+            let mapped = self.err(&format!("create table {table}"), &e);
             match mapped {
                 BackendError::Sql { context, detail }
                     if unknown_engine && options.engine == Engine::Rocksdb =>
@@ -616,39 +649,38 @@ impl Conn for MysqlConn {
         if let Some(old) = self.statements.remove(table) {
             for s in old.into_values() {
                 // Best effort: the server forgets them with the connection anyway.
-                let _ = self.conn.close(s);
+                let _ = self.wire.close(&s);
             }
         }
-        self.conn
-            .query_drop(format!("DROP TABLE IF EXISTS {table}"))
-            .map_err(|e| self.err(&format!("drop table {table}"), e))
+        self.query(
+            &format!("DROP TABLE IF EXISTS {table}"),
+            &format!("drop table {table}"),
+        )
+        .map(drop)
     }
 
     fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()> {
         let engine = self.table_engine(table)?;
         let rocksdb = engine.is_some_and(|e| e.eq_ignore_ascii_case("ROCKSDB"));
         for sql in create_indexes_sql(table, rocksdb) {
-            self.conn
-                .query_drop(&sql)
-                .map_err(|e| self.err(&format!("create the secondary indexes of {table}"), e))?;
+            self.query(&sql, &format!("create the secondary indexes of {table}"))?;
         }
         Ok(())
     }
 
     fn has_secondary_indexes(&mut self, table: &str) -> BackendResult<bool> {
-        let mut params = vec![Value::from(table)];
-        params.extend(
-            SecondaryIndex::ALL
-                .iter()
-                .map(|i| Value::from(i.name(table))),
-        );
-        let n: Option<u64> = self.exec_once(
+        let names: Vec<String> = SecondaryIndex::ALL
+            .iter()
+            .map(|i| quote_literal(&i.name(table)))
+            .collect();
+        let sql = format!(
             "SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS \
-             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME IN (?, ?, ?)",
-            params,
-            &format!("list the indexes of {table}"),
-        )?;
-        Ok(n == Some(3))
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {} AND INDEX_NAME IN ({})",
+            quote_literal(table),
+            names.join(", ")
+        );
+        let n = self.number(&sql, &format!("list the indexes of {table}"))?;
+        Ok(n == 3)
     }
 
     fn insert(&mut self, table: &str, batch: &RowBatch) -> BackendResult<u64> {
@@ -661,44 +693,50 @@ impl Conn for MysqlConn {
             rows,
             client_ids: ids,
         };
-        let stmt = self.statement(table, key, || insert_sql(table, rows, ids), &|| {
-            insert_context(table)
-        })?;
-        let params = insert_params(batch);
-        match self.conn.exec_drop(&stmt, Params::Positional(params)) {
-            Ok(()) => Ok(self.conn.affected_rows()),
-            Err(e) => Err(self.err(&insert_context(table), e)),
-        }
+        let done = self.execute(
+            table,
+            key,
+            || insert_sql(table, rows, ids),
+            &|| insert_context(table),
+            InsertParams::new(batch),
+        )?;
+        Ok(done.rows_affected)
     }
 
     fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
-        let context = || format!("delete from {table}");
-        let stmt = self.statement(table, StatementKey::Delete, || delete_sql(table), &context)?;
-        let params = vec![Value::Int(min_id), Value::UInt(u64::from(limit))];
-        match self.conn.exec_drop(&stmt, Params::Positional(params)) {
-            Ok(()) => Ok(self.conn.affected_rows()),
-            Err(e) => Err(self.err(&context(), e)),
-        }
+        let done = self.execute(
+            table,
+            StatementKey::Delete,
+            || delete_sql(table),
+            &|| format!("delete from {table}"),
+            [Param::Int(min_id), Param::UInt(u64::from(limit))],
+        )?;
+        Ok(done.rows_affected)
     }
 
     fn min_max_id(&mut self, table: &str) -> BackendResult<Option<(i64, i64)>> {
-        let row: Option<(Option<i64>, Option<i64>)> = self
-            .conn
-            .query_first(min_max_sql(table))
-            .map_err(|e| self.err(&format!("read min and max transactionid of {table}"), e))?;
-        Ok(row.and_then(|(min, max)| min.zip(max)))
+        let context = format!("read min and max transactionid of {table}");
+        let result = self.query(&min_max_sql(table), &context)?;
+        let row = result.rows.into_iter().next().unwrap_or_default();
+        let int = |i: usize| -> BackendResult<Option<i64>> {
+            row.get(i)
+                .cloned()
+                .flatten()
+                .map(|t| t.parse::<i64>().map_err(|e| BackendError::sql(&context, e)))
+                .transpose()
+        };
+        Ok(int(0)?.zip(int(1)?))
     }
 
     fn range_query(&mut self, table: &str, index: SecondaryIndex, from: i32) -> BackendResult<u64> {
-        let context = || format!("range query on {table} via {}", index.name(table));
-        let stmt = self.statement(
+        let done = self.execute(
             table,
             StatementKey::Range(index),
             || range_sql(table, index),
-            &context,
+            &|| format!("range query on {table} via {}", index.name(table)),
+            [Param::Int(i64::from(from))],
         )?;
-        self.count_result(&stmt, vec![Value::Int(i64::from(from))])
-            .map_err(|e| self.err(&context(), e))
+        Ok(done.rows_returned)
     }
 
     fn point_query(&mut self, table: &str, ids: &[i64]) -> BackendResult<u64> {
@@ -706,24 +744,21 @@ impl Conn for MysqlConn {
             return Ok(0);
         }
         let n = ids.len();
-        let context = || format!("point query on {table}");
-        let stmt = self.statement(
+        let done = self.execute(
             table,
             StatementKey::Point(n),
             || point_sql(table, n),
-            &context,
+            &|| format!("point query on {table}"),
+            ids.iter().map(|&id| Param::Int(id)),
         )?;
-        let params = ids.iter().map(|&id| Value::Int(id)).collect();
-        self.count_result(&stmt, params)
-            .map_err(|e| self.err(&context(), e))
+        Ok(done.rows_returned)
     }
 
     fn count_rows(&mut self, table: &str) -> BackendResult<u64> {
-        let n: Option<u64> = self
-            .conn
-            .query_first(count_sql(table, "PRIMARY"))
-            .map_err(|e| self.err(&format!("count rows of {table}"), e))?;
-        Ok(n.unwrap_or(0))
+        self.number(
+            &count_sql(table, "PRIMARY"),
+            &format!("count rows of {table}"),
+        )
     }
 
     fn count_rows_via_index(&mut self, table: &str, index: SecondaryIndex) -> BackendResult<u64> {
@@ -731,15 +766,15 @@ impl Conn for MysqlConn {
         let context = format!("count rows of {table} via {name}");
         let sql = count_sql(table, &name);
         // Check that the optimizer really reads this index, so the count means what it says.
-        let plan: Vec<my::Row> = self
-            .conn
-            .query(format!("EXPLAIN {sql}"))
-            .map_err(|e| self.err(&context, e))?;
-        let keys: Vec<String> = plan
+        let plan = self.query(&format!("EXPLAIN {sql}"), &context)?;
+        let key_column = plan
+            .columns
             .iter()
-            .filter_map(|row| row.get_opt::<Option<String>, _>("key"))
-            .filter_map(Result::ok)
-            .flatten()
+            .position(|c| c.eq_ignore_ascii_case("key"));
+        let keys: Vec<String> = plan
+            .rows
+            .iter()
+            .filter_map(|row| row.get(key_column?).cloned().flatten())
             .collect();
         if !keys.iter().any(|k| k.eq_ignore_ascii_case(&name)) {
             return Err(BackendError::sql(
@@ -747,21 +782,17 @@ impl Conn for MysqlConn {
                 format!("the optimizer would not read {name} (keys used: {keys:?})"),
             ));
         }
-        let n: Option<u64> = self
-            .conn
-            .query_first(&sql)
-            .map_err(|e| self.err(&context, e))?;
-        Ok(n.unwrap_or(0))
+        self.number(&sql, &context)
     }
 
     fn database_size_bytes(&mut self, tables: &[String]) -> BackendResult<Option<DbSize>> {
         let context = "read the table sizes from information_schema.TABLES";
-        let rows = text_rows(
-            &mut self.conn,
-            "SELECT TABLE_NAME, DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES \
-             WHERE TABLE_SCHEMA = DATABASE()",
-        )
-        .map_err(|e| self.err(context, e))?;
+        let rows = self
+            .text_rows(
+                "SELECT TABLE_NAME, DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES \
+                 WHERE TABLE_SCHEMA = DATABASE()",
+            )
+            .map_err(|e| self.err(context, &e))?;
         let mut total = 0u64;
         let mut sizes = std::collections::BTreeMap::new();
         for row in rows {
@@ -787,8 +818,9 @@ impl Conn for MysqlConn {
 
     fn server_files(&mut self) -> BackendResult<Option<ServerFiles>> {
         let context = "read @@datadir and @@pid_file";
-        let rows = text_rows(&mut self.conn, "SELECT @@datadir, @@pid_file")
-            .map_err(|e| self.err(context, e))?;
+        let rows = self
+            .text_rows("SELECT @@datadir, @@pid_file")
+            .map_err(|e| self.err(context, &e))?;
         let Some(Some(datadir)) = rows.first().and_then(|r| r.first()).cloned() else {
             return Ok(None);
         };
@@ -808,15 +840,16 @@ impl Conn for MysqlConn {
 
     fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
         let mut out = serde_json::Map::new();
-        let status = text_rows(&mut self.conn, "SHOW GLOBAL STATUS")
+        let status = self
+            .text_rows("SHOW GLOBAL STATUS")
             .map(name_value_object)
-            .unwrap_or_else(|e| serde_json::json!({ "error": my_detail(&e) }));
+            .unwrap_or_else(|e| serde_json::json!({ "error": wire_detail(&e) }));
         out.insert("global_status".into(), status);
-        let engines = text_rows(
-            &mut self.conn,
-            "SELECT ENGINE FROM information_schema.ENGINES WHERE SUPPORT IN ('YES', 'DEFAULT')",
-        )
-        .map_err(|e| self.err("list the engines", e))?;
+        let engines = self
+            .text_rows(
+                "SELECT ENGINE FROM information_schema.ENGINES WHERE SUPPORT IN ('YES', 'DEFAULT')",
+            )
+            .map_err(|e| self.err("list the engines", &e))?;
         for (engine, key) in [("InnoDB", "innodb_status"), ("ROCKSDB", "rocksdb_status")] {
             let loaded = engines.iter().any(|r| {
                 r.first()
@@ -827,7 +860,8 @@ impl Conn for MysqlConn {
             if !loaded {
                 continue;
             }
-            let value = text_rows(&mut self.conn, &format!("SHOW ENGINE {engine} STATUS"))
+            let value = self
+                .text_rows(&format!("SHOW ENGINE {engine} STATUS"))
                 .map(|rows| {
                     serde_json::Value::Array(
                         rows.into_iter()
@@ -838,7 +872,7 @@ impl Conn for MysqlConn {
                             .collect(),
                     )
                 })
-                .unwrap_or_else(|e| serde_json::json!({ "error": my_detail(&e) }));
+                .unwrap_or_else(|e| serde_json::json!({ "error": wire_detail(&e) }));
             out.insert(key.into(), value);
         }
         Ok(Some(serde_json::Value::Object(out)))
@@ -847,7 +881,7 @@ impl Conn for MysqlConn {
     fn build_facts(&mut self) -> BackendResult<BuildFacts> {
         let sql = "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
                    ('version', 'version_comment', 'version_compile_machine', 'version_compile_os')";
-        let rows = text_rows(&mut self.conn, sql).map_err(|e| self.err(sql, e))?;
+        let rows = self.text_rows(sql).map_err(|e| self.err(sql, &e))?;
         let mut facts = BuildFacts::default();
         for row in rows {
             let (Some(Some(name)), Some(Some(value))) = (row.first(), row.get(1)) else {
@@ -869,28 +903,10 @@ impl Conn for MysqlConn {
     }
 
     fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
-        text_rows(&mut self.conn, "SHOW GLOBAL VARIABLES")
+        self.text_rows("SHOW GLOBAL VARIABLES")
             .map(|rows| Some(name_value_object(rows)))
-            .map_err(|e| self.err("SHOW GLOBAL VARIABLES", e))
+            .map_err(|e| self.err("SHOW GLOBAL VARIABLES", &e))
     }
-}
-
-/// Run a text query and return every column of every row as text (`None` for NULL); bytes
-/// that are not UTF-8 are replaced, never a panic.
-fn text_rows(conn: &mut my::Conn, sql: &str) -> Result<Vec<Vec<Option<String>>>, my::Error> {
-    let rows: Vec<my::Row> = conn.query(sql)?;
-    Ok(rows
-        .iter()
-        .map(|row| {
-            (0..row.len())
-                .map(|i| match row.as_ref(i) {
-                    None | Some(Value::NULL) => None,
-                    Some(Value::Bytes(b)) => Some(String::from_utf8_lossy(b).into_owned()),
-                    Some(v) => Some(v.as_sql(true)),
-                })
-                .collect()
-        })
-        .collect())
 }
 
 /// Two-column rows (name, value) as a JSON object.
@@ -920,33 +936,72 @@ fn calendar_u8(v: u32) -> u8 {
 }
 
 /// The values of [`insert_sql`], row by row: (`transactionid`,) `dateandtime`,
-/// `cashregisterid`, `customerid`, `productid`, `price`, `data`.
-fn insert_params(batch: &RowBatch) -> Vec<Value> {
-    let (y, mo, d, h, mi, s, us) = civil_from_system_time(batch.timestamp());
-    let timestamp = Value::Date(
-        u16::try_from(y).unwrap_or(0),
-        calendar_u8(mo),
-        calendar_u8(d),
-        calendar_u8(h),
-        calendar_u8(mi),
-        calendar_u8(s),
-        us,
-    );
-    let ids = batch.has_client_ids();
-    let mut params = Vec::with_capacity(batch.len() * if ids { 7 } else { 6 });
-    for i in 0..batch.len() {
-        if ids {
-            params.push(Value::Int(batch.transactionid[i]));
-        }
-        params.push(timestamp.clone());
-        params.push(Value::Int(i64::from(batch.cashregisterid[i])));
-        params.push(Value::Int(i64::from(batch.customerid[i])));
-        params.push(Value::Int(i64::from(batch.productid[i])));
-        params.push(Value::Int(i64::from(batch.price[i])));
-        params.push(Value::Bytes(batch.data(i).as_bytes().to_vec()));
-    }
-    params
+/// `cashregisterid`, `customerid`, `productid`, `price`, `data`; borrowed from the batch, no
+/// allocation per row.
+struct InsertParams<'a> {
+    batch: &'a RowBatch,
+    timestamp: Param<'a>,
+    per_row: usize,
+    next: usize,
+    total: usize,
 }
+
+impl<'a> InsertParams<'a> {
+    fn new(batch: &'a RowBatch) -> Self {
+        let (y, mo, d, h, mi, s, us) = civil_from_system_time(batch.timestamp());
+        let per_row = if batch.has_client_ids() { 7 } else { 6 };
+        InsertParams {
+            batch,
+            timestamp: Param::DateTime(
+                u16::try_from(y).unwrap_or(0),
+                calendar_u8(mo),
+                calendar_u8(d),
+                calendar_u8(h),
+                calendar_u8(mi),
+                calendar_u8(s),
+                us,
+            ),
+            per_row,
+            next: 0,
+            total: per_row * batch.len(),
+        }
+    }
+}
+
+impl<'a> Iterator for InsertParams<'a> {
+    type Item = Param<'a>;
+
+    fn next(&mut self) -> Option<Param<'a>> {
+        if self.next >= self.total {
+            return None;
+        }
+        let row = self.next / self.per_row;
+        let mut col = self.next % self.per_row;
+        self.next += 1;
+        let b = self.batch;
+        if self.per_row == 7 {
+            if col == 0 {
+                return Some(Param::Int(b.transactionid[row]));
+            }
+            col -= 1;
+        }
+        Some(match col {
+            0 => self.timestamp,
+            1 => Param::Int(i64::from(b.cashregisterid[row])),
+            2 => Param::Int(i64::from(b.customerid[row])),
+            3 => Param::Int(i64::from(b.productid[row])),
+            4 => Param::Int(i64::from(b.price[row])),
+            _ => Param::Bytes(b.data(row).as_bytes()),
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.total - self.next;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for InsertParams<'_> {}
 
 // ---------------------------------------------------------------------------------------------
 // SQL text, as pure functions.
@@ -1066,28 +1121,60 @@ fn my_detail(e: &my::Error) -> String {
 /// Map an error of a statement.
 fn my_error(target: &str, context: &str, e: my::Error) -> BackendError {
     let detail = my_detail(&e);
-    match &e {
-        my::Error::MySqlError(m) => match m.code {
-            ER_LOCK_DEADLOCK | ER_LOCK_WAIT_TIMEOUT => {
-                BackendError::Retryable(format!("{context}: {detail}"))
-            }
-            ER_ACCESS_DENIED | ER_DBACCESS_DENIED => BackendError::Auth {
-                target: target.to_string(),
-                detail,
-            },
-            _ => BackendError::sql(context, detail),
-        },
-        my::Error::IoError(_) | my::Error::CodecError(_) => BackendError::Unreachable {
+    let code = match &e {
+        my::Error::MySqlError(m) => Some(m.code),
+        _ => None,
+    };
+    let connectivity = matches!(
+        &e,
+        my::Error::IoError(_)
+            | my::Error::CodecError(_)
+            | my::Error::DriverError(
+                my::DriverError::ConnectTimeout | my::DriverError::CouldNotConnect(_),
+            )
+    );
+    classify(target, context, code, detail, connectivity)
+}
+
+/// [`WireError`] as text: the server's `ERROR code (state): message`, or what went wrong.
+fn wire_detail(e: &WireError) -> String {
+    e.to_string()
+}
+
+/// Map an error of a statement on a benchmark connection.
+fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
+    classify(
+        target,
+        context,
+        e.server().map(|s| s.code),
+        wire_detail(e),
+        matches!(e, WireError::Io(_)),
+    )
+}
+
+/// What a caller branches on, from the server's error number (if it sent one), the text, and
+/// whether the connection is gone.
+fn classify(
+    target: &str,
+    context: &str,
+    code: Option<u16>,
+    detail: String,
+    connectivity: bool,
+) -> BackendError {
+    match code {
+        Some(ER_LOCK_DEADLOCK | ER_LOCK_WAIT_TIMEOUT) => {
+            BackendError::Retryable(format!("{context}: {detail}"))
+        }
+        Some(ER_ACCESS_DENIED | ER_DBACCESS_DENIED) => BackendError::Auth {
             target: target.to_string(),
             detail,
         },
-        my::Error::DriverError(
-            my::DriverError::ConnectTimeout | my::DriverError::CouldNotConnect(_),
-        ) => BackendError::Unreachable {
+        Some(_) => BackendError::sql(context, detail),
+        None if connectivity => BackendError::Unreachable {
             target: target.to_string(),
             detail,
         },
-        _ => BackendError::sql(context, detail),
+        None => BackendError::sql(context, detail),
     }
 }
 
@@ -1163,13 +1250,17 @@ mod tests {
         g.fill(&mut b, 2);
         b.dateandtime =
             Some(std::time::SystemTime::UNIX_EPOCH + Duration::from_micros(1_700_000_000_123_456));
-        let p = insert_params(&b);
+        assert_eq!(InsertParams::new(&b).len(), 14);
+        let p: Vec<Param<'_>> = InsertParams::new(&b).collect();
         assert_eq!(p.len(), 14);
-        assert_eq!(p[0], Value::Int(5));
-        assert_eq!(p[1], Value::Date(2023, 11, 14, 22, 13, 20, 123_456));
-        assert_eq!(p[7], Value::Int(6));
-        assert_eq!(p[12], Value::Int(i64::from(b.price[1])));
-        assert_eq!(p[13], Value::Bytes(b.data(1).as_bytes().to_vec()));
+        assert!(matches!(p[0], Param::Int(5)));
+        assert!(matches!(
+            p[1],
+            Param::DateTime(2023, 11, 14, 22, 13, 20, 123_456)
+        ));
+        assert!(matches!(p[7], Param::Int(6)));
+        assert!(matches!(p[12], Param::Int(v) if v == i64::from(b.price[1])));
+        assert!(matches!(p[13], Param::Bytes(d) if d == b.data(1).as_bytes()));
     }
 
     #[test]

@@ -1,0 +1,1037 @@
+//! A blocking MySQL/MariaDB protocol connection: what the benchmark's own connections use.
+//!
+//! As `postgres::wire` does for PostgreSQL, it does what the C client library does for one
+//! statement at a time and no more: one socket the thread blocks on, a prepared statement's
+//! `COM_STMT_EXECUTE` encoded into one reused buffer and sent with one `write`, and the
+//! result read in place: rows are counted, not decoded into values (the `mysql` crate made
+//! a `Row` of owned values per row, most of ibench's client CPU on range queries). The
+//! parameters are sent with the types the `mysql` crate sent (`LONGLONG`, `LONGLONG
+//! UNSIGNED`, `VAR_STRING`, `DATETIME`), so the server does the same work for them.
+//!
+//! Logins: `mysql_native_password`, `caching_sha2_password` (its fast path; the full
+//! exchange in clear over a Unix socket and RSA-encrypted over TCP, as libmysqlclient does)
+//! and `mysql_clear_password`. No TLS, as before.
+
+use std::io::{self, Write};
+use std::net::ToSocketAddrs;
+
+use ::mysql as my;
+use sha1::{Digest, Sha1};
+use sha2::Sha256;
+
+use crate::backend::socket::{Address, ReceiveBuffer, Stream};
+
+/// Capability flags (`CLIENT_*`).
+mod cap {
+    pub const LONG_PASSWORD: u32 = 1;
+    pub const LONG_FLAG: u32 = 1 << 2;
+    pub const CONNECT_WITH_DB: u32 = 1 << 3;
+    pub const PROTOCOL_41: u32 = 1 << 9;
+    pub const TRANSACTIONS: u32 = 1 << 13;
+    pub const SECURE_CONNECTION: u32 = 1 << 15;
+    pub const MULTI_STATEMENTS: u32 = 1 << 16;
+    pub const MULTI_RESULTS: u32 = 1 << 17;
+    pub const PS_MULTI_RESULTS: u32 = 1 << 18;
+    pub const PLUGIN_AUTH: u32 = 1 << 19;
+    pub const PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 1 << 21;
+    pub const DEPRECATE_EOF: u32 = 1 << 24;
+}
+
+/// Column and parameter types (`MYSQL_TYPE_*`).
+mod ty {
+    pub const DECIMAL: u8 = 0;
+    pub const TINY: u8 = 1;
+    pub const SHORT: u8 = 2;
+    pub const LONG: u8 = 3;
+    pub const LONGLONG: u8 = 8;
+    pub const INT24: u8 = 9;
+    pub const DATETIME: u8 = 12;
+    pub const YEAR: u8 = 13;
+    pub const NEWDECIMAL: u8 = 246;
+    pub const VAR_STRING: u8 = 253;
+}
+
+/// `SERVER_MORE_RESULTS_EXISTS` in an OK or EOF packet's status.
+const MORE_RESULTS: u16 = 0x0008;
+
+/// The longest payload of one packet; a longer one continues in the next.
+const MAX_PAYLOAD: usize = 0x00FF_FFFF;
+
+/// `utf8mb4_general_ci`.
+const CHARSET_UTF8MB4: u8 = 45;
+
+/// What the server said when it refused something (an ERR packet).
+#[derive(Debug, Clone)]
+pub struct ServerError {
+    /// The error number, e.g. 1213.
+    pub code: u16,
+    /// The SQLSTATE, e.g. `40001`.
+    pub state: String,
+    /// The message.
+    pub message: String,
+}
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ERROR {} ({}): {}", self.code, self.state, self.message)
+    }
+}
+
+/// Why a call on a [`MyWire`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// The socket failed (the server is gone, or never answered).
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The server refused the statement or the login.
+    #[error("{0}")]
+    Server(Box<ServerError>),
+    /// The login cannot proceed from the client's side (a method ibench lacks).
+    #[error("authentication error: {0}")]
+    Auth(String),
+    /// A statement or parameter ibench cannot send.
+    #[error("{0}")]
+    Param(String),
+    /// The server sent something this client does not understand; the connection is closed.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+}
+
+impl WireError {
+    /// The server's error, if it was one.
+    pub fn server(&self) -> Option<&ServerError> {
+        match self {
+            WireError::Server(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+type WireResult<T> = Result<T, WireError>;
+
+/// One value to bind, with the protocol type the `mysql` crate gave it.
+#[derive(Debug, Clone, Copy)]
+pub enum Value<'a> {
+    /// `LONGLONG`.
+    Int(i64),
+    /// `LONGLONG UNSIGNED`.
+    UInt(u64),
+    /// `VAR_STRING`.
+    Bytes(&'a [u8]),
+    /// `DATETIME`: year, month, day, hour, minute, second, microsecond.
+    DateTime(u16, u8, u8, u8, u8, u8, u32),
+}
+
+/// A statement prepared on one connection.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    id: u32,
+    params: u16,
+}
+
+/// What one execution returned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Executed {
+    /// Rows returned (counted, not decoded).
+    pub rows_returned: u64,
+    /// The OK packet's affected rows (changed rows: `CLIENT_FOUND_ROWS` is not set).
+    pub rows_affected: u64,
+    /// The first column of the first row as an integer, if there was a row and that column
+    /// was a non-NULL integer or decimal.
+    pub first_int: Option<i64>,
+}
+
+/// A text query's result: column names and rows as text (NULL is `None`).
+#[derive(Debug, Clone, Default)]
+pub struct TextResult {
+    /// The column names of the first result set.
+    pub columns: Vec<String>,
+    /// The rows of every result set.
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
+impl TextResult {
+    /// The first column of the first row.
+    pub fn first(&self) -> Option<&str> {
+        self.rows.first()?.first()?.as_deref()
+    }
+}
+
+/// One logical packet: where its payload lies (in the receive buffer, or in the assembly
+/// buffer for one longer than a physical packet).
+#[derive(Clone, Copy)]
+struct Packet {
+    at: usize,
+    len: usize,
+    assembled: bool,
+}
+
+/// One blocking protocol connection.
+pub struct MyWire {
+    stream: Stream,
+    out: Vec<u8>,
+    received: ReceiveBuffer,
+    /// A packet longer than [`MAX_PAYLOAD`], put together.
+    assembled: Vec<u8>,
+    /// The sequence id of the next packet ibench sends in the current exchange.
+    seq: u8,
+    caps: u32,
+    connection_id: u32,
+    broken: bool,
+}
+
+impl MyWire {
+    /// Connect where `opts` say (its socket, else TCP to its host and port) and log in.
+    pub fn connect(opts: &my::Opts) -> WireResult<MyWire> {
+        let timeout = opts.get_tcp_connect_timeout();
+        let (address, over_socket) = match opts.get_socket() {
+            Some(path) => (Address::Unix(path.into()), true),
+            None => {
+                let host = opts.get_ip_or_hostname();
+                let resolved = (host.as_ref(), opts.get_tcp_port())
+                    .to_socket_addrs()?
+                    .next()
+                    .ok_or_else(|| {
+                        io::Error::new(io::ErrorKind::NotFound, format!("{host} does not resolve"))
+                    })?;
+                (Address::Tcp(resolved), false)
+            }
+        };
+        let stream = address.connect(timeout)?;
+        let mut conn = MyWire {
+            stream,
+            out: Vec::with_capacity(16 * 1024),
+            received: ReceiveBuffer::default(),
+            assembled: Vec::new(),
+            seq: 0,
+            caps: 0,
+            connection_id: 0,
+            broken: false,
+        };
+        conn.handshake(opts, over_socket)?;
+        for sql in opts.get_init() {
+            conn.query(sql.as_str())?;
+        }
+        Ok(conn)
+    }
+
+    /// The server's id of this connection (what `KILL QUERY` takes).
+    pub fn connection_id(&self) -> u32 {
+        self.connection_id
+    }
+
+    fn handshake(&mut self, opts: &my::Opts, over_socket: bool) -> WireResult<()> {
+        let p = self.next_packet()?;
+        let hello = self.body(p).to_vec();
+        if hello.first() == Some(&0xFF) {
+            return Err(self.server_error_of(&hello));
+        }
+        let greeting = Greeting::parse(&hello)
+            .ok_or_else(|| self.protocol("a server greeting ibench cannot read".into()))?;
+        self.connection_id = greeting.connection_id;
+        let mut caps = cap::LONG_PASSWORD
+            | cap::PROTOCOL_41
+            | cap::TRANSACTIONS
+            | cap::SECURE_CONNECTION
+            | cap::MULTI_STATEMENTS
+            | cap::MULTI_RESULTS
+            | cap::PS_MULTI_RESULTS
+            | cap::PLUGIN_AUTH;
+        caps |= greeting.caps
+            & (cap::LONG_FLAG | cap::PLUGIN_AUTH_LENENC_CLIENT_DATA | cap::DEPRECATE_EOF);
+        let db = opts.get_db_name().filter(|d| !d.is_empty());
+        if db.is_some() {
+            caps |= cap::CONNECT_WITH_DB;
+        }
+        caps &= greeting.caps | cap::CONNECT_WITH_DB;
+        self.caps = caps;
+        let password = opts.get_pass().unwrap_or_default().as_bytes().to_vec();
+        let user = opts.get_user().unwrap_or_default();
+        let plugin = greeting.plugin.clone();
+        let response = auth_response(&plugin, &password, &greeting.scramble)?;
+
+        self.out.clear();
+        let at = self.begin_packet();
+        self.out.extend_from_slice(&caps.to_le_bytes());
+        self.out.extend_from_slice(&(1u32 << 24).to_le_bytes());
+        self.out.push(CHARSET_UTF8MB4);
+        self.out.extend_from_slice(&[0; 23]);
+        put_cstr(&mut self.out, user.as_bytes());
+        if caps & cap::PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
+            put_lenenc_bytes(&mut self.out, &response);
+        } else {
+            let len = u8::try_from(response.len())
+                .map_err(|_| WireError::Auth("the auth response is too long".into()))?;
+            self.out.push(len);
+            self.out.extend_from_slice(&response);
+        }
+        if let Some(db) = db {
+            put_cstr(&mut self.out, db.as_bytes());
+        }
+        put_cstr(&mut self.out, plugin.as_bytes());
+        self.end_packet(at)?;
+        self.send()?;
+        self.finish_login(plugin, greeting.scramble, &password, over_socket)
+    }
+
+    /// The rest of the login: an auth switch, `caching_sha2_password`'s extra round, then OK.
+    fn finish_login(
+        &mut self,
+        mut plugin: String,
+        mut scramble: Vec<u8>,
+        password: &[u8],
+        over_socket: bool,
+    ) -> WireResult<()> {
+        loop {
+            let p = self.next_packet()?;
+            let body = self.body(p).to_vec();
+            match body.first() {
+                Some(0x00) => return Ok(()),
+                Some(0xFF) => {
+                    self.broken = true;
+                    return Err(self.server_error_of(&body));
+                }
+                Some(0xFE) => {
+                    // Auth switch: plugin name, then its scramble.
+                    let rest = &body[1..];
+                    let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
+                    plugin = String::from_utf8_lossy(&rest[..end]).into_owned();
+                    scramble = rest.get(end + 1..).unwrap_or_default().to_vec();
+                    if scramble.last() == Some(&0) {
+                        scramble.pop();
+                    }
+                    let response = auth_response(&plugin, password, &scramble)?;
+                    self.send_raw(&response)?;
+                }
+                Some(0x01) if plugin == "caching_sha2_password" => match body.get(1) {
+                    Some(3) => {} // fast auth done: OK follows
+                    Some(4) => self.caching_sha2_full(password, &scramble, over_socket)?,
+                    _ => return Err(self.protocol("an unknown caching_sha2 reply".into())),
+                },
+                _ => return Err(self.protocol("an unexpected login reply".into())),
+            }
+        }
+    }
+
+    /// `caching_sha2_password`'s full exchange: the password in clear over a Unix socket, or
+    /// encrypted with the server's RSA key over TCP.
+    fn caching_sha2_full(
+        &mut self,
+        password: &[u8],
+        scramble: &[u8],
+        over_socket: bool,
+    ) -> WireResult<()> {
+        let mut clear = password.to_vec();
+        clear.push(0);
+        if over_socket {
+            return self.send_raw(&clear);
+        }
+        self.send_raw(&[2])?; // ask for the public key
+        let p = self.next_packet()?;
+        let body = self.body(p).to_vec();
+        if body.first() != Some(&0x01) {
+            return Err(self.protocol("no RSA public key from the server".into()));
+        }
+        for (i, b) in clear.iter_mut().enumerate() {
+            *b ^= scramble
+                .get(i % scramble.len().max(1))
+                .copied()
+                .unwrap_or(0);
+        }
+        let encrypted = mysql_common::crypto::encrypt(&clear, &body[1..]);
+        self.send_raw(&encrypted)
+    }
+
+    /// Prepare `sql`.
+    pub fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
+        self.command(0x16, sql.as_bytes())?;
+        let p = self.next_packet()?;
+        let body = self.body(p);
+        if body.first() == Some(&0xFF) {
+            let e = self.server_error_of(body);
+            return Err(e);
+        }
+        if body.len() < 9 || body[0] != 0 {
+            return Err(self.protocol("an unexpected reply to COM_STMT_PREPARE".into()));
+        }
+        let id = u32::from_le_bytes([body[1], body[2], body[3], body[4]]);
+        let columns = u16::from_le_bytes([body[5], body[6]]);
+        let params = u16::from_le_bytes([body[7], body[8]]);
+        for count in [params, columns] {
+            if count > 0 {
+                for _ in 0..count {
+                    self.next_packet()?;
+                }
+                if self.caps & cap::DEPRECATE_EOF == 0 {
+                    self.next_packet()?;
+                }
+            }
+        }
+        Ok(Prepared { id, params })
+    }
+
+    /// Forget a prepared statement on the server (no reply comes).
+    pub fn close(&mut self, statement: &Prepared) -> WireResult<()> {
+        self.command(0x19, &statement.id.to_le_bytes())
+    }
+
+    /// Run a prepared statement with `params` (one per `?`, in order) and read its result.
+    pub fn execute<'a>(
+        &mut self,
+        statement: &Prepared,
+        params: impl IntoIterator<Item = Value<'a>>,
+    ) -> WireResult<Executed> {
+        self.usable()?;
+        self.seq = 0;
+        self.out.clear();
+        let at = self.begin_packet();
+        self.out.push(0x17);
+        self.out.extend_from_slice(&statement.id.to_le_bytes());
+        self.out.push(0); // no cursor
+        self.out.extend_from_slice(&1u32.to_le_bytes());
+        let n = usize::from(statement.params);
+        if n > 0 {
+            // NULL bitmap (nothing is NULL), new-params-bound, then types, then values.
+            let bitmap_at = self.out.len();
+            self.out.resize(bitmap_at + n.div_ceil(8), 0);
+            self.out.push(1);
+            let types_at = self.out.len();
+            self.out.resize(types_at + 2 * n, 0);
+            let mut given = 0;
+            for value in params {
+                if given < n {
+                    let (t, flag) = encode(&mut self.out, value);
+                    self.out[types_at + 2 * given] = t;
+                    self.out[types_at + 2 * given + 1] = flag;
+                }
+                given += 1;
+            }
+            if given != n {
+                return Err(WireError::Param(format!(
+                    "the statement takes {n} parameters, {given} were given"
+                )));
+            }
+        }
+        self.end_packet(at)?;
+        self.send()?;
+        self.read_result(true)
+    }
+
+    /// Run `sql` (text protocol); its rows as text.
+    pub fn query(&mut self, sql: &str) -> WireResult<TextResult> {
+        self.command(0x03, sql.as_bytes())?;
+        let mut result = TextResult::default();
+        loop {
+            let p = self.next_packet()?;
+            let body = self.body(p);
+            match body.first() {
+                Some(0x00) => {
+                    let ok = ok_packet(body);
+                    if ok.status & MORE_RESULTS == 0 {
+                        return Ok(result);
+                    }
+                }
+                Some(0xFF) => return Err(self.server_error_of(body)),
+                Some(0xFB) => return Err(self.protocol("LOCAL INFILE is not supported".into())),
+                _ => {
+                    let columns = lenenc_int(body, &mut 0).unwrap_or(0);
+                    let mut names = Vec::new();
+                    for _ in 0..columns {
+                        let p = self.next_packet()?;
+                        names.push(column_name(self.body(p)));
+                    }
+                    if self.caps & cap::DEPRECATE_EOF == 0 {
+                        self.next_packet()?;
+                    }
+                    if result.columns.is_empty() {
+                        result.columns = names;
+                    }
+                    let more = self.read_rows(|body| result.rows.push(text_row(body)))?;
+                    if !more {
+                        return Ok(result);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Read a command's result: an OK, an error, or a result set (binary rows when
+    /// `binary`), repeated while the server says more results follow.
+    fn read_result(&mut self, binary: bool) -> WireResult<Executed> {
+        let mut done = Executed::default();
+        loop {
+            let p = self.next_packet()?;
+            let body = self.body(p);
+            match body.first() {
+                Some(0x00) => {
+                    let ok = ok_packet(body);
+                    done.rows_affected = ok.affected;
+                    if ok.status & MORE_RESULTS == 0 {
+                        return Ok(done);
+                    }
+                }
+                Some(0xFF) => return Err(self.server_error_of(body)),
+                _ => {
+                    let columns = lenenc_int(body, &mut 0).unwrap_or(0);
+                    let mut first_type = None;
+                    for i in 0..columns {
+                        let p = self.next_packet()?;
+                        if i == 0 {
+                            first_type = column_type(self.body(p));
+                        }
+                    }
+                    if self.caps & cap::DEPRECATE_EOF == 0 {
+                        self.next_packet()?;
+                    }
+                    let ncols = usize::try_from(columns).unwrap_or(0);
+                    let mut rows = 0u64;
+                    let mut first = None;
+                    let more = self.read_rows(|body| {
+                        if rows == 0 && binary {
+                            first = first_binary_int(body, ncols, first_type);
+                        }
+                        rows += 1;
+                    })?;
+                    done.rows_returned += rows;
+                    if done.first_int.is_none() {
+                        done.first_int = first;
+                    }
+                    if !more {
+                        return Ok(done);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Read row packets until the end of the result set, handing each to `row`; whether
+    /// more results follow.
+    fn read_rows(&mut self, mut row: impl FnMut(&[u8])) -> WireResult<bool> {
+        loop {
+            let p = self.next_packet()?;
+            let body = self.body(p);
+            match body.first() {
+                Some(0xFE) if p.len < MAX_PAYLOAD && !p.assembled => {
+                    // EOF (5 bytes) or, with DEPRECATE_EOF, an OK packet with a 0xFE header.
+                    let status = if self.caps & cap::DEPRECATE_EOF != 0 {
+                        ok_packet(body).status
+                    } else {
+                        body.get(3..5)
+                            .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
+                    };
+                    return Ok(status & MORE_RESULTS != 0);
+                }
+                Some(0xFF) => return Err(self.server_error_of(body)),
+                _ => row(body),
+            }
+        }
+    }
+
+    fn command(&mut self, code: u8, payload: &[u8]) -> WireResult<()> {
+        self.usable()?;
+        self.seq = 0;
+        self.out.clear();
+        let at = self.begin_packet();
+        self.out.push(code);
+        self.out.extend_from_slice(payload);
+        self.end_packet(at)?;
+        self.send()
+    }
+
+    /// Send `payload` as one packet of the current exchange.
+    fn send_raw(&mut self, payload: &[u8]) -> WireResult<()> {
+        self.out.clear();
+        let at = self.begin_packet();
+        self.out.extend_from_slice(payload);
+        self.end_packet(at)?;
+        self.send()
+    }
+
+    fn begin_packet(&mut self) -> usize {
+        let at = self.out.len();
+        self.out.extend_from_slice(&[0, 0, 0, self.seq]);
+        self.seq = self.seq.wrapping_add(1);
+        at
+    }
+
+    fn end_packet(&mut self, at: usize) -> WireResult<()> {
+        let len = self.out.len() - at - 4;
+        if len >= MAX_PAYLOAD {
+            return Err(WireError::Param(format!(
+                "a statement of {len} bytes: ibench sends at most {MAX_PAYLOAD} bytes per \
+                 packet; use fewer rows per insert"
+            )));
+        }
+        let b = u32::try_from(len).unwrap_or(0).to_le_bytes();
+        self.out[at..at + 3].copy_from_slice(&b[..3]);
+        Ok(())
+    }
+
+    fn usable(&self) -> WireResult<()> {
+        if self.broken {
+            Err(WireError::Io(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the connection was lost earlier",
+            )))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn send(&mut self) -> WireResult<()> {
+        let r = self.stream.write_all(&self.out);
+        r.map_err(|e| {
+            self.broken = true;
+            WireError::Io(e)
+        })
+    }
+
+    fn protocol(&mut self, what: String) -> WireError {
+        self.broken = true;
+        WireError::Protocol(what)
+    }
+
+    fn server_error_of(&self, body: &[u8]) -> WireError {
+        WireError::Server(Box::new(parse_error(body)))
+    }
+
+    fn body(&self, p: Packet) -> &[u8] {
+        if p.assembled {
+            &self.assembled
+        } else {
+            self.received.get(p.at, p.len)
+        }
+    }
+
+    fn next_packet(&mut self) -> WireResult<Packet> {
+        let r = self.read_packet();
+        if r.is_err() {
+            self.broken = true;
+        }
+        r
+    }
+
+    fn read_packet(&mut self) -> WireResult<Packet> {
+        let (at, len) = self.physical()?;
+        if len < MAX_PAYLOAD {
+            return Ok(Packet {
+                at,
+                len,
+                assembled: false,
+            });
+        }
+        self.assembled.clear();
+        self.assembled.extend_from_slice(self.received.get(at, len));
+        loop {
+            let (at, len) = self.physical()?;
+            self.assembled.extend_from_slice(self.received.get(at, len));
+            if len < MAX_PAYLOAD {
+                return Ok(Packet {
+                    at: 0,
+                    len: self.assembled.len(),
+                    assembled: true,
+                });
+            }
+        }
+    }
+
+    /// One physical packet: where its payload is in the receive buffer, and its length.
+    fn physical(&mut self) -> WireResult<(usize, usize)> {
+        self.received.fill(&mut self.stream, 4)?;
+        let h = self.received.pending();
+        let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+        self.seq = h[3].wrapping_add(1);
+        self.received.fill(&mut self.stream, 4 + len)?;
+        Ok((self.received.take(4 + len) + 4, len))
+    }
+}
+
+impl Drop for MyWire {
+    fn drop(&mut self) {
+        if !self.broken {
+            // COM_QUIT: the server ends the session at once.
+            let _ = self.stream.write_all(&[1, 0, 0, 0, 0x01]);
+        }
+    }
+}
+
+/// The server's first packet.
+struct Greeting {
+    connection_id: u32,
+    caps: u32,
+    scramble: Vec<u8>,
+    plugin: String,
+}
+
+impl Greeting {
+    fn parse(b: &[u8]) -> Option<Greeting> {
+        if *b.first()? != 10 {
+            return None;
+        }
+        let mut i = 1 + b[1..].iter().position(|x| *x == 0)? + 1;
+        let connection_id = u32::from_le_bytes(b.get(i..i + 4)?.try_into().ok()?);
+        i += 4;
+        let mut scramble = b.get(i..i + 8)?.to_vec();
+        i += 9;
+        let caps_low = u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?);
+        i += 2;
+        let mut caps = u32::from(caps_low);
+        let mut plugin = "mysql_native_password".to_string();
+        if b.len() > i {
+            i += 3; // charset, status
+            let caps_high = u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?);
+            caps |= u32::from(caps_high) << 16;
+            i += 2;
+            let data_len = usize::from(*b.get(i)?);
+            i += 11; // length byte, 10 reserved
+            if caps & cap::SECURE_CONNECTION != 0 {
+                let part2 = data_len.saturating_sub(8).max(13);
+                let p2 = b.get(i..(i + part2).min(b.len()))?;
+                scramble.extend_from_slice(p2.strip_suffix(&[0]).unwrap_or(p2));
+                i += part2;
+            }
+            if caps & cap::PLUGIN_AUTH != 0 && i < b.len() {
+                let rest = &b[i..];
+                let end = rest.iter().position(|x| *x == 0).unwrap_or(rest.len());
+                plugin = String::from_utf8_lossy(&rest[..end]).into_owned();
+            }
+        }
+        Some(Greeting {
+            connection_id,
+            caps,
+            scramble,
+            plugin,
+        })
+    }
+}
+
+/// The first answer of `plugin` to `scramble`.
+fn auth_response(plugin: &str, password: &[u8], scramble: &[u8]) -> WireResult<Vec<u8>> {
+    let scramble = &scramble[..scramble.len().min(20)];
+    match plugin {
+        _ if password.is_empty() && plugin != "mysql_clear_password" => Ok(Vec::new()),
+        "mysql_native_password" => {
+            let h1 = Sha1::digest(password);
+            let h2 = Sha1::digest(h1);
+            let mut h = Sha1::new();
+            h.update(scramble);
+            h.update(h2);
+            let h3 = h.finalize();
+            Ok(h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect())
+        }
+        "caching_sha2_password" => {
+            let h1 = Sha256::digest(password);
+            let h2 = Sha256::digest(h1);
+            let mut h = Sha256::new();
+            h.update(h2);
+            h.update(scramble);
+            let h3 = h.finalize();
+            Ok(h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect())
+        }
+        "mysql_clear_password" => {
+            let mut v = password.to_vec();
+            v.push(0);
+            Ok(v)
+        }
+        other => Err(WireError::Auth(format!(
+            "the server asks for the {other} login, which ibench does not have \
+             (mysql_native_password, caching_sha2_password and mysql_clear_password work): \
+             give the user one of those"
+        ))),
+    }
+}
+
+/// Append `value` in the binary protocol; returns its type and flag bytes.
+fn encode(out: &mut Vec<u8>, value: Value<'_>) -> (u8, u8) {
+    match value {
+        Value::Int(v) => {
+            out.extend_from_slice(&v.to_le_bytes());
+            (ty::LONGLONG, 0)
+        }
+        Value::UInt(v) => {
+            out.extend_from_slice(&v.to_le_bytes());
+            (ty::LONGLONG, 0x80)
+        }
+        Value::Bytes(b) => {
+            put_lenenc_bytes(out, b);
+            (ty::VAR_STRING, 0)
+        }
+        Value::DateTime(y, mo, d, h, mi, s, us) => {
+            let [y0, y1] = y.to_le_bytes();
+            if us != 0 {
+                out.extend_from_slice(&[11, y0, y1, mo, d, h, mi, s]);
+                out.extend_from_slice(&us.to_le_bytes());
+            } else if h != 0 || mi != 0 || s != 0 {
+                out.extend_from_slice(&[7, y0, y1, mo, d, h, mi, s]);
+            } else {
+                out.extend_from_slice(&[4, y0, y1, mo, d]);
+            }
+            (ty::DATETIME, 0)
+        }
+    }
+}
+
+fn put_cstr(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend_from_slice(s);
+    out.push(0);
+}
+
+fn put_lenenc_int(out: &mut Vec<u8>, n: u64) {
+    match n {
+        0..=250 => out.push(u8::try_from(n).unwrap_or(0)),
+        251..=0xFFFF => {
+            out.push(0xFC);
+            out.extend_from_slice(&n.to_le_bytes()[..2]);
+        }
+        0x1_0000..=0xFF_FFFF => {
+            out.push(0xFD);
+            out.extend_from_slice(&n.to_le_bytes()[..3]);
+        }
+        _ => {
+            out.push(0xFE);
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+    }
+}
+
+fn put_lenenc_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_lenenc_int(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// A length-encoded integer at `*i`, advancing `*i` past it (`None` for NULL, 0xFB).
+fn lenenc_int(b: &[u8], i: &mut usize) -> Option<u64> {
+    let first = *b.get(*i)?;
+    let (len, value) = match first {
+        0xFB => {
+            *i += 1;
+            return None;
+        }
+        0xFC => (2, None),
+        0xFD => (3, None),
+        0xFE => (8, None),
+        v => (0, Some(u64::from(v))),
+    };
+    *i += 1;
+    if let Some(v) = value {
+        return Some(v);
+    }
+    let bytes = b.get(*i..*i + len)?;
+    *i += len;
+    let mut le = [0u8; 8];
+    le[..len].copy_from_slice(bytes);
+    Some(u64::from_le_bytes(le))
+}
+
+/// A length-encoded string at `*i` (`None` for NULL).
+fn lenenc_str<'a>(b: &'a [u8], i: &mut usize) -> Option<&'a [u8]> {
+    let len = usize::try_from(lenenc_int(b, i)?).ok()?;
+    let s = b.get(*i..*i + len)?;
+    *i += len;
+    Some(s)
+}
+
+/// The status and affected rows of an OK packet (header 0x00 or 0xFE).
+struct Ok_ {
+    affected: u64,
+    status: u16,
+}
+
+fn ok_packet(b: &[u8]) -> Ok_ {
+    let mut i = 1;
+    let affected = lenenc_int(b, &mut i).unwrap_or(0);
+    let _last_insert_id = lenenc_int(b, &mut i);
+    let status = b
+        .get(i..i + 2)
+        .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]));
+    Ok_ { affected, status }
+}
+
+/// An ERR packet: 0xFF, code, `#` and SQLSTATE, message.
+fn parse_error(b: &[u8]) -> ServerError {
+    let code = b.get(1..3).map_or(0, |c| u16::from_le_bytes([c[0], c[1]]));
+    let (state, message) = match b.get(3) {
+        Some(b'#') => (
+            String::from_utf8_lossy(b.get(4..9).unwrap_or_default()).into_owned(),
+            b.get(9..).unwrap_or_default(),
+        ),
+        _ => ("HY000".to_string(), b.get(3..).unwrap_or_default()),
+    };
+    ServerError {
+        code,
+        state,
+        message: String::from_utf8_lossy(message).into_owned(),
+    }
+}
+
+/// A column definition's name (the fifth length-encoded string).
+fn column_name(b: &[u8]) -> String {
+    let mut i = 0;
+    for _ in 0..4 {
+        let _ = lenenc_str(b, &mut i);
+    }
+    lenenc_str(b, &mut i)
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .unwrap_or_default()
+}
+
+/// A column definition's type byte.
+fn column_type(b: &[u8]) -> Option<u8> {
+    let mut i = 0;
+    for _ in 0..6 {
+        let _ = lenenc_str(b, &mut i);
+    }
+    // Length of the fixed fields (0x0C), charset (2), column length (4), then the type.
+    b.get(i + 1 + 2 + 4).copied()
+}
+
+/// A text row's columns.
+fn text_row(b: &[u8]) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        out.push(lenenc_str(b, &mut i).map(|s| String::from_utf8_lossy(s).into_owned()));
+    }
+    out
+}
+
+/// The first column of a binary row as an integer, given the column count and its type.
+fn first_binary_int(b: &[u8], columns: usize, first_type: Option<u8>) -> Option<i64> {
+    let bitmap = (columns + 7 + 2) / 8;
+    if b.first() != Some(&0) || *b.get(1)? & (1 << 2) != 0 {
+        return None;
+    }
+    let v = b.get(1 + bitmap..)?;
+    match first_type? {
+        ty::TINY => v.first().map(|x| i64::from(*x)),
+        ty::SHORT | ty::YEAR => Some(i64::from(u16::from_le_bytes(v.get(..2)?.try_into().ok()?))),
+        ty::LONG | ty::INT24 => Some(i64::from(u32::from_le_bytes(v.get(..4)?.try_into().ok()?))),
+        ty::LONGLONG => Some(i64::from_le_bytes(v.get(..8)?.try_into().ok()?)),
+        ty::NEWDECIMAL | ty::DECIMAL | ty::VAR_STRING => {
+            let text = lenenc_str(v, &mut 0)?;
+            let text = std::str::from_utf8(text).ok()?;
+            text.split('.').next()?.parse().ok()
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_encoded_with_the_mysql_crates_types() {
+        let mut out = Vec::new();
+        assert_eq!(encode(&mut out, Value::Int(-1)), (ty::LONGLONG, 0));
+        assert_eq!(out, [255; 8]);
+        out.clear();
+        assert_eq!(encode(&mut out, Value::UInt(3)), (ty::LONGLONG, 0x80));
+        out.clear();
+        assert_eq!(encode(&mut out, Value::Bytes(b"ab")), (ty::VAR_STRING, 0));
+        assert_eq!(out, [2, b'a', b'b']);
+        out.clear();
+        encode(&mut out, Value::DateTime(2026, 11, 25, 1, 2, 3, 4));
+        assert_eq!(out, [11, 0xEA, 0x07, 11, 25, 1, 2, 3, 4, 0, 0, 0]);
+        out.clear();
+        encode(&mut out, Value::DateTime(2026, 11, 25, 0, 0, 0, 0));
+        assert_eq!(out, [4, 0xEA, 0x07, 11, 25]);
+        out.clear();
+        put_lenenc_bytes(&mut out, &[7; 300]);
+        assert_eq!(&out[..3], &[0xFC, 0x2C, 0x01]);
+        assert_eq!(lenenc_str(&out, &mut 0).map(<[u8]>::len), Some(300));
+    }
+
+    #[test]
+    fn native_password_answers_the_scramble() {
+        // mysql_native_password: SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw))).
+        let scramble = [1u8; 20];
+        let r = auth_response("mysql_native_password", b"secret", &scramble).unwrap();
+        assert_eq!(r.len(), 20);
+        let h1 = Sha1::digest(b"secret");
+        let mut h = Sha1::new();
+        h.update(scramble);
+        h.update(Sha1::digest(h1));
+        let back: Vec<u8> = r
+            .iter()
+            .zip(h.finalize().iter())
+            .map(|(a, b)| a ^ b)
+            .collect();
+        assert_eq!(back, h1.to_vec());
+        assert!(
+            auth_response("mysql_native_password", b"", &scramble)
+                .unwrap()
+                .is_empty()
+        );
+        let e = auth_response("client_ed25519", b"x", &scramble).unwrap_err();
+        assert!(e.to_string().contains("client_ed25519"), "{e}");
+    }
+
+    #[test]
+    fn replies_are_read_in_place() {
+        let e = parse_error(b"\xFF\xbd\x04#40001Deadlock found");
+        assert_eq!((e.code, e.state.as_str()), (1213, "40001"));
+        assert_eq!(e.to_string(), "ERROR 1213 (40001): Deadlock found");
+        let ok = ok_packet(&[0, 5, 0, 8, 0, 0, 0]);
+        assert_eq!((ok.affected, ok.status), (5, MORE_RESULTS));
+        assert_eq!(
+            text_row(&[1, b'7', 0xFB, 2, b'a', b'b']),
+            vec![Some("7".into()), None, Some("ab".into())]
+        );
+        // One LONGLONG column: 0x00, a 1-byte bitmap, 8 bytes.
+        let mut row = vec![0, 0];
+        row.extend_from_slice(&42i64.to_le_bytes());
+        assert_eq!(first_binary_int(&row, 1, Some(ty::LONGLONG)), Some(42));
+        assert_eq!(first_binary_int(&[0, 4], 1, Some(ty::LONGLONG)), None);
+        let dec = [0, 0, 3, b'1', b'2', b'3'];
+        assert_eq!(first_binary_int(&dec, 1, Some(ty::NEWDECIMAL)), Some(123));
+    }
+
+    #[test]
+    fn a_greeting_gives_the_scramble_and_plugin() {
+        let mut g = vec![10];
+        g.extend_from_slice(b"10.11.19-MariaDB\0");
+        g.extend_from_slice(&7u32.to_le_bytes());
+        g.extend_from_slice(b"abcdefgh\0");
+        let caps = cap::PROTOCOL_41 | cap::SECURE_CONNECTION | cap::PLUGIN_AUTH;
+        g.extend_from_slice(&u16::try_from(caps & 0xFFFF).unwrap().to_le_bytes());
+        g.extend_from_slice(&[45, 2, 0]);
+        g.extend_from_slice(&u16::try_from(caps >> 16).unwrap().to_le_bytes());
+        g.push(21);
+        g.extend_from_slice(&[0; 10]);
+        g.extend_from_slice(b"ijklmnopqrst\0");
+        g.extend_from_slice(b"mysql_native_password\0");
+        let p = Greeting::parse(&g).unwrap();
+        assert_eq!(p.connection_id, 7);
+        assert_eq!(p.scramble, b"abcdefghijklmnopqrst");
+        assert_eq!(p.plugin, "mysql_native_password");
+    }
+
+    #[test]
+    fn a_packet_longer_than_16_mib_is_put_together() {
+        let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let writer = std::thread::spawn(move || {
+            let mut first = vec![0xFF, 0xFF, 0xFF, 1];
+            first.extend(std::iter::repeat_n(7u8, MAX_PAYLOAD));
+            b.write_all(&first).unwrap();
+            b.write_all(&[3, 0, 0, 2, 8, 8, 8]).unwrap();
+            b.write_all(&[1, 0, 0, 3, 9]).unwrap();
+        });
+        let mut w = MyWire {
+            stream: Stream::Unix(a),
+            out: Vec::new(),
+            received: ReceiveBuffer::default(),
+            assembled: Vec::new(),
+            seq: 0,
+            caps: 0,
+            connection_id: 0,
+            broken: true, // no COM_QUIT into the test's socket
+        };
+        let p = w.next_packet().unwrap();
+        assert_eq!(w.body(p).len(), MAX_PAYLOAD + 3);
+        assert_eq!(&w.body(p)[MAX_PAYLOAD - 1..], &[7, 8, 8, 8]);
+        let p = w.next_packet().unwrap();
+        assert_eq!(w.body(p), &[9]);
+        writer.join().unwrap();
+    }
+}

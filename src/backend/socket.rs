@@ -1,0 +1,163 @@
+//! The socket under ibench's own protocol clients (`postgres::wire`, `mysql::wire`): a TCP
+//! or Unix stream the connection's thread blocks on, and a receive buffer whose messages are
+//! read in place.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Initial size of a receive buffer; it grows for a longer message.
+const RECEIVE_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Where a connection goes.
+#[derive(Debug, Clone)]
+pub enum Address {
+    /// A TCP address (`TCP_NODELAY` is set: one statement is one small write).
+    Tcp(SocketAddr),
+    /// A Unix socket file.
+    Unix(PathBuf),
+}
+
+impl Address {
+    /// Open a blocking stream to the address.
+    pub fn connect(&self, timeout: Option<Duration>) -> io::Result<Stream> {
+        match self {
+            Address::Tcp(a) => {
+                let s = match timeout {
+                    Some(t) => TcpStream::connect_timeout(a, t)?,
+                    None => TcpStream::connect(a)?,
+                };
+                s.set_nodelay(true)?;
+                Ok(Stream::Tcp(s))
+            }
+            Address::Unix(p) => Ok(Stream::Unix(UnixStream::connect(p)?)),
+        }
+    }
+}
+
+/// A connected blocking stream.
+pub enum Stream {
+    /// Over TCP.
+    Tcp(TcpStream),
+    /// Over a Unix socket.
+    Unix(UnixStream),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Received bytes: `bytes[start..end]` is not consumed yet. Messages are handed out as
+/// ranges of it, valid until the next read.
+pub struct ReceiveBuffer {
+    bytes: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl Default for ReceiveBuffer {
+    fn default() -> Self {
+        ReceiveBuffer {
+            bytes: vec![0; RECEIVE_BUFFER_BYTES],
+            start: 0,
+            end: 0,
+        }
+    }
+}
+
+impl ReceiveBuffer {
+    /// The unconsumed bytes.
+    pub fn pending(&self) -> &[u8] {
+        &self.bytes[self.start..self.end]
+    }
+
+    /// Bytes `range` of the buffer (as returned by [`ReceiveBuffer::take`]).
+    pub fn get(&self, at: usize, len: usize) -> &[u8] {
+        &self.bytes[at..at + len]
+    }
+
+    /// Consume `n` pending bytes; returns where they start.
+    pub fn take(&mut self, n: usize) -> usize {
+        let at = self.start;
+        self.start += n.min(self.end - self.start);
+        at
+    }
+
+    /// Make at least `n` bytes pending, reading from `stream` as needed (blocking). Moves
+    /// the pending bytes to the front first, so positions from earlier calls are stale.
+    pub fn fill(&mut self, stream: &mut impl Read, n: usize) -> io::Result<()> {
+        if self.end - self.start >= n {
+            return Ok(());
+        }
+        self.bytes.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if self.bytes.len() < n {
+            self.bytes.resize(n.max(self.bytes.len() * 2), 0);
+        }
+        while self.end < n {
+            let got = stream.read(&mut self.bytes[self.end..])?;
+            if got == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ));
+            }
+            self.end += got;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out its bytes a few at a time.
+    struct Trickle(Vec<u8>, usize);
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0.drain(..n);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn fills_across_short_reads_and_grows_for_a_long_message() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut src = Trickle(data.clone(), 7000);
+        let mut b = ReceiveBuffer::default();
+        b.fill(&mut src, 3).unwrap();
+        let at = b.take(3);
+        assert_eq!(b.get(at, 3), &data[..3]);
+        b.fill(&mut src, 150_000).unwrap();
+        assert!(b.pending().len() >= 150_000);
+        assert_eq!(&b.pending()[..5], &data[3..8]);
+        let mut empty = Trickle(Vec::new(), 1);
+        let e = b.fill(&mut empty, 1_000_000).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+    }
+}
