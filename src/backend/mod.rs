@@ -10,7 +10,7 @@ pub(crate) mod micro_sql;
 pub(crate) mod mock;
 pub mod mysql;
 pub mod postgres;
-pub mod socket;
+pub mod protocol;
 pub mod sqlite;
 pub mod url;
 
@@ -495,6 +495,45 @@ pub(crate) enum StatementKey {
 
 /// The prepared statements of one table on one connection (`S` is the driver's handle).
 pub(crate) type TableStatements<S> = std::collections::HashMap<StatementKey, S>;
+
+/// Run the statement `key` of `table` from a connection's cache with `run`, preparing it
+/// with `prepare` on first use. The hot path looks it up once and clones nothing; the table's
+/// name is copied only when its first statement is prepared. `client` is what both need.
+pub(crate) fn with_cached_statement<C, S, R, E>(
+    cache: &mut std::collections::HashMap<String, TableStatements<S>>,
+    table: &str,
+    key: StatementKey,
+    client: &mut C,
+    prepare: impl FnOnce(&mut C) -> Result<S, E>,
+    run: impl FnOnce(&mut C, &S) -> Result<R, E>,
+) -> Result<R, E> {
+    use std::collections::hash_map::Entry;
+    let of_table = match cache.get_mut(table) {
+        Some(t) => t,
+        None => cache.entry(table.to_string()).or_default(),
+    };
+    let statement = match of_table.entry(key) {
+        Entry::Occupied(o) => o.into_mut(),
+        Entry::Vacant(v) => v.insert(prepare(client)?),
+    };
+    run(client, statement)
+}
+
+/// `min(transactionid), max(transactionid)` from a text row (`None` when the table is empty).
+pub(crate) fn min_max_of_text(
+    row: Option<Vec<Option<String>>>,
+    context: &str,
+) -> BackendResult<Option<(i64, i64)>> {
+    let row = row.unwrap_or_default();
+    let int = |i: usize| -> BackendResult<Option<i64>> {
+        row.get(i)
+            .cloned()
+            .flatten()
+            .map(|t| t.parse::<i64>().map_err(|e| BackendError::sql(context, e)))
+            .transpose()
+    };
+    Ok(int(0)?.zip(int(1)?))
+}
 
 /// Replace the password of a URL (`scheme://user:pass@host`, and a `password=` query
 /// parameter) with `***`. The userinfo ends at the last `@` before the query, so a password

@@ -9,7 +9,6 @@
 pub mod wire;
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use ::mysql as my;
@@ -524,21 +523,20 @@ impl MysqlConn {
         params: impl IntoIterator<Item = Param<'a>>,
     ) -> BackendResult<Executed> {
         let target = &self.target;
-        let wire = &mut self.wire;
-        let of_table = match self.statements.get_mut(table) {
-            Some(t) => t,
-            // Only reached when a statement is prepared: the allocation is off the hot path.
-            None => self.statements.entry(table.to_string()).or_default(),
-        };
-        let stmt = match of_table.entry(key) {
-            Entry::Occupied(o) => o.into_mut(),
-            Entry::Vacant(v) => v.insert(
+        with_cached_statement(
+            &mut self.statements,
+            table,
+            key,
+            &mut self.wire,
+            |wire| {
                 wire.prepare(&sql())
-                    .map_err(|e| wire_error(target, &context(), &e))?,
-            ),
-        };
-        wire.execute(stmt, params)
-            .map_err(|e| wire_error(target, &context(), &e))
+                    .map_err(|e| wire_error(target, &context(), &e))
+            },
+            |wire, stmt| {
+                wire.execute(stmt, params)
+                    .map_err(|e| wire_error(target, &context(), &e))
+            },
+        )
     }
 
     /// The engine of an existing table, `None` when the table does not exist.
@@ -717,15 +715,7 @@ impl Conn for MysqlConn {
     fn min_max_id(&mut self, table: &str) -> BackendResult<Option<(i64, i64)>> {
         let context = format!("read min and max transactionid of {table}");
         let result = self.query(&min_max_sql(table), &context)?;
-        let row = result.rows.into_iter().next().unwrap_or_default();
-        let int = |i: usize| -> BackendResult<Option<i64>> {
-            row.get(i)
-                .cloned()
-                .flatten()
-                .map(|t| t.parse::<i64>().map_err(|e| BackendError::sql(&context, e)))
-                .transpose()
-        };
-        Ok(int(0)?.zip(int(1)?))
+        min_max_of_text(result.rows.into_iter().next(), &context)
     }
 
     fn range_query(&mut self, table: &str, index: SecondaryIndex, from: i32) -> BackendResult<u64> {

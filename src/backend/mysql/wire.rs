@@ -12,14 +12,14 @@
 //! exchange in clear over a Unix socket and RSA-encrypted over TCP, as libmysqlclient does)
 //! and `mysql_clear_password`. No TLS, as before.
 
-use std::io::{self, Write};
+use std::io;
 use std::net::ToSocketAddrs;
 
 use ::mysql as my;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
-use crate::backend::socket::{Address, ReceiveBuffer, Stream};
+use crate::backend::protocol::{self, Address, Channel};
 
 /// Capability flags (`CLIENT_*`).
 mod cap {
@@ -77,35 +77,8 @@ impl std::fmt::Display for ServerError {
     }
 }
 
-/// Why a call on a [`MyWire`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum WireError {
-    /// The socket failed (the server is gone, or never answered).
-    #[error("{0}")]
-    Io(#[from] io::Error),
-    /// The server refused the statement or the login.
-    #[error("{0}")]
-    Server(Box<ServerError>),
-    /// The login cannot proceed from the client's side (a method ibench lacks).
-    #[error("authentication error: {0}")]
-    Auth(String),
-    /// A statement or parameter ibench cannot send.
-    #[error("{0}")]
-    Param(String),
-    /// The server sent something this client does not understand; the connection is closed.
-    #[error("protocol error: {0}")]
-    Protocol(String),
-}
-
-impl WireError {
-    /// The server's error, if it was one.
-    pub fn server(&self) -> Option<&ServerError> {
-        match self {
-            WireError::Server(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// Why a call failed.
+pub type WireError = protocol::WireError<ServerError>;
 
 type WireResult<T> = Result<T, WireError>;
 
@@ -168,16 +141,13 @@ struct Packet {
 
 /// One blocking protocol connection.
 pub struct MyWire {
-    stream: Stream,
-    out: Vec<u8>,
-    received: ReceiveBuffer,
+    ch: Channel,
     /// A packet longer than [`MAX_PAYLOAD`], put together.
     assembled: Vec<u8>,
     /// The sequence id of the next packet ibench sends in the current exchange.
     seq: u8,
     caps: u32,
     connection_id: u32,
-    broken: bool,
 }
 
 impl MyWire {
@@ -199,14 +169,11 @@ impl MyWire {
         };
         let stream = address.connect(timeout)?;
         let mut conn = MyWire {
-            stream,
-            out: Vec::with_capacity(16 * 1024),
-            received: ReceiveBuffer::default(),
+            ch: Channel::new(stream),
             assembled: Vec::new(),
             seq: 0,
             caps: 0,
             connection_id: 0,
-            broken: false,
         };
         conn.handshake(opts, over_socket)?;
         for sql in opts.get_init() {
@@ -250,27 +217,27 @@ impl MyWire {
         let plugin = greeting.plugin.clone();
         let response = auth_response(&plugin, &password, &greeting.scramble)?;
 
-        self.out.clear();
+        self.ch.out.clear();
         let at = self.begin_packet();
-        self.out.extend_from_slice(&caps.to_le_bytes());
-        self.out.extend_from_slice(&(1u32 << 24).to_le_bytes());
-        self.out.push(CHARSET_UTF8MB4);
-        self.out.extend_from_slice(&[0; 23]);
-        put_cstr(&mut self.out, user.as_bytes());
+        self.ch.out.extend_from_slice(&caps.to_le_bytes());
+        self.ch.out.extend_from_slice(&(1u32 << 24).to_le_bytes());
+        self.ch.out.push(CHARSET_UTF8MB4);
+        self.ch.out.extend_from_slice(&[0; 23]);
+        put_cstr(&mut self.ch.out, user.as_bytes());
         if caps & cap::PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
-            put_lenenc_bytes(&mut self.out, &response);
+            put_lenenc_bytes(&mut self.ch.out, &response);
         } else {
             let len = u8::try_from(response.len())
                 .map_err(|_| WireError::Auth("the auth response is too long".into()))?;
-            self.out.push(len);
-            self.out.extend_from_slice(&response);
+            self.ch.out.push(len);
+            self.ch.out.extend_from_slice(&response);
         }
         if let Some(db) = db {
-            put_cstr(&mut self.out, db.as_bytes());
+            put_cstr(&mut self.ch.out, db.as_bytes());
         }
-        put_cstr(&mut self.out, plugin.as_bytes());
+        put_cstr(&mut self.ch.out, plugin.as_bytes());
         self.end_packet(at)?;
-        self.send()?;
+        self.ch.send()?;
         self.finish_login(plugin, greeting.scramble, &password, over_socket)
     }
 
@@ -288,7 +255,7 @@ impl MyWire {
             match body.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xFF) => {
-                    self.broken = true;
+                    self.ch.broken = true;
                     return Err(self.server_error_of(&body));
                 }
                 Some(0xFE) => {
@@ -381,28 +348,28 @@ impl MyWire {
         statement: &Prepared,
         params: impl IntoIterator<Item = Value<'a>>,
     ) -> WireResult<Executed> {
-        self.usable()?;
+        self.ch.usable()?;
         self.seq = 0;
-        self.out.clear();
+        self.ch.out.clear();
         let at = self.begin_packet();
-        self.out.push(0x17);
-        self.out.extend_from_slice(&statement.id.to_le_bytes());
-        self.out.push(0); // no cursor
-        self.out.extend_from_slice(&1u32.to_le_bytes());
+        self.ch.out.push(0x17);
+        self.ch.out.extend_from_slice(&statement.id.to_le_bytes());
+        self.ch.out.push(0); // no cursor
+        self.ch.out.extend_from_slice(&1u32.to_le_bytes());
         let n = usize::from(statement.params);
         if n > 0 {
             // NULL bitmap (nothing is NULL), new-params-bound, then types, then values.
-            let bitmap_at = self.out.len();
-            self.out.resize(bitmap_at + n.div_ceil(8), 0);
-            self.out.push(1);
-            let types_at = self.out.len();
-            self.out.resize(types_at + 2 * n, 0);
+            let bitmap_at = self.ch.out.len();
+            self.ch.out.resize(bitmap_at + n.div_ceil(8), 0);
+            self.ch.out.push(1);
+            let types_at = self.ch.out.len();
+            self.ch.out.resize(types_at + 2 * n, 0);
             let mut given = 0;
             for value in params {
                 if given < n {
-                    let (t, flag) = encode(&mut self.out, value);
-                    self.out[types_at + 2 * given] = t;
-                    self.out[types_at + 2 * given + 1] = flag;
+                    let (t, flag) = encode(&mut self.ch.out, value);
+                    self.ch.out[types_at + 2 * given] = t;
+                    self.ch.out[types_at + 2 * given + 1] = flag;
                 }
                 given += 1;
             }
@@ -413,8 +380,8 @@ impl MyWire {
             }
         }
         self.end_packet(at)?;
-        self.send()?;
-        self.read_result(true)
+        self.ch.send()?;
+        self.read_result()
     }
 
     /// Run `sql` (text protocol); its rows as text.
@@ -436,13 +403,7 @@ impl MyWire {
                 _ => {
                     let columns = lenenc_int(body, &mut 0).unwrap_or(0);
                     let mut names = Vec::new();
-                    for _ in 0..columns {
-                        let p = self.next_packet()?;
-                        names.push(column_name(self.body(p)));
-                    }
-                    if self.caps & cap::DEPRECATE_EOF == 0 {
-                        self.next_packet()?;
-                    }
+                    self.read_columns(columns, |_, def| names.push(column_name(def)))?;
                     if result.columns.is_empty() {
                         result.columns = names;
                     }
@@ -455,9 +416,22 @@ impl MyWire {
         }
     }
 
-    /// Read a command's result: an OK, an error, or a result set (binary rows when
-    /// `binary`), repeated while the server says more results follow.
-    fn read_result(&mut self, binary: bool) -> WireResult<Executed> {
+    /// The `count` column definitions of a result set, each handed to `each` with its
+    /// position, and the EOF after them where the server sends one.
+    fn read_columns(&mut self, count: u64, mut each: impl FnMut(u64, &[u8])) -> WireResult<()> {
+        for i in 0..count {
+            let p = self.next_packet()?;
+            each(i, self.body(p));
+        }
+        if self.caps & cap::DEPRECATE_EOF == 0 {
+            self.next_packet()?;
+        }
+        Ok(())
+    }
+
+    /// Read a statement's result: an OK, an error, or a result set of binary rows, repeated
+    /// while the server says more results follow.
+    fn read_result(&mut self) -> WireResult<Executed> {
         let mut done = Executed::default();
         loop {
             let p = self.next_packet()?;
@@ -474,20 +448,16 @@ impl MyWire {
                 _ => {
                     let columns = lenenc_int(body, &mut 0).unwrap_or(0);
                     let mut first_type = None;
-                    for i in 0..columns {
-                        let p = self.next_packet()?;
+                    self.read_columns(columns, |i, def| {
                         if i == 0 {
-                            first_type = column_type(self.body(p));
+                            first_type = column_type(def);
                         }
-                    }
-                    if self.caps & cap::DEPRECATE_EOF == 0 {
-                        self.next_packet()?;
-                    }
+                    })?;
                     let ncols = usize::try_from(columns).unwrap_or(0);
                     let mut rows = 0u64;
                     let mut first = None;
                     let more = self.read_rows(|body| {
-                        if rows == 0 && binary {
+                        if rows == 0 {
                             first = first_binary_int(body, ncols, first_type);
                         }
                         rows += 1;
@@ -528,34 +498,34 @@ impl MyWire {
     }
 
     fn command(&mut self, code: u8, payload: &[u8]) -> WireResult<()> {
-        self.usable()?;
+        self.ch.usable()?;
         self.seq = 0;
-        self.out.clear();
+        self.ch.out.clear();
         let at = self.begin_packet();
-        self.out.push(code);
-        self.out.extend_from_slice(payload);
+        self.ch.out.push(code);
+        self.ch.out.extend_from_slice(payload);
         self.end_packet(at)?;
-        self.send()
+        Ok(self.ch.send()?)
     }
 
     /// Send `payload` as one packet of the current exchange.
     fn send_raw(&mut self, payload: &[u8]) -> WireResult<()> {
-        self.out.clear();
+        self.ch.out.clear();
         let at = self.begin_packet();
-        self.out.extend_from_slice(payload);
+        self.ch.out.extend_from_slice(payload);
         self.end_packet(at)?;
-        self.send()
+        Ok(self.ch.send()?)
     }
 
     fn begin_packet(&mut self) -> usize {
-        let at = self.out.len();
-        self.out.extend_from_slice(&[0, 0, 0, self.seq]);
+        let at = self.ch.out.len();
+        self.ch.out.extend_from_slice(&[0, 0, 0, self.seq]);
         self.seq = self.seq.wrapping_add(1);
         at
     }
 
     fn end_packet(&mut self, at: usize) -> WireResult<()> {
-        let len = self.out.len() - at - 4;
+        let len = self.ch.out.len() - at - 4;
         if len >= MAX_PAYLOAD {
             return Err(WireError::Param(format!(
                 "a statement of {len} bytes: ibench sends at most {MAX_PAYLOAD} bytes per \
@@ -563,31 +533,12 @@ impl MyWire {
             )));
         }
         let b = u32::try_from(len).unwrap_or(0).to_le_bytes();
-        self.out[at..at + 3].copy_from_slice(&b[..3]);
+        self.ch.out[at..at + 3].copy_from_slice(&b[..3]);
         Ok(())
     }
 
-    fn usable(&self) -> WireResult<()> {
-        if self.broken {
-            Err(WireError::Io(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "the connection was lost earlier",
-            )))
-        } else {
-            Ok(())
-        }
-    }
-
-    fn send(&mut self) -> WireResult<()> {
-        let r = self.stream.write_all(&self.out);
-        r.map_err(|e| {
-            self.broken = true;
-            WireError::Io(e)
-        })
-    }
-
     fn protocol(&mut self, what: String) -> WireError {
-        self.broken = true;
+        self.ch.broken = true;
         WireError::Protocol(what)
     }
 
@@ -599,14 +550,14 @@ impl MyWire {
         if p.assembled {
             &self.assembled
         } else {
-            self.received.get(p.at, p.len)
+            self.ch.received.get(p.at, p.len)
         }
     }
 
     fn next_packet(&mut self) -> WireResult<Packet> {
         let r = self.read_packet();
         if r.is_err() {
-            self.broken = true;
+            self.ch.broken = true;
         }
         r
     }
@@ -621,10 +572,12 @@ impl MyWire {
             });
         }
         self.assembled.clear();
-        self.assembled.extend_from_slice(self.received.get(at, len));
+        self.assembled
+            .extend_from_slice(self.ch.received.get(at, len));
         loop {
             let (at, len) = self.physical()?;
-            self.assembled.extend_from_slice(self.received.get(at, len));
+            self.assembled
+                .extend_from_slice(self.ch.received.get(at, len));
             if len < MAX_PAYLOAD {
                 return Ok(Packet {
                     at: 0,
@@ -637,21 +590,19 @@ impl MyWire {
 
     /// One physical packet: where its payload is in the receive buffer, and its length.
     fn physical(&mut self) -> WireResult<(usize, usize)> {
-        self.received.fill(&mut self.stream, 4)?;
-        let h = self.received.pending();
+        self.ch.fill(4)?;
+        let h = self.ch.received.pending();
         let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
         self.seq = h[3].wrapping_add(1);
-        self.received.fill(&mut self.stream, 4 + len)?;
-        Ok((self.received.take(4 + len) + 4, len))
+        self.ch.fill(4 + len)?;
+        Ok((self.ch.received.take(4 + len) + 4, len))
     }
 }
 
 impl Drop for MyWire {
     fn drop(&mut self) {
-        if !self.broken {
-            // COM_QUIT: the server ends the session at once.
-            let _ = self.stream.write_all(&[1, 0, 0, 0, 0x01]);
-        }
+        // COM_QUIT: the server ends the session at once.
+        self.ch.say_goodbye(&[1, 0, 0, 0, 0x01]);
     }
 }
 
@@ -710,24 +661,10 @@ fn auth_response(plugin: &str, password: &[u8], scramble: &[u8]) -> WireResult<V
     let scramble = &scramble[..scramble.len().min(20)];
     match plugin {
         _ if password.is_empty() && plugin != "mysql_clear_password" => Ok(Vec::new()),
-        "mysql_native_password" => {
-            let h1 = Sha1::digest(password);
-            let h2 = Sha1::digest(h1);
-            let mut h = Sha1::new();
-            h.update(scramble);
-            h.update(h2);
-            let h3 = h.finalize();
-            Ok(h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect())
-        }
-        "caching_sha2_password" => {
-            let h1 = Sha256::digest(password);
-            let h2 = Sha256::digest(h1);
-            let mut h = Sha256::new();
-            h.update(h2);
-            h.update(scramble);
-            let h3 = h.finalize();
-            Ok(h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect())
-        }
+        // SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw))).
+        "mysql_native_password" => Ok(xor_hash::<Sha1>(password, scramble, true)),
+        // SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) + scramble).
+        "caching_sha2_password" => Ok(xor_hash::<Sha256>(password, scramble, false)),
         "mysql_clear_password" => {
             let mut v = password.to_vec();
             v.push(0);
@@ -739,6 +676,22 @@ fn auth_response(plugin: &str, password: &[u8], scramble: &[u8]) -> WireResult<V
              give the user one of those"
         ))),
     }
+}
+
+/// `H(pw) XOR H(scramble + H(H(pw)))` (`scramble_first`) or `H(pw) XOR H(H(H(pw)) + scramble)`.
+fn xor_hash<D: Digest>(password: &[u8], scramble: &[u8], scramble_first: bool) -> Vec<u8> {
+    let h1 = D::digest(password);
+    let h2 = D::digest(&h1);
+    let mut h = D::new();
+    if scramble_first {
+        h.update(scramble);
+        h.update(&h2);
+    } else {
+        h.update(&h2);
+        h.update(scramble);
+    }
+    let h3 = h.finalize();
+    h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect()
 }
 
 /// Append `value` in the binary protocol; returns its type and flag bytes.
@@ -1009,6 +962,7 @@ mod tests {
 
     #[test]
     fn a_packet_longer_than_16_mib_is_put_together() {
+        use std::io::Write;
         let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
         let writer = std::thread::spawn(move || {
             let mut first = vec![0xFF, 0xFF, 0xFF, 1];
@@ -1017,15 +971,14 @@ mod tests {
             b.write_all(&[3, 0, 0, 2, 8, 8, 8]).unwrap();
             b.write_all(&[1, 0, 0, 3, 9]).unwrap();
         });
+        let mut ch = Channel::new(crate::backend::protocol::Stream::Unix(a));
+        ch.broken = true; // no COM_QUIT into the test's socket
         let mut w = MyWire {
-            stream: Stream::Unix(a),
-            out: Vec::new(),
-            received: ReceiveBuffer::default(),
+            ch,
             assembled: Vec::new(),
             seq: 0,
             caps: 0,
             connection_id: 0,
-            broken: true, // no COM_QUIT into the test's socket
         };
         let p = w.next_packet().unwrap();
         assert_eq!(w.body(p).len(), MAX_PAYLOAD + 3);

@@ -19,7 +19,7 @@ use std::io::{self, Read, Write};
 use std::net::ToSocketAddrs;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::backend::socket::{Address, ReceiveBuffer, Stream};
+use crate::backend::protocol::{self, Address, Channel};
 
 use ::postgres as pg;
 use pg::config::Host;
@@ -76,36 +76,8 @@ impl std::fmt::Display for ServerError {
     }
 }
 
-/// Why a call on a [`WireConn`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum WireError {
-    /// The socket failed (the server is gone, or never answered).
-    #[error("{0}")]
-    Io(#[from] io::Error),
-    /// The server refused the statement or the login; the connection is still usable after
-    /// a statement's error.
-    #[error("{0}")]
-    Server(Box<ServerError>),
-    /// The login cannot proceed from the client's side (no password, a method ibench lacks).
-    #[error("authentication error: {0}")]
-    Auth(String),
-    /// A parameter does not fit the type the server expects for it.
-    #[error("{0}")]
-    Param(String),
-    /// The server sent something this client does not understand; the connection is closed.
-    #[error("protocol error: {0}")]
-    Protocol(String),
-}
-
-impl WireError {
-    /// The server's error, if it was one.
-    pub fn server(&self) -> Option<&ServerError> {
-        match self {
-            WireError::Server(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// Why a call failed.
+pub type WireError = protocol::WireError<ServerError>;
 
 type WireResult<T> = Result<T, WireError>;
 
@@ -168,17 +140,11 @@ impl CancelKey {
 
 /// One blocking protocol connection.
 pub struct WireConn {
-    stream: Stream,
+    ch: Channel,
     address: Address,
-    /// The outgoing messages of one call, reused.
-    out: Vec<u8>,
-    /// Received bytes, read in place.
-    received: ReceiveBuffer,
     process_id: i32,
     secret_key: i32,
     next_statement: u32,
-    /// Set when the byte stream can no longer be trusted (an I/O or protocol error).
-    broken: bool,
 }
 
 /// One message's tag and where its body lies in the receive buffer.
@@ -199,14 +165,11 @@ impl WireConn {
             match address.connect(timeout) {
                 Ok(stream) => {
                     let mut conn = WireConn {
-                        stream,
+                        ch: Channel::new(stream),
                         address,
-                        out: Vec::with_capacity(16 * 1024),
-                        received: ReceiveBuffer::default(),
                         process_id: 0,
                         secret_key: 0,
                         next_statement: 1,
-                        broken: false,
                     };
                     conn.startup(config)?;
                     return Ok(conn);
@@ -242,16 +205,16 @@ impl WireConn {
         if let Some(options) = config.get_options() {
             params.push(("options", options));
         }
-        self.out.clear();
-        let at = begin_untagged(&mut self.out);
-        put_i32(&mut self.out, PROTOCOL_3_0);
+        self.ch.out.clear();
+        let at = begin_untagged(&mut self.ch.out);
+        put_i32(&mut self.ch.out, PROTOCOL_3_0);
         for (k, v) in params {
-            put_cstr(&mut self.out, k)?;
-            put_cstr(&mut self.out, v)?;
+            put_cstr(&mut self.ch.out, k)?;
+            put_cstr(&mut self.ch.out, v)?;
         }
-        self.out.push(0);
-        end_message(&mut self.out, at)?;
-        self.send()?;
+        self.ch.out.push(0);
+        end_message(&mut self.ch.out, at)?;
+        self.ch.send()?;
         self.authenticate(user.as_bytes(), config.get_password())?;
         // Then: ParameterStatus, BackendKeyData, ReadyForQuery; or an error, after which the
         // server closes the connection.
@@ -267,7 +230,7 @@ impl WireConn {
                     }
                 }
                 b'E' => {
-                    self.broken = true;
+                    self.ch.broken = true;
                     return Err(self.server_error(f));
                 }
                 b'Z' => return Ok(()),
@@ -284,7 +247,7 @@ impl WireConn {
             let f = self.next_frame()?;
             if f.tag == b'E' {
                 // The server closes the connection after a failed login.
-                self.broken = true;
+                self.ch.broken = true;
                 return Err(self.server_error(f));
             }
             if f.tag != b'R' || f.len < 4 {
@@ -321,14 +284,14 @@ impl WireConn {
                         ));
                     }
                     let s = sasl::ScramSha256::new(pw, sasl::ChannelBinding::unsupported());
-                    self.out.clear();
-                    let at = begin_message(&mut self.out, b'p');
-                    put_cstr(&mut self.out, "SCRAM-SHA-256")?;
+                    self.ch.out.clear();
+                    let at = begin_message(&mut self.ch.out, b'p');
+                    put_cstr(&mut self.ch.out, "SCRAM-SHA-256")?;
                     let data = s.message();
-                    put_i32(&mut self.out, len_i32(data.len())?);
-                    self.out.extend_from_slice(data);
-                    end_message(&mut self.out, at)?;
-                    self.send()?;
+                    put_i32(&mut self.ch.out, len_i32(data.len())?);
+                    self.ch.out.extend_from_slice(data);
+                    end_message(&mut self.ch.out, at)?;
+                    self.ch.send()?;
                     scram = Some(s);
                 }
                 11 | 12 => {
@@ -340,11 +303,11 @@ impl WireConn {
                         s.update(&data)
                             .map_err(|e| WireError::Auth(format!("SCRAM: {e}")))?;
                         let reply = s.message().to_vec();
-                        self.out.clear();
-                        let at = begin_message(&mut self.out, b'p');
-                        self.out.extend_from_slice(&reply);
-                        end_message(&mut self.out, at)?;
-                        self.send()?;
+                        self.ch.out.clear();
+                        let at = begin_message(&mut self.ch.out, b'p');
+                        self.ch.out.extend_from_slice(&reply);
+                        end_message(&mut self.ch.out, at)?;
+                        self.ch.send()?;
                     } else {
                         s.finish(&data)
                             .map_err(|e| WireError::Auth(format!("SCRAM: {e}")))?;
@@ -361,31 +324,31 @@ impl WireConn {
     }
 
     fn password_message(&mut self, password: &[u8]) -> WireResult<()> {
-        self.out.clear();
-        let at = begin_message(&mut self.out, b'p');
-        self.out.extend_from_slice(password);
-        self.out.push(0);
-        end_message(&mut self.out, at)?;
-        self.send()
+        self.ch.out.clear();
+        let at = begin_message(&mut self.ch.out, b'p');
+        self.ch.out.extend_from_slice(password);
+        self.ch.out.push(0);
+        end_message(&mut self.ch.out, at)?;
+        Ok(self.ch.send()?)
     }
 
     /// Prepare `sql` as a named statement and learn its parameter types.
     pub fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
-        self.usable()?;
+        self.ch.usable()?;
         let name = format!("ib{}", self.next_statement);
         self.next_statement += 1;
-        self.out.clear();
-        let at = begin_message(&mut self.out, b'P');
-        put_cstr(&mut self.out, &name)?;
-        put_cstr(&mut self.out, sql)?;
-        put_i16(&mut self.out, 0);
-        end_message(&mut self.out, at)?;
-        let at = begin_message(&mut self.out, b'D');
-        self.out.push(b'S');
-        put_cstr(&mut self.out, &name)?;
-        end_message(&mut self.out, at)?;
-        sync(&mut self.out);
-        self.send()?;
+        self.ch.out.clear();
+        let at = begin_message(&mut self.ch.out, b'P');
+        put_cstr(&mut self.ch.out, &name)?;
+        put_cstr(&mut self.ch.out, sql)?;
+        put_i16(&mut self.ch.out, 0);
+        end_message(&mut self.ch.out, at)?;
+        let at = begin_message(&mut self.ch.out, b'D');
+        self.ch.out.push(b'S');
+        put_cstr(&mut self.ch.out, &name)?;
+        end_message(&mut self.ch.out, at)?;
+        sync(&mut self.ch.out);
+        self.ch.send()?;
         let mut param_types = Vec::new();
         let mut error = None;
         loop {
@@ -415,15 +378,15 @@ impl WireConn {
         statement: &Prepared,
         params: impl IntoIterator<Item = Value<'a>>,
     ) -> WireResult<Executed> {
-        self.usable()?;
-        self.out.clear();
-        let at = begin_message(&mut self.out, b'B');
-        self.out.push(0); // unnamed portal
-        put_cstr(&mut self.out, &statement.name)?;
-        put_i16(&mut self.out, 1);
-        put_i16(&mut self.out, 1); // every parameter in binary
+        self.ch.usable()?;
+        self.ch.out.clear();
+        let at = begin_message(&mut self.ch.out, b'B');
+        self.ch.out.push(0); // unnamed portal
+        put_cstr(&mut self.ch.out, &statement.name)?;
+        put_i16(&mut self.ch.out, 1);
+        put_i16(&mut self.ch.out, 1); // every parameter in binary
         let n = statement.param_types.len();
-        put_i16(&mut self.out, len_i16(n)?);
+        put_i16(&mut self.ch.out, len_i16(n)?);
         let mut given = 0;
         for value in params {
             let Some(&ty) = statement.param_types.get(given) else {
@@ -431,21 +394,22 @@ impl WireConn {
                 continue;
             };
             given += 1;
-            encode(&mut self.out, value, ty, given)?;
+            encode(&mut self.ch.out, value, ty, given)?;
         }
         if given != n {
             return Err(WireError::Param(format!(
                 "the statement takes {n} parameters, {given} were given"
             )));
         }
-        put_i16(&mut self.out, 1);
-        put_i16(&mut self.out, 1); // every result column in binary
-        end_message(&mut self.out, at)?;
+        put_i16(&mut self.ch.out, 1);
+        put_i16(&mut self.ch.out, 1); // every result column in binary
+        end_message(&mut self.ch.out, at)?;
         // Execute the unnamed portal, all rows.
-        self.out
+        self.ch
+            .out
             .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
-        sync(&mut self.out);
-        self.send()?;
+        sync(&mut self.ch.out);
+        self.ch.send()?;
         let mut done = Executed::default();
         let mut error = None;
         loop {
@@ -473,12 +437,12 @@ impl WireConn {
     /// Run `sql` (one or more statements) with the simple protocol; the rows of every result,
     /// as text (NULL is `None`).
     pub fn simple(&mut self, sql: &str) -> WireResult<Vec<Vec<Option<String>>>> {
-        self.usable()?;
-        self.out.clear();
-        let at = begin_message(&mut self.out, b'Q');
-        put_cstr(&mut self.out, sql)?;
-        end_message(&mut self.out, at)?;
-        self.send()?;
+        self.ch.usable()?;
+        self.ch.out.clear();
+        let at = begin_message(&mut self.ch.out, b'Q');
+        put_cstr(&mut self.ch.out, sql)?;
+        end_message(&mut self.ch.out, at)?;
+        self.ch.send()?;
         let mut rows = Vec::new();
         let mut error = None;
         loop {
@@ -506,32 +470,13 @@ impl WireConn {
             .and_then(|row| row.into_iter().next().flatten()))
     }
 
-    fn usable(&self) -> WireResult<()> {
-        if self.broken {
-            Err(WireError::Io(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "the connection was lost earlier",
-            )))
-        } else {
-            Ok(())
-        }
-    }
-
-    fn send(&mut self) -> WireResult<()> {
-        let r = self.stream.write_all(&self.out);
-        r.map_err(|e| {
-            self.broken = true;
-            WireError::Io(e)
-        })
-    }
-
     fn protocol(&mut self, what: String) -> WireError {
-        self.broken = true;
+        self.ch.broken = true;
         WireError::Protocol(what)
     }
 
     fn body(&self, f: Frame) -> &[u8] {
-        self.received.get(f.at, f.len)
+        self.ch.received.get(f.at, f.len)
     }
 
     fn server_error(&self, f: Frame) -> WireError {
@@ -542,14 +487,14 @@ impl WireConn {
     fn next_frame(&mut self) -> WireResult<Frame> {
         let r = self.read_frame();
         if matches!(r, Err(WireError::Io(_) | WireError::Protocol(_))) {
-            self.broken = true;
+            self.ch.broken = true;
         }
         r
     }
 
     fn read_frame(&mut self) -> WireResult<Frame> {
-        self.received.fill(&mut self.stream, 5)?;
-        let head = self.received.pending();
+        self.ch.fill(5)?;
+        let head = self.ch.received.pending();
         let tag = head[0];
         let len_field = be_i32(&head[1..5]);
         let len = usize::try_from(len_field)
@@ -557,18 +502,16 @@ impl WireConn {
             .filter(|l| *l >= 4)
             .ok_or_else(|| WireError::Protocol(format!("bad message length {len_field}")))?
             - 4;
-        self.received.fill(&mut self.stream, 5 + len)?;
-        let at = self.received.take(5 + len) + 5;
+        self.ch.fill(5 + len)?;
+        let at = self.ch.received.take(5 + len) + 5;
         Ok(Frame { tag, at, len })
     }
 }
 
 impl Drop for WireConn {
     fn drop(&mut self) {
-        if !self.broken {
-            // Terminate: the server ends the backend at once instead of at the socket's EOF.
-            let _ = self.stream.write_all(&[b'X', 0, 0, 0, 4]);
-        }
+        // Terminate: the server ends the backend at once instead of at the socket's EOF.
+        self.ch.say_goodbye(&[b'X', 0, 0, 0, 4]);
     }
 }
 

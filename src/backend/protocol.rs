@@ -1,6 +1,6 @@
-//! The socket under ibench's own protocol clients (`postgres::wire`, `mysql::wire`): a TCP
-//! or Unix stream the connection's thread blocks on, and a receive buffer whose messages are
-//! read in place.
+//! What ibench's own protocol clients (`postgres::wire`, `mysql::wire`) share: a TCP or Unix
+//! stream the connection's thread blocks on, a reused send buffer, a receive buffer whose
+//! messages are read in place ([`Channel`]), and the kinds of error ([`WireError`]).
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -10,6 +10,95 @@ use std::time::Duration;
 
 /// Initial size of a receive buffer; it grows for a longer message.
 const RECEIVE_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Why a call on a protocol client failed; `S` is the protocol's error from the server.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError<S: std::fmt::Debug + std::fmt::Display> {
+    /// The socket failed (the server is gone, or never answered).
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The server refused the statement or the login; the connection is still usable after
+    /// a statement's error.
+    #[error("{0}")]
+    Server(Box<S>),
+    /// The login cannot proceed from the client's side (no password, a method ibench lacks).
+    #[error("authentication error: {0}")]
+    Auth(String),
+    /// A statement or parameter ibench cannot send.
+    #[error("{0}")]
+    Param(String),
+    /// The server sent something the client does not understand; the connection is closed.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+}
+
+impl<S: std::fmt::Debug + std::fmt::Display> WireError<S> {
+    /// The server's error, if it was one.
+    pub fn server(&self) -> Option<&S> {
+        match self {
+            WireError::Server(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// One connection's stream with its send and receive buffers.
+pub struct Channel {
+    /// The socket.
+    pub stream: Stream,
+    /// The outgoing messages of one call, reused.
+    pub out: Vec<u8>,
+    /// Received bytes, read in place.
+    pub received: ReceiveBuffer,
+    /// Set when the byte stream can no longer be trusted (an I/O or protocol error, a
+    /// failed login): every later call fails at once.
+    pub broken: bool,
+}
+
+impl Channel {
+    /// A channel on a connected stream.
+    pub fn new(stream: Stream) -> Channel {
+        Channel {
+            stream,
+            out: Vec::with_capacity(16 * 1024),
+            received: ReceiveBuffer::default(),
+            broken: false,
+        }
+    }
+
+    /// An error when the channel was broken earlier.
+    pub fn usable(&self) -> io::Result<()> {
+        if self.broken {
+            Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the connection was lost earlier",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Send what is in the send buffer, with one `write` as a rule.
+    pub fn send(&mut self) -> io::Result<()> {
+        let r = self.stream.write_all(&self.out);
+        if r.is_err() {
+            self.broken = true;
+        }
+        r
+    }
+
+    /// Make at least `n` received bytes pending (see [`ReceiveBuffer::fill`]).
+    pub fn fill(&mut self, n: usize) -> io::Result<()> {
+        self.received.fill(&mut self.stream, n)
+    }
+
+    /// A parting message (Terminate, `COM_QUIT`) when the channel is still sound.
+    pub fn say_goodbye(&mut self, message: &[u8]) {
+        if !self.broken {
+            let _ = self.stream.write_all(message);
+        }
+    }
+}
 
 /// Where a connection goes.
 #[derive(Debug, Clone)]
