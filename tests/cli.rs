@@ -46,6 +46,21 @@ fn fails_for_an_unknown_url_scheme() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// ibench speaks to servers without TLS: a URL that requires it is refused before any
+/// connection, with the fix, and without its password.
+#[test]
+fn a_url_that_requires_tls_is_refused_naming_sslmode() {
+    let out = ibench(&[
+        "run",
+        "--url",
+        "postgres://u:SECRET@127.0.0.1:1/db?sslmode=require",
+        "--quiet",
+    ]);
+    assert_clear_error(&out, &["sslmode=require", "without TLS", "--url"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("SECRET"));
+    assert_eq!(out.status.code(), Some(1));
+}
+
 /// A libpq key/value string is not a URL: the error says so without echoing its password.
 #[test]
 fn a_key_value_connection_string_is_refused_with_its_password_masked() {

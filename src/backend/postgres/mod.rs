@@ -61,6 +61,13 @@ impl PostgresDriver {
         let target = redact_url(&filled);
         let mut config = Config::from_str(&filled)
             .map_err(|e| anyhow::anyhow!("bad --url '{}': {}", redact_url(url), pg_detail(&e)))?;
+        if config.get_ssl_mode() == pg::config::SslMode::Require {
+            anyhow::bail!(
+                "--url '{}' asks for sslmode=require, but ibench connects without TLS: remove \
+                 sslmode from --url (reach the server over a trusted network or its Unix socket)",
+                redact_url(url)
+            );
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
