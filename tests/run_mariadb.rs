@@ -184,3 +184,37 @@ fn the_protocol_client_connects_reports_errors_and_is_cancelled() {
         "usable after"
     );
 }
+
+/// A user whose login method ibench lacks (MariaDB's `client_ed25519`, asked for by an auth
+/// switch) gets one error naming the methods that work, not a hang or a protocol error.
+#[test]
+fn a_login_method_ibench_lacks_is_named() {
+    use ibench::backend::mysql::wire::MyWire;
+    let s = server();
+    let resolved = client_url(&database_url("it_ed25519"));
+    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&resolved).unwrap()).unwrap();
+    admin
+        .query_drop("INSTALL SONAME 'auth_ed25519'")
+        .or_else(|e| {
+            // Installed by an earlier run of this test binary's server: fine.
+            if e.to_string().contains("already") {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        })
+        .unwrap();
+    admin
+        .query_drop(
+            "CREATE OR REPLACE USER ib_ed@'127.0.0.1' IDENTIFIED VIA ed25519 USING PASSWORD('pw')",
+        )
+        .unwrap();
+    let opts = mysql::Opts::from_url(&format!("mysql://ib_ed:pw@127.0.0.1:{}/it_ed25519", s.port))
+        .unwrap();
+    let e = MyWire::connect(&opts).err().unwrap().to_string();
+    assert!(e.starts_with("authentication error:"), "{e}");
+    assert!(
+        e.contains("client_ed25519") && e.contains("mysql_native_password"),
+        "{e}"
+    );
+}
