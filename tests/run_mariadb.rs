@@ -161,6 +161,10 @@ fn the_protocol_client_connects_reports_errors_and_is_cancelled() {
     );
     let mut w = MyWire::connect(&over_socket).unwrap();
     assert_eq!(w.query("SELECT 6 * 7").unwrap().first(), Some("42"));
+    // `localhost` may resolve to ::1 first; the server listens on 127.0.0.1 only.
+    let by_name = mysql::Opts::from_url(&resolved.replace("127.0.0.1", "localhost")).unwrap();
+    let mut w = MyWire::connect(&by_name).unwrap();
+    assert_eq!(w.query("SELECT 1").unwrap().first(), Some("1"));
 
     let mut w = MyWire::connect(&opts).unwrap();
     let id = w.connection_id();

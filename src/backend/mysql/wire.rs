@@ -154,20 +154,30 @@ impl MyWire {
     /// Connect where `opts` say (its socket, else TCP to its host and port) and log in.
     pub fn connect(opts: &my::Opts) -> WireResult<MyWire> {
         let timeout = opts.get_tcp_connect_timeout();
-        let (address, over_socket) = match opts.get_socket() {
-            Some(path) => (Address::Unix(path.into()), true),
+        let (addresses, over_socket) = match opts.get_socket() {
+            Some(path) => (vec![Address::Unix(path.into())], true),
             None => {
                 let host = opts.get_ip_or_hostname();
-                let resolved = (host.as_ref(), opts.get_tcp_port())
+                let resolved: Vec<Address> = (host.as_ref(), opts.get_tcp_port())
                     .to_socket_addrs()?
-                    .next()
-                    .ok_or_else(|| {
-                        io::Error::new(io::ErrorKind::NotFound, format!("{host} does not resolve"))
-                    })?;
-                (Address::Tcp(resolved), false)
+                    .map(Address::Tcp)
+                    .collect();
+                (resolved, false)
             }
         };
-        let stream = address.connect(timeout)?;
+        // The first address that accepts (`localhost` may resolve to ::1 and 127.0.0.1).
+        let mut last = io::Error::new(io::ErrorKind::NotFound, "the host does not resolve");
+        let mut stream = None;
+        for address in &addresses {
+            match address.connect(timeout) {
+                Ok(s) => {
+                    stream = Some(s);
+                    break;
+                }
+                Err(e) => last = e,
+            }
+        }
+        let stream = stream.ok_or(last)?;
         let mut conn = MyWire {
             ch: Channel::new(stream),
             assembled: Vec::new(),
