@@ -134,6 +134,18 @@ pub enum Stream {
     Unix(UnixStream),
 }
 
+impl Stream {
+    /// Bound every read (`None`: block as long as it takes). The login is bounded by the
+    /// connect timeout, so a server that accepts but never answers is an error, not a hang;
+    /// statements are not (a statement may rightly take hours, and Ctrl-C cancels it).
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(timeout),
+            Stream::Unix(s) => s.set_read_timeout(timeout),
+        }
+    }
+}
+
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {

@@ -185,7 +185,9 @@ impl MyWire {
             caps: 0,
             connection_id: 0,
         };
+        conn.ch.stream.set_read_timeout(timeout)?;
         conn.handshake(opts, over_socket)?;
+        conn.ch.stream.set_read_timeout(None)?;
         for sql in opts.get_init() {
             conn.query(sql.as_str())?;
         }
@@ -996,5 +998,23 @@ mod tests {
         let p = w.next_packet().unwrap();
         assert_eq!(w.body(p), &[9]);
         writer.join().unwrap();
+    }
+
+    #[test]
+    fn a_server_that_accepts_but_never_greets_is_an_error_not_a_hang() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let holder = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
+        let opts = my::Opts::from(
+            my::OptsBuilder::new()
+                .ip_or_hostname(Some("127.0.0.1"))
+                .tcp_port(port)
+                .tcp_connect_timeout(Some(std::time::Duration::from_millis(300))),
+        );
+        let started = std::time::Instant::now();
+        let e = MyWire::connect(&opts).err().unwrap();
+        assert!(matches!(e, WireError::Io(_)), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        drop(holder.join());
     }
 }

@@ -171,7 +171,9 @@ impl WireConn {
                         secret_key: 0,
                         next_statement: 1,
                     };
+                    conn.ch.stream.set_read_timeout(timeout)?;
                     conn.startup(config)?;
+                    conn.ch.stream.set_read_timeout(None)?;
                     return Ok(conn);
                 }
                 Err(e) => last = Some(e),
@@ -802,5 +804,23 @@ mod tests {
         let e = parse_error_fields(b"SERROR\0VERROR\0C40P01\0Mdeadlock detected\0Dwho\0\0");
         assert_eq!(e.code, "40P01");
         assert_eq!(e.to_string(), "ERROR: deadlock detected\nDETAIL: who");
+    }
+
+    #[test]
+    fn a_server_that_accepts_but_never_answers_is_an_error_not_a_hang() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let holder = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
+        let mut config = pg::Config::new();
+        config
+            .host("127.0.0.1")
+            .port(port)
+            .user("u")
+            .connect_timeout(Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        let e = WireConn::connect(&config).err().unwrap();
+        assert!(matches!(e, WireError::Io(_)), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        drop(holder.join());
     }
 }
