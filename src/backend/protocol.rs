@@ -114,7 +114,7 @@ impl Address {
     pub fn connect(&self, timeout: Option<Duration>) -> io::Result<Stream> {
         match self {
             Address::Tcp(a) => {
-                let s = match timeout {
+                let s = match timeout.filter(|t| !t.is_zero()) {
                     Some(t) => TcpStream::connect_timeout(a, t)?,
                     None => TcpStream::connect(a)?,
                 };
@@ -139,6 +139,8 @@ impl Stream {
     /// connect timeout, so a server that accepts but never answers is an error, not a hang;
     /// statements are not (a statement may rightly take hours, and Ctrl-C cancels it).
     pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        // The OS refuses a zero timeout; zero means none, as for the connect.
+        let timeout = timeout.filter(|t| !t.is_zero());
         match self {
             Stream::Tcp(s) => s.set_read_timeout(timeout),
             Stream::Unix(s) => s.set_read_timeout(timeout),
