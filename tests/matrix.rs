@@ -205,7 +205,12 @@ fn a_matrix_runs_in_two_shards_resumes_after_ctrl_c_and_reports_each_group() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stopped_at.elapsed() < Duration::from_secs(20), "slow stop");
     assert_eq!(status(&out0, &s0[0]).as_deref(), Some("completed"));
-    assert_eq!(status(&out0, second).as_deref(), Some("interrupted"));
+    assert_eq!(
+        status(&out0, second).as_deref(),
+        Some("interrupted"),
+        "{second}: {:?}; stderr: {stderr}",
+        state(&out0, second).map(|s| s["error"].clone())
+    );
     let first_started = state(&out0, &s0[0]).unwrap()["started_at"].clone();
     // No server left behind: the instance dir is gone, its logs are kept.
     let kept = out0.join("cells").join(second).join("server");

@@ -219,7 +219,12 @@ impl ReceiveBuffer {
             self.bytes.resize(n.max(self.bytes.len() * 2), 0);
         }
         while self.end < n {
-            let got = stream.read(&mut self.bytes[self.end..])?;
+            let got = match stream.read(&mut self.bytes[self.end..]) {
+                Ok(got) => got,
+                // A signal (Ctrl-C) during a read with a timeout set is not restarted.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
             if got == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
@@ -262,5 +267,25 @@ mod tests {
         let mut empty = Trickle(Vec::new(), 1);
         let e = b.fill(&mut empty, 1_000_000).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+    }
+
+    /// Interrupted once (a signal during a read with a timeout), then the bytes.
+    struct Flinch(bool, Vec<u8>);
+
+    impl Read for Flinch {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if !self.0 {
+                self.0 = true;
+                return Err(io::Error::from(io::ErrorKind::Interrupted));
+            }
+            Trickle(std::mem::take(&mut self.1), 64).read(buf)
+        }
+    }
+
+    #[test]
+    fn a_read_interrupted_by_a_signal_is_retried() {
+        let mut b = ReceiveBuffer::default();
+        b.fill(&mut Flinch(false, vec![1, 2, 3]), 3).unwrap();
+        assert_eq!(b.pending(), &[1, 2, 3]);
     }
 }

@@ -190,7 +190,11 @@ fn run_steps(
     record: &mut RunRecord,
     sampler: &Sampler,
 ) -> anyhow::Result<()> {
-    let mut admin = driver.connect()?;
+    // Ctrl-C while the first connection logs in is the interruption, not a failure.
+    let mut admin = match driver.connect() {
+        Err(_) if stop::interrupted() => return Ok(()),
+        other => other?,
+    };
     match precheck(opts, admin.as_mut()) {
         Err(_) if stop::interrupted() => return Ok(()),
         other => other?,
