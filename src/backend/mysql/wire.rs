@@ -130,6 +130,49 @@ impl TextResult {
     }
 }
 
+/// What a reply's result sets are handed to, column definitions and rows as they come.
+trait ResultSink {
+    /// Column definition `i` of result set `set` (0 is the first).
+    fn column(&mut self, set: usize, i: u64, def: &[u8]);
+    /// A row of result set `set`, which has `columns` columns.
+    fn row(&mut self, set: usize, columns: usize, body: &[u8]);
+}
+
+impl ResultSink for TextResult {
+    fn column(&mut self, set: usize, _i: u64, def: &[u8]) {
+        if set == 0 {
+            self.columns.push(column_name(def));
+        }
+    }
+
+    fn row(&mut self, _set: usize, _columns: usize, body: &[u8]) {
+        self.rows.push(text_row(body));
+    }
+}
+
+/// Binary rows counted, not decoded; the first column of the first row kept as an integer.
+#[derive(Default)]
+struct Counted {
+    rows: u64,
+    first_type: Option<u8>,
+    first_int: Option<i64>,
+}
+
+impl ResultSink for Counted {
+    fn column(&mut self, set: usize, i: u64, def: &[u8]) {
+        if set == 0 && i == 0 {
+            self.first_type = column_type(def);
+        }
+    }
+
+    fn row(&mut self, set: usize, columns: usize, body: &[u8]) {
+        if set == 0 && self.rows == 0 {
+            self.first_int = first_binary_int(body, columns, self.first_type);
+        }
+        self.rows += 1;
+    }
+}
+
 /// One logical packet: where its payload lies (in the receive buffer, or in the assembly
 /// buffer for one longer than a physical packet).
 #[derive(Clone, Copy)]
@@ -400,28 +443,36 @@ impl MyWire {
     pub fn query(&mut self, sql: &str) -> WireResult<TextResult> {
         self.command(0x03, sql.as_bytes())?;
         let mut result = TextResult::default();
+        self.read_reply(&mut result)?;
+        Ok(result)
+    }
+
+    /// Read a command's reply: OK packets and result sets (each handed to `sink`), repeated
+    /// while the server says more results follow; the affected rows of the last OK.
+    fn read_reply(&mut self, sink: &mut impl ResultSink) -> WireResult<u64> {
+        let mut affected = 0;
+        let mut set = 0;
         loop {
             let p = self.next_packet()?;
             let body = self.body(p);
             match body.first() {
                 Some(0x00) => {
                     let ok = ok_packet(body);
+                    affected = ok.affected;
                     if ok.status & MORE_RESULTS == 0 {
-                        return Ok(result);
+                        return Ok(affected);
                     }
                 }
                 Some(0xFF) => return Err(self.server_error_of(body)),
                 Some(0xFB) => return Err(self.protocol("LOCAL INFILE is not supported".into())),
                 _ => {
                     let columns = lenenc_int(body, &mut 0).unwrap_or(0);
-                    let mut names = Vec::new();
-                    self.read_columns(columns, |_, def| names.push(column_name(def)))?;
-                    if result.columns.is_empty() {
-                        result.columns = names;
-                    }
-                    let more = self.read_rows(|body| result.rows.push(text_row(body)))?;
+                    self.read_columns(columns, |i, def| sink.column(set, i, def))?;
+                    let ncols = usize::try_from(columns).unwrap_or(0);
+                    let more = self.read_rows(|row| sink.row(set, ncols, row))?;
+                    set += 1;
                     if !more {
-                        return Ok(result);
+                        return Ok(affected);
                     }
                 }
             }
@@ -441,49 +492,15 @@ impl MyWire {
         Ok(())
     }
 
-    /// Read a statement's result: an OK, an error, or a result set of binary rows, repeated
-    /// while the server says more results follow.
+    /// Read a statement's result: binary rows counted, the first one's first column kept.
     fn read_result(&mut self) -> WireResult<Executed> {
-        let mut done = Executed::default();
-        loop {
-            let p = self.next_packet()?;
-            let body = self.body(p);
-            match body.first() {
-                Some(0x00) => {
-                    let ok = ok_packet(body);
-                    done.rows_affected = ok.affected;
-                    if ok.status & MORE_RESULTS == 0 {
-                        return Ok(done);
-                    }
-                }
-                Some(0xFF) => return Err(self.server_error_of(body)),
-                _ => {
-                    let columns = lenenc_int(body, &mut 0).unwrap_or(0);
-                    let mut first_type = None;
-                    self.read_columns(columns, |i, def| {
-                        if i == 0 {
-                            first_type = column_type(def);
-                        }
-                    })?;
-                    let ncols = usize::try_from(columns).unwrap_or(0);
-                    let mut rows = 0u64;
-                    let mut first = None;
-                    let more = self.read_rows(|body| {
-                        if rows == 0 {
-                            first = first_binary_int(body, ncols, first_type);
-                        }
-                        rows += 1;
-                    })?;
-                    done.rows_returned += rows;
-                    if done.first_int.is_none() {
-                        done.first_int = first;
-                    }
-                    if !more {
-                        return Ok(done);
-                    }
-                }
-            }
-        }
+        let mut counted = Counted::default();
+        let affected = self.read_reply(&mut counted)?;
+        Ok(Executed {
+            rows_returned: counted.rows,
+            rows_affected: affected,
+            first_int: counted.first_int,
+        })
     }
 
     /// Read row packets until the end of the result set, handing each to `row`; whether
