@@ -48,12 +48,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
+use ibench::backend::postgres::{config::PgConfig, wire::WireConn as Client};
 use ibench::backend::{DriverOptions, TableOptions, driver_for_url};
 use ibench::results::Status;
 use ibench::runner::{self, RunOptions};
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::{Profile, StepName};
-use postgres::{Client, NoTls};
 
 /// The config overlay appended to `postgresql.conf`.
 ///
@@ -274,16 +274,18 @@ fn env_count(name: &str, default: u64) -> Result<u64> {
 
 /// Row count, average data length and total size (heap + primary key, bytes) of a table.
 fn table_shape(admin: &mut Client, table: &str) -> Result<(i64, f64, i64)> {
-    let row = admin
-        .query_one(
-            &format!(
-                "SELECT count(*), coalesce(avg(length(data)), 0)::float8, \
-                 pg_total_relation_size('{table}') FROM {table}"
-            ),
-            &[],
-        )
+    let rows = admin
+        .simple(&format!(
+            "SELECT count(*), coalesce(avg(length(data)), 0)::float8, \
+             pg_total_relation_size('{table}') FROM {table}"
+        ))
         .with_context(|| format!("cannot read the shape of {table}"))?;
-    Ok((row.get(0), row.get(1), row.get(2)))
+    let cell = |i: usize| -> Result<String> {
+        rows.first()
+            .and_then(|r| r.get(i).cloned().flatten())
+            .with_context(|| format!("no shape of {table}"))
+    };
+    Ok((cell(0)?.parse()?, cell(1)?.parse()?, cell(2)?.parse()?))
 }
 
 /// Phase a: ibench's l.i0 into `pi1`, `rows` rows, 1 client, 100 rows per insert.
@@ -294,8 +296,8 @@ fn ibench_phase(
     rows: u64,
     out_dir: &Path,
 ) -> Result<Phase> {
-    admin.batch_execute(&format!("DROP TABLE IF EXISTS {SERVER_TABLE}"))?;
-    admin.batch_execute("CHECKPOINT")?;
+    admin.simple(&format!("DROP TABLE IF EXISTS {SERVER_TABLE}"))?;
+    admin.simple("CHECKPOINT")?;
     let profile = Profile::named("small").context("the small profile is missing")?;
     let mut opts = RunOptions::from_profile(url, &profile);
     opts.steps = vec![StepName::LoadInitial];
@@ -392,7 +394,7 @@ fn value_generation_seconds(admin: &mut Client, rows: u64) -> Result<f64> {
     let sql = value_generation_sql(rows);
     let t0 = Instant::now();
     admin
-        .batch_execute(&sql)
+        .simple(&sql)
         .context("the value-generation query failed")?;
     Ok(t0.elapsed().as_secs_f64())
 }
@@ -401,7 +403,7 @@ fn value_generation_seconds(admin: &mut Client, rows: u64) -> Result<f64> {
 /// shapes as [`server_load_sql`] makes, keyed by `id` 1..=rows, then `VACUUM (ANALYZE)` it so
 /// that reading it later writes nothing (hint bits set, all-visible).
 fn prepare_values(admin: &mut Client, rows: u64) -> Result<()> {
-    admin.batch_execute(&format!(
+    admin.simple(&format!(
         "DROP TABLE IF EXISTS {VALUES_TABLE};
 CREATE UNLOGGED TABLE {VALUES_TABLE} (id bigint PRIMARY KEY, dateandtime timestamp,
   cashregisterid int NOT NULL, customerid int NOT NULL, productid int NOT NULL,
@@ -412,7 +414,7 @@ SELECT i, localtimestamp, floor(random() * 1000)::int, floor(random() * 100000):
        substr(md5(random()::text), 1, (l * 3) / 8) || repeat('a', l - (l * 3) / 8)
 FROM (SELECT i, 10 + floor(random() * 11)::int AS l FROM generate_series(1, {rows}) AS i) AS s"
     ))?;
-    admin.batch_execute(&format!("VACUUM (ANALYZE) {VALUES_TABLE}"))?;
+    admin.simple(&format!("VACUUM (ANALYZE) {VALUES_TABLE}"))?;
     Ok(())
 }
 
@@ -446,18 +448,16 @@ fn server_phase(
     rows: u64,
     sql: &str,
 ) -> Result<Phase> {
-    admin.batch_execute(&format!("DROP TABLE IF EXISTS {IBENCH_TABLE}"))?;
+    admin.simple(&format!("DROP TABLE IF EXISTS {IBENCH_TABLE}"))?;
     let driver = driver_for_url(url, &DriverOptions::default())?;
     let mut conn = driver.connect()?;
     conn.create_table(SERVER_TABLE, &TableOptions::default())?;
     drop(conn);
-    admin.batch_execute("CHECKPOINT")?;
+    admin.simple("CHECKPOINT")?;
 
     let cpu0 = cpu_sample(server_pid)?;
     let t0 = Instant::now();
-    admin
-        .batch_execute(sql)
-        .context("the server-side load failed")?;
+    admin.simple(sql).context("the server-side load failed")?;
     let seconds = t0.elapsed().as_secs_f64();
     let (server_us, host_pct) = cpu_since(cpu0, server_pid)?;
 
@@ -553,16 +553,15 @@ fn main() -> Result<()> {
 
     // The client crate does not know `?password_file=`: give it the password itself.
     let client_url = ibench::backend::resolve_password(&url, None)?;
-    let mut admin = Client::connect(&client_url, NoTls).context("cannot connect to the server")?;
+    let config = PgConfig::from_url(&client_url).map_err(anyhow::Error::msg)?;
+    let mut admin = Client::connect(&config).context("cannot connect to the server")?;
     let t0 = Instant::now();
     prepare_values(&mut admin, rows)?;
     let made_in = t0.elapsed().as_secs_f64();
     let values_bytes: i64 = admin
-        .query_one(
-            &format!("SELECT pg_total_relation_size('{VALUES_TABLE}')"),
-            &[],
-        )?
-        .get(0);
+        .simple_value(&format!("SELECT pg_total_relation_size('{VALUES_TABLE}')"))?
+        .context("no size of the values table")?
+        .parse()?;
     println!(
         "pre-made values for phase c: {rows} rows in {VALUES_TABLE}, {:.0} MB with its key \
          ({made_in:.1} s to make)",

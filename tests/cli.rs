@@ -522,9 +522,8 @@ fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
 }
 
 /// An admin connection to the shared private Postgres of this test binary.
-fn pg_admin(db: &str) -> postgres::Client {
-    let url = common::url_with_database(&common::client_url(&postgres_server().url), db);
-    postgres::Client::connect(&url, postgres::NoTls).unwrap()
+fn pg_admin(db: &str) -> ibench::backend::postgres::wire::WireConn {
+    common::pg_connect(&common::url_with_database(&postgres_server().url, db))
 }
 
 #[test]
@@ -556,14 +555,11 @@ fn ctrl_c_during_table_setup_stops_at_once() {
         .join("run.json")
         .exists()));
     let mut admin = pg_admin("cli_setup_stop");
-    let tables = |admin: &mut postgres::Client| -> i64 {
-        admin
-            .query_one(
-                "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pi%'",
-                &[],
-            )
-            .unwrap()
-            .get(0)
+    let tables = |admin: &mut ibench::backend::postgres::wire::WireConn| -> i64 {
+        common::pg_number(
+            admin,
+            "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pi%'",
+        )
     };
     assert!(wait_until(Duration::from_secs(30), || tables(&mut admin) > 0));
     signal(&child, libc::SIGINT);
@@ -596,7 +592,7 @@ fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
     let mut locker = pg_admin("cli_lx_stop");
     // EXCLUSIVE blocks CREATE INDEX (SHARE) but not the reads l.x does before it.
     locker
-        .batch_execute("BEGIN; LOCK TABLE pi1 IN EXCLUSIVE MODE")
+        .simple("BEGIN; LOCK TABLE pi1 IN EXCLUSIVE MODE")
         .unwrap();
     let out_dir = fresh_dir("cli-lx-stop");
     let mut child = spawn_run(&[
@@ -608,13 +604,11 @@ fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
         "l.x",
     ]);
     let mut watcher = pg_admin("cli_lx_stop");
-    let building = |w: &mut postgres::Client| -> i64 {
-        w.query_one(
+    let building = |w: &mut ibench::backend::postgres::wire::WireConn| -> i64 {
+        common::pg_number(
+            w,
             "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX%' AND state = 'active'",
-            &[],
         )
-        .unwrap()
-        .get(0)
     };
     assert!(
         wait_until(Duration::from_secs(30), || building(&mut watcher) > 0),
@@ -632,7 +626,7 @@ fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
     assert_eq!(run.status, ibench::results::Status::Interrupted);
     assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
     assert_eq!(run.steps[0].error, None);
-    locker.batch_execute("ROLLBACK").unwrap();
+    locker.simple("ROLLBACK").unwrap();
 }
 
 /// A second Ctrl-C exits at once, and run.json says interrupted, not running. The server is
@@ -682,12 +676,10 @@ fn a_second_ctrl_c_leaves_run_json_interrupted() {
 /// ALTER waits on the test's table lock, so without the kill it would never end.
 #[test]
 fn ctrl_c_during_l_x_kills_the_alter_on_mariadb() {
-    use mysql::prelude::Queryable;
     let server = mariadb_server();
-    let admin_url = common::client_url(&server.url);
-    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&admin_url).unwrap()).unwrap();
+    let mut admin = common::my_connect(&server.url);
     admin
-        .query_drop("CREATE DATABASE IF NOT EXISTS cli_lx_my")
+        .query("CREATE DATABASE IF NOT EXISTS cli_lx_my")
         .unwrap();
     let url = common::url_with_database(&server.url, "cli_lx_my");
     let load = dir_run(&["--url", &url, "--steps", "l.i0", "--load-rows", "1000"]);
@@ -696,11 +688,8 @@ fn ctrl_c_during_l_x_kills_the_alter_on_mariadb() {
         "{}",
         String::from_utf8_lossy(&load.stderr)
     );
-    let mut locker = mysql::Conn::new(
-        mysql::Opts::from_url(&common::url_with_database(&admin_url, "cli_lx_my")).unwrap(),
-    )
-    .unwrap();
-    locker.query_drop("LOCK TABLES pi1 READ").unwrap();
+    let mut locker = common::my_connect(&common::url_with_database(&server.url, "cli_lx_my"));
+    locker.query("LOCK TABLES pi1 READ").unwrap();
     let out_dir = fresh_dir("cli-lx-my");
     let mut child = spawn_run(&[
         "--url",
@@ -712,11 +701,12 @@ fn ctrl_c_during_l_x_kills_the_alter_on_mariadb() {
     ]);
     let mut altering = || -> u64 {
         admin
-            .query_first(
+            .query(
                 "SELECT count(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'ALTER TABLE pi1%'",
             )
             .unwrap()
-            .unwrap_or(0)
+            .first()
+            .map_or(0, |n| n.parse().unwrap())
     };
     assert!(
         wait_until(Duration::from_secs(30), || altering() > 0),
@@ -734,7 +724,7 @@ fn ctrl_c_during_l_x_kills_the_alter_on_mariadb() {
     let run = ibench::results::read_run(&out_dir).unwrap();
     assert_eq!(run.status, ibench::results::Status::Interrupted);
     assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
-    locker.query_drop("UNLOCK TABLES").unwrap();
+    locker.query("UNLOCK TABLES").unwrap();
 }
 
 /// A run that fails part-way still writes report.html of what it measured (it wrote none).

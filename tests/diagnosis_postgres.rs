@@ -18,16 +18,16 @@ use proc_reading::own_reading;
 /// Bytes the server wrote by its own count: WAL plus data pages written by backends, the
 /// background writer and checkpoints.
 fn pg_written_bytes(url: &str) -> f64 {
-    let mut c = postgres::Client::connect(&client_url(url), postgres::NoTls).unwrap();
-    let row = c
-        .query_one(
+    let mut c = common::pg_connect(url);
+    let rows = c
+        .simple(
             "SELECT (SELECT wal_bytes FROM pg_stat_wal)::float8, \
              (buffers_backend + buffers_clean + buffers_checkpoint)::float8 \
              * current_setting('block_size')::float8 FROM pg_stat_bgwriter",
-            &[],
         )
         .unwrap();
-    let (wal, pages): (f64, f64) = (row.get(0), row.get(1));
+    let cell = |i: usize| -> f64 { rows[0][i].as_deref().unwrap().parse().unwrap() };
+    let (wal, pages): (f64, f64) = (cell(0), cell(1));
     wal + pages
 }
 
@@ -50,10 +50,7 @@ fn load_then_measure_li1(s: &ServerHandle, tag: &str) -> (std::path::PathBuf, Ow
     opts.i1_rows = 10_000;
     opts.label = Some(tag.to_string());
     // Checkpoints and WAL flushes of the load step must not land in the l.i1 reading.
-    postgres::Client::connect(&client_url(&s.url), postgres::NoTls)
-        .unwrap()
-        .batch_execute("CHECKPOINT")
-        .unwrap();
+    common::pg_connect(&s.url).simple("CHECKPOINT").unwrap();
     let (cpu0, _) = own_reading(s.pid);
     let w0 = pg_written_bytes(&s.url);
     let (_, dir) = run_and_read(opts);

@@ -137,14 +137,11 @@ fn a_frozen_server_shows_in_the_latency_of_every_insert_due_during_the_freeze() 
 fn server_inserted_rows(url: &str) -> i64 {
     let mut last = -1;
     for _ in 0..50 {
-        let mut c = postgres::Client::connect(&client_url(url), postgres::NoTls).unwrap();
-        let n: i64 = c
-            .query_one(
-                "SELECT n_tup_ins FROM pg_stat_user_tables WHERE relname = 'pi1'",
-                &[],
-            )
-            .unwrap()
-            .get(0);
+        let mut c = common::pg_connect(url);
+        let n = common::pg_number(
+            &mut c,
+            "SELECT n_tup_ins FROM pg_stat_user_tables WHERE relname = 'pi1'",
+        );
         if n == last {
             return n;
         }

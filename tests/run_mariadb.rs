@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 
 use common::*;
 use ibench::backend::Engine;
+use ibench::backend::mysql::config::MyConfig;
 use ibench::server::{ServerHandle, ServerKind};
-use mysql::prelude::Queryable;
 
 fn server() -> &'static ServerHandle {
     static SERVER: OnceLock<ServerHandle> = OnceLock::new();
@@ -19,8 +19,8 @@ fn server() -> &'static ServerHandle {
 /// A URL to a new database of the shared server.
 fn database_url(name: &str) -> String {
     let s = server();
-    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&client_url(&s.url)).unwrap()).unwrap();
-    conn.query_drop(format!("CREATE DATABASE IF NOT EXISTS {name}"))
+    let mut conn = my_connect(&s.url);
+    conn.query(&format!("CREATE DATABASE IF NOT EXISTS {name}"))
         .unwrap();
     url_with_database(&s.url, name)
 }
@@ -83,34 +83,31 @@ fn all_ten_steps_on_rocksdb() {
     assert_eq!(run.target.as_ref().unwrap().engine, Some(Engine::Rocksdb));
     assert!(run.label.ends_with("rocksdb"), "{}", run.label);
     // The tables really are MyRocks tables.
-    let mut conn =
-        mysql::Conn::new(mysql::Opts::from_url(&client_url(&database_url("it_rocksdb"))).unwrap())
-            .unwrap();
-    let engine: Option<String> = conn
-        .query_first(
+    let mut conn = my_connect(&database_url("it_rocksdb"));
+    let engine = conn
+        .query(
             "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'it_rocksdb' AND TABLE_NAME = 'pi1'",
         )
         .unwrap();
-    assert_eq!(engine.as_deref(), Some("ROCKSDB"));
+    assert_eq!(engine.first(), Some("ROCKSDB"));
 }
 
 #[test]
 fn the_microbenchmark_suite_keeps_its_invariants_on_innodb() {
-    use mysql::prelude::Queryable;
     let url = database_url("it_micro");
     let read = || {
-        let mut c = mysql::Conn::new(mysql::Opts::from_url(&client_url(&url)).unwrap()).unwrap();
+        let mut c = my_connect(&url);
         let mut rows = 0i64;
         let mut sum_k = 0i64;
         for t in 1..=micro_checks::TABLES {
-            let (n, k): (i64, i64) = c
-                .query_first(format!(
+            let r = c
+                .query(&format!(
                     "SELECT COUNT(*), CAST(COALESCE(SUM(k), 0) AS SIGNED) FROM sbtest{t}"
                 ))
-                .unwrap()
                 .unwrap();
-            rows += n;
-            sum_k += k;
+            let cell = |i: usize| -> i64 { r.rows[0][i].as_deref().unwrap().parse().unwrap() };
+            rows += cell(0);
+            sum_k += cell(1);
         }
         (rows, sum_k)
     };
@@ -154,24 +151,23 @@ fn the_protocol_client_connects_reports_errors_and_is_cancelled() {
     assert!(e.contains("CREATE DATABASE no_such_db"), "{e}");
 
     let resolved = client_url(&url);
-    let opts = mysql::Opts::from_url(&resolved).unwrap();
+    let config = MyConfig::from_url(&resolved).unwrap();
     let socket = s.socket_dir.join("mysqld.sock");
-    let over_socket = mysql::Opts::from(
-        mysql::OptsBuilder::from_opts(opts.clone()).socket(Some(socket.to_str().unwrap())),
-    );
+    let over_socket =
+        MyConfig::from_url(&format!("{resolved}?socket={}", socket.display())).unwrap();
     let mut w = MyWire::connect(&over_socket).unwrap();
     assert_eq!(w.query("SELECT 6 * 7").unwrap().first(), Some("42"));
     // `localhost` may resolve to ::1 first; the server listens on 127.0.0.1 only.
-    let by_name = mysql::Opts::from_url(&resolved.replace("127.0.0.1", "localhost")).unwrap();
+    let by_name = MyConfig::from_url(&resolved.replace("127.0.0.1", "localhost")).unwrap();
     let mut w = MyWire::connect(&by_name).unwrap();
     assert_eq!(w.query("SELECT 1").unwrap().first(), Some("1"));
 
-    let mut w = MyWire::connect(&opts).unwrap();
+    let mut w = MyWire::connect(&config).unwrap();
     let id = w.connection_id();
     let killer = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(300));
-        let mut admin = mysql::Conn::new(mysql::Opts::from_url(&resolved).unwrap()).unwrap();
-        admin.query_drop(format!("KILL QUERY {id}")).unwrap();
+        let mut admin = my_connect(&resolved);
+        admin.query(&format!("KILL QUERY {id}")).unwrap();
     });
     let started = std::time::Instant::now();
     // An interrupted SLEEP fails with ER_QUERY_INTERRUPTED (MySQL returns 1 instead).
@@ -196,9 +192,10 @@ fn a_login_method_ibench_lacks_is_named() {
     use ibench::backend::mysql::wire::MyWire;
     let s = server();
     let resolved = client_url(&database_url("it_ed25519"));
-    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&resolved).unwrap()).unwrap();
+    let mut admin = my_connect(&resolved);
     admin
-        .query_drop("INSTALL SONAME 'auth_ed25519'")
+        .query("INSTALL SONAME 'auth_ed25519'")
+        .map(drop)
         .or_else(|e| {
             // Installed by an earlier run of this test binary's server: fine.
             if e.to_string().contains("already") {
@@ -209,13 +206,13 @@ fn a_login_method_ibench_lacks_is_named() {
         })
         .unwrap();
     admin
-        .query_drop(
+        .query(
             "CREATE OR REPLACE USER ib_ed@'127.0.0.1' IDENTIFIED VIA ed25519 USING PASSWORD('pw')",
         )
         .unwrap();
-    let opts = mysql::Opts::from_url(&format!("mysql://ib_ed:pw@127.0.0.1:{}/it_ed25519", s.port))
-        .unwrap();
-    let e = MyWire::connect(&opts).err().unwrap().to_string();
+    let config =
+        MyConfig::from_url(&format!("mysql://ib_ed:pw@127.0.0.1:{}/it_ed25519", s.port)).unwrap();
+    let e = MyWire::connect(&config).err().unwrap().to_string();
     assert!(e.starts_with("authentication error:"), "{e}");
     assert!(
         e.contains("client_ed25519") && e.contains("mysql_native_password"),

@@ -91,18 +91,18 @@ fn eight_deleters_of_a_shared_table_keep_its_count_exact() {
 fn the_microbenchmark_suite_keeps_its_invariants() {
     let url = new_database(server(), "it_micro");
     let read = || {
-        let mut c = postgres::Client::connect(&client_url(&url), postgres::NoTls).unwrap();
+        let mut c = common::pg_connect(&url);
         let mut rows = 0i64;
         let mut sum_k = 0i64;
         for t in 1..=micro_checks::TABLES {
             let r = c
-                .query_one(
-                    &format!("SELECT COUNT(*), COALESCE(SUM(k), 0)::bigint FROM sbtest{t}"),
-                    &[],
-                )
+                .simple(&format!(
+                    "SELECT COUNT(*), COALESCE(SUM(k), 0)::bigint FROM sbtest{t}"
+                ))
                 .unwrap();
-            rows += r.get::<_, i64>(0);
-            sum_k += r.get::<_, i64>(1);
+            let cell = |i: usize| -> i64 { r[0][i].as_deref().unwrap().parse().unwrap() };
+            rows += cell(0);
+            sum_k += cell(1);
         }
         (rows, sum_k)
     };
@@ -114,18 +114,19 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
 /// MD5 and cleartext when pg_hba.conf says so), and over the Unix socket too.
 #[test]
 fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
+    use ibench::backend::postgres::config::PgConfig;
     use ibench::backend::postgres::wire::WireConn;
     let server = server();
     let url = client_url(&server.url);
-    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut admin = common::pg_connect(&url);
     admin
-        .batch_execute(
+        .simple(
             "SET password_encryption = 'md5'; \
              DROP ROLE IF EXISTS ib_md5; CREATE ROLE ib_md5 LOGIN PASSWORD 'md5 pw'; \
              DROP ROLE IF EXISTS ib_clear; CREATE ROLE ib_clear LOGIN PASSWORD 'clear pw'",
         )
         .unwrap();
-    let hba: String = admin.query_one("SHOW hba_file", &[]).unwrap().get(0);
+    let hba = admin.simple_value("SHOW hba_file").unwrap().unwrap();
     let rules = std::fs::read_to_string(&hba).unwrap();
     std::fs::write(
         &hba,
@@ -134,18 +135,17 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
         ),
     )
     .unwrap();
-    admin.batch_execute("SELECT pg_reload_conf()").unwrap();
+    admin.simple("SELECT pg_reload_conf()").unwrap();
 
-    let config = |user: &str, password: &str| {
-        let mut c = postgres::Config::new();
-        c.host("127.0.0.1")
-            .port(server.port)
-            .user(user)
-            .password(password)
-            .dbname("postgres");
-        c
+    let config = |user: &str, password: &str, extra: &str| {
+        PgConfig::from_url(&format!(
+            "postgres://{user}:{}@127.0.0.1:{}/postgres?sslmode=disable{extra}",
+            password.replace(' ', "%20"),
+            server.port
+        ))
+        .unwrap()
     };
-    let who = |c: &postgres::Config| {
+    let who = |c: &PgConfig| {
         // The reload is asynchronous: retry for a few seconds.
         let mut last = String::new();
         for _ in 0..50 {
@@ -159,33 +159,46 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
     };
     let password = std::fs::read_to_string(server.dir.join("password")).unwrap();
     let password = password.trim();
-    assert_eq!(who(&config("postgres", password)), "postgres");
-    assert_eq!(who(&config("ib_md5", "md5 pw")), "ib_md5");
-    assert_eq!(who(&config("ib_clear", "clear pw")), "ib_clear");
-    let mut only_socket = postgres::Config::new();
-    only_socket
-        .host_path(&server.socket_dir)
-        .port(server.port)
-        .user("postgres")
-        .password(password)
-        .dbname("postgres");
+    assert_eq!(who(&config("postgres", password, "")), "postgres");
+    assert_eq!(who(&config("ib_md5", "md5 pw", "")), "ib_md5");
+    // A cleartext password over TCP without TLS goes out only when the user opts in.
+    assert_eq!(
+        who(&config("ib_clear", "clear pw", "&require_auth=password")),
+        "ib_clear"
+    );
+    let e = WireConn::connect(&config("ib_clear", "clear pw", ""))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("require_auth=password"), "{e}");
+    // require_auth refuses a method it does not name.
+    let e = WireConn::connect(&config("ib_md5", "md5 pw", "&require_auth=scram-sha-256"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("MD5") && e.contains("require_auth"), "{e}");
+    let only_socket = PgConfig::from_url(&format!(
+        "postgres://postgres:{password}@/postgres?host={}&port={}",
+        server.socket_dir.display(),
+        server.port
+    ))
+    .unwrap();
     assert_eq!(who(&only_socket), "postgres");
 
-    let wrong = WireConn::connect(&config("ib_md5", "not it"))
+    let wrong = WireConn::connect(&config("ib_md5", "not it", ""))
         .err()
         .unwrap();
     let code = wrong.server().map(|s| s.code.clone());
     assert_eq!(code.as_deref(), Some("28P01"), "{wrong}");
-    let mut no_password = postgres::Config::new();
-    no_password
-        .host("127.0.0.1")
-        .port(server.port)
-        .user("ib_md5")
-        .dbname("postgres");
-    let e = WireConn::connect(&no_password).err().unwrap();
-    assert_eq!(e.to_string(), "authentication error: password missing");
+    let no_password = PgConfig::from_url(&format!(
+        "postgres://ib_md5@127.0.0.1:{}/postgres?sslmode=disable",
+        server.port
+    ))
+    .unwrap();
+    let e = WireConn::connect(&no_password).err().unwrap().to_string();
+    assert!(e.contains("none was given"), "{e}");
     std::fs::write(&hba, rules).unwrap();
-    admin.batch_execute("SELECT pg_reload_conf()").unwrap();
+    admin.simple("SELECT pg_reload_conf()").unwrap();
 }
 
 /// A failed statement names its SQLSTATE and leaves the connection usable; a wrong password
@@ -193,6 +206,7 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
 /// running statement.
 #[test]
 fn the_protocol_client_reports_errors_and_cancels() {
+    use ibench::backend::postgres::config::PgConfig;
     use ibench::backend::postgres::wire::WireConn;
     use ibench::backend::{BackendError, DriverOptions, TableOptions, driver_for_url};
     let url = new_database(server(), "wire_errors");
@@ -226,7 +240,7 @@ fn the_protocol_client_reports_errors_and_cancels() {
     let e = missing.connect().err().unwrap().to_string();
     assert!(e.contains("create the database"), "{e}");
 
-    let config: postgres::Config = resolved.parse().unwrap();
+    let config = PgConfig::from_url(&resolved).unwrap();
     let mut wire = WireConn::connect(&config).unwrap();
     let key = wire.cancel_key();
     let canceller = std::thread::spawn(move || {

@@ -150,6 +150,7 @@ impl super::Driver for MockDriver {
             version: "in-memory tables of ids".into(),
             engine: None,
             flavour: None,
+            tls: None,
         })
     }
 

@@ -12,6 +12,7 @@ pub mod mysql;
 pub mod postgres;
 pub mod protocol;
 pub mod sqlite;
+pub mod tls;
 pub mod url;
 
 use std::time::Duration;
@@ -198,6 +199,10 @@ pub struct TargetInfo {
     /// with `--flavour`. Absent in runs recorded before it existed.
     #[serde(default)]
     pub flavour: Option<flavour::Flavour>,
+    /// What TLS negotiated on the run's connections (version and cipher); absent for a plain
+    /// connection, a Unix socket, SQLite, and runs recorded before ibench had TLS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<tls::TlsInfo>,
 }
 
 /// One maintenance action done in the settle phase, for the record.
@@ -644,7 +649,7 @@ pub(crate) fn percent_encode(s: &str) -> String {
 }
 
 /// Decode `%XX` escapes (a malformed escape is kept as it is).
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -4,12 +4,26 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Initial size of a receive buffer; it grows for a longer message.
+use super::tls::{self, TlsInfo, TlsStream};
+
+/// Initial size of a receive buffer; it grows (doubling) as a longer message arrives, never
+/// to a length a peer merely claims.
 const RECEIVE_BUFFER_BYTES: usize = 64 * 1024;
+
+/// TCP keepalive: the first probe after this much silence ...
+const KEEPALIVE_IDLE_SECONDS: i32 = 60;
+/// ... then one probe every this many seconds ...
+const KEEPALIVE_INTERVAL_SECONDS: i32 = 10;
+/// ... and the connection is dead after this many unanswered probes (about 2 minutes).
+const KEEPALIVE_PROBES: i32 = 6;
+
+/// How long a cancel request or a `KILL QUERY` may take, connect and reply included.
+pub const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why a call on a protocol client failed; `S` is the protocol's error from the server.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +44,10 @@ pub enum WireError<S: std::fmt::Debug + std::fmt::Display> {
     /// The server sent something the client does not understand; the connection is closed.
     #[error("protocol error: {0}")]
     Protocol(String),
+    /// TLS could not be set up as asked (refused by the server, a certificate that does not
+    /// check out, a CA file that cannot be read).
+    #[error("{0}")]
+    Tls(String),
 }
 
 impl<S: std::fmt::Debug + std::fmt::Display> WireError<S> {
@@ -53,6 +71,9 @@ pub struct Channel {
     /// Set when the byte stream can no longer be trusted (an I/O or protocol error, a
     /// failed login): every later call fails at once.
     pub broken: bool,
+    /// When set (during the login), every read ends by then: one deadline for the whole
+    /// exchange, not one timeout per read.
+    pub deadline: Option<Instant>,
 }
 
 impl Channel {
@@ -63,6 +84,7 @@ impl Channel {
             out: Vec::with_capacity(16 * 1024),
             received: ReceiveBuffer::default(),
             broken: false,
+            deadline: None,
         }
     }
 
@@ -89,7 +111,26 @@ impl Channel {
 
     /// Make at least `n` received bytes pending (see [`ReceiveBuffer::fill`]).
     pub fn fill(&mut self, n: usize) -> io::Result<()> {
-        self.received.fill(&mut self.stream, n)
+        match self.deadline {
+            None => self.received.fill(&mut self.stream, n),
+            Some(deadline) => self.received.fill(
+                &mut Deadlined {
+                    stream: &mut self.stream,
+                    deadline,
+                },
+                n,
+            ),
+        }
+    }
+
+    /// Bound every read from now on by `timeout` from now, for the whole exchange
+    /// (`None` or zero: unbounded).
+    pub fn bound(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        self.deadline = timeout.filter(|t| !t.is_zero()).map(|t| Instant::now() + t);
+        if self.deadline.is_none() {
+            self.stream.set_read_timeout(None)?;
+        }
+        Ok(())
     }
 
     /// A parting message (Terminate, `COM_QUIT`) when the channel is still sound.
@@ -110,7 +151,8 @@ pub enum Address {
 }
 
 impl Address {
-    /// Open a blocking stream to the address.
+    /// Open a blocking stream to the address (TCP with keepalive on, so that a peer that
+    /// vanished is noticed within minutes even while a statement runs).
     pub fn connect(&self, timeout: Option<Duration>) -> io::Result<Stream> {
         match self {
             Address::Tcp(a) => {
@@ -119,11 +161,51 @@ impl Address {
                     None => TcpStream::connect(a)?,
                 };
                 s.set_nodelay(true)?;
+                set_keepalive(&s)?;
                 Ok(Stream::Tcp(s))
             }
             Address::Unix(p) => Ok(Stream::Unix(UnixStream::connect(p)?)),
         }
     }
+
+    /// Whether it is a Unix socket (a local peer: no TLS, a cleartext password is fine).
+    pub fn is_local(&self) -> bool {
+        matches!(self, Address::Unix(_))
+    }
+}
+
+/// Turn TCP keepalive on with ibench's idle, interval and probe count.
+fn set_keepalive(s: &TcpStream) -> io::Result<()> {
+    let fd = s.as_raw_fd();
+    let set = |level: libc::c_int, name: libc::c_int, value: libc::c_int| -> io::Result<()> {
+        // SAFETY: fd is an open socket owned by `s`; the option value is a c_int on the stack.
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                (&raw const value).cast(),
+                libc::socklen_t::try_from(std::mem::size_of::<libc::c_int>()).unwrap_or(4),
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    };
+    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
+    set(
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPIDLE,
+        KEEPALIVE_IDLE_SECONDS,
+    )?;
+    set(
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPINTVL,
+        KEEPALIVE_INTERVAL_SECONDS,
+    )?;
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, KEEPALIVE_PROBES)
 }
 
 /// A connected blocking stream.
@@ -132,9 +214,29 @@ pub enum Stream {
     Tcp(TcpStream),
     /// Over a Unix socket.
     Unix(UnixStream),
+    /// TLS over TCP.
+    Tls(Box<TlsStream>),
 }
 
 impl Stream {
+    /// What TLS negotiated, when the stream is TLS.
+    pub fn tls_info(&self) -> Option<TlsInfo> {
+        match self {
+            Stream::Tls(s) => Some(tls::info(&s.conn)),
+            _ => None,
+        }
+    }
+
+    /// Whether the stream is a Unix socket.
+    pub fn is_local(&self) -> bool {
+        matches!(self, Stream::Unix(_))
+    }
+
+    /// Whether the stream is encrypted.
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+
     /// Bound every read (`None`: block as long as it takes). The login is bounded by the
     /// connect timeout, so a server that accepts but never answers is an error, not a hang;
     /// statements are not (a statement may rightly take hours, and Ctrl-C cancels it).
@@ -144,6 +246,17 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(timeout),
             Stream::Unix(s) => s.set_read_timeout(timeout),
+            Stream::Tls(s) => s.sock.set_read_timeout(timeout),
+        }
+    }
+
+    /// Bound every write (a peer that stops reading must not hang a login or a cancel).
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        let timeout = timeout.filter(|t| !t.is_zero());
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(timeout),
+            Stream::Unix(s) => s.set_write_timeout(timeout),
+            Stream::Tls(s) => s.sock.set_write_timeout(timeout),
         }
     }
 }
@@ -153,6 +266,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -162,11 +276,49 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            Stream::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A stream whose every read ends by a deadline: the socket's timeout is set to what is left
+/// before each read, so a peer that trickles a byte at a time cannot stretch the exchange.
+struct Deadlined<'a> {
+    stream: &'a mut Stream,
+    deadline: Instant,
+}
+
+impl Read for Deadlined<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the server did not finish the login in time (connect timeout)",
+            ));
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        match self.stream.read(buf) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the server did not finish the login in time (connect timeout)",
+                ))
+            }
+            other => other,
+        }
     }
 }
 
@@ -215,10 +367,12 @@ impl ReceiveBuffer {
         self.bytes.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;
-        if self.bytes.len() < n {
-            self.bytes.resize(n.max(self.bytes.len() * 2), 0);
-        }
         while self.end < n {
+            if self.end == self.bytes.len() {
+                // Grow as bytes arrive: at most twice what the peer really sent.
+                let grown = (self.bytes.len() * 2).min(n).max(RECEIVE_BUFFER_BYTES);
+                self.bytes.resize(grown, 0);
+            }
             let got = match stream.read(&mut self.bytes[self.end..]) {
                 Ok(got) => got,
                 // A signal (Ctrl-C) during a read with a timeout set is not restarted.
@@ -280,6 +434,29 @@ mod tests {
             }
             Trickle(std::mem::take(&mut self.1), 64).read(buf)
         }
+    }
+
+    /// Claims a length, then sends nothing more.
+    struct Liar(usize);
+
+    impl Read for Liar {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.min(buf.len());
+            self.0 -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_claimed_length_does_not_allocate_what_never_arrives() {
+        let mut b = ReceiveBuffer::default();
+        let e = b.fill(&mut Liar(100), 2 << 30).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(
+            b.bytes.len(),
+            RECEIVE_BUFFER_BYTES,
+            "no growth for 100 bytes"
+        );
     }
 
     #[test]

@@ -174,6 +174,7 @@ impl Driver for SqliteDriver {
             version,
             engine: None,
             flavour: Some(super::flavour::Flavour::Sqlite),
+            tls: None,
         })
     }
 

@@ -1143,6 +1143,7 @@ mod tests {
             version: "10.11.19-MariaDB-0+deb12u1 log".into(),
             engine,
             flavour: None,
+            tls: None,
         }
     }
 

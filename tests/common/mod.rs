@@ -247,21 +247,44 @@ pub fn check_shared_table_keeps_its_rows(run: &RunRecord, clients: u64) {
 /// A URL of a new, empty database `name` on a private Postgres server (created here), so that
 /// tests sharing one server do not share tables.
 pub fn new_database(server: &ServerHandle, name: &str) -> String {
-    let mut admin = postgres::Client::connect(&client_url(&server.url), postgres::NoTls)
-        .unwrap_or_else(|e| panic!("connect to {}: {e}", server.url));
+    let mut admin = pg_connect(&server.url);
     for sql in [
         format!("DROP DATABASE IF EXISTS {name}"),
         format!("CREATE DATABASE {name}"),
     ] {
-        admin.batch_execute(&sql).unwrap();
+        admin.simple(&sql).unwrap();
     }
     url_with_database(&server.url, name)
 }
 
-/// The URL with its password filled in from `?password_file=`, for a test's own connection
-/// through the client crates (which do not know that parameter).
+/// The URL with its password filled in from `?password_file=`.
 pub fn client_url(url: &str) -> String {
     ibench::backend::resolve_password(url, None).expect("the password file reads")
+}
+
+/// A test's own connection to a PostgreSQL server, on ibench's protocol client.
+pub fn pg_connect(url: &str) -> ibench::backend::postgres::wire::WireConn {
+    let config = ibench::backend::postgres::config::PgConfig::from_url(&client_url(url))
+        .unwrap_or_else(|e| panic!("bad URL {url}: {e}"));
+    ibench::backend::postgres::wire::WireConn::connect(&config)
+        .unwrap_or_else(|e| panic!("connect to {url}: {e}"))
+}
+
+/// The first column of the first row of `sql` as a number.
+pub fn pg_number(c: &mut ibench::backend::postgres::wire::WireConn, sql: &str) -> i64 {
+    c.simple_value(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .unwrap_or_else(|| panic!("{sql}: no value"))
+        .parse()
+        .unwrap()
+}
+
+/// A test's own connection to a MySQL/MariaDB server, on ibench's protocol client.
+pub fn my_connect(url: &str) -> ibench::backend::mysql::wire::MyWire {
+    let config = ibench::backend::mysql::config::MyConfig::from_url(&client_url(url))
+        .unwrap_or_else(|e| panic!("bad URL {url}: {e}"));
+    ibench::backend::mysql::wire::MyWire::connect(&config)
+        .unwrap_or_else(|e| panic!("connect to {url}: {e}"))
 }
 
 /// The same server and query, another database.

@@ -6,14 +6,11 @@
 //! switched off. Statements of the hot path are prepared once per connection and kept in this
 //! module's own cache.
 
+pub mod config;
 pub mod wire;
 
 use std::collections::HashMap;
 use std::time::Instant;
-
-use ::mysql as my;
-use my::prelude::Queryable;
-use my::{Opts, OptsBuilder};
 
 use super::flavour::Flavour;
 use super::micro_sql::{self, Outcome, Placeholders};
@@ -21,6 +18,7 @@ use super::*;
 use crate::stats::convert::i64_u64;
 use crate::workload::micro::MicroStatement;
 use crate::workload::row::civil_from_system_time;
+use config::MyConfig;
 use wire::{Executed, MyWire, Prepared, TextResult, Value as Param, WireError};
 
 /// MySQL marks parameters with `?`.
@@ -41,7 +39,7 @@ const ROCKSDB_FIX: &str = "start the server with --plugin-load-add=ha_rocksdb.so
 
 /// MySQL/MariaDB driver: parsed options and the storage engine.
 pub struct MysqlDriver {
-    opts: Opts,
+    config: MyConfig,
     /// The URL, password redacted.
     target: String,
     engine: Engine,
@@ -53,73 +51,44 @@ impl MysqlDriver {
     /// Build from a `mysql://` or `mariadb://` URL, e.g. `mysql://root@127.0.0.1:3306/ibench`
     /// (TCP) or `mysql://root@localhost/ibench?socket=/path/mysqld.sock` (Unix socket). The URL
     /// must name a database, which must exist. The password comes from the URL, else from the
-    /// file named by `?password_file=PATH`, else from `MYSQL_PWD`. Does not connect.
+    /// file named by `?password_file=PATH`, else from `~/.my.cnf`, else from `MYSQL_PWD`
+    /// ([`config`]). Does not connect.
     pub fn new(url: &str, engine: Engine, forced: Option<Flavour>) -> anyhow::Result<Self> {
         let target = redact_url(url);
-        let url = mysql_scheme(&resolve_password(url, Some("MYSQL_PWD"))?);
-        let opts =
-            Opts::from_url(&url).map_err(|e| anyhow::anyhow!("bad --url '{target}': {e}"))?;
-        if opts.get_db_name().is_none_or(str::is_empty) {
+        let url = resolve_password(url, None)?;
+        let mut config =
+            MyConfig::from_url(&url).map_err(|e| anyhow::anyhow!("bad --url '{target}': {e}"))?;
+        if config.database.is_none() {
             anyhow::bail!(
                 "--url '{target}' names no database: add one, e.g. mysql://root@127.0.0.1:3306/ibench \
                  (`ibench server start mariadb` creates `ibench`)"
             );
         }
-        let mut builder = OptsBuilder::from_opts(opts)
-            .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
-            .stmt_cache_size(0);
-        // Go where the URL says (TCP to host:port, or `?socket=PATH`): the crate would otherwise
-        // switch a localhost TCP connection to the server's Unix socket behind our back.
-        if !url.contains("prefer_socket=") {
-            builder = builder.prefer_socket(false);
+        if config.connect_timeout.is_none() {
+            config.connect_timeout = Some(CONNECT_TIMEOUT);
         }
-        let opts = Opts::from(builder);
         Ok(MysqlDriver {
-            opts,
+            config,
             target,
             engine,
             forced,
         })
     }
 
-    fn open(&self) -> BackendResult<my::Conn> {
-        let mut conn = my::Conn::new(self.opts.clone()).map_err(|e| self.connect_error(e))?;
+    /// A connection of the driver's own (describe, settle), checked for RocksDB when that is
+    /// the engine.
+    fn open(&self) -> BackendResult<MyWire> {
+        let mut wire = MyWire::connect(&self.config).map_err(|e| self.wire_connect_error(&e))?;
         if self.engine == Engine::Rocksdb {
-            check_rocksdb(&mut conn, &self.target)?;
+            let support = wire
+                .query(ROCKSDB_SUPPORT_SQL)
+                .map_err(|e| wire_error(&self.target, "check the ROCKSDB engine", &e))?;
+            rocksdb_usable(support.first(), &self.target)?;
         }
-        Ok(conn)
+        Ok(wire)
     }
 
-    fn connect_error(&self, e: my::Error) -> BackendError {
-        let context = format!("connect to {}", self.target);
-        if let my::Error::MySqlError(m) = &e
-            && m.code == ER_BAD_DB_ERROR
-        {
-            return BackendError::sql(context, self.missing_database(&m.to_string()));
-        }
-        match &e {
-            my::Error::IoError(_) | my::Error::CodecError(_) => BackendError::Unreachable {
-                target: self.target.clone(),
-                detail: e.to_string(),
-            },
-            my::Error::DriverError(d) => match d {
-                my::DriverError::UnknownAuthPlugin(_)
-                | my::DriverError::OldMysqlPasswordDisabled
-                | my::DriverError::CleartextPluginDisabled => BackendError::Auth {
-                    target: self.target.clone(),
-                    detail: e.to_string(),
-                },
-                _ => BackendError::Unreachable {
-                    target: self.target.clone(),
-                    detail: e.to_string(),
-                },
-            },
-            _ => my_error(&self.target, &context, e),
-        }
-    }
-
-    /// The error of opening a benchmark connection ([`wire`]), mapped as [`Self::connect_error`]
-    /// maps the admin connection's.
+    /// The error of opening a connection.
     fn wire_connect_error(&self, e: &WireError) -> BackendError {
         let context = format!("connect to {}", self.target);
         match e {
@@ -130,13 +99,14 @@ impl MysqlDriver {
                 target: self.target.clone(),
                 detail: e.to_string(),
             },
+            WireError::Tls(_) | WireError::Protocol(_) => BackendError::sql(context, e),
             _ => wire_error(&self.target, &context, e),
         }
     }
 
     /// The message for a database that does not exist: what to do about it.
     fn missing_database(&self, detail: &str) -> String {
-        let db = self.opts.get_db_name().unwrap_or_default();
+        let db = self.config.database.as_deref().unwrap_or_default();
         format!(
             "database `{db}` does not exist ({detail}); create it (CREATE DATABASE {db}) or \
              use `ibench server start mariadb`, which creates `ibench`"
@@ -144,25 +114,9 @@ impl MysqlDriver {
     }
 }
 
-/// The `mysql` crate knows only `mysql://`.
-fn mysql_scheme(url: &str) -> String {
-    match url.get(..10) {
-        Some(p) if p.eq_ignore_ascii_case("mariadb://") => format!("mysql://{}", &url[10..]),
-        _ => url.to_string(),
-    }
-}
-
 /// The RocksDB engine's `SUPPORT` (`YES`, `DEFAULT`, ...; no row when it is not loaded).
 const ROCKSDB_SUPPORT_SQL: &str =
     "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'";
-
-/// Fail unless the server has the RocksDB engine enabled.
-fn check_rocksdb(conn: &mut my::Conn, target: &str) -> BackendResult<()> {
-    let support: Option<String> = conn
-        .query_first(ROCKSDB_SUPPORT_SQL)
-        .map_err(|e| my_error(target, "check the ROCKSDB engine", e))?;
-    rocksdb_usable(support.as_deref(), target)
-}
 
 /// Whether the engine's `SUPPORT` means it can be used; the error names the fix.
 fn rocksdb_usable(support: Option<&str>, target: &str) -> BackendResult<()> {
@@ -183,11 +137,13 @@ fn rocksdb_usable(support: Option<&str>, target: &str) -> BackendResult<()> {
 
 impl MysqlDriver {
     /// The server's `VERSION()` and its flavour (`--flavour` when given, else detected).
-    fn version_and_flavour(&self, conn: &mut my::Conn) -> BackendResult<(String, Flavour)> {
-        let version: String = conn
-            .query_first("SELECT VERSION()")
-            .map_err(|e| my_error(&self.target, "read VERSION()", e))?
-            .unwrap_or_default();
+    fn version_and_flavour(&self, conn: &mut MyWire) -> BackendResult<(String, Flavour)> {
+        let version = conn
+            .query("SELECT VERSION()")
+            .map_err(|e| wire_error(&self.target, "read VERSION()", &e))?
+            .first()
+            .unwrap_or_default()
+            .to_string();
         let flavour = self
             .forced
             .unwrap_or_else(|| Flavour::detect(BackendKind::Mysql, &version));
@@ -197,10 +153,10 @@ impl MysqlDriver {
 
 impl Driver for MysqlDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
-        let wire = MyWire::connect(&self.opts).map_err(|e| self.wire_connect_error(&e))?;
+        let wire = MyWire::connect(&self.config).map_err(|e| self.wire_connect_error(&e))?;
         let mut conn = MysqlConn {
             wire,
-            opts: self.opts.clone(),
+            config: self.config.clone(),
             target: self.target.clone(),
             statements: HashMap::new(),
         };
@@ -221,6 +177,7 @@ impl Driver for MysqlDriver {
             version,
             engine: Some(self.engine),
             flavour: Some(flavour),
+            tls: conn.tls_info(),
         })
     }
 
@@ -244,10 +201,7 @@ impl Driver for MysqlDriver {
                 actions.push(wait_for_compactions(&mut conn, deadline));
                 actions.push(timed(
                     "SET GLOBAL rocksdb_force_flush_memtable_now = 1",
-                    || {
-                        conn.query_drop("SET GLOBAL rocksdb_force_flush_memtable_now = 1")
-                            .map_err(|e| my_detail(&e))
-                    },
+                    || query_drop(&mut conn, "SET GLOBAL rocksdb_force_flush_memtable_now = 1"),
                 ));
                 actions.push(compact_l0(&mut conn));
             }
@@ -268,15 +222,16 @@ fn timed(action: &str, f: impl FnOnce() -> Result<(), String>) -> SettleAction {
 }
 
 /// `ANALYZE TABLE t`; a row with `Msg_type` `error` counts as a failure.
-fn analyze_table(conn: &mut my::Conn, table: &str) -> SettleAction {
+fn analyze_table(conn: &mut MyWire, table: &str) -> SettleAction {
     let sql = format!("ANALYZE TABLE {table}");
     timed(&sql, || {
-        let rows: Vec<(String, String, String, String)> =
-            conn.query(&sql).map_err(|e| my_detail(&e))?;
+        let rows = conn.query(&sql).map_err(|e| e.to_string())?.rows;
+        let cell =
+            |row: &[Option<String>], i: usize| row.get(i).cloned().flatten().unwrap_or_default();
         let errors: Vec<String> = rows
-            .into_iter()
-            .filter(|(_, _, kind, _)| kind.eq_ignore_ascii_case("error"))
-            .map(|(_, _, _, text)| text)
+            .iter()
+            .filter(|row| cell(row, 2).eq_ignore_ascii_case("error"))
+            .map(|row| cell(row, 3))
             .collect();
         if errors.is_empty() {
             Ok(())
@@ -287,21 +242,36 @@ fn analyze_table(conn: &mut my::Conn, table: &str) -> SettleAction {
 }
 
 /// A global status value as a number.
-fn global_status(conn: &mut my::Conn, name: &str) -> Result<Option<u64>, my::Error> {
-    let row: Option<(String, String)> =
-        conn.query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))?;
-    Ok(row.and_then(|(_, v)| v.trim().parse().ok()))
+fn global_status(conn: &mut MyWire, name: &str) -> Result<Option<u64>, WireError> {
+    let result = conn.query(&format!("SHOW GLOBAL STATUS LIKE '{name}'"))?;
+    Ok(result
+        .rows
+        .first()
+        .and_then(|row| row.get(1).cloned().flatten())
+        .and_then(|v| v.trim().parse().ok()))
+}
+
+/// Run a statement whose result does not matter; its error as text.
+fn query_drop(conn: &mut MyWire, sql: &str) -> Result<(), String> {
+    conn.query(sql).map(drop).map_err(|e| e.to_string())
 }
 
 /// Force InnoDB to write back its dirty pages: lower `innodb_max_dirty_pages_pct_lwm` and
 /// `innodb_max_dirty_pages_pct` to 0, poll `Innodb_buffer_pool_pages_dirty` until about 0 or
 /// the deadline, and restore both settings whatever happened.
-fn flush_dirty_pages(conn: &mut my::Conn, deadline: Instant) -> Vec<SettleAction> {
+fn flush_dirty_pages(conn: &mut MyWire, deadline: Instant) -> Vec<SettleAction> {
     let mut actions = Vec::new();
     let started = Instant::now();
-    let old: Result<Option<(String, String)>, my::Error> = conn.query_first(
-        "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm",
-    );
+    let old: Result<Option<(String, String)>, WireError> = conn
+        .query(
+            "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm",
+        )
+        .map(|r| {
+            r.rows.first().map(|row| {
+                let cell = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+                (cell(0), cell(1))
+            })
+        });
     let (pct, lwm) = match old {
         Ok(Some((pct, lwm))) => match (pct.trim().parse::<f64>(), lwm.trim().parse::<f64>()) {
             (Ok(p), Ok(l)) => (p, l),
@@ -319,7 +289,7 @@ fn flush_dirty_pages(conn: &mut my::Conn, deadline: Instant) -> Vec<SettleAction
             actions.push(SettleAction {
                 action: "read innodb_max_dirty_pages_pct and _lwm".to_string(),
                 seconds: started.elapsed().as_secs_f64(),
-                error: Some(my_detail(&e)),
+                error: Some(e.to_string()),
             });
             return actions;
         }
@@ -328,12 +298,10 @@ fn flush_dirty_pages(conn: &mut my::Conn, deadline: Instant) -> Vec<SettleAction
     let lower = "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0, innodb_max_dirty_pages_pct = 0";
     let mut lowered = false;
     actions.push(timed(lower, || {
-        conn.query_drop("SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0")
-            .and_then(|_| {
-                lowered = true;
-                conn.query_drop("SET GLOBAL innodb_max_dirty_pages_pct = 0")
-            })
-            .map_err(|e| my_detail(&e))
+        query_drop(conn, "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0").and_then(|()| {
+            lowered = true;
+            query_drop(conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0")
+        })
     }));
 
     if actions.last().is_some_and(|a| a.error.is_none()) {
@@ -346,18 +314,23 @@ fn flush_dirty_pages(conn: &mut my::Conn, deadline: Instant) -> Vec<SettleAction
         );
         actions.push(timed(&restore, || {
             // The percentage first: the low-water mark may not exceed it.
-            conn.query_drop(format!("SET GLOBAL innodb_max_dirty_pages_pct = {pct}"))
-                .and_then(|_| {
-                    conn.query_drop(format!("SET GLOBAL innodb_max_dirty_pages_pct_lwm = {lwm}"))
-                })
-                .map_err(|e| my_detail(&e))
+            query_drop(
+                conn,
+                &format!("SET GLOBAL innodb_max_dirty_pages_pct = {pct}"),
+            )
+            .and_then(|()| {
+                query_drop(
+                    conn,
+                    &format!("SET GLOBAL innodb_max_dirty_pages_pct_lwm = {lwm}"),
+                )
+            })
         }));
     }
     actions
 }
 
 /// Poll `Innodb_buffer_pool_pages_dirty` until about 0 or the deadline.
-fn wait_for_clean_pages(conn: &mut my::Conn, deadline: Instant) -> SettleAction {
+fn wait_for_clean_pages(conn: &mut MyWire, deadline: Instant) -> SettleAction {
     let started = Instant::now();
     let mut first = None;
     let mut last = None;
@@ -369,7 +342,7 @@ fn wait_for_clean_pages(conn: &mut my::Conn, deadline: Instant) -> SettleAction 
                 last = v;
             }
             Err(e) => {
-                error = Some(my_detail(&e));
+                error = Some(e.to_string());
                 break;
             }
         }
@@ -404,30 +377,30 @@ fn wait_for_clean_pages(conn: &mut my::Conn, deadline: Instant) -> SettleAction 
 /// `COMPACTION_PENDING` and `MEM_TABLE_FLUSH_PENDING` of `information_schema.ROCKSDB_CFSTATS`
 /// (RocksDB's `rocksdb.compaction-pending` and `rocksdb.mem-table-flush-pending`) plus the
 /// status variable `Rocksdb_manual_compactions_running`.
-fn wait_for_compactions(conn: &mut my::Conn, deadline: Instant) -> SettleAction {
+fn wait_for_compactions(conn: &mut MyWire, deadline: Instant) -> SettleAction {
     let started = Instant::now();
     let mut error = None;
     let mut polls = 0u32;
     loop {
         polls += 1;
-        let pending: Result<Option<Option<String>>, my::Error> = conn.query_first(
+        let pending = conn.query(
             "SELECT CAST(SUM(VALUE) AS CHAR) FROM information_schema.ROCKSDB_CFSTATS \
              WHERE STAT_TYPE IN ('COMPACTION_PENDING', 'MEM_TABLE_FLUSH_PENDING')",
         );
         let pending = match pending {
             Ok(v) => v
-                .flatten()
+                .first()
                 .and_then(|s| s.trim().parse::<u64>().ok())
                 .unwrap_or(0),
             Err(e) => {
-                error = Some(my_detail(&e));
+                error = Some(e.to_string());
                 break;
             }
         };
         let manual = match global_status(conn, "Rocksdb_manual_compactions_running") {
             Ok(v) => v.unwrap_or(0),
             Err(e) => {
-                error = Some(my_detail(&e));
+                error = Some(e.to_string());
                 break;
             }
         };
@@ -452,17 +425,18 @@ fn wait_for_compactions(conn: &mut my::Conn, deadline: Instant) -> SettleAction 
 
 /// Compact L0: `rocksdb_compact_lzero_now` where the server has it (MySQL with MyRocks), else
 /// MariaDB's `rocksdb_force_flush_memtable_and_lzero_now`.
-fn compact_l0(conn: &mut my::Conn) -> SettleAction {
+fn compact_l0(conn: &mut MyWire) -> SettleAction {
     let first = timed("SET GLOBAL rocksdb_compact_lzero_now = 1", || {
-        conn.query_drop("SET GLOBAL rocksdb_compact_lzero_now = 1")
-            .map_err(|e| my_detail(&e))
+        query_drop(conn, "SET GLOBAL rocksdb_compact_lzero_now = 1")
     });
     match &first.error {
         Some(e) if e.contains(&format!("ERROR {ER_UNKNOWN_SYSTEM_VARIABLE} ")) => timed(
             "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1",
             || {
-                conn.query_drop("SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1")
-                    .map_err(|e| my_detail(&e))
+                query_drop(
+                    conn,
+                    "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1",
+                )
             },
         ),
         _ => first,
@@ -474,21 +448,27 @@ fn compact_l0(conn: &mut my::Conn) -> SettleAction {
 pub struct MysqlConn {
     wire: MyWire,
     /// How to open a second connection (for `KILL QUERY`).
-    opts: Opts,
+    config: MyConfig,
     target: String,
     statements: HashMap<String, TableStatements<Prepared>>,
 }
 
-/// Cancels a MySQL connection's statement with `KILL QUERY` from a second connection.
+/// Cancels a MySQL connection's statement with `KILL QUERY` from a second connection,
+/// bounded by [`protocol::CANCEL_TIMEOUT`] from connect to reply.
 struct MyCanceller {
-    opts: Opts,
+    config: MyConfig,
     connection_id: u32,
 }
 
 impl Canceller for MyCanceller {
     fn cancel(&self) -> Result<(), String> {
-        let mut conn = my::Conn::new(self.opts.clone()).map_err(|e| e.to_string())?;
-        conn.query_drop(format!("KILL QUERY {}", self.connection_id))
+        let mut config = self.config.clone();
+        config.connect_timeout = Some(protocol::CANCEL_TIMEOUT);
+        let mut conn = MyWire::connect(&config).map_err(|e| e.to_string())?;
+        conn.set_statement_timeout(Some(protocol::CANCEL_TIMEOUT))
+            .map_err(|e| e.to_string())?;
+        conn.query(&format!("KILL QUERY {}", self.connection_id))
+            .map(drop)
             .map_err(|e| e.to_string())
     }
 }
@@ -616,7 +596,7 @@ impl Conn for MysqlConn {
 
     fn canceller(&self) -> Option<Box<dyn Canceller>> {
         Some(Box::new(MyCanceller {
-            opts: self.opts.clone(),
+            config: self.config.clone(),
             connection_id: self.wire.connection_id(),
         }))
     }
@@ -1101,31 +1081,6 @@ const ER_UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
 /// `ER_UNKNOWN_STORAGE_ENGINE`.
 const ER_UNKNOWN_STORAGE_ENGINE: u16 = 1286;
 
-fn my_detail(e: &my::Error) -> String {
-    match e {
-        my::Error::MySqlError(m) => m.to_string(),
-        other => other.to_string(),
-    }
-}
-
-/// Map an error of a statement.
-fn my_error(target: &str, context: &str, e: my::Error) -> BackendError {
-    let detail = my_detail(&e);
-    let code = match &e {
-        my::Error::MySqlError(m) => Some(m.code),
-        _ => None,
-    };
-    let connectivity = matches!(
-        &e,
-        my::Error::IoError(_)
-            | my::Error::CodecError(_)
-            | my::Error::DriverError(
-                my::DriverError::ConnectTimeout | my::DriverError::CouldNotConnect(_),
-            )
-    );
-    classify(target, context, code, detail, connectivity)
-}
-
 /// [`WireError`] as text: the server's `ERROR code (state): message`, or what went wrong.
 fn wire_detail(e: &WireError) -> String {
     e.to_string()
@@ -1290,11 +1245,8 @@ mod tests {
 
     #[test]
     fn url_scheme_and_database() {
-        assert_eq!(
-            mysql_scheme("MariaDB://root@h:1/ibench"),
-            "mysql://root@h:1/ibench"
-        );
-        assert_eq!(mysql_scheme("mysql://root@h/x"), "mysql://root@h/x");
+        let d = MysqlDriver::new("MariaDB://root@h:1/ibench", Engine::Innodb, None).unwrap();
+        assert_eq!(d.config.database.as_deref(), Some("ibench"));
         let d = MysqlDriver::new(
             "mariadb://u:secret@127.0.0.1:1/ibench",
             Engine::Innodb,
@@ -1319,31 +1271,31 @@ mod tests {
     #[test]
     fn errors_are_classified() {
         let e = |code| {
-            my::Error::MySqlError(my::MySqlError {
+            WireError::Server(Box::new(wire::ServerError {
                 state: "HY000".to_string(),
                 message: "m".to_string(),
                 code,
-            })
+            }))
         };
         assert!(matches!(
-            my_error("t", "c", e(1213)),
+            wire_error("t", "c", &e(1213)),
             BackendError::Retryable(_)
         ));
         assert!(matches!(
-            my_error("t", "c", e(1205)),
+            wire_error("t", "c", &e(1205)),
             BackendError::Retryable(_)
         ));
         assert!(matches!(
-            my_error("t", "c", e(1045)),
+            wire_error("t", "c", &e(1045)),
             BackendError::Auth { .. }
         ));
         assert!(matches!(
-            my_error("t", "c", e(1146)),
+            wire_error("t", "c", &e(1146)),
             BackendError::Sql { .. }
         ));
-        let io = my::Error::IoError(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        let io = WireError::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
         assert!(matches!(
-            my_error("t", "c", io),
+            wire_error("t", "c", &io),
             BackendError::Unreachable { .. }
         ));
     }

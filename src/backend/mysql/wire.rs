@@ -8,18 +8,25 @@
 //! parameters are sent with the types the `mysql` crate sent (`LONGLONG`, `LONGLONG
 //! UNSIGNED`, `VAR_STRING`, `DATETIME`), so the server does the same work for them.
 //!
+//! TLS as the client's `ssl-mode` says ([`super::config`], [`crate::backend::tls`]).
 //! Logins: `mysql_native_password`, `caching_sha2_password` (its fast path; the full
-//! exchange in clear over a Unix socket and RSA-encrypted over TCP, as libmysqlclient does)
-//! and `mysql_clear_password`. No TLS, as before.
+//! exchange in clear over TLS or a Unix socket, and RSA-encrypted over plain TCP with a key
+//! the user gave or, opted in, fetched) and `mysql_clear_password` (opted in, over TLS or a
+//! Unix socket only). One auth switch per login. Sequence ids are checked, the login has one
+//! deadline, a login packet and a multi-packet reply are capped, and an early 0xFE is an
+//! error, never a hang.
 
 use std::io;
 use std::net::ToSocketAddrs;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
 
-use ::mysql as my;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
-use crate::backend::protocol::{self, Address, Channel};
+use super::config::{Endpoint, MyConfig};
+use crate::backend::protocol::{self, Address, Channel, Stream};
+use crate::backend::tls::{self, TlsInfo};
 
 /// Capability flags (`CLIENT_*`).
 mod cap {
@@ -34,6 +41,7 @@ mod cap {
     pub const PS_MULTI_RESULTS: u32 = 1 << 18;
     pub const PLUGIN_AUTH: u32 = 1 << 19;
     pub const PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 1 << 21;
+    pub const SSL: u32 = 1 << 11;
     pub const DEPRECATE_EOF: u32 = 1 << 24;
 }
 
@@ -56,6 +64,15 @@ const MORE_RESULTS: u16 = 0x0008;
 
 /// The longest payload of one packet; a longer one continues in the next.
 const MAX_PAYLOAD: usize = 0x00FF_FFFF;
+
+/// The longest reply one logical packet may put together from 16 MiB packets.
+const MAX_REPLY_BYTES: usize = 64 << 20;
+
+/// The longest packet during the login (greeting, auth switch, RSA key, errors).
+const MAX_LOGIN_PACKET_BYTES: usize = 65_536;
+
+/// Logins that go on longer than this many packets are a protocol error, not a loop.
+const MAX_LOGIN_ROUNDS: usize = 8;
 
 /// `utf8mb4_general_ci`.
 const CHARSET_UTF8MB4: u8 = 45;
@@ -191,21 +208,24 @@ pub struct MyWire {
     seq: u8,
     caps: u32,
     connection_id: u32,
+    /// Still logging in: packets are held to the login's length limit.
+    in_login: bool,
 }
 
 impl MyWire {
-    /// Connect where `opts` say (its socket, else TCP to its host and port) and log in.
-    pub fn connect(opts: &my::Opts) -> WireResult<MyWire> {
-        let timeout = opts.get_tcp_connect_timeout();
-        let (addresses, over_socket) = match opts.get_socket() {
-            Some(path) => (vec![Address::Unix(path.into())], true),
-            None => {
-                let host = opts.get_ip_or_hostname();
-                let resolved: Vec<Address> = (host.as_ref(), opts.get_tcp_port())
+    /// Connect where `config` says (its socket, else TCP to its host and port), with TLS as
+    /// its `ssl-mode` says, and log in. The whole exchange is bounded by the connect timeout.
+    pub fn connect(config: &MyConfig) -> WireResult<MyWire> {
+        let timeout = config.connect_timeout;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let (addresses, host) = match &config.endpoint {
+            Endpoint::Socket(path) => (vec![Address::Unix(path.clone())], None),
+            Endpoint::Tcp { host, port } => {
+                let resolved: Vec<Address> = (host.as_str(), *port)
                     .to_socket_addrs()?
                     .map(Address::Tcp)
                     .collect();
-                (resolved, false)
+                (resolved, Some(host.as_str()))
             }
         };
         // The first address that accepts (`localhost` may resolve to ::1 and 127.0.0.1).
@@ -221,19 +241,20 @@ impl MyWire {
             }
         }
         let stream = stream.ok_or(last)?;
+        stream.set_write_timeout(timeout)?;
         let mut conn = MyWire {
             ch: Channel::new(stream),
             assembled: Vec::new(),
             seq: 0,
             caps: 0,
             connection_id: 0,
+            in_login: true,
         };
-        conn.ch.stream.set_read_timeout(timeout)?;
-        conn.handshake(opts, over_socket)?;
-        conn.ch.stream.set_read_timeout(None)?;
-        for sql in opts.get_init() {
-            conn.query(sql.as_str())?;
-        }
+        conn.ch.deadline = deadline;
+        conn.handshake(config, host, deadline)?;
+        conn.ch.bound(None)?;
+        conn.ch.stream.set_write_timeout(None)?;
+        conn.in_login = false;
         Ok(conn)
     }
 
@@ -242,7 +263,24 @@ impl MyWire {
         self.connection_id
     }
 
-    fn handshake(&mut self, opts: &my::Opts, over_socket: bool) -> WireResult<()> {
+    /// What TLS negotiated on this connection (`None`: plain, or a Unix socket).
+    pub fn tls_info(&self) -> Option<TlsInfo> {
+        self.ch.stream.tls_info()
+    }
+
+    /// Bound every later statement's reads and writes (`None`: unbounded, the default; a
+    /// `KILL QUERY` connection is bounded).
+    pub fn set_statement_timeout(&mut self, timeout: Option<Duration>) -> WireResult<()> {
+        self.ch.stream.set_read_timeout(timeout)?;
+        Ok(self.ch.stream.set_write_timeout(timeout)?)
+    }
+
+    fn handshake(
+        &mut self,
+        config: &MyConfig,
+        host: Option<&str>,
+        deadline: Option<Instant>,
+    ) -> WireResult<()> {
         let p = self.next_packet()?;
         let hello = self.body(p).to_vec();
         if hello.first() == Some(&0xFF) {
@@ -261,16 +299,26 @@ impl MyWire {
             | cap::PLUGIN_AUTH;
         caps |= greeting.caps
             & (cap::LONG_FLAG | cap::PLUGIN_AUTH_LENENC_CLIENT_DATA | cap::DEPRECATE_EOF);
-        let db = opts.get_db_name().filter(|d| !d.is_empty());
+        let db = config.database.as_deref();
         if db.is_some() {
             caps |= cap::CONNECT_WITH_DB;
         }
         caps &= greeting.caps | cap::CONNECT_WITH_DB;
+        if let (Some(host), Some(tls_config)) = (host, &config.tls) {
+            if greeting.caps & cap::SSL != 0 {
+                caps |= cap::SSL;
+                self.start_tls(caps, tls_config, host, deadline)?;
+            } else if config.ssl_mode.requires_tls() {
+                return Err(WireError::Tls(format!(
+                    "the server does not offer TLS, and ssl-mode={} needs it",
+                    config.ssl_mode.name()
+                )));
+            }
+        }
         self.caps = caps;
-        let password = opts.get_pass().unwrap_or_default().as_bytes().to_vec();
-        let user = opts.get_user().unwrap_or_default();
+        let password = config.password.clone().unwrap_or_default().into_bytes();
         let plugin = greeting.plugin.clone();
-        let response = auth_response(&plugin, &password, &greeting.scramble)?;
+        let response = self.auth_response(config, &plugin, &password, &greeting.scramble)?;
 
         self.ch.out.clear();
         let at = self.begin_packet();
@@ -278,7 +326,7 @@ impl MyWire {
         self.ch.out.extend_from_slice(&(1u32 << 24).to_le_bytes());
         self.ch.out.push(CHARSET_UTF8MB4);
         self.ch.out.extend_from_slice(&[0; 23]);
-        put_cstr(&mut self.ch.out, user.as_bytes());
+        put_cstr(&mut self.ch.out, config.user.as_bytes());
         if caps & cap::PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
             put_lenenc_bytes(&mut self.ch.out, &response);
         } else {
@@ -292,19 +340,95 @@ impl MyWire {
         }
         put_cstr(&mut self.ch.out, plugin.as_bytes());
         self.end_packet(at)?;
-        self.ch.send()?;
-        self.finish_login(plugin, greeting.scramble, &password, over_socket)
+        if let Err(e) = self.ch.send() {
+            // The server may have said why before it closed.
+            return Err(self.error_sent_before_close().unwrap_or(WireError::Io(e)));
+        }
+        self.finish_login(config, plugin, greeting.scramble, &password)
     }
 
-    /// The rest of the login: an auth switch, `caching_sha2_password`'s extra round, then OK.
+    /// Ask for TLS (an `SSLRequest` packet) and shake hands.
+    fn start_tls(
+        &mut self,
+        caps: u32,
+        tls_config: &std::sync::Arc<rustls::ClientConfig>,
+        host: &str,
+        deadline: Option<Instant>,
+    ) -> WireResult<()> {
+        if !self.ch.received.pending().is_empty() {
+            return Err(self.protocol("the server sent more than its greeting".into()));
+        }
+        self.ch.out.clear();
+        let at = self.begin_packet();
+        self.ch.out.extend_from_slice(&caps.to_le_bytes());
+        self.ch.out.extend_from_slice(&(1u32 << 24).to_le_bytes());
+        self.ch.out.push(CHARSET_UTF8MB4);
+        self.ch.out.extend_from_slice(&[0; 23]);
+        self.end_packet(at)?;
+        self.ch.send()?;
+        let placeholder = Stream::Unix(UnixStream::pair()?.0);
+        let Stream::Tcp(tcp) = std::mem::replace(&mut self.ch.stream, placeholder) else {
+            return Err(WireError::Tls("TLS is only for TCP connections".into()));
+        };
+        let tls = tls::connect(std::sync::Arc::clone(tls_config), host, tcp, deadline)
+            .map_err(|e| WireError::Tls(e.to_string()))?;
+        self.ch.stream = Stream::Tls(Box::new(tls));
+        Ok(())
+    }
+
+    /// The ERR packet a server sent before it closed, if one is in the socket.
+    fn error_sent_before_close(&mut self) -> Option<WireError> {
+        let p = self.read_packet().ok()?;
+        let body = self.body(p);
+        (body.first() == Some(&0xFF)).then(|| self.server_error_of(body))
+    }
+
+    /// The password goes in clear over this connection only if it is TLS or a Unix socket.
+    fn is_private(&self) -> bool {
+        self.ch.stream.is_tls() || self.ch.stream.is_local()
+    }
+
+    /// The first answer of `plugin` to `scramble`.
+    fn auth_response(
+        &self,
+        config: &MyConfig,
+        plugin: &str,
+        password: &[u8],
+        scramble: &[u8],
+    ) -> WireResult<Vec<u8>> {
+        if plugin == "mysql_clear_password" {
+            if !config.cleartext_plugin {
+                return Err(WireError::Auth(
+                    "the server asks for the password in clear (mysql_clear_password): opt in                      with enable-cleartext-plugin=true in --url, over TLS or a Unix socket"
+                        .to_string(),
+                ));
+            }
+            if !self.is_private() {
+                return Err(WireError::Auth(
+                    "the server asks for the password in clear (mysql_clear_password) over TCP                      without TLS: use ssl-mode=REQUIRED or a Unix socket"
+                        .to_string(),
+                ));
+            }
+        }
+        auth_response(plugin, password, scramble)
+    }
+
+    /// The rest of the login: one auth switch at most, `caching_sha2_password`'s extra
+    /// round, then OK.
     fn finish_login(
         &mut self,
+        config: &MyConfig,
         mut plugin: String,
         mut scramble: Vec<u8>,
         password: &[u8],
-        over_socket: bool,
     ) -> WireResult<()> {
+        let mut switched = false;
+        let mut rounds = 0;
         loop {
+            rounds += 1;
+            if rounds > MAX_LOGIN_ROUNDS {
+                return Err(self.protocol("the login goes on and on".into()));
+            }
             let p = self.next_packet()?;
             let body = self.body(p).to_vec();
             match body.first() {
@@ -313,8 +437,9 @@ impl MyWire {
                     self.ch.broken = true;
                     return Err(self.server_error_of(&body));
                 }
-                Some(0xFE) => {
+                Some(0xFE) if !switched => {
                     // Auth switch: plugin name, then its scramble.
+                    switched = true;
                     let rest = &body[1..];
                     let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
                     plugin = String::from_utf8_lossy(&rest[..end]).into_owned();
@@ -322,12 +447,15 @@ impl MyWire {
                     if scramble.last() == Some(&0) {
                         scramble.pop();
                     }
-                    let response = auth_response(&plugin, password, &scramble)?;
+                    let response = self.auth_response(config, &plugin, password, &scramble)?;
                     self.send_raw(&response)?;
+                }
+                Some(0xFE) => {
+                    return Err(self.protocol("a second auth switch in one login".into()));
                 }
                 Some(0x01) if plugin == "caching_sha2_password" => match body.get(1) {
                     Some(3) => {} // fast auth done: OK follows
-                    Some(4) => self.caching_sha2_full(password, &scramble, over_socket)?,
+                    Some(4) => self.caching_sha2_full(config, password, &scramble)?,
                     _ => return Err(self.protocol("an unknown caching_sha2 reply".into())),
                 },
                 _ => return Err(self.protocol("an unexpected login reply".into())),
@@ -335,32 +463,45 @@ impl MyWire {
         }
     }
 
-    /// `caching_sha2_password`'s full exchange: the password in clear over a Unix socket, or
-    /// encrypted with the server's RSA key over TCP.
+    /// `caching_sha2_password`'s full exchange: the password in clear over TLS or a Unix
+    /// socket; over plain TCP encrypted with the server's RSA key, which comes from
+    /// `server-public-key-path`, or from the server only with `get-server-public-key`.
     fn caching_sha2_full(
         &mut self,
+        config: &MyConfig,
         password: &[u8],
         scramble: &[u8],
-        over_socket: bool,
     ) -> WireResult<()> {
         let mut clear = password.to_vec();
         clear.push(0);
-        if over_socket {
+        if self.is_private() {
             return self.send_raw(&clear);
         }
-        self.send_raw(&[2])?; // ask for the public key
-        let p = self.next_packet()?;
-        let body = self.body(p).to_vec();
-        if body.first() != Some(&0x01) {
-            return Err(self.protocol("no RSA public key from the server".into()));
-        }
+        let key = match (&config.server_public_key, config.get_server_public_key) {
+            (Some(key), _) => key.clone(),
+            (None, true) => {
+                self.send_raw(&[2])?; // ask for the public key
+                let p = self.next_packet()?;
+                let body = self.body(p).to_vec();
+                if body.first() != Some(&0x01) {
+                    return Err(self.protocol("no RSA public key from the server".into()));
+                }
+                body[1..].to_vec()
+            }
+            (None, false) => {
+                return Err(WireError::Auth(
+                    "caching_sha2_password needs the password sent over TCP without TLS: use                      ssl-mode=REQUIRED, give the server's key with server-public-key-path=PATH,                      or opt in with get-server-public-key=true (which trusts whoever answers)"
+                        .to_string(),
+                ));
+            }
+        };
         for (i, b) in clear.iter_mut().enumerate() {
             *b ^= scramble
                 .get(i % scramble.len().max(1))
                 .copied()
                 .unwrap_or(0);
         }
-        let encrypted = mysql_common::crypto::encrypt(&clear, &body[1..]);
+        let encrypted = rsa_encrypt(&clear, &key)?;
         self.send_raw(&encrypted)
     }
 
@@ -510,8 +651,21 @@ impl MyWire {
             let p = self.next_packet()?;
             let body = self.body(p);
             match body.first() {
-                Some(0xFE) if p.len < MAX_PAYLOAD && !p.assembled => {
-                    // EOF (5 bytes) or, with DEPRECATE_EOF, an OK packet with a 0xFE header.
+                Some(0xFE) if p.len < 9 && !p.assembled => {
+                    // EOF (5 bytes) or, with DEPRECATE_EOF, an OK packet with a 0xFE header
+                    // (at least 7 bytes); a row starting 0xFE is at least 9 bytes long.
+                    let expected = if self.caps & cap::DEPRECATE_EOF != 0 {
+                        7
+                    } else {
+                        5
+                    };
+                    if p.len < expected {
+                        return Err(self.protocol(format!(
+                            "a {}-byte packet starting 0xFE where a row or the end of rows \
+                             was due",
+                            p.len
+                        )));
+                    }
                     let status = if self.caps & cap::DEPRECATE_EOF != 0 {
                         ok_packet(body).status
                     } else {
@@ -605,6 +759,12 @@ impl MyWire {
             .extend_from_slice(self.ch.received.get(at, len));
         loop {
             let (at, len) = self.physical()?;
+            if self.assembled.len() + len > MAX_REPLY_BYTES {
+                return Err(WireError::Protocol(format!(
+                    "a reply of more than {MAX_REPLY_BYTES} bytes in one packet, more than \
+                     ibench accepts"
+                )));
+            }
             self.assembled
                 .extend_from_slice(self.ch.received.get(at, len));
             if len < MAX_PAYLOAD {
@@ -617,12 +777,26 @@ impl MyWire {
         }
     }
 
-    /// One physical packet: where its payload is in the receive buffer, and its length.
+    /// One physical packet: where its payload is in the receive buffer, and its length. Its
+    /// sequence id must be the next one of the exchange.
     fn physical(&mut self) -> WireResult<(usize, usize)> {
         self.ch.fill(4)?;
         let h = self.ch.received.pending();
         let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
-        self.seq = h[3].wrapping_add(1);
+        let seq = h[3];
+        if seq != self.seq {
+            return Err(WireError::Protocol(format!(
+                "a packet with sequence id {seq} where {} was due",
+                self.seq
+            )));
+        }
+        if self.in_login && len > MAX_LOGIN_PACKET_BYTES {
+            return Err(WireError::Protocol(format!(
+                "a login packet of {len} bytes, more than the {MAX_LOGIN_PACKET_BYTES} ibench \
+                 accepts"
+            )));
+        }
+        self.seq = seq.wrapping_add(1);
         self.ch.fill(4 + len)?;
         Ok((self.ch.received.take(4 + len) + 4, len))
     }
@@ -705,6 +879,23 @@ fn auth_response(plugin: &str, password: &[u8], scramble: &[u8]) -> WireResult<V
              give the user one of those"
         ))),
     }
+}
+
+/// `data` encrypted with RSA-OAEP (SHA-1) under the PEM public key `key`, as the server
+/// expects for `caching_sha2_password` and `sha256_password`. A key that does not parse is
+/// an error, not a panic.
+fn rsa_encrypt(data: &[u8], key: &[u8]) -> WireResult<Vec<u8>> {
+    use rsa::pkcs1::DecodeRsaPublicKey;
+    use rsa::pkcs8::DecodePublicKey;
+    let text = std::str::from_utf8(key)
+        .map_err(|_| WireError::Auth("the server's RSA key is not PEM text".into()))?;
+    let text = text.trim_end_matches('\0');
+    let public = rsa::RsaPublicKey::from_public_key_pem(text)
+        .or_else(|_| rsa::RsaPublicKey::from_pkcs1_pem(text))
+        .map_err(|e| WireError::Auth(format!("the server's RSA key does not parse: {e}")))?;
+    public
+        .encrypt(&mut rsa::rand_core::OsRng, rsa::Oaep::new::<Sha1>(), data)
+        .map_err(|e| WireError::Auth(format!("RSA encryption of the password failed: {e}")))
 }
 
 /// `H(pw) XOR H(scramble + H(H(pw)))` (`scramble_first`) or `H(pw) XOR H(H(H(pw)) + scramble)`.
@@ -1005,9 +1196,10 @@ mod tests {
         let mut w = MyWire {
             ch,
             assembled: Vec::new(),
-            seq: 0,
+            seq: 1,
             caps: 0,
             connection_id: 0,
+            in_login: false,
         };
         let p = w.next_packet().unwrap();
         assert_eq!(w.body(p).len(), MAX_PAYLOAD + 3);
@@ -1022,14 +1214,12 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let holder = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
-        let opts = my::Opts::from(
-            my::OptsBuilder::new()
-                .ip_or_hostname(Some("127.0.0.1"))
-                .tcp_port(port)
-                .tcp_connect_timeout(Some(std::time::Duration::from_millis(300))),
-        );
+        let mut config =
+            MyConfig::from_url_in(&format!("mysql://u@127.0.0.1:{port}/d"), &|_| None, None)
+                .unwrap();
+        config.connect_timeout = Some(std::time::Duration::from_millis(300));
         let started = std::time::Instant::now();
-        let e = MyWire::connect(&opts).err().unwrap();
+        let e = MyWire::connect(&config).err().unwrap();
         assert!(matches!(e, WireError::Io(_)), "{e}");
         assert!(started.elapsed() < std::time::Duration::from_secs(20));
         drop(holder.join());

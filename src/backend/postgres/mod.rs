@@ -11,23 +11,18 @@
 //! environment. Every statement of the hot path is prepared once per connection and bound in
 //! the binary format without allocating per row.
 
+pub mod config;
 pub mod wire;
 
 use crate::stats::convert::i64_u64;
 use std::collections::HashMap;
-use std::error::Error as StdError;
-use std::str::FromStr;
-use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
-
-use ::postgres as pg;
-use pg::error::SqlState;
-use pg::{Client, Config, NoTls};
 
 use super::flavour::Flavour;
 use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
 use crate::workload::micro::MicroStatement;
+use config::PgConfig;
 use wire::{Executed, Prepared, Value, WireConn, WireError};
 
 /// Postgres numbers its parameters.
@@ -39,9 +34,19 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The first value of `int`: a predicate `col >= INT_MIN` holds for every row.
 const INT_MIN_LITERAL: &str = "-2147483648";
 
+/// SQLSTATEs a caller branches on.
+mod sqlstate {
+    pub const DEADLOCK_DETECTED: &str = "40P01";
+    pub const SERIALIZATION_FAILURE: &str = "40001";
+    pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+    pub const INVALID_PASSWORD: &str = "28P01";
+    pub const INVALID_AUTHORIZATION_SPECIFICATION: &str = "28000";
+    pub const INVALID_CATALOG_NAME: &str = "3D000";
+}
+
 /// PostgreSQL driver: a parsed connection configuration.
 pub struct PostgresDriver {
-    config: Config,
+    config: PgConfig,
     /// The completed URL, password redacted: what error messages and `run.json` show.
     target: String,
     /// The flavour given with `--flavour`.
@@ -52,27 +57,20 @@ pub struct PostgresDriver {
 
 impl PostgresDriver {
     /// Build from a `postgres://` or `postgresql://` URL. `?password_file=PATH` reads the
-    /// password from a file. Parts the URL leaves out come from
-    /// `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD` and `PGDATABASE`; with no host at all the
-    /// Unix socket directory `/var/run/postgresql` is tried, then `localhost`. Does not connect.
+    /// password from a file. Parts the URL leaves out come from the libpq environment and
+    /// files ([`config`]); with no host at all the Unix socket directory
+    /// `/var/run/postgresql` is tried, then `localhost`. Does not connect.
     pub fn new(url: &str, forced: Option<Flavour>) -> anyhow::Result<Self> {
         let url = &resolve_password(url, None)?;
-        let filled = fill_pg_url(url, &|name| std::env::var(name).ok());
+        let filled = config::fill_pg_url(url, &config::process_var);
         let target = redact_url(&filled);
-        let mut config = Config::from_str(&filled)
-            .map_err(|e| anyhow::anyhow!("bad --url '{}': {}", redact_url(url), pg_detail(&e)))?;
-        if config.get_ssl_mode() == pg::config::SslMode::Require {
-            anyhow::bail!(
-                "--url '{}' asks for sslmode=require, but ibench connects without TLS: remove \
-                 sslmode from --url (reach the server over a trusted network or its Unix socket)",
-                redact_url(url)
-            );
+        let mut config = PgConfig::from_url(url)
+            .map_err(|e| anyhow::anyhow!("bad --url '{}': {e}", redact_url(url)))?;
+        if config.connect_timeout.is_none() {
+            config.connect_timeout = Some(CONNECT_TIMEOUT);
         }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("ibench");
+        if config.application_name.is_none() {
+            config.application_name = Some("ibench".to_string());
         }
         Ok(PostgresDriver {
             config,
@@ -90,31 +88,24 @@ impl PostgresDriver {
         })
     }
 
-    /// `SELECT version()` on an admin connection (empty when it fails).
-    fn client_version(client: &mut Client) -> String {
-        client
-            .query_one("SELECT version()", &[])
-            .and_then(|r| r.try_get(0))
-            .unwrap_or_default()
+    /// A connection of the driver's own (describe, settle).
+    fn admin(&self) -> BackendResult<WireConn> {
+        WireConn::connect(&self.config).map_err(|e| wire_connect_error(&self.target, &e))
     }
 
-    fn client(&self) -> BackendResult<Client> {
-        self.config
-            .connect(NoTls)
-            .map_err(|e| connect_error(&self.target, &e))
+    /// `SELECT version()` (empty when it fails).
+    fn version_of(wire: &mut WireConn) -> String {
+        wire.simple_value("SELECT version()")
+            .ok()
+            .flatten()
+            .unwrap_or_default()
     }
 }
 
 impl Driver for PostgresDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
-        let mut wire =
-            WireConn::connect(&self.config).map_err(|e| wire_connect_error(&self.target, &e))?;
-        let flavour = self.flavour(|| {
-            wire.simple_value("SELECT version()")
-                .ok()
-                .flatten()
-                .unwrap_or_default()
-        });
+        let mut wire = self.admin()?;
+        let flavour = self.flavour(|| Self::version_of(&mut wire));
         Ok(Box::new(PostgresConn {
             wire,
             flavour,
@@ -125,10 +116,12 @@ impl Driver for PostgresDriver {
     }
 
     fn describe(&self) -> BackendResult<TargetInfo> {
-        let mut client = self.client()?;
-        let version = show(&mut client, "server_version")
-            .map_err(|e| pg_error(&self.target, "read server_version", &e))?;
-        let flavour = self.flavour(|| Self::client_version(&mut client));
+        let mut wire = self.admin()?;
+        let version = wire
+            .simple_value("SHOW server_version")
+            .map_err(|e| wire_error(&self.target, "read server_version", &e))?
+            .unwrap_or_default();
+        let flavour = self.flavour(|| Self::version_of(&mut wire));
         Ok(TargetInfo {
             backend: BackendKind::Postgres,
             url: self.target.clone(),
@@ -136,15 +129,16 @@ impl Driver for PostgresDriver {
             version,
             engine: None,
             flavour: Some(flavour),
+            tls: wire.tls_info(),
         })
     }
 
     fn settle(&self, tables: &[String], budget: Duration) -> BackendResult<Vec<SettleAction>> {
         let deadline = Instant::now() + budget;
         // Connect first so that an unreachable server is an error, not a list of failures.
-        let mut main = self.client()?;
+        let mut main = self.admin()?;
         if !self
-            .flavour(|| Self::client_version(&mut main))
+            .flavour(|| Self::version_of(&mut main))
             .has_engine_maintenance()
         {
             // No VACUUM or CHECKPOINT here: refresh the statistics only.
@@ -154,7 +148,8 @@ impl Driver for PostgresDriver {
                     let sql = format!("ANALYZE {t}");
                     let started = Instant::now();
                     let result = run_bounded(&mut main, &sql, deadline)
-                        .map_err(|e| pg_error(&self.target, &sql, &e));
+                        .map(drop)
+                        .map_err(|e| wire_error(&self.target, &sql, &e));
                     settle_action(sql, started, result)
                 })
                 .collect());
@@ -162,39 +157,7 @@ impl Driver for PostgresDriver {
         let mut actions: Vec<SettleAction> = std::thread::scope(|scope| {
             let handles: Vec<_> = tables
                 .iter()
-                .map(|table| {
-                    scope.spawn(move || {
-                        let sql = vacuum_sql(table);
-                        let started = Instant::now();
-                        // VACUUM reports some failures (e.g. "permission denied to vacuum,
-                        // skipping it") only as a WARNING: collect them as the action's error.
-                        let warnings = Arc::new(Mutex::new(Vec::new()));
-                        let mut config = self.config.clone();
-                        let sink = Arc::clone(&warnings);
-                        config.notice_callback(move |notice| {
-                            if notice.severity() == "WARNING"
-                                && let Ok(mut w) = sink.lock()
-                            {
-                                w.push(format!("WARNING: {}", notice.message()));
-                            }
-                        });
-                        let result = config
-                            .connect(NoTls)
-                            .map_err(|e| connect_error(&self.target, &e))
-                            .and_then(|mut client| {
-                                run_bounded(&mut client, &sql, deadline)
-                                    .map_err(|e| pg_error(&self.target, &sql, &e))
-                            });
-                        let mut action = settle_action(sql, started, result);
-                        if action.error.is_none()
-                            && let Ok(w) = warnings.lock()
-                            && !w.is_empty()
-                        {
-                            action.error = Some(w.join("; "));
-                        }
-                        action
-                    })
-                })
+                .map(|table| scope.spawn(move || self.vacuum(table, deadline)))
                 .collect();
             handles
                 .into_iter()
@@ -210,21 +173,47 @@ impl Driver for PostgresDriver {
         });
         let started = Instant::now();
         let result = run_bounded(&mut main, "CHECKPOINT", deadline)
-            .map_err(|e| pg_error(&self.target, "CHECKPOINT", &e));
+            .map(drop)
+            .map_err(|e| wire_error(&self.target, "CHECKPOINT", &e));
         actions.push(settle_action("CHECKPOINT".to_string(), started, result));
         Ok(actions)
     }
 }
 
+impl PostgresDriver {
+    /// `VACUUM (ANALYZE)` of one table on a connection of its own. VACUUM reports some
+    /// failures (e.g. "permission denied to vacuum, skipping it") only as a WARNING: those
+    /// are the action's error.
+    fn vacuum(&self, table: &str, deadline: Instant) -> SettleAction {
+        let sql = vacuum_sql(table);
+        let started = Instant::now();
+        let result = self.admin().and_then(|mut wire| {
+            run_bounded(&mut wire, &sql, deadline).map_err(|e| wire_error(&self.target, &sql, &e))
+        });
+        match result {
+            Ok(warnings) if !warnings.is_empty() => SettleAction {
+                action: sql,
+                seconds: started.elapsed().as_secs_f64(),
+                error: Some(warnings.join("; ")),
+            },
+            other => settle_action(sql, started, other.map(drop)),
+        }
+    }
+}
+
 /// Run one maintenance statement with `statement_timeout` set to what is left of the budget
-/// (at least one second: 0 would mean no limit).
-fn run_bounded(client: &mut Client, sql: &str, deadline: Instant) -> Result<(), pg::Error> {
+/// (at least one second: 0 would mean no limit); the statement's warnings.
+fn run_bounded(
+    wire: &mut WireConn,
+    sql: &str,
+    deadline: Instant,
+) -> Result<Vec<String>, WireError> {
     let left = deadline.saturating_duration_since(Instant::now());
     let ms = left.as_millis().max(1000);
-    client.batch_execute(&format!("SET statement_timeout = {ms}"))?;
-    let result = client.batch_execute(sql);
+    wire.simple(&format!("SET statement_timeout = {ms}"))?;
+    let result = wire.simple(sql).map(|_| wire.warnings().to_vec());
     // Best effort: the connection is dropped right after anyway.
-    let _ = client.batch_execute("SET statement_timeout = 0");
+    let _ = wire.simple("SET statement_timeout = 0");
     result
 }
 
@@ -234,12 +223,6 @@ fn settle_action(action: String, started: Instant, result: BackendResult<()>) ->
         seconds: started.elapsed().as_secs_f64(),
         error: result.err().map(|e| e.to_string()),
     }
-}
-
-/// `SHOW name` as text.
-fn show(client: &mut Client, name: &str) -> Result<String, pg::Error> {
-    let row = client.query_one(&format!("SHOW {name}"), &[])?;
-    row.try_get(0)
 }
 
 /// One PostgreSQL connection with its prepared statements, on the blocking protocol client
@@ -873,185 +856,24 @@ fn vacuum_sql(table: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// URL completion from the environment.
-
-/// Complete a Postgres URL from the libpq environment variables for the parts it leaves out:
-/// user (`PGUSER`, else `USER`/`LOGNAME`, else `postgres`), password (`PGPASSWORD`), hosts
-/// (`PGHOST`, else the socket directory `/var/run/postgresql` then `localhost`), the port of
-/// every host without one (`PGPORT`) and the database (`PGDATABASE`). Parts given as query
-/// parameters (`?host=...`) count as given.
-fn fill_pg_url(url: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
-    let Some(parts) = super::url::UrlParts::parse(url) else {
-        return url.to_string();
-    };
-    let scheme = parts.scheme;
-    let query = parts.query;
-    let path = parts.path;
-    let hosts = parts.hosts;
-    let userinfo = parts.userinfo.unwrap_or("");
-    let keys: Vec<&str> = parts.params().map(|(k, _)| k).collect();
-    let in_query = |k: &str| keys.contains(&k);
-    let env_set = |name: &str| env(name).filter(|v| !v.is_empty());
-
-    let (mut user, mut password) = match userinfo.find(':') {
-        Some(i) => (
-            userinfo[..i].to_string(),
-            Some(userinfo[i + 1..].to_string()),
-        ),
-        None => (userinfo.to_string(), None),
-    };
-    if user.is_empty() && !in_query("user") {
-        let name = env_set("PGUSER")
-            .or_else(|| env_set("USER"))
-            .or_else(|| env_set("LOGNAME"))
-            .unwrap_or_else(|| "postgres".to_string());
-        user = percent_encode(&name);
-    }
-    if password.is_none() && !in_query("password") {
-        password = env_set("PGPASSWORD").map(|p| percent_encode(&p));
-    }
-
-    let port = if in_query("port") {
-        None
-    } else {
-        env_set("PGPORT")
-    };
-    let (hosts, extra_query) = pg_hosts(hosts, in_query("host"), port.as_deref(), &env_set);
-    let path = if path.is_empty() && !in_query("dbname") {
-        env_set("PGDATABASE")
-            .map(|d| percent_encode(&d))
-            .unwrap_or_default()
-    } else {
-        path.to_string()
-    };
-
-    let mut out = String::from(scheme);
-    out.push_str(&user);
-    if let Some(p) = password {
-        out.push(':');
-        out.push_str(&p);
-    }
-    out.push('@');
-    out.push_str(&hosts);
-    if !path.is_empty() {
-        out.push('/');
-        out.push_str(&path);
-    }
-    let mut params: Vec<String> = query
-        .filter(|q| !q.is_empty())
-        .map(|q| vec![q.to_string()])
-        .unwrap_or_default();
-    params.extend(extra_query);
-    if !params.is_empty() {
-        out.push('?');
-        out.push_str(&params.join("&"));
-    }
-    out
-}
-
-/// The host list of a completed URL (with `PGHOST` and `PGPORT` where the URL leaves them
-/// out), and the query parameters to add (`port` when the hosts come from the query).
-fn pg_hosts(
-    hosts: &str,
-    host_in_query: bool,
-    port: Option<&str>,
-    env_set: &dyn Fn(&str) -> Option<String>,
-) -> (String, Vec<String>) {
-    let mut extra_query = Vec::new();
-    let hosts = if hosts.is_empty() && host_in_query {
-        if let Some(p) = port {
-            extra_query.push(format!("port={}", percent_encode(p)));
-        }
-        String::new()
-    } else {
-        let given: Vec<String> = if hosts.is_empty() {
-            env_set("PGHOST")
-                .unwrap_or_else(|| "/var/run/postgresql,localhost".to_string())
-                .split(',')
-                .map(percent_encode)
-                .collect()
-        } else {
-            hosts.split(',').map(str::to_string).collect()
-        };
-        given
-            .into_iter()
-            .map(|h| match port {
-                Some(p) if !host_has_port(&h) => format!("{h}:{}", percent_encode(p)),
-                _ => h,
-            })
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    (hosts, extra_query)
-}
-
-fn host_has_port(host: &str) -> bool {
-    if host.starts_with('[') {
-        host.contains("]:")
-    } else {
-        host.contains(':')
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Errors.
-
-/// The error's own text and its causes: the crate's `Display` omits the cause.
-fn pg_detail(e: &pg::Error) -> String {
-    if let Some(db) = e.as_db_error() {
-        return format!("{db} (SQLSTATE {})", db.code().code());
-    }
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-/// Whether the error means the connection is gone or never came up.
-fn is_connectivity(e: &pg::Error) -> bool {
-    if e.is_closed() {
-        return true;
-    }
-    let mut source = e.source();
-    while let Some(s) = source {
-        if s.is::<std::io::Error>() {
-            return true;
-        }
-        source = s.source();
-    }
-    false
-}
-
-/// Map an error of a statement.
-fn pg_error(target: &str, context: &str, e: &pg::Error) -> BackendError {
-    classify(target, context, e.code(), pg_detail(e), is_connectivity(e))
-}
 
 /// What a caller branches on, from an error's SQLSTATE (if the server sent one), its text,
 /// and whether the connection is gone.
 fn classify(
     target: &str,
     context: &str,
-    code: Option<&SqlState>,
+    code: Option<&str>,
     detail: String,
     connectivity: bool,
 ) -> BackendError {
     match code {
-        Some(c)
-            if *c == SqlState::T_R_DEADLOCK_DETECTED
-                || *c == SqlState::T_R_SERIALIZATION_FAILURE
-                || *c == SqlState::LOCK_NOT_AVAILABLE =>
-        {
-            BackendError::Retryable(format!("{context}: {detail}"))
-        }
-        Some(c)
-            if *c == SqlState::INVALID_PASSWORD
-                || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
-        {
+        Some(
+            sqlstate::DEADLOCK_DETECTED
+            | sqlstate::SERIALIZATION_FAILURE
+            | sqlstate::LOCK_NOT_AVAILABLE,
+        ) => BackendError::Retryable(format!("{context}: {detail}")),
+        Some(sqlstate::INVALID_PASSWORD | sqlstate::INVALID_AUTHORIZATION_SPECIFICATION) => {
             BackendError::Auth {
                 target: target.to_string(),
                 detail,
@@ -1066,17 +888,16 @@ fn classify(
     }
 }
 
-/// A [`WireError`] as text: the server's message with its SQLSTATE, as [`pg_detail`] writes it.
+/// The error's text, with the server's SQLSTATE when it sent one.
 fn wire_detail(e: &WireError) -> String {
-    match e.server() {
-        Some(s) => format!("{s} (SQLSTATE {})", s.code),
-        None => e.to_string(),
+    match e {
+        WireError::Server(s) => format!("{s} (SQLSTATE {})", s.code),
+        other => other.to_string(),
     }
 }
 
-/// Map an error of a statement on the benchmark's connection.
+/// Map an error of a statement.
 fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
-    let code = e.server().map(|s| SqlState::from_code(&s.code));
     match e {
         WireError::Auth(_) => BackendError::Auth {
             target: target.to_string(),
@@ -1085,19 +906,18 @@ fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
         _ => classify(
             target,
             context,
-            code.as_ref(),
+            e.server().map(|s| s.code.as_str()),
             wire_detail(e),
             matches!(e, WireError::Io(_)),
         ),
     }
 }
 
-/// Map an error of opening the benchmark's connection (as [`connect_error`] does for the
-/// admin connections).
+/// Map an error of opening a connection.
 fn wire_connect_error(target: &str, e: &WireError) -> BackendError {
     let context = format!("connect to {target}");
     match e {
-        WireError::Server(s) if s.code == SqlState::INVALID_CATALOG_NAME.code() => {
+        WireError::Server(s) if s.code == sqlstate::INVALID_CATALOG_NAME => {
             BackendError::sql(context, missing_database(&wire_detail(e)))
         }
         WireError::Server(_) | WireError::Auth(_) => wire_error(target, &context, e),
@@ -1105,7 +925,9 @@ fn wire_connect_error(target: &str, e: &WireError) -> BackendError {
             target: target.to_string(),
             detail: wire_detail(e),
         },
-        WireError::Param(_) | WireError::Protocol(_) => BackendError::sql(context, wire_detail(e)),
+        WireError::Param(_) | WireError::Protocol(_) | WireError::Tls(_) => {
+            BackendError::sql(context, wire_detail(e))
+        }
     }
 }
 
@@ -1117,44 +939,9 @@ fn missing_database(detail: &str) -> String {
     )
 }
 
-/// Map an error of opening a connection.
-fn connect_error(target: &str, e: &pg::Error) -> BackendError {
-    let detail = pg_detail(e);
-    if let Some(db) = e.as_db_error() {
-        if *db.code() == SqlState::INVALID_CATALOG_NAME {
-            return BackendError::sql(format!("connect to {target}"), missing_database(&detail));
-        }
-        return pg_error(target, &format!("connect to {target}"), e);
-    }
-    // No server message: the crate failed before or during the handshake.
-    let text = detail.to_lowercase();
-    if text.starts_with("authentication error") || text.contains("password missing") {
-        return BackendError::Auth {
-            target: target.to_string(),
-            detail,
-        };
-    }
-    if text.starts_with("invalid configuration") || text.starts_with("invalid connection string") {
-        return BackendError::sql(format!("connect to {target}"), detail);
-    }
-    BackendError::Unreachable {
-        target: target.to_string(),
-        detail,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
 
     #[test]
     fn forced_count_settings_follow_the_version() {
@@ -1284,66 +1071,6 @@ mod tests {
              ORDER BY price, dateandtime, customerid) AS s"
         );
         assert_eq!(vacuum_sql("pi2"), "VACUUM (ANALYZE) pi2");
-    }
-
-    #[test]
-    fn url_is_completed_from_the_environment() {
-        let none = env_of(&[]);
-        assert_eq!(
-            fill_pg_url("postgres://bob:pw@db.example:6000/ibench", &none),
-            "postgres://bob:pw@db.example:6000/ibench"
-        );
-        // Host and port in the URL win; nothing is added when all parts are there.
-        let all = env_of(&[
-            ("PGHOST", "/tmp/sock"),
-            ("PGPORT", "55432"),
-            ("PGUSER", "alice"),
-            ("PGPASSWORD", "s/cret"),
-            ("PGDATABASE", "bench"),
-        ]);
-        assert_eq!(
-            fill_pg_url("postgres://bob:pw@h:1/db", &all),
-            "postgres://bob:pw@h:1/db"
-        );
-        assert_eq!(
-            fill_pg_url("postgresql://", &all),
-            "postgresql://alice:s%2Fcret@%2Ftmp%2Fsock:55432/bench"
-        );
-        assert_eq!(
-            fill_pg_url("postgres://bob@h1,h2:7/x", &all),
-            "postgres://bob:s%2Fcret@h1:55432,h2:7/x"
-        );
-        assert_eq!(
-            fill_pg_url("postgres:///db?host=/tmp/s", &all),
-            "postgres://alice:s%2Fcret@/db?host=/tmp/s&port=55432"
-        );
-        let user_only = env_of(&[("USER", "root")]);
-        assert_eq!(
-            fill_pg_url("postgres://", &user_only),
-            "postgres://root@%2Fvar%2Frun%2Fpostgresql,localhost"
-        );
-        assert_eq!(
-            fill_pg_url("postgres://", &none),
-            "postgres://postgres@%2Fvar%2Frun%2Fpostgresql,localhost"
-        );
-    }
-
-    #[test]
-    fn completed_urls_parse() {
-        let all = env_of(&[("PGHOST", "/tmp/sock"), ("PGPORT", "55432"), ("USER", "u")]);
-        let url = fill_pg_url("postgres:///ibench", &all);
-        let config = Config::from_str(&url).unwrap();
-        assert_eq!(config.get_ports(), &[55432]);
-        assert_eq!(config.get_user(), Some("u"));
-        assert_eq!(config.get_dbname(), Some("ibench"));
-        assert!(matches!(
-            &config.get_hosts()[0],
-            pg::config::Host::Unix(p) if p.to_str() == Some("/tmp/sock")
-        ));
-        let none = env_of(&[]);
-        let config = Config::from_str(&fill_pg_url("postgres://", &none)).unwrap();
-        assert_eq!(config.get_hosts().len(), 2);
-        assert_eq!(config.get_ports(), &[5432, 5432]);
     }
 
     #[test]

@@ -9,20 +9,23 @@
 //!
 //! The statements are the same, in the same transactions, as with any other client: no
 //! pipelining (a statement's reply is read before the next is sent), so a statement's
-//! latency means what it always meant. The `postgres` crate stays for the admin connections
-//! (describe, settle); this module is only used through [`super::PostgresConn`].
+//! latency means what it always meant. Every connection ibench opens to a PostgreSQL server
+//! is one of these: the benchmark's, the driver's describe and settle, the sampler's.
 //!
-//! Authentication: trust, cleartext password, MD5 and SCRAM-SHA-256 (without channel
-//! binding: ibench connects without TLS, as it always has).
+//! TLS as libpq's `sslmode` says ([`super::config`], [`crate::backend::tls`]).
+//! Authentication: trust, cleartext password (over TLS or a Unix socket, or over plain TCP
+//! with `require_auth=password`), MD5 and SCRAM-SHA-256 (without channel binding; the
+//! server's final signature is checked), limited by `require_auth`. Every message length is
+//! capped by its kind, the login has one deadline, and a reply ibench did not ask for is an
+//! error, never a hang.
 
 use std::io::{self, Read, Write};
 use std::net::ToSocketAddrs;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::backend::protocol::{self, Address, Channel};
-
-use ::postgres as pg;
-use pg::config::Host;
+use super::config::{AuthMethods, Host, PgConfig, SslMode, socket_file};
+use crate::backend::protocol::{self, Address, Channel, Stream};
+use crate::backend::tls::{self, TlsInfo};
 use postgres_protocol::authentication::{md5_hash, sasl};
 
 /// Object ids of the parameter types ibench binds (`pg_type.oid`).
@@ -113,6 +116,25 @@ pub struct Executed {
     pub first_int: Option<i64>,
 }
 
+/// Logins that go on longer than this many messages are a protocol error, not a loop.
+const MAX_AUTH_ROUNDS: usize = 16;
+
+/// The longest message of a kind that can be long (rows, row descriptions, errors, notices,
+/// notifications, copy data): PostgreSQL's own limit on one allocation.
+const MAX_LONG_MESSAGE_BYTES: usize = 1 << 30;
+
+/// The longest message of any other kind, as libpq allows.
+const MAX_SHORT_MESSAGE_BYTES: usize = 30_000;
+
+/// The longest message during the login (authentication requests, errors, parameters).
+const MAX_LOGIN_MESSAGE_BYTES: usize = 65_536;
+
+/// The most warnings one simple query keeps.
+const MAX_NOTICES: usize = 100;
+
+/// The code of an `SSLRequest`.
+const SSL_REQUEST_CODE: i32 = 80_877_103;
+
 /// Sends a `CancelRequest` for a connection's running statement, from any thread.
 #[derive(Debug, Clone)]
 pub struct CancelKey {
@@ -123,8 +145,12 @@ pub struct CancelKey {
 
 impl CancelKey {
     /// Ask the server to cancel whatever the connection runs now.
+    /// The request is bounded by [`protocol::CANCEL_TIMEOUT`]: connect, send and the wait for
+    /// the server to close.
     pub fn cancel(&self) -> io::Result<()> {
-        let mut stream = self.address.connect(Some(Duration::from_secs(5)))?;
+        let mut stream = self.address.connect(Some(protocol::CANCEL_TIMEOUT))?;
+        stream.set_read_timeout(Some(protocol::CANCEL_TIMEOUT))?;
+        stream.set_write_timeout(Some(protocol::CANCEL_TIMEOUT))?;
         let mut msg = Vec::with_capacity(16);
         msg.extend_from_slice(&16i32.to_be_bytes());
         msg.extend_from_slice(&CANCEL_REQUEST_CODE.to_be_bytes());
@@ -145,6 +171,10 @@ pub struct WireConn {
     process_id: i32,
     secret_key: i32,
     next_statement: u32,
+    /// Still logging in: messages are held to the login's length limit.
+    in_login: bool,
+    /// The warnings of the last simple query.
+    notices: Vec<String>,
 }
 
 /// One message's tag and where its body lies in the receive buffer.
@@ -156,32 +186,120 @@ struct Frame {
 }
 
 impl WireConn {
-    /// Connect to the first host of `config` that accepts, and log in.
-    pub fn connect(config: &pg::Config) -> WireResult<WireConn> {
-        let addresses = addresses(config)?;
-        let timeout = config.get_connect_timeout().copied();
-        let mut last: Option<io::Error> = None;
-        for address in addresses {
-            match address.connect(timeout) {
-                Ok(stream) => {
-                    let mut conn = WireConn {
-                        ch: Channel::new(stream),
-                        address,
-                        process_id: 0,
-                        secret_key: 0,
-                        next_statement: 1,
-                    };
-                    conn.ch.stream.set_read_timeout(timeout)?;
-                    conn.startup(config)?;
-                    conn.ch.stream.set_read_timeout(None)?;
-                    return Ok(conn);
+    /// Connect to the first host of `config` that accepts, and log in; TLS as its `sslmode`
+    /// says. The whole exchange, connect, TLS and login, is bounded by the connect timeout.
+    pub fn connect(config: &PgConfig) -> WireResult<WireConn> {
+        let mut last: Option<WireError> = None;
+        for (i, host) in config.hosts.iter().enumerate() {
+            let port = config.port_of(i);
+            let addresses = match addresses(host, port) {
+                Ok(a) => a,
+                Err(e) => {
+                    last = Some(WireError::Io(e));
+                    continue;
                 }
-                Err(e) => last = Some(e),
+            };
+            for address in addresses {
+                match Self::connect_to(config, i, host, address) {
+                    Ok(conn) => return Ok(conn),
+                    // The server answered and refused: trying the next address would only
+                    // repeat the refusal (or reach another server with other rules).
+                    Err(e @ (WireError::Server(_) | WireError::Auth(_) | WireError::Tls(_))) => {
+                        return Err(e);
+                    }
+                    Err(e) => last = Some(e),
+                }
             }
         }
-        Err(WireError::Io(last.unwrap_or_else(|| {
-            io::Error::new(io::ErrorKind::NotFound, "no host to connect to")
-        })))
+        Err(last.unwrap_or_else(|| {
+            WireError::Io(io::Error::new(
+                io::ErrorKind::NotFound,
+                "no host to connect to",
+            ))
+        }))
+    }
+
+    /// One address, in the order `sslmode` gives: `allow` tries plain first and TLS after a
+    /// refusal; `prefer` tries TLS first and plain when the TLS handshake fails.
+    fn connect_to(
+        config: &PgConfig,
+        i: usize,
+        host: &Host,
+        address: Address,
+    ) -> WireResult<WireConn> {
+        let tls_possible = !address.is_local() && config.tls.is_some();
+        match config.ssl_mode {
+            SslMode::Allow if tls_possible => {
+                match Self::attempt(config, i, host, address.clone(), false) {
+                    Err(WireError::Server(_)) => Self::attempt(config, i, host, address, true),
+                    other => other,
+                }
+            }
+            SslMode::Prefer if tls_possible => {
+                match Self::attempt(config, i, host, address.clone(), true) {
+                    Err(WireError::Tls(_)) => Self::attempt(config, i, host, address, false),
+                    other => other,
+                }
+            }
+            _ => Self::attempt(
+                config,
+                i,
+                host,
+                address,
+                tls_possible && config.ssl_mode != SslMode::Allow,
+            ),
+        }
+    }
+
+    /// One connection attempt, with or without asking for TLS.
+    fn attempt(
+        config: &PgConfig,
+        i: usize,
+        host: &Host,
+        address: Address,
+        ask_tls: bool,
+    ) -> WireResult<WireConn> {
+        let started = Instant::now();
+        let timeout = config.connect_timeout;
+        let deadline = timeout.map(|t| started + t);
+        let stream = address.connect(timeout)?;
+        stream.set_write_timeout(timeout)?;
+        let stream = match (ask_tls, stream, &config.tls) {
+            (true, Stream::Tcp(tcp), Some(tls_config)) => {
+                let name = match host {
+                    Host::Tcp(name) => name.as_str(),
+                    Host::Unix(_) => "localhost",
+                };
+                negotiate_tls(tcp, tls_config, name, config.ssl_mode, deadline)?
+            }
+            (_, stream, _) => stream,
+        };
+        if !stream.is_tls() && !address.is_local() && config.ssl_mode.requires_tls() {
+            return Err(WireError::Tls(format!(
+                "sslmode={} needs TLS, and this connection has none",
+                ssl_mode_name(config.ssl_mode)
+            )));
+        }
+        let mut conn = WireConn {
+            ch: Channel::new(stream),
+            address,
+            process_id: 0,
+            secret_key: 0,
+            next_statement: 1,
+            in_login: true,
+            notices: Vec::new(),
+        };
+        conn.ch.deadline = deadline;
+        conn.startup(config, i)?;
+        conn.ch.bound(None)?;
+        conn.ch.stream.set_write_timeout(None)?;
+        conn.in_login = false;
+        Ok(conn)
+    }
+
+    /// What TLS negotiated on this connection (`None`: plain, or a Unix socket).
+    pub fn tls_info(&self) -> Option<TlsInfo> {
+        self.ch.stream.tls_info()
     }
 
     /// What a [`CancelKey`] needs to cancel this connection's statement.
@@ -193,18 +311,19 @@ impl WireConn {
         }
     }
 
-    fn startup(&mut self, config: &pg::Config) -> WireResult<()> {
-        let user = config
-            .get_user()
-            .ok_or_else(|| WireError::Auth("no user given".to_string()))?;
-        let mut params: Vec<(&str, &str)> = vec![("user", user), ("client_encoding", "UTF8")];
-        if let Some(db) = config.get_dbname() {
+    fn startup(&mut self, config: &PgConfig, i: usize) -> WireResult<()> {
+        if config.user.is_empty() {
+            return Err(WireError::Auth("no user given".to_string()));
+        }
+        let mut params: Vec<(&str, &str)> =
+            vec![("user", config.user.as_str()), ("client_encoding", "UTF8")];
+        if let Some(db) = &config.dbname {
             params.push(("database", db));
         }
-        if let Some(app) = config.get_application_name() {
+        if let Some(app) = &config.application_name {
             params.push(("application_name", app));
         }
-        if let Some(options) = config.get_options() {
+        if let Some(options) = &config.options {
             params.push(("options", options));
         }
         self.ch.out.clear();
@@ -216,8 +335,16 @@ impl WireConn {
         }
         self.ch.out.push(0);
         end_message(&mut self.ch.out, at)?;
-        self.ch.send()?;
-        self.authenticate(user.as_bytes(), config.get_password())?;
+        if let Err(e) = self.ch.send() {
+            // The server may have said why before it closed (too many clients, ...).
+            return Err(self.error_sent_before_close().unwrap_or(WireError::Io(e)));
+        }
+        let password = config.password_for(i);
+        self.authenticate(
+            config.user.as_bytes(),
+            password.as_deref().map(str::as_bytes),
+            &config.require_auth,
+        )?;
         // Then: ParameterStatus, BackendKeyData, ReadyForQuery; or an error, after which the
         // server closes the connection.
         loop {
@@ -242,10 +369,37 @@ impl WireConn {
         }
     }
 
-    fn authenticate(&mut self, user: &[u8], password: Option<&[u8]>) -> WireResult<()> {
-        let need_password = || WireError::Auth("password missing".to_string());
+    /// The `ErrorResponse` a server sent before it closed, if one is in the socket.
+    fn error_sent_before_close(&mut self) -> Option<WireError> {
+        let f = self.read_frame().ok()?;
+        (f.tag == b'E').then(|| self.server_error(f))
+    }
+
+    fn authenticate(
+        &mut self,
+        user: &[u8],
+        password: Option<&[u8]>,
+        allowed: &AuthMethods,
+    ) -> WireResult<()> {
+        let need_password = || {
+            WireError::Auth(
+                "the server asks for a password and none was given: put it in --url,                  ?password_file=, PGPASSWORD or ~/.pgpass"
+                    .to_string(),
+            )
+        };
+        let refuse = |method: &str| {
+            WireError::Auth(format!(
+                "the server asks for {method}, which require_auth does not allow"
+            ))
+        };
         let mut scram: Option<sasl::ScramSha256> = None;
+        let mut scram_verified = false;
+        let mut rounds = 0;
         loop {
+            rounds += 1;
+            if rounds > MAX_AUTH_ROUNDS {
+                return Err(self.protocol("the login goes on and on".to_string()));
+            }
             let f = self.next_frame()?;
             if f.tag == b'E' {
                 // The server closes the connection after a failed login.
@@ -261,12 +415,39 @@ impl WireConn {
             let body = self.body(f);
             let code = be_i32(&body[0..4]);
             match code {
-                0 => return Ok(()),
+                0 => {
+                    if scram.is_some() && !scram_verified {
+                        return Err(self.protocol(
+                            "the server ended SCRAM without proving it knows the password                              (no server signature)"
+                                .to_string(),
+                        ));
+                    }
+                    if rounds == 1 && !allowed.none {
+                        return Err(WireError::Auth(
+                            "the server let the user in without authentication, which                              require_auth does not allow"
+                                .to_string(),
+                        ));
+                    }
+                    return Ok(());
+                }
                 3 => {
+                    if !allowed.password {
+                        return Err(refuse("a cleartext password"));
+                    }
+                    let over_plain_tcp = !self.ch.stream.is_tls() && !self.ch.stream.is_local();
+                    if over_plain_tcp && !allowed.cleartext_opted_in {
+                        return Err(WireError::Auth(
+                            "the server asks for the password in clear over TCP without TLS:                              use TLS (sslmode=require or stronger), a Unix socket, or opt in                              with require_auth=password"
+                                .to_string(),
+                        ));
+                    }
                     let pw = password.ok_or_else(need_password)?;
                     self.password_message(pw)?;
                 }
                 5 => {
+                    if !allowed.md5 {
+                        return Err(refuse("an MD5 password"));
+                    }
                     let pw = password.ok_or_else(need_password)?;
                     let salt: [u8; 4] = body
                         .get(4..8)
@@ -276,6 +457,12 @@ impl WireConn {
                     self.password_message(hash.as_bytes())?;
                 }
                 10 => {
+                    if !allowed.scram {
+                        return Err(refuse("SCRAM-SHA-256"));
+                    }
+                    if scram.is_some() {
+                        return Err(self.protocol("a second SASL start".to_string()));
+                    }
                     let pw = password.ok_or_else(need_password)?;
                     let mechanisms = &body[4..];
                     let offered = mechanisms.split(|b| *b == 0).any(|m| m == b"SCRAM-SHA-256");
@@ -311,8 +498,12 @@ impl WireConn {
                         end_message(&mut self.ch.out, at)?;
                         self.ch.send()?;
                     } else {
-                        s.finish(&data)
-                            .map_err(|e| WireError::Auth(format!("SCRAM: {e}")))?;
+                        s.finish(&data).map_err(|e| {
+                            WireError::Auth(format!(
+                                "SCRAM: the server's signature does not check out ({e})"
+                            ))
+                        })?;
+                        scram_verified = true;
                     }
                 }
                 other => {
@@ -334,9 +525,36 @@ impl WireConn {
         Ok(self.ch.send()?)
     }
 
+    /// Before a command: nothing may wait in the buffer but the messages a server sends on
+    /// its own (notices, parameter changes, notifications). Anything else, an extra
+    /// `ReadyForQuery` say, means the server and ibench no longer agree where a reply ends.
+    fn start_command(&mut self) -> WireResult<()> {
+        self.ch.usable()?;
+        while self.ch.received.pending().len() >= 5 {
+            let tag = self.ch.received.pending()[0];
+            if !matches!(tag, b'N' | b'S' | b'A') {
+                return Err(self.protocol(format!(
+                    "the server sent a '{}' message nobody asked for",
+                    tag as char
+                )));
+            }
+            self.next_frame()?;
+        }
+        if !self.ch.received.pending().is_empty() {
+            return Err(self.protocol("the server sent bytes nobody asked for".to_string()));
+        }
+        self.notices.clear();
+        Ok(())
+    }
+
+    /// The warnings the server sent with the last simple query (e.g. VACUUM's "skipping").
+    pub fn warnings(&self) -> &[String] {
+        &self.notices
+    }
+
     /// Prepare `sql` as a named statement and learn its parameter types.
     pub fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
-        self.ch.usable()?;
+        self.start_command()?;
         let name = format!("ib{}", self.next_statement);
         self.next_statement += 1;
         self.ch.out.clear();
@@ -380,7 +598,7 @@ impl WireConn {
         statement: &Prepared,
         params: impl IntoIterator<Item = Value<'a>>,
     ) -> WireResult<Executed> {
-        self.ch.usable()?;
+        self.start_command()?;
         self.ch.out.clear();
         let at = begin_message(&mut self.ch.out, b'B');
         self.ch.out.push(0); // unnamed portal
@@ -439,7 +657,7 @@ impl WireConn {
     /// Run `sql` (one or more statements) with the simple protocol; the rows of every result,
     /// as text (NULL is `None`).
     pub fn simple(&mut self, sql: &str) -> WireResult<Vec<Vec<Option<String>>>> {
-        self.ch.usable()?;
+        self.start_command()?;
         self.ch.out.clear();
         let at = begin_message(&mut self.ch.out, b'Q');
         put_cstr(&mut self.ch.out, sql)?;
@@ -453,7 +671,13 @@ impl WireConn {
                 b'D' => rows.push(text_row(self.body(f))),
                 b'E' => error = Some(self.server_error(f)),
                 b'Z' => break,
-                b'T' | b'C' | b'I' | b'S' | b'N' | b'A' => {}
+                b'N' => {
+                    let notice = parse_error_fields(self.body(f));
+                    if notice.severity == "WARNING" && self.notices.len() < MAX_NOTICES {
+                        self.notices.push(format!("WARNING: {}", notice.message));
+                    }
+                }
+                b'T' | b'C' | b'I' | b'S' | b'A' => {}
                 t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
             }
         }
@@ -504,6 +728,19 @@ impl WireConn {
             .filter(|l| *l >= 4)
             .ok_or_else(|| WireError::Protocol(format!("bad message length {len_field}")))?
             - 4;
+        let limit = if self.in_login {
+            MAX_LOGIN_MESSAGE_BYTES
+        } else if matches!(tag, b'D' | b'T' | b'E' | b'N' | b'A' | b'd') {
+            MAX_LONG_MESSAGE_BYTES
+        } else {
+            MAX_SHORT_MESSAGE_BYTES
+        };
+        if len > limit {
+            return Err(WireError::Protocol(format!(
+                "a '{}' message of {len} bytes, more than the {limit} ibench accepts",
+                tag as char
+            )));
+        }
         self.ch.fill(5 + len)?;
         let at = self.ch.received.take(5 + len) + 5;
         Ok(Frame { tag, at, len })
@@ -517,33 +754,81 @@ impl Drop for WireConn {
     }
 }
 
-/// The addresses of `config`'s hosts, in order: TCP hosts resolved, a socket directory as
-/// its `.s.PGSQL.PORT` file.
-fn addresses(config: &pg::Config) -> WireResult<Vec<Address>> {
-    let ports = config.get_ports();
-    let mut out = Vec::new();
-    for (i, host) in config.get_hosts().iter().enumerate() {
-        let port = match ports.len() {
-            0 => 5432,
-            1 => ports[0],
-            _ => ports.get(i).copied().unwrap_or(5432),
-        };
-        match host {
-            Host::Tcp(name) => {
-                if let Ok(resolved) = (name.as_str(), port).to_socket_addrs() {
-                    out.extend(resolved.map(Address::Tcp));
-                }
+/// The addresses of one host: a TCP host resolved, a socket directory as its `.s.PGSQL.PORT`
+/// file.
+fn addresses(host: &Host, port: u16) -> io::Result<Vec<Address>> {
+    match host {
+        Host::Tcp(name) => {
+            let resolved: Vec<Address> = (name.as_str(), port)
+                .to_socket_addrs()?
+                .map(Address::Tcp)
+                .collect();
+            if resolved.is_empty() {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("{name} does not resolve"),
+                ));
             }
-            Host::Unix(dir) => out.push(Address::Unix(dir.join(format!(".s.PGSQL.{port}")))),
+            Ok(resolved)
         }
+        Host::Unix(dir) => Ok(vec![Address::Unix(socket_file(dir, port))]),
     }
-    if out.is_empty() {
-        return Err(WireError::Io(io::Error::new(
-            io::ErrorKind::NotFound,
-            "no host in the URL resolves",
-        )));
+}
+
+/// Ask for TLS (`SSLRequest`) and shake hands when the server agrees; the plain stream when
+/// it declines and `mode` allows that.
+fn negotiate_tls(
+    mut tcp: std::net::TcpStream,
+    tls_config: &std::sync::Arc<rustls::ClientConfig>,
+    host: &str,
+    mode: SslMode,
+    deadline: Option<Instant>,
+) -> WireResult<Stream> {
+    let mut request = Vec::with_capacity(8);
+    request.extend_from_slice(&8i32.to_be_bytes());
+    request.extend_from_slice(&SSL_REQUEST_CODE.to_be_bytes());
+    tcp.write_all(&request)?;
+    if let Some(d) = deadline {
+        let left = d.saturating_duration_since(Instant::now());
+        tcp.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
     }
-    Ok(out)
+    // One byte, read straight from the socket: nothing the server sends before the handshake
+    // may be taken as if it came over TLS.
+    let mut answer = [0u8; 1];
+    tcp.read_exact(&mut answer).map_err(|e| match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => WireError::Io(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the server did not answer the TLS request in time (connect timeout)",
+        )),
+        _ => WireError::Io(e),
+    })?;
+    match answer[0] {
+        b'S' => {
+            let stream = tls::connect(std::sync::Arc::clone(tls_config), host, tcp, deadline)
+                .map_err(|e| WireError::Tls(e.to_string()))?;
+            Ok(Stream::Tls(Box::new(stream)))
+        }
+        b'N' if mode.requires_tls() => Err(WireError::Tls(format!(
+            "the server does not accept TLS, and sslmode={} needs it",
+            ssl_mode_name(mode)
+        ))),
+        b'N' => Ok(Stream::Tcp(tcp)),
+        other => Err(WireError::Protocol(format!(
+            "the server answered the TLS request with {other:#04x}, not 'S' or 'N'"
+        ))),
+    }
+}
+
+/// libpq's name of a mode.
+fn ssl_mode_name(mode: SslMode) -> &'static str {
+    match mode {
+        SslMode::Disable => "disable",
+        SslMode::Allow => "allow",
+        SslMode::Prefer => "prefer",
+        SslMode::Require => "require",
+        SslMode::VerifyCa => "verify-ca",
+        SslMode::VerifyFull => "verify-full",
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -811,12 +1096,10 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let holder = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
-        let mut config = pg::Config::new();
-        config
-            .host("127.0.0.1")
-            .port(port)
-            .user("u")
-            .connect_timeout(Duration::from_millis(300));
+        let mut config =
+            PgConfig::from_url(&format!("postgres://u@127.0.0.1:{port}/d?sslmode=disable"))
+                .unwrap();
+        config.connect_timeout = Some(Duration::from_millis(300));
         let started = std::time::Instant::now();
         let e = WireConn::connect(&config).err().unwrap();
         assert!(matches!(e, WireError::Io(_)), "{e}");

@@ -1,0 +1,894 @@
+//! A PostgreSQL connection's settings, read as libpq reads them: the URL first, then the
+//! environment (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGAPPNAME`,
+//! `PGOPTIONS`, `PGCONNECT_TIMEOUT`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT`, `PGSSLKEY`,
+//! `PGREQUIREAUTH`), then the password file (`PGPASSFILE`, else `~/.pgpass`), then libpq's
+//! defaults (`~/.postgresql/root.crt` and `postgresql.crt`/`.key` when they exist). A setting
+//! ibench does not support, in the URL or the environment, is refused in one line.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::backend::tls::{Roots, TlsPolicy, Verify};
+use crate::backend::url::UrlParts;
+use crate::backend::{percent_decode, percent_encode};
+
+/// One host of the URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Host {
+    /// A host name or address, reached over TCP.
+    Tcp(String),
+    /// A directory holding the server's Unix socket (`.s.PGSQL.PORT`).
+    Unix(PathBuf),
+}
+
+/// libpq's `sslmode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SslMode {
+    /// Never TLS.
+    Disable,
+    /// Plain first; TLS when the server refuses plain.
+    Allow,
+    /// TLS when the server offers it, else plain (libpq's default).
+    #[default]
+    Prefer,
+    /// TLS or nothing; the certificate is not checked (unless a root certificate file is
+    /// there: then as `VerifyCa`, as libpq does).
+    Require,
+    /// TLS with a certificate that chains to the trusted roots.
+    VerifyCa,
+    /// TLS with a certificate that chains to the trusted roots and names the host.
+    VerifyFull,
+}
+
+impl SslMode {
+    fn parse(text: &str) -> Option<SslMode> {
+        Some(match text {
+            "disable" => SslMode::Disable,
+            "allow" => SslMode::Allow,
+            "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            _ => return None,
+        })
+    }
+
+    /// A connection in this mode fails rather than go without TLS (over TCP).
+    pub fn requires_tls(self) -> bool {
+        matches!(
+            self,
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
+        )
+    }
+}
+
+/// The logins a connection may answer: libpq's `require_auth`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthMethods {
+    /// Cleartext password (`password`).
+    pub password: bool,
+    /// MD5 (`md5`).
+    pub md5: bool,
+    /// SCRAM-SHA-256 (`scram-sha-256`).
+    pub scram: bool,
+    /// No authentication at all (`none`: the server lets the user in without asking).
+    pub none: bool,
+    /// `password` was named by the user: a cleartext password may go over TCP without TLS.
+    pub cleartext_opted_in: bool,
+}
+
+impl Default for AuthMethods {
+    fn default() -> Self {
+        AuthMethods {
+            password: true,
+            md5: true,
+            scram: true,
+            none: true,
+            cleartext_opted_in: false,
+        }
+    }
+}
+
+impl AuthMethods {
+    /// Parse a `require_auth` list: methods, or methods each negated with `!` (not both).
+    pub fn parse(text: &str) -> Result<AuthMethods, String> {
+        let names: Vec<&str> = text.split(',').map(str::trim).collect();
+        let negated = names.iter().filter(|n| n.starts_with('!')).count();
+        if negated != 0 && negated != names.len() {
+            return Err(format!(
+                "require_auth={text}: negated (!) and plain methods cannot be mixed"
+            ));
+        }
+        let allow = negated == 0;
+        let mut m = AuthMethods {
+            password: !allow,
+            md5: !allow,
+            scram: !allow,
+            none: !allow,
+            cleartext_opted_in: false,
+        };
+        for name in names {
+            let field = match name.trim_start_matches('!') {
+                "password" => {
+                    m.cleartext_opted_in = allow;
+                    &mut m.password
+                }
+                "md5" => &mut m.md5,
+                "scram-sha-256" => &mut m.scram,
+                "none" => &mut m.none,
+                "gss" | "sspi" => continue,
+                other => {
+                    return Err(format!(
+                        "require_auth: unknown method '{other}' (password, md5, scram-sha-256, \
+                         none, gss, sspi, each optionally negated with !)"
+                    ));
+                }
+            };
+            *field = allow;
+        }
+        Ok(m)
+    }
+}
+
+/// One line of a password file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct PassEntry {
+    fields: [String; 4],
+    password: String,
+}
+
+/// Everything a connection to a PostgreSQL server needs.
+#[derive(Clone)]
+pub struct PgConfig {
+    /// The hosts, tried in order.
+    pub hosts: Vec<Host>,
+    /// One port for all hosts, or one per host.
+    pub ports: Vec<u16>,
+    /// The user to log in as.
+    pub user: String,
+    /// The password (URL, `PGPASSWORD`), if given; the password file is asked per host.
+    pub password: Option<String>,
+    /// The database (the user's name when none).
+    pub dbname: Option<String>,
+    /// `application_name`.
+    pub application_name: Option<String>,
+    /// Command-line options for the server (`-c name=value`).
+    pub options: Option<String>,
+    /// How long the whole connect and login may take (`None`: unbounded).
+    pub connect_timeout: Option<Duration>,
+    /// `sslmode`.
+    pub ssl_mode: SslMode,
+    /// What the TLS session checks, as given; `None` for `sslmode=disable`.
+    pub tls_policy: Option<TlsPolicy>,
+    /// The rustls client configuration of [`PgConfig::tls_policy`], built once.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The logins the connection may answer.
+    pub require_auth: AuthMethods,
+    passfile: Vec<PassEntry>,
+}
+
+impl std::fmt::Debug for PgConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgConfig")
+            .field("hosts", &self.hosts)
+            .field("ports", &self.ports)
+            .field("user", &self.user)
+            .field("dbname", &self.dbname)
+            .field("ssl_mode", &self.ssl_mode)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The URL query parameters ibench reads (libpq's names).
+const URL_PARAMS: &[&str] = &[
+    "host",
+    "port",
+    "user",
+    "password",
+    "dbname",
+    "application_name",
+    "options",
+    "connect_timeout",
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "require_auth",
+];
+
+/// libpq environment variables ibench does not support: refused when set, never ignored
+/// (with the values that change nothing accepted).
+const UNSUPPORTED_ENV: &[(&str, &[&str])] = &[
+    ("PGSERVICE", &[]),
+    ("PGSERVICEFILE", &[]),
+    ("PGHOSTADDR", &[]),
+    ("PGSSLCRL", &[]),
+    ("PGSSLCRLDIR", &[]),
+    ("PGSSLSNI", &["1"]),
+    ("PGSSLNEGOTIATION", &["postgres"]),
+    ("PGSSLCOMPRESSION", &["0"]),
+    ("PGSSLCERTMODE", &["allow"]),
+    ("PGSSLMINPROTOCOLVERSION", &[]),
+    ("PGSSLMAXPROTOCOLVERSION", &[]),
+    ("PGGSSENCMODE", &["disable", "prefer"]),
+    ("PGGSSDELEGATION", &["0"]),
+    ("PGKRBSRVNAME", &[]),
+    ("PGGSSLIB", &[]),
+    ("PGREQUIREPEER", &[]),
+    ("PGCHANNELBINDING", &["disable", "prefer"]),
+    ("PGTARGETSESSIONATTRS", &["any"]),
+    ("PGLOADBALANCEHOSTS", &["disable"]),
+    ("PGCLIENTENCODING", &["UTF8", "utf8", "UTF-8"]),
+    ("PGDATESTYLE", &[]),
+    ("PGTZ", &[]),
+    ("PGGEQO", &[]),
+];
+
+/// The environment and home directory a configuration is read from (the process's own, or a
+/// test's).
+pub struct Environment<'a> {
+    /// A variable's value.
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+    /// The home directory (`~/.pgpass`, `~/.postgresql/`).
+    pub home: Option<PathBuf>,
+}
+
+impl Environment<'_> {
+    fn get(&self, name: &str) -> Option<String> {
+        (self.var)(name).filter(|v| !v.is_empty())
+    }
+}
+
+/// The process's environment variable `name`.
+pub fn process_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+impl PgConfig {
+    /// Read a `postgres://` URL (password already resolved), completed from the process's
+    /// environment and files.
+    pub fn from_url(url: &str) -> Result<PgConfig, String> {
+        let env = Environment {
+            var: &process_var,
+            home: process_var("HOME").map(PathBuf::from),
+        };
+        PgConfig::from_url_in(url, &env)
+    }
+
+    /// Read a `postgres://` URL completed from `env`.
+    pub fn from_url_in(url: &str, env: &Environment<'_>) -> Result<PgConfig, String> {
+        check_unsupported_env(env)?;
+        let filled = fill_pg_url(url, env.var);
+        let parts = UrlParts::parse(&filled).ok_or_else(|| "not a postgres:// URL".to_string())?;
+        let mut config = PgConfig {
+            hosts: Vec::new(),
+            ports: Vec::new(),
+            user: percent_decode(parts.user()),
+            password: parts.password().map(percent_decode),
+            dbname: Some(percent_decode(parts.path)).filter(|d| !d.is_empty()),
+            application_name: env.get("PGAPPNAME"),
+            options: env.get("PGOPTIONS"),
+            connect_timeout: None,
+            ssl_mode: SslMode::Prefer,
+            tls_policy: None,
+            tls: None,
+            require_auth: AuthMethods::default(),
+            passfile: Vec::new(),
+        };
+        config.read_hosts(parts.hosts)?;
+        let mut ssl = SslSettings::from_env(env)?;
+        let mut timeout = env.get("PGCONNECT_TIMEOUT");
+        if let Some(methods) = env.get("PGREQUIREAUTH") {
+            config.require_auth = AuthMethods::parse(&methods)?;
+        }
+        let mut query_hosts = Vec::new();
+        let mut query_ports = Vec::new();
+        for (key, value) in parts.params() {
+            let value = percent_decode(value);
+            match key {
+                "host" => query_hosts.extend(value.split(',').map(str::to_string)),
+                "port" => query_ports.extend(value.split(',').map(str::to_string)),
+                "user" => config.user = value,
+                "password" => config.password = Some(value),
+                "dbname" => config.dbname = Some(value),
+                "application_name" => config.application_name = Some(value),
+                "options" => config.options = Some(value),
+                "connect_timeout" => timeout = Some(value),
+                "sslmode" => ssl.mode = Some(value),
+                "sslrootcert" => ssl.root_cert = Some(value),
+                "sslcert" => ssl.cert = Some(value),
+                "sslkey" => ssl.key = Some(value),
+                "require_auth" => config.require_auth = AuthMethods::parse(&value)?,
+                other => {
+                    return Err(format!(
+                        "ibench does not support the parameter '{other}' (it reads {})",
+                        URL_PARAMS.join(", ")
+                    ));
+                }
+            }
+        }
+        for h in &query_hosts {
+            config.hosts.push(host_of(h));
+        }
+        for p in &query_ports {
+            config.ports.push(parse_port(p)?);
+        }
+        if config.hosts.is_empty() {
+            config.hosts.push(Host::Tcp("localhost".to_string()));
+        }
+        if config.ports.len() > 1 && config.ports.len() != config.hosts.len() {
+            return Err(format!(
+                "{} ports for {} hosts: give one port, or one per host",
+                config.ports.len(),
+                config.hosts.len()
+            ));
+        }
+        config.connect_timeout = match timeout {
+            None => None,
+            Some(t) => {
+                let seconds: u64 = t.trim().parse().map_err(|_| {
+                    format!("connect_timeout={t}: give whole seconds (0 means no limit)")
+                })?;
+                // libpq: anything below 2 s is 2 s; 0 is no limit.
+                (seconds > 0).then(|| Duration::from_secs(seconds.max(2)))
+            }
+        };
+        config.ssl_mode = ssl.resolve_mode(env)?;
+        config.tls_policy = ssl.policy(config.ssl_mode, env);
+        config.tls = match &config.tls_policy {
+            Some(p) => Some(Arc::new(p.client_config().map_err(|e| e.to_string())?)),
+            None => None,
+        };
+        if config.password.is_none() {
+            config.passfile = read_passfile(env)?;
+        }
+        Ok(config)
+    }
+
+    /// Add the URL's authority hosts (`h1:5432,[::1]:5433,%2Ftmp`).
+    fn read_hosts(&mut self, hosts: &str) -> Result<(), String> {
+        if hosts.is_empty() {
+            return Ok(());
+        }
+        let mut ports = Vec::new();
+        for item in hosts.split(',') {
+            let (host, port) = split_host_port(item);
+            self.hosts.push(host_of(&percent_decode(host)));
+            ports.push(port.map(parse_port).transpose()?);
+        }
+        if ports.iter().any(Option::is_some) {
+            self.ports = ports.into_iter().map(|p| p.unwrap_or(5432)).collect();
+        }
+        Ok(())
+    }
+
+    /// The port of host `i`.
+    pub fn port_of(&self, i: usize) -> u16 {
+        match self.ports.len() {
+            0 => 5432,
+            1 => self.ports[0],
+            _ => self.ports.get(i).copied().unwrap_or(5432),
+        }
+    }
+
+    /// The password to answer host `i` with: the given one, else the password file's.
+    pub fn password_for(&self, i: usize) -> Option<String> {
+        if let Some(p) = &self.password {
+            return Some(p.clone());
+        }
+        let host = match self.hosts.get(i)? {
+            // libpq matches a socket connection as `localhost`.
+            Host::Unix(_) => "localhost".to_string(),
+            Host::Tcp(name) => name.clone(),
+        };
+        let port = self.port_of(i).to_string();
+        let db = self.dbname.clone().unwrap_or_else(|| self.user.clone());
+        let wanted = [
+            host.as_str(),
+            port.as_str(),
+            db.as_str(),
+            self.user.as_str(),
+        ];
+        self.passfile
+            .iter()
+            .find(|e| {
+                e.fields
+                    .iter()
+                    .zip(wanted)
+                    .all(|(field, want)| field == "*" || field == want)
+            })
+            .map(|e| e.password.clone())
+    }
+}
+
+/// The TLS settings as given, before they are resolved into a mode and a policy.
+#[derive(Default)]
+struct SslSettings {
+    mode: Option<String>,
+    root_cert: Option<String>,
+    cert: Option<String>,
+    key: Option<String>,
+}
+
+impl SslSettings {
+    fn from_env(env: &Environment<'_>) -> Result<SslSettings, String> {
+        Ok(SslSettings {
+            mode: env.get("PGSSLMODE"),
+            root_cert: env.get("PGSSLROOTCERT"),
+            cert: env.get("PGSSLCERT"),
+            key: env.get("PGSSLKEY"),
+        })
+    }
+
+    /// The mode: as given, else `verify-full` with `sslrootcert=system`, else `prefer`.
+    fn resolve_mode(&self, _env: &Environment<'_>) -> Result<SslMode, String> {
+        let system = self.root_cert.as_deref() == Some("system");
+        let mode = match &self.mode {
+            None if system => SslMode::VerifyFull,
+            None => SslMode::Prefer,
+            Some(m) => SslMode::parse(m).ok_or_else(|| {
+                format!(
+                    "sslmode={m}: use disable, allow, prefer, require, verify-ca or verify-full"
+                )
+            })?,
+        };
+        if system && mode != SslMode::VerifyFull {
+            return Err(format!(
+                "sslrootcert=system needs sslmode=verify-full (libpq refuses a weaker mode with \
+                 the system's roots), not {}",
+                self.mode.as_deref().unwrap_or("prefer")
+            ));
+        }
+        Ok(mode)
+    }
+
+    /// What TLS checks in `mode`, with libpq's default files under `~/.postgresql/`.
+    fn policy(&self, mode: SslMode, env: &Environment<'_>) -> Option<TlsPolicy> {
+        if mode == SslMode::Disable {
+            return None;
+        }
+        let default_file = |name: &str| {
+            env.home
+                .as_ref()
+                .map(|h| h.join(".postgresql").join(name))
+                .filter(|p| p.exists())
+        };
+        let roots = match self.root_cert.as_deref() {
+            Some("system") => Roots::System,
+            Some(path) => Roots::File(PathBuf::from(path)),
+            None => default_file("root.crt").map_or(Roots::None, Roots::File),
+        };
+        let verify = match mode {
+            SslMode::VerifyFull => Verify::ChainAndName,
+            SslMode::VerifyCa => Verify::Chain,
+            // libpq: `require` with a root certificate file verifies as `verify-ca`.
+            SslMode::Require if roots != Roots::None => Verify::Chain,
+            _ => Verify::Nothing,
+        };
+        let cert = self
+            .cert
+            .as_ref()
+            .map(PathBuf::from)
+            .or_else(|| default_file("postgresql.crt"));
+        let key = self
+            .key
+            .as_ref()
+            .map(PathBuf::from)
+            .or_else(|| default_file("postgresql.key"));
+        Some(TlsPolicy {
+            verify,
+            roots,
+            client_cert: cert.zip(key),
+        })
+    }
+}
+
+fn check_unsupported_env(env: &Environment<'_>) -> Result<(), String> {
+    for (name, harmless) in UNSUPPORTED_ENV {
+        if let Some(v) = env.get(name)
+            && !harmless.contains(&v.as_str())
+        {
+            return Err(format!(
+                "the environment sets {name}={v}, which ibench does not support: unset it"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The password file's entries: `PGPASSFILE`, else `~/.pgpass`; none when it does not
+/// exist. A file that others can read is refused, as libpq ignores it (with a warning).
+fn read_passfile(env: &Environment<'_>) -> Result<Vec<PassEntry>, String> {
+    let path = match env.get("PGPASSFILE") {
+        Some(p) => PathBuf::from(p),
+        None => match &env.home {
+            Some(h) => h.join(".pgpass"),
+            None => return Ok(Vec::new()),
+        },
+    };
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return Ok(Vec::new());
+    };
+    use std::os::unix::fs::PermissionsExt;
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(format!(
+            "the password file {} has group or world access: chmod 0600 it (libpq ignores \
+             such a file)",
+            path.display()
+        ));
+    }
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read the password file {}: {e}", path.display()))?;
+    Ok(parse_passfile(&text))
+}
+
+/// `hostname:port:database:username:password` lines; `\:` and `\\` escape; `#` comments.
+fn parse_passfile(text: &str) -> Vec<PassEntry> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut fields = Vec::new();
+        let mut current = String::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => current.extend(chars.next()),
+                ':' if fields.len() < 4 => fields.push(std::mem::take(&mut current)),
+                c => current.push(c),
+            }
+        }
+        if let Ok(fields) = <[String; 4]>::try_from(fields) {
+            out.push(PassEntry {
+                fields,
+                password: current,
+            });
+        }
+    }
+    out
+}
+
+fn host_of(text: &str) -> Host {
+    if text.starts_with('/') {
+        Host::Unix(PathBuf::from(text))
+    } else {
+        Host::Tcp(text.to_string())
+    }
+}
+
+/// `name:port`, `[v6]:port`, `name` (a percent-encoded socket path has no raw `:`).
+fn split_host_port(item: &str) -> (&str, Option<&str>) {
+    if let Some(rest) = item.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').unwrap_or((rest, ""));
+        return (host, after.strip_prefix(':'));
+    }
+    match item.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (item, None),
+    }
+}
+
+fn parse_port(text: &str) -> Result<u16, String> {
+    text.trim()
+        .parse::<u16>()
+        .ok()
+        .filter(|p| *p != 0)
+        .ok_or_else(|| format!("'{text}' is not a port"))
+}
+
+/// The socket file of a socket directory.
+pub fn socket_file(dir: &Path, port: u16) -> PathBuf {
+    dir.join(format!(".s.PGSQL.{port}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// URL completion from the environment.
+
+/// Complete a Postgres URL from the libpq environment variables for the parts it leaves out:
+/// user (`PGUSER`, else `USER`/`LOGNAME`, else `postgres`), password (`PGPASSWORD`), hosts
+/// (`PGHOST`, else the socket directory `/var/run/postgresql` then `localhost`), the port of
+/// every host without one (`PGPORT`) and the database (`PGDATABASE`). Parts given as query
+/// parameters (`?host=...`) count as given.
+pub fn fill_pg_url(url: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let Some(parts) = UrlParts::parse(url) else {
+        return url.to_string();
+    };
+    let scheme = parts.scheme;
+    let query = parts.query;
+    let path = parts.path;
+    let hosts = parts.hosts;
+    let userinfo = parts.userinfo.unwrap_or("");
+    let keys: Vec<&str> = parts.params().map(|(k, _)| k).collect();
+    let in_query = |k: &str| keys.contains(&k);
+    let env_set = |name: &str| env(name).filter(|v| !v.is_empty());
+
+    let (mut user, mut password) = match userinfo.find(':') {
+        Some(i) => (
+            userinfo[..i].to_string(),
+            Some(userinfo[i + 1..].to_string()),
+        ),
+        None => (userinfo.to_string(), None),
+    };
+    if user.is_empty() && !in_query("user") {
+        let name = env_set("PGUSER")
+            .or_else(|| env_set("USER"))
+            .or_else(|| env_set("LOGNAME"))
+            .unwrap_or_else(|| "postgres".to_string());
+        user = percent_encode(&name);
+    }
+    if password.is_none() && !in_query("password") {
+        password = env_set("PGPASSWORD").map(|p| percent_encode(&p));
+    }
+
+    let port = if in_query("port") {
+        None
+    } else {
+        env_set("PGPORT")
+    };
+    let (hosts, extra_query) = pg_hosts(hosts, in_query("host"), port.as_deref(), &env_set);
+    let path = if path.is_empty() && !in_query("dbname") {
+        env_set("PGDATABASE")
+            .map(|d| percent_encode(&d))
+            .unwrap_or_default()
+    } else {
+        path.to_string()
+    };
+
+    let mut out = String::from(scheme);
+    out.push_str(&user);
+    if let Some(p) = password {
+        out.push(':');
+        out.push_str(&p);
+    }
+    out.push('@');
+    out.push_str(&hosts);
+    if !path.is_empty() {
+        out.push('/');
+        out.push_str(&path);
+    }
+    let mut params: Vec<String> = query
+        .filter(|q| !q.is_empty())
+        .map(|q| vec![q.to_string()])
+        .unwrap_or_default();
+    params.extend(extra_query);
+    if !params.is_empty() {
+        out.push('?');
+        out.push_str(&params.join("&"));
+    }
+    out
+}
+
+/// The host list of a completed URL (with `PGHOST` and `PGPORT` where the URL leaves them
+/// out), and the query parameters to add (`port` when the hosts come from the query).
+fn pg_hosts(
+    hosts: &str,
+    host_in_query: bool,
+    port: Option<&str>,
+    env_set: &dyn Fn(&str) -> Option<String>,
+) -> (String, Vec<String>) {
+    let mut extra_query = Vec::new();
+    let hosts = if hosts.is_empty() && host_in_query {
+        if let Some(p) = port {
+            extra_query.push(format!("port={}", percent_encode(p)));
+        }
+        String::new()
+    } else {
+        let given: Vec<String> = if hosts.is_empty() {
+            env_set("PGHOST")
+                .unwrap_or_else(|| "/var/run/postgresql,localhost".to_string())
+                .split(',')
+                .map(percent_encode)
+                .collect()
+        } else {
+            hosts.split(',').map(str::to_string).collect()
+        };
+        given
+            .into_iter()
+            .map(|h| match port {
+                Some(p) if !host_has_port(&h) => format!("{h}:{}", percent_encode(p)),
+                _ => h,
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    (hosts, extra_query)
+}
+
+fn host_has_port(host: &str) -> bool {
+    if host.starts_with('[') {
+        host.contains("]:")
+    } else {
+        host.contains(':')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    fn config(
+        url: &str,
+        pairs: &'static [(&'static str, &'static str)],
+    ) -> Result<PgConfig, String> {
+        let var = env_of(pairs);
+        PgConfig::from_url_in(
+            url,
+            &Environment {
+                var: &var,
+                home: None,
+            },
+        )
+    }
+
+    #[test]
+    fn url_is_completed_from_the_environment() {
+        let none = env_of(&[]);
+        assert_eq!(
+            fill_pg_url("postgres://bob:pw@db.example:6000/ibench", &none),
+            "postgres://bob:pw@db.example:6000/ibench"
+        );
+        // Host and port in the URL win; nothing is added when all parts are there.
+        let all = env_of(&[
+            ("PGHOST", "/tmp/sock"),
+            ("PGPORT", "55432"),
+            ("PGUSER", "alice"),
+            ("PGPASSWORD", "s/cret"),
+            ("PGDATABASE", "bench"),
+        ]);
+        assert_eq!(
+            fill_pg_url("postgres://bob:pw@h:1/db", &all),
+            "postgres://bob:pw@h:1/db"
+        );
+        assert_eq!(
+            fill_pg_url("postgresql://", &all),
+            "postgresql://alice:s%2Fcret@%2Ftmp%2Fsock:55432/bench"
+        );
+        assert_eq!(
+            fill_pg_url("postgres://bob@h1,h2:7/x", &all),
+            "postgres://bob:s%2Fcret@h1:55432,h2:7/x"
+        );
+        assert_eq!(
+            fill_pg_url("postgres:///db?host=/tmp/s", &all),
+            "postgres://alice:s%2Fcret@/db?host=/tmp/s&port=55432"
+        );
+        let user_only = env_of(&[("USER", "root")]);
+        assert_eq!(
+            fill_pg_url("postgres://", &user_only),
+            "postgres://root@%2Fvar%2Frun%2Fpostgresql,localhost"
+        );
+        assert_eq!(
+            fill_pg_url("postgres://", &none),
+            "postgres://postgres@%2Fvar%2Frun%2Fpostgresql,localhost"
+        );
+    }
+
+    #[test]
+    fn completed_urls_parse() {
+        let c = config(
+            "postgres:///ibench",
+            &[("PGHOST", "/tmp/sock"), ("PGPORT", "55432"), ("USER", "u")],
+        )
+        .unwrap();
+        assert_eq!(c.ports, [55432]);
+        assert_eq!(c.user, "u");
+        assert_eq!(c.dbname.as_deref(), Some("ibench"));
+        assert_eq!(c.hosts, [Host::Unix(PathBuf::from("/tmp/sock"))]);
+        let c = config("postgres://", &[]).unwrap();
+        assert_eq!(c.hosts.len(), 2);
+        assert_eq!((c.port_of(0), c.port_of(1)), (5432, 5432));
+        let c = config("postgres://u:p%40ss@[::1]:7,h:8/d?sslmode=disable", &[]).unwrap();
+        assert_eq!(c.hosts, [Host::Tcp("::1".into()), Host::Tcp("h".into())]);
+        assert_eq!(c.ports, [7, 8]);
+        assert_eq!(c.password.as_deref(), Some("p@ss"));
+        assert_eq!(c.ssl_mode, SslMode::Disable);
+        assert!(c.tls.is_none());
+    }
+
+    #[test]
+    fn tls_settings_follow_libpq() {
+        let c = config("postgres://u@h/d", &[]).unwrap();
+        assert_eq!(c.ssl_mode, SslMode::Prefer, "libpq's default");
+        assert_eq!(c.tls_policy.as_ref().unwrap().verify, Verify::Nothing);
+        let c = config("postgres://u@h/d", &[("PGSSLMODE", "require")]).unwrap();
+        assert_eq!(c.ssl_mode, SslMode::Require);
+        let c = config(
+            "postgres://u@h/d?sslmode=require",
+            &[("PGSSLMODE", "disable")],
+        )
+        .unwrap();
+        assert_eq!(
+            c.ssl_mode,
+            SslMode::Require,
+            "the URL wins over the environment"
+        );
+        let e = config("postgres://u@h/d?sslmode=verify-full", &[]).unwrap_err();
+        assert!(e.contains("sslrootcert="), "{e}");
+        let e = config("postgres://u@h/d?sslmode=sometimes", &[]).unwrap_err();
+        assert!(e.contains("verify-full"), "{e}");
+        let e = config("postgres://u@h/d?sslrootcert=system&sslmode=require", &[]).unwrap_err();
+        assert!(e.contains("verify-full"), "{e}");
+        let e = config(
+            "postgres://u@h/d?sslrootcert=/no/such/ca.pem",
+            &[("PGSSLMODE", "verify-ca")],
+        )
+        .unwrap_err();
+        assert!(e.contains("/no/such/ca.pem"), "{e}");
+    }
+
+    #[test]
+    fn unsupported_settings_are_refused_in_one_line() {
+        let e = config("postgres://u@h/d?gssencmode=require", &[]).unwrap_err();
+        assert!(e.contains("'gssencmode'"), "{e}");
+        let e = config("postgres://u@h/d", &[("PGSERVICE", "x")]).unwrap_err();
+        assert!(e.contains("PGSERVICE=x") && e.contains("unset"), "{e}");
+        assert!(config("postgres://u@h/d", &[("PGGSSENCMODE", "disable")]).is_ok());
+        let c = config(
+            "postgres://u@h/d",
+            &[("PGAPPNAME", "me"), ("PGCONNECT_TIMEOUT", "1")],
+        )
+        .unwrap();
+        assert_eq!(c.application_name.as_deref(), Some("me"));
+        assert_eq!(c.connect_timeout, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn require_auth_reads_libpq_lists() {
+        let m = AuthMethods::parse("scram-sha-256").unwrap();
+        assert!(m.scram && !m.md5 && !m.password && !m.none);
+        let m = AuthMethods::parse("!password,!md5").unwrap();
+        assert!(m.scram && m.none && !m.md5 && !m.password && !m.cleartext_opted_in);
+        let m = AuthMethods::parse("password,scram-sha-256").unwrap();
+        assert!(m.password && m.cleartext_opted_in);
+        assert!(AuthMethods::parse("md5,!none").is_err());
+        assert!(AuthMethods::parse("kerberos").is_err());
+        assert!(!AuthMethods::default().cleartext_opted_in);
+    }
+
+    #[test]
+    fn the_password_file_matches_host_port_database_and_user() {
+        let entries = parse_passfile(
+            "# comment\nother:*:*:*:no\nh:5433:*:bob:first\nh:*:d:*:se\\:cret\n*:*:*:*:any\n",
+        );
+        let mut c = config("postgres://bob@h:5433/d", &[]).unwrap();
+        c.passfile = entries.clone();
+        assert_eq!(c.password_for(0).as_deref(), Some("first"));
+        let mut c = config("postgres://eve@h:5432/d", &[]).unwrap();
+        c.passfile = entries.clone();
+        assert_eq!(c.password_for(0).as_deref(), Some("se:cret"));
+        let mut c = config("postgres://eve@x/y", &[]).unwrap();
+        c.passfile = entries;
+        assert_eq!(c.password_for(0).as_deref(), Some("any"));
+    }
+
+    #[test]
+    fn a_password_file_others_can_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("ibench-pgpass-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("pgpass");
+        std::fs::write(&file, "*:*:*:*:pw\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let var = |name: &str| (name == "PGPASSFILE").then(|| file.display().to_string());
+        let env = Environment {
+            var: &var,
+            home: None,
+        };
+        let e = PgConfig::from_url_in("postgres://u@h/d", &env).unwrap_err();
+        assert!(e.contains("chmod 0600"), "{e}");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let c = PgConfig::from_url_in("postgres://u@h/d", &env).unwrap();
+        assert_eq!(c.password_for(0).as_deref(), Some("pw"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
