@@ -190,16 +190,30 @@ pub fn connect(
 
 /// A handshake failure as one line that says what to fix.
 fn tls_error(e: io::Error) -> io::Error {
-    let text = e.to_string();
-    let hint = if text.contains("NotValidForName") {
-        ": the server's certificate is not for this host name (connect by the name it was \
-         issued for, or use verify-ca / VERIFY_CA)"
-    } else if text.contains("UnknownIssuer") {
-        ": the server's certificate is not signed by the given CA (check sslrootcert= / ssl-ca=)"
-    } else {
-        ""
+    let certificate = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .and_then(|r| match r {
+            rustls::Error::InvalidCertificate(c) => Some(c.clone()),
+            _ => None,
+        });
+    let hint = match certificate {
+        Some(
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+        ) => {
+            ": the server's certificate is not for this host name (connect by the name it was \
+             issued for, or use verify-ca / VERIFY_CA)"
+        }
+        Some(CertificateError::UnknownIssuer) => {
+            ": the server's certificate is not signed by the given CA (check sslrootcert= / \
+             ssl-ca=)"
+        }
+        Some(CertificateError::Expired | CertificateError::ExpiredContext { .. }) => {
+            ": the server's certificate has expired"
+        }
+        _ => "",
     };
-    io::Error::new(e.kind(), format!("TLS handshake failed: {text}{hint}"))
+    io::Error::new(e.kind(), format!("TLS handshake failed: {e}{hint}"))
 }
 
 /// What a TLS session negotiated.
