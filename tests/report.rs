@@ -618,3 +618,36 @@ fn counters_per_operation_are_compared_after_the_clock_check() {
     );
     assert!(html.contains("<p class=\"warn\"><b>Clock check:"));
 }
+
+/// A comparison of a run over TLS with a plain one shows each run's TLS in the run table and
+/// warns above the tables, naming the runs by their keys; runs that agree say nothing.
+#[test]
+fn a_comparison_that_mixes_tls_and_plain_runs_warns() {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let tls = edited_fixture("postgres", "tls-on", |r| {
+        r["target"]["tls"] =
+            serde_json::json!({"version": "TLSv1.3", "cipher": "TLS13_AES_256_GCM_SHA384"});
+    });
+    let plain = edited_fixture("postgres-commit-delay", "tls-off", |_| {});
+    use ibench::report::Format;
+    let text = render(&[tls.clone(), plain.clone()], Format::Text, false);
+    assert!(
+        squash(&text).contains("TLS differs: r1 connected over TLS, r2 without."),
+        "{text}"
+    );
+    assert!(text.contains("TLSv1.3 TLS13_AES_256_GCM_SHA384"), "{text}");
+    let json = render(&[tls.clone(), plain], Format::Json, false);
+    assert!(json.contains("\"tls_warning\""), "{json}");
+    let both_plain = render(
+        &[
+            edited_fixture("postgres", "tls-off-a", |_| {}),
+            edited_fixture("postgres-commit-delay", "tls-off-b", |_| {}),
+        ],
+        Format::Json,
+        false,
+    );
+    assert!(
+        !both_plain.contains("\"tls"),
+        "plain runs keep the old JSON: {both_plain}"
+    );
+}

@@ -137,6 +137,10 @@ pub struct RunRow {
     pub build_flags: Option<String>,
     /// The server binary's size, bytes, when it was found.
     pub binary_bytes: Option<u64>,
+    /// TLS version and cipher of the run's connections (`TLSv1.3 TLS13_AES_256_GCM_SHA384`);
+    /// absent for a plain connection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<String>,
     /// The run's state (`completed`, `failed`, ...).
     pub status: String,
     /// Its results directory.
@@ -156,6 +160,10 @@ pub struct Comparison {
     /// One line when the runs' servers were built with different flags (a build difference
     /// alone moves every figure), said above the tables.
     pub build_warning: Option<String>,
+    /// One line when some runs connected over TLS and others did not (encryption moves the
+    /// client's and the server's CPU per operation), said above the tables.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_warning: Option<String>,
     /// Index of the base run.
     pub base: usize,
     /// Steps in canonical order (union over the runs).
@@ -457,6 +465,7 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         labels,
         keys,
         build_warning: build_warning(&run_rows),
+        tls_warning: tls_warning(&run_rows),
         runs: run_rows,
         base: base_index,
         steps,
@@ -484,6 +493,7 @@ impl Comparison {
             }
             self.keys = keys;
             self.build_warning = build_warning(&self.runs);
+            self.tls_warning = tls_warning(&self.runs);
         }
     }
 
@@ -621,6 +631,12 @@ fn run_rows(runs: &[LoadedRun], keys: &[String]) -> Vec<RunRow> {
                     .unwrap_or_default(),
                 build_flags: build.and_then(crate::backend::BuildFacts::flags_summary),
                 binary_bytes: build.and_then(|b| b.binary_bytes),
+                tls: r
+                    .record
+                    .target
+                    .as_ref()
+                    .and_then(|t| t.tls.as_ref())
+                    .map(ToString::to_string),
                 status: format!("{:?}", r.record.status).to_lowercase(),
                 dir: r.dir.display().to_string(),
             }
@@ -650,6 +666,25 @@ fn build_warning(rows: &[RunRow]) -> Option<String> {
         format!(
             "Build flags differ: {}. A build difference alone moves every figure: compare builds made with the same flags.",
             parts.join("; ")
+        )
+    })
+}
+
+/// A line when some runs used TLS and others did not, naming the runs by their keys.
+fn tls_warning(rows: &[RunRow]) -> Option<String> {
+    let (tls, plain): (Vec<&RunRow>, Vec<&RunRow>) = rows.iter().partition(|r| r.tls.is_some());
+    (!tls.is_empty() && !plain.is_empty()).then(|| {
+        let keys = |rs: &[&RunRow]| {
+            rs.iter()
+                .map(|r| r.key.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "TLS differs: {} connected over TLS, {} without. Encryption costs CPU on both sides \
+             of every statement: compare runs made the same way.",
+            keys(&tls),
+            keys(&plain)
         )
     })
 }

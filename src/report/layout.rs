@@ -72,6 +72,9 @@ fn head(cmp: &Comparison) -> Vec<Block> {
     if let Some(w) = &cmp.build_warning {
         b.push(Block::Warning(w.clone()));
     }
+    if let Some(w) = &cmp.tls_warning {
+        b.push(Block::Warning(w.clone()));
+    }
     b
 }
 
@@ -94,6 +97,10 @@ fn run_table(cmp: &Comparison) -> DocTable {
         "status",
         "results",
     ];
+    let tls = cmp.runs.iter().any(|r| r.tls.is_some());
+    if tls {
+        columns.insert(columns.len() - 2, "TLS");
+    }
     if !labelled {
         columns.remove(0);
     }
@@ -111,6 +118,9 @@ fn run_table(cmp: &Comparison) -> DocTable {
                     r.status.clone(),
                     r.dir.clone(),
                 ];
+                if tls {
+                    cells.insert(3, r.tls.clone().unwrap_or_else(|| "none".into()));
+                }
                 if labelled {
                     cells.insert(0, super::clean_label(&r.label));
                 }
