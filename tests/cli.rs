@@ -633,43 +633,90 @@ fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
 /// frozen (SIGSTOP) so that the first stop cannot finish by itself.
 #[test]
 fn a_second_ctrl_c_leaves_run_json_interrupted() {
+    let (code, _) = interrupt_a_frozen_server(2, Duration::from_secs(10));
+    assert_eq!(code, Some(130));
+}
+
+/// One Ctrl-C against a server that never answers the cancel (frozen with SIGSTOP): the
+/// cancel is bounded and, after a grace period, the run is recorded interrupted all the same
+/// instead of waiting for ever.
+#[test]
+fn one_ctrl_c_against_a_server_that_ignores_the_cancel_still_ends_the_run() {
+    let (code, stderr) = interrupt_a_frozen_server(1, Duration::from_secs(90));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("giving up"), "{stderr}");
+}
+
+/// `pid` and its children (from `/proc`).
+fn server_processes(pid: u32) -> Vec<i32> {
+    let mut out = vec![i32::try_from(pid).unwrap()];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // The parent pid is the second field after the command's closing parenthesis.
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if parent == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// Start l.i0 on a private server, freeze the server, send `sigints` SIGINTs and wait up to
+/// `within` for the exit: its code and stderr. run.json must say interrupted.
+fn interrupt_a_frozen_server(sigints: usize, within: Duration) -> (Option<i32>, String) {
     let server = common::start_server(
         ibench::server::ServerKind::Postgres,
         ibench::backend::Engine::Innodb,
     );
-    let out_dir = fresh_dir("cli-second-sigint");
-    let mut child = spawn_run(&[
-        "--url",
-        &server.url,
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--steps",
-        "l.i0",
-        "--load-rows",
-        "100000000",
-    ]);
+    let out_dir = fresh_dir("cli-frozen-sigint");
+    let log = fresh_dir("cli-frozen-sigint-log");
+    std::fs::create_dir_all(&log).unwrap();
+    let log = log.join("stderr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(["run", "--url", &server.url, "--out"])
+        .arg(&out_dir)
+        .args(["--steps", "l.i0", "--load-rows", "100000000"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
     let timeline = out_dir.join("timeline.jsonl");
     assert!(
         wait_for_line(&timeline, "\"l.i0\"", Duration::from_secs(60)),
         "l.i0 never started"
     );
-    // SAFETY: freezing the private server this test started.
-    unsafe {
-        libc::kill(i32::try_from(server.pid).unwrap(), libc::SIGSTOP);
+    // The whole server, the postmaster and the backend serving the run, so that neither the
+    // statement in flight nor the cancel request can end.
+    let frozen = server_processes(server.pid);
+    for pid in &frozen {
+        // SAFETY: freezing the private server this test started.
+        unsafe {
+            libc::kill(*pid, libc::SIGSTOP);
+        }
     }
     std::thread::sleep(Duration::from_millis(300));
-    signal(&child, libc::SIGINT);
-    std::thread::sleep(Duration::from_millis(500));
-    signal(&child, libc::SIGINT);
-    let code = exit_code_within(&mut child, Duration::from_secs(10));
-    // SAFETY: thawing it again.
-    unsafe {
-        libc::kill(i32::try_from(server.pid).unwrap(), libc::SIGCONT);
+    for _ in 0..sigints {
+        signal(&child, libc::SIGINT);
+        std::thread::sleep(Duration::from_millis(500));
     }
-    assert_eq!(code, Some(130));
+    let code = exit_code_within(&mut child, within);
+    for pid in &frozen {
+        // SAFETY: thawing it again.
+        unsafe {
+            libc::kill(*pid, libc::SIGCONT);
+        }
+    }
+    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
     let run = ibench::results::read_run(&out_dir).unwrap();
     assert_eq!(run.status, ibench::results::Status::Interrupted);
     assert!(run.ended_at.is_some());
+    (code, stderr)
 }
 
 /// The same on MariaDB: Ctrl-C during l.x kills the `ALTER TABLE` with `KILL QUERY`. The

@@ -895,17 +895,34 @@ fn cancel_on_interrupt(
     cancellers: &[Box<dyn crate::backend::Canceller>],
     step_over: &std::sync::atomic::AtomicBool,
 ) {
-    while !step_over.load(std::sync::atomic::Ordering::Relaxed) {
+    let over = || step_over.load(std::sync::atomic::Ordering::Relaxed);
+    while !over() {
         if stop::interrupted() {
             for c in cancellers {
-                // A statement that already ended cannot be cancelled; nothing to do.
+                // A statement that already ended cannot be cancelled; nothing to do. Each
+                // cancel is bounded (protocol::CANCEL_TIMEOUT).
                 let _ = c.cancel();
+            }
+            // A server that ignores the cancel (or is gone without a word) must not hold the
+            // run for ever: after a grace period the run is recorded interrupted all the same.
+            let cancelled = Instant::now();
+            while !over() {
+                if cancelled.elapsed() > CANCEL_GRACE {
+                    stop::abandon(&format!(
+                        "the server did not end the cancelled statements within {} s",
+                        CANCEL_GRACE.as_secs()
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// How long the connections may take to end after their statements were cancelled on Ctrl-C.
+const CANCEL_GRACE: Duration = Duration::from_secs(15);
 
 /// The error of a connection thread that panicked, with the panic's message.
 fn panicked(client: u32, panic: &(dyn std::any::Any + Send)) -> crate::backend::BackendError {

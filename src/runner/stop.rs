@@ -62,6 +62,14 @@ fn mark_run_file_interrupted() {
     }
 }
 
+/// Give up on a stop the server does not honour: mark `run.json` interrupted (what the steps
+/// before this one measured stays in it) and exit with status 130, saying why.
+pub fn abandon(why: &str) -> ! {
+    eprintln!("{why}: giving up on them; the run is recorded interrupted");
+    mark_run_file_interrupted();
+    std::process::exit(130);
+}
+
 /// Whether the run was interrupted.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
