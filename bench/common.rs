@@ -49,6 +49,90 @@ impl Drop for PrivateServer {
     }
 }
 
+/// A self-signed certificate for `localhost`, made with `openssl` in a scratch dir (removed
+/// when dropped), for benches over TLS.
+pub struct SelfSigned {
+    dir: PathBuf,
+}
+
+impl SelfSigned {
+    /// Make the key and certificate.
+    pub fn make() -> Result<SelfSigned> {
+        let dir = std::env::temp_dir().join(format!("ibench-bench-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let out = std::process::Command::new("openssl")
+            .current_dir(&dir)
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            ])
+            .args([
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.pem",
+                "-subj",
+                "/CN=localhost",
+            ])
+            .output()
+            .context("cannot run openssl (apt-get install openssl)")?;
+        anyhow::ensure!(
+            out.status.success(),
+            "openssl failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(
+            dir.join("server.pem"),
+            std::fs::Permissions::from_mode(0o644),
+        )?;
+        std::fs::set_permissions(
+            dir.join("server.key"),
+            std::fs::Permissions::from_mode(0o644),
+        )?;
+        Ok(SelfSigned { dir })
+    }
+
+    /// postgresql.conf lines: TLS on with a copy of the key owned by `postgres`, mode 0600
+    /// (PostgreSQL refuses a key others can read).
+    pub fn postgres_lines(&self) -> Result<String> {
+        let key = self.dir.join("pg.key");
+        std::fs::copy(self.dir.join("server.key"), &key)?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600))?;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            let ok = std::process::Command::new("chown")
+                .arg("postgres:")
+                .arg(&key)
+                .status()?
+                .success();
+            anyhow::ensure!(ok, "cannot chown {} to postgres", key.display());
+        }
+        Ok(format!(
+            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n",
+            self.dir.join("server.pem").display(),
+            key.display()
+        ))
+    }
+
+    /// `[mysqld]` lines: TLS on. (Only micro_sysbench starts a MariaDB.)
+    #[allow(dead_code)]
+    pub fn mariadb_lines(&self) -> String {
+        format!(
+            "ssl_cert = {}\nssl_key = {}\n",
+            self.dir.join("server.pem").display(),
+            self.dir.join("server.key").display()
+        )
+    }
+}
+
+impl Drop for SelfSigned {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// `name` from the environment as a number, or `default`.
 pub fn env_number(name: &str, default: f64) -> Result<f64> {
     match std::env::var(name) {

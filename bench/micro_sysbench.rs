@@ -24,7 +24,9 @@
 //! Run with `cargo bench --bench micro_sysbench` (needs `apt-get install sysbench`).
 //! Environment: `IBENCH_BENCH_ROWS` (table rows, default 100,000), `IBENCH_BENCH_SECONDS`
 //! (per test and client, default 10), `IBENCH_BENCH_ROUNDS` (default 3),
-//! `IBENCH_BENCH_SERVERS` (`postgres,mariadb` by default).
+//! `IBENCH_BENCH_SERVERS` (`postgres,mariadb` by default), `IBENCH_BENCH_TLS=1` (the servers
+//! get a self-signed certificate made with `openssl`; ibench connects with `sslmode=require`
+//! / `ssl-mode=REQUIRED`, sysbench with `PGSSLMODE=require` / `--mysql-ssl=REQUIRED`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -78,6 +80,12 @@ fn ibench_run(url: &str, step: &str, rows: u32, seconds: f64, out: PathBuf) -> R
         options(url, step, rows, seconds, out)?,
         vec!["bench".into()],
     )?;
+    if url.contains("sslmode=require") || url.contains("ssl-mode=REQUIRED") {
+        let tls = outcome.record.target.as_ref().and_then(|t| t.tls.as_ref());
+        let tls = tls.context("a TLS run recorded no TLS")?;
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| println!("ibench over {tls}"));
+    }
     let s = outcome.record.steps.first().context("no step")?;
     Ok(Figures {
         ops_per_sec: s.throughput,
@@ -117,10 +125,26 @@ fn sysbench_connection(handle: &ServerHandle) -> Result<Vec<String>> {
     ])
 }
 
-fn sysbench_run(handle: &ServerHandle, test: &str, rows: u32, seconds: f64) -> Result<Figures> {
+fn sysbench_run(
+    handle: &ServerHandle,
+    test: &str,
+    rows: u32,
+    seconds: f64,
+    tls: bool,
+) -> Result<Figures> {
     let connection = sysbench_connection(handle)?;
     let cpu0 = children_cpu_seconds();
     let mut cmd = Command::new("sysbench");
+    if tls {
+        match handle.kind {
+            ServerKind::Postgres => {
+                cmd.env("PGSSLMODE", "require");
+            }
+            ServerKind::Mariadb => {
+                cmd.arg("--mysql-ssl=REQUIRED");
+            }
+        }
+    }
     cmd.arg(test)
         .args(&connection)
         .args(["--tables=1", "--threads=1"])
@@ -163,17 +187,27 @@ fn main() -> Result<()> {
     let rounds = round_to_usize(env_number("IBENCH_BENCH_ROUNDS", 3.0)?).max(1);
     let servers =
         std::env::var("IBENCH_BENCH_SERVERS").unwrap_or_else(|_| "postgres,mariadb".into());
+    let tls = std::env::var("IBENCH_BENCH_TLS").is_ok_and(|v| v == "1");
+    let certs = if tls {
+        Some(common::SelfSigned::make()?)
+    } else {
+        None
+    };
     for name in servers.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let server = match name {
-            "postgres" => common::PrivateServer::start("micro", OVERLAY)?,
-            "mariadb" => common::PrivateServer::start_kind(
-                ServerKind::Mariadb,
-                "micro-mariadb",
-                MARIADB_CNF,
-            )?,
+            "postgres" => {
+                let tls_lines = certs.as_ref().map(common::SelfSigned::postgres_lines);
+                let overlay = format!("{OVERLAY}{}", tls_lines.transpose()?.unwrap_or_default());
+                common::PrivateServer::start("micro", &overlay)?
+            }
+            "mariadb" => {
+                let tls_lines = certs.as_ref().map(common::SelfSigned::mariadb_lines);
+                let cnf = format!("{MARIADB_CNF}{}", tls_lines.unwrap_or_default());
+                common::PrivateServer::start_kind(ServerKind::Mariadb, "micro-mariadb", &cnf)?
+            }
             other => bail!("IBENCH_BENCH_SERVERS: unknown server '{other}' (postgres, mariadb)"),
         };
-        compare_on(&server, rows, seconds, rounds)?;
+        compare_on(&server, rows, seconds, rounds, tls)?;
     }
     Ok(())
 }
@@ -184,12 +218,22 @@ fn compare_on(
     rows: u32,
     seconds: f64,
     rounds: usize,
+    tls: bool,
 ) -> Result<()> {
     let handle = server.handle.clone();
     let scratch = server.scratch.clone();
-    println!("server: {} ({})", handle.version, handle.url);
+    let url = if tls {
+        let mode = match handle.kind {
+            ServerKind::Postgres => "sslmode=require",
+            ServerKind::Mariadb => "ssl-mode=REQUIRED",
+        };
+        format!("{}&{mode}", handle.url)
+    } else {
+        handle.url.clone()
+    };
+    println!("server: {} ({url})", handle.version);
     runner::run(
-        options(&handle.url, "m.load", rows, seconds, scratch.join("load"))?,
+        options(&url, "m.load", rows, seconds, scratch.join("load"))?,
         vec!["bench".into()],
     )?;
     println!("table sbtest1: {rows} rows; {seconds} s per test and client; {rounds} rounds");
@@ -207,11 +251,11 @@ fn compare_on(
         for round in 0..rounds {
             let dir = scratch.join(format!("{step}-{round}"));
             let (i, s) = if round % 2 == 0 {
-                let i = ibench_run(&handle.url, step, rows, seconds, dir)?;
-                (i, sysbench_run(&handle, sysbench_test, rows, seconds)?)
+                let i = ibench_run(&url, step, rows, seconds, dir)?;
+                (i, sysbench_run(&handle, sysbench_test, rows, seconds, tls)?)
             } else {
-                let s = sysbench_run(&handle, sysbench_test, rows, seconds)?;
-                (ibench_run(&handle.url, step, rows, seconds, dir)?, s)
+                let s = sysbench_run(&handle, sysbench_test, rows, seconds, tls)?;
+                (ibench_run(&url, step, rows, seconds, dir)?, s)
             };
             println!(
                 "{step} round {round}: ibench {:.0}/s at {:.1} µs client CPU per {op}; sysbench {:.0}/s at {:.1} µs",

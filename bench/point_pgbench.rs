@@ -15,7 +15,8 @@
 //!
 //! Run with `cargo bench --bench point_pgbench` (pgbench comes with Debian's `postgresql`).
 //! Environment: `IBENCH_BENCH_ROWS` (default 200,000), `IBENCH_BENCH_SECONDS` (default 10),
-//! `IBENCH_BENCH_ROUNDS` (default 3).
+//! `IBENCH_BENCH_ROUNDS` (default 3), `IBENCH_BENCH_TLS=1` (the server gets a self-signed
+//! certificate; ibench connects with `sslmode=require`, pgbench with `PGSSLMODE=require`).
 
 use std::process::Command;
 
@@ -54,6 +55,7 @@ fn pgbench_round(
     handle: &ServerHandle,
     script: &std::path::Path,
     seconds: f64,
+    tls: bool,
 ) -> Result<(f64, f64)> {
     let password = std::fs::read_to_string(handle.dir.join("password"))?;
     let password = password.trim();
@@ -78,6 +80,7 @@ fn pgbench_round(
         .arg(script)
         .arg("postgres")
         .env("PGPASSWORD", password)
+        .env("PGSSLMODE", if tls { "require" } else { "disable" })
         .output()
         .context("cannot run pgbench")?;
     let cpu = children_cpu_seconds() - cpu0;
@@ -106,12 +109,25 @@ fn main() -> Result<()> {
     let rows = round_to_u64(env_number("IBENCH_BENCH_ROWS", 200_000.0)?);
     let seconds = env_number("IBENCH_BENCH_SECONDS", 10.0)?;
     let rounds = round_to_usize(env_number("IBENCH_BENCH_ROUNDS", 3.0)?).max(1);
-    let pg = common::PrivateServer::start("pgbench", OVERLAY)?;
+    let tls = std::env::var("IBENCH_BENCH_TLS").is_ok_and(|v| v == "1");
+    let certs = if tls {
+        Some(common::SelfSigned::make()?)
+    } else {
+        None
+    };
+    let tls_lines = certs.as_ref().map(common::SelfSigned::postgres_lines);
+    let overlay = format!("{OVERLAY}{}", tls_lines.transpose()?.unwrap_or_default());
+    let pg = common::PrivateServer::start("pgbench", &overlay)?;
     let handle = pg.handle.clone();
     let scratch = pg.scratch.clone();
-    println!("server: {}", handle.version);
+    let url = format!(
+        "{}&sslmode={}",
+        handle.url,
+        if tls { "require" } else { "disable" }
+    );
+    println!("server: {} ({url})", handle.version);
     runner::run(
-        options(&handle.url, "l.i0,l.x", rows, scratch.join("load"))?,
+        options(&url, "l.i0,l.x", rows, scratch.join("load"))?,
         vec!["bench".into()],
     )?;
     let mut script = String::new();
@@ -130,11 +146,11 @@ fn main() -> Result<()> {
     for round in 0..rounds {
         let out = scratch.join(format!("qp-{round}"));
         let (i, p) = if round % 2 == 0 {
-            let i = ibench_round(&handle.url, rows, seconds, out)?;
-            (i, pgbench_round(&handle, &script_path, seconds)?)
+            let i = ibench_round(&url, rows, seconds, out)?;
+            (i, pgbench_round(&handle, &script_path, seconds, tls)?)
         } else {
-            let p = pgbench_round(&handle, &script_path, seconds)?;
-            (ibench_round(&handle.url, rows, seconds, out)?, p)
+            let p = pgbench_round(&handle, &script_path, seconds, tls)?;
+            (ibench_round(&url, rows, seconds, out)?, p)
         };
         println!(
             "round {round}: ibench {:.0} queries/s at {:.1} µs (query connection's CPU per query); pgbench {:.0}/s at {:.1} µs",
