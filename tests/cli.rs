@@ -46,19 +46,61 @@ fn fails_for_an_unknown_url_scheme() {
     assert_eq!(out.status.code(), Some(1));
 }
 
-/// ibench speaks to servers without TLS: a URL that requires it is refused before any
-/// connection, with the fix, and without its password.
+/// TLS settings that cannot work are refused before any connection, in one line that names
+/// the setting and the fix, without the password: a verify mode with no CA, a mode that does
+/// not exist, a CA file that is not there.
 #[test]
-fn a_url_that_requires_tls_is_refused_naming_sslmode() {
+fn tls_settings_that_cannot_work_are_refused_naming_the_setting() {
     let out = ibench(&[
         "run",
         "--url",
-        "postgres://u:SECRET@127.0.0.1:1/db?sslmode=require",
+        "postgres://u:SECRET@127.0.0.1:1/db?sslmode=verify-full",
         "--quiet",
     ]);
-    assert_clear_error(&out, &["sslmode=require", "without TLS", "--url"]);
+    assert_clear_error(&out, &["sslrootcert=", "--url"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("SECRET"));
     assert_eq!(out.status.code(), Some(1));
+    let out = ibench(&[
+        "run",
+        "--url",
+        "mysql://u:SECRET@127.0.0.1:1/db?ssl-mode=VERIFY_CA&ssl-ca=/no/such/ca.pem",
+        "--quiet",
+    ]);
+    assert_clear_error(&out, &["/no/such/ca.pem", "--url"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("SECRET"));
+    let out = ibench(&[
+        "run",
+        "--url",
+        "postgres://u@127.0.0.1:1/db?sslmode=always",
+        "--quiet",
+    ]);
+    assert_clear_error(&out, &["sslmode=always", "verify-full"]);
+}
+
+/// A libpq setting or URL parameter ibench does not support is refused in one line, never
+/// silently ignored.
+#[test]
+fn unsupported_connection_settings_are_refused_in_one_line() {
+    let out = ibench(&[
+        "run",
+        "--url",
+        "postgres://u@127.0.0.1:1/db?gssencmode=require",
+        "--quiet",
+    ]);
+    assert_clear_error(&out, &["'gssencmode'", "--url"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(["run", "--url", "postgres://u@127.0.0.1:1/db", "--quiet"])
+        .env("PGSERVICE", "prod")
+        .output()
+        .unwrap();
+    assert_clear_error(&out, &["PGSERVICE=prod", "unset it"]);
+    let out = ibench(&[
+        "run",
+        "--url",
+        "mysql://u@127.0.0.1:1/db?compress=true",
+        "--quiet",
+    ]);
+    assert_clear_error(&out, &["'compress'", "--url"]);
 }
 
 /// A libpq key/value string is not a URL: the error says so without echoing its password.
