@@ -1086,8 +1086,12 @@ fn wire_detail(e: &WireError) -> String {
     e.to_string()
 }
 
-/// Map an error of a statement on a benchmark connection.
+/// Map an error of a statement on a benchmark connection. A protocol error names the server
+/// that broke the protocol.
 fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
+    if let WireError::Protocol(_) = e {
+        return BackendError::sql(context, format!("{e} (server {target})"));
+    }
     classify(
         target,
         context,

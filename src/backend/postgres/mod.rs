@@ -896,9 +896,10 @@ fn wire_detail(e: &WireError) -> String {
     }
 }
 
-/// Map an error of a statement.
+/// Map an error of a statement. A protocol error names the server that broke the protocol.
 fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
     match e {
+        WireError::Protocol(_) => BackendError::sql(context, format!("{e} (server {target})")),
         WireError::Auth(_) => BackendError::Auth {
             target: target.to_string(),
             detail: wire_detail(e),
