@@ -357,3 +357,52 @@ fn mariadb_required_connects_and_disabled_is_refused_by_the_server() {
         "{e}"
     );
 }
+
+#[test]
+fn postgres_allow_retries_with_tls_when_the_server_refuses_plain() {
+    let mut c = pg_try(&pg_url("127.0.0.1", "sslmode=allow")).unwrap();
+    assert!(
+        c.tls_info().is_some(),
+        "hostssl-only: the retry is over TLS"
+    );
+    assert_eq!(c.simple_value("SELECT 1").unwrap().as_deref(), Some("1"));
+}
+
+/// `PGSSLMODE` and `PGSSLROOTCERT` in the environment are read as libpq reads them: the
+/// command line run verifies the server and records TLS.
+#[test]
+fn the_cli_reads_pgsslmode_and_pgsslrootcert_from_the_environment() {
+    let out_dir = fresh_dir("tls-cli");
+    let url = postgres().url.replace("127.0.0.1", "localhost");
+    let run = |root: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+            .args([
+                "run",
+                "--quiet",
+                "--url",
+                &url,
+                "--steps",
+                "l.i0",
+                "--load-rows",
+                "500",
+            ])
+            .arg("--out")
+            .arg(&out_dir)
+            .env("PGSSLMODE", "verify-full")
+            .env("PGSSLROOTCERT", root)
+            .output()
+            .unwrap()
+    };
+    let wrong = run(&certs().other_ca());
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(!wrong.status.success());
+    assert!(stderr.contains("not signed by the given CA"), "{stderr}");
+    let ok = run(&certs().ca());
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let record = ibench::results::read_run(&out_dir).unwrap();
+    assert!(record.target.unwrap().tls.is_some());
+}
