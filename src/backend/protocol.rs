@@ -25,6 +25,13 @@ const KEEPALIVE_PROBES: i32 = 6;
 /// How long a cancel request or a `KILL QUERY` may take, connect and reply included.
 pub const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// What a read past the login's deadline says.
+pub const LOGIN_OVERDUE: &str = "the server did not finish the login in time (connect timeout)";
+
+/// What a read past a bounded statement's deadline says (a `KILL QUERY`).
+pub const STATEMENT_OVERDUE: &str =
+    "the server did not finish its reply in time (statement timeout)";
+
 /// Why a call on a protocol client failed; `S` is the protocol's error from the server.
 #[derive(Debug, thiserror::Error)]
 pub enum WireError<S: std::fmt::Debug + std::fmt::Display> {
@@ -71,9 +78,11 @@ pub struct Channel {
     /// Set when the byte stream can no longer be trusted (an I/O or protocol error, a
     /// failed login): every later call fails at once.
     pub broken: bool,
-    /// When set (during the login), every read ends by then: one deadline for the whole
-    /// exchange, not one timeout per read.
+    /// When set (during the login, or a bounded statement), every read ends by then: one
+    /// deadline for the whole exchange, not one timeout per read.
     pub deadline: Option<Instant>,
+    /// What a read past the deadline says ([`LOGIN_OVERDUE`], [`STATEMENT_OVERDUE`]).
+    pub overdue: &'static str,
 }
 
 impl Channel {
@@ -85,6 +94,7 @@ impl Channel {
             received: ReceiveBuffer::default(),
             broken: false,
             deadline: None,
+            overdue: LOGIN_OVERDUE,
         }
     }
 
@@ -117,6 +127,7 @@ impl Channel {
                 &mut Deadlined {
                     stream: &mut self.stream,
                     deadline,
+                    overdue: self.overdue,
                 },
                 n,
             ),
@@ -293,16 +304,14 @@ impl Write for Stream {
 struct Deadlined<'a> {
     stream: &'a mut Stream,
     deadline: Instant,
+    overdue: &'static str,
 }
 
 impl Read for Deadlined<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the server did not finish the login in time (connect timeout)",
-            ));
+            return Err(io::Error::new(io::ErrorKind::TimedOut, self.overdue));
         }
         self.stream.set_read_timeout(Some(left))?;
         match self.stream.read(buf) {
@@ -312,10 +321,7 @@ impl Read for Deadlined<'_> {
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                 ) =>
             {
-                Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "the server did not finish the login in time (connect timeout)",
-                ))
+                Err(io::Error::new(io::ErrorKind::TimedOut, self.overdue))
             }
             other => other,
         }

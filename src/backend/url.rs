@@ -19,17 +19,31 @@ pub struct UrlParts<'a> {
 
 impl<'a> UrlParts<'a> {
     /// Split `url`; `None` for a URL without `://` (e.g. `sqlite:PATH`). The userinfo ends at
-    /// the last `@` before the query, so a password holding `/` or `@` stays in it.
+    /// the last `@` that is not inside the query, so a password holding `/`, `@` or `?` stays
+    /// in it whole; the query starts at the first `?` after the userinfo.
+    ///
+    /// Which `@` is inside the query: one after a `?` that starts a `key=` parameter
+    /// (`postgres://h/db?user=bob@corp` has no userinfo). A `?` not followed by `key=`
+    /// (`postgres://u:pa?ss@h/db`) is taken as part of the password: splitting there, as
+    /// this parser once did, put the rest of the password in the host and the query, where
+    /// redaction and error messages showed it. (A password holding `?key=` itself still
+    /// needs percent-encoding, as libpq asks for every reserved character.)
     pub fn parse(url: &'a str) -> Option<UrlParts<'a>> {
         let scheme_end = url.find("://")? + 3;
         let rest = &url[scheme_end..];
-        let (main, query) = match rest.find('?') {
-            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-            None => (rest, None),
+        let userinfo_end = rest
+            .char_indices()
+            .filter(|(_, c)| *c == '@')
+            .map(|(i, _)| i)
+            .rev()
+            .find(|&at| !starts_a_parameter_before(&rest[..at]));
+        let (userinfo, after) = match userinfo_end {
+            Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
+            None => (None, rest),
         };
-        let (userinfo, after) = match main.rfind('@') {
-            Some(at) => (Some(&main[..at]), &main[at + 1..]),
-            None => (None, main),
+        let (after, query) = match after.find('?') {
+            Some(i) => (&after[..i], Some(&after[i + 1..])),
+            None => (after, None),
         };
         let (hosts, path) = match after.find('/') {
             Some(i) => (&after[..i], &after[i + 1..]),
@@ -103,6 +117,18 @@ impl<'a> UrlParts<'a> {
     }
 }
 
+/// Whether `text` holds a `?` followed by a parameter's `key=` (letters, digits, `_`, `-`,
+/// `.`): then what follows is a query, and an `@` after it is no userinfo's end.
+fn starts_a_parameter_before(text: &str) -> bool {
+    text.match_indices('?').any(|(i, _)| {
+        let after = &text[i + 1..];
+        let key_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+            .unwrap_or(after.len());
+        key_len > 0 && after[key_len..].starts_with('=')
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +160,41 @@ mod tests {
             "::1"
         );
         assert!(UrlParts::parse("sqlite:x.db").is_none());
+    }
+
+    /// A `?` in a password stays in the password (it once split the URL there, and the rest
+    /// of the password showed in the host, the query and every redacted error line); an `@`
+    /// in a query value is still no userinfo.
+    #[test]
+    fn a_question_mark_in_a_password_stays_in_the_password() {
+        let u = UrlParts::parse("postgres://u:pa?ss@h/db").unwrap();
+        assert_eq!((u.user(), u.password()), ("u", Some("pa?ss")));
+        assert_eq!((u.hosts, u.path, u.query), ("h", "db", None));
+        let u = UrlParts::parse("postgres://u:se?cret@127.0.0.1:1/db?gssencmode=x").unwrap();
+        assert_eq!(u.password(), Some("se?cret"));
+        assert_eq!(u.hosts, "127.0.0.1:1");
+        assert_eq!(u.params().collect::<Vec<_>>(), [("gssencmode", "x")]);
+        let u = UrlParts::parse("mysql://u:a?b@c/d@h:3306/x?ssl-mode=DISABLED").unwrap();
+        assert_eq!(u.password(), Some("a?b@c/d"));
+        assert_eq!((u.hosts, u.path), ("h:3306", "x"));
+        // An `@` in a query value: no userinfo, with a path or without.
+        for url in [
+            "postgres://h/db?user=bob@corp",
+            "postgres://h?user=bob@corp",
+        ] {
+            let u = UrlParts::parse(url).unwrap();
+            assert_eq!(u.userinfo, None, "{url}");
+            assert_eq!(u.hosts, "h", "{url}");
+            assert_eq!(u.params().collect::<Vec<_>>(), [("user", "bob@corp")]);
+        }
+        let u = UrlParts::parse("postgres://u@h/db?password_file=/home/a@b/pw").unwrap();
+        assert_eq!((u.userinfo, u.hosts), (Some("u"), "h"));
+        assert_eq!(
+            u.params().collect::<Vec<_>>(),
+            [("password_file", "/home/a@b/pw")]
+        );
+        // An `@` only after the query's `?`, the userinfo given in the authority as well.
+        let u = UrlParts::parse("mysql://root@h/x?socket=/run/a@b.sock").unwrap();
+        assert_eq!((u.userinfo, u.hosts, u.path), (Some("root"), "h", "x"));
     }
 }

@@ -210,6 +210,8 @@ pub struct MyWire {
     connection_id: u32,
     /// Still logging in: packets are held to the login's length limit.
     in_login: bool,
+    /// Each statement's deadline, from its send (`None`: unbounded).
+    statement_timeout: Option<Duration>,
 }
 
 impl MyWire {
@@ -249,6 +251,7 @@ impl MyWire {
             caps: 0,
             connection_id: 0,
             in_login: true,
+            statement_timeout: None,
         };
         conn.ch.deadline = deadline;
         conn.handshake(config, host, deadline)?;
@@ -268,11 +271,27 @@ impl MyWire {
         self.ch.stream.tls_info()
     }
 
-    /// Bound every later statement's reads and writes (`None`: unbounded, the default; a
-    /// `KILL QUERY` connection is bounded).
+    /// Bound every later statement, from its send to the end of its reply (`None`:
+    /// unbounded, the default; a `KILL QUERY` connection is bounded).
+    ///
+    /// One deadline per statement, as for the login, not a timeout per read: with a socket
+    /// read timeout alone, a server that answered a byte every few seconds kept a "bounded"
+    /// `KILL QUERY` (and so Ctrl-C) waiting as long as it liked (found by
+    /// `tests/hostile_server.rs`).
     pub fn set_statement_timeout(&mut self, timeout: Option<Duration>) -> WireResult<()> {
-        self.ch.stream.set_read_timeout(timeout)?;
+        self.statement_timeout = timeout.filter(|t| !t.is_zero());
+        self.ch.overdue = protocol::STATEMENT_OVERDUE;
+        if self.statement_timeout.is_none() {
+            self.ch.bound(None)?;
+        }
         Ok(self.ch.stream.set_write_timeout(timeout)?)
+    }
+
+    /// Start a statement's exchange: its deadline, when statements are bounded.
+    fn start_statement(&mut self) {
+        if let Some(t) = self.statement_timeout {
+            self.ch.deadline = Some(Instant::now() + t);
+        }
     }
 
     fn handshake(
@@ -399,13 +418,15 @@ impl MyWire {
         if plugin == "mysql_clear_password" {
             if !config.cleartext_plugin {
                 return Err(WireError::Auth(
-                    "the server asks for the password in clear (mysql_clear_password): opt in                      with enable-cleartext-plugin=true in --url, over TLS or a Unix socket"
+                    "the server asks for the password in clear (mysql_clear_password): opt in \
+                     with enable-cleartext-plugin=true in --url, over TLS or a Unix socket"
                         .to_string(),
                 ));
             }
             if !self.is_private() {
                 return Err(WireError::Auth(
-                    "the server asks for the password in clear (mysql_clear_password) over TCP                      without TLS: use ssl-mode=REQUIRED or a Unix socket"
+                    "the server asks for the password in clear (mysql_clear_password) over TCP \
+                     without TLS: use ssl-mode=REQUIRED or a Unix socket"
                         .to_string(),
                 ));
             }
@@ -490,7 +511,9 @@ impl MyWire {
             }
             (None, false) => {
                 return Err(WireError::Auth(
-                    "caching_sha2_password needs the password sent over TCP without TLS: use                      ssl-mode=REQUIRED, give the server's key with server-public-key-path=PATH,                      or opt in with get-server-public-key=true (which trusts whoever answers)"
+                    "caching_sha2_password needs the password sent over TCP without TLS: use \
+                     ssl-mode=REQUIRED, give the server's key with server-public-key-path=PATH, \
+                     or opt in with get-server-public-key=true (which trusts whoever answers)"
                         .to_string(),
                 ));
             }
@@ -545,6 +568,7 @@ impl MyWire {
         params: impl IntoIterator<Item = Value<'a>>,
     ) -> WireResult<Executed> {
         self.ch.usable()?;
+        self.start_statement();
         self.seq = 0;
         self.ch.out.clear();
         let at = self.begin_packet();
@@ -682,6 +706,7 @@ impl MyWire {
 
     fn command(&mut self, code: u8, payload: &[u8]) -> WireResult<()> {
         self.ch.usable()?;
+        self.start_statement();
         self.seq = 0;
         self.ch.out.clear();
         let at = self.begin_packet();
@@ -1200,6 +1225,7 @@ mod tests {
             caps: 0,
             connection_id: 0,
             in_login: false,
+            statement_timeout: None,
         };
         let p = w.next_packet().unwrap();
         assert_eq!(w.body(p).len(), MAX_PAYLOAD + 3);

@@ -383,7 +383,8 @@ impl WireConn {
     ) -> WireResult<()> {
         let need_password = || {
             WireError::Auth(
-                "the server asks for a password and none was given: put it in --url,                  ?password_file=, PGPASSWORD or ~/.pgpass"
+                "the server asks for a password and none was given: put it in --url, \
+                 ?password_file=, PGPASSWORD or ~/.pgpass"
                     .to_string(),
             )
         };
@@ -418,13 +419,15 @@ impl WireConn {
                 0 => {
                     if scram.is_some() && !scram_verified {
                         return Err(self.protocol(
-                            "the server ended SCRAM without proving it knows the password                              (no server signature)"
+                            "the server ended SCRAM without proving it knows the password \
+                             (no server signature)"
                                 .to_string(),
                         ));
                     }
                     if rounds == 1 && !allowed.none {
                         return Err(WireError::Auth(
-                            "the server let the user in without authentication, which                              require_auth does not allow"
+                            "the server let the user in without authentication, which \
+                             require_auth does not allow"
                                 .to_string(),
                         ));
                     }
@@ -437,7 +440,9 @@ impl WireConn {
                     let over_plain_tcp = !self.ch.stream.is_tls() && !self.ch.stream.is_local();
                     if over_plain_tcp && !allowed.cleartext_opted_in {
                         return Err(WireError::Auth(
-                            "the server asks for the password in clear over TCP without TLS:                              use TLS (sslmode=require or stronger), a Unix socket, or opt in                              with require_auth=password"
+                            "the server asks for the password in clear over TCP without TLS: \
+                             use TLS (sslmode=require or stronger), a Unix socket, or opt in \
+                             with require_auth=password"
                                 .to_string(),
                         ));
                     }
