@@ -11,7 +11,9 @@
 //!
 //! Bugs these tests found, fixed with them: a `?` in a URL's password split the URL there
 //! (the rest of the password showed in redacted errors); a `KILL QUERY` answered a byte a
-//! second was not bounded (a timeout per read, not per statement); several login errors
+//! second was not bounded (a timeout per read, not per statement); an extra MySQL reply
+//! already in the buffer was taken as the next query's (PostgreSQL checked, MySQL did not);
+//! several login errors
 //! held runs of 20-30 spaces (line continuations that had lost their backslash). Found and
 //! not fixed here (the fix is in `tls.rs`): a TLS handshake trickled a byte at a time is not
 //! bounded by the connect timeout; its two tests are `#[ignore]`d (run with `--ignored`).
@@ -1129,4 +1131,28 @@ fn my_a_trickled_tls_handshake_times_out_as_a_whole() {
     let e = fails(r);
     says(&e.to_string(), &["in time"]);
     fake.join();
+}
+
+/// A text query answered with two OK packets (both with sequence id 1, in one write): the
+/// extra one is found before the next query and fails it, not taken as that query's reply.
+#[test]
+fn my_an_extra_reply_fails_the_next_query() {
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let reply = [my::packet(1, &my::ok()), my::packet(1, &my::ok())].concat();
+        s.write_all(&reply).ok()?; // one write: both in the client's buffer at once
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    conn.query("DO 1").expect("the first reply");
+    let (r, _) = within(LOGIN_BOUND, || conn.query("DO 2"));
+    let e = fails(r);
+    assert!(matches!(e, MyError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["protocol error", "nobody asked for"]);
+    let e = fails(conn.query("DO 3"));
+    says(&e.to_string(), &["lost earlier"]);
+    drop(conn);
+    let seen = fake.join().expect("the client connected");
+    assert!(!contains(&seen, b"DO 2"), "the second query was sent");
 }

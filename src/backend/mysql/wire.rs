@@ -287,11 +287,22 @@ impl MyWire {
         Ok(self.ch.stream.set_write_timeout(timeout)?)
     }
 
-    /// Start a statement's exchange: its deadline, when statements are bounded.
-    fn start_statement(&mut self) {
+    /// Start a command's exchange: the connection must be sound and hold no unread bytes
+    /// (a packet nobody asked for, an extra OK say, means the server and ibench no longer
+    /// agree where a reply ends: read as the next command's reply, it would shift every
+    /// later reply by one without an error); the deadline, when statements are bounded.
+    fn start_command(&mut self) -> WireResult<()> {
+        self.ch.usable()?;
+        if !self.ch.received.pending().is_empty() {
+            return Err(self.protocol(format!(
+                "the server sent {} bytes nobody asked for",
+                self.ch.received.pending().len()
+            )));
+        }
         if let Some(t) = self.statement_timeout {
             self.ch.deadline = Some(Instant::now() + t);
         }
+        Ok(())
     }
 
     fn handshake(
@@ -567,8 +578,7 @@ impl MyWire {
         statement: &Prepared,
         params: impl IntoIterator<Item = Value<'a>>,
     ) -> WireResult<Executed> {
-        self.ch.usable()?;
-        self.start_statement();
+        self.start_command()?;
         self.seq = 0;
         self.ch.out.clear();
         let at = self.begin_packet();
@@ -705,8 +715,7 @@ impl MyWire {
     }
 
     fn command(&mut self, code: u8, payload: &[u8]) -> WireResult<()> {
-        self.ch.usable()?;
-        self.start_statement();
+        self.start_command()?;
         self.seq = 0;
         self.ch.out.clear();
         let at = self.begin_packet();
