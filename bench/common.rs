@@ -116,11 +116,11 @@ impl SelfSigned {
         ))
     }
 
-    /// `[mysqld]` lines: TLS on. (Only micro_sysbench starts a MariaDB.)
+    /// `[mysqld]` lines: TLS on and required over TCP. (Only micro_sysbench starts a MariaDB.)
     #[allow(dead_code)]
     pub fn mariadb_lines(&self) -> String {
         format!(
-            "ssl_cert = {}\nssl_key = {}\n",
+            "ssl_cert = {}\nssl_key = {}\nrequire_secure_transport = ON\n",
             self.dir.join("server.pem").display(),
             self.dir.join("server.key").display()
         )

@@ -26,7 +26,8 @@
 //! (per test and client, default 10), `IBENCH_BENCH_ROUNDS` (default 3),
 //! `IBENCH_BENCH_SERVERS` (`postgres,mariadb` by default), `IBENCH_BENCH_TLS=1` (the servers
 //! get a self-signed certificate made with `openssl`; ibench connects with `sslmode=require`
-//! / `ssl-mode=REQUIRED`, sysbench with `PGSSLMODE=require` / `--mysql-ssl=REQUIRED`).
+//! / `ssl-mode=REQUIRED`, sysbench with `PGSSLMODE=require` / `--mysql-ssl=on`, which
+//! MariaDB's `require_secure_transport = ON` makes a requirement).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -141,7 +142,9 @@ fn sysbench_run(
                 cmd.env("PGSSLMODE", "require");
             }
             ServerKind::Mariadb => {
-                cmd.arg("--mysql-ssl=REQUIRED");
+                // sysbench 1.0 takes on/off; the server requires TLS, so a plain
+                // connection would fail rather than pass unseen.
+                cmd.arg("--mysql-ssl=on");
             }
         }
     }
