@@ -651,3 +651,75 @@ fn a_comparison_that_mixes_tls_and_plain_runs_warns() {
         "plain runs keep the old JSON: {both_plain}"
     );
 }
+
+/// A settle phase that ran out of its budget is not a failure: the query steps after it are
+/// noted as started from an unsettled server, unmarked as partial, and the notes say what
+/// was left.
+#[test]
+fn query_steps_after_an_unsettled_settle_are_noted() {
+    let unsettled = edited_fixture("postgres", "unsettled", |r| {
+        let settle = &mut r["steps"][3]["settle"];
+        settle["planned_seconds"] = 2.0.into();
+        settle["actions"][0]["unsettled"] =
+            "not finished: statement_timeout cancelled it when the budget ran out".into();
+        settle["unsettled"] = "VACUUM (ANALYZE) pi1: not finished: statement_timeout cancelled \
+             it when the budget ran out"
+            .into();
+    });
+    let dirs = [fixture("sqlite-base"), unsettled];
+    let cmp = comparison(&dirs, None);
+    let notes: Vec<Option<&str>> = cmp.absolute.rows[1]
+        .cells
+        .iter()
+        .map(|c| c.note.as_deref())
+        .collect();
+    let step = |name: &str| cmp.steps.iter().position(|s| s == name).unwrap();
+    assert_eq!(notes[step("l.i2")], None);
+    for q in ["qr100", "qp100", "qr1000"] {
+        assert_eq!(notes[step(q)], Some("unsettled start"), "{q}");
+    }
+    let line = cmp
+        .problems
+        .iter()
+        .find(|p| p.contains("settle phase ran out"))
+        .expect("a note on the settle phase");
+    assert!(
+        line.contains("l.i2: the settle phase ran out of its 2 s budget with work left (VACUUM (ANALYZE) pi1: not finished"),
+        "{line}"
+    );
+    assert!(
+        line.contains("qr100, qp100, qr1000 started from an unsettled server"),
+        "{line}"
+    );
+    use ibench::report::Format;
+    let text = render(&dirs, Format::Text, false);
+    let row = text
+        .lines()
+        .skip_while(|l| !l.contains("Absolute throughput"))
+        .find(|l| l.starts_with("PostgreSQL"))
+        .expect("the Postgres row");
+    assert!(
+        !row.contains('!'),
+        "an unsettled start is not a partial figure: {row}"
+    );
+    let squashed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        squashed.contains("started from an unsettled server"),
+        "{text}"
+    );
+}
+
+/// A run.json written before `unsettled` existed loads, and a settle record without it
+/// writes no `unsettled` key.
+#[test]
+fn a_settle_record_without_unsettled_loads_and_writes_as_before() {
+    let (runs, problems) = load_runs(&[fixture("postgres")]);
+    assert!(problems.is_empty(), "{problems:?}");
+    let settle = runs[0].record.steps[3]
+        .settle
+        .clone()
+        .expect("l.i2 settled");
+    assert_eq!(settle.unsettled, None);
+    let json = serde_json::to_string(&settle).unwrap();
+    assert!(!json.contains("unsettled"), "{json}");
+}

@@ -154,12 +154,30 @@ impl super::Driver for MockDriver {
         })
     }
 
+    /// No maintenance; `mock:unsettled` reports an action the budget cut short and
+    /// `mock:settle-error` one that failed, for the runner's tests of both.
     fn settle(
         &self,
         _: &[String],
         _: std::time::Duration,
     ) -> BackendResult<Vec<super::SettleAction>> {
-        Ok(Vec::new())
+        let mut actions = Vec::new();
+        if self.url.contains("unsettled") {
+            actions.push(super::SettleAction {
+                action: "wait for the mock's dirty pages".into(),
+                seconds: 0.0,
+                error: None,
+                unsettled: Some("7 dirty pages left".into()),
+            });
+        }
+        if self.url.contains("settle-error") {
+            actions.push(super::SettleAction::done(
+                "ANALYZE mock",
+                0.0,
+                Some("ERROR 1146: no such table".into()),
+            ));
+        }
+        Ok(actions)
     }
 }
 

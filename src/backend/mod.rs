@@ -214,6 +214,24 @@ pub struct SettleAction {
     pub seconds: f64,
     /// `None` when it succeeded, the error text when it did not.
     pub error: Option<String>,
+    /// What was left undone when the settle budget ran out before the action finished
+    /// (`4007 dirty pages left`, `VACUUM cancelled by statement_timeout`): not an error, the
+    /// server was merely not settled. `None` when the action finished or failed. Absent in
+    /// older runs and in the JSON of actions that finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsettled: Option<String>,
+}
+
+impl SettleAction {
+    /// An action that finished (`error` `None`) or failed (`error` the reason).
+    pub fn done(action: impl Into<String>, seconds: f64, error: Option<String>) -> SettleAction {
+        SettleAction {
+            action: action.into(),
+            seconds,
+            error,
+            unsettled: None,
+        }
+    }
 }
 
 /// How the server was built, as far as it tells (spec section 8: what a regression hunter

@@ -203,11 +203,7 @@ impl Driver for SqliteDriver {
 fn timed(action: String, f: impl FnOnce() -> rusqlite::Result<()>) -> SettleAction {
     let start = Instant::now();
     let error = f().err().map(|e| e.to_string());
-    SettleAction {
-        action,
-        seconds: start.elapsed().as_secs_f64(),
-        error,
-    }
+    SettleAction::done(action, start.elapsed().as_secs_f64(), error)
 }
 
 /// The text of the multi-row insert for `rows` rows.

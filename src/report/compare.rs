@@ -414,6 +414,55 @@ fn check_note(s: &StepRecord) -> Option<String> {
 /// The start of the note of a figure whose step's checks failed.
 pub const CHECK_FAILED: &str = "check failed";
 
+/// The note of a figure whose step started from an unsettled server: the settle phase
+/// before it ran out of its budget with work left (not a failure; the figure is as measured).
+pub const UNSETTLED_START: &str = "unsettled start";
+
+/// [`UNSETTLED_START`] when the run's `step` started from an unsettled server.
+fn unsettled_note(run: &LoadedRun, step: &str) -> Option<String> {
+    let i = run
+        .record
+        .steps
+        .iter()
+        .position(|s| s.name.to_string() == step)?;
+    run.record
+        .unsettled_before(i)
+        .map(|_| UNSETTLED_START.to_string())
+}
+
+/// One line per settle phase that ran out of its budget, naming what it left and the steps
+/// that started from the unsettled server, for the report's notes.
+fn unsettled_lines(runs: &[LoadedRun]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for r in runs {
+        let steps = &r.record.steps;
+        for (i, s) in steps.iter().enumerate() {
+            let Some(settle) = &s.settle else { continue };
+            let Some(left) = &settle.unsettled else {
+                continue;
+            };
+            let after: Vec<String> = steps[i + 1..]
+                .iter()
+                .take_while(|n| n.settle.is_none())
+                .map(|n| n.name.to_string())
+                .collect();
+            let started = if after.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} started from an unsettled server (their figures are as measured, noted {UNSETTLED_START})",
+                    after.join(", ")
+                )
+            };
+            lines.push(format!(
+                "{} {}: the settle phase ran out of its {:.0} s budget with work left ({left}){started}",
+                r.label, s.name, settle.planned_seconds
+            ));
+        }
+    }
+    lines
+}
+
 /// One line per step that did not complete or whose checks failed, for the report's notes.
 fn check_failure_lines(runs: &[LoadedRun]) -> Vec<String> {
     runs.iter()
@@ -447,6 +496,7 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
     let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let base_index = base_index(runs, base, &labels, &mut problems);
     problems.extend(check_failure_lines(runs));
+    problems.extend(unsettled_lines(runs));
     let (names, steps) = step_names(runs, &mut problems);
     let (absolute, abs_cells) = absolute_table(runs, &steps);
     let relative = relative_table(runs, &steps, &abs_cells, base_index);
@@ -771,7 +821,9 @@ fn absolute_table(runs: &[LoadedRun], steps: &[String]) -> (Table, Vec<Vec<Cell>
                     note: if sla_failed(s) {
                         Some(SLA_FAILED.into())
                     } else {
-                        status_note(s).or_else(|| check_note(s))
+                        status_note(s)
+                            .or_else(|| check_note(s))
+                            .or_else(|| unsettled_note(&runs[i], step))
                     },
                 },
             });

@@ -174,7 +174,11 @@ fn step_notes(s: &StepRecord) -> String {
         let _ = write!(notes, "{} ", check_failure_note(f));
     }
     if let Some(settle) = &s.settle {
-        let _ = write!(notes, "settled {:.0} s ", settle.seconds);
+        if settle.unsettled.is_some() {
+            let _ = write!(notes, "UNSETTLED after {:.0} s ", settle.seconds);
+        } else {
+            let _ = write!(notes, "settled {:.0} s ", settle.seconds);
+        }
     }
     notes
 }

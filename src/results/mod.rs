@@ -198,6 +198,18 @@ pub struct CheckFailure {
 }
 
 impl RunRecord {
+    /// What the last settle phase before `steps[index]` left undone when its budget ran out:
+    /// that step started from an unsettled server. `None` when that settle phase finished,
+    /// or none came before the step.
+    pub fn unsettled_before(&self, index: usize) -> Option<&str> {
+        self.steps
+            .get(..index)?
+            .iter()
+            .rev()
+            .find_map(|s| s.settle.as_ref())
+            .and_then(|s| s.unsettled.as_deref())
+    }
+
     /// The steps whose checks failed, one line each (`l.i1: integrity: ...`); empty when none.
     /// An error naming every failed check and the run.json in `dir` that records it, or
     /// `Ok` when every check passed.
@@ -278,6 +290,22 @@ pub struct SettleRecord {
     pub seconds: f64,
     /// The maintenance done inside it.
     pub actions: Vec<SettleAction>,
+    /// What was left undone when the budget ran out (the actions' `unsettled`, joined with
+    /// `; `): the steps after it started from an unsettled server. Not a check failure.
+    /// `None` (absent from the JSON) when every action finished; absent in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsettled: Option<String>,
+}
+
+impl SettleRecord {
+    /// `unsettled` from the actions: each unfinished action's leftover, `action: what`.
+    pub fn unsettled_of(actions: &[SettleAction]) -> Option<String> {
+        let left: Vec<String> = actions
+            .iter()
+            .filter_map(|a| a.unsettled.as_ref().map(|u| format!("{}: {u}", a.action)))
+            .collect();
+        (!left.is_empty()).then(|| left.join("; "))
+    }
 }
 
 /// The integrity check of one step.

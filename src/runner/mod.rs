@@ -974,11 +974,19 @@ fn settle_phase(
     }
     let t0 = Instant::now();
     let actions = driver.settle(&opts.tables(), Duration::from_secs_f64(planned))?;
+    let unsettled = SettleRecord::unsettled_of(&actions);
+    if let Some(left) = unsettled.as_deref().filter(|_| mode != ProgressMode::Quiet) {
+        eprintln!(
+            "l.i2    settle: the {planned:.0} s budget ran out ({left}); recorded, the next \
+             steps start from an unsettled server"
+        );
+    }
     StopSignal::new(None).sleep_until(t0 + Duration::from_secs_f64(planned));
     Ok(SettleRecord {
         planned_seconds: planned,
         seconds: t0.elapsed().as_secs_f64(),
         actions,
+        unsettled,
     })
 }
 
@@ -986,7 +994,8 @@ fn check_failure(kind: CheckKind, message: String) -> CheckFailure {
     CheckFailure { kind, message }
 }
 
-/// The settle phase's maintenance actions that failed, as settle failures.
+/// The settle phase's maintenance actions that failed, as settle failures (an action the
+/// budget cut short is recorded in `unsettled`, not failed).
 fn settle_failures(settle: &SettleRecord) -> impl Iterator<Item = CheckFailure> + '_ {
     settle.actions.iter().filter_map(|a| {
         a.error
@@ -1239,5 +1248,52 @@ mod tests {
             assert_eq!(back.steps.len(), 6);
             let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+
+    /// l.i0 to l.i2 on the mock backend at `url`: l.i2's record.
+    fn li2_on_mock(url: &str, tag: &str) -> StepRecord {
+        let dir = std::env::temp_dir().join(format!("ibench-mock-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut o = RunOptions::from_profile(url, &crate::workload::steps::Profile::small());
+        o.load_rows = 1000;
+        o.i1_rows = 200;
+        o.i2_rows = 100;
+        o.settle_max_seconds = Some(0.0);
+        o.steps = vec![
+            StepName::LoadInitial,
+            StepName::CreateIndexes,
+            StepName::InsertDelete1,
+            StepName::InsertDelete2,
+        ];
+        o.out_dir = dir.clone();
+        o.quiet = true;
+        let outcome = run(o, vec!["test".into()]).expect("the run completes");
+        let back = results::read_run(&outcome.dir).expect("run.json reads back");
+        let _ = std::fs::remove_dir_all(&dir);
+        back.steps
+            .into_iter()
+            .find(|s| s.name == StepName::InsertDelete2)
+            .expect("l.i2 ran")
+    }
+
+    #[test]
+    fn a_settle_that_ran_out_of_budget_is_recorded_not_failed() {
+        let li2 = li2_on_mock("mock:unsettled", "unsettled");
+        assert!(li2.check_failures.is_empty(), "{:?}", li2.check_failures);
+        let settle = li2.settle.expect("l.i2 settled");
+        assert_eq!(
+            settle.unsettled.as_deref(),
+            Some("wait for the mock's dirty pages: 7 dirty pages left")
+        );
+        assert_eq!(settle.actions[0].error, None);
+    }
+
+    #[test]
+    fn a_settle_action_that_failed_is_still_a_check_failure() {
+        let li2 = li2_on_mock("mock:settle-error", "settle-error");
+        let kinds: Vec<CheckKind> = li2.check_failures.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, [CheckKind::Settle], "{:?}", li2.check_failures);
+        assert!(li2.check_failures[0].message.contains("no such table"));
+        assert_eq!(li2.settle.and_then(|s| s.unsettled), None);
     }
 }

@@ -214,11 +214,7 @@ impl Driver for MysqlDriver {
 fn timed(action: &str, f: impl FnOnce() -> Result<(), String>) -> SettleAction {
     let started = Instant::now();
     let result = f();
-    SettleAction {
-        action: action.to_string(),
-        seconds: started.elapsed().as_secs_f64(),
-        error: result.err(),
-    }
+    SettleAction::done(action, started.elapsed().as_secs_f64(), result.err())
 }
 
 /// `ANALYZE TABLE t`; a row with `Msg_type` `error` counts as a failure.
@@ -276,21 +272,21 @@ fn flush_dirty_pages(conn: &mut MyWire, deadline: Instant) -> Vec<SettleAction> 
         Ok(Some((pct, lwm))) => match (pct.trim().parse::<f64>(), lwm.trim().parse::<f64>()) {
             (Ok(p), Ok(l)) => (p, l),
             _ => {
-                actions.push(SettleAction {
-                    action: "read innodb_max_dirty_pages_pct and _lwm".to_string(),
-                    seconds: started.elapsed().as_secs_f64(),
-                    error: Some(format!("unexpected values '{pct}', '{lwm}'")),
-                });
+                actions.push(SettleAction::done(
+                    "read innodb_max_dirty_pages_pct and _lwm",
+                    started.elapsed().as_secs_f64(),
+                    Some(format!("unexpected values '{pct}', '{lwm}'")),
+                ));
                 return actions;
             }
         },
         Ok(None) => return actions,
         Err(e) => {
-            actions.push(SettleAction {
-                action: "read innodb_max_dirty_pages_pct and _lwm".to_string(),
-                seconds: started.elapsed().as_secs_f64(),
-                error: Some(e.to_string()),
-            });
+            actions.push(SettleAction::done(
+                "read innodb_max_dirty_pages_pct and _lwm",
+                started.elapsed().as_secs_f64(),
+                Some(e.to_string()),
+            ));
             return actions;
         }
     };
@@ -335,6 +331,7 @@ fn wait_for_clean_pages(conn: &mut MyWire, deadline: Instant) -> SettleAction {
     let mut first = None;
     let mut last = None;
     let mut error = None;
+    let mut unsettled = None;
     loop {
         match global_status(conn, "Innodb_buffer_pool_pages_dirty") {
             Ok(v) => {
@@ -350,8 +347,8 @@ fn wait_for_clean_pages(conn: &mut MyWire, deadline: Instant) -> SettleAction {
             break;
         }
         if Instant::now() + POLL_INTERVAL > deadline {
-            error = Some(format!(
-                "the settle budget ran out with {} dirty pages left",
+            unsettled = Some(format!(
+                "{} InnoDB dirty pages left",
                 last.unwrap_or_default()
             ));
             break;
@@ -367,6 +364,7 @@ fn wait_for_clean_pages(conn: &mut MyWire, deadline: Instant) -> SettleAction {
         ),
         seconds: started.elapsed().as_secs_f64(),
         error,
+        unsettled,
     }
 }
 
@@ -380,6 +378,7 @@ fn wait_for_clean_pages(conn: &mut MyWire, deadline: Instant) -> SettleAction {
 fn wait_for_compactions(conn: &mut MyWire, deadline: Instant) -> SettleAction {
     let started = Instant::now();
     let mut error = None;
+    let mut unsettled = None;
     let mut polls = 0u32;
     loop {
         polls += 1;
@@ -408,9 +407,9 @@ fn wait_for_compactions(conn: &mut MyWire, deadline: Instant) -> SettleAction {
             break;
         }
         if Instant::now() + POLL_INTERVAL > deadline {
-            error = Some(format!(
-                "the settle budget ran out with compactions still pending \
-                 ({pending} column families pending, {manual} manual compactions running)"
+            unsettled = Some(format!(
+                "RocksDB compactions still pending ({pending} column families pending, \
+                 {manual} manual compactions running)"
             ));
             break;
         }
@@ -420,6 +419,7 @@ fn wait_for_compactions(conn: &mut MyWire, deadline: Instant) -> SettleAction {
         action: format!("wait until no RocksDB compaction is pending ({polls} polls)"),
         seconds: started.elapsed().as_secs_f64(),
         error,
+        unsettled,
     }
 }
 

@@ -42,6 +42,7 @@ mod sqlstate {
     pub const INVALID_PASSWORD: &str = "28P01";
     pub const INVALID_AUTHORIZATION_SPECIFICATION: &str = "28000";
     pub const INVALID_CATALOG_NAME: &str = "3D000";
+    pub const QUERY_CANCELED: &str = "57014";
 }
 
 /// PostgreSQL driver: a parsed connection configuration.
@@ -148,7 +149,6 @@ impl Driver for PostgresDriver {
                     let sql = format!("ANALYZE {t}");
                     let started = Instant::now();
                     let result = run_bounded(&mut main, &sql, deadline)
-                        .map(drop)
                         .map_err(|e| wire_error(&self.target, &sql, &e));
                     settle_action(sql, started, result)
                 })
@@ -163,17 +163,18 @@ impl Driver for PostgresDriver {
                 .into_iter()
                 .zip(tables)
                 .map(|(handle, table)| {
-                    handle.join().unwrap_or_else(|_| SettleAction {
-                        action: vacuum_sql(table),
-                        seconds: 0.0,
-                        error: Some("the VACUUM thread panicked".to_string()),
+                    handle.join().unwrap_or_else(|_| {
+                        SettleAction::done(
+                            vacuum_sql(table),
+                            0.0,
+                            Some("the VACUUM thread panicked".to_string()),
+                        )
                     })
                 })
                 .collect()
         });
         let started = Instant::now();
         let result = run_bounded(&mut main, "CHECKPOINT", deadline)
-            .map(drop)
             .map_err(|e| wire_error(&self.target, "CHECKPOINT", &e));
         actions.push(settle_action("CHECKPOINT".to_string(), started, result));
         Ok(actions)
@@ -191,37 +192,64 @@ impl PostgresDriver {
             run_bounded(&mut wire, &sql, deadline).map_err(|e| wire_error(&self.target, &sql, &e))
         });
         match result {
-            Ok(warnings) if !warnings.is_empty() => SettleAction {
-                action: sql,
-                seconds: started.elapsed().as_secs_f64(),
-                error: Some(warnings.join("; ")),
-            },
-            other => settle_action(sql, started, other.map(drop)),
+            Ok(Bounded::Done(warnings)) if !warnings.is_empty() => SettleAction::done(
+                sql,
+                started.elapsed().as_secs_f64(),
+                Some(warnings.join("; ")),
+            ),
+            other => settle_action(sql, started, other),
         }
     }
 }
 
+/// What a maintenance statement under the settle budget came to.
+#[derive(Debug)]
+enum Bounded {
+    /// It finished, with these warnings.
+    Done(Vec<String>),
+    /// `statement_timeout` (what was left of the budget) cancelled it: the budget ran out.
+    RanOut,
+}
+
 /// Run one maintenance statement with `statement_timeout` set to what is left of the budget
-/// (at least one second: 0 would mean no limit); the statement's warnings.
-fn run_bounded(
-    wire: &mut WireConn,
-    sql: &str,
-    deadline: Instant,
-) -> Result<Vec<String>, WireError> {
+/// (at least one second: 0 would mean no limit). A cancel (SQLSTATE 57014) is the timeout's:
+/// nothing else cancels the settle phase's own connections (Ctrl-C cancels only the
+/// steps' connections), so it means the budget ran out, not that the statement failed.
+fn run_bounded(wire: &mut WireConn, sql: &str, deadline: Instant) -> Result<Bounded, WireError> {
     let left = deadline.saturating_duration_since(Instant::now());
     let ms = left.as_millis().max(1000);
     wire.simple(&format!("SET statement_timeout = {ms}"))?;
-    let result = wire.simple(sql).map(|_| wire.warnings().to_vec());
+    let result = match wire.simple(sql) {
+        Ok(_) => Ok(Bounded::Done(wire.warnings().to_vec())),
+        Err(e) if is_query_canceled(&e) => Ok(Bounded::RanOut),
+        Err(e) => Err(e),
+    };
     // Best effort: the connection is dropped right after anyway.
     let _ = wire.simple("SET statement_timeout = 0");
     result
 }
 
-fn settle_action(action: String, started: Instant, result: BackendResult<()>) -> SettleAction {
-    SettleAction {
-        action,
-        seconds: started.elapsed().as_secs_f64(),
-        error: result.err().map(|e| e.to_string()),
+/// Whether the server cancelled the statement (SQLSTATE 57014: a cancel request or
+/// `statement_timeout`).
+fn is_query_canceled(e: &WireError) -> bool {
+    e.server()
+        .is_some_and(|s| s.code == sqlstate::QUERY_CANCELED)
+}
+
+/// A settle action from its outcome: done, failed, or cut short by the budget's end.
+fn settle_action(action: String, started: Instant, result: BackendResult<Bounded>) -> SettleAction {
+    let seconds = started.elapsed().as_secs_f64();
+    match result {
+        Ok(Bounded::Done(_)) => SettleAction::done(action, seconds, None),
+        Ok(Bounded::RanOut) => SettleAction {
+            action,
+            seconds,
+            error: None,
+            unsettled: Some(
+                "not finished: statement_timeout cancelled it when the budget ran out".to_string(),
+            ),
+        },
+        Err(e) => SettleAction::done(action, seconds, Some(e.to_string())),
     }
 }
 
