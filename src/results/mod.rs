@@ -369,11 +369,18 @@ pub fn rfc3339(t: std::time::SystemTime) -> String {
 }
 
 /// Write `value` as pretty JSON to `path` atomically: a temp file beside it, fsync, rename.
+/// The JSON goes through a buffer: serde writes it in many small pieces (a run.json of a
+/// long run is thousands of them), which straight to the file would be one `write` each.
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let tmp = path.with_extension("json.tmp");
-    let mut f = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    serde_json::to_writer_pretty(&mut f, value)?;
-    f.write_all(b"\n")?;
+    let f = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut out = BufWriter::new(f);
+    serde_json::to_writer_pretty(&mut out, value)?;
+    out.write_all(b"\n")?;
+    let f = out
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
     f.sync_all()?;
     fs::rename(&tmp, path).with_context(|| format!("cannot rename onto {}", path.display()))?;
     Ok(())
@@ -453,6 +460,32 @@ mod tests {
         write_json_atomic(&p, &vec![3]).unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap().trim(), "[\n  3\n]");
         assert!(!dir.join("x.json.tmp").exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_buffered_write_gives_the_bytes_of_the_straight_one() {
+        let dir = std::env::temp_dir().join(format!("ibench-results-buf-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        // A real run record (tens of KB, well past one buffer), with escapes and floats.
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
+        let mut record = read_run(&fixture).unwrap();
+        record.label = "quote \" tab \t é \u{1}".into();
+        let buffered = dir.join("run.json");
+        write_json_atomic(&buffered, &record).unwrap();
+        // How it was written before: serde straight to the file, then the newline.
+        let straight = dir.join("straight.json");
+        let mut f = File::create(&straight).unwrap();
+        serde_json::to_writer_pretty(&mut f, &record).unwrap();
+        f.write_all(b"\n").unwrap();
+        drop(f);
+        let got = fs::read(&buffered).unwrap();
+        assert!(got.len() > 3 * 8192, "{} bytes", got.len());
+        assert_eq!(got, fs::read(&straight).unwrap());
+        let mut pretty = serde_json::to_vec_pretty(&record).unwrap();
+        pretty.push(b'\n');
+        assert_eq!(got, pretty);
+        assert!(!dir.join("run.json.tmp").exists());
         fs::remove_dir_all(&dir).unwrap();
     }
 }
