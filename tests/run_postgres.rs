@@ -258,3 +258,54 @@ fn the_protocol_client_reports_errors_and_cancels() {
         "usable after the cancel"
     );
 }
+
+/// l.x polls `pg_stat_progress_create_index` from a connection of its own: its timeline
+/// holds the builds' phase and work done. The table is filled server-side (2M rows in
+/// seconds) so the build lasts long enough for once-a-second polls to see it.
+#[test]
+fn index_builds_report_their_progress_in_the_timeline() {
+    let url = new_database(server(), "index_progress");
+    let mut opts = small_options(&url, "pg-lx-load");
+    opts.steps = ibench::workload::steps::parse_step_list("l.i0").unwrap();
+    run_and_read(opts);
+    let mut admin = pg_connect(&url);
+    admin
+        .simple(
+            "INSERT INTO pi1 (dateandtime, cashregisterid, customerid, productid, price, data) \
+             SELECT now(), g % 1000, g % 100000, g % 10000, g % 500, md5(g::text) \
+             FROM generate_series(1, 2000000) g",
+        )
+        .unwrap();
+    let mut opts = small_options(&url, "pg-lx-progress");
+    opts.steps = ibench::workload::steps::parse_step_list("l.x").unwrap();
+    let (run, dir) = run_and_read(opts);
+    assert_eq!(run.steps[0].status, ibench::results::Status::Completed);
+    let timeline = ibench::results::read_timeline(&dir).unwrap();
+    let builds: Vec<_> = timeline
+        .iter()
+        .filter(|l| l.step.to_string() == "l.x")
+        .flat_map(|l| l.index_builds.iter())
+        .collect();
+    assert!(
+        !builds.is_empty(),
+        "no second of l.x ({:.1} s) saw a build: {timeline:?}",
+        run.steps[0].seconds
+    );
+    for b in &builds {
+        assert!(
+            b.phase.starts_with("building index")
+                || b.phase.starts_with("initializing")
+                || b.phase.starts_with("waiting"),
+            "{b:?}"
+        );
+        assert_eq!(b.builds, 1, "one table, one build at a time: {b:?}");
+        if b.total > 0 {
+            assert!(["blocks", "tuples"].contains(&b.unit.as_str()), "{b:?}");
+            assert!(b.done <= b.total, "{b:?}");
+        }
+    }
+    assert!(
+        builds.iter().any(|b| b.total > 0),
+        "a build counted its work: {builds:?}"
+    );
+}

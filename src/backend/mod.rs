@@ -493,6 +493,64 @@ pub trait Conn: Send {
     fn build_facts(&mut self) -> BackendResult<BuildFacts> {
         Ok(BuildFacts::default())
     }
+
+    /// How far the index builds running on the server now have got (l.x's progress, polled
+    /// once a second from a connection of its own). `NotReported` with the reason when the
+    /// server does not report it (the default).
+    fn index_build_progress(&mut self) -> BackendResult<IndexProgress> {
+        Ok(IndexProgress::NotReported(
+            "this server does not report an index build's progress".to_string(),
+        ))
+    }
+}
+
+/// One index build's progress as the server reports it: its phase and the work done of the
+/// phase's total.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexBuildProgress {
+    /// The phase as the server names it: PostgreSQL's `building index: scanning table`,
+    /// MySQL/MariaDB's stage `alter table (merge sort)`.
+    pub phase: String,
+    /// Work done in the phase (summed over the builds in this phase).
+    pub done: u64,
+    /// The phase's total work, as the server estimates it; 0 when it gives none.
+    pub total: u64,
+    /// What the work counts: `blocks` or `tuples` (PostgreSQL), `work units` (MySQL's
+    /// `WORK_COMPLETED`/`WORK_ESTIMATED`); empty when the phase has no count.
+    pub unit: String,
+    /// Builds in this phase (one per table being indexed at once).
+    pub builds: u32,
+}
+
+/// What a server says of its index builds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexProgress {
+    /// The builds running now, one entry per phase and unit (none between builds).
+    Running(Vec<IndexBuildProgress>),
+    /// The server does not report it, and why.
+    NotReported(String),
+}
+
+impl IndexProgress {
+    /// Builds read one by one, merged per phase and unit (their work summed), in the order
+    /// each phase was first seen.
+    pub fn merged(builds: impl IntoIterator<Item = IndexBuildProgress>) -> IndexProgress {
+        let mut out: Vec<IndexBuildProgress> = Vec::new();
+        for b in builds {
+            match out
+                .iter_mut()
+                .find(|o| o.phase == b.phase && o.unit == b.unit)
+            {
+                Some(o) => {
+                    o.done += b.done;
+                    o.total += b.total;
+                    o.builds += b.builds;
+                }
+                None => out.push(b),
+            }
+        }
+        IndexProgress::Running(out)
+    }
 }
 
 /// Which prepared statement of a table: the key of a connection's statement cache, for

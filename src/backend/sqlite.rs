@@ -577,6 +577,12 @@ impl Conn for SqliteConn {
         }))
     }
 
+    fn index_build_progress(&mut self) -> BackendResult<super::IndexProgress> {
+        Ok(super::IndexProgress::NotReported(
+            "SQLite does not report an index build's progress".to_string(),
+        ))
+    }
+
     fn build_facts(&mut self) -> BackendResult<BuildFacts> {
         let context = "read the SQLite version and compile options";
         let version: String = self

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{SettleAction, TargetInfo};
+use crate::backend::{IndexBuildProgress, SettleAction, TargetInfo};
 use crate::stats::{LatencySummary, SecondCounts};
 use crate::workload::steps::StepName;
 use options::RunOptions;
@@ -352,6 +352,10 @@ pub struct TimelineLine {
     pub second: u32,
     /// Per op kind name: ops, rows and max latency in that second.
     pub ops: BTreeMap<String, SecondCounts>,
+    /// l.x: the index builds as the server last reported them in that second (phase, work
+    /// done of its total), one per phase; absent when none was reported and in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub index_builds: Vec<IndexBuildProgress>,
 }
 
 /// Current time, UTC, RFC 3339 with milliseconds.

@@ -2,6 +2,7 @@
 //! client loop, with results written as the run goes.
 
 pub mod client;
+pub mod index_progress;
 pub mod micro;
 pub mod monitor;
 pub mod pacer;
@@ -349,6 +350,8 @@ struct Plan {
     goal: Goal,
     /// Query steps run for a fixed time.
     deadline_seconds: Option<f64>,
+    /// l.x: a connection of its own that polls the server's index builds (or why none).
+    index_progress: Option<Result<Box<dyn Conn>, String>>,
 }
 
 /// What the step's connections did.
@@ -690,10 +693,13 @@ fn plan_connections(
         (StopRule::WorkDone, Some((kind, total))) => (Goal::Rows { kind, total }, None),
         (StopRule::WorkDone, None) => (Goal::None, None),
     };
+    let index_progress = (plan.throughput.kind() == OpKind::CreateIndexes)
+        .then(|| driver.connect().map_err(|e| format!("{e:#}")));
     Ok(Plan {
         slots,
         goal,
         deadline_seconds,
+        index_progress,
     })
 }
 
@@ -815,10 +821,15 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
         .filter_map(|s| s.conn.canceller())
         .collect();
     let step_over = std::sync::atomic::AtomicBool::new(false);
+    let index_shared = std::sync::Arc::new(index_progress::Shared::default());
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
         let step_over = &step_over;
         let cancellers = &cancellers;
         scope.spawn(move || cancel_on_interrupt(cancellers, step_over));
+        if let Some(conn) = plan.index_progress {
+            let shared = &*index_shared;
+            scope.spawn(move || index_progress::poll(conn, shared, step_over, mode));
+        }
         let handles: Vec<_> = plan
             .slots
             .into_iter()
@@ -828,6 +839,9 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
             })
             .collect();
         let mut monitor = Monitor::new(step, start, counters, timeline, mode, plan.goal);
+        monitor.watch_index_builds(index_progress::Watch::new(std::sync::Arc::clone(
+            &index_shared,
+        )));
         while monitor.tick(&|| handles.iter().all(|h| h.is_finished())) {}
         let timeline_error = monitor.timeline_error.take();
         let finished: Vec<Finished> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
@@ -1121,6 +1135,7 @@ mod tests {
             }],
             goal: Goal::None,
             deadline_seconds: None,
+            index_progress: None,
         };
         let driven = drive(
             plan,

@@ -72,6 +72,8 @@ pub struct Monitor<'a> {
     seen: Seconds,
     last_plain: Instant,
     pub(crate) timeline_error: Option<String>,
+    /// l.x: the index builds as the server reports them.
+    index: Option<super::index_progress::Watch>,
 }
 
 impl<'a> Monitor<'a> {
@@ -95,7 +97,13 @@ impl<'a> Monitor<'a> {
             seen: Seconds::default(),
             last_plain: Instant::now(),
             timeline_error: None,
+            index: None,
         }
+    }
+
+    /// Show the server's index builds (l.x) on the progress line and in the timeline.
+    pub fn watch_index_builds(&mut self, watch: super::index_progress::Watch) {
+        self.index = Some(watch);
     }
 
     /// Wait for the next tick, at most until `done()` is true (checked every 50 ms). Returns
@@ -124,6 +132,7 @@ impl<'a> Monitor<'a> {
             merged.entry(*kind).or_default().merge(c.swap());
         }
         let any = merged.values().any(|c| c.ops > 0);
+        let index_builds = self.index.as_mut().map(|w| w.latest()).unwrap_or_default();
         if whole {
             for (kind, c) in &merged {
                 self.seen.per_kind.entry(*kind).or_default().push(*c);
@@ -137,6 +146,7 @@ impl<'a> Monitor<'a> {
                     .iter()
                     .map(|(k, c)| (k.name().to_string(), *c))
                     .collect(),
+                index_builds: index_builds.clone(),
             };
             if let Err(e) = self.timeline.write(&line)
                 && self.timeline_error.is_none()
@@ -145,7 +155,7 @@ impl<'a> Monitor<'a> {
             }
         }
         if whole {
-            self.progress(&merged);
+            self.progress(&merged, &index_builds);
             self.next_tick += 1;
         }
     }
@@ -158,7 +168,11 @@ impl<'a> Monitor<'a> {
             .sum()
     }
 
-    fn progress(&mut self, this_second: &BTreeMap<OpKind, SecondCounts>) {
+    fn progress(
+        &mut self,
+        this_second: &BTreeMap<OpKind, SecondCounts>,
+        index_builds: &[crate::backend::IndexBuildProgress],
+    ) {
         if self.mode == ProgressMode::Quiet {
             return;
         }
@@ -184,6 +198,9 @@ impl<'a> Monitor<'a> {
                 text.push_str(&format!(" {elapsed:.0}/{total:.0} s"));
             }
             Goal::None => text.push_str(&format!(" {elapsed:.0} s")),
+        }
+        if let Some(w) = self.index.as_ref().filter(|_| !index_builds.is_empty()) {
+            text.push_str(&format!("  {}", w.text(index_builds)));
         }
         for (kind, c) in this_second {
             let (n, unit) = match kind {

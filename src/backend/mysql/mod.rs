@@ -848,6 +848,54 @@ impl Conn for MysqlConn {
         Ok(Some(serde_json::Value::Object(out)))
     }
 
+    fn index_build_progress(&mut self) -> BackendResult<IndexProgress> {
+        let context = "read the index build's progress from performance_schema";
+        if self.number("SELECT @@performance_schema", context)? == 0 {
+            return Ok(IndexProgress::NotReported(
+                "performance_schema is off (MariaDB's default); start the server with \
+                 performance_schema=ON to see it"
+                    .to_string(),
+            ));
+        }
+        let sql = "SELECT (SELECT COUNT(*) FROM performance_schema.setup_consumers \
+                   WHERE NAME = 'events_stages_current' AND ENABLED = 'YES'), \
+                   (SELECT COUNT(*) FROM performance_schema.setup_instruments \
+                   WHERE NAME LIKE 'stage/innodb/alter table%' AND ENABLED = 'YES')";
+        let rows = self.text_rows(sql).map_err(|e| self.err(context, &e))?;
+        let count = |i: usize| {
+            rows.first()
+                .and_then(|r| r.get(i).cloned().flatten())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        if count(0) == 0 || count(1) == 0 {
+            return Ok(IndexProgress::NotReported(
+                "performance_schema's events_stages_current consumer or its \
+                 stage/innodb/alter table% instruments are off"
+                    .to_string(),
+            ));
+        }
+        let rows = self
+            .text_rows(
+                "SELECT EVENT_NAME, WORK_COMPLETED, WORK_ESTIMATED \
+                 FROM performance_schema.events_stages_current \
+                 WHERE EVENT_NAME LIKE 'stage/%alter table%'",
+            )
+            .map_err(|e| self.err(context, &e))?;
+        Ok(IndexProgress::merged(rows.iter().map(|r| {
+            let text = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            let number = |i: usize| text(i).trim().parse::<u64>().unwrap_or(0);
+            let name = text(0);
+            IndexBuildProgress {
+                phase: name.rsplit('/').next().unwrap_or(&name).to_string(),
+                done: number(1),
+                total: number(2),
+                unit: "work units".to_string(),
+                builds: 1,
+            }
+        })))
+    }
+
     fn build_facts(&mut self) -> BackendResult<BuildFacts> {
         let sql = "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
                    ('version', 'version_comment', 'version_compile_machine', 'version_compile_os')";

@@ -549,6 +549,31 @@ impl Conn for PostgresConn {
         self.read_build_facts()
     }
 
+    fn index_build_progress(&mut self) -> BackendResult<IndexProgress> {
+        if self.flavour != Flavour::Postgres {
+            return Ok(IndexProgress::NotReported(format!(
+                "{} does not report an index build's progress",
+                self.flavour.dbms()
+            )));
+        }
+        let version = self.server_version_num()?;
+        if version < 120_000 {
+            return Ok(IndexProgress::NotReported(format!(
+                "PostgreSQL {} does not report an index build's progress \
+                 (pg_stat_progress_create_index came in 12)",
+                version / 10_000
+            )));
+        }
+        let rows = self.run(
+            "SELECT phase, blocks_done, blocks_total, tuples_done, tuples_total \
+             FROM pg_stat_progress_create_index WHERE datname = current_database()",
+            "read pg_stat_progress_create_index",
+        )?;
+        Ok(IndexProgress::merged(
+            rows.iter().map(|r| pg_index_build(r)),
+        ))
+    }
+
     fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
         let context = "read pg_settings";
         let text = self
@@ -877,6 +902,32 @@ fn count_via_index_sql(table: &str, index: SecondaryIndex) -> String {
         "SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {first} >= {INT_MIN_LITERAL} \
          ORDER BY {cols}) AS s"
     )
+}
+
+/// One row of `pg_stat_progress_create_index` (phase, blocks done and total, tuples done
+/// and total) as a build's progress: blocks while the phase scans the table, tuples while
+/// it sorts or loads them, whichever the phase counts.
+fn pg_index_build(row: &[Option<String>]) -> IndexBuildProgress {
+    let text = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+    let number = |i: usize| text(i).trim().parse::<u64>().unwrap_or(0);
+    let phase = text(0);
+    let (blocks, tuples) = ((number(1), number(2)), (number(3), number(4)));
+    let ((done, total), unit) = if phase.contains("scanning") && blocks.1 > 0 {
+        (blocks, "blocks")
+    } else if tuples.1 > 0 {
+        (tuples, "tuples")
+    } else if blocks.1 > 0 {
+        (blocks, "blocks")
+    } else {
+        ((0, 0), "")
+    };
+    IndexBuildProgress {
+        phase,
+        done,
+        total,
+        unit: unit.to_string(),
+        builds: 1,
+    }
 }
 
 fn vacuum_sql(table: &str) -> String {
