@@ -308,4 +308,10 @@ fn index_builds_report_their_progress_in_the_timeline() {
         builds.iter().any(|b| b.total > 0),
         "a build counted its work: {builds:?}"
     );
+    // The HTML report charts it (l.x on 2M rows lasts several seconds, more than the 2 s
+    // per-second charts need).
+    let html = ibench::report::render_dirs(&[dir], None, ibench::report::Format::Html, false)
+        .unwrap()
+        .text;
+    assert!(html.contains("l.x index build: work done of its count"));
 }

@@ -706,6 +706,14 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
         let unit = if rows_based { "rows/s" } else { "ops/s" };
         b.push(chart(&format!("{} {kind} rate", d.step), unit, &data));
     }
+    let builds = index_build_series(cmp, runs, &d.step);
+    if builds.iter().any(|(_, points)| !points.is_empty()) {
+        b.push(chart(
+            &format!("{} index build: work done of its count", d.step),
+            "%",
+            &builds,
+        ));
+    }
     let size = size_series(cmp, runs, &d.step);
     if !size.is_empty() {
         b.push(chart(&format!("{} database size", d.step), "GB", &size));
@@ -720,6 +728,33 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
             &data,
         ));
     }
+}
+
+/// The first index build's work done, in % of its count's total, per second of l.x (from the
+/// timeline's `index_builds`), per run; PostgreSQL starts a new count at each phase that
+/// counts something else and at each index, InnoDB counts one over the whole build.
+fn index_build_series(
+    cmp: &Comparison,
+    runs: &[LoadedRun],
+    step: &str,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    runs.iter()
+        .map(|r| {
+            let points = r
+                .timeline
+                .iter()
+                .filter(|l| l.step.to_string() == step)
+                .filter_map(|l| {
+                    let b = l.index_builds.first().filter(|b| b.total > 0)?;
+                    Some((
+                        f64::from(l.second),
+                        count_f64(b.done) / count_f64(b.total) * 100.0,
+                    ))
+                })
+                .collect();
+            (cmp.key_of(&r.label).to_string(), points)
+        })
+        .collect()
 }
 
 /// Database size over the step, from the sampler's time series: logical and on disk per run.
