@@ -315,3 +315,41 @@ fn index_builds_report_their_progress_in_the_timeline() {
         .text;
     assert!(html.contains("l.x index build: work done of its count"));
 }
+
+/// A VACUUM that the settle budget's `statement_timeout` cancels (SQLSTATE 57014) ran out of
+/// time: it is recorded as unsettled, not as an error. A lock held by another transaction
+/// makes it wait past the 1 s the driver gives it at least.
+#[test]
+fn a_vacuum_cut_short_by_the_settle_budget_is_unsettled_not_an_error() {
+    use ibench::backend::{DriverOptions, driver_for_url};
+    let url = new_database(server(), "settle_ran_out");
+    let mut opts = small_options(&url, "pg-settle-ran-out");
+    opts.steps = ibench::workload::steps::parse_step_list("l.i0").unwrap();
+    run_and_read(opts);
+    let mut holder = pg_connect(&url);
+    holder
+        .simple("BEGIN; LOCK TABLE pi1 IN SHARE UPDATE EXCLUSIVE MODE")
+        .unwrap();
+    let driver = driver_for_url(&client_url(&url), &DriverOptions::default()).unwrap();
+    let actions = driver
+        .settle(&["pi1".to_string()], std::time::Duration::ZERO)
+        .unwrap();
+    holder.simple("ROLLBACK").unwrap();
+    let vacuum = &actions[0];
+    assert_eq!(vacuum.action, "VACUUM (ANALYZE) pi1");
+    assert_eq!(vacuum.error, None, "{actions:?}");
+    assert!(
+        vacuum
+            .unsettled
+            .as_deref()
+            .is_some_and(|u| u.contains("statement_timeout")),
+        "{actions:?}"
+    );
+    assert!(
+        vacuum.seconds >= 0.9,
+        "it waited for the timeout: {actions:?}"
+    );
+    let checkpoint = &actions[1];
+    assert_eq!(checkpoint.action, "CHECKPOINT");
+    assert_eq!(checkpoint.error, None, "{actions:?}");
+}
