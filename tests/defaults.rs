@@ -111,8 +111,13 @@ fn run_small(server: &Server, engine: Option<&str>, tag: &str) -> (String, PathB
         "{settle:?}"
     );
     if let Some(left) = &settle.unsettled {
-        // Allowed (a busy host flushes slower), but it must say what was left.
+        // Allowed (a busy host flushes slower), but it must say what was left, and the
+        // summary line says so.
         eprintln!("{tag}: the settle ran out: {left}");
+        assert!(settle.actions.iter().any(|a| a.unsettled.is_some()));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("UNSETTLED after"), "{stdout}");
+        assert!(stderr.contains("budget ran out"), "{stderr}");
     }
     (stderr, out_dir)
 }
