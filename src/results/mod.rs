@@ -8,6 +8,7 @@
 pub mod host;
 pub mod metrics;
 pub mod options;
+pub mod probe;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -86,6 +87,10 @@ pub struct RunRecord {
     /// as far as it could be told; `None` in runs recorded before it existed.
     #[serde(default)]
     pub build: Option<crate::backend::BuildFacts>,
+    /// The host probe's setup and the run's typical host speed (`--host-probe-ms`); `None`
+    /// with the probe off and in runs recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_probe: Option<probe::RunHostProbe>,
 }
 
 /// What one step measured.
@@ -140,6 +145,10 @@ pub struct StepRecord {
     /// when every check passed; absent in runs recorded before it existed.
     #[serde(default)]
     pub check_failures: Vec<CheckFailure>,
+    /// The host probe before and after the step and the host's steal and iowait shares
+    /// during it; `None` with the probe off and in runs recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_probe: Option<probe::StepHost>,
 }
 
 impl StepRecord {

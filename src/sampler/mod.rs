@@ -10,6 +10,7 @@
 pub mod build;
 pub mod locate;
 pub mod perf;
+pub mod host_probe;
 pub mod procfs;
 pub mod profile;
 
