@@ -99,6 +99,11 @@ impl StepHost {
     pub fn mean(&self, figure: ProbeFigure) -> Option<f64> {
         mean(self.probes().filter_map(|p| figure.of(p)))
     }
+
+    /// The smallest (fastest) `figure` of the step's probes.
+    pub fn best(&self, figure: ProbeFigure) -> Option<f64> {
+        self.probes().filter_map(|p| figure.of(p)).reduce(f64::min)
+    }
 }
 
 /// The probe's setup for a run (`run.json`'s `host_probe`).
@@ -257,5 +262,6 @@ mod tests {
         };
         assert_eq!(step.mean(ProbeFigure::Cpu), Some(2.0));
         assert_eq!(step.mean(ProbeFigure::Fsync), None);
+        assert_eq!(step.best(ProbeFigure::Cpu), Some(1.0));
     }
 }
