@@ -260,7 +260,7 @@ fn step_reasons(run: &LoadedRun, s: &StepRecord, base: Option<(&LoadedRun, &Step
         && steady(s)
         && let Some((factor, second)) = rate_jump(&step_rates(run, s)).filter(|j| j.0 >= RATE_JUMP)
     {
-        reasons.push(format!("its per-second rate moved ×{factor:.1} at second {second}"));
+        reasons.push(format!("its per-second rate moved ×{factor:.1} around second {second}"));
     }
     if let Some((b, bs)) = base
         && client_is_only_the_client(run)
@@ -431,7 +431,8 @@ mod tests {
         // 8k/s for 4 s, then 36k/s: the PG10 qr100.
         let shift = [8000.0, 7400.0, 8400.0, 8000.0, 32000.0, 42000.0, 36000.0, 38000.0];
         let (factor, second) = rate_jump(&shift).unwrap();
-        assert_eq!(second, 4);
+        // A median moves little when one second changes side: the split is found to a second.
+        assert!((4..=5).contains(&second), "{second}");
         assert!(factor > 4.0, "{factor}");
         // A two-second stall in a steady step moves neither side's median much.
         let dip = [10000.0, 9800.0, 1000.0, 900.0, 10100.0, 9900.0, 10000.0, 10200.0];
