@@ -3,7 +3,9 @@
 //! report's host-speed thresholds are chosen from (docs/performance.md, "The host probe").
 //!
 //! Run with `cargo bench --bench host_probe [-- ROUNDS [BUDGET_MS [DIR]]]` on an idle host;
-//! DIR is where the fsync task writes (default: the temp dir).
+//! DIR is where the fsync task writes (default: the temp dir). Two series: the probes back to
+//! back, then each after writing 64 MiB of other memory (as a step between two probes evicts
+//! the probe's buffer from the caches).
 
 use std::path::PathBuf;
 
@@ -20,6 +22,21 @@ fn main() -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("a budget of 0 ms turns the probe off"))?;
     println!("{rounds} probes of {budget_ms} ms, fsync in {}", dir.display());
     let probes: Vec<_> = (0..rounds).map(|_| prober.run()).collect();
+    summary("back to back", &probes);
+    let mut other = vec![0u8; 64 << 20];
+    let probes: Vec<_> = (0..rounds)
+        .map(|i| {
+            other.fill(u8::try_from(i % 200).unwrap_or(0));
+            std::hint::black_box(&other);
+            prober.run()
+        })
+        .collect();
+    summary("after 64 MiB of other writes", &probes);
+    Ok(())
+}
+
+fn summary(series: &str, probes: &[ibench::results::probe::HostProbe]) {
+    println!("== {series}");
     for (i, p) in probes.iter().enumerate() {
         let f = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{v:.3}"));
         println!(
@@ -51,5 +68,4 @@ fn main() -> anyhow::Result<()> {
             p90 * 100.0
         );
     }
-    Ok(())
 }

@@ -305,11 +305,10 @@ fn host(b: &mut Vec<Block>, cmp: &Comparison) {
     }
     if h.probed() {
         b.push(Block::Note(format!(
-            "The host probe (--host-probe-ms) before and after every step: the median of each figure over the run's probes, a time per unit (larger = slower host), and ×its ratio to the base's. A run is warned about when a figure differs from the base's by more than the probe's own noise: CPU {:.0}%, memory {:.0}%, loopback {:.0}%, fsync {:.0}%. Steal and iowait: the largest share of the host's CPU time in a step (/proc/stat).",
+            "The host probe (--host-probe-ms) before and after every step: the median of each figure over the run's probes, a time per unit (larger = slower host), and ×its ratio to the base's. A run is warned about when a figure differs from the base's by more than the probe's own noise: CPU {:.0}%, memory {:.0}%, loopback {:.0}%; fsync is shown only (after a step it waits for the step's own writeback). Steal and iowait: the largest share of the host's CPU time in a step (/proc/stat).",
             h.thresholds.cpu * 100.0,
             h.thresholds.memory * 100.0,
             h.thresholds.loopback * 100.0,
-            h.thresholds.fsync * 100.0
         )));
         b.push(Block::Table(host_table(cmp)));
     }
@@ -359,7 +358,8 @@ fn host_table(cmp: &Comparison) -> DocTable {
                         None => DocCell::plain(format!("{v:.2}")),
                     };
                     if let Some(rel) = rel.filter(|_| i != cmp.base)
-                        && super::host::beyond(rel, 1.0, cmp.host.thresholds.of(f)).is_some()
+                        && let Some(t) = cmp.host.thresholds.of(f)
+                        && super::host::beyond(rel, 1.0, t).is_some()
                     {
                         c.colour = Colour::Grey;
                     }

@@ -15,9 +15,11 @@ use std::time::{Duration, Instant};
 use crate::results::probe::{CpuTicks, HostProbe, RunHostProbe, StepHost};
 use crate::stats::convert::{count_f64, u64_usize, usize_u64};
 
-/// Entries (u32) of the memory task's buffer: 8 MiB, bigger than this machine's 1 MiB of L2
-/// per core (and most servers' 1-2 MiB).
-pub const MEMORY_ENTRIES: usize = 1 << 21;
+/// Entries (u32) of the memory task's buffer: 4 MiB, bigger than this machine's 1 MiB of L2
+/// per core (and most servers' 1-2 MiB), smaller than its 32 MiB of L3. The task reads it once
+/// in order before the timed walk, so the walk times the shared L3 and TLB (which neighbours
+/// and the DBMS contend for) and not whether the step before evicted the buffer to DRAM.
+pub const MEMORY_ENTRIES: usize = 1 << 20;
 
 /// Iterations of the CPU loop between two looks at the clock.
 const CPU_BATCH: u64 = 20_000;
@@ -205,8 +207,9 @@ fn pointer_chain(n: usize, seed: u64) -> Vec<u32> {
     chain
 }
 
-/// ns per dependent access of a walk along `chain`.
+/// ns per dependent access of a walk along `chain`, after one read of it in order.
 fn memory_ns_per_access(chain: &[u32], budget: Duration) -> f64 {
+    black_box(chain.iter().fold(0u32, |a, &x| a.wrapping_add(x)));
     let mut at = 0usize;
     let (n, seconds) = timed(budget, || {
         for _ in 0..MEMORY_BATCH {
@@ -218,13 +221,49 @@ fn memory_ns_per_access(chain: &[u32], budget: Duration) -> f64 {
     seconds * 1e9 / count_f64(n)
 }
 
-/// µs per one-byte round trip between this thread and an echoing thread over a Unix socket
-/// pair.
+/// Pin the calling thread to `cpu` (best effort: a failure leaves it where the kernel puts
+/// it).
+fn pin_to(cpu: usize) {
+    // SAFETY: `set` is a plain bit set, zeroed and then filled by the libc macros;
+    // sched_setaffinity only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const set);
+    }
+}
+
+/// The CPU the calling thread runs on (0 when unknown).
+fn current_cpu() -> usize {
+    // SAFETY: sched_getcpu has no arguments and returns -1 on error.
+    usize::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(0)
+}
+
+/// µs per one-byte round trip between two threads over a Unix socket pair, both pinned to the
+/// CPU the probe runs on: each round trip is two wake-ups and two context switches on one
+/// CPU. (Unpinned, the figure doubled or halved with where the scheduler put the two threads:
+/// a wake-up across CPUs costs more than on one.)
 fn loopback_us_per_round_trip(budget: Duration) -> std::io::Result<f64> {
+    let cpu = current_cpu();
+    let ping_thread = std::thread::Builder::new()
+        .name("ibench-probe-ping".into())
+        .spawn(move || {
+            pin_to(cpu);
+            ping_pong(budget)
+        })?;
+    ping_thread
+        .join()
+        .unwrap_or_else(|_| Err(std::io::Error::other("the probe's ping thread panicked")))
+}
+
+/// The ping side of [`loopback_us_per_round_trip`], on its own (pinned) thread.
+fn ping_pong(budget: Duration) -> std::io::Result<f64> {
+    let cpu = current_cpu();
     let (mut ping, mut pong) = UnixStream::pair()?;
     let echo = std::thread::Builder::new()
         .name("ibench-probe-echo".into())
         .spawn(move || {
+            pin_to(cpu);
             let mut b = [0u8; 1];
             while pong.read_exact(&mut b).is_ok() {
                 if pong.write_all(&b).is_err() {
