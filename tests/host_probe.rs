@@ -144,3 +144,58 @@ fn a_cpu_hog_during_the_middle_run_flags_it_and_not_the_others() {
         last.unwrap_or_default()["host"]
     );
 }
+
+/// Every step records a probe before and after it (each figure measured, the fsync in the
+/// SQLite file's directory) and the run its median; `--host-probe-ms 0` records none; a budget
+/// past the limit is refused naming the flag.
+#[test]
+fn each_step_records_its_probes_and_zero_turns_the_probe_off() {
+    let dir = common::fresh_dir("host-probe-record");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("x.db");
+    let url = format!("sqlite:{}", db.display());
+    let out = dir.join("on");
+    let o = ibench(&[
+        "run", "--url", &url, "--steps", "l.i0,l.x", "--load-rows", "2000",
+        "--out", out.to_str().unwrap(), "--quiet", "--host-probe-ms", "40",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = ibench::results::read_run(&out).unwrap();
+    assert_eq!(run.options.host_probe_ms, 40);
+    let setup = run.host_probe.as_ref().expect("the run records the probe's setup");
+    assert_eq!(setup.budget_ms, 40);
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap();
+    assert_eq!(
+        canonical(Path::new(setup.fsync_dir.as_deref().unwrap())),
+        canonical(&dir)
+    );
+    assert!(setup.median.is_some());
+    for step in &run.steps {
+        let h = step.host_probe.as_ref().expect("every step records its probes");
+        for p in [h.before.as_ref().unwrap(), h.after.as_ref().unwrap()] {
+            assert!(p.errors.is_empty(), "{p:?}");
+            for f in ibench::results::probe::ProbeFigure::ALL {
+                assert!(f.of(p).is_some(), "{f:?} missing in {p:?}");
+            }
+        }
+        let steal = h.steal_share.expect("/proc/stat is readable here");
+        assert!((0.0..=1.0).contains(&steal));
+    }
+    assert!(!dir.join(ibench::sampler::host_probe::FSYNC_FILE).exists());
+
+    let off = dir.join("off");
+    let o = ibench(&[
+        "run", "--url", &url, "--steps", "l.i0", "--load-rows", "2000",
+        "--out", off.to_str().unwrap(), "--quiet", "--host-probe-ms", "0",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = ibench::results::read_run(&off).unwrap();
+    assert!(run.host_probe.is_none());
+    assert!(run.steps.iter().all(|s| s.host_probe.is_none()));
+
+    let o = ibench(&["run", "--url", &url, "--host-probe-ms", "6000"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("error: --host-probe-ms 6000 is more than 5000"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
