@@ -14,13 +14,21 @@ use ibench::results::probe::{ProbeFigure, median};
 use ibench::sampler::host_probe::{HostProber, fsync_dirs};
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let rounds: usize = args.first().map_or(Ok(20), |a| a.parse())?;
-    let budget_ms: u32 = args.get(1).map_or(Ok(DEFAULT_HOST_PROBE_MS), |a| a.parse())?;
+    let budget_ms: u32 = args
+        .get(1)
+        .map_or(Ok(DEFAULT_HOST_PROBE_MS), |a| a.parse())?;
     let dir = args.get(2).map_or_else(std::env::temp_dir, PathBuf::from);
     let prober = HostProber::new(budget_ms, &fsync_dirs(None, &dir))
         .ok_or_else(|| anyhow::anyhow!("a budget of 0 ms turns the probe off"))?;
-    println!("{rounds} probes of {budget_ms} ms, fsync in {}", dir.display());
+    println!(
+        "{rounds} probes of {budget_ms} ms, fsync in {}",
+        dir.display()
+    );
     let probes: Vec<_> = (0..rounds).map(|_| prober.run()).collect();
     summary("back to back", &probes);
     let mut other = vec![0u8; 64 << 20];
@@ -46,7 +54,11 @@ fn summary(series: &str, probes: &[ibench::results::probe::HostProbe]) {
             f(p.loopback_us_per_round_trip),
             f(p.fsync_us),
             p.seconds,
-            if p.errors.is_empty() { String::new() } else { format!(" {:?}", p.errors) }
+            if p.errors.is_empty() {
+                String::new()
+            } else {
+                format!(" {:?}", p.errors)
+            }
         );
     }
     println!("figure: median, min, max, largest |value / median - 1|, 90th percentile of it");

@@ -135,7 +135,10 @@ fn a_cpu_hog_during_the_middle_run_flags_it_and_not_the_others() {
         }
         for cell in cmp["relative"]["rows"][1]["cells"].as_array().unwrap() {
             assert_eq!(cell["colour"], "grey", "{cell}");
-            assert!(cell["note"].as_str().unwrap().starts_with("host-affected"), "{cell}");
+            assert!(
+                cell["note"].as_str().unwrap().starts_with("host-affected"),
+                "{cell}"
+            );
         }
         return;
     }
@@ -156,13 +159,26 @@ fn each_step_records_its_probes_and_zero_turns_the_probe_off() {
     let url = format!("sqlite:{}", db.display());
     let out = dir.join("on");
     let o = ibench(&[
-        "run", "--url", &url, "--steps", "l.i0,l.x", "--load-rows", "2000",
-        "--out", out.to_str().unwrap(), "--quiet", "--host-probe-ms", "40",
+        "run",
+        "--url",
+        &url,
+        "--steps",
+        "l.i0,l.x",
+        "--load-rows",
+        "2000",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--host-probe-ms",
+        "40",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let run = ibench::results::read_run(&out).unwrap();
     assert_eq!(run.options.host_probe_ms, 40);
-    let setup = run.host_probe.as_ref().expect("the run records the probe's setup");
+    let setup = run
+        .host_probe
+        .as_ref()
+        .expect("the run records the probe's setup");
     assert_eq!(setup.budget_ms, 40);
     let canonical = |p: &Path| std::fs::canonicalize(p).unwrap();
     assert_eq!(
@@ -171,7 +187,10 @@ fn each_step_records_its_probes_and_zero_turns_the_probe_off() {
     );
     assert!(setup.median.is_some());
     for step in &run.steps {
-        let h = step.host_probe.as_ref().expect("every step records its probes");
+        let h = step
+            .host_probe
+            .as_ref()
+            .expect("every step records its probes");
         for p in [h.before.as_ref().unwrap(), h.after.as_ref().unwrap()] {
             assert!(p.errors.is_empty(), "{p:?}");
             for f in ibench::results::probe::ProbeFigure::ALL {
@@ -185,8 +204,18 @@ fn each_step_records_its_probes_and_zero_turns_the_probe_off() {
 
     let off = dir.join("off");
     let o = ibench(&[
-        "run", "--url", &url, "--steps", "l.i0", "--load-rows", "2000",
-        "--out", off.to_str().unwrap(), "--quiet", "--host-probe-ms", "0",
+        "run",
+        "--url",
+        &url,
+        "--steps",
+        "l.i0",
+        "--load-rows",
+        "2000",
+        "--out",
+        off.to_str().unwrap(),
+        "--quiet",
+        "--host-probe-ms",
+        "0",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let run = ibench::results::read_run(&off).unwrap();
@@ -196,6 +225,9 @@ fn each_step_records_its_probes_and_zero_turns_the_probe_off() {
     let o = ibench(&["run", "--url", &url, "--host-probe-ms", "6000"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.starts_with("error: --host-probe-ms 6000 is more than 5000"), "{err}");
+    assert!(
+        err.starts_with("error: --host-probe-ms 6000 is more than 5000"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
 }

@@ -510,11 +510,17 @@ fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
         "{text}"
     );
     // The host probe of each of the six cells over the matrix's wall time.
-    assert!(text.contains("The host over the matrix's wall time"), "{text}");
+    assert!(
+        text.contains("The host over the matrix's wall time"),
+        "{text}"
+    );
     assert!(text.contains("The probe of each of the 6 cells"), "{text}");
     let html = std::fs::read_to_string(report.join("ab.tiny.html")).unwrap();
     assert!(html.contains("Spread of throughput") && html.trim_end().ends_with("</html>"));
-    assert!(html.contains("Host probe per cell, relative to the matrix&#39;s median") || html.contains("Host probe per cell, relative to the matrix's median"));
+    assert!(
+        html.contains("Host probe per cell, relative to the matrix&#39;s median")
+            || html.contains("Host probe per cell, relative to the matrix's median")
+    );
     let index = std::fs::read_to_string(report.join("index.md")).unwrap();
     assert!(index.contains("[ab.tiny.html](ab.tiny.html)"), "{index}");
 }

@@ -664,7 +664,11 @@ fn a_run_whose_host_probe_is_slower_than_the_bases_is_warned_about_and_not_paint
     let w: Vec<&ibench::report::host::HostWarning> = cmp.host.warnings.iter().collect();
     assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(w[0].run, "slow host");
-    assert!(w[0].text.contains("slower than the base's"), "{}", w[0].text);
+    assert!(
+        w[0].text.contains("slower than the base's"),
+        "{}",
+        w[0].text
+    );
     assert!(w[0].text.contains("CPU ns/iter ×1.60"), "{}", w[0].text);
     // Every step of the slow run is host-affected and grey; none of the other two.
     for (i, c) in cmp.relative.rows[1].cells.iter().enumerate() {
@@ -672,14 +676,26 @@ fn a_run_whose_host_probe_is_slower_than_the_bases_is_warned_about_and_not_paint
         assert_eq!(c.colour, Y, "step {}", cmp.relative.columns[i]);
         assert!(ibench::report::compare::host_affected(c), "{c:?}");
     }
-    assert!(cmp.host.flags.iter().all(|f| f.run == "slow host"), "{:?}", cmp.host.flags);
+    assert!(
+        cmp.host.flags.iter().all(|f| f.run == "slow host"),
+        "{:?}",
+        cmp.host.flags
+    );
     assert_eq!(cmp.host.flags.len(), cmp.relative.columns.len());
     // The diagnosis names the host first.
     let d = cmp.diagnoses.iter().find(|d| d.run == "slow host").unwrap();
-    assert!(d.line().contains("[the host first: host probe CPU ns/iter ×1.60"), "{}", d.line());
+    assert!(
+        d.line()
+            .contains("[the host first: host probe CPU ns/iter ×1.60"),
+        "{}",
+        d.line()
+    );
     // Every format says so: the warning and the marked cells.
     let text = render(&[base, slow, same], ibench::report::Format::Text, false);
-    assert!(text.contains("its host was slower than the base's"), "{text}");
+    assert!(
+        text.contains("its host was slower than the base's"),
+        "{text}"
+    );
     assert!(text.contains("0.50~"), "{text}");
     assert!(text.contains("The host first"), "{text}");
 }
@@ -704,8 +720,15 @@ fn a_client_cpu_per_op_that_tripled_flags_the_step_without_a_probe() {
     let cmp = comparison(&[base, other], None);
     assert_eq!(cmp.host.flags.len(), 1, "{:?}", cmp.host.flags);
     let f = &cmp.host.flags[0];
-    assert_eq!((f.step.as_str(), f.run.as_str()), ("qr100", "client slower"));
-    assert!(f.reasons[0].starts_with("client CPU/op ×3.00"), "{:?}", f.reasons);
+    assert_eq!(
+        (f.step.as_str(), f.run.as_str()),
+        ("qr100", "client slower")
+    );
+    assert!(
+        f.reasons[0].starts_with("client CPU/op ×3.00"),
+        "{:?}",
+        f.reasons
+    );
     assert!(cmp.host.warnings.is_empty());
     assert!(!cmp.host.probed());
 }

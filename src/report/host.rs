@@ -240,7 +240,11 @@ fn client_is_only_the_client(run: &LoadedRun) -> bool {
 }
 
 /// The reasons one step of one run is host-affected, against the base's same step.
-fn step_reasons(run: &LoadedRun, s: &StepRecord, base: Option<(&LoadedRun, &StepRecord)>) -> Vec<String> {
+fn step_reasons(
+    run: &LoadedRun,
+    s: &StepRecord,
+    base: Option<(&LoadedRun, &StepRecord)>,
+) -> Vec<String> {
     let t = &THRESHOLDS;
     let mut reasons = Vec::new();
     if let Some(h) = &s.host_probe {
@@ -258,7 +262,9 @@ fn step_reasons(run: &LoadedRun, s: &StepRecord, base: Option<(&LoadedRun, &Step
         && steady(s)
         && let Some((factor, second)) = rate_jump(&step_rates(run, s)).filter(|j| j.0 >= RATE_JUMP)
     {
-        reasons.push(format!("its per-second rate moved ×{factor:.1} around second {second}"));
+        reasons.push(format!(
+            "its per-second rate moved ×{factor:.1} around second {second}"
+        ));
     }
     if let Some((b, bs)) = base
         && client_is_only_the_client(run)
@@ -266,7 +272,9 @@ fn step_reasons(run: &LoadedRun, s: &StepRecord, base: Option<(&LoadedRun, &Step
         && let (Some(v), Some(bv)) = (client_cpu_us_per_op(s), client_cpu_us_per_op(bs))
         && let Some(r) = beyond(v, bv, CLIENT_CPU_RATIO - 1.0)
     {
-        reasons.push(format!("client CPU/op ×{r:.2} of the base's (same client work per op)"));
+        reasons.push(format!(
+            "client CPU/op ×{r:.2} of the base's (same client work per op)"
+        ));
     }
     reasons
 }
@@ -275,7 +283,12 @@ fn step_reasons(run: &LoadedRun, s: &StepRecord, base: Option<(&LoadedRun, &Step
 fn host_row(run: &LoadedRun, base_median: Option<&HostProbe>) -> HostRow {
     let probes = run_probes(&run.record.steps);
     let med = median_probe(&probes);
-    let hosts = || run.record.steps.iter().filter_map(|s| s.host_probe.as_ref());
+    let hosts = || {
+        run.record
+            .steps
+            .iter()
+            .filter_map(|s| s.host_probe.as_ref())
+    };
     let max = |v: Vec<f64>| v.into_iter().reduce(f64::max);
     HostRow {
         run: run.label.clone(),
@@ -320,7 +333,10 @@ fn moved_within(run: &LoadedRun) -> Vec<String> {
 pub fn host_view(runs: &[LoadedRun], base: usize, steps: &[String]) -> HostView {
     let base_run = runs.get(base);
     let base_median = base_run.and_then(|b| median_probe(&run_probes(&b.record.steps)));
-    let rows: Vec<HostRow> = runs.iter().map(|r| host_row(r, base_median.as_ref())).collect();
+    let rows: Vec<HostRow> = runs
+        .iter()
+        .map(|r| host_row(r, base_median.as_ref()))
+        .collect();
     let mut warnings = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let own = median_probe(&run_probes(&run.record.steps));
@@ -358,7 +374,9 @@ pub fn host_view(runs: &[LoadedRun], base: usize, steps: &[String]) -> HostView 
     let mut flags = Vec::new();
     for step in steps {
         let base_step = base_run.and_then(|b| Some((b, find(b, step)?)));
-        let base_reasons = base_step.map(|(b, s)| step_reasons(b, s, None)).unwrap_or_default();
+        let base_reasons = base_step
+            .map(|(b, s)| step_reasons(b, s, None))
+            .unwrap_or_default();
         for (i, run) in runs.iter().enumerate() {
             let Some(s) = find(run, step) else { continue };
             let mut reasons = if i == base {
@@ -428,13 +446,17 @@ mod tests {
     #[test]
     fn a_level_shift_of_the_rate_is_a_jump_and_a_dip_is_not() {
         // 8k/s for 4 s, then 36k/s: the PG10 qr100.
-        let shift = [8000.0, 7400.0, 8400.0, 8000.0, 32000.0, 42000.0, 36000.0, 38000.0];
+        let shift = [
+            8000.0, 7400.0, 8400.0, 8000.0, 32000.0, 42000.0, 36000.0, 38000.0,
+        ];
         let (factor, second) = rate_jump(&shift).unwrap();
         // A median moves little when one second changes side: the split is found to a second.
         assert!((4..=5).contains(&second), "{second}");
         assert!(factor > 4.0, "{factor}");
         // A two-second stall in a steady step moves neither side's median much.
-        let dip = [10000.0, 9800.0, 1000.0, 900.0, 10100.0, 9900.0, 10000.0, 10200.0];
+        let dip = [
+            10000.0, 9800.0, 1000.0, 900.0, 10100.0, 9900.0, 10000.0, 10200.0,
+        ];
         assert!(rate_jump(&dip).unwrap().0 < RATE_JUMP);
         assert_eq!(rate_jump(&[1.0, 2.0, 3.0]), None);
     }

@@ -322,7 +322,14 @@ fn host(b: &mut Vec<Block>, cmp: &Comparison) {
             blocks: vec![Block::List(
                 h.flags
                     .iter()
-                    .map(|f| format!("{} {}: {}", f.step, cmp.key_of(&f.run), f.reasons.join("; ")))
+                    .map(|f| {
+                        format!(
+                            "{} {}: {}",
+                            f.step,
+                            cmp.key_of(&f.run),
+                            f.reasons.join("; ")
+                        )
+                    })
                     .collect(),
             )],
         });
@@ -478,9 +485,8 @@ fn summary_table(cmp: &Comparison, families: &[&str]) -> DocTable {
                     |s| {
                         let host_only = s.host_affected >= s.steps;
                         let mark = if s.host_affected > 0 { "~" } else { "" };
-                        let mut c = DocCell::plain(
-                            range_text(s.relative_min, s.relative_max, "") + mark,
-                        );
+                        let mut c =
+                            DocCell::plain(range_text(s.relative_min, s.relative_max, "") + mark);
                         c.colour = if host_only {
                             Colour::Grey
                         } else if s.relative_max <= 0.95 {

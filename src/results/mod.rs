@@ -349,14 +349,17 @@ pub fn rfc3339(t: std::time::SystemTime) -> String {
     )
 }
 
-/// Seconds since the Unix epoch of a time written by [`rfc3339`] (`2023-11-14T22:13:20.123Z`);
-/// `None` for any other shape.
+/// Seconds since the Unix epoch of a UTC time as [`rfc3339`] writes it
+/// (`2023-11-14T22:13:20.123Z`; the `Z` may be left out); `None` for any other shape.
 pub fn rfc3339_seconds(text: &str) -> Option<f64> {
-    let (date, time) = text.strip_suffix('Z')?.split_once('T')?;
+    let (date, time) = text.trim_end_matches('Z').split_once('T')?;
     let mut d = date.splitn(3, '-').map(str::parse::<i64>);
     let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
     let mut t = time.splitn(3, ':');
-    let (h, mi) = (t.next()?.parse::<i64>().ok()?, t.next()?.parse::<i64>().ok()?);
+    let (h, mi) = (
+        t.next()?.parse::<i64>().ok()?,
+        t.next()?.parse::<i64>().ok()?,
+    );
     let sec: f64 = t.next()?.parse().ok()?;
     if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
         return None;
@@ -450,7 +453,10 @@ mod tests {
             rfc3339_seconds("2023-11-14T22:13:20.123Z"),
             Some(1_700_000_000.123)
         );
-        assert_eq!(rfc3339_seconds("2000-03-01T00:00:00.000Z"), Some(951_868_800.0));
+        assert_eq!(
+            rfc3339_seconds("2000-03-01T00:00:00.000Z"),
+            Some(951_868_800.0)
+        );
         assert_eq!(rfc3339_seconds("2023-11-14 22:13:20"), None);
     }
 

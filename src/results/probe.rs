@@ -208,7 +208,10 @@ impl CpuTicks {
     pub fn shares_until(&self, later: &CpuTicks) -> Option<(f64, f64)> {
         let total = later.total.checked_sub(self.total).filter(|t| *t > 0)?;
         let share = |a: u64, b: u64| count_f64(b.saturating_sub(a)) / count_f64(total);
-        Some((share(self.steal, later.steal), share(self.iowait, later.iowait)))
+        Some((
+            share(self.steal, later.steal),
+            share(self.iowait, later.iowait),
+        ))
     }
 }
 

@@ -240,8 +240,7 @@ fn run_steps(
         }
         record.steps.push(step_record);
         if let Some(p) = record.host_probe.as_mut() {
-            p.median =
-                results::probe::median_probe(&results::probe::run_probes(&record.steps));
+            p.median = results::probe::median_probe(&results::probe::run_probes(&record.steps));
         }
         results::write_json_atomic(run_file, record)?;
         if failed {

@@ -343,7 +343,8 @@ mod tests {
 
     #[test]
     fn a_probe_measures_every_figure_within_its_budget() {
-        let dir = std::env::temp_dir().join(format!("ibench-host-probe-unit-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("ibench-host-probe-unit-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let prober = HostProber::new(40, &fsync_dirs(None, &dir)).unwrap();
         let p = prober.run();
@@ -361,7 +362,7 @@ mod tests {
         assert!(p.seconds >= 0.04, "{p:?}");
         assert!(!dir.join(FSYNC_FILE).exists());
         assert_eq!(prober.record().fsync_dir, Some(dir.display().to_string()));
-        assert!(HostProber::new(0, &[dir.clone()]).is_none());
+        assert!(HostProber::new(0, std::slice::from_ref(&dir)).is_none());
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -8,9 +8,9 @@
 //! reason.
 
 pub mod build;
+pub mod host_probe;
 pub mod locate;
 pub mod perf;
-pub mod host_probe;
 pub mod procfs;
 pub mod profile;
 
