@@ -1214,6 +1214,8 @@ mod tests {
             o.table.client_assigns_ids = shared;
             o.out_dir = dir.clone();
             o.quiet = true;
+            // A short host probe: every step still records one before and after it.
+            o.host_probe_ms = 20;
             let outcome = run(o, vec!["test".into()]).expect("the run completes");
             let record = &outcome.record;
             assert_eq!(record.status, Status::Completed, "{:?}", record.error);
@@ -1229,7 +1231,12 @@ mod tests {
                 );
                 assert!(s.throughput > 0.0, "{}", s.name);
                 assert_eq!(s.main_op, Some(s.name.main_op()));
+                let h = s.host_probe.as_ref().expect("each step records the host probe");
+                assert!(h.before.is_some() && h.after.is_some(), "{}: {h:?}", s.name);
             }
+            let probe = record.host_probe.as_ref().expect("the run records the probe");
+            assert_eq!(probe.budget_ms, 20);
+            assert!(probe.median.as_ref().is_some_and(|m| m.cpu_ns_per_iteration.is_some()));
             // The writes' integrity checks ran and agreed with the in-memory tables.
             let li1 = &record.steps[2];
             assert!(li1.integrity.as_ref().is_some_and(|i| i.ok), "{li1:?}");
