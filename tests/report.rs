@@ -732,3 +732,58 @@ fn a_client_cpu_per_op_that_tripled_flags_the_step_without_a_probe() {
     assert!(cmp.host.warnings.is_empty());
     assert!(!cmp.host.probed());
 }
+
+/// A base whose qr100 ran at 800 queries/s for 4 s and then at 3,600/s (a level shift of the
+/// per-second rate within one step, as issue 31's PostgreSQL 10 showed) is host-affected in
+/// that step, without any probe; so is the other run's same step ("the base's step"), whose
+/// relative figure is then greyed rather than painted. A two-second stall in the other run's
+/// qr100 would not be a jump: its medians stay put (`report::host` unit tests).
+#[test]
+fn a_level_shift_of_the_bases_per_second_rate_flags_the_step_in_every_run() {
+    let base = edited_fixture("postgres", "host-jump", |run| {
+        run["label"] = serde_json::json!("jumpy base");
+    });
+    let timeline = base.join("timeline.jsonl");
+    let text = std::fs::read_to_string(&timeline).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.contains("\"step\":\"qr100\""))
+        .map(String::from)
+        .collect();
+    for second in 1..=9u32 {
+        let ops = if second <= 4 { 800 } else { 3600 };
+        lines.push(format!(
+            "{{\"step\":\"qr100\",\"second\":{second},\"ops\":{{\"range_query\":{{\"ops\":{ops},\"rows\":{},\"max_latency_us\":900}}}}}}",
+            ops * 10
+        ));
+    }
+    std::fs::write(&timeline, lines.join("\n") + "\n").unwrap();
+    let other = fixture("postgres");
+    let cmp = comparison(&[base, other], None);
+    let flagged: Vec<(&str, &str)> = cmp
+        .host
+        .flags
+        .iter()
+        .map(|f| (f.step.as_str(), f.run.as_str()))
+        .collect();
+    assert_eq!(
+        flagged,
+        [("qr100", "jumpy base"), ("qr100", "PostgreSQL 15")],
+        "{:?}",
+        cmp.host.flags
+    );
+    assert!(
+        cmp.host.flags[0].reasons[0].starts_with("its per-second rate moved ×4.5"),
+        "{:?}",
+        cmp.host.flags[0].reasons
+    );
+    assert!(
+        cmp.host.flags[1].reasons[0].starts_with("the base's step: its per-second rate"),
+        "{:?}",
+        cmp.host.flags[1].reasons
+    );
+    let col = cmp.relative.columns.iter().position(|c| c == "qr100").unwrap();
+    let cell = &cmp.relative.rows[1].cells[col];
+    assert_eq!(cell.colour, Y, "{cell:?}");
+    assert!(ibench::report::compare::host_affected(cell), "{cell:?}");
+}
