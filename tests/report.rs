@@ -782,7 +782,12 @@ fn a_level_shift_of_the_bases_per_second_rate_flags_the_step_in_every_run() {
         "{:?}",
         cmp.host.flags[1].reasons
     );
-    let col = cmp.relative.columns.iter().position(|c| c == "qr100").unwrap();
+    let col = cmp
+        .relative
+        .columns
+        .iter()
+        .position(|c| c == "qr100")
+        .unwrap();
     let cell = &cmp.relative.rows[1].cells[col];
     assert_eq!(cell.colour, Y, "{cell:?}");
     assert!(ibench::report::compare::host_affected(cell), "{cell:?}");

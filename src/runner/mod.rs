@@ -1231,12 +1231,23 @@ mod tests {
                 );
                 assert!(s.throughput > 0.0, "{}", s.name);
                 assert_eq!(s.main_op, Some(s.name.main_op()));
-                let h = s.host_probe.as_ref().expect("each step records the host probe");
+                let h = s
+                    .host_probe
+                    .as_ref()
+                    .expect("each step records the host probe");
                 assert!(h.before.is_some() && h.after.is_some(), "{}: {h:?}", s.name);
             }
-            let probe = record.host_probe.as_ref().expect("the run records the probe");
+            let probe = record
+                .host_probe
+                .as_ref()
+                .expect("the run records the probe");
             assert_eq!(probe.budget_ms, 20);
-            assert!(probe.median.as_ref().is_some_and(|m| m.cpu_ns_per_iteration.is_some()));
+            assert!(
+                probe
+                    .median
+                    .as_ref()
+                    .is_some_and(|m| m.cpu_ns_per_iteration.is_some())
+            );
             // The writes' integrity checks ran and agreed with the in-memory tables.
             let li1 = &record.steps[2];
             assert!(li1.integrity.as_ref().is_some_and(|i| i.ok), "{li1:?}");
