@@ -95,11 +95,6 @@ impl StepHost {
         self.before.iter().chain(self.after.iter())
     }
 
-    /// The mean of `figure` over the step's probes.
-    pub fn mean(&self, figure: ProbeFigure) -> Option<f64> {
-        mean(self.probes().filter_map(|p| figure.of(p)))
-    }
-
     /// The smallest (fastest) `figure` of the step's probes.
     pub fn best(&self, figure: ProbeFigure) -> Option<f64> {
         self.probes().filter_map(|p| figure.of(p)).reduce(f64::min)
@@ -119,12 +114,6 @@ pub struct RunHostProbe {
     pub memory_bytes: u64,
     /// The run's typical host: the median of each figure over every probe of the run.
     pub median: Option<HostProbe>,
-}
-
-/// Arithmetic mean; `None` for no values.
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values.fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
-    (n > 0).then(|| sum / f64::from(n))
 }
 
 /// Median; `None` for no values.
@@ -263,8 +252,7 @@ mod tests {
             after: Some(p(3.0, None)),
             ..StepHost::default()
         };
-        assert_eq!(step.mean(ProbeFigure::Cpu), Some(2.0));
-        assert_eq!(step.mean(ProbeFigure::Fsync), None);
         assert_eq!(step.best(ProbeFigure::Cpu), Some(1.0));
+        assert_eq!(step.best(ProbeFigure::Fsync), None);
     }
 }
