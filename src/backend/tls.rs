@@ -209,7 +209,12 @@ impl io::Read for Deadlined<'_> {
             self.sock.set_read_timeout(Some(left))?;
         }
         match self.sock.read(buf) {
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
                 Err(timed_out())
             }
             other => other,
