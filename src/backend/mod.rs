@@ -4,6 +4,7 @@
 //! [`Conn`]s. Every SQL statement ibench sends is built inside a backend module; the steps only
 //! call the methods of [`Conn`] and never ask which database they talk to.
 
+pub mod deadline;
 pub mod flavour;
 pub(crate) mod micro_sql;
 #[cfg(test)]
