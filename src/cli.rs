@@ -144,10 +144,12 @@ pub struct ServerStartArgs {
 #[derive(Clone, Debug, Args, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RunArgs {
-    /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB (PG* variables fill the
-    /// gaps), mysql://USER[:PASS]@HOST:PORT/DB (MySQL and MariaDB; MYSQL_PWD gives the
-    /// password). `?password_file=PATH` reads the password from a file; a password written
-    /// here is visible in `ps`.
+    /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB (read as libpq reads
+    /// it: PG* variables and ~/.pgpass fill the gaps; TLS with
+    /// ?sslmode=verify-full&sslrootcert=CA.pem), mysql://USER[:PASS]@HOST:PORT/DB (MySQL and MariaDB; ~/.my.cnf
+    /// and MYSQL_PWD fill the gaps; TLS with ?ssl-mode=VERIFY_IDENTITY&ssl-ca=CA.pem).
+    /// `?password_file=PATH` reads the password from a file; a password written here is
+    /// visible in `ps`.
     #[arg(long, default_value_t = defaults().url)]
     pub url: String,
     /// Storage engine of the tables (mysql:// only).
