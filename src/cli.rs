@@ -144,10 +144,12 @@ pub struct ServerStartArgs {
 #[derive(Clone, Debug, Args, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RunArgs {
-    /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB (PG* variables fill the
-    /// gaps), mysql://USER[:PASS]@HOST:PORT/DB (MySQL and MariaDB; MYSQL_PWD gives the
-    /// password). `?password_file=PATH` reads the password from a file; a password written
-    /// here is visible in `ps`.
+    /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB (read as libpq reads
+    /// it: PG* variables and ~/.pgpass fill the gaps; TLS with
+    /// ?sslmode=verify-full&sslrootcert=CA.pem), mysql://USER[:PASS]@HOST:PORT/DB (MySQL and MariaDB; ~/.my.cnf
+    /// and MYSQL_PWD fill the gaps; TLS with ?ssl-mode=VERIFY_IDENTITY&ssl-ca=CA.pem).
+    /// `?password_file=PATH` reads the password from a file; a password written here is
+    /// visible in `ps`.
     #[arg(long, default_value_t = defaults().url)]
     pub url: String,
     /// Storage engine of the tables (mysql:// only).
@@ -286,6 +288,11 @@ pub struct RunArgs {
     /// Seconds of each step's measured part that --profile-server records.
     #[arg(long, default_value_t = defaults().profile_seconds, requires = "profile_server")]
     pub profile_seconds: f64,
+    /// Time the host before and after every step for this many ms (CPU loop, memory walk,
+    /// loopback round trips, fsyncs on the data dir's filesystem), so reports can tell a slow
+    /// host from a slow DBMS; 0 turns the probe off.
+    #[arg(long, default_value_t = defaults().host_probe_ms, value_name = "MS")]
+    pub host_probe_ms: u32,
 }
 
 /// The run options' defaults (clap's `default_value_t` reads them too).
@@ -342,6 +349,7 @@ impl Default for RunArgs {
             perf_interval: o.perf_interval_seconds,
             profile_server: false,
             profile_seconds: DEFAULT_PROFILE_SECONDS,
+            host_probe_ms: o.host_probe_ms,
         }
     }
 }
@@ -414,6 +422,7 @@ impl RunArgs {
         o.perf = self.perf;
         o.perf_interval_seconds = self.perf_interval;
         o.profile_seconds = self.profile_server.then_some(self.profile_seconds);
+        o.host_probe_ms = self.host_probe_ms;
         o.validate()?;
         if o.perf && !program_on_path("perf") {
             anyhow::bail!(

@@ -13,10 +13,11 @@
 //! (the rest of the password showed in redacted errors); a `KILL QUERY` answered a byte a
 //! second was not bounded (a timeout per read, not per statement); an extra MySQL reply
 //! already in the buffer was taken as the next query's (PostgreSQL checked, MySQL did not);
-//! several login errors
-//! held runs of 20-30 spaces (line continuations that had lost their backslash). Found and
-//! not fixed here (the fix is in `tls.rs`): a TLS handshake trickled a byte at a time is not
-//! bounded by the connect timeout; its two tests are `#[ignore]`d (run with `--ignored`).
+//! a PostgreSQL FATAL sent before a close during a session (a terminated backend, an
+//! idle-session timeout) was shown as "the server closed the connection" or as a protocol
+//! error; several login errors held runs of 20-30 spaces (line continuations that had lost
+//! their backslash); a TLS handshake trickled a byte at a time was not bounded by the
+//! connect timeout (`tls.rs`).
 
 mod hostile;
 
@@ -1085,16 +1086,10 @@ fn a_question_mark_in_a_url_password_is_not_printed_by_the_binary() {
 }
 
 /// A TLS handshake trickled a byte every half second (a record header claiming 16 kB, then
-/// its bytes): the connect timeout should bound the handshake as a whole too.
-///
-/// Ignored, a known bug whose fix is in `src/backend/tls.rs` (outside what this test file's
-/// change was to touch): `tls::connect` applies the login's deadline between rustls
-/// `complete_io` calls only, and `complete_io` loops over reads until the handshake is done,
-/// so each byte arriving within the socket's read timeout keeps it going. The fix: hand
-/// `complete_io` a socket wrapper that sets the time left before every read (as
-/// `protocol::Deadlined` does for the login's messages). Run with `-- --ignored`.
+/// its bytes): the connect timeout bounds the handshake as a whole too (it did not: the
+/// deadline was applied between rustls `complete_io` calls only, each of which reads until
+/// the handshake is done; fixed in `tls.rs`).
 #[test]
-#[ignore = "known bug: a trickled TLS handshake is not bounded by connect_timeout (tls.rs)"]
 fn pg_a_trickled_tls_handshake_times_out_as_a_whole() {
     let fake = serve_one(|mut s| {
         read_n(&mut s, 8)?; // SSLRequest
@@ -1113,9 +1108,8 @@ fn pg_a_trickled_tls_handshake_times_out_as_a_whole() {
     fake.join();
 }
 
-/// The same over MySQL's TLS upgrade (ignored for the same reason).
+/// The same over MySQL's TLS upgrade.
 #[test]
-#[ignore = "known bug: a trickled TLS handshake is not bounded by connect-timeout (tls.rs)"]
 fn my_a_trickled_tls_handshake_times_out_as_a_whole() {
     let fake = serve_one(|mut s| {
         let caps = my::CAPS | (1 << 11); // CLIENT_SSL
@@ -1155,4 +1149,46 @@ fn my_an_extra_reply_fails_the_next_query() {
     drop(conn);
     let seen = fake.join().expect("the client connected");
     assert!(!contains(&seen, b"DO 2"), "the second query was sent");
+}
+
+/// A FATAL error in a statement's reply (the backend terminated), then the close: the error
+/// shown is the server's, not "the server closed the connection"; the same for a FATAL the
+/// server sent while the connection was idle (an idle-session timeout), found by the next
+/// statement in the client's buffer (sent right after the login) or in the socket.
+#[test]
+fn pg_a_fatal_error_before_a_close_during_a_session_is_the_error_shown() {
+    // None: in the reply to a query; Some(pause): unasked, `pause` after the login.
+    for idle in [None, Some(Duration::ZERO), Some(Duration::from_millis(300))] {
+        let fake = serve_one(move |mut s| {
+            pg::accept_login(&mut s, 1, 2)?;
+            let message = match idle {
+                Some(pause) => {
+                    std::thread::sleep(pause);
+                    "terminating connection due to idle-session timeout"
+                }
+                None => {
+                    pg::read_msg(&mut s)?;
+                    "terminating connection due to administrator command"
+                }
+            };
+            s.write_all(&pg::error("FATAL", "57P01", message)).ok()?;
+            Some(())
+        });
+        let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+        let fake = if idle.is_some() {
+            fake.join(); // the FATAL was sent and the connection closed while idle
+            None
+        } else {
+            Some(fake)
+        };
+        let (r, _) = within(LOGIN_BOUND, || conn.simple("SELECT 1"));
+        let e = fails(r);
+        assert!(matches!(e, PgError::Server(_)), "{idle:?}: {e}");
+        says(&e.to_string(), &["FATAL", "terminating connection due to"]);
+        let e = fails(conn.simple("SELECT 2"));
+        says(&e.to_string(), &["lost earlier"]);
+        if let Some(f) = fake {
+            f.join();
+        }
+    }
 }

@@ -723,3 +723,177 @@ fn a_settle_record_without_unsettled_loads_and_writes_as_before() {
     let json = serde_json::to_string(&settle).unwrap();
     assert!(!json.contains("unsettled"), "{json}");
 }
+
+/// A host probe record (`run.json`'s `steps[].host_probe`) with the given CPU figure.
+fn host_probe_json(cpu_ns: f64) -> serde_json::Value {
+    let probe = serde_json::json!({
+        "at": "2026-11-25T12:00:00.000Z",
+        "cpu_ns_per_iteration": cpu_ns,
+        "memory_ns_per_access": 15.0,
+        "loopback_us_per_round_trip": 9.0,
+        "fsync_us": 80.0,
+        "cpu_mhz": 2596.0,
+        "seconds": 0.2
+    });
+    serde_json::json!({"before": probe, "after": probe, "steal_share": 0.0, "iowait_share": 0.001})
+}
+
+/// The postgres fixture with a host probe of `cpu_ns` on every step, labelled `label`.
+fn probed_fixture(label: &str, cpu_ns: f64) -> PathBuf {
+    edited_fixture("postgres", &format!("host-{label}"), |run| {
+        run["label"] = serde_json::json!(label);
+        for step in run["steps"].as_array_mut().unwrap() {
+            step["host_probe"] = host_probe_json(cpu_ns);
+        }
+    })
+}
+
+/// One run recorded on a host whose CPU loop ran 1.6x slower than the base's: the report
+/// warns naming that run and the factor, greys its relative figures with ~ instead of painting
+/// them red, and its diagnosis puts the host before the per-op figures. The same run
+/// recorded on the base's host (a third copy) is not flagged. The relative throughputs are
+/// made different (0.5) so that a DBMS regression would otherwise be painted.
+#[test]
+fn a_run_whose_host_probe_is_slower_than_the_bases_is_warned_about_and_not_painted() {
+    let base = probed_fixture("base", 2.7);
+    let slow = edited_fixture("postgres", "host-slow", |run| {
+        run["label"] = serde_json::json!("slow host");
+        for step in run["steps"].as_array_mut().unwrap() {
+            step["host_probe"] = host_probe_json(2.7 * 1.6);
+            let t = step["throughput"].as_f64().unwrap();
+            step["throughput"] = serde_json::json!(t * 0.5);
+        }
+    });
+    let same = probed_fixture("same host", 2.75);
+    let cmp = comparison(&[base.clone(), slow.clone(), same.clone()], None);
+    let w: Vec<&ibench::report::host::HostWarning> = cmp.host.warnings.iter().collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].run, "slow host");
+    assert!(
+        w[0].text.contains("slower than the base's"),
+        "{}",
+        w[0].text
+    );
+    assert!(w[0].text.contains("CPU ns/iter ×1.60"), "{}", w[0].text);
+    // Every step of the slow run is host-affected and grey; none of the other two.
+    for (i, c) in cmp.relative.rows[1].cells.iter().enumerate() {
+        assert!((c.value.unwrap() - 0.5).abs() < 1e-9);
+        assert_eq!(c.colour, Y, "step {}", cmp.relative.columns[i]);
+        assert!(ibench::report::compare::host_affected(c), "{c:?}");
+    }
+    assert!(
+        cmp.host.flags.iter().all(|f| f.run == "slow host"),
+        "{:?}",
+        cmp.host.flags
+    );
+    assert_eq!(cmp.host.flags.len(), cmp.relative.columns.len());
+    // The diagnosis names the host first.
+    let d = cmp.diagnoses.iter().find(|d| d.run == "slow host").unwrap();
+    assert!(
+        d.line()
+            .contains("[the host first: host probe CPU ns/iter ×1.60"),
+        "{}",
+        d.line()
+    );
+    // Every format says so: the warning and the marked cells.
+    let text = render(&[base, slow, same], ibench::report::Format::Text, false);
+    assert!(
+        text.contains("its host was slower than the base's"),
+        "{text}"
+    );
+    assert!(text.contains("0.50~"), "{text}");
+    assert!(text.contains("The host first"), "{text}");
+}
+
+/// Runs recorded before the probe existed are still checked with what they hold: a server
+/// run whose client CPU per query is 3x the base's (the client does the same work per query
+/// for every server) is host-affected in that step.
+#[test]
+fn a_client_cpu_per_op_that_tripled_flags_the_step_without_a_probe() {
+    let base = fixture("postgres");
+    let other = edited_fixture("postgres", "host-client-cpu", |run| {
+        run["label"] = serde_json::json!("client slower");
+        let qr = run["steps"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|s| s["name"] == "qr100")
+            .unwrap();
+        let c = qr["client_cpu_us_per_op"].as_f64().unwrap();
+        qr["client_cpu_us_per_op"] = serde_json::json!(c * 3.0);
+    });
+    let cmp = comparison(&[base, other], None);
+    assert_eq!(cmp.host.flags.len(), 1, "{:?}", cmp.host.flags);
+    let f = &cmp.host.flags[0];
+    assert_eq!(
+        (f.step.as_str(), f.run.as_str()),
+        ("qr100", "client slower")
+    );
+    assert!(
+        f.reasons[0].starts_with("client CPU/op ×3.00"),
+        "{:?}",
+        f.reasons
+    );
+    assert!(cmp.host.warnings.is_empty());
+    assert!(!cmp.host.probed());
+}
+
+/// A base whose qr100 ran at 800 queries/s for 4 s and then at 3,600/s (a level shift of the
+/// per-second rate within one step, as issue 31's PostgreSQL 10 showed) is host-affected in
+/// that step, without any probe; so is the other run's same step ("the base's step"), whose
+/// relative figure is then greyed rather than painted. A two-second stall in the other run's
+/// qr100 would not be a jump: its medians stay put (`report::host` unit tests).
+#[test]
+fn a_level_shift_of_the_bases_per_second_rate_flags_the_step_in_every_run() {
+    let base = edited_fixture("postgres", "host-jump", |run| {
+        run["label"] = serde_json::json!("jumpy base");
+    });
+    let timeline = base.join("timeline.jsonl");
+    let text = std::fs::read_to_string(&timeline).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.contains("\"step\":\"qr100\""))
+        .map(String::from)
+        .collect();
+    for second in 1..=9u32 {
+        let ops = if second <= 4 { 800 } else { 3600 };
+        lines.push(format!(
+            "{{\"step\":\"qr100\",\"second\":{second},\"ops\":{{\"range_query\":{{\"ops\":{ops},\"rows\":{},\"max_latency_us\":900}}}}}}",
+            ops * 10
+        ));
+    }
+    std::fs::write(&timeline, lines.join("\n") + "\n").unwrap();
+    let other = fixture("postgres");
+    let cmp = comparison(&[base, other], None);
+    let flagged: Vec<(&str, &str)> = cmp
+        .host
+        .flags
+        .iter()
+        .map(|f| (f.step.as_str(), f.run.as_str()))
+        .collect();
+    assert_eq!(
+        flagged,
+        [("qr100", "jumpy base"), ("qr100", "PostgreSQL 15")],
+        "{:?}",
+        cmp.host.flags
+    );
+    assert!(
+        cmp.host.flags[0].reasons[0].starts_with("its per-second rate moved ×4.5"),
+        "{:?}",
+        cmp.host.flags[0].reasons
+    );
+    assert!(
+        cmp.host.flags[1].reasons[0].starts_with("the base's step: its per-second rate"),
+        "{:?}",
+        cmp.host.flags[1].reasons
+    );
+    let col = cmp
+        .relative
+        .columns
+        .iter()
+        .position(|c| c == "qr100")
+        .unwrap();
+    let cell = &cmp.relative.rows[1].cells[col];
+    assert_eq!(cell.colour, Y, "{cell:?}");
+    assert!(ibench::report::compare::host_affected(cell), "{cell:?}");
+}

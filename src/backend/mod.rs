@@ -4,6 +4,7 @@
 //! [`Conn`]s. Every SQL statement ibench sends is built inside a backend module; the steps only
 //! call the methods of [`Conn`] and never ask which database they talk to.
 
+pub mod deadline;
 pub mod flavour;
 pub(crate) mod micro_sql;
 #[cfg(test)]
@@ -617,8 +618,8 @@ pub(crate) fn min_max_of_text(
 }
 
 /// Replace the password of a URL (`scheme://user:pass@host`, and a `password=` query
-/// parameter) with `***`. The userinfo ends at the last `@` before the query, so a password
-/// holding `/` or `@` is masked whole.
+/// parameter) with `***`. The userinfo ends at the last `@` that is not inside the query
+/// ([`url::UrlParts::parse`]), so a password holding `/`, `@` or a raw `?` is masked whole.
 pub fn redact_url(url: &str) -> String {
     let Some(u) = url::UrlParts::parse(url) else {
         // Not a URL: maybe a libpq key/value string (`host=... password=SECRET`).

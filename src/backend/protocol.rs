@@ -9,6 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::deadline::{Deadlined, ReadTimeout};
 use super::tls::{self, TlsInfo, TlsStream};
 
 /// Initial size of a receive buffer; it grows (doubling) as a longer message arrives, never
@@ -126,7 +127,7 @@ impl Channel {
             Some(deadline) => self.received.fill(
                 &mut Deadlined {
                     stream: &mut self.stream,
-                    deadline,
+                    deadline: Some(deadline),
                     overdue: self.overdue,
                 },
                 n,
@@ -272,6 +273,12 @@ impl Stream {
     }
 }
 
+impl ReadTimeout for Stream {
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        Stream::set_read_timeout(self, timeout)
+    }
+}
+
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
@@ -295,35 +302,6 @@ impl Write for Stream {
         match self {
             Stream::Tls(s) => s.flush(),
             _ => Ok(()),
-        }
-    }
-}
-
-/// A stream whose every read ends by a deadline: the socket's timeout is set to what is left
-/// before each read, so a peer that trickles a byte at a time cannot stretch the exchange.
-struct Deadlined<'a> {
-    stream: &'a mut Stream,
-    deadline: Instant,
-    overdue: &'static str,
-}
-
-impl Read for Deadlined<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, self.overdue));
-        }
-        self.stream.set_read_timeout(Some(left))?;
-        match self.stream.read(buf) {
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                Err(io::Error::new(io::ErrorKind::TimedOut, self.overdue))
-            }
-            other => other,
         }
     }
 }

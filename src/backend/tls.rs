@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::deadline::Deadlined;
+
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
@@ -173,8 +175,9 @@ pub fn connect(
         // Every read of the handshake ends by the deadline, so a server that trickles its
         // handshake a byte at a time cannot stretch it.
         let mut sock = Deadlined {
-            sock: &mut stream.sock,
+            stream: &mut stream.sock,
             deadline,
+            overdue: "the TLS handshake did not finish in time (connect timeout)",
         };
         stream.conn.complete_io(&mut sock).map_err(|e| {
             if e.kind() == io::ErrorKind::TimedOut {
@@ -185,51 +188,6 @@ pub fn connect(
         })?;
     }
     Ok(stream)
-}
-
-/// A TCP stream whose reads end by a deadline (`None`: as the socket says).
-struct Deadlined<'a> {
-    sock: &'a mut TcpStream,
-    deadline: Option<Instant>,
-}
-
-impl io::Read for Deadlined<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let timed_out = || {
-            io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the TLS handshake did not finish in time (connect timeout)",
-            )
-        };
-        if let Some(d) = self.deadline {
-            let left = d.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(timed_out());
-            }
-            self.sock.set_read_timeout(Some(left))?;
-        }
-        match self.sock.read(buf) {
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                Err(timed_out())
-            }
-            other => other,
-        }
-    }
-}
-
-impl io::Write for Deadlined<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.sock.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.sock.flush()
-    }
 }
 
 /// A handshake failure as one line that says what to fix.

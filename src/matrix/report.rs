@@ -247,6 +247,7 @@ fn group_report(
         return Ok(None);
     }
     let (synth, spreads, mut group_problems) = combine(&members);
+    let host = host_blocks(&members);
     let base_index = members.iter().position(|(m, _)| *m == base);
     if base_index.is_none() {
         group_problems.push(format!(
@@ -270,7 +271,7 @@ fn group_report(
         (Format::Html, "html"),
         (Format::Json, "json"),
     ] {
-        let text = render(&cmp, &synth, &spreads, format, plan.repeats)?;
+        let text = render(&cmp, &synth, (&spreads, &host), format, plan.repeats)?;
         let path = out.join(format!("{stem}.{ext}"));
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
         files.push(format!("{stem}.{ext}"));
@@ -467,7 +468,7 @@ fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
 fn render(
     cmp: &compare::Comparison,
     runs: &[LoadedRun],
-    spreads: &[Spread],
+    (spreads, host): (&[Spread], &[Block]),
     format: Format,
     repeats: u32,
 ) -> Result<String> {
@@ -478,12 +479,79 @@ fn render(
             "spread": spreads,
         }))? + "\n");
     }
-    let extra = if repeats > 1 {
+    let mut extra = if repeats > 1 {
         spread_blocks(cmp, spreads)
     } else {
         Vec::new()
     };
+    extra.extend(host.iter().cloned());
     crate::report::render_with(cmp, runs, format, false, extra)
+}
+
+/// The host probe over the matrix's wall time, one point per cell (every repeat of every
+/// member): each figure of the cell's median probe divided by the median over the cells, so
+/// the three share an axis and 1 is the matrix's typical host. A chart (HTML) and the same
+/// points as a folded list; nothing when no cell has a probe.
+fn host_blocks(members: &[(String, Vec<PathBuf>)]) -> Vec<Block> {
+    use crate::results::probe::{ProbeFigure, median};
+    let mut cells: Vec<(f64, String, crate::results::probe::HostProbe)> = members
+        .iter()
+        .flat_map(|(m, dirs)| dirs.iter().map(move |d| (m, d)))
+        .filter_map(|(m, d)| {
+            let run = crate::results::read_run(d).ok()?;
+            let at = crate::results::rfc3339_seconds(&run.started_at)?;
+            let probe = run.host_probe?.median?;
+            Some((at, m.replace('.', " "), probe))
+        })
+        .collect();
+    if cells.is_empty() {
+        return Vec::new();
+    }
+    cells.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let start = cells[0].0;
+    let figures = [ProbeFigure::Cpu, ProbeFigure::Memory, ProbeFigure::Loopback];
+    let mut series = Vec::new();
+    for f in figures {
+        let Some(mid) = median(cells.iter().filter_map(|c| f.of(&c.2)).collect()) else {
+            continue;
+        };
+        let points: Vec<(f64, f64)> = cells
+            .iter()
+            .filter_map(|(at, _, p)| Some(((at - start) / 60.0, f.of(p)? / mid)))
+            .collect();
+        series.push((f.short(), points));
+    }
+    let lines: Vec<String> = cells
+        .iter()
+        .map(|(at, m, p)| {
+            let v = |f: ProbeFigure| f.of(p).map_or("n/a".into(), |v| format!("{v:.2}"));
+            format!(
+                "{:.1} min: {m}: CPU {} ns/iter, memory {} ns/access, loopback {} µs",
+                (at - start) / 60.0,
+                v(ProbeFigure::Cpu),
+                v(ProbeFigure::Memory),
+                v(ProbeFigure::Loopback)
+            )
+        })
+        .collect();
+    vec![
+        Block::Heading {
+            level: 2,
+            text: "The host over the matrix's wall time".into(),
+            anchor: None,
+        },
+        Block::Note("One point per cell at its start: each figure of the cell's median host probe divided by the median over the cells (1 = the matrix's typical host; above 1 = a slower host). A cell far above the others ran on a slower host.".into()),
+        Block::Chart(crate::report::svg::line_chart(
+            "Host probe per cell, relative to the matrix's median",
+            "minutes since the first cell started",
+            "probe / median",
+            &series,
+        )),
+        Block::Fold {
+            summary: format!("The probe of each of the {} cells", cells.len()),
+            blocks: vec![Block::List(lines)],
+        },
+    ]
 }
 
 type IndexRow = (String, String, String, Vec<String>);

@@ -189,6 +189,9 @@ pub struct Comparison {
     pub micro: Option<MicroView>,
     /// What could not be read or compared, one line each.
     pub problems: Vec<String>,
+    /// Each run's host speed against the base's, the warnings and the host-affected steps
+    /// (`report::host`).
+    pub host: super::host::HostView,
 }
 
 /// A run's steps of one family (load, writes, range queries, point queries) against the base.
@@ -207,6 +210,9 @@ pub struct FamilySummary {
     /// The per-op figure named most often in the diagnoses of those steps, with the range of
     /// its ratio to the base: (figure, lowest ratio, highest ratio).
     pub mover: Option<(String, f64, f64)>,
+    /// How many of those steps are host-affected (`report::host`): their figures may measure
+    /// the host, not the DBMS.
+    pub host_affected: usize,
 }
 
 /// Microbenchmark tables: one row per microbenchmark (in the published order), one column per
@@ -499,7 +505,9 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
     problems.extend(unsettled_lines(runs));
     let (names, steps) = step_names(runs, &mut problems);
     let (absolute, abs_cells) = absolute_table(runs, &steps);
-    let relative = relative_table(runs, &steps, &abs_cells, base_index);
+    let mut relative = relative_table(runs, &steps, &abs_cells, base_index);
+    let host = super::host::host_view(runs, base_index, &steps);
+    mark_host_affected(&mut relative, &host);
     let (background, targets) = background_table(runs, &steps, &names);
     let details = names
         .iter()
@@ -528,9 +536,41 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         summary: Vec::new(),
         micro,
         problems,
+        host,
     };
     cmp.summarise();
     cmp
+}
+
+/// The note of a cell whose step the host may have moved (the reasons follow it).
+pub const HOST_AFFECTED: &str = "host-affected";
+
+/// Grey the relative cells of host-affected steps (never painted as a DBMS change) and note
+/// why, unless the cell already carries a note (an [`UNSETTLED_START`] gives way: the notes
+/// list those steps anyway).
+fn mark_host_affected(relative: &mut Table, host: &super::host::HostView) {
+    for row in &mut relative.rows {
+        for (cell, step) in row.cells.iter_mut().zip(&relative.columns) {
+            let Some(flag) = host.flag(step, &row.label) else {
+                continue;
+            };
+            if cell.value.is_none() {
+                continue;
+            }
+            cell.colour = Colour::Grey;
+            if cell.note.is_none() || cell.note.as_deref() == Some(UNSETTLED_START) {
+                cell.note = Some(format!("{HOST_AFFECTED}: {}", flag.reasons.join("; ")));
+            }
+        }
+    }
+}
+
+/// Whether a cell is marked host-affected.
+pub fn host_affected(c: &Cell) -> bool {
+    c.value.is_some()
+        && c.note
+            .as_deref()
+            .is_some_and(|n| n.starts_with(HOST_AFFECTED))
 }
 
 impl Comparison {
@@ -593,6 +633,12 @@ impl Comparison {
                     relative_min: rel.iter().copied().fold(f64::INFINITY, f64::min),
                     relative_max: rel.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                     mover: top_mover(&diagnosed),
+                    host_affected: self
+                        .host
+                        .flags
+                        .iter()
+                        .filter(|f| f.run == row.label && in_family(&f.step))
+                        .count(),
                 });
             }
         }
@@ -955,6 +1001,7 @@ pub fn diagnoses(
     band_of: &dyn Fn(&str) -> super::diagnosis::NoiseBand,
 ) -> Vec<super::diagnosis::Diagnosis> {
     let mut out = Vec::new();
+    let host = super::host::host_view(runs, base, steps);
     for step in steps {
         let Some(b) = runs.get(base).and_then(|r| find_step(r, step)) else {
             continue;
@@ -969,6 +1016,7 @@ pub fn diagnoses(
                 && let Some(mut d) = super::diagnosis::diagnose(&run.label, s, b, band_of(step))
             {
                 d.build = build_difference(run, &runs[base]);
+                d.host = host.flag(step, &run.label).map(|f| f.reasons.join("; "));
                 out.push(d);
             }
         }

@@ -73,6 +73,11 @@ pub struct Diagnosis {
     /// `-Os, no lz4 vs the base's -O2, lz4`. A cause in itself.
     #[serde(default)]
     pub build: Option<String>,
+    /// When the step is host-affected (`report::host`): why (`host probe CPU ns/iter ×1.52 of
+    /// the base's`). The host is then the first candidate explanation, before the per-op
+    /// figures.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 impl Diagnosis {
@@ -86,6 +91,9 @@ impl Diagnosis {
         let mut head = format!("{} {:.2} ({name})", self.step, self.relative);
         if let Some(b) = &self.build {
             head.push_str(&format!(" [same major, other build flags: {b}]"));
+        }
+        if let Some(h) = &self.host {
+            head.push_str(&format!(" [the host first: {h}]"));
         }
         if self.movers.is_empty() {
             return format!("{head}: nothing measured explains it (no per-op figure moved)");
@@ -167,6 +175,7 @@ pub fn diagnose(
         relative,
         movers,
         build: None,
+        host: None,
     })
 }
 

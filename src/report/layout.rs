@@ -26,6 +26,7 @@ pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Blo
     } else {
         throughput(&mut b, cmp, charts);
     }
+    host(&mut b, cmp);
     background(&mut b, cmp);
     diagnosis(&mut b, cmp);
     for d in &cmp.details {
@@ -198,6 +199,9 @@ fn marks_note(t: &DocTable) -> Option<Block> {
     if cells().any(|c| c.sla_failed) {
         parts.push("a struck figure (text: ending in *) failed its background-insert SLA: the background inserts missed 95% of the target");
     }
+    if cells().any(|c| c.text.ends_with('~')) {
+        parts.push("a relative figure ending in ~ is host-affected: the host probe or the run's own signals say the host's speed differed (section Host), so it is not painted as a DBMS change");
+    }
     if cells().any(|c| c.partial.is_some()) {
         parts.push("a figure marked ! or ⚠ covers only the part of its step that ran (the step failed or was interrupted), or a check after its step failed (the figure is as measured; the notes say why)");
     }
@@ -295,12 +299,126 @@ fn background(b: &mut Vec<Block>, cmp: &Comparison) {
     push_table(b, t);
 }
 
+/// The host: each run's probe beside the base's, the warnings, and the host-affected steps.
+fn host(b: &mut Vec<Block>, cmp: &Comparison) {
+    let h = &cmp.host;
+    if !h.probed() && h.flags.is_empty() && h.warnings.is_empty() {
+        return;
+    }
+    b.push(heading(2, "Host"));
+    for w in &h.warnings {
+        b.push(Block::Warning(format!(
+            "{}: {}",
+            cmp.key_of(&w.run),
+            w.text
+        )));
+    }
+    if h.probed() {
+        b.push(Block::Note(format!(
+            "The host probe (--host-probe-ms) before and after every step: the median of each figure over the run's probes, a time per unit (larger = slower host), and ×its ratio to the base's. A run is warned about when a figure differs from the base's by more than the probe's own noise: CPU {:.0}%, memory {:.0}%, loopback {:.0}%; fsync is shown only (after a step it waits for the step's own writeback). Steal and iowait: the largest share of the host's CPU time in a step (/proc/stat).",
+            h.thresholds.cpu * 100.0,
+            h.thresholds.memory * 100.0,
+            h.thresholds.loopback * 100.0,
+        )));
+        b.push(Block::Table(host_table(cmp)));
+    }
+    if !h.flags.is_empty() {
+        b.push(Block::Paragraph(format!(
+            "{} step(s) of runs are host-affected: their relative figures end in ~ and are not painted as a DBMS change.",
+            h.flags.len()
+        )));
+        b.push(Block::Fold {
+            summary: "Host-affected steps and why".into(),
+            blocks: vec![Block::List(
+                h.flags
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{} {}: {}",
+                            f.step,
+                            cmp.key_of(&f.run),
+                            f.reasons.join("; ")
+                        )
+                    })
+                    .collect(),
+            )],
+        });
+    }
+}
+
+/// Rows: runs; columns: the probe's figures (with their ratio to the base's), MHz, steal and
+/// iowait.
+fn host_table(cmp: &Comparison) -> DocTable {
+    use crate::results::probe::ProbeFigure;
+    let mut columns: Vec<String> = ProbeFigure::ALL
+        .iter()
+        .map(|f| f.short().to_string())
+        .collect();
+    columns.extend(["MHz", "steal max", "iowait max"].map(String::from));
+    let rows = cmp
+        .host
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut cells: Vec<DocCell> = r
+                .figures
+                .iter()
+                .zip(&r.relative)
+                .zip(ProbeFigure::ALL)
+                .map(|((v, rel), f)| {
+                    let Some(v) = v else {
+                        return DocCell::plain("n/a");
+                    };
+                    let mut c = match rel.filter(|_| i != cmp.base) {
+                        Some(rel) => DocCell::plain(format!("{v:.2} ×{rel:.2}")),
+                        None => DocCell::plain(format!("{v:.2}")),
+                    };
+                    if let Some(rel) = rel.filter(|_| i != cmp.base)
+                        && let Some(t) = cmp.host.thresholds.of(f)
+                        && super::host::beyond(rel, 1.0, t).is_some()
+                    {
+                        c.colour = Colour::Grey;
+                    }
+                    c
+                })
+                .collect();
+            cells.push(DocCell::plain(
+                r.cpu_mhz.map_or("n/a".into(), |m| format!("{m:.0}")),
+            ));
+            cells.push(DocCell::plain(super::host::pct(r.steal_share_max)));
+            cells.push(DocCell::plain(super::host::pct(r.iowait_share_max)));
+            DocRow {
+                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.run.clone()),
+                title: Some(super::clean_label(&r.run)),
+                cells,
+            }
+        })
+        .collect();
+    DocTable::new("run", columns, rows)
+}
+
 /// The diagnosis: a summary per step family and run, then every line, folded.
 fn diagnosis(b: &mut Vec<Block>, cmp: &Comparison) {
     if cmp.runs.len() < 2 {
         return;
     }
     b.push(heading(2, "Diagnosis"));
+    if !cmp.host.warnings.is_empty() || !cmp.host.flags.is_empty() {
+        let runs: Vec<&str> = cmp
+            .labels
+            .iter()
+            .filter(|l| {
+                cmp.host.warnings.iter().any(|w| w.run == **l)
+                    || cmp.host.flags.iter().any(|f| f.run == **l)
+            })
+            .map(|l| cmp.key_of(l))
+            .collect();
+        b.push(Block::Paragraph(format!(
+            "The host first: the host's speed differed for {} (section Host), a candidate explanation before any per-op figure below; rerun those steps on a quiet host, or interleave the runs, before blaming the DBMS.",
+            runs.join(", ")
+        )));
+    }
     let mut families: Vec<&str> = Vec::new();
     for s in &cmp.summary {
         if !families.contains(&s.family.as_str()) {
@@ -375,8 +493,13 @@ fn summary_table(cmp: &Comparison, families: &[&str]) -> DocTable {
                 cells.push(s.map_or_else(
                     || DocCell::plain("-"),
                     |s| {
-                        let mut c = DocCell::plain(range_text(s.relative_min, s.relative_max, ""));
-                        c.colour = if s.relative_max <= 0.95 {
+                        let host_only = s.host_affected >= s.steps;
+                        let mark = if s.host_affected > 0 { "~" } else { "" };
+                        let mut c =
+                            DocCell::plain(range_text(s.relative_min, s.relative_max, "") + mark);
+                        c.colour = if host_only {
+                            Colour::Grey
+                        } else if s.relative_max <= 0.95 {
                             Colour::Red
                         } else if s.relative_min >= 1.05 {
                             Colour::Green

@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod diagnosis;
 pub mod document;
+pub mod host;
 pub mod html;
 pub mod layout;
 pub mod load;
@@ -106,6 +107,7 @@ pub fn render_with(
 pub fn cell_text(c: &Cell, ratio: bool) -> String {
     match c.value {
         None => c.note.clone().unwrap_or_else(|| "-".into()),
+        Some(v) if ratio && compare::host_affected(c) => format!("{v:.2}~"),
         Some(v) if ratio => format!("{v:.2}"),
         Some(v) if v.abs() >= 100.0 => text::group_f(v),
         Some(v) => format!("{v:.1}"),

@@ -184,31 +184,8 @@ pub fn nyrkio(runs: &[LoadedRun]) -> serde_json::Value {
 /// Seconds since the epoch of an RFC 3339 UTC time (`2026-11-22T20:01:02.345Z`), 0 when it
 /// cannot be read.
 fn unix_seconds(rfc3339: &str) -> i64 {
-    let parse = || -> Option<i64> {
-        let (date, time) = rfc3339.split_once('T')?;
-        let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-        let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-        let time = time.trim_end_matches('Z');
-        let mut t = time.split(':');
-        let h: i64 = t.next()?.parse().ok()?;
-        let mi: i64 = t.next()?.parse().ok()?;
-        let s: f64 = t.next()?.parse().ok()?;
-        // Days from the civil date (Howard Hinnant's algorithm).
-        let y = if m <= 2 { y - 1 } else { y };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let mp = (m + 9) % 12;
-        let doy = (153 * mp + 2) / 5 + day - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        let days = era * 146_097 + doe - 719_468;
-        Some(
-            days * 86_400
-                + h * 3600
-                + mi * 60
-                + i64::try_from(round_to_u64(s.floor())).unwrap_or(0),
-        )
-    };
-    parse().unwrap_or(0)
+    crate::results::rfc3339_seconds(rfc3339)
+        .map_or(0, |s| i64::try_from(round_to_u64(s.floor())).unwrap_or(0))
 }
 
 #[cfg(test)]

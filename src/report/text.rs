@@ -53,7 +53,23 @@ pub fn step_line(s: &StepRecord) -> String {
         let _ = write!(line, "  {}", check_failure_note(f));
     }
     line.push_str(&status_note(s));
+    line.push_str(&host_note(s));
     line
+}
+
+/// `  host CPU 2.73/2.75 ns/iter`: the host probe's CPU figure before and after the step, so
+/// a host that slowed down shows while the run goes; empty without the probe.
+fn host_note(s: &StepRecord) -> String {
+    use crate::results::probe::ProbeFigure;
+    let Some(h) = &s.host_probe else {
+        return String::new();
+    };
+    let cpu = |p: &Option<crate::results::probe::HostProbe>| {
+        p.as_ref()
+            .and_then(|p| ProbeFigure::Cpu.of(p))
+            .map_or("n/a".into(), |v| format!("{v:.2}"))
+    };
+    format!("  host CPU {}/{} ns/iter", cpu(&h.before), cpu(&h.after))
 }
 
 /// Microseconds in a compact human form.

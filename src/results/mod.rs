@@ -8,6 +8,7 @@
 pub mod host;
 pub mod metrics;
 pub mod options;
+pub mod probe;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -86,6 +87,10 @@ pub struct RunRecord {
     /// as far as it could be told; `None` in runs recorded before it existed.
     #[serde(default)]
     pub build: Option<crate::backend::BuildFacts>,
+    /// The host probe's setup and the run's typical host speed (`--host-probe-ms`); `None`
+    /// with the probe off and in runs recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_probe: Option<probe::RunHostProbe>,
 }
 
 /// What one step measured.
@@ -140,6 +145,10 @@ pub struct StepRecord {
     /// when every check passed; absent in runs recorded before it existed.
     #[serde(default)]
     pub check_failures: Vec<CheckFailure>,
+    /// The host probe before and after the step and the host's steal and iowait shares
+    /// during it; `None` with the probe off and in runs recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_probe: Option<probe::StepHost>,
 }
 
 impl StepRecord {
@@ -372,6 +381,32 @@ pub fn rfc3339(t: std::time::SystemTime) -> String {
     )
 }
 
+/// Seconds since the Unix epoch of a UTC time as [`rfc3339`] writes it
+/// (`2023-11-14T22:13:20.123Z`; the `Z` may be left out); `None` for any other shape.
+pub fn rfc3339_seconds(text: &str) -> Option<f64> {
+    let (date, time) = text.trim_end_matches('Z').split_once('T')?;
+    let mut d = date.splitn(3, '-').map(str::parse::<i64>);
+    let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
+    let mut t = time.splitn(3, ':');
+    let (h, mi) = (
+        t.next()?.parse::<i64>().ok()?,
+        t.next()?.parse::<i64>().ok()?,
+    );
+    let sec: f64 = t.next()?.parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(crate::stats::convert::i64_f64(days * 86_400 + h * 3600 + mi * 60) + sec)
+}
+
 /// Write `value` as pretty JSON to `path` atomically: a temp file beside it, fsync, rename.
 /// The JSON goes through a buffer: serde writes it in many small pieces (a run.json of a
 /// long run is thousands of them), which straight to the file would be one `write` each.
@@ -453,6 +488,15 @@ mod tests {
     fn rfc3339_formats_utc() {
         let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_123);
         assert_eq!(rfc3339(t), "2023-11-14T22:13:20.123Z");
+        assert_eq!(
+            rfc3339_seconds("2023-11-14T22:13:20.123Z"),
+            Some(1_700_000_000.123)
+        );
+        assert_eq!(
+            rfc3339_seconds("2000-03-01T00:00:00.000Z"),
+            Some(951_868_800.0)
+        );
+        assert_eq!(rfc3339_seconds("2023-11-14 22:13:20"), None);
     }
 
     #[test]

@@ -18,6 +18,13 @@ fn default_perf_interval_seconds() -> f64 {
     DEFAULT_PERF_INTERVAL_SECONDS
 }
 
+/// The host probe's time budget before and after each step, ms, by default
+/// (`--host-probe-ms`; docs/method.md, "The host probe").
+pub const DEFAULT_HOST_PROBE_MS: u32 = 200;
+
+/// The longest host probe budget `--host-probe-ms` accepts, ms.
+pub const MAX_HOST_PROBE_MS: u32 = 5000;
+
 /// Everything that shapes a run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunOptions {
@@ -91,6 +98,10 @@ pub struct RunOptions {
     /// The microbenchmarks' sizes (with `--workload micro`).
     #[serde(default)]
     pub micro: MicroSizes,
+    /// The host probe's time budget before and after each step, ms; 0 turns it off. Absent
+    /// (0) in runs recorded before it existed.
+    #[serde(default)]
+    pub host_probe_ms: u32,
 }
 
 /// Which benchmark a run is.
@@ -152,6 +163,7 @@ impl RunOptions {
             profile_seconds: None,
             workload: Workload::Insert,
             micro: MicroSizes::default(),
+            host_probe_ms: DEFAULT_HOST_PROBE_MS,
         }
     }
 
@@ -200,6 +212,17 @@ impl RunOptions {
         Ok(())
     }
 
+    /// `--host-probe-ms` is 0 (off) or a budget up to [`MAX_HOST_PROBE_MS`].
+    fn validate_host_probe(&self) -> Result<(), OptionsError> {
+        if self.host_probe_ms > MAX_HOST_PROBE_MS {
+            return Err(OptionsError(format!(
+                "--host-probe-ms {} is more than {MAX_HOST_PROBE_MS} ms before and after every step: lower it (the default, {DEFAULT_HOST_PROBE_MS}, is enough; 0 turns the probe off)",
+                self.host_probe_ms
+            )));
+        }
+        Ok(())
+    }
+
     /// `--profile-server` needs a server process and a positive `--profile-seconds`.
     fn validate_profile(&self, kind: BackendKind) -> Result<(), OptionsError> {
         let Some(seconds) = self.profile_seconds else {
@@ -238,6 +261,7 @@ impl RunOptions {
         }
         self.validate_profile(kind)?;
         self.validate_perf()?;
+        self.validate_host_probe()?;
         self.validate_workload()?;
         let has = |f: fn(&StepName) -> bool| self.steps.iter().any(f);
         if has(|s| *s == StepName::LoadInitial) && self.load_rows == 0 {

@@ -89,10 +89,16 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
         timeline_file: results::TIMELINE_FILE.to_string(),
         metrics: None,
         build: None,
+        host_probe: None,
     };
     let sampler = Sampler::start(&opts, driver.as_ref(), &dir, &mut record.host);
     record.metrics = Some(sampler.info());
     record.build = Some(sampler.build());
+    let prober = sampler::host_probe::HostProber::new(
+        opts.host_probe_ms,
+        &sampler::host_probe::fsync_dirs(record.host.data_dir.as_deref(), &dir),
+    );
+    record.host_probe = prober.as_ref().map(sampler::host_probe::HostProber::record);
     let run_file = dir.join(results::RUN_FILE);
     results::write_json_atomic(&run_file, &record)?;
     stop::set_run_file(Some(run_file.clone()));
@@ -103,7 +109,7 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
         &mut timeline,
         &run_file,
         &mut record,
-        &sampler,
+        (&sampler, prober.as_ref()),
     );
     record.metrics = Some(sampler.finish());
     record.ended_at = Some(results::now_rfc3339());
@@ -189,7 +195,7 @@ fn run_steps(
     timeline: &mut TimelineWriter,
     run_file: &Path,
     record: &mut RunRecord,
-    sampler: &Sampler,
+    (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.
     let mut admin = match driver.connect() {
@@ -215,7 +221,7 @@ fn run_steps(
             mode,
             step,
             u32::try_from(ordinal).unwrap_or(u32::MAX),
-            sampler,
+            (sampler, prober),
         );
         let step_record = match step_record {
             Ok(r) => r,
@@ -234,6 +240,9 @@ fn run_steps(
             eprintln!("{}", crate::report::text::step_line(&step_record));
         }
         record.steps.push(step_record);
+        if let Some(p) = record.host_probe.as_mut() {
+            p.median = results::probe::median_probe(&results::probe::run_probes(&record.steps));
+        }
         results::write_json_atomic(run_file, record)?;
         if failed {
             bail!(
@@ -269,6 +278,7 @@ fn failed_step(opts: &RunOptions, step: StepName, error: String) -> StepRecord {
         integrity: None,
         metrics: None,
         check_failures: Vec::new(),
+        host_probe: None,
     }
 }
 
@@ -393,17 +403,24 @@ fn run_step(
     mode: ProgressMode,
     step: StepName,
     ordinal: u32,
-    sampler: &Sampler,
+    (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
 ) -> anyhow::Result<StepRecord> {
     let plan = StepPlan::for_step(step, &opts.step_sizes());
     prepare_tables(opts, admin, state, &plan)?;
     let rows_before = state.expected_rows.clone();
     let connections = plan_connections(opts, driver, admin, state, &plan, ordinal)?;
+    // The host probe runs outside the step's measured part and its sampler interval.
+    let probe_before = prober.map(sampler::host_probe::HostProber::run);
+    let ticks_before = sampler::host_probe::cpu_ticks();
     sampler.begin_step(step);
     let cpu_before = process_cpu_seconds();
     let driven = drive(connections, step, timeline, mode);
     let cpu_seconds = process_cpu_seconds() - cpu_before;
     let mut sampled = sampler.end_step(step, ordinal);
+    let ticks_after = sampler::host_probe::cpu_ticks();
+    let host_probe = prober.map(|p| {
+        sampler::host_probe::step_host(probe_before, Some(p.run()), (ticks_before, ticks_after))
+    });
 
     let (status, error) = driven.status();
     book_rows(state, &plan, &driven.finished);
@@ -459,6 +476,7 @@ fn run_step(
         integrity,
         metrics: None,
         check_failures,
+        host_probe,
     };
     record.metrics = Some(sampler::step_metrics(&record, sampled));
     Ok(record)
@@ -1238,6 +1256,8 @@ mod tests {
             o.table.client_assigns_ids = shared;
             o.out_dir = dir.clone();
             o.quiet = true;
+            // A short host probe: every step still records one before and after it.
+            o.host_probe_ms = 20;
             let outcome = run(o, vec!["test".into()]).expect("the run completes");
             let record = &outcome.record;
             assert_eq!(record.status, Status::Completed, "{:?}", record.error);
@@ -1253,7 +1273,23 @@ mod tests {
                 );
                 assert!(s.throughput > 0.0, "{}", s.name);
                 assert_eq!(s.main_op, Some(s.name.main_op()));
+                let h = s
+                    .host_probe
+                    .as_ref()
+                    .expect("each step records the host probe");
+                assert!(h.before.is_some() && h.after.is_some(), "{}: {h:?}", s.name);
             }
+            let probe = record
+                .host_probe
+                .as_ref()
+                .expect("the run records the probe");
+            assert_eq!(probe.budget_ms, 20);
+            assert!(
+                probe
+                    .median
+                    .as_ref()
+                    .is_some_and(|m| m.cpu_ns_per_iteration.is_some())
+            );
             // The writes' integrity checks ran and agreed with the in-memory tables.
             let li1 = &record.steps[2];
             assert!(li1.integrity.as_ref().is_some_and(|i| i.ok), "{li1:?}");

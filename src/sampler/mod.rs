@@ -8,6 +8,7 @@
 //! reason.
 
 pub mod build;
+pub mod host_probe;
 pub mod locate;
 pub mod perf;
 pub mod procfs;

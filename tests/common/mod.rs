@@ -92,6 +92,8 @@ pub fn small_options(url: &str, tag: &str) -> RunOptions {
     o.settle_max_seconds = Some(0.5);
     o.out_dir = fresh_dir(tag);
     o.quiet = true;
+    // The host probe is exercised, at a tenth of its default budget (it runs twice per step).
+    o.host_probe_ms = 20;
     o
 }
 

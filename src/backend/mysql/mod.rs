@@ -453,8 +453,9 @@ pub struct MysqlConn {
     statements: HashMap<String, TableStatements<Prepared>>,
 }
 
-/// Cancels a MySQL connection's statement with `KILL QUERY` from a second connection,
-/// bounded by [`protocol::CANCEL_TIMEOUT`] from connect to reply.
+/// Cancels a MySQL connection's statement with `KILL QUERY` from a second connection: its
+/// login and then the `KILL` are each bounded by [`protocol::CANCEL_TIMEOUT`] (10 s at most
+/// in all).
 struct MyCanceller {
     config: MyConfig,
     connection_id: u32,

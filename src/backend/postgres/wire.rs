@@ -537,6 +537,13 @@ impl WireConn {
         self.ch.usable()?;
         while self.ch.received.pending().len() >= 5 {
             let tag = self.ch.received.pending()[0];
+            if tag == b'E' {
+                // An error sent while idle (a FATAL before the server closed: an idle-session
+                // timeout, a terminated backend) is the reason the connection is gone.
+                let f = self.next_frame()?;
+                self.ch.broken = true;
+                return Err(self.server_error(f));
+            }
             if !matches!(tag, b'N' | b'S' | b'A') {
                 return Err(self.protocol(format!(
                     "the server sent a '{}' message nobody asked for",
@@ -577,7 +584,7 @@ impl WireConn {
         let mut param_types = Vec::new();
         let mut error = None;
         loop {
-            let f = self.next_frame()?;
+            let f = self.reply_frame(&mut error)?;
             match f.tag {
                 b't' => {
                     let body = self.body(f);
@@ -638,7 +645,7 @@ impl WireConn {
         let mut done = Executed::default();
         let mut error = None;
         loop {
-            let f = self.next_frame()?;
+            let f = self.reply_frame(&mut error)?;
             match f.tag {
                 b'D' => {
                     if done.rows_returned == 0 {
@@ -671,7 +678,7 @@ impl WireConn {
         let mut rows = Vec::new();
         let mut error = None;
         loop {
-            let f = self.next_frame()?;
+            let f = self.reply_frame(&mut error)?;
             match f.tag {
                 b'D' => rows.push(text_row(self.body(f))),
                 b'E' => error = Some(self.server_error(f)),
@@ -721,6 +728,26 @@ impl WireConn {
             self.ch.broken = true;
         }
         r
+    }
+
+    /// The next message of a reply in which the server may already have sent an error:
+    /// when the connection then ends, that error is the one to show (a FATAL such as
+    /// "terminating connection due to administrator command" or an idle-session timeout,
+    /// sent before the server closed), not "the server closed the connection".
+    fn reply_frame(&mut self, error: &mut Option<WireError>) -> WireResult<Frame> {
+        match self.next_frame() {
+            Err(WireError::Io(e)) => match error.take() {
+                Some(fatal @ WireError::Server(_))
+                    if fatal
+                        .server()
+                        .is_some_and(|s| matches!(s.severity.as_str(), "FATAL" | "PANIC")) =>
+                {
+                    Err(fatal)
+                }
+                _ => Err(WireError::Io(e)),
+            },
+            other => other,
+        }
     }
 
     fn read_frame(&mut self) -> WireResult<Frame> {

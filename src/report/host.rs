@@ -1,0 +1,463 @@
+//! Was it the DBMS or the host? The host's speed as the runs recorded it, compared with the
+//! base's, and the steps whose figures the host may have moved.
+//!
+//! Four signals, each checked against a threshold above its own noise:
+//! - **the host probe** (`--host-probe-ms`): a figure of a run's probes (the median over the
+//!   run, or the best of a step's before and after) differs from the base's by more than the
+//!   figure's [`HostThresholds`]; or it moved that much between the steps of one run. (Before
+//!   against after within one step is not a verdict: the probe after a step also meets what
+//!   the step left behind, such as its writeback.)
+//! - **steal**: the hypervisor took more than [`STEAL_SHARE`] of the host's CPU time in a step;
+//! - **the per-second rate jumped** within a step: the medians of the seconds before and after
+//!   some second differ by [`RATE_JUMP`] or more (a DBMS stall is a dip of a few seconds and
+//!   leaves the medians alone; a host whose speed changed moves the level);
+//! - **the client's CPU per operation** moved by [`CLIENT_CPU_RATIO`] or more against the
+//!   base's: ibench's client does the same work per operation for every server, so its CPU per
+//!   op only moves with the host (not for SQLite, whose engine runs inside the client).
+//!
+//! The last two need nothing but what every run records, so runs made before the probe existed
+//! are checked too.
+
+use serde::Serialize;
+
+use super::load::LoadedRun;
+use crate::backend::BackendKind;
+use crate::results::probe::{HostProbe, ProbeFigure, StepHost, median, median_probe, run_probes};
+use crate::results::{Status, StepRecord};
+
+/// How far a probe figure may lie from another before the host counts as different: the
+/// ratio `larger / smaller - 1`, per figure; `None`: shown, never a verdict. Chosen above the
+/// probe's own spread: over 20 back to back probes on an idle host, and between the steps of
+/// quiet SQLite runs (docs/performance.md, "The host probe").
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct HostThresholds {
+    /// `cpu_ns_per_iteration`.
+    pub cpu: f64,
+    /// `memory_ns_per_access`.
+    pub memory: f64,
+    /// `loopback_us_per_round_trip`.
+    pub loopback: f64,
+    /// `fsync_us`: `None`, as right after a step the fsync waits for the writeback of the
+    /// step's own data (74 µs to 3.5 ms around quiet SQLite steps here): it tells the DBMS's
+    /// IO more than the host's.
+    pub fsync: Option<f64>,
+}
+
+/// The thresholds reports use.
+pub const THRESHOLDS: HostThresholds = HostThresholds {
+    cpu: 0.25,
+    memory: 1.0,
+    loopback: 1.0,
+    fsync: None,
+};
+
+impl HostThresholds {
+    /// The threshold of `figure`, `None` when it makes no verdict.
+    pub fn of(&self, figure: ProbeFigure) -> Option<f64> {
+        match figure {
+            ProbeFigure::Cpu => Some(self.cpu),
+            ProbeFigure::Memory => Some(self.memory),
+            ProbeFigure::Loopback => Some(self.loopback),
+            ProbeFigure::Fsync => self.fsync,
+        }
+    }
+}
+
+/// A step whose steal share is above this is host-affected.
+pub const STEAL_SHARE: f64 = 0.05;
+
+/// A level shift of the per-second rate by this factor within a step is the host's.
+pub const RATE_JUMP: f64 = 2.5;
+
+/// Fewest whole seconds on each side of a rate jump.
+const JUMP_SIDE_SECONDS: usize = 2;
+
+/// Fewest operations per second (the median of the faster side) a rate jump is looked for at:
+/// below it a second's count is too coarse.
+const JUMP_MIN_OPS: f64 = 20.0;
+
+/// Whether a step runs for a fixed time with every connection busy throughout (the query
+/// steps and the timed microbenchmarks), so its rate has no reason to move: a load step's rate
+/// falls as its tables grow and its tail thins out as clients finish.
+fn steady(s: &StepRecord) -> bool {
+    matches!(s.name, crate::workload::steps::StepName::Query { .. })
+        || (s.name.is_micro() && s.main_op() == crate::stats::OpKind::Micro)
+}
+
+/// A client CPU per operation this many times the base's (or its inverse) is the host's.
+pub const CLIENT_CPU_RATIO: f64 = 1.5;
+
+/// One run's host, as the report's table shows it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HostRow {
+    /// The run's label.
+    pub run: String,
+    /// Median of each probe figure over the run's probes ([`ProbeFigure::ALL`] order); `None`
+    /// without the probe.
+    pub figures: Vec<Option<f64>>,
+    /// Each figure divided by the base's.
+    pub relative: Vec<Option<f64>>,
+    /// Median CPU MHz of the probes.
+    pub cpu_mhz: Option<f64>,
+    /// Largest steal share of a step (0..1).
+    pub steal_share_max: Option<f64>,
+    /// Largest iowait share of a step (0..1).
+    pub iowait_share_max: Option<f64>,
+    /// Probes the run holds.
+    pub probes: usize,
+}
+
+/// A step of a run whose figures the host may have moved.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HostFlag {
+    /// The step.
+    pub step: String,
+    /// The run's label.
+    pub run: String,
+    /// What says so, one short phrase each: `CPU ns/iter ×1.52 of the base's`.
+    pub reasons: Vec<String>,
+}
+
+/// A warning about one run's host.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HostWarning {
+    /// The run's label.
+    pub run: String,
+    /// What differs, by how much.
+    pub text: String,
+}
+
+/// The host part of a comparison.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HostView {
+    /// Per run, in order.
+    pub rows: Vec<HostRow>,
+    /// Runs whose host differs from the base's, or moved within the run.
+    pub warnings: Vec<HostWarning>,
+    /// Host-affected steps of runs.
+    pub flags: Vec<HostFlag>,
+    /// The thresholds used.
+    pub thresholds: HostThresholds,
+}
+
+impl HostView {
+    /// The reasons `step` of run `label` is host-affected, or `None` when it is not.
+    pub fn flag(&self, step: &str, label: &str) -> Option<&HostFlag> {
+        self.flags.iter().find(|f| f.step == step && f.run == label)
+    }
+
+    /// Whether any run holds a probe (the table is shown then).
+    pub fn probed(&self) -> bool {
+        self.rows.iter().any(|r| r.probes > 0)
+    }
+}
+
+/// The ratio of `v` to `base` when it lies beyond `threshold` either way.
+pub fn beyond(v: f64, base: f64, threshold: f64) -> Option<f64> {
+    if !(v > 0.0 && base > 0.0) {
+        return None;
+    }
+    let ratio = v / base;
+    (ratio.max(1.0 / ratio) - 1.0 > threshold).then_some(ratio)
+}
+
+/// `CPU ns/iter ×1.52, memory ns/access ×1.31`: the figures of `probe` beyond the thresholds
+/// against `base`.
+fn probe_differences(probe: &HostProbe, base: &HostProbe, t: &HostThresholds) -> Vec<String> {
+    ProbeFigure::ALL
+        .iter()
+        .filter_map(|&f| {
+            let r = beyond(f.of(probe)?, f.of(base)?, t.of(f)?)?;
+            Some(format!("{} ×{r:.2}", f.short()))
+        })
+        .collect()
+}
+
+/// The best (smallest) of each figure over a step's probes, as one probe: one probe that met
+/// a passing hiccup (a single slow fsync) does not make the step's host slow; a host slow
+/// before and after the step does.
+fn step_best(h: &StepHost) -> HostProbe {
+    HostProbe {
+        cpu_ns_per_iteration: h.best(ProbeFigure::Cpu),
+        memory_ns_per_access: h.best(ProbeFigure::Memory),
+        loopback_us_per_round_trip: h.best(ProbeFigure::Loopback),
+        fsync_us: h.best(ProbeFigure::Fsync),
+        ..HostProbe::default()
+    }
+}
+
+/// The largest level shift of `rates` (per-second, whole seconds): `(factor, second)` where
+/// the medians before and after `second` differ most, each side at least
+/// [`JUMP_SIDE_SECONDS`] long; `None` when too short or a side's median is 0.
+pub fn rate_jump(rates: &[f64]) -> Option<(f64, usize)> {
+    let n = rates.len();
+    if n < 2 * JUMP_SIDE_SECONDS {
+        return None;
+    }
+    (JUMP_SIDE_SECONDS..=n - JUMP_SIDE_SECONDS)
+        .filter_map(|k| {
+            let (a, b) = (median(rates[..k].to_vec())?, median(rates[k..].to_vec())?);
+            (a > 0.0 && b > 0.0 && a.max(b) >= JUMP_MIN_OPS).then(|| (a.max(b) / a.min(b), k))
+        })
+        .max_by(|x, y| x.0.total_cmp(&y.0))
+}
+
+/// The per-second rates of a step's main op kind (ops per second), its last line (a partial
+/// second) left out.
+fn step_rates(run: &LoadedRun, step: &StepRecord) -> Vec<f64> {
+    let name = step.main_op().name();
+    let mut lines: Vec<(u32, u64)> = run
+        .timeline
+        .iter()
+        .filter(|l| l.step == step.name)
+        .map(|l| (l.second, l.ops.get(name).map_or(0, |c| c.ops)))
+        .collect();
+    lines.sort_unstable();
+    lines.pop();
+    lines
+        .into_iter()
+        .map(|(_, ops)| crate::stats::convert::count_f64(ops))
+        .collect()
+}
+
+/// The client's CPU µs per operation of a step's main op: the connections' own CPU when
+/// recorded, else ibench's whole CPU per op.
+fn client_cpu_us_per_op(step: &StepRecord) -> Option<f64> {
+    let op = step.ops.get(step.main_op().name())?;
+    if op.connection_cpu_seconds > 0.0 && op.ops > 0 {
+        return Some(op.connection_cpu_seconds * 1e6 / crate::stats::convert::count_f64(op.ops));
+    }
+    step.client_cpu_us_per_op
+}
+
+/// Whether the client's CPU per op says something about the host: not for SQLite, whose
+/// engine runs inside the client.
+fn client_is_only_the_client(run: &LoadedRun) -> bool {
+    run.record
+        .target
+        .as_ref()
+        .is_some_and(|t| t.backend != BackendKind::Sqlite)
+}
+
+/// The reasons one step of one run is host-affected, against the base's same step.
+fn step_reasons(
+    run: &LoadedRun,
+    s: &StepRecord,
+    base: Option<(&LoadedRun, &StepRecord)>,
+) -> Vec<String> {
+    let t = &THRESHOLDS;
+    let mut reasons = Vec::new();
+    if let Some(h) = &s.host_probe {
+        if let Some(steal) = h.steal_share.filter(|s| *s > STEAL_SHARE) {
+            reasons.push(format!("steal {:.0}% of the CPU time", steal * 100.0));
+        }
+        if let Some(bh) = base.and_then(|(_, b)| b.host_probe.as_ref()) {
+            let diff = probe_differences(&step_best(h), &step_best(bh), t);
+            if !diff.is_empty() {
+                reasons.push(format!("host probe {} of the base's", diff.join(", ")));
+            }
+        }
+    }
+    if s.status == Status::Completed
+        && steady(s)
+        && let Some((factor, second)) = rate_jump(&step_rates(run, s)).filter(|j| j.0 >= RATE_JUMP)
+    {
+        reasons.push(format!(
+            "its per-second rate moved ×{factor:.1} around second {second}"
+        ));
+    }
+    if let Some((b, bs)) = base
+        && client_is_only_the_client(run)
+        && client_is_only_the_client(b)
+        && let (Some(v), Some(bv)) = (client_cpu_us_per_op(s), client_cpu_us_per_op(bs))
+        && let Some(r) = beyond(v, bv, CLIENT_CPU_RATIO - 1.0)
+    {
+        reasons.push(format!(
+            "client CPU/op ×{r:.2} of the base's (same client work per op)"
+        ));
+    }
+    reasons
+}
+
+/// One run's row of the host table.
+fn host_row(run: &LoadedRun, base_median: Option<&HostProbe>) -> HostRow {
+    let probes = run_probes(&run.record.steps);
+    let med = median_probe(&probes);
+    let hosts = || {
+        run.record
+            .steps
+            .iter()
+            .filter_map(|s| s.host_probe.as_ref())
+    };
+    let max = |v: Vec<f64>| v.into_iter().reduce(f64::max);
+    HostRow {
+        run: run.label.clone(),
+        figures: ProbeFigure::ALL
+            .iter()
+            .map(|f| med.as_ref().and_then(|m| f.of(m)))
+            .collect(),
+        relative: ProbeFigure::ALL
+            .iter()
+            .map(|f| Some(f.of(med.as_ref()?)? / f.of(base_median?)?))
+            .collect(),
+        cpu_mhz: med.as_ref().and_then(|m| m.cpu_mhz),
+        steal_share_max: max(hosts().filter_map(|h| h.steal_share).collect()),
+        iowait_share_max: max(hosts().filter_map(|h| h.iowait_share).collect()),
+        probes: probes.len(),
+    }
+}
+
+/// The figures that moved beyond the thresholds between a run's steps, each step taken at its
+/// best probe: `CPU ns/iter 2.10-3.40 (×1.62)`.
+fn moved_within(run: &LoadedRun) -> Vec<String> {
+    let best: Vec<HostProbe> = run
+        .record
+        .steps
+        .iter()
+        .filter_map(|s| s.host_probe.as_ref())
+        .map(step_best)
+        .collect();
+    ProbeFigure::ALL
+        .iter()
+        .filter_map(|&f| {
+            let v: Vec<f64> = best.iter().filter_map(|p| f.of(p)).collect();
+            let lo = v.iter().copied().reduce(f64::min)?;
+            let hi = v.iter().copied().reduce(f64::max)?;
+            beyond(hi, lo, THRESHOLDS.of(f)?)
+                .map(|r| format!("{} {lo:.2}-{hi:.2} (×{r:.2})", f.short()))
+        })
+        .collect()
+}
+
+/// The host view of `runs` against `runs[base]`, over `steps`.
+pub fn host_view(runs: &[LoadedRun], base: usize, steps: &[String]) -> HostView {
+    let base_run = runs.get(base);
+    let base_median = base_run.and_then(|b| median_probe(&run_probes(&b.record.steps)));
+    let rows: Vec<HostRow> = runs
+        .iter()
+        .map(|r| host_row(r, base_median.as_ref()))
+        .collect();
+    let mut warnings = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let own = median_probe(&run_probes(&run.record.steps));
+        if i != base
+            && let (Some(m), Some(bm)) = (&own, &base_median)
+        {
+            let diff = probe_differences(m, bm, &THRESHOLDS);
+            if !diff.is_empty() {
+                let slower = ProbeFigure::Cpu.of(m).zip(ProbeFigure::Cpu.of(bm));
+                let word = match slower {
+                    Some((v, b)) if v > b => "slower than",
+                    Some(_) => "faster than",
+                    None => "different from",
+                };
+                warnings.push(HostWarning {
+                    run: run.label.clone(),
+                    text: format!(
+                        "its host was {word} the base's: host probe {} (run median / base's); its relative figures may measure the host, not the DBMS",
+                        diff.join(", ")
+                    ),
+                });
+            }
+        }
+        let moved = moved_within(run);
+        if !moved.is_empty() {
+            warnings.push(HostWarning {
+                run: run.label.clone(),
+                text: format!(
+                    "its host's speed moved between its steps: {} over its probes",
+                    moved.join(", ")
+                ),
+            });
+        }
+    }
+    let mut flags = Vec::new();
+    for step in steps {
+        let base_step = base_run.and_then(|b| Some((b, find(b, step)?)));
+        let base_reasons = base_step
+            .map(|(b, s)| step_reasons(b, s, None))
+            .unwrap_or_default();
+        for (i, run) in runs.iter().enumerate() {
+            let Some(s) = find(run, step) else { continue };
+            let mut reasons = if i == base {
+                base_reasons.clone()
+            } else {
+                step_reasons(run, s, base_step)
+            };
+            if i != base && !base_reasons.is_empty() {
+                reasons.push(format!("the base's step: {}", base_reasons.join("; ")));
+            }
+            if !reasons.is_empty() {
+                flags.push(HostFlag {
+                    step: step.clone(),
+                    run: run.label.clone(),
+                    reasons,
+                });
+            }
+        }
+    }
+    HostView {
+        rows,
+        warnings,
+        flags,
+        thresholds: THRESHOLDS,
+    }
+}
+
+fn find<'a>(run: &'a LoadedRun, step: &str) -> Option<&'a StepRecord> {
+    run.record.steps.iter().find(|s| s.name.to_string() == step)
+}
+
+/// Share (0..1) as a percentage text, `n/a` when missing.
+pub fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_figure_is_beyond_its_threshold_either_way() {
+        assert_eq!(beyond(1.2, 1.0, 0.15), Some(1.2));
+        assert_eq!(THRESHOLDS.of(ProbeFigure::Fsync), None);
+        assert_eq!(beyond(1.0, 1.2, 0.15), Some(1.0 / 1.2));
+        assert_eq!(beyond(1.1, 1.0, 0.15), None);
+        assert_eq!(beyond(1.0 / 1.1, 1.0, 0.15), None);
+        assert_eq!(beyond(0.0, 1.0, 0.15), None);
+        let base = HostProbe {
+            cpu_ns_per_iteration: Some(2.0),
+            fsync_us: Some(100.0),
+            ..HostProbe::default()
+        };
+        // CPU 1.5x slower is named; fsync makes no verdict.
+        let slow = HostProbe {
+            cpu_ns_per_iteration: Some(3.0),
+            fsync_us: Some(200.0),
+            ..HostProbe::default()
+        };
+        assert_eq!(
+            probe_differences(&slow, &base, &THRESHOLDS),
+            vec!["CPU ns/iter ×1.50".to_string()]
+        );
+        assert!(probe_differences(&base, &base, &THRESHOLDS).is_empty());
+    }
+
+    #[test]
+    fn a_level_shift_of_the_rate_is_a_jump_and_a_dip_is_not() {
+        // 8k/s for 4 s, then 36k/s: the PG10 qr100.
+        let shift = [
+            8000.0, 7400.0, 8400.0, 8000.0, 32000.0, 42000.0, 36000.0, 38000.0,
+        ];
+        let (factor, second) = rate_jump(&shift).unwrap();
+        // A median moves little when one second changes side: the split is found to a second.
+        assert!((4..=5).contains(&second), "{second}");
+        assert!(factor > 4.0, "{factor}");
+        // A two-second stall in a steady step moves neither side's median much.
+        let dip = [
+            10000.0, 9800.0, 1000.0, 900.0, 10100.0, 9900.0, 10000.0, 10200.0,
+        ];
+        assert!(rate_jump(&dip).unwrap().0 < RATE_JUMP);
+        assert_eq!(rate_jump(&[1.0, 2.0, 3.0]), None);
+    }
+}
