@@ -172,3 +172,28 @@ fn debian_and_registry_builds_of_15_are_told_apart() {
         );
     }
 }
+
+/// l.x's progress: PostgreSQL 10 and 11 have no `pg_stat_progress_create_index` and say so
+/// (the runner prints it once); 12 reads it (no build running: nothing).
+#[test]
+fn index_build_progress_is_read_from_12_on_and_said_missing_before() {
+    use ibench::backend::{DriverOptions, IndexProgress, driver_for_url};
+    for (major, reported) in [(10, false), (11, false), (12, true)] {
+        let server = start(registry_bindir(major));
+        let driver = driver_for_url(&client_url(&server.url), &DriverOptions::default()).unwrap();
+        let mut conn = driver.connect().unwrap();
+        match conn.index_build_progress().unwrap() {
+            IndexProgress::NotReported(why) => {
+                assert!(!reported, "PostgreSQL {major}: {why}");
+                assert!(
+                    why.contains(&format!("PostgreSQL {major} does not report")),
+                    "{why}"
+                );
+            }
+            IndexProgress::Running(builds) => {
+                assert!(reported, "PostgreSQL {major}: {builds:?}");
+                assert!(builds.is_empty(), "{builds:?}");
+            }
+        }
+    }
+}
