@@ -219,3 +219,66 @@ fn a_login_method_ibench_lacks_is_named() {
         "{e}"
     );
 }
+
+/// l.x reads InnoDB's `ALTER TABLE` stages from performance_schema when the server has it on
+/// (MariaDB's default is off; tests/defaults.rs checks that ibench says so): the timeline
+/// holds the stages' work done of the estimate. The table is filled server-side (2M rows in
+/// seconds) so the build lasts long enough for once-a-second polls to see it.
+#[test]
+fn index_builds_report_their_progress_with_performance_schema_on() {
+    let conf_dir = fresh_dir("maria-ps-conf");
+    std::fs::create_dir_all(&conf_dir).unwrap();
+    let conf = conf_dir.join("ps.cnf");
+    std::fs::write(
+        &conf,
+        "[mysqld]\nperformance_schema=ON\nperformance-schema-instrument=stage/%=ON\n\
+         performance-schema-consumer-events-stages-current=ON\n",
+    )
+    .unwrap();
+    let handle = ibench::server::start(&ibench::server::ServerSpec {
+        kind: ServerKind::Mariadb,
+        engine: Engine::Innodb,
+        bindir: None,
+        config: Some(conf),
+        dir: None,
+        port: None,
+        init_args: Vec::new(),
+    })
+    .unwrap_or_else(|e| panic!("cannot start MariaDB with performance_schema on: {e:#}"));
+    register_server(handle.clone());
+    let options = |tag: &str, steps: &str| {
+        let mut o = small_options(&handle.url, tag);
+        o.engine = Some(Engine::Innodb);
+        o.table.engine = Engine::Innodb;
+        o.steps = ibench::workload::steps::parse_step_list(steps).unwrap();
+        o
+    };
+    run_and_read(options("maria-lx-load", "l.i0"));
+    my_connect(&handle.url)
+        .query(
+            "INSERT INTO pi1 (dateandtime, cashregisterid, customerid, productid, price, data) \
+             SELECT now(), seq % 1000, seq % 100000, seq % 10000, seq % 500, md5(seq) \
+             FROM seq_1_to_2000000",
+        )
+        .unwrap();
+    let (run, dir) = run_and_read(options("maria-lx-progress", "l.x"));
+    assert_eq!(run.steps[0].status, ibench::results::Status::Completed);
+    let timeline = ibench::results::read_timeline(&dir).unwrap();
+    let builds: Vec<_> = timeline
+        .iter()
+        .flat_map(|l| l.index_builds.iter())
+        .collect();
+    assert!(
+        !builds.is_empty(),
+        "no second of l.x ({:.1} s) saw a build: {timeline:?}",
+        run.steps[0].seconds
+    );
+    for b in &builds {
+        assert!(b.phase.starts_with("alter table ("), "{b:?}");
+        assert_eq!((b.unit.as_str(), b.builds), ("work units", 1), "{b:?}");
+    }
+    assert!(
+        builds.iter().any(|b| b.total > 0 && b.done > 0),
+        "{builds:?}"
+    );
+}
