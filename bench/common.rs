@@ -90,7 +90,21 @@ impl SelfSigned {
             dir.join("server.key"),
             std::fs::Permissions::from_mode(0o644),
         )?;
+        // The files sysbench 1.0's mysql driver reads from its working directory.
+        for (from, to) in [
+            ("server.pem", "cacert.pem"),
+            ("server.pem", "client-cert.pem"),
+            ("server.key", "client-key.pem"),
+        ] {
+            std::fs::copy(dir.join(from), dir.join(to))?;
+        }
         Ok(SelfSigned { dir })
+    }
+
+    /// The directory holding the files.
+    #[allow(dead_code)]
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
     }
 
     /// postgresql.conf lines: TLS on with a copy of the key owned by `postgres`, mode 0600

@@ -131,20 +131,21 @@ fn sysbench_run(
     test: &str,
     rows: u32,
     seconds: f64,
-    tls: bool,
+    tls: Option<&std::path::Path>,
 ) -> Result<Figures> {
     let connection = sysbench_connection(handle)?;
     let cpu0 = children_cpu_seconds();
     let mut cmd = Command::new("sysbench");
-    if tls {
+    if let Some(certs) = tls {
         match handle.kind {
             ServerKind::Postgres => {
                 cmd.env("PGSSLMODE", "require");
             }
             ServerKind::Mariadb => {
-                // sysbench 1.0 takes on/off; the server requires TLS, so a plain
+                // sysbench 1.0 takes on/off, and reads client-key.pem, client-cert.pem and
+                // cacert.pem from its working directory; the server requires TLS, so a plain
                 // connection would fail rather than pass unseen.
-                cmd.arg("--mysql-ssl=on");
+                cmd.arg("--mysql-ssl=on").current_dir(certs);
             }
         }
     }
@@ -210,7 +211,13 @@ fn main() -> Result<()> {
             }
             other => bail!("IBENCH_BENCH_SERVERS: unknown server '{other}' (postgres, mariadb)"),
         };
-        compare_on(&server, rows, seconds, rounds, tls)?;
+        compare_on(
+            &server,
+            rows,
+            seconds,
+            rounds,
+            certs.as_ref().map(common::SelfSigned::dir),
+        )?;
     }
     Ok(())
 }
@@ -221,11 +228,11 @@ fn compare_on(
     rows: u32,
     seconds: f64,
     rounds: usize,
-    tls: bool,
+    tls: Option<&std::path::Path>,
 ) -> Result<()> {
     let handle = server.handle.clone();
     let scratch = server.scratch.clone();
-    let url = if tls {
+    let url = if tls.is_some() {
         let mode = match handle.kind {
             ServerKind::Postgres => "sslmode=require",
             ServerKind::Mariadb => "ssl-mode=REQUIRED",
