@@ -159,8 +159,7 @@ pub struct RunArgs {
     /// cockroachdb or yugabytedb over postgres://, tidb over mysql://.
     #[arg(long, value_enum)]
     pub flavour: Option<crate::backend::flavour::Flavour>,
-    /// Sizes and durations: small (about a minute and a half on SQLite, 45 s of it the settle
-    /// after l.i2), cached (30M/40M/10M rows, 1800 s query steps) or io-bound (800M/4M/1M,
+    /// Sizes and durations: small (under a minute on SQLite, a 5 s settle after l.i2), cached (30M/40M/10M rows, 1800 s query steps) or io-bound (800M/4M/1M,
     /// 1800 s).
     #[arg(long, default_value_t = defaults().profile)]
     pub profile: String,

@@ -318,17 +318,16 @@ pub struct Profile {
 }
 
 /// The `small` profile's settle budget, seconds (how it was chosen: docs/method.md).
-pub const SMALL_SETTLE_SECONDS: f64 = 45.0;
+pub const SMALL_SETTLE_SECONDS: f64 = 5.0;
 
 /// Names of the built-in profiles.
 pub const PROFILE_NAMES: [&str; 3] = ["small", "cached", "io-bound"];
 
 impl Profile {
-    /// The default profile: about a minute and a half on 2 cores with SQLite (one default run
-    /// here: 92 s, 45 of them the settle). Its settle budget, 45 s, is what
-    /// a default private MariaDB InnoDB needed to flush its dirty pages after l.i2 at these
-    /// sizes (4.3 to 37.1 s measured, docs/method.md), with a margin; PostgreSQL and MyRocks
-    /// needed under a second.
+    /// The default profile: under a minute on 2 cores with SQLite. Its settle budget, 5 s, is
+    /// what a default private MariaDB InnoDB needed to flush its dirty pages after l.i2 at
+    /// these sizes with the settle's raised IO capacity (2.5 to 3.0 s measured,
+    /// docs/method.md), with a margin; PostgreSQL and MyRocks needed under a second.
     pub fn small() -> Profile {
         Profile {
             name: "small".into(),
