@@ -130,13 +130,16 @@ impl SelfSigned {
         ))
     }
 
-    /// `[mysqld]` lines: TLS on and required over TCP. (Only micro_sysbench starts a MariaDB.)
+    /// `[mysqld]` lines: TLS on and required over TCP, the certificate its own CA. (Only micro_sysbench starts a MariaDB.)
     #[allow(dead_code)]
     pub fn mariadb_lines(&self) -> String {
         format!(
-            "ssl_cert = {}\nssl_key = {}\nrequire_secure_transport = ON\n",
+            "ssl_cert = {}\nssl_key = {}\nssl_ca = {}\nrequire_secure_transport = ON\n",
             self.dir.join("server.pem").display(),
-            self.dir.join("server.key").display()
+            self.dir.join("server.key").display(),
+            // sysbench presents client-cert.pem (the same self-signed certificate): the
+            // server must know its issuer, or it refuses the handshake ("unknown ca").
+            self.dir.join("server.pem").display()
         )
     }
 }
