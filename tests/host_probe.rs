@@ -251,3 +251,60 @@ fn each_step_records_its_probes_and_zero_turns_the_probe_off() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// A host that changes speed in the middle of a step: busy loops start halfway through a
+/// query step (the test watches the run's timeline) and run to its end. The report flags
+/// that step of that run for its per-second rate's level shift, naming the factor and the
+/// second, though the probes before and after the step cannot see a change inside it.
+#[test]
+fn a_cpu_hog_started_in_the_middle_of_a_step_flags_that_step() {
+    let dir = common::fresh_dir("host-hog-mid-step");
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = run(&dir, "a");
+    let out = dir.join("b");
+    let url = format!("sqlite:{}", dir.join("b.db").display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(["run", "--url", &url, "--steps", "l.i0,l.x,qr100"])
+        .args(["--load-rows", "20000", "--query-seconds", "12", "--quiet"])
+        .args(["--label", "b", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for qr100's fifth second in the timeline, then hog the host until the run ends.
+    let timeline = out.join("timeline.jsonl");
+    let started = std::time::Instant::now();
+    loop {
+        let seconds = std::fs::read_to_string(&timeline)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("\"qr100\""))
+            .count();
+        if seconds >= 5 {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "qr100 never ran 5 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let hogs = Hogs::start(HOGS_PER_CORE);
+    let status = child.wait().unwrap();
+    drop(hogs);
+    assert!(status.success());
+    let cmp = report(&[base, out]);
+    let flag = cmp["host"]["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["run"] == "b" && f["step"] == "qr100")
+        .unwrap_or_else(|| panic!("qr100 of b not flagged: {}", cmp["host"]))
+        .clone();
+    let reasons = flag["reasons"].to_string();
+    assert!(
+        reasons.contains("per-second rate moved ×"),
+        "the level shift is named: {reasons}"
+    );
+}
