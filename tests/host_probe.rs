@@ -9,6 +9,18 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
+/// One test of this file at a time: each one's busy loops would otherwise slow the others'
+/// quiet runs (two ran together in a clean clone's `cargo test`, and each saw the other's
+/// loops).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The lock of [`ONE_AT_A_TIME`], also after a test that held it failed.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn ibench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ibench"))
         .args(args)
@@ -142,6 +154,7 @@ fn assert_middle_run_flagged(cmp: &Value) {
 /// says so and keeps what it checked of the middle run in every attempt.
 #[test]
 fn a_cpu_hog_during_the_middle_run_flags_it_and_not_the_others() {
+    let _one = one_at_a_time();
     for attempt in 1..=3 {
         let dir = common::fresh_dir(&format!("host-hog-{attempt}"));
         std::fs::create_dir_all(&dir).unwrap();
@@ -173,6 +186,7 @@ fn a_cpu_hog_during_the_middle_run_flags_it_and_not_the_others() {
 /// past the limit is refused naming the flag.
 #[test]
 fn each_step_records_its_probes_and_zero_turns_the_probe_off() {
+    let _one = one_at_a_time();
     let dir = common::fresh_dir("host-probe-record");
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("x.db");
@@ -258,6 +272,7 @@ fn each_step_records_its_probes_and_zero_turns_the_probe_off() {
 /// second, though the probes before and after the step cannot see a change inside it.
 #[test]
 fn a_cpu_hog_started_in_the_middle_of_a_step_flags_that_step() {
+    let _one = one_at_a_time();
     let dir = common::fresh_dir("host-hog-mid-step");
     std::fs::create_dir_all(&dir).unwrap();
     let base = run(&dir, "a");
