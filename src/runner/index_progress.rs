@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::monitor::ProgressMode;
 use crate::backend::{Conn, IndexBuildProgress, IndexProgress};
 use crate::report::text::group;
 use crate::stats::convert::{count_f64, round_to_u64};
@@ -23,15 +22,10 @@ pub struct Shared {
 
 /// Ask the server over `conn` once a second until `over` is set, keeping the latest
 /// reading in `shared`. When the server does not report the progress, or the connection or a
-/// poll fails, it says so once (unless quiet) and stops asking.
-pub fn poll(
-    conn: Result<Box<dyn Conn>, String>,
-    shared: &Shared,
-    over: &AtomicBool,
-    mode: ProgressMode,
-) {
+/// poll fails, it says so once (unless `quiet`) and stops asking.
+pub fn poll(conn: Result<Box<dyn Conn>, String>, shared: &Shared, over: &AtomicBool, quiet: bool) {
     let say = |what: &str| {
-        if mode != ProgressMode::Quiet {
+        if !quiet {
             eprintln!("l.x     index build progress: {what}");
         }
     };

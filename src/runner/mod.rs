@@ -846,7 +846,9 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
         scope.spawn(move || cancel_on_interrupt(cancellers, step_over));
         if let Some(conn) = plan.index_progress {
             let shared = &*index_shared;
-            scope.spawn(move || index_progress::poll(conn, shared, step_over, mode));
+            scope.spawn(move || {
+                index_progress::poll(conn, shared, step_over, mode == ProgressMode::Quiet)
+            });
         }
         let handles: Vec<_> = plan
             .slots
