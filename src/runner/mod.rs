@@ -409,18 +409,19 @@ fn run_step(
     prepare_tables(opts, admin, state, &plan)?;
     let rows_before = state.expected_rows.clone();
     let connections = plan_connections(opts, driver, admin, state, &plan, ordinal)?;
-    // The host probe runs outside the step's measured part and its sampler interval.
-    let probe_before = prober.map(sampler::host_probe::HostProber::run);
-    let ticks_before = sampler::host_probe::cpu_ticks();
-    sampler.begin_step(step);
-    let cpu_before = process_cpu_seconds();
-    let driven = drive(connections, step, timeline, mode);
-    let cpu_seconds = process_cpu_seconds() - cpu_before;
-    let mut sampled = sampler.end_step(step, ordinal);
-    let ticks_after = sampler::host_probe::cpu_ticks();
-    let host_probe = prober.map(|p| {
-        sampler::host_probe::step_host(probe_before, Some(p.run()), (ticks_before, ticks_after))
-    });
+    let Probed {
+        driven,
+        cpu_seconds,
+        mut sampled,
+        host_probe,
+    } = drive_probed(
+        connections,
+        step,
+        ordinal,
+        timeline,
+        mode,
+        (sampler, prober),
+    );
 
     let (status, error) = driven.status();
     book_rows(state, &plan, &driven.finished);
@@ -434,14 +435,7 @@ fn run_step(
     if let Some(p) = sampled.as_mut().and_then(|s| s.perf.as_mut()) {
         p.count_ops(&per_second_of_main, main_ops, seconds);
     }
-    let sla = plan.sla_target_rows_per_sec.map(|target| {
-        let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
-        sla_verdict(
-            target,
-            count_f64(inserted) / seconds,
-            &series(&driven.seen, OpKind::Insert, |c| c.rows),
-        )
-    });
+    let sla = step_sla(&plan, &merged, seconds, &driven.seen);
     let checks = Checks {
         opts,
         driver,
@@ -480,6 +474,44 @@ fn run_step(
     };
     record.metrics = Some(sampler::step_metrics(&record, sampled));
     Ok(record)
+}
+
+/// A step's measured part and what was read around it.
+struct Probed {
+    driven: Driven,
+    /// ibench's own CPU over the measured part.
+    cpu_seconds: f64,
+    sampled: Option<sampler::StepRaw>,
+    host_probe: Option<crate::results::probe::StepHost>,
+}
+
+/// Drive the step's connections between the sampler's begin and end and the host probes
+/// before and after (the probe runs outside the measured part and its sampler interval).
+fn drive_probed(
+    connections: Plan,
+    step: StepName,
+    ordinal: u32,
+    timeline: &mut TimelineWriter,
+    mode: ProgressMode,
+    (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
+) -> Probed {
+    let probe_before = prober.map(sampler::host_probe::HostProber::run);
+    let ticks_before = sampler::host_probe::cpu_ticks();
+    sampler.begin_step(step);
+    let cpu_before = process_cpu_seconds();
+    let driven = drive(connections, step, timeline, mode);
+    let cpu_seconds = process_cpu_seconds() - cpu_before;
+    let sampled = sampler.end_step(step, ordinal);
+    let ticks_after = sampler::host_probe::cpu_ticks();
+    let host_probe = prober.map(|p| {
+        sampler::host_probe::step_host(probe_before, Some(p.run()), (ticks_before, ticks_after))
+    });
+    Probed {
+        driven,
+        cpu_seconds,
+        sampled,
+        host_probe,
+    }
 }
 
 /// What the checks after a step's measured part need.
@@ -969,6 +1001,23 @@ fn panicked(client: u32, panic: &(dyn std::any::Any + Send)) -> crate::backend::
         format!("connection of client {client}"),
         format!("panicked: {message} (a bug in ibench; please report it)"),
     )
+}
+
+/// The step's SLA verdict on its inserts, when its plan has a target.
+fn step_sla(
+    plan: &StepPlan,
+    merged: &BTreeMap<OpKind, stats::MergedOps>,
+    seconds: f64,
+    seen: &monitor::Seconds,
+) -> Option<SlaRecord> {
+    plan.sla_target_rows_per_sec.map(|target| {
+        let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
+        sla_verdict(
+            target,
+            count_f64(inserted) / seconds,
+            &series(seen, OpKind::Insert, |c| c.rows),
+        )
+    })
 }
 
 /// The SLA verdict of a query step (spec section 4) from the achieved background insert rate

@@ -245,31 +245,7 @@ impl MyConfig {
                 )
             })?,
         };
-        let roots = given
-            .get("ssl-ca")
-            .map_or(Roots::None, |p| Roots::File(PathBuf::from(p)));
-        let verify = match ssl_mode {
-            SslMode::VerifyIdentity => Verify::ChainAndName,
-            SslMode::VerifyCa => Verify::Chain,
-            // The client: `REQUIRED` with `ssl-ca` verifies the chain.
-            SslMode::Required if roots != Roots::None => Verify::Chain,
-            _ => Verify::Nothing,
-        };
-        let client_cert = match (given.get("ssl-cert"), given.get("ssl-key")) {
-            (Some(c), Some(k)) => Some((PathBuf::from(c), PathBuf::from(k))),
-            (None, None) => None,
-            _ => return Err("give ssl-cert and ssl-key together".to_string()),
-        };
-        let tls = if ssl_mode == SslMode::Disabled {
-            None
-        } else {
-            let policy = TlsPolicy {
-                verify,
-                roots,
-                client_cert,
-            };
-            Some(Arc::new(policy.client_config().map_err(|e| e.to_string())?))
-        };
+        let tls = tls_config(given, ssl_mode)?;
         let server_public_key = match given.get("server-public-key-path") {
             None => None,
             Some(p) => Some(
@@ -303,6 +279,40 @@ impl MyConfig {
             get_server_public_key: flag("get-server-public-key")?,
         })
     }
+}
+
+/// The rustls configuration of `ssl-mode`, `ssl-ca`, `ssl-cert` and `ssl-key` (`None` for
+/// `DISABLED`).
+fn tls_config(
+    given: &Given,
+    ssl_mode: SslMode,
+) -> Result<Option<Arc<rustls::ClientConfig>>, String> {
+    if ssl_mode == SslMode::Disabled {
+        return Ok(None);
+    }
+    let roots = given
+        .get("ssl-ca")
+        .map_or(Roots::None, |p| Roots::File(PathBuf::from(p)));
+    let verify = match ssl_mode {
+        SslMode::VerifyIdentity => Verify::ChainAndName,
+        SslMode::VerifyCa => Verify::Chain,
+        // The client: `REQUIRED` with `ssl-ca` verifies the chain.
+        SslMode::Required if roots != Roots::None => Verify::Chain,
+        _ => Verify::Nothing,
+    };
+    let client_cert = match (given.get("ssl-cert"), given.get("ssl-key")) {
+        (Some(c), Some(k)) => Some((PathBuf::from(c), PathBuf::from(k))),
+        (None, None) => None,
+        _ => return Err("give ssl-cert and ssl-key together".to_string()),
+    };
+    let policy = TlsPolicy {
+        verify,
+        roots,
+        client_cert,
+    };
+    Ok(Some(Arc::new(
+        policy.client_config().map_err(|e| e.to_string())?,
+    )))
 }
 
 /// `host:port`, `[v6]:port`, `host`.

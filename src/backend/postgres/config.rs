@@ -308,32 +308,12 @@ impl PgConfig {
                 }
             }
         }
-        for h in &query_hosts {
-            config.hosts.push(host_of(h));
-        }
-        for p in &query_ports {
-            config.ports.push(parse_port(p)?);
-        }
-        if config.hosts.is_empty() {
-            config.hosts.push(Host::Tcp("localhost".to_string()));
-        }
-        if config.ports.len() > 1 && config.ports.len() != config.hosts.len() {
-            return Err(format!(
-                "{} ports for {} hosts: give one port, or one per host",
-                config.ports.len(),
-                config.hosts.len()
-            ));
-        }
-        config.connect_timeout = match timeout {
-            None => None,
-            Some(t) => {
-                let seconds: u64 = t.trim().parse().map_err(|_| {
-                    format!("connect_timeout={t}: give whole seconds (0 means no limit)")
-                })?;
-                // libpq: anything below 2 s is 2 s; 0 is no limit.
-                (seconds > 0).then(|| Duration::from_secs(seconds.max(2)))
-            }
-        };
+        config.add_query_hosts(&query_hosts, &query_ports)?;
+        config.connect_timeout = timeout
+            .as_deref()
+            .map(connect_timeout)
+            .transpose()?
+            .flatten();
         config.ssl_mode = ssl.resolve_mode(env)?;
         config.tls_policy = ssl.policy(config.ssl_mode, env);
         config.tls = match &config.tls_policy {
@@ -344,6 +324,28 @@ impl PgConfig {
             config.passfile = read_passfile(env)?;
         }
         Ok(config)
+    }
+
+    /// Add the hosts and ports given as query parameters (`?host=/tmp&port=5433`); `localhost`
+    /// when no host was given at all. Several ports must be one per host.
+    fn add_query_hosts(&mut self, hosts: &[String], ports: &[String]) -> Result<(), String> {
+        for h in hosts {
+            self.hosts.push(host_of(h));
+        }
+        for p in ports {
+            self.ports.push(parse_port(p)?);
+        }
+        if self.hosts.is_empty() {
+            self.hosts.push(Host::Tcp("localhost".to_string()));
+        }
+        if self.ports.len() > 1 && self.ports.len() != self.hosts.len() {
+            return Err(format!(
+                "{} ports for {} hosts: give one port, or one per host",
+                self.ports.len(),
+                self.hosts.len()
+            ));
+        }
+        Ok(())
     }
 
     /// Add the URL's authority hosts (`h1:5432,[::1]:5433,%2Ftmp`).
@@ -568,6 +570,16 @@ fn split_host_port(item: &str) -> (&str, Option<&str>) {
         Some((h, p)) => (h, Some(p)),
         None => (item, None),
     }
+}
+
+/// `connect_timeout` as libpq reads it: whole seconds, anything below 2 s is 2 s, 0 is no
+/// limit (`None`).
+fn connect_timeout(text: &str) -> Result<Option<Duration>, String> {
+    let seconds: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("connect_timeout={text}: give whole seconds (0 means no limit)"))?;
+    Ok((seconds > 0).then(|| Duration::from_secs(seconds.max(2))))
 }
 
 fn parse_port(text: &str) -> Result<u16, String> {

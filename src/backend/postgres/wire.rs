@@ -401,51 +401,23 @@ impl WireConn {
             if rounds > MAX_AUTH_ROUNDS {
                 return Err(self.protocol("the login goes on and on".to_string()));
             }
-            let f = self.next_frame()?;
-            if f.tag == b'E' {
-                // The server closes the connection after a failed login.
-                self.ch.broken = true;
-                return Err(self.server_error(f));
-            }
-            if f.tag != b'R' || f.len < 4 {
-                return Err(self.protocol(format!(
-                    "expected an authentication request, got '{}'",
-                    f.tag as char
-                )));
-            }
+            let f = self.next_auth_request()?;
             let body = self.body(f);
             let code = be_i32(&body[0..4]);
             match code {
                 0 => {
-                    if scram.is_some() && !scram_verified {
-                        return Err(self.protocol(
-                            "the server ended SCRAM without proving it knows the password \
-                             (no server signature)"
-                                .to_string(),
-                        ));
-                    }
-                    if rounds == 1 && !allowed.none {
-                        return Err(WireError::Auth(
-                            "the server let the user in without authentication, which \
-                             require_auth does not allow"
-                                .to_string(),
-                        ));
-                    }
-                    return Ok(());
+                    return self.authentication_ok(
+                        scram.is_some(),
+                        scram_verified,
+                        rounds,
+                        allowed,
+                    );
                 }
                 3 => {
                     if !allowed.password {
                         return Err(refuse("a cleartext password"));
                     }
-                    let over_plain_tcp = !self.ch.stream.is_tls() && !self.ch.stream.is_local();
-                    if over_plain_tcp && !allowed.cleartext_opted_in {
-                        return Err(WireError::Auth(
-                            "the server asks for the password in clear over TCP without TLS: \
-                             use TLS (sslmode=require or stronger), a Unix socket, or opt in \
-                             with require_auth=password"
-                                .to_string(),
-                        ));
-                    }
+                    self.cleartext_allowed(allowed)?;
                     let pw = password.ok_or_else(need_password)?;
                     self.password_message(pw)?;
                 }
@@ -453,13 +425,8 @@ impl WireConn {
                     if !allowed.md5 {
                         return Err(refuse("an MD5 password"));
                     }
-                    let pw = password.ok_or_else(need_password)?;
-                    let salt: [u8; 4] = body
-                        .get(4..8)
-                        .and_then(|s| s.try_into().ok())
-                        .ok_or_else(|| WireError::Protocol("short MD5 request".into()))?;
-                    let hash = md5_hash(user, pw, salt);
-                    self.password_message(hash.as_bytes())?;
+                    let salt = body.get(4..8).map(<[u8]>::to_vec);
+                    self.answer_md5(user, password.ok_or_else(need_password)?, salt)?;
                 }
                 10 => {
                     if !allowed.scram {
@@ -469,47 +436,15 @@ impl WireConn {
                         return Err(self.protocol("a second SASL start".to_string()));
                     }
                     let pw = password.ok_or_else(need_password)?;
-                    let mechanisms = &body[4..];
-                    let offered = mechanisms.split(|b| *b == 0).any(|m| m == b"SCRAM-SHA-256");
-                    if !offered {
-                        return Err(WireError::Auth(
-                            "the server offers no SASL mechanism ibench has (SCRAM-SHA-256)"
-                                .to_string(),
-                        ));
-                    }
-                    let s = sasl::ScramSha256::new(pw, sasl::ChannelBinding::unsupported());
-                    self.ch.out.clear();
-                    let at = begin_message(&mut self.ch.out, b'p');
-                    put_cstr(&mut self.ch.out, "SCRAM-SHA-256")?;
-                    let data = s.message();
-                    put_i32(&mut self.ch.out, len_i32(data.len())?);
-                    self.ch.out.extend_from_slice(data);
-                    end_message(&mut self.ch.out, at)?;
-                    self.ch.send()?;
-                    scram = Some(s);
+                    let mechanisms = body[4..].to_vec();
+                    scram = Some(self.start_scram(&mechanisms, pw)?);
                 }
                 11 | 12 => {
                     let data = body[4..].to_vec();
                     let s = scram
                         .as_mut()
                         .ok_or_else(|| WireError::Protocol("SASL reply before SASL".into()))?;
-                    if code == 11 {
-                        s.update(&data)
-                            .map_err(|e| WireError::Auth(format!("SCRAM: {e}")))?;
-                        let reply = s.message().to_vec();
-                        self.ch.out.clear();
-                        let at = begin_message(&mut self.ch.out, b'p');
-                        self.ch.out.extend_from_slice(&reply);
-                        end_message(&mut self.ch.out, at)?;
-                        self.ch.send()?;
-                    } else {
-                        s.finish(&data).map_err(|e| {
-                            WireError::Auth(format!(
-                                "SCRAM: the server's signature does not check out ({e})"
-                            ))
-                        })?;
-                        scram_verified = true;
-                    }
+                    scram_verified = self.continue_scram(s, code == 12, &data)?;
                 }
                 other => {
                     return Err(WireError::Auth(format!(
@@ -519,6 +454,127 @@ impl WireConn {
                 }
             }
         }
+    }
+
+    /// The next message of the login, which must be an authentication request: the server's
+    /// error (after which it closes) or a protocol error otherwise.
+    fn next_auth_request(&mut self) -> WireResult<Frame> {
+        let f = self.next_frame()?;
+        if f.tag == b'E' {
+            self.ch.broken = true;
+            return Err(self.server_error(f));
+        }
+        if f.tag != b'R' || f.len < 4 {
+            return Err(self.protocol(format!(
+                "expected an authentication request, got '{}'",
+                f.tag as char
+            )));
+        }
+        Ok(f)
+    }
+
+    /// `AuthenticationOk` after `rounds` requests: refused when a SCRAM exchange did not end
+    /// with the server's signature, or when the server asked for nothing and `require_auth`
+    /// does not allow `none`.
+    fn authentication_ok(
+        &mut self,
+        scram_started: bool,
+        scram_verified: bool,
+        rounds: usize,
+        allowed: &AuthMethods,
+    ) -> WireResult<()> {
+        if scram_started && !scram_verified {
+            return Err(self.protocol(
+                "the server ended SCRAM without proving it knows the password (no server \
+                 signature)"
+                    .to_string(),
+            ));
+        }
+        if rounds == 1 && !allowed.none {
+            return Err(WireError::Auth(
+                "the server let the user in without authentication, which require_auth does \
+                 not allow"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Answer `AuthenticationMD5Password` with its 4-byte `salt`, as libpq does.
+    fn answer_md5(
+        &mut self,
+        user: &[u8],
+        password: &[u8],
+        salt: Option<Vec<u8>>,
+    ) -> WireResult<()> {
+        let salt: [u8; 4] = salt
+            .and_then(|s| s.try_into().ok())
+            .ok_or_else(|| WireError::Protocol("short MD5 request".into()))?;
+        let hash = md5_hash(user, password, salt);
+        self.password_message(hash.as_bytes())
+    }
+
+    /// A cleartext password goes over TLS or a Unix socket, or over plain TCP only when the
+    /// user named `password` in `require_auth`.
+    fn cleartext_allowed(&self, allowed: &AuthMethods) -> WireResult<()> {
+        let over_plain_tcp = !self.ch.stream.is_tls() && !self.ch.stream.is_local();
+        if over_plain_tcp && !allowed.cleartext_opted_in {
+            return Err(WireError::Auth(
+                "the server asks for the password in clear over TCP without TLS: use TLS \
+                 (sslmode=require or stronger), a Unix socket, or opt in with \
+                 require_auth=password"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Answer `AuthenticationSASL` (the offered `mechanisms`) with SCRAM-SHA-256's first
+    /// message.
+    fn start_scram(&mut self, mechanisms: &[u8], password: &[u8]) -> WireResult<sasl::ScramSha256> {
+        let offered = mechanisms.split(|b| *b == 0).any(|m| m == b"SCRAM-SHA-256");
+        if !offered {
+            return Err(WireError::Auth(
+                "the server offers no SASL mechanism ibench has (SCRAM-SHA-256)".to_string(),
+            ));
+        }
+        let s = sasl::ScramSha256::new(password, sasl::ChannelBinding::unsupported());
+        self.ch.out.clear();
+        let at = begin_message(&mut self.ch.out, b'p');
+        put_cstr(&mut self.ch.out, "SCRAM-SHA-256")?;
+        let data = s.message();
+        put_i32(&mut self.ch.out, len_i32(data.len())?);
+        self.ch.out.extend_from_slice(data);
+        end_message(&mut self.ch.out, at)?;
+        self.ch.send()?;
+        Ok(s)
+    }
+
+    /// `SASLContinue` (answered with the client's proof) or, `last`, `SASLFinal` (the
+    /// server's signature, checked); whether the server is verified.
+    fn continue_scram(
+        &mut self,
+        s: &mut sasl::ScramSha256,
+        last: bool,
+        data: &[u8],
+    ) -> WireResult<bool> {
+        if last {
+            s.finish(data).map_err(|e| {
+                WireError::Auth(format!(
+                    "SCRAM: the server's signature does not check out ({e})"
+                ))
+            })?;
+            return Ok(true);
+        }
+        s.update(data)
+            .map_err(|e| WireError::Auth(format!("SCRAM: {e}")))?;
+        let reply = s.message().to_vec();
+        self.ch.out.clear();
+        let at = begin_message(&mut self.ch.out, b'p');
+        self.ch.out.extend_from_slice(&reply);
+        end_message(&mut self.ch.out, at)?;
+        self.ch.send()?;
+        Ok(false)
     }
 
     fn password_message(&mut self, password: &[u8]) -> WireResult<()> {
