@@ -274,7 +274,9 @@ fn index_builds_report_their_progress_with_performance_schema_on() {
         run.steps[0].seconds
     );
     for b in &builds {
-        assert!(b.phase.starts_with("alter table ("), "{b:?}");
+        // A poll may land in the SQL layer's "preparing for alter table" (no work counts yet)
+        // before InnoDB's "alter table (read PK and internal sort)" and the others.
+        assert!(b.phase.contains("alter table"), "{b:?}");
         assert_eq!((b.unit.as_str(), b.builds), ("work units", 1), "{b:?}");
     }
     assert!(
