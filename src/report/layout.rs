@@ -769,13 +769,24 @@ fn series(
     kind: &str,
     value: impl Fn(&crate::stats::SecondCounts) -> f64,
 ) -> Vec<(String, Vec<(f64, f64)>)> {
+    timeline_series(cmp, runs, step, |l| l.ops.get(kind).map(&value))
+}
+
+/// A per-second series of one step for every run, `point` read from each of its timeline
+/// lines (`None`: no point that second): `(key, points)`.
+fn timeline_series(
+    cmp: &Comparison,
+    runs: &[LoadedRun],
+    step: &str,
+    point: impl Fn(&crate::results::TimelineLine) -> Option<f64>,
+) -> Vec<(String, Vec<(f64, f64)>)> {
     runs.iter()
         .map(|r| {
             let points = r
                 .timeline
                 .iter()
                 .filter(|l| l.step.to_string() == step)
-                .filter_map(|l| l.ops.get(kind).map(|c| (f64::from(l.second), value(c))))
+                .filter_map(|l| Some((f64::from(l.second), point(l)?)))
                 .collect();
             (cmp.key_of(&r.label).to_string(), points)
         })
@@ -861,23 +872,10 @@ fn index_build_series(
     runs: &[LoadedRun],
     step: &str,
 ) -> Vec<(String, Vec<(f64, f64)>)> {
-    runs.iter()
-        .map(|r| {
-            let points = r
-                .timeline
-                .iter()
-                .filter(|l| l.step.to_string() == step)
-                .filter_map(|l| {
-                    let b = l.index_builds.first().filter(|b| b.total > 0)?;
-                    Some((
-                        f64::from(l.second),
-                        count_f64(b.done) / count_f64(b.total) * 100.0,
-                    ))
-                })
-                .collect();
-            (cmp.key_of(&r.label).to_string(), points)
-        })
-        .collect()
+    timeline_series(cmp, runs, step, |l| {
+        let b = l.index_builds.first().filter(|b| b.total > 0)?;
+        Some(count_f64(b.done) / count_f64(b.total) * 100.0)
+    })
 }
 
 /// Database size over the step, from the sampler's time series: logical and on disk per run.

@@ -352,10 +352,7 @@ impl MyWire {
 
         self.ch.out.clear();
         let at = self.begin_packet();
-        self.ch.out.extend_from_slice(&caps.to_le_bytes());
-        self.ch.out.extend_from_slice(&(1u32 << 24).to_le_bytes());
-        self.ch.out.push(CHARSET_UTF8MB4);
-        self.ch.out.extend_from_slice(&[0; 23]);
+        put_login_header(&mut self.ch.out, caps);
         put_cstr(&mut self.ch.out, config.user.as_bytes());
         if caps & cap::PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
             put_lenenc_bytes(&mut self.ch.out, &response);
@@ -390,10 +387,7 @@ impl MyWire {
         }
         self.ch.out.clear();
         let at = self.begin_packet();
-        self.ch.out.extend_from_slice(&caps.to_le_bytes());
-        self.ch.out.extend_from_slice(&(1u32 << 24).to_le_bytes());
-        self.ch.out.push(CHARSET_UTF8MB4);
-        self.ch.out.extend_from_slice(&[0; 23]);
+        put_login_header(&mut self.ch.out, caps);
         self.end_packet(at)?;
         self.ch.send()?;
         let placeholder = Stream::Unix(UnixStream::pair()?.0);
@@ -976,6 +970,15 @@ fn encode(out: &mut Vec<u8>, value: Value<'_>) -> (u8, u8) {
             (ty::DATETIME, 0)
         }
     }
+}
+
+/// The part the handshake response and the `SSLRequest` share: capabilities, the largest
+/// packet, the character set and 23 reserved bytes.
+fn put_login_header(out: &mut Vec<u8>, caps: u32) {
+    out.extend_from_slice(&caps.to_le_bytes());
+    out.extend_from_slice(&(1u32 << 24).to_le_bytes());
+    out.push(CHARSET_UTF8MB4);
+    out.extend_from_slice(&[0; 23]);
 }
 
 fn put_cstr(out: &mut Vec<u8>, s: &[u8]) {
