@@ -113,6 +113,10 @@ fn run_ops(
                     rec.retries += 1;
                     std::thread::sleep(Duration::from_millis(1));
                 }
+                // The step ended while this op was in a conflict: it was never done, so it
+                // is neither counted nor an error (a deadlock in a step's last moment would
+                // otherwise fail a finished step).
+                Err(BackendError::Retryable(_)) if stop.should_stop() => return Ok(()),
                 other => break other,
             }
         };
@@ -616,6 +620,24 @@ mod tests {
         assert!(client_loop(&mut inserter, &mut conn, None, &stop, &mut rec).unwrap());
         assert_eq!((rec.ops, rec.rows, rec.retries), (2, 20, 3));
         assert_eq!(conn.len(), 20, "no batch inserted twice, none lost");
+    }
+
+    /// A conflict met once the step's deadline has passed ends the loop at its natural end:
+    /// the op is not retried, not counted, and not an error.
+    #[test]
+    fn a_conflict_after_the_deadline_ends_the_step_cleanly() {
+        let mut conn = Ids::with_rows(0);
+        conn.conflicts_before_next_insert = 1_000_000;
+        let mut inserter = Inserter::new("pi1".into(), generator(), 10, None, None);
+        let stop = StopSignal::new(Some(Instant::now() + Duration::from_millis(20)));
+        let mut rec = OpRecorder::new(OpKind::Insert);
+        let reached_end = client_loop(&mut inserter, &mut conn, None, &stop, &mut rec);
+        assert!(reached_end.unwrap(), "a deadline is the natural end");
+        assert_eq!((rec.ops, conn.len()), (0, 0));
+        assert!(
+            rec.retries > 0,
+            "conflicts before the deadline were retried"
+        );
     }
 
     /// A stop (another connection failed, or Ctrl-C) ends the loop early: not its natural end.
