@@ -365,6 +365,14 @@ pub struct TimelineLine {
     /// done of its total), one per phase; absent when none was reported and in older files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub index_builds: Vec<IndexBuildProgress>,
+    /// Connections of the step that had finished by the end of the second (a load step's
+    /// tail, where fewer connections insert); absent while all run, and in older files.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub finished_connections: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Current time, UTC, RFC 3339 with milliseconds.

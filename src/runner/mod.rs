@@ -894,7 +894,7 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
         monitor.watch_index_builds(index_progress::Watch::new(std::sync::Arc::clone(
             &index_shared,
         )));
-        while monitor.tick(&|| handles.iter().all(|h| h.is_finished())) {}
+        while monitor.tick(&|| handles.iter().filter(|h| h.is_finished()).count()) {}
         let timeline_error = monitor.timeline_error.take();
         let finished: Vec<Finished> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
         step_over.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -74,6 +74,9 @@ pub struct Monitor<'a> {
     pub(crate) timeline_error: Option<String>,
     /// l.x: the index builds as the server reports them.
     index: Option<super::index_progress::Watch>,
+    /// The step's connections, and how many had finished at the last look.
+    connections: u32,
+    finished_connections: u32,
 }
 
 impl<'a> Monitor<'a> {
@@ -86,6 +89,7 @@ impl<'a> Monitor<'a> {
         mode: ProgressMode,
         goal: Goal,
     ) -> Self {
+        let connections = u32::try_from(counters.len()).unwrap_or(u32::MAX);
         Monitor {
             step,
             start,
@@ -98,6 +102,8 @@ impl<'a> Monitor<'a> {
             last_plain: Instant::now(),
             timeline_error: None,
             index: None,
+            connections,
+            finished_connections: 0,
         }
     }
 
@@ -106,12 +112,14 @@ impl<'a> Monitor<'a> {
         self.index = Some(watch);
     }
 
-    /// Wait for the next tick, at most until `done()` is true (checked every 50 ms). Returns
-    /// false once `done()` is true, after writing the last (partial) second.
-    pub fn tick(&mut self, done: &dyn Fn() -> bool) -> bool {
+    /// Wait for the next tick, at most until every connection has finished (`finished()`
+    /// counts those that have; checked every 50 ms). Returns false once all have, after
+    /// writing the last (partial) second.
+    pub fn tick(&mut self, finished: &dyn Fn() -> usize) -> bool {
         let due = self.start + Duration::from_secs(u64::from(self.next_tick));
         loop {
-            if done() {
+            self.finished_connections = u32::try_from(finished()).unwrap_or(u32::MAX);
+            if self.finished_connections >= self.connections {
                 self.sample(false);
                 self.finish_line();
                 return false;
@@ -147,6 +155,7 @@ impl<'a> Monitor<'a> {
                     .map(|(k, c)| (k.name().to_string(), *c))
                     .collect(),
                 index_builds: index_builds.clone(),
+                finished_connections: self.finished_connections,
             };
             if let Err(e) = self.timeline.write(&line)
                 && self.timeline_error.is_none()
