@@ -15,6 +15,14 @@ use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 use proc_reading::own_reading;
 
+/// The tests of this file one at a time: the slowdown test reads the host's other processes'
+/// CPU, which the other test's servers would be.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Bytes the server wrote by its own count: WAL plus data pages written by backends, the
 /// background writer and checkpoints.
 fn pg_written_bytes(url: &str) -> f64 {
@@ -73,6 +81,7 @@ fn mover_ratio(d: &Diagnosis, figure: &str) -> f64 {
 
 #[test]
 fn the_diagnosis_of_a_slower_config_names_what_the_tests_own_readings_saw_move() {
+    let _one = one_at_a_time();
     // No commit waits for a WAL flush in either server: what separates them is the buffer
     // pool, not how long the shared disk takes to sync at that moment (a clean clone's build
     // leaves gigabytes of writeback behind, which once made the base's fsyncs slower than the
@@ -169,4 +178,97 @@ impl Drop for Guard {
         let _ = self.0.stop();
         let _ = std::fs::remove_dir_all(&self.0.dir);
     }
+}
+
+/// A query step that slows down on the server half way: the test drops the secondary indexes
+/// while qr100 runs, so every range query becomes a scan and a sort of the whole table. The
+/// report must find the slow stretch, from about when the test dropped them to the step's
+/// end, and name the DBMS (the server's CPU per query rose; ibench's own did not), with the
+/// server's vacuum counters as evidence.
+#[test]
+fn a_step_that_slows_down_on_the_server_is_named_a_dbms_slowdown() {
+    let _one = one_at_a_time();
+    let s = Guard(
+        server::start(&ServerSpec {
+            kind: ServerKind::Postgres,
+            engine: Engine::Innodb,
+            bindir: None,
+            config: None,
+            dir: None,
+            port: None,
+            init_args: Vec::new(),
+        })
+        .unwrap_or_else(|e| panic!("a private Postgres starts: {e:#}")),
+    );
+    let mut opts = small_options(&s.0.url, "slowdown");
+    opts.steps = parse_step_list("l.i0,l.x,qr100").unwrap();
+    opts.load_rows = 50_000;
+    opts.query_seconds = 12.0;
+    // The dropped indexes would fail the index check after the step.
+    opts.check = false;
+    let timeline = opts.out_dir.join("timeline.jsonl");
+    let url = s.0.url.clone();
+    let dropper = std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        loop {
+            let qr_seconds = std::fs::read_to_string(&timeline)
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains("\"qr100\""))
+                .count();
+            if qr_seconds >= 5 {
+                break;
+            }
+            assert!(started.elapsed().as_secs() < 300, "qr100 never ran 5 s");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let mut c = common::pg_connect(&url);
+        let names = c
+            .simple("SELECT indexname FROM pg_indexes WHERE tablename = 'pi1' AND indexname <> 'pi1_pkey'")
+            .unwrap();
+        assert_eq!(names.len(), 3, "{names:?}");
+        for n in names {
+            c.simple(&format!("DROP INDEX {}", n[0].as_deref().unwrap()))
+                .unwrap();
+        }
+    });
+    let (_, dir) = run_and_read(opts);
+    dropper.join().unwrap();
+
+    let (runs, problems) = ibench::report::load::load_runs(&[dir]);
+    assert!(problems.is_empty(), "{problems:?}");
+    let cmp = ibench::report::compare::compare(&runs, None, Vec::new());
+    let shifts: Vec<_> = cmp.shifts.iter().map(|s| format!("{s:?}")).collect();
+    assert_eq!(cmp.shifts.len(), 1, "one step slowed down: {shifts:#?}");
+    let shift = &cmp.shifts[0];
+    eprintln!("{shift:#?}");
+    assert_eq!(shift.step.to_string(), "qr100");
+    assert!(
+        (3..=8).contains(&shift.slow_from_s),
+        "the slow stretch starts about when the indexes were dropped: {shift:?}"
+    );
+    assert!(shift.slow_to_s + 2 >= shift.seconds_looked_at, "{shift:?}");
+    assert!(shift.factor >= 2.5, "{shift:?}");
+    assert_eq!(
+        shift.cause,
+        ibench::report::shift::ShiftCause::Dbms,
+        "{}",
+        shift.why
+    );
+    // ibench's own cost per query moves a little too (the server's scans evict the shared
+    // caches): the server's must have moved far more.
+    let (server, client) = (
+        shift.server_cpu_ratio.unwrap(),
+        shift.client_cpu_ratio.unwrap(),
+    );
+    assert!(server >= 1.5 * client.max(1.0), "{shift:?}");
+    let evidence = shift.evidence.join(" | ");
+    assert!(evidence.contains("pi1: autovacuum"), "{evidence}");
+    assert!(evidence.contains("--profile-server"), "{evidence}");
+    // The step is not painted as the host's.
+    assert!(cmp.host.flags.is_empty(), "{:?}", cmp.host.flags);
+    // Every format shows it.
+    let text = ibench::report::render(&cmp, &runs, ibench::report::Format::Text, false).unwrap();
+    assert!(text.contains("Slowdowns inside steps"), "{text}");
+    assert!(text.contains("qr100"), "{text}");
 }

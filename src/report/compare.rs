@@ -192,6 +192,10 @@ pub struct Comparison {
     /// Each run's host speed against the base's, the warnings and the host-affected steps
     /// (`report::host`).
     pub host: super::host::HostView,
+    /// The steps that ran at one speed for a stretch and several times faster or slower for
+    /// the rest, and who slowed down (`report::shift`); absent when none did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shifts: Vec<super::shift::StepShift>,
 }
 
 /// A run's steps of one family (load, writes, range queries, point queries) against the base.
@@ -537,6 +541,7 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
         micro,
         problems,
         host,
+        shifts: super::shift::shifts(runs),
     };
     cmp.summarise();
     cmp

@@ -8,9 +8,10 @@
 //!   against after within one step is not a verdict: the probe after a step also meets what
 //!   the step left behind, such as its writeback.)
 //! - **steal**: the hypervisor took more than [`STEAL_SHARE`] of the host's CPU time in a step;
-//! - **the per-second rate jumped** within a step: the medians of the seconds before and after
-//!   some second differ by [`RATE_JUMP`] or more (a DBMS stall is a dip of a few seconds and
-//!   leaves the medians alone; a host whose speed changed moves the level);
+//! - **the per-second rate jumped** within a query step or a timed microbenchmark, whose rate
+//!   has no reason to move: it ran [`super::shift::SHIFT_FACTOR`] times slower for a stretch
+//!   (`report::shift`), unless that module tells it was the DBMS (the server's CPU per op rose
+//!   while the client's and the probe held);
 //! - **the client's CPU per operation** moved by [`CLIENT_CPU_RATIO`] or more against the
 //!   base's: ibench's client does the same work per operation for every server, so its CPU per
 //!   op only moves with the host (not for SQLite, whose engine runs inside the client).
@@ -22,8 +23,8 @@ use serde::Serialize;
 
 use super::load::LoadedRun;
 use crate::backend::BackendKind;
-use crate::results::probe::{HostProbe, ProbeFigure, StepHost, median, median_probe, run_probes};
-use crate::results::{Status, StepRecord};
+use crate::results::StepRecord;
+use crate::results::probe::{HostProbe, ProbeFigure, StepHost, median_probe, run_probes};
 
 /// How far a probe figure may lie from another before the host counts as different: the
 /// ratio `larger / smaller - 1`, per figure; `None`: shown, never a verdict. Chosen above the
@@ -65,16 +66,6 @@ impl HostThresholds {
 
 /// A step whose steal share is above this is host-affected.
 pub const STEAL_SHARE: f64 = 0.05;
-
-/// A level shift of the per-second rate by this factor within a step is the host's.
-pub const RATE_JUMP: f64 = 2.5;
-
-/// Fewest whole seconds on each side of a rate jump.
-const JUMP_SIDE_SECONDS: usize = 2;
-
-/// Fewest operations per second (the median of the faster side) a rate jump is looked for at:
-/// below it a second's count is too coarse.
-const JUMP_MIN_OPS: f64 = 20.0;
 
 /// Whether a step runs for a fixed time with every connection busy throughout (the query
 /// steps and the timed microbenchmarks), so its rate has no reason to move: a load step's rate
@@ -186,40 +177,6 @@ fn step_best(h: &StepHost) -> HostProbe {
     }
 }
 
-/// The largest level shift of `rates` (per-second, whole seconds): `(factor, second)` where
-/// the medians before and after `second` differ most, each side at least
-/// [`JUMP_SIDE_SECONDS`] long; `None` when too short or a side's median is 0.
-pub fn rate_jump(rates: &[f64]) -> Option<(f64, usize)> {
-    let n = rates.len();
-    if n < 2 * JUMP_SIDE_SECONDS {
-        return None;
-    }
-    (JUMP_SIDE_SECONDS..=n - JUMP_SIDE_SECONDS)
-        .filter_map(|k| {
-            let (a, b) = (median(rates[..k].to_vec())?, median(rates[k..].to_vec())?);
-            (a > 0.0 && b > 0.0 && a.max(b) >= JUMP_MIN_OPS).then(|| (a.max(b) / a.min(b), k))
-        })
-        .max_by(|x, y| x.0.total_cmp(&y.0))
-}
-
-/// The per-second rates of a step's main op kind (ops per second), its last line (a partial
-/// second) left out.
-fn step_rates(run: &LoadedRun, step: &StepRecord) -> Vec<f64> {
-    let name = step.main_op().name();
-    let mut lines: Vec<(u32, u64)> = run
-        .timeline
-        .iter()
-        .filter(|l| l.step == step.name)
-        .map(|l| (l.second, l.ops.get(name).map_or(0, |c| c.ops)))
-        .collect();
-    lines.sort_unstable();
-    lines.pop();
-    lines
-        .into_iter()
-        .map(|(_, ops)| crate::stats::convert::count_f64(ops))
-        .collect()
-}
-
 /// The client's CPU µs per operation of a step's main op: the connections' own CPU when
 /// recorded, else ibench's whole CPU per op.
 fn client_cpu_us_per_op(step: &StepRecord) -> Option<f64> {
@@ -258,12 +215,18 @@ fn step_reasons(
             }
         }
     }
-    if s.status == Status::Completed
-        && steady(s)
-        && let Some((factor, second)) = rate_jump(&step_rates(run, s)).filter(|j| j.0 >= RATE_JUMP)
+    if steady(s)
+        && let Some(shift) = super::shift::step_shift(run, s)
+        && shift.cause != super::shift::ShiftCause::Dbms
     {
+        let second = if shift.slow_from_s == 0 {
+            shift.slow_to_s
+        } else {
+            shift.slow_from_s
+        };
         reasons.push(format!(
-            "its per-second rate moved ×{factor:.1} around second {second}"
+            "its per-second rate moved ×{:.1} around second {second}",
+            shift.factor
         ));
     }
     if let Some((b, bs)) = base
@@ -441,23 +404,5 @@ mod tests {
             vec!["CPU ns/iter ×1.50".to_string()]
         );
         assert!(probe_differences(&base, &base, &THRESHOLDS).is_empty());
-    }
-
-    #[test]
-    fn a_level_shift_of_the_rate_is_a_jump_and_a_dip_is_not() {
-        // 8k/s for 4 s, then 36k/s: the PG10 qr100.
-        let shift = [
-            8000.0, 7400.0, 8400.0, 8000.0, 32000.0, 42000.0, 36000.0, 38000.0,
-        ];
-        let (factor, second) = rate_jump(&shift).unwrap();
-        // A median moves little when one second changes side: the split is found to a second.
-        assert!((4..=5).contains(&second), "{second}");
-        assert!(factor > 4.0, "{factor}");
-        // A two-second stall in a steady step moves neither side's median much.
-        let dip = [
-            10000.0, 9800.0, 1000.0, 900.0, 10100.0, 9900.0, 10000.0, 10200.0,
-        ];
-        assert!(rate_jump(&dip).unwrap().0 < RATE_JUMP);
-        assert_eq!(rate_jump(&[1.0, 2.0, 3.0]), None);
     }
 }

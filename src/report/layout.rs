@@ -27,6 +27,7 @@ pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Blo
         throughput(&mut b, cmp, charts);
     }
     host(&mut b, cmp);
+    shifts(&mut b, cmp);
     background(&mut b, cmp);
     diagnosis(&mut b, cmp);
     for d in &cmp.details {
@@ -344,6 +345,54 @@ fn host(b: &mut Vec<Block>, cmp: &Comparison) {
             )],
         });
     }
+}
+
+/// The steps that slowed down inside themselves: when, how long, who, and the server's
+/// evidence.
+fn shifts(b: &mut Vec<Block>, cmp: &Comparison) {
+    if cmp.shifts.is_empty() {
+        return;
+    }
+    b.push(heading(2, "Slowdowns inside steps"));
+    b.push(Block::Note(format!(
+        "A step whose per-second rate held at one level for a stretch and ran ×{:.1} or more faster for the rest (medians; a load step's tail, once its first connections are done, left out). Who slowed down: the host when ibench's CPU per op rose ×{:.1} in the slow stretch or other processes took {:.2} more cores; the DBMS when the server's CPU per op rose ×{:.1} while those and the host probe held.",
+        super::shift::SHIFT_FACTOR,
+        super::shift::COST_RATIO,
+        super::shift::OTHERS_CORES,
+        super::shift::COST_RATIO,
+    )));
+    let items = cmp
+        .shifts
+        .iter()
+        .map(|s| {
+            let mut text = format!(
+                "{} {}: {} {} from second {} to {} ({} s of {}); the rest of the step ran ×{:.1} faster, at {}. Who: {}.",
+                s.step,
+                cmp.key_of(&s.run),
+                group_f(s.slow_rate),
+                s.unit,
+                s.slow_from_s,
+                s.slow_to_s,
+                s.slow_to_s - s.slow_from_s,
+                s.seconds_looked_at,
+                s.factor,
+                group_f(s.rest_rate),
+                s.why
+            );
+            for e in &s.evidence {
+                text.push_str(&format!(" {}.", upper_first(e)));
+            }
+            text
+        })
+        .collect();
+    b.push(Block::List(items));
+}
+
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// Rows: runs; columns: the probe's figures (with their ratio to the base's), MHz, steal and

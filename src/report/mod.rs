@@ -10,6 +10,7 @@ pub mod layout;
 pub mod load;
 pub mod markdown;
 pub mod series;
+pub mod shift;
 pub mod svg;
 pub mod text;
 

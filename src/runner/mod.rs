@@ -932,6 +932,9 @@ fn run_slot(mut s: Slot, start: Instant, stop: &StopSignal) -> Finished {
     });
     // A panic in a connection (a bug) fails the step with its message
     // instead of dropping the connection's figures silently.
+    if let Some(clock) = stats::current_thread_cpu_clock() {
+        let _ = s.recorder.live.cpu_clock.set(clock);
+    }
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         client_loop(
             s.worker.as_mut(),

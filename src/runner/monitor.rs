@@ -77,6 +77,8 @@ pub struct Monitor<'a> {
     /// The step's connections, and how many had finished at the last look.
     connections: u32,
     finished_connections: u32,
+    /// Per counter, its connection thread's CPU at the last tick, ns.
+    cpu_seen_ns: Vec<Option<u64>>,
 }
 
 impl<'a> Monitor<'a> {
@@ -89,7 +91,8 @@ impl<'a> Monitor<'a> {
         mode: ProgressMode,
         goal: Goal,
     ) -> Self {
-        let connections = u32::try_from(counters.len()).unwrap_or(u32::MAX);
+        let slots = counters.len();
+        let connections = u32::try_from(slots).unwrap_or(u32::MAX);
         Monitor {
             step,
             start,
@@ -104,6 +107,7 @@ impl<'a> Monitor<'a> {
             index: None,
             connections,
             finished_connections: 0,
+            cpu_seen_ns: vec![None; slots],
         }
     }
 
@@ -136,8 +140,17 @@ impl<'a> Monitor<'a> {
 
     fn sample(&mut self, whole: bool) {
         let mut merged: BTreeMap<OpKind, SecondCounts> = BTreeMap::new();
-        for (kind, c) in &self.counters {
-            merged.entry(*kind).or_default().merge(c.swap());
+        for ((kind, c), seen) in self.counters.iter().zip(&mut self.cpu_seen_ns) {
+            let mut counts = c.swap();
+            if let Some(now) = c
+                .cpu_clock
+                .get()
+                .and_then(|&k| crate::stats::clock_cpu_ns(k))
+            {
+                counts.cpu_us = Some(now.saturating_sub(seen.unwrap_or(0)) / 1000);
+                *seen = Some(now);
+            }
+            merged.entry(*kind).or_default().merge(counts);
         }
         let any = merged.values().any(|c| c.ops > 0);
         let index_builds = self.index.as_mut().map(|w| w.latest()).unwrap_or_default();

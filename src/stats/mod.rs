@@ -93,6 +93,9 @@ pub struct LiveCounters {
     pub total_ops: AtomicU64,
     /// Rows affected since the step started (never reset).
     pub total_rows: AtomicU64,
+    /// The connection thread's CPU clock ([`current_thread_cpu_clock`]), set when the thread
+    /// starts, so the monitor can read the connection's own CPU each second.
+    pub cpu_clock: std::sync::OnceLock<libc::clockid_t>,
 }
 
 /// One second's worth of one op kind, as swapped out of [`LiveCounters`].
@@ -104,6 +107,10 @@ pub struct SecondCounts {
     pub rows: u64,
     /// Largest latency of an operation finished in the second, µs.
     pub max_latency_us: u64,
+    /// CPU the connections of this op kind used in the second (their own threads, not the
+    /// rest of ibench), µs; `None` when not read (older files, a thread already ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us: Option<u64>,
 }
 
 impl LiveCounters {
@@ -113,6 +120,7 @@ impl LiveCounters {
             ops: self.ops.swap(0, Ordering::Relaxed),
             rows: self.rows.swap(0, Ordering::Relaxed),
             max_latency_us: self.max_latency_us.swap(0, Ordering::Relaxed),
+            cpu_us: None,
         }
     }
 }
@@ -123,6 +131,10 @@ impl SecondCounts {
         self.ops += other.ops;
         self.rows += other.rows;
         self.max_latency_us = self.max_latency_us.max(other.max_latency_us);
+        self.cpu_us = match (self.cpu_us, other.cpu_us) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 }
 
@@ -229,6 +241,26 @@ pub fn merge(recorders: impl IntoIterator<Item = OpRecorder>) -> BTreeMap<OpKind
         m.thread_cpu_seconds += r.thread_cpu_seconds;
     }
     out
+}
+
+/// The calling thread's CPU clock, which another thread can read with
+/// [`clock_cpu_ns`]; `None` when the system has none.
+pub fn current_thread_cpu_clock() -> Option<libc::clockid_t> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: pthread_self is the calling thread, alive for the call; the call writes `clock`.
+    let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &raw mut clock) };
+    (rc == 0).then_some(clock)
+}
+
+/// The CPU time of a thread's clock, ns; `None` once its thread has ended.
+pub fn clock_cpu_ns(clock: libc::clockid_t) -> Option<u64> {
+    // SAFETY: clock_gettime writes into the timespec we pass; a stale clock id is an error.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::clock_gettime(clock, &raw mut ts) };
+    if rc != 0 {
+        return None;
+    }
+    Some(i64_u64(ts.tv_sec) * 1_000_000_000 + i64_u64(ts.tv_nsec))
 }
 
 /// CPU seconds the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`), 0 when unknown.
@@ -351,7 +383,8 @@ mod tests {
             SecondCounts {
                 ops: 2,
                 rows: 19,
-                max_latency_us: 70
+                max_latency_us: 70,
+                cpu_us: None,
             }
         );
         assert_eq!(r.live.swap(), SecondCounts::default());
