@@ -110,6 +110,11 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
         println!("{}", report::text::summary(&outcome.record));
         print!("{}", sampler::metrics_table(&outcome.record));
     }
+    if !quiet {
+        for line in report::shift::run_lines(&outcome.dir) {
+            println!("{line}");
+        }
+    }
     println!("results: {}", outcome.dir.display());
     write_html_report(&outcome.dir);
     if outcome.record.status == results::Status::Interrupted {

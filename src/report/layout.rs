@@ -355,8 +355,9 @@ fn shifts(b: &mut Vec<Block>, cmp: &Comparison) {
     }
     b.push(heading(2, "Slowdowns inside steps"));
     b.push(Block::Note(format!(
-        "A step whose per-second rate held at one level for a stretch and ran ×{:.1} or more faster for the rest (medians; a load step's tail, once its first connections are done, left out). Who slowed down: the host when ibench's CPU per op rose ×{:.1} in the slow stretch or other processes took {:.2} more cores; the DBMS when the server's CPU per op rose ×{:.1} while those and the host probe held.",
+        "A step whose per-second rate held at one level for a stretch and ran ×{:.1} or more faster for the rest (medians; a load step's tail, once its first connections are done, left out). Who slowed down: the DBMS when the server's CPU per op rose ×{:.1} or more in the slow stretch, and ×{:.1} more than ibench's own; the host when other processes took {:.2} more cores, or ibench's CPU per op rose ×{:.1} and the server's no more than that (the same work costing both sides more: a slower CPU).",
         super::shift::SHIFT_FACTOR,
+        super::shift::COST_RATIO,
         super::shift::COST_RATIO,
         super::shift::OTHERS_CORES,
         super::shift::COST_RATIO,
@@ -364,35 +365,9 @@ fn shifts(b: &mut Vec<Block>, cmp: &Comparison) {
     let items = cmp
         .shifts
         .iter()
-        .map(|s| {
-            let mut text = format!(
-                "{} {}: {} {} from second {} to {} ({} s of {}); the rest of the step ran ×{:.1} faster, at {}. Who: {}.",
-                s.step,
-                cmp.key_of(&s.run),
-                group_f(s.slow_rate),
-                s.unit,
-                s.slow_from_s,
-                s.slow_to_s,
-                s.slow_to_s - s.slow_from_s,
-                s.seconds_looked_at,
-                s.factor,
-                group_f(s.rest_rate),
-                s.why
-            );
-            for e in &s.evidence {
-                text.push_str(&format!(" {}.", upper_first(e)));
-            }
-            text
-        })
+        .map(|s| s.describe(Some(cmp.key_of(&s.run))))
         .collect();
     b.push(Block::List(items));
-}
-
-fn upper_first(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 /// Rows: runs; columns: the probe's figures (with their ratio to the base's), MHz, steal and

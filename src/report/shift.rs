@@ -20,6 +20,7 @@
 use serde::Serialize;
 
 use super::load::LoadedRun;
+use super::text::group_f;
 use crate::backend::BackendKind;
 use crate::results::metrics::SavedFile;
 use crate::results::probe::median;
@@ -92,6 +93,37 @@ pub struct StepShift {
     pub why: String,
     /// The server's own evidence: its profile, its vacuum or purge counters.
     pub evidence: Vec<String>,
+}
+
+impl StepShift {
+    /// One line: the step, the run (as `run`, when there are several), the slow stretch, who
+    /// slowed down and the server's evidence.
+    pub fn describe(&self, run: Option<&str>) -> String {
+        let run = run.map(|r| format!(" {r}")).unwrap_or_default();
+        let mut text = format!(
+            "{}{run}: {} {} from second {} to {} ({} s of {}); the rest of the step ran ×{:.1} faster, at {}. Who: {}.",
+            self.step,
+            group_f(self.slow_rate),
+            self.unit,
+            self.slow_from_s,
+            self.slow_to_s,
+            self.slow_to_s - self.slow_from_s,
+            self.seconds_looked_at,
+            self.factor,
+            group_f(self.rest_rate),
+            self.why
+        );
+        for e in &self.evidence {
+            let mut c = e.chars();
+            if let Some(first) = c.next() {
+                text.push(' ');
+                text.extend(first.to_uppercase());
+                text.push_str(c.as_str());
+                text.push('.');
+            }
+        }
+        text
+    }
 }
 
 /// A stretch `[from, to)` of a series (indexes), its median and the rest's.
@@ -654,6 +686,19 @@ pub fn pg_timestamp_seconds(text: &str) -> Option<f64> {
     let m: f64 = hm.next().map_or(Some(0.0), |m| m.parse().ok())?;
     let local = rfc3339_seconds(&format!("{date}T{time}"))?;
     Some(local - sign * (h * 3600.0 + m * 60.0))
+}
+
+/// The slowdowns inside the steps of the run in `dir`, one line each under a heading, for the
+/// end of `ibench run` (nothing when none, or when the run cannot be read back).
+pub fn run_lines(dir: &std::path::Path) -> Vec<String> {
+    let (runs, _) = super::load::load_runs(std::slice::from_ref(&dir.to_path_buf()));
+    let found = shifts(&runs);
+    if found.is_empty() {
+        return Vec::new();
+    }
+    std::iter::once("slowdowns inside steps (docs/method.md):".to_string())
+        .chain(found.iter().map(|s| format!("  {}", s.describe(None))))
+        .collect()
 }
 
 /// Every run's step slowdowns, in run then step order.
