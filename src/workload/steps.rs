@@ -197,15 +197,6 @@ impl StepName {
         }
     }
 
-    /// Whether the step inserts or deletes rows (and so gets an integrity check).
-    pub fn writes_rows(self) -> bool {
-        match self {
-            StepName::CreateIndexes => false,
-            StepName::Micro(m) => !m.bench.reads_only(),
-            _ => true,
-        }
-    }
-
     /// The family a report summarises the step in: `load` (l.i0, l.x, m.load), `writes`
     /// (l.i1, l.i2 and the write microbenchmarks), `range queries` or `point queries`.
     pub fn family(self) -> &'static str {

@@ -12,7 +12,13 @@ use ibench::backend::Engine;
 use ibench::results::{self, RunRecord, Status};
 use ibench::runner::RunOptions;
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
+use ibench::workload::plan::StepPlan;
 use ibench::workload::steps::{Profile, StepName};
+
+/// Whether the step writes rows (and so gets an integrity check), as its plan says.
+fn writes_rows(run: &RunRecord, step: &results::StepRecord) -> bool {
+    StepPlan::for_step(step.name, &run.options.step_sizes()).writes_rows()
+}
 
 /// Servers this test binary started; stopped when the process exits.
 static STARTED: Mutex<Vec<ServerHandle>> = Mutex::new(Vec::new());
@@ -122,7 +128,7 @@ pub fn check_full_run(run: &RunRecord, dir: &Path) {
         assert_eq!(s.status, Status::Completed, "{}: {:?}", s.name, s.error);
         assert!(s.throughput > 0.0, "{} throughput", s.name);
         assert!(s.seconds > 0.0);
-        if s.name.writes_rows() {
+        if writes_rows(run, s) {
             let i = s.integrity.as_ref().expect("integrity checked");
             assert!(i.ok, "{}: {:?}", s.name, i.tables);
         }
@@ -226,7 +232,7 @@ pub fn check_shared_table_keeps_its_rows(run: &RunRecord, clients: u64) {
     assert_eq!(run.status, Status::Completed, "{:?}", run.error);
     for s in &run.steps {
         let i = s.integrity.as_ref();
-        if s.name.writes_rows() {
+        if writes_rows(run, s) {
             let i = i.expect("integrity checked");
             assert!(i.ok, "{}: {:?}", s.name, i.tables);
             assert_eq!(i.tables.len(), 1);
