@@ -367,7 +367,10 @@ impl RunArgs {
             )
         })?;
         let mut o = RunOptions::from_profile(&self.url, &profile);
-        let rates = self.query_rates.as_deref().unwrap_or(&[100, 500, 1000]);
+        let rates = self
+            .query_rates
+            .as_deref()
+            .unwrap_or(&crate::workload::steps::DEFAULT_QUERY_RATES_ROWS_PER_SEC);
         if rates.contains(&0) {
             anyhow::bail!("--query-rates must be above 0 rows/s");
         }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::backend::{BackendKind, Engine, TableOptions, kind_of_url, redact_url};
 use crate::workload::RowShape;
 pub use crate::workload::micro::MicroSizes;
-use crate::workload::steps::{Profile, StepName};
+use crate::workload::steps::{DEFAULT_QUERY_RATES_ROWS_PER_SEC, Profile, StepName};
 
 /// Seconds each `--perf` counter group is counted before the next one's turn, by default.
 pub const DEFAULT_PERF_INTERVAL_SECONDS: f64 = 10.0;
@@ -136,7 +136,7 @@ impl RunOptions {
             engine: None,
             flavour: None,
             profile: profile.name.clone(),
-            steps: StepName::default_list(&[100, 500, 1000]),
+            steps: StepName::default_list(&DEFAULT_QUERY_RATES_ROWS_PER_SEC),
             clients: 1,
             shared_table: false,
             load_rows: profile.load_rows,

@@ -122,6 +122,10 @@ impl<'de> Deserialize<'de> for StepName {
     }
 }
 
+/// The query steps' background insert rates per client, rows/s, when none are given
+/// (`--query-rates`): the published runs' 100, 500 and 1000.
+pub const DEFAULT_QUERY_RATES_ROWS_PER_SEC: [u32; 3] = [100, 500, 1000];
+
 impl StepName {
     /// The default step list for a set of background rates: l.i0 l.x l.i1 l.i2, then qr/qp per
     /// rate.
@@ -404,7 +408,7 @@ mod tests {
 
     #[test]
     fn default_list_is_the_ten_steps_in_order() {
-        let names: Vec<String> = StepName::default_list(&[100, 500, 1000])
+        let names: Vec<String> = StepName::default_list(&DEFAULT_QUERY_RATES_ROWS_PER_SEC)
             .iter()
             .map(ToString::to_string)
             .collect();
