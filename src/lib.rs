@@ -4,6 +4,7 @@
 //! line, runs, and turns an error into one line and an exit code.
 
 pub mod backend;
+pub mod calendar;
 pub mod cli;
 pub mod flame;
 pub mod matrix;

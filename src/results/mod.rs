@@ -382,7 +382,7 @@ pub fn now_rfc3339() -> String {
 
 /// A wall-clock time, UTC, RFC 3339 with milliseconds.
 pub fn rfc3339(t: std::time::SystemTime) -> String {
-    let (y, mo, d, h, mi, s, us) = crate::workload::row::civil_from_system_time(t);
+    let (y, mo, d, h, mi, s, us) = crate::calendar::civil_from_system_time(t);
     format!(
         "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}Z",
         us / 1000
@@ -404,14 +404,7 @@ pub fn rfc3339_seconds(text: &str) -> Option<f64> {
     if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
         return None;
     }
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = crate::calendar::days_from_civil(y, m, day);
     Some(crate::stats::convert::i64_f64(days * 86_400 + h * 3600 + mi * 60) + sec)
 }
 
