@@ -552,7 +552,7 @@ fn main() -> Result<()> {
     );
 
     // The client crate does not know `?password_file=`: give it the password itself.
-    let client_url = ibench::backend::resolve_password(&url, None)?;
+    let client_url = ibench::url::resolve_password(&url, None)?;
     let config = PgConfig::from_url(&client_url).map_err(anyhow::Error::msg)?;
     let mut admin = Client::connect(&config).context("cannot connect to the server")?;
     let t0 = Instant::now();

@@ -31,7 +31,8 @@ use ibench::backend::mysql::wire::{MyWire, WireError as MyError};
 use ibench::backend::postgres::config::{Environment, PgConfig};
 use ibench::backend::postgres::wire::{WireConn, WireError as PgError};
 use ibench::backend::protocol::CANCEL_TIMEOUT;
-use ibench::backend::{DriverOptions, driver_for_url, redact_in_text, redact_url};
+use ibench::backend::{DriverOptions, driver_for_url};
+use ibench::url::{redact_in_text, redact_url};
 
 /// How long a failing login may take at most (its connect timeout is 2 s).
 const LOGIN_BOUND: Duration = Duration::from_secs(20);

@@ -14,12 +14,12 @@ pub mod postgres;
 pub mod protocol;
 pub mod sqlite;
 pub mod tls;
-pub mod url;
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::url::{UrlError, redact_key_value, redact_url};
 use crate::workload::RowBatch;
 
 /// The DBMS family a URL names.
@@ -617,183 +617,6 @@ pub(crate) fn min_max_of_text(
     Ok(int(0)?.zip(int(1)?))
 }
 
-/// Replace the password of a URL (`scheme://user:pass@host`, and a `password=` query
-/// parameter) with `***`. The userinfo ends at the last `@` that is not inside the query
-/// ([`url::UrlParts::parse`]), so a password holding `/`, `@` or a raw `?` is masked whole.
-pub fn redact_url(url: &str) -> String {
-    let Some(u) = url::UrlParts::parse(url) else {
-        // Not a URL: maybe a libpq key/value string (`host=... password=SECRET`).
-        return redact_key_value(url);
-    };
-    let userinfo = match u.password() {
-        Some(_) => Some(format!("{}:***", u.user())),
-        None => u.userinfo.map(str::to_string),
-    };
-    let params: Vec<String> = u
-        .params()
-        .map(|(k, v)| {
-            if k.eq_ignore_ascii_case("password") {
-                format!("{k}=***")
-            } else if v.is_empty() && !u.query.is_some_and(|q| q.contains(&format!("{k}="))) {
-                k.to_string()
-            } else {
-                format!("{k}={v}")
-            }
-        })
-        .collect();
-    u.join(userinfo.as_deref(), &params)
-}
-
-/// A libpq-style key/value string with its `password=` value masked: `password=SECRET` and
-/// `password = 'se cret'` both become `password=***`.
-pub fn redact_key_value(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.to_ascii_lowercase().find("password") {
-        let after = &rest[at + "password".len()..];
-        let trimmed = after.trim_start();
-        let Some(value) = trimmed.strip_prefix('=') else {
-            out.push_str(&rest[..at + "password".len()]);
-            rest = after;
-            continue;
-        };
-        let value = value.trim_start();
-        let end = if let Some(quoted) = value.strip_prefix('\'') {
-            // Up to the closing quote (a quote inside is written \').
-            let mut i = 0;
-            let bytes = quoted.as_bytes();
-            while i < bytes.len() && bytes[i] != b'\'' {
-                i += if bytes[i] == b'\\' { 2 } else { 1 };
-            }
-            1 + (i + 1).min(quoted.len())
-        } else {
-            value.find(char::is_whitespace).unwrap_or(value.len())
-        };
-        out.push_str(&rest[..at]);
-        out.push_str("password=***");
-        rest = &value[end.min(value.len())..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Any text (an error line) with the password of every URL in it masked: a URL is a run of
-/// characters up to a space or a quote around a `://`.
-pub fn redact_in_text(text: &str) -> String {
-    let is_end = |c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`');
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let start = rest[..at].rfind(is_end).map_or(0, |i| i + 1);
-        let end = rest[at..].find(is_end).map_or(rest.len(), |i| at + i);
-        out.push_str(&rest[..start]);
-        out.push_str(&redact_url(&rest[start..end]));
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// A command line with the password of every URL in it masked (`--url URL`, `--url=URL`, a
-/// URL anywhere): what `run.json` records as `command_line`.
-pub fn redact_args(args: &[String]) -> Vec<String> {
-    args.iter()
-        .map(|a| {
-            if a.contains("://") {
-                redact_url(a)
-            } else {
-                a.clone()
-            }
-        })
-        .collect()
-}
-
-/// The query parameter that names a file holding the password (`?password_file=PATH`): what
-/// `ibench server start` prints, so that the password itself is in no URL, log or process list.
-pub const PASSWORD_FILE_PARAM: &str = "password_file";
-
-/// Percent-encode everything but unreserved characters (for a URL's userinfo or query).
-pub(crate) fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// Decode `%XX` escapes (a malformed escape is kept as it is).
-pub(crate) fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(hex) = s.get(i + 1..i + 3)
-            && let Ok(b) = u8::from_str_radix(hex, 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Put the password into a `scheme://user@host/...` URL that has none: from the file named
-/// by `?password_file=PATH` (the file's first line), else from the environment variable
-/// `env_var` (e.g. `MYSQL_PWD`). The parameter is always removed; a password written in the
-/// URL itself wins over both. A URL with neither is returned unchanged. The result holds the password in
-/// clear: give it only to the client library, never to a message or a file.
-pub fn resolve_password(url: &str, env_var: Option<&str>) -> Result<String, UrlError> {
-    let Some(u) = url::UrlParts::parse(url) else {
-        return Ok(url.to_string());
-    };
-    let mut file = None;
-    let mut kept = Vec::new();
-    for (k, v) in u.params() {
-        if k == PASSWORD_FILE_PARAM {
-            file = Some(percent_decode(v));
-        } else if v.is_empty() && !u.query.is_some_and(|q| q.contains(&format!("{k}="))) {
-            kept.push(k.to_string());
-        } else {
-            kept.push(format!("{k}={v}"));
-        }
-    }
-    // A password written in the URL itself wins; then the file; then the environment.
-    let password = if u.password().is_some() {
-        None
-    } else if let Some(path) = &file {
-        let text = std::fs::read_to_string(path).map_err(|e| UrlError::Malformed {
-            url: redact_url(url),
-            detail: format!(
-                "cannot read the password file {path} ({e}); fix {PASSWORD_FILE_PARAM}= in --url"
-            ),
-        })?;
-        Some(
-            text.lines()
-                .next()
-                .unwrap_or("")
-                .trim_end_matches('\r')
-                .to_string(),
-        )
-    } else {
-        env_var
-            .and_then(|v| std::env::var(v).ok())
-            .filter(|p| !p.is_empty())
-    };
-    let userinfo = match password {
-        Some(p) => Some(format!("{}:{}", u.user(), percent_encode(&p))),
-        None => u.userinfo.map(str::to_string),
-    };
-    Ok(u.join(userinfo.as_deref(), &kept))
-}
-
 /// Options that shape how a driver connects, beyond the URL.
 #[derive(Clone, Debug, Default)]
 pub struct DriverOptions {
@@ -801,24 +624,6 @@ pub struct DriverOptions {
     pub engine: Option<Engine>,
     /// The flavour, when given (`--flavour`); detected from the server's version otherwise.
     pub flavour: Option<flavour::Flavour>,
-}
-
-/// Errors in choosing a backend from a URL.
-#[derive(Debug, thiserror::Error)]
-pub enum UrlError {
-    /// The scheme is none of the known ones.
-    #[error(
-        "unknown URL scheme in '{0}': use sqlite:PATH, postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB (--url)"
-    )]
-    UnknownScheme(String),
-    /// The URL is malformed for its scheme.
-    #[error("bad --url '{url}': {detail}")]
-    Malformed {
-        /// The URL, redacted.
-        url: String,
-        /// What is wrong with it.
-        detail: String,
-    },
 }
 
 /// What ibench knows of a backend before it connects: its name, the URL schemes that choose
@@ -942,17 +747,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn key_value_passwords_are_masked() {
-        assert_eq!(
-            redact_key_value("host=db password=SECRET dbname=x"),
-            "host=db password=*** dbname=x"
-        );
-        assert_eq!(
-            redact_key_value("host=db password = 'se cr\\'et' user=u"),
-            "host=db password=*** user=u"
-        );
-        assert_eq!(redact_key_value("PASSWORD=abc"), "password=***");
-        assert_eq!(redact_key_value("no secret here"), "no secret here");
+    fn an_unknown_scheme_masks_a_key_value_password() {
         let err = driver_for_url(
             "host=db password=SECRET dbname=x",
             &DriverOptions::default(),
@@ -985,84 +780,6 @@ mod tests {
             kind_of_url("oracle://x"),
             Err(UrlError::UnknownScheme(_))
         ));
-    }
-
-    #[test]
-    fn password_is_redacted() {
-        assert_eq!(
-            redact_url("postgres://bob:secret@h:5/db"),
-            "postgres://bob:***@h:5/db"
-        );
-        assert_eq!(redact_url("postgres://bob@h/db"), "postgres://bob@h/db");
-        assert_eq!(redact_url("sqlite:/tmp/x"), "sqlite:/tmp/x");
-        // A password with '/' or '@' in it, and one in the query.
-        assert_eq!(
-            redact_url("mysql://root:se/c@ret@h:3/db"),
-            "mysql://root:***@h:3/db"
-        );
-        assert_eq!(
-            redact_url("postgres://h/db?user=bob&password=secret&password_file=/x/pw"),
-            "postgres://h/db?user=bob&password=***&password_file=/x/pw"
-        );
-        let args: Vec<String> = [
-            "ibench",
-            "run",
-            "--url",
-            "postgres://bob:secret@h/db",
-            "--url=mysql://root:secret@h/x",
-            "--label",
-            "a:b@c",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        assert_eq!(
-            redact_in_text("error: unexpected argument 'postgres://u:secret@h/db' found"),
-            "error: unexpected argument 'postgres://u:***@h/db' found"
-        );
-        let masked = redact_args(&args).join(" ");
-        assert!(!masked.contains("secret"), "{masked}");
-        assert!(masked.contains("--url=mysql://root:***@h/x"), "{masked}");
-        assert!(masked.contains("a:b@c"), "{masked}");
-    }
-
-    #[test]
-    fn a_password_file_fills_the_url_and_leaves_the_query() {
-        let dir = std::env::temp_dir().join(format!("ibench-pwfile-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("password");
-        std::fs::write(&file, "s3cr/t:x\n").unwrap();
-        let url = format!(
-            "postgres://bob@127.0.0.1:5/db?{PASSWORD_FILE_PARAM}={}&application_name=a",
-            file.display()
-        );
-        assert_eq!(
-            resolve_password(&url, None).unwrap(),
-            "postgres://bob:s3cr%2Ft%3Ax@127.0.0.1:5/db?application_name=a"
-        );
-        // The environment fills only a URL without a password.
-        let var = "IBENCH_TEST_PASSWORD_VAR";
-        // SAFETY: a variable only this test reads.
-        unsafe { std::env::set_var(var, "pw") };
-        assert_eq!(
-            resolve_password("mysql://root@h:3/ibench", Some(var)).unwrap(),
-            "mysql://root:pw@h:3/ibench"
-        );
-        assert_eq!(
-            resolve_password("mysql://root:given@h:3/ibench", Some(var)).unwrap(),
-            "mysql://root:given@h:3/ibench"
-        );
-        assert_eq!(
-            resolve_password("sqlite:x.db", Some(var)).unwrap(),
-            "sqlite:x.db"
-        );
-        let missing = format!("mysql://root@h/db?{PASSWORD_FILE_PARAM}=/nonexistent/pw");
-        let err = resolve_password(&missing, None).unwrap_err().to_string();
-        assert!(
-            err.contains("/nonexistent/pw") && err.contains("--url"),
-            "{err}"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

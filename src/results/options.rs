@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{BackendKind, Engine, TableOptions, kind_of_url, redact_url};
+use crate::backend::{BackendKind, Engine, TableOptions, kind_of_url};
+use crate::url::redact_url;
 use crate::workload::RowShape;
 pub use crate::workload::micro::MicroSizes;
 use crate::workload::steps::{DEFAULT_QUERY_RATES_ROWS_PER_SEC, Profile, StepName};

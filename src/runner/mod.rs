@@ -80,7 +80,7 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
         label,
         started_at: results::now_rfc3339(),
         ended_at: None,
-        command_line: crate::backend::redact_args(&command_line),
+        command_line: crate::url::redact_args(&command_line),
         options: opts.redacted(),
         target: Some(target),
         session_settings: driver.session_settings(),

@@ -345,7 +345,7 @@ pub(crate) fn password_file_query(path: &Path) -> String {
             c => value.push(c),
         }
     }
-    format!("{}={value}", crate::backend::PASSWORD_FILE_PARAM)
+    format!("{}={value}", crate::url::PASSWORD_FILE_PARAM)
 }
 
 /// Error unless `dir` is absent or an empty directory.

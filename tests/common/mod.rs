@@ -267,7 +267,7 @@ pub fn new_database(server: &ServerHandle, name: &str) -> String {
 
 /// The URL with its password filled in from `?password_file=`.
 pub fn client_url(url: &str) -> String {
-    ibench::backend::resolve_password(url, None).expect("the password file reads")
+    ibench::url::resolve_password(url, None).expect("the password file reads")
 }
 
 /// A test's own connection to a PostgreSQL server, on ibench's protocol client.

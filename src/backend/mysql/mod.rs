@@ -17,6 +17,7 @@ use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
 use crate::calendar::civil_from_system_time;
 use crate::stats::convert::i64_u64;
+use crate::url::{redact_url, resolve_password};
 use crate::workload::micro::MicroStatement;
 use config::MyConfig;
 use wire::{Executed, MyWire, Prepared, TextResult, Value as Param, WireError};

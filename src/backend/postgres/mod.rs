@@ -21,6 +21,7 @@ use std::time::{Instant, SystemTime};
 use super::flavour::Flavour;
 use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
+use crate::url::{redact_url, resolve_password};
 use crate::workload::micro::MicroStatement;
 use config::PgConfig;
 use wire::{Executed, Prepared, Value, WireConn, WireError};
