@@ -49,8 +49,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
 use ibench::backend::postgres::{config::PgConfig, wire::WireConn as Client};
-use ibench::backend::{DriverOptions, TableOptions, driver_for_url};
+use ibench::backend::{DriverOptions, driver_for_url};
 use ibench::results::Status;
+use ibench::results::options::TableOptions;
 use ibench::runner::{self, RunOptions};
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::{Profile, StepName};

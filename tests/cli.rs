@@ -412,7 +412,7 @@ fn mariadb_server() -> &'static ibench::server::ServerHandle {
     SERVER.get_or_init(|| {
         common::start_server(
             ibench::server::ServerKind::Mariadb,
-            ibench::backend::Engine::Innodb,
+            ibench::results::target::Engine::Innodb,
         )
     })
 }
@@ -423,7 +423,7 @@ fn postgres_server() -> &'static ibench::server::ServerHandle {
     SERVER.get_or_init(|| {
         common::start_server(
             ibench::server::ServerKind::Postgres,
-            ibench::backend::Engine::Innodb,
+            ibench::results::target::Engine::Innodb,
         )
     })
 }
@@ -714,7 +714,7 @@ fn server_processes(pid: u32) -> Vec<i32> {
 fn interrupt_a_frozen_server(sigints: usize, within: Duration) -> (Option<i32>, String) {
     let server = common::start_server(
         ibench::server::ServerKind::Postgres,
-        ibench::backend::Engine::Innodb,
+        ibench::results::target::Engine::Innodb,
     );
     let out_dir = fresh_dir("cli-frozen-sigint");
     let log = fresh_dir("cli-frozen-sigint-log");

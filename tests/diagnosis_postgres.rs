@@ -9,8 +9,8 @@ mod common;
 mod proc_reading;
 
 use common::*;
-use ibench::backend::Engine;
 use ibench::report::diagnosis::Diagnosis;
+use ibench::results::target::Engine;
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 use proc_reading::own_reading;

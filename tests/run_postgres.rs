@@ -7,7 +7,7 @@ mod micro_checks;
 use std::sync::OnceLock;
 
 use common::*;
-use ibench::backend::Engine;
+use ibench::results::target::Engine;
 use ibench::server::{ServerHandle, ServerKind};
 
 fn server() -> &'static ServerHandle {
@@ -24,7 +24,7 @@ fn all_ten_steps_on_a_private_postgres() {
     assert_eq!(target.dbms, "PostgreSQL");
     assert_eq!(
         target.flavour,
-        Some(ibench::backend::flavour::Flavour::Postgres),
+        Some(ibench::results::target::Flavour::Postgres),
         "detected from version()"
     );
     let build = run.build.as_ref().expect("run.json has the build facts");
@@ -208,7 +208,8 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
 fn the_protocol_client_reports_errors_and_cancels() {
     use ibench::backend::postgres::config::PgConfig;
     use ibench::backend::postgres::wire::WireConn;
-    use ibench::backend::{BackendError, DriverOptions, TableOptions, driver_for_url};
+    use ibench::backend::{BackendError, DriverOptions, driver_for_url};
+    use ibench::results::options::TableOptions;
     let url = new_database(server(), "wire_errors");
     let driver = driver_for_url(&url, &DriverOptions::default()).unwrap();
     let mut conn = driver.connect().unwrap();

@@ -10,11 +10,11 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use common::*;
-use ibench::backend::Engine;
 use ibench::backend::mysql::config::MyConfig;
 use ibench::backend::mysql::wire::MyWire;
 use ibench::backend::postgres::config::PgConfig;
 use ibench::backend::postgres::wire::WireConn;
+use ibench::results::target::Engine;
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 

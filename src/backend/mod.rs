@@ -19,30 +19,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::results::metrics::DbSize;
+use crate::results::options::TableOptions;
+use crate::results::target::{BackendKind, BuildFacts, Engine, Flavour, TargetInfo};
+use crate::results::{IndexBuildProgress, SettleAction};
 use crate::url::{UrlError, redact_key_value, redact_url};
 use crate::workload::RowBatch;
-
-/// The DBMS family a URL names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BackendKind {
-    /// SQLite, embedded in ibench (`sqlite:PATH`).
-    Sqlite,
-    /// PostgreSQL (`postgres://` or `postgresql://`).
-    Postgres,
-    /// MySQL or MariaDB (`mysql://` or `mariadb://`).
-    Mysql,
-}
-
-/// Storage engine for the MySQL family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    /// InnoDB, the default engine.
-    Innodb,
-    /// MyRocks (the RocksDB engine).
-    Rocksdb,
-}
 
 impl Engine {
     /// The name used in `ENGINE=` clauses.
@@ -103,28 +85,6 @@ impl SecondaryIndex {
     }
 }
 
-/// How to create the table: options that are not dialect but do change the DDL.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TableOptions {
-    /// When true the client assigns `transactionid`; otherwise the server does
-    /// (identity/sequence, `AUTO_INCREMENT`, `INTEGER PRIMARY KEY`).
-    pub client_assigns_ids: bool,
-    /// Storage engine (MySQL family only; ignored elsewhere).
-    pub engine: Engine,
-    /// Extra text appended to `CREATE TABLE (...)`, e.g. `USING heap` or `PARTITION BY ...`.
-    pub table_suffix: Option<String>,
-}
-
-impl Default for TableOptions {
-    fn default() -> Self {
-        TableOptions {
-            client_assigns_ids: false,
-            engine: Engine::Innodb,
-            table_suffix: None,
-        }
-    }
-}
-
 /// Errors a caller branches on.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -182,173 +142,6 @@ impl BackendError {
 
 /// Result of a backend call.
 pub type BackendResult<T> = Result<T, BackendError>;
-
-/// What a target is: recorded in `run.json`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TargetInfo {
-    /// Backend family.
-    pub backend: BackendKind,
-    /// The URL with any password replaced by `***`.
-    pub url: String,
-    /// Product name as the server reports it (`PostgreSQL`, `MariaDB`, `MySQL`, `SQLite`).
-    pub dbms: String,
-    /// Version string as the server reports it.
-    pub version: String,
-    /// Storage engine for the MySQL family, `None` elsewhere.
-    pub engine: Option<Engine>,
-    /// The server's flavour (CockroachDB, TiDB, ...), as detected from its version or given
-    /// with `--flavour`. Absent in runs recorded before it existed.
-    #[serde(default)]
-    pub flavour: Option<flavour::Flavour>,
-    /// What TLS negotiated on the run's connections (version and cipher); absent for a plain
-    /// connection, a Unix socket, SQLite, and runs recorded before ibench had TLS.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls: Option<tls::TlsInfo>,
-}
-
-/// One maintenance action done in the settle phase, for the record.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SettleAction {
-    /// What was done, e.g. `VACUUM (ANALYZE) pi1`.
-    pub action: String,
-    /// How long it took, seconds.
-    pub seconds: f64,
-    /// `None` when it succeeded, the error text when it did not.
-    pub error: Option<String>,
-    /// What was left undone when the settle budget ran out before the action finished
-    /// (`4007 dirty pages left`, `VACUUM cancelled by statement_timeout`): not an error, the
-    /// server was merely not settled. `None` when the action finished or failed. Absent in
-    /// older runs and in the JSON of actions that finished.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unsettled: Option<String>,
-}
-
-impl SettleAction {
-    /// An action that finished (`error` `None`) or failed (`error` the reason).
-    pub fn done(action: impl Into<String>, seconds: f64, error: Option<String>) -> SettleAction {
-        SettleAction {
-            action: action.into(),
-            seconds,
-            error,
-            unsettled: None,
-        }
-    }
-}
-
-/// How the server was built, as far as it tells (spec section 8: what a regression hunter
-/// needs to explain two builds of one version that differ): recorded in run.json as `build`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BuildFacts {
-    /// The full version string (PostgreSQL `version()`: version, platform, compiler; MySQL
-    /// `@@version`).
-    #[serde(default)]
-    pub version_string: Option<String>,
-    /// PostgreSQL `pg_config` `CONFIGURE`: the configure options (`--with-lz4`, ...).
-    #[serde(default)]
-    pub configure: Option<String>,
-    /// PostgreSQL `pg_config` `CC`: the compiler.
-    #[serde(default)]
-    pub cc: Option<String>,
-    /// PostgreSQL `pg_config` `CFLAGS`: the compiler flags (`-O2`, `-Os`, ...).
-    #[serde(default)]
-    pub cflags: Option<String>,
-    /// MySQL/MariaDB `@@version_comment` (the packager: `Debian n/a`, `MariaDB Server`).
-    #[serde(default)]
-    pub version_comment: Option<String>,
-    /// MySQL/MariaDB `@@version_compile_machine` (`x86_64`).
-    #[serde(default)]
-    pub compile_machine: Option<String>,
-    /// MySQL/MariaDB `@@version_compile_os` (`debian-linux-gnu`).
-    #[serde(default)]
-    pub compile_os: Option<String>,
-    /// SQLite `PRAGMA compile_options`.
-    #[serde(default)]
-    pub compile_options: Vec<String>,
-    /// The server's executable (from `/proc/PID/exe` of the server's process), when the
-    /// server runs on this host and was found.
-    #[serde(default)]
-    pub binary_path: Option<String>,
-    /// Its size, bytes: code growth between versions is itself a published figure.
-    #[serde(default)]
-    pub binary_bytes: Option<u64>,
-    /// Its SHA-256, hex: tells two builds of one version apart.
-    #[serde(default)]
-    pub binary_sha256: Option<String>,
-    /// Why a fact above is missing (`pg_config: permission denied ...`), one line each.
-    #[serde(default)]
-    pub na: Vec<String>,
-}
-
-impl BuildFacts {
-    /// The optimisation level and the options that change speed, in a few words: `-O2, lz4`,
-    /// `-Os, no lz4` (lz4 from PostgreSQL 14, which brought it). `None` when the server does not report its flags (MySQL, MariaDB,
-    /// SQLite).
-    pub fn flags_summary(&self) -> Option<String> {
-        let cflags = self.cflags.as_deref()?;
-        let level = cflags
-            .split_whitespace()
-            .rfind(|f| f.starts_with("-O"))
-            .unwrap_or("no -O");
-        let mut out = level.to_string();
-        // `--with-lz4` came in PostgreSQL 14: before it no build has lz4 to lack.
-        let major = self
-            .version_string
-            .as_deref()
-            .and_then(|v| v.strip_prefix("PostgreSQL "))
-            .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|m| m.parse::<u32>().ok());
-        if let Some(configure) = self.configure.as_ref().filter(|_| major >= Some(14)) {
-            out.push_str(if configure.contains("--with-lz4") {
-                ", lz4"
-            } else {
-                ", no lz4"
-            });
-        }
-        Some(out)
-    }
-}
-
-#[cfg(test)]
-mod build_tests {
-    use super::BuildFacts;
-
-    fn pg(version: &str, cflags: &str, configure: &str) -> BuildFacts {
-        BuildFacts {
-            version_string: Some(format!("PostgreSQL {version} on x86_64-pc-linux-gnu")),
-            cflags: Some(cflags.into()),
-            configure: Some(configure.into()),
-            ..BuildFacts::default()
-        }
-    }
-
-    #[test]
-    fn flags_summary_names_the_optimisation_level_and_lz4_where_it_exists() {
-        let deb = pg(
-            "15.18 (Debian)",
-            "-Wall -g -O2 -fwrapv",
-            "'--with-lz4' '--with-zstd'",
-        );
-        assert_eq!(deb.flags_summary().as_deref(), Some("-O2, lz4"));
-        let reg = pg("17.10", "-Wall -O2 -Os", "'CFLAGS=-Os'");
-        assert_eq!(reg.flags_summary().as_deref(), Some("-Os, no lz4"));
-        let old = pg("10.23", "-Wall -O2", "'--with-icu'");
-        assert_eq!(old.flags_summary().as_deref(), Some("-O2"));
-        assert_eq!(BuildFacts::default().flags_summary(), None);
-    }
-}
-
-/// Logical size of the database as the DBMS itself reports it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct DbSize {
-    /// The whole database (Postgres `pg_database_size`, MySQL the schema's
-    /// `data_length + index_length`, SQLite `page_count * page_size`), bytes.
-    pub total_bytes: u64,
-    /// Per benchmark table: table + indexes (+ TOAST for Postgres), bytes. Tables the DBMS
-    /// cannot size are left out.
-    pub tables: std::collections::BTreeMap<String, u64>,
-    /// How it was measured, e.g. `pg_database_size, pg_total_relation_size`.
-    pub source: String,
-}
 
 /// Where the server keeps its files, as the server itself says: lets the sampler find its
 /// processes and storage when it runs on this host.
@@ -505,24 +298,6 @@ pub trait Conn: Send {
     }
 }
 
-/// One index build's progress as the server reports it: its phase and the work done of the
-/// phase's total.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IndexBuildProgress {
-    /// The phase as the server names it: PostgreSQL's `building index: scanning table`,
-    /// MySQL/MariaDB's stage `alter table (merge sort)`.
-    pub phase: String,
-    /// Work done in the phase (summed over the builds in this phase).
-    pub done: u64,
-    /// The phase's total work, as the server estimates it; 0 when it gives none.
-    pub total: u64,
-    /// What the work counts: `blocks` or `tuples` (PostgreSQL), `work units` (MySQL's
-    /// `WORK_COMPLETED`/`WORK_ESTIMATED`); empty when the phase has no count.
-    pub unit: String,
-    /// Builds in this phase (one per table being indexed at once).
-    pub builds: u32,
-}
-
 /// What a server says of its index builds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum IndexProgress {
@@ -623,7 +398,7 @@ pub struct DriverOptions {
     /// Storage engine for the MySQL family.
     pub engine: Option<Engine>,
     /// The flavour, when given (`--flavour`); detected from the server's version otherwise.
-    pub flavour: Option<flavour::Flavour>,
+    pub flavour: Option<Flavour>,
 }
 
 /// What ibench knows of a backend before it connects: its name, the URL schemes that choose
@@ -643,7 +418,7 @@ pub struct BackendDescriptor {
     /// Storage engines `--engine` may choose (empty: the option does not apply).
     pub engines: &'static [Engine],
     /// The flavours served by this driver.
-    pub flavours: &'static [flavour::Flavour],
+    pub flavours: &'static [Flavour],
     build: fn(&str, &DriverOptions) -> anyhow::Result<Box<dyn Driver>>,
 }
 
@@ -656,7 +431,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         embedded: true,
         server_statistics: false,
         engines: &[],
-        flavours: &[flavour::Flavour::Sqlite],
+        flavours: &[Flavour::Sqlite],
         build: |url, _| Ok(Box::new(sqlite::SqliteDriver::new(url)?)),
     },
     BackendDescriptor {
@@ -666,11 +441,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         embedded: false,
         server_statistics: true,
         engines: &[],
-        flavours: &[
-            flavour::Flavour::Postgres,
-            flavour::Flavour::Cockroachdb,
-            flavour::Flavour::Yugabytedb,
-        ],
+        flavours: &[Flavour::Postgres, Flavour::Cockroachdb, Flavour::Yugabytedb],
         build: |url, o| Ok(Box::new(postgres::PostgresDriver::new(url, o.flavour)?)),
     },
     BackendDescriptor {
@@ -680,11 +451,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         embedded: false,
         server_statistics: true,
         engines: &[Engine::Innodb, Engine::Rocksdb],
-        flavours: &[
-            flavour::Flavour::Mysql,
-            flavour::Flavour::Mariadb,
-            flavour::Flavour::Tidb,
-        ],
+        flavours: &[Flavour::Mysql, Flavour::Mariadb, Flavour::Tidb],
         build: |url, o| {
             Ok(Box::new(mysql::MysqlDriver::new(
                 url,

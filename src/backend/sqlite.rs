@@ -173,7 +173,7 @@ impl Driver for SqliteDriver {
             dbms: "SQLite".into(),
             version,
             engine: None,
-            flavour: Some(super::flavour::Flavour::Sqlite),
+            flavour: Some(crate::results::target::Flavour::Sqlite),
             tls: None,
         })
     }

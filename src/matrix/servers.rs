@@ -8,7 +8,8 @@ use anyhow::{Context, Result};
 use super::configs::resolve_config_set;
 use super::file::{self, ConfigSetEntry, ServerEntry, Source};
 use super::plan::*;
-use crate::backend::{Engine, kind_of_url};
+use crate::backend::kind_of_url;
+use crate::results::target::Engine;
 use crate::server::ServerKind;
 
 /// The label prefix from a version line (`postgres (PostgreSQL) 15.14 (Debian …)`,
@@ -110,7 +111,9 @@ pub(super) fn plan_server(
                 return Err(src.err(&entry, "url is a server ibench does not manage: drop kind, bindir, init_args and config_set, or drop url"));
             }
             let kind = kind_of_url(url).map_err(|e| src.err(&entry, format!("{e}; fix url")))?;
-            if kind == crate::backend::BackendKind::Sqlite && !url.contains(CELL_PLACEHOLDER) {
+            if kind == crate::results::target::BackendKind::Sqlite
+                && !url.contains(CELL_PLACEHOLDER)
+            {
                 return Err(src.err(
                     &entry,
                     format!(

@@ -21,8 +21,8 @@
 use serde::Serialize;
 
 use super::load::LoadedRun;
-use crate::backend::BackendKind;
 use crate::results::probe::{HostProbe, ProbeFigure, StepHost, median, median_probe, run_probes};
+use crate::results::target::BackendKind;
 use crate::results::{Status, StepRecord};
 
 /// How far a probe figure may lie from another before the host counts as different: the

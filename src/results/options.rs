@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{BackendKind, Engine, TableOptions, kind_of_url};
+use super::target::{BackendKind, Engine, Flavour};
+use crate::backend::kind_of_url;
 use crate::url::redact_url;
 use crate::workload::RowShape;
 pub use crate::workload::micro::MicroSizes;
@@ -35,7 +36,7 @@ pub struct RunOptions {
     pub engine: Option<Engine>,
     /// The server's flavour when given with `--flavour` (else detected from its version).
     #[serde(default)]
-    pub flavour: Option<crate::backend::flavour::Flavour>,
+    pub flavour: Option<Flavour>,
     /// The profile the sizes came from.
     pub profile: String,
     /// The steps, in order.
@@ -103,6 +104,28 @@ pub struct RunOptions {
     /// (0) in runs recorded before it existed.
     #[serde(default)]
     pub host_probe_ms: u32,
+}
+
+/// How to create the table: options that are not dialect but do change the DDL.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TableOptions {
+    /// When true the client assigns `transactionid`; otherwise the server does
+    /// (identity/sequence, `AUTO_INCREMENT`, `INTEGER PRIMARY KEY`).
+    pub client_assigns_ids: bool,
+    /// Storage engine (MySQL family only; ignored elsewhere).
+    pub engine: Engine,
+    /// Extra text appended to `CREATE TABLE (...)`, e.g. `USING heap` or `PARTITION BY ...`.
+    pub table_suffix: Option<String>,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            client_assigns_ids: false,
+            engine: Engine::Innodb,
+            table_suffix: None,
+        }
+    }
 }
 
 /// Which benchmark a run is.

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
-use crate::backend::{Conn, Driver, DriverOptions, TargetInfo, driver_for_url};
+use crate::backend::{Conn, Driver, DriverOptions, driver_for_url};
+use crate::results::target::TargetInfo;
 use crate::results::{
     self, CheckFailure, CheckKind, IntegrityRecord, OpRecord, RunRecord, SCHEMA_VERSION,
     SettleRecord, SlaRecord, Status, StepRecord, TableCheck, TimelineWriter,
@@ -1243,7 +1244,7 @@ mod tests {
         assert_eq!(step_status(None, false, true), (Status::Completed, None));
     }
 
-    use crate::backend::{BackendKind, Engine};
+    use crate::results::target::{BackendKind, Engine};
 
     fn target(engine: Option<Engine>) -> TargetInfo {
         TargetInfo {

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Engine;
+use crate::results::target::Engine;
 
 /// Name of the handle file inside an instance dir.
 pub const HANDLE_FILE: &str = "ibench-server.json";

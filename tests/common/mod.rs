@@ -8,7 +8,7 @@ use ibench::stats::convert::count_f64;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use ibench::backend::Engine;
+use ibench::results::target::Engine;
 use ibench::results::{self, RunRecord, Status};
 use ibench::runner::RunOptions;
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
@@ -350,7 +350,7 @@ pub fn console_lines(stderr: &str) -> Vec<&str> {
 
 /// run.json's build facts name the server's binary (its path contains `name`), its size and
 /// its SHA-256.
-pub fn check_server_binary(build: &ibench::backend::BuildFacts, name: &str) {
+pub fn check_server_binary(build: &ibench::results::target::BuildFacts, name: &str) {
     assert!(
         build
             .binary_path

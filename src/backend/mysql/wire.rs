@@ -26,7 +26,8 @@ use sha2::Sha256;
 
 use super::config::{Endpoint, MyConfig};
 use crate::backend::protocol::{self, Address, Channel, Stream};
-use crate::backend::tls::{self, TlsInfo};
+use crate::backend::tls;
+use crate::results::target::TlsInfo;
 
 /// Capability flags (`CLIENT_*`).
 mod cap {

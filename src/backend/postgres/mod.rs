@@ -18,9 +18,9 @@ use crate::stats::convert::i64_u64;
 use std::collections::HashMap;
 use std::time::{Instant, SystemTime};
 
-use super::flavour::Flavour;
 use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
+use crate::results::target::Flavour;
 use crate::url::{redact_url, resolve_password};
 use crate::workload::micro::MicroStatement;
 use config::PgConfig;

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::config::{AuthMethods, Host, PgConfig, SslMode, socket_file};
 use crate::backend::protocol::{self, Address, Channel, Stream};
-use crate::backend::tls::{self, TlsInfo};
+use crate::backend::tls;
+use crate::results::target::TlsInfo;
 use postgres_protocol::authentication::{md5_hash, sasl};
 
 /// Object ids of the parameter types ibench binds (`pg_type.oid`).
