@@ -425,7 +425,7 @@ impl RunArgs {
         o.perf_interval_seconds = self.perf_interval;
         o.profile_seconds = self.profile_server.then_some(self.profile_seconds);
         o.host_probe_ms = self.host_probe_ms;
-        o.validate()?;
+        crate::backend::validate_options(&o)?;
         if o.perf && !program_on_path("perf") {
             anyhow::bail!(
                 "--perf needs perf, which is not installed: apt-get install linux-perf (or drop --perf)"

@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::results::metrics::DbSize;
-use crate::results::options::TableOptions;
+use crate::results::options::{OptionsError, RunOptions, TableOptions};
 use crate::results::target::{BackendKind, BuildFacts, Engine, Flavour, TargetInfo};
 use crate::results::{IndexBuildProgress, SettleAction};
 use crate::url::{UrlError, redact_key_value, redact_url};
@@ -462,9 +462,15 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
     },
 ];
 
-/// The backend a URL names, by its scheme.
+/// The backend a URL names, by its scheme (the test-only `mock:` scheme counts as embedded:
+/// SQLite's).
 pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlError> {
     let lower = url.to_ascii_lowercase();
+    #[cfg(test)]
+    let lower = match lower.strip_prefix(MOCK_SCHEME) {
+        Some(path) => format!("sqlite:{path}"),
+        None => lower,
+    };
     BACKENDS
         .iter()
         .find(|d| d.schemes.iter().any(|s| lower.starts_with(s)))
@@ -474,11 +480,34 @@ pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlErr
 /// Which backend family a URL names (the test-only `mock:` scheme counts as embedded, as
 /// SQLite).
 pub fn kind_of_url(url: &str) -> Result<BackendKind, UrlError> {
-    #[cfg(test)]
-    if url.starts_with(MOCK_SCHEME) {
-        return Ok(BackendKind::Sqlite);
-    }
     descriptor_of_url(url).map(|d| d.kind)
+}
+
+/// Check run options in full: first what the backend registry answers (the URL names a
+/// backend, `--engine` is one of its engines, `--profile-server` has a server process to
+/// profile), then [`RunOptions::validate`]. The error names the flag to fix.
+pub fn validate_options(opts: &RunOptions) -> Result<(), OptionsError> {
+    let d = descriptor_of_url(&opts.url).map_err(|e| OptionsError(e.to_string()))?;
+    if let Some(engine) = opts.engine
+        && !d.engines.contains(&engine)
+    {
+        let schemes: Vec<&str> = BACKENDS
+            .iter()
+            .filter(|b| b.engines.contains(&engine))
+            .map(|b| b.schemes[0])
+            .collect();
+        let schemes = schemes.join(" or ");
+        return Err(OptionsError(format!(
+            "--engine applies to {schemes} URLs only; drop --engine or use a {schemes} --url"
+        )));
+    }
+    if opts.profile_seconds.is_some() && d.embedded {
+        return Err(OptionsError(format!(
+            "--profile-server profiles a server's processes, and {} runs inside ibench: drop --profile-server (or profile ibench itself with perf)",
+            d.name
+        )));
+    }
+    opts.validate()
 }
 
 /// The hidden scheme of the in-memory test backend (unit tests only; see `backend::mock`).
@@ -525,6 +554,54 @@ mod tests {
         assert!(
             !err.contains("SECRET") && err.contains("password=***"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn options_are_checked_against_the_registry() {
+        let small = || {
+            RunOptions::from_profile(
+                "sqlite:x.db",
+                &crate::workload::steps::Profile::named("small").unwrap(),
+            )
+        };
+        validate_options(&small()).unwrap();
+        let mut o = small();
+        o.engine = Some(Engine::Rocksdb);
+        let e = validate_options(&o).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--engine applies to mysql:// URLs only; drop --engine or use a mysql:// --url"
+        );
+        o.url = "mysql://root@h/x".into();
+        validate_options(&o).unwrap();
+        let mut o = small();
+        o.profile_seconds = Some(10.0);
+        let e = validate_options(&o).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "--profile-server profiles a server's processes, and SQLite runs inside ibench"
+            ),
+            "{e}"
+        );
+        o.url = "postgres://u@h/db".into();
+        validate_options(&o).unwrap();
+        let mut o = small();
+        o.url = "oracle://x".into();
+        assert!(
+            validate_options(&o)
+                .unwrap_err()
+                .to_string()
+                .contains("--url")
+        );
+        // The options' own checks follow.
+        let mut o = small();
+        o.clients = 0;
+        assert!(
+            validate_options(&o)
+                .unwrap_err()
+                .to_string()
+                .contains("--clients")
         );
     }
 

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::target::{BackendKind, Engine, Flavour};
-use crate::backend::kind_of_url;
+use super::target::{Engine, Flavour};
 use crate::url::redact_url;
 use crate::workload::RowShape;
 pub use crate::workload::micro::MicroSizes;
@@ -247,30 +246,23 @@ impl RunOptions {
         Ok(())
     }
 
-    /// `--profile-server` needs a server process and a positive `--profile-seconds`.
-    fn validate_profile(&self, kind: BackendKind) -> Result<(), OptionsError> {
+    /// `--profile-server` needs a positive `--profile-seconds` (and a server process, which
+    /// the backend registry answers).
+    fn validate_profile(&self) -> Result<(), OptionsError> {
         let Some(seconds) = self.profile_seconds else {
             return Ok(());
         };
-        if kind == BackendKind::Sqlite {
-            return Err(OptionsError(
-                "--profile-server profiles a server's processes, and SQLite runs inside ibench: drop --profile-server (or profile ibench itself with perf)".into(),
-            ));
-        }
         if !(seconds > 0.0 && seconds.is_finite()) {
             return Err(OptionsError("--profile-seconds must be above 0".into()));
         }
         Ok(())
     }
 
+    /// Check the options against each other; the error names the flag to fix. What depends on
+    /// the backend (the URL's scheme, `--engine`, a server to profile) is checked against the
+    /// backend registry by `backend::validate_options`, which calls this.
     pub fn validate(&self) -> Result<(), OptionsError> {
         let fail = |m: &str| Err(OptionsError(m.to_string()));
-        let kind = kind_of_url(&self.url).map_err(|e| OptionsError(e.to_string()))?;
-        if self.engine.is_some() && kind != BackendKind::Mysql {
-            return fail(
-                "--engine applies to mysql:// URLs only; drop --engine or use a mysql:// --url",
-            );
-        }
         if self.clients == 0 {
             return fail("--clients must be at least 1");
         }
@@ -283,7 +275,7 @@ impl RunOptions {
         if self.steps.is_empty() {
             return fail("no steps to run: give at least one step to --steps");
         }
-        self.validate_profile(kind)?;
+        self.validate_profile()?;
         self.validate_perf()?;
         self.validate_host_probe()?;
         self.validate_workload()?;
@@ -412,9 +404,6 @@ mod tests {
     #[test]
     fn conflicting_and_bad_values_name_the_flag() {
         let mut o = small();
-        o.engine = Some(Engine::Rocksdb);
-        assert!(o.validate().unwrap_err().to_string().contains("--engine"));
-        let mut o = small();
         o.query_seconds = 0.0;
         assert!(
             o.validate()
@@ -430,9 +419,6 @@ mod tests {
                 .to_string()
                 .contains("--data-min-len")
         );
-        let mut o = small();
-        o.url = "oracle://x".into();
-        assert!(o.validate().unwrap_err().to_string().contains("--url"));
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub struct RunOutcome {
 /// Returns `Ok` for a completed or interrupted run (see `record.status`) and `Err` when the
 /// run could not start or a step failed (run.json then says `failed` and why).
 pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOutcome> {
-    opts.validate()?;
+    crate::backend::validate_options(&opts)?;
     let driver = driver_for_url(
         &opts.url,
         &DriverOptions {
