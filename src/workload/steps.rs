@@ -197,7 +197,10 @@ impl StepName {
                 ..
             } => OpKind::PointQuery,
             StepName::Micro(_) => OpKind::Micro,
-            _ => OpKind::Insert,
+            StepName::LoadInitial
+            | StepName::InsertDelete1
+            | StepName::InsertDelete2
+            | StepName::MicroLoad => OpKind::Insert,
         }
     }
 
