@@ -55,6 +55,55 @@ impl Flavour {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::target::BackendKind;
+    use clap::ValueEnum;
+
+    /// Which operations of each flavour take its family's base SQL (PostgreSQL's, MySQL's),
+    /// said flavour by flavour: the methods above give a flavour without an arm of its own the
+    /// base's SQL, so a new flavour fails here until its line says which operations it takes
+    /// from the base, and a flavour that gains or loses SQL of its own fails until its line
+    /// is changed.
+    #[test]
+    fn each_flavour_says_which_operations_take_its_familys_sql() {
+        // Each operation, the families whose driver asks the flavour for it, and its SQL.
+        type Sql = fn(Flavour) -> String;
+        let ops: [(&str, &[BackendKind], Sql); 3] = [
+            ("primary key", &[BackendKind::Postgres], |f| {
+                f.primary_key().to_string()
+            }),
+            ("delete of the oldest rows", &[BackendKind::Postgres], |f| {
+                f.pg_delete_sql("t")
+            }),
+            (
+                "settle",
+                &[BackendKind::Postgres, BackendKind::Mysql],
+                |f| f.has_engine_maintenance().to_string(),
+            ),
+        ];
+        let declared: [(Flavour, &[&str]); 7] = [
+            (Flavour::Postgres, &[]),
+            (Flavour::Cockroachdb, &["primary key"]),
+            (Flavour::Yugabytedb, &["delete of the oldest rows"]),
+            (Flavour::Mysql, &[]),
+            (Flavour::Mariadb, &["settle"]),
+            (Flavour::Tidb, &[]),
+            (Flavour::Sqlite, &[]),
+        ];
+        for &f in Flavour::value_variants() {
+            let Some((_, says)) = declared.iter().find(|(d, _)| *d == f) else {
+                panic!("{f}: say which operations take its family's SQL");
+            };
+            let base = Flavour::detect(f.family(), "");
+            let takes: Vec<&str> = ops
+                .iter()
+                .filter(|(_, families, sql)| {
+                    f != base && families.contains(&f.family()) && sql(f) == sql(base)
+                })
+                .map(|(name, _, _)| *name)
+                .collect();
+            assert_eq!(takes, *says, "{f} takes {base}'s SQL for these");
+        }
+    }
 
     #[test]
     fn the_delete_form_and_primary_key_differ_per_flavour() {
