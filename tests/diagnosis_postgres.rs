@@ -20,7 +20,7 @@ use proc_reading::own_reading;
 fn pg_written_bytes(url: &str) -> f64 {
     let mut c = common::pg_connect(url);
     let rows = c
-        .simple(
+        .query(
             "SELECT (SELECT wal_bytes FROM pg_stat_wal)::float8, \
              (buffers_backend + buffers_clean + buffers_checkpoint)::float8 \
              * current_setting('block_size')::float8 FROM pg_stat_bgwriter",
@@ -50,7 +50,7 @@ fn load_then_measure_li1(s: &ServerHandle, tag: &str) -> (std::path::PathBuf, Ow
     opts.i1_rows = 10_000;
     opts.label = Some(tag.to_string());
     // Checkpoints and WAL flushes of the load step must not land in the l.i1 reading.
-    common::pg_connect(&s.url).simple("CHECKPOINT").unwrap();
+    common::pg_connect(&s.url).query("CHECKPOINT").unwrap();
     let (cpu0, _) = own_reading(s.pid);
     let w0 = pg_written_bytes(&s.url);
     let (_, dir) = run_and_read(opts);

@@ -260,7 +260,7 @@ pub fn new_database(server: &ServerHandle, name: &str) -> String {
         format!("DROP DATABASE IF EXISTS {name}"),
         format!("CREATE DATABASE {name}"),
     ] {
-        admin.simple(&sql).unwrap();
+        admin.query(&sql).unwrap();
     }
     url_with_database(&server.url, name)
 }
@@ -271,16 +271,16 @@ pub fn client_url(url: &str) -> String {
 }
 
 /// A test's own connection to a PostgreSQL server, on ibench's protocol client.
-pub fn pg_connect(url: &str) -> ibench::backend::postgres::wire::WireConn {
+pub fn pg_connect(url: &str) -> ibench::backend::postgres::wire::PgWire {
     let config = ibench::backend::postgres::config::PgConfig::from_url(&client_url(url))
         .unwrap_or_else(|e| panic!("bad URL {url}: {e}"));
-    ibench::backend::postgres::wire::WireConn::connect(&config)
+    ibench::backend::postgres::wire::PgWire::connect(&config)
         .unwrap_or_else(|e| panic!("connect to {url}: {e}"))
 }
 
 /// The first column of the first row of `sql` as a number.
-pub fn pg_number(c: &mut ibench::backend::postgres::wire::WireConn, sql: &str) -> i64 {
-    c.simple_value(sql)
+pub fn pg_number(c: &mut ibench::backend::postgres::wire::PgWire, sql: &str) -> i64 {
+    c.query_value(sql)
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
         .unwrap_or_else(|| panic!("{sql}: no value"))
         .parse()
