@@ -48,9 +48,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
-use ibench::backend::postgres::{config::PgConfig, wire::WireConn as Client};
-use ibench::backend::{DriverOptions, TableOptions, driver_for_url};
+use ibench::backend::postgres::{config::PgConfig, wire::PgWire as Client};
+use ibench::backend::{DriverOptions, driver_for_url};
 use ibench::results::Status;
+use ibench::results::options::TableOptions;
 use ibench::runner::{self, RunOptions};
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::{Profile, StepName};
@@ -275,7 +276,7 @@ fn env_count(name: &str, default: u64) -> Result<u64> {
 /// Row count, average data length and total size (heap + primary key, bytes) of a table.
 fn table_shape(admin: &mut Client, table: &str) -> Result<(i64, f64, i64)> {
     let rows = admin
-        .simple(&format!(
+        .query(&format!(
             "SELECT count(*), coalesce(avg(length(data)), 0)::float8, \
              pg_total_relation_size('{table}') FROM {table}"
         ))
@@ -296,8 +297,8 @@ fn ibench_phase(
     rows: u64,
     out_dir: &Path,
 ) -> Result<Phase> {
-    admin.simple(&format!("DROP TABLE IF EXISTS {SERVER_TABLE}"))?;
-    admin.simple("CHECKPOINT")?;
+    admin.query(&format!("DROP TABLE IF EXISTS {SERVER_TABLE}"))?;
+    admin.query("CHECKPOINT")?;
     let profile = Profile::named("small").context("the small profile is missing")?;
     let mut opts = RunOptions::from_profile(url, &profile);
     opts.steps = vec![StepName::LoadInitial];
@@ -394,7 +395,7 @@ fn value_generation_seconds(admin: &mut Client, rows: u64) -> Result<f64> {
     let sql = value_generation_sql(rows);
     let t0 = Instant::now();
     admin
-        .simple(&sql)
+        .query(&sql)
         .context("the value-generation query failed")?;
     Ok(t0.elapsed().as_secs_f64())
 }
@@ -403,7 +404,7 @@ fn value_generation_seconds(admin: &mut Client, rows: u64) -> Result<f64> {
 /// shapes as [`server_load_sql`] makes, keyed by `id` 1..=rows, then `VACUUM (ANALYZE)` it so
 /// that reading it later writes nothing (hint bits set, all-visible).
 fn prepare_values(admin: &mut Client, rows: u64) -> Result<()> {
-    admin.simple(&format!(
+    admin.query(&format!(
         "DROP TABLE IF EXISTS {VALUES_TABLE};
 CREATE UNLOGGED TABLE {VALUES_TABLE} (id bigint PRIMARY KEY, dateandtime timestamp,
   cashregisterid int NOT NULL, customerid int NOT NULL, productid int NOT NULL,
@@ -414,7 +415,7 @@ SELECT i, localtimestamp, floor(random() * 1000)::int, floor(random() * 100000):
        substr(md5(random()::text), 1, (l * 3) / 8) || repeat('a', l - (l * 3) / 8)
 FROM (SELECT i, 10 + floor(random() * 11)::int AS l FROM generate_series(1, {rows}) AS i) AS s"
     ))?;
-    admin.simple(&format!("VACUUM (ANALYZE) {VALUES_TABLE}"))?;
+    admin.query(&format!("VACUUM (ANALYZE) {VALUES_TABLE}"))?;
     Ok(())
 }
 
@@ -448,16 +449,16 @@ fn server_phase(
     rows: u64,
     sql: &str,
 ) -> Result<Phase> {
-    admin.simple(&format!("DROP TABLE IF EXISTS {IBENCH_TABLE}"))?;
+    admin.query(&format!("DROP TABLE IF EXISTS {IBENCH_TABLE}"))?;
     let driver = driver_for_url(url, &DriverOptions::default())?;
     let mut conn = driver.connect()?;
     conn.create_table(SERVER_TABLE, &TableOptions::default())?;
     drop(conn);
-    admin.simple("CHECKPOINT")?;
+    admin.query("CHECKPOINT")?;
 
     let cpu0 = cpu_sample(server_pid)?;
     let t0 = Instant::now();
-    admin.simple(sql).context("the server-side load failed")?;
+    admin.query(sql).context("the server-side load failed")?;
     let seconds = t0.elapsed().as_secs_f64();
     let (server_us, host_pct) = cpu_since(cpu0, server_pid)?;
 
@@ -552,14 +553,14 @@ fn main() -> Result<()> {
     );
 
     // The client crate does not know `?password_file=`: give it the password itself.
-    let client_url = ibench::backend::resolve_password(&url, None)?;
+    let client_url = ibench::url::resolve_password(&url, None)?;
     let config = PgConfig::from_url(&client_url).map_err(anyhow::Error::msg)?;
     let mut admin = Client::connect(&config).context("cannot connect to the server")?;
     let t0 = Instant::now();
     prepare_values(&mut admin, rows)?;
     let made_in = t0.elapsed().as_secs_f64();
     let values_bytes: i64 = admin
-        .simple_value(&format!("SELECT pg_total_relation_size('{VALUES_TABLE}')"))?
+        .query_value(&format!("SELECT pg_total_relation_size('{VALUES_TABLE}')"))?
         .context("no size of the values table")?
         .parse()?;
     println!(

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Engine;
 use crate::results::options::{MicroSizes, Workload};
+use crate::results::target::Engine;
 use crate::runner::RunOptions;
 use crate::server::ServerKind;
 use crate::workload::steps::{Profile, StepName, parse_step_list};
@@ -158,7 +158,7 @@ pub struct RunArgs {
     /// The server's flavour, when its version string does not tell (detected otherwise):
     /// cockroachdb or yugabytedb over postgres://, tidb over mysql://.
     #[arg(long, value_enum)]
-    pub flavour: Option<crate::backend::flavour::Flavour>,
+    pub flavour: Option<crate::results::target::Flavour>,
     /// Sizes and durations: small (under a minute on SQLite, a 5 s settle after l.i2), cached (30M/40M/10M rows, 1800 s query steps) or io-bound (800M/4M/1M,
     /// 1800 s).
     #[arg(long, default_value_t = defaults().profile)]
@@ -367,7 +367,10 @@ impl RunArgs {
             )
         })?;
         let mut o = RunOptions::from_profile(&self.url, &profile);
-        let rates = self.query_rates.as_deref().unwrap_or(&[100, 500, 1000]);
+        let rates = self
+            .query_rates
+            .as_deref()
+            .unwrap_or(&crate::workload::steps::DEFAULT_QUERY_RATES_ROWS_PER_SEC);
         if rates.contains(&0) {
             anyhow::bail!("--query-rates must be above 0 rows/s");
         }
@@ -422,7 +425,7 @@ impl RunArgs {
         o.perf_interval_seconds = self.perf_interval;
         o.profile_seconds = self.profile_server.then_some(self.profile_seconds);
         o.host_probe_ms = self.host_probe_ms;
-        o.validate()?;
+        crate::backend::validate_options(&o)?;
         if o.perf && !program_on_path("perf") {
             anyhow::bail!(
                 "--perf needs perf, which is not installed: apt-get install linux-perf (or drop --perf)"

@@ -4,6 +4,7 @@
 //! line, runs, and turns an error into one line and an exit code.
 
 pub mod backend;
+pub mod calendar;
 pub mod cli;
 pub mod flame;
 pub mod matrix;
@@ -14,6 +15,7 @@ pub mod runner;
 pub mod sampler;
 pub mod server;
 pub mod stats;
+pub mod url;
 pub mod workload;
 
 use std::process::ExitCode;
@@ -46,7 +48,7 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
                     .filter(|l| l.starts_with("tip:")),
             );
             // clap quotes what it did not understand: a URL given without --url, say.
-            let line = backend::redact_in_text(&parts.join("; "));
+            let line = crate::url::redact_in_text(&parts.join("; "));
             eprintln!("{line}; see --help");
             return ExitCode::from(2);
         }
@@ -61,7 +63,7 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
         Err(e) => {
             eprintln!(
                 "error: {}",
-                backend::redact_in_text(&report::text::one_line(&format!("{e:#}")))
+                crate::url::redact_in_text(&report::text::one_line(&format!("{e:#}")))
             );
             ExitCode::FAILURE
         }

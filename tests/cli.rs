@@ -412,7 +412,7 @@ fn mariadb_server() -> &'static ibench::server::ServerHandle {
     SERVER.get_or_init(|| {
         common::start_server(
             ibench::server::ServerKind::Mariadb,
-            ibench::backend::Engine::Innodb,
+            ibench::results::target::Engine::Innodb,
         )
     })
 }
@@ -423,7 +423,7 @@ fn postgres_server() -> &'static ibench::server::ServerHandle {
     SERVER.get_or_init(|| {
         common::start_server(
             ibench::server::ServerKind::Postgres,
-            ibench::backend::Engine::Innodb,
+            ibench::results::target::Engine::Innodb,
         )
     })
 }
@@ -564,7 +564,7 @@ fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
 }
 
 /// An admin connection to the shared private Postgres of this test binary.
-fn pg_admin(db: &str) -> ibench::backend::postgres::wire::WireConn {
+fn pg_admin(db: &str) -> ibench::backend::postgres::wire::PgWire {
     common::pg_connect(&common::url_with_database(&postgres_server().url, db))
 }
 
@@ -597,7 +597,7 @@ fn ctrl_c_during_table_setup_stops_at_once() {
         .join("run.json")
         .exists()));
     let mut admin = pg_admin("cli_setup_stop");
-    let tables = |admin: &mut ibench::backend::postgres::wire::WireConn| -> i64 {
+    let tables = |admin: &mut ibench::backend::postgres::wire::PgWire| -> i64 {
         common::pg_number(
             admin,
             "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pi%'",
@@ -634,7 +634,7 @@ fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
     let mut locker = pg_admin("cli_lx_stop");
     // EXCLUSIVE blocks CREATE INDEX (SHARE) but not the reads l.x does before it.
     locker
-        .simple("BEGIN; LOCK TABLE pi1 IN EXCLUSIVE MODE")
+        .query("BEGIN; LOCK TABLE pi1 IN EXCLUSIVE MODE")
         .unwrap();
     let out_dir = fresh_dir("cli-lx-stop");
     let mut child = spawn_run(&[
@@ -646,7 +646,7 @@ fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
         "l.x",
     ]);
     let mut watcher = pg_admin("cli_lx_stop");
-    let building = |w: &mut ibench::backend::postgres::wire::WireConn| -> i64 {
+    let building = |w: &mut ibench::backend::postgres::wire::PgWire| -> i64 {
         common::pg_number(
             w,
             "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX%' AND state = 'active'",
@@ -668,7 +668,7 @@ fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
     assert_eq!(run.status, ibench::results::Status::Interrupted);
     assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
     assert_eq!(run.steps[0].error, None);
-    locker.simple("ROLLBACK").unwrap();
+    locker.query("ROLLBACK").unwrap();
 }
 
 /// A second Ctrl-C exits at once, and run.json says interrupted, not running. The server is
@@ -714,7 +714,7 @@ fn server_processes(pid: u32) -> Vec<i32> {
 fn interrupt_a_frozen_server(sigints: usize, within: Duration) -> (Option<i32>, String) {
     let server = common::start_server(
         ibench::server::ServerKind::Postgres,
-        ibench::backend::Engine::Innodb,
+        ibench::results::target::Engine::Innodb,
     );
     let out_dir = fresh_dir("cli-frozen-sigint");
     let log = fresh_dir("cli-frozen-sigint-log");

@@ -9,8 +9,8 @@ mod common;
 mod proc_reading;
 
 use common::*;
-use ibench::backend::Engine;
 use ibench::report::diagnosis::Diagnosis;
+use ibench::results::target::Engine;
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 use proc_reading::own_reading;
@@ -28,7 +28,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 fn pg_written_bytes(url: &str) -> f64 {
     let mut c = common::pg_connect(url);
     let rows = c
-        .simple(
+        .query(
             "SELECT (SELECT wal_bytes FROM pg_stat_wal)::float8, \
              (buffers_backend + buffers_clean + buffers_checkpoint)::float8 \
              * current_setting('block_size')::float8 FROM pg_stat_bgwriter",
@@ -58,7 +58,7 @@ fn load_then_measure_li1(s: &ServerHandle, tag: &str) -> (std::path::PathBuf, Ow
     opts.i1_rows = 10_000;
     opts.label = Some(tag.to_string());
     // Checkpoints and WAL flushes of the load step must not land in the l.i1 reading.
-    common::pg_connect(&s.url).simple("CHECKPOINT").unwrap();
+    common::pg_connect(&s.url).query("CHECKPOINT").unwrap();
     let (cpu0, _) = own_reading(s.pid);
     let w0 = pg_written_bytes(&s.url);
     let (_, dir) = run_and_read(opts);
@@ -224,11 +224,11 @@ fn a_step_that_slows_down_on_the_server_is_named_a_dbms_slowdown() {
         }
         let mut c = common::pg_connect(&url);
         let names = c
-            .simple("SELECT indexname FROM pg_indexes WHERE tablename = 'pi1' AND indexname <> 'pi1_pkey'")
+            .query("SELECT indexname FROM pg_indexes WHERE tablename = 'pi1' AND indexname <> 'pi1_pkey'")
             .unwrap();
         assert_eq!(names.len(), 3, "{names:?}");
         for n in names {
-            c.simple(&format!("DROP INDEX {}", n[0].as_deref().unwrap()))
+            c.query(&format!("DROP INDEX {}", n[0].as_deref().unwrap()))
                 .unwrap();
         }
     });

@@ -29,9 +29,10 @@ use hostile::{contains, drain, my, pg, read_n, serve, serve_one, trickle, within
 use ibench::backend::mysql::config::MyConfig;
 use ibench::backend::mysql::wire::{MyWire, WireError as MyError};
 use ibench::backend::postgres::config::{Environment, PgConfig};
-use ibench::backend::postgres::wire::{WireConn, WireError as PgError};
+use ibench::backend::postgres::wire::{PgWire, WireError as PgError};
 use ibench::backend::protocol::CANCEL_TIMEOUT;
-use ibench::backend::{DriverOptions, driver_for_url, redact_in_text, redact_url};
+use ibench::backend::{DriverOptions, driver_for_url};
+use ibench::url::{redact_in_text, redact_url};
 
 /// How long a failing login may take at most (its connect timeout is 2 s).
 const LOGIN_BOUND: Duration = Duration::from_secs(20);
@@ -57,8 +58,8 @@ fn pg_url(port: u16, extra: &str) -> String {
     format!("postgres://u:{SECRET}@127.0.0.1:{port}/db?sslmode=disable&connect_timeout=2{extra}")
 }
 
-fn pg_connect(url: &str) -> Result<WireConn, PgError> {
-    WireConn::connect(&pg_config(url))
+fn pg_connect(url: &str) -> Result<PgWire, PgError> {
+    PgWire::connect(&pg_config(url))
 }
 
 /// A MySQL configuration from `url` alone (no `~/.my.cnf`, no `MYSQL_PWD`).
@@ -146,14 +147,14 @@ fn pg_a_long_message_after_the_login_is_capped_by_kind_and_never_allocated_up_fr
         Some(()) // and close
     });
     let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
-    let e = fails(conn.simple("SELECT 1"));
+    let e = fails(conn.query("SELECT 1"));
     says(
         &e.to_string(),
         &["protocol error", "a 'Z' message of 100000 bytes", "30000"],
     );
     drop(conn);
     let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
-    let (r, _) = within(LOGIN_BOUND, || conn.simple("SELECT 1"));
+    let (r, _) = within(LOGIN_BOUND, || conn.query("SELECT 1"));
     let e = fails(r);
     assert!(matches!(e, PgError::Io(_)), "{e}");
     says(&e.to_string(), &["closed the connection"]);
@@ -582,15 +583,15 @@ fn pg_an_extra_ready_for_query_fails_the_next_query() {
         Some(drain(&mut s, Duration::from_secs(10)))
     });
     let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
-    conn.simple("SELECT 1").expect("the first reply");
-    let (r, _) = within(LOGIN_BOUND, || conn.simple("SELECT 2"));
+    conn.query("SELECT 1").expect("the first reply");
+    let (r, _) = within(LOGIN_BOUND, || conn.query("SELECT 2"));
     let e = fails(r);
     assert!(matches!(e, PgError::Protocol(_)), "{e}");
     says(
         &e.to_string(),
         &["protocol error", "'Z' message nobody asked for"],
     );
-    let e = fails(conn.simple("SELECT 3"));
+    let e = fails(conn.query("SELECT 3"));
     says(&e.to_string(), &["lost earlier"]);
     drop(conn);
     let seen = fake.join().expect("the client connected");
@@ -607,7 +608,7 @@ fn pg_an_unexpected_message_tag_is_a_protocol_error() {
         Some(drain(&mut s, Duration::from_secs(10)))
     });
     let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
-    let (r, _) = within(LOGIN_BOUND, || conn.simple("SELECT 1"));
+    let (r, _) = within(LOGIN_BOUND, || conn.query("SELECT 1"));
     says(
         &fails(r).to_string(),
         &["protocol error", "unexpected message 'W'"],
@@ -1181,11 +1182,11 @@ fn pg_a_fatal_error_before_a_close_during_a_session_is_the_error_shown() {
         } else {
             Some(fake)
         };
-        let (r, _) = within(LOGIN_BOUND, || conn.simple("SELECT 1"));
+        let (r, _) = within(LOGIN_BOUND, || conn.query("SELECT 1"));
         let e = fails(r);
         assert!(matches!(e, PgError::Server(_)), "{idle:?}: {e}");
         says(&e.to_string(), &["FATAL", "terminating connection due to"]);
-        let e = fails(conn.simple("SELECT 2"));
+        let e = fails(conn.query("SELECT 2"));
         says(&e.to_string(), &["lost earlier"]);
         if let Some(f) = fake {
             f.join();

@@ -5,7 +5,7 @@ mod common;
 mod proc_reading;
 
 use common::*;
-use ibench::backend::Engine;
+use ibench::results::target::Engine;
 use ibench::sampler::Metric;
 use ibench::server::ServerKind;
 use ibench::stats::convert::count_f64;

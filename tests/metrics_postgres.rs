@@ -9,7 +9,7 @@ use ibench::stats::convert::count_f64;
 use std::sync::Mutex;
 
 use common::*;
-use ibench::backend::Engine;
+use ibench::results::target::Engine;
 use ibench::sampler::{self, Metric};
 use ibench::server::{ServerHandle, ServerKind};
 use ibench::workload::steps::parse_step_list;

@@ -10,7 +10,7 @@ use ibench::stats::convert::{count_f64, i64_f64};
 use std::time::{Duration, Instant};
 
 use common::*;
-use ibench::backend::Engine;
+use ibench::results::target::Engine;
 use ibench::server::{ServerHandle, ServerKind};
 use ibench::workload::steps::parse_step_list;
 

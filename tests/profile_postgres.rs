@@ -6,8 +6,8 @@
 mod common;
 
 use common::*;
-use ibench::backend::Engine;
 use ibench::report::{Format, render_dirs};
+use ibench::results::target::Engine;
 use ibench::server::ServerKind;
 use ibench::workload::steps::parse_step_list;
 

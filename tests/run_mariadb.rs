@@ -7,8 +7,8 @@ mod micro_checks;
 use std::sync::OnceLock;
 
 use common::*;
-use ibench::backend::Engine;
 use ibench::backend::mysql::config::MyConfig;
+use ibench::results::target::Engine;
 use ibench::server::{ServerHandle, ServerKind};
 
 fn server() -> &'static ServerHandle {
@@ -36,7 +36,7 @@ fn all_ten_steps_on_innodb() {
     assert_eq!(target.dbms, "MariaDB");
     assert_eq!(
         target.flavour,
-        Some(ibench::backend::flavour::Flavour::Mariadb)
+        Some(ibench::results::target::Flavour::Mariadb)
     );
     assert_eq!(target.engine, Some(Engine::Innodb));
     let build = run.build.as_ref().expect("run.json has the build facts");
@@ -121,7 +121,8 @@ fn the_microbenchmark_suite_keeps_its_invariants_on_innodb() {
 #[test]
 fn the_protocol_client_connects_reports_errors_and_is_cancelled() {
     use ibench::backend::mysql::wire::MyWire;
-    use ibench::backend::{BackendError, DriverOptions, TableOptions, driver_for_url};
+    use ibench::backend::{BackendError, DriverOptions, driver_for_url};
+    use ibench::results::options::TableOptions;
     let url = database_url("it_wire");
     let driver = driver_for_url(&url, &DriverOptions::default()).unwrap();
     let mut conn = driver.connect().unwrap();

@@ -7,7 +7,7 @@ mod micro_checks;
 use std::sync::OnceLock;
 
 use common::*;
-use ibench::backend::Engine;
+use ibench::results::target::Engine;
 use ibench::server::{ServerHandle, ServerKind};
 
 fn server() -> &'static ServerHandle {
@@ -24,7 +24,7 @@ fn all_ten_steps_on_a_private_postgres() {
     assert_eq!(target.dbms, "PostgreSQL");
     assert_eq!(
         target.flavour,
-        Some(ibench::backend::flavour::Flavour::Postgres),
+        Some(ibench::results::target::Flavour::Postgres),
         "detected from version()"
     );
     let build = run.build.as_ref().expect("run.json has the build facts");
@@ -96,7 +96,7 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
         let mut sum_k = 0i64;
         for t in 1..=micro_checks::TABLES {
             let r = c
-                .simple(&format!(
+                .query(&format!(
                     "SELECT COUNT(*), COALESCE(SUM(k), 0)::bigint FROM sbtest{t}"
                 ))
                 .unwrap();
@@ -115,18 +115,18 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
 #[test]
 fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
     use ibench::backend::postgres::config::PgConfig;
-    use ibench::backend::postgres::wire::WireConn;
+    use ibench::backend::postgres::wire::PgWire;
     let server = server();
     let url = client_url(&server.url);
     let mut admin = common::pg_connect(&url);
     admin
-        .simple(
+        .query(
             "SET password_encryption = 'md5'; \
              DROP ROLE IF EXISTS ib_md5; CREATE ROLE ib_md5 LOGIN PASSWORD 'md5 pw'; \
              DROP ROLE IF EXISTS ib_clear; CREATE ROLE ib_clear LOGIN PASSWORD 'clear pw'",
         )
         .unwrap();
-    let hba = admin.simple_value("SHOW hba_file").unwrap().unwrap();
+    let hba = admin.query_value("SHOW hba_file").unwrap().unwrap();
     let rules = std::fs::read_to_string(&hba).unwrap();
     std::fs::write(
         &hba,
@@ -135,7 +135,7 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
         ),
     )
     .unwrap();
-    admin.simple("SELECT pg_reload_conf()").unwrap();
+    admin.query("SELECT pg_reload_conf()").unwrap();
 
     let config = |user: &str, password: &str, extra: &str| {
         PgConfig::from_url(&format!(
@@ -149,7 +149,7 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
         // The reload is asynchronous: retry for a few seconds.
         let mut last = String::new();
         for _ in 0..50 {
-            match WireConn::connect(c).and_then(|mut w| w.simple_value("SELECT current_user")) {
+            match PgWire::connect(c).and_then(|mut w| w.query_value("SELECT current_user")) {
                 Ok(user) => return user.unwrap_or_default(),
                 Err(e) => last = e.to_string(),
             }
@@ -166,13 +166,13 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
         who(&config("ib_clear", "clear pw", "&require_auth=password")),
         "ib_clear"
     );
-    let e = WireConn::connect(&config("ib_clear", "clear pw", ""))
+    let e = PgWire::connect(&config("ib_clear", "clear pw", ""))
         .err()
         .unwrap()
         .to_string();
     assert!(e.contains("require_auth=password"), "{e}");
     // require_auth refuses a method it does not name.
-    let e = WireConn::connect(&config("ib_md5", "md5 pw", "&require_auth=scram-sha-256"))
+    let e = PgWire::connect(&config("ib_md5", "md5 pw", "&require_auth=scram-sha-256"))
         .err()
         .unwrap()
         .to_string();
@@ -185,7 +185,7 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
     .unwrap();
     assert_eq!(who(&only_socket), "postgres");
 
-    let wrong = WireConn::connect(&config("ib_md5", "not it", ""))
+    let wrong = PgWire::connect(&config("ib_md5", "not it", ""))
         .err()
         .unwrap();
     let code = wrong.server().map(|s| s.code.clone());
@@ -195,10 +195,10 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
         server.port
     ))
     .unwrap();
-    let e = WireConn::connect(&no_password).err().unwrap().to_string();
+    let e = PgWire::connect(&no_password).err().unwrap().to_string();
     assert!(e.contains("none was given"), "{e}");
     std::fs::write(&hba, rules).unwrap();
-    admin.simple("SELECT pg_reload_conf()").unwrap();
+    admin.query("SELECT pg_reload_conf()").unwrap();
 }
 
 /// A failed statement names its SQLSTATE and leaves the connection usable; a wrong password
@@ -207,8 +207,9 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
 #[test]
 fn the_protocol_client_reports_errors_and_cancels() {
     use ibench::backend::postgres::config::PgConfig;
-    use ibench::backend::postgres::wire::WireConn;
-    use ibench::backend::{BackendError, DriverOptions, TableOptions, driver_for_url};
+    use ibench::backend::postgres::wire::PgWire;
+    use ibench::backend::{BackendError, DriverOptions, driver_for_url};
+    use ibench::results::options::TableOptions;
     let url = new_database(server(), "wire_errors");
     let driver = driver_for_url(&url, &DriverOptions::default()).unwrap();
     let mut conn = driver.connect().unwrap();
@@ -241,19 +242,19 @@ fn the_protocol_client_reports_errors_and_cancels() {
     assert!(e.contains("create the database"), "{e}");
 
     let config = PgConfig::from_url(&resolved).unwrap();
-    let mut wire = WireConn::connect(&config).unwrap();
+    let mut wire = PgWire::connect(&config).unwrap();
     let key = wire.cancel_key();
     let canceller = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(300));
         key.cancel().unwrap();
     });
     let started = std::time::Instant::now();
-    let e = wire.simple("SELECT pg_sleep(60)").unwrap_err();
+    let e = wire.query("SELECT pg_sleep(60)").unwrap_err();
     canceller.join().unwrap();
     assert_eq!(e.server().map(|s| s.code.as_str()), Some("57014"), "{e}");
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
     assert_eq!(
-        wire.simple_value("SELECT 1").unwrap().as_deref(),
+        wire.query_value("SELECT 1").unwrap().as_deref(),
         Some("1"),
         "usable after the cancel"
     );
@@ -270,7 +271,7 @@ fn index_builds_report_their_progress_in_the_timeline() {
     run_and_read(opts);
     let mut admin = pg_connect(&url);
     admin
-        .simple(
+        .query(
             "INSERT INTO pi1 (dateandtime, cashregisterid, customerid, productid, price, data) \
              SELECT now(), g % 1000, g % 100000, g % 10000, g % 500, md5(g::text) \
              FROM generate_series(1, 4000000) g",
@@ -328,13 +329,13 @@ fn a_vacuum_cut_short_by_the_settle_budget_is_unsettled_not_an_error() {
     run_and_read(opts);
     let mut holder = pg_connect(&url);
     holder
-        .simple("BEGIN; LOCK TABLE pi1 IN SHARE UPDATE EXCLUSIVE MODE")
+        .query("BEGIN; LOCK TABLE pi1 IN SHARE UPDATE EXCLUSIVE MODE")
         .unwrap();
     let driver = driver_for_url(&client_url(&url), &DriverOptions::default()).unwrap();
     let actions = driver
         .settle(&["pi1".to_string()], std::time::Duration::ZERO)
         .unwrap();
-    holder.simple("ROLLBACK").unwrap();
+    holder.query("ROLLBACK").unwrap();
     let vacuum = &actions[0];
     assert_eq!(vacuum.action, "VACUUM (ANALYZE) pi1");
     assert_eq!(vacuum.error, None, "{actions:?}");

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ibench::backend::Engine;
+use ibench::results::target::Engine;
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 
 /// Stops the server when dropped, so a failed assertion leaves no server behind.

@@ -10,11 +10,11 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use common::*;
-use ibench::backend::Engine;
 use ibench::backend::mysql::config::MyConfig;
 use ibench::backend::mysql::wire::MyWire;
 use ibench::backend::postgres::config::PgConfig;
-use ibench::backend::postgres::wire::WireConn;
+use ibench::backend::postgres::wire::PgWire;
+use ibench::results::target::Engine;
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 
@@ -173,7 +173,7 @@ fn postgres() -> &'static ServerHandle {
         register_server(handle.clone());
         // Every TCP rule becomes hostssl: a plain TCP login is refused by the server.
         let mut admin = pg_connect(&handle.url);
-        let hba = admin.simple_value("SHOW hba_file").unwrap().unwrap();
+        let hba = admin.query_value("SHOW hba_file").unwrap().unwrap();
         let rules = std::fs::read_to_string(&hba).unwrap();
         let ssl_only: String = rules
             .lines()
@@ -183,7 +183,7 @@ fn postgres() -> &'static ServerHandle {
             })
             .collect();
         std::fs::write(&hba, ssl_only).unwrap();
-        admin.simple("SELECT pg_reload_conf()").unwrap();
+        admin.query("SELECT pg_reload_conf()").unwrap();
         handle
     })
 }
@@ -198,11 +198,11 @@ fn pg_url(host: &str, params: &str) -> String {
 }
 
 /// Connect, retrying while the hba reload settles; the connection or the last error.
-fn pg_try(url: &str) -> Result<WireConn, String> {
+fn pg_try(url: &str) -> Result<PgWire, String> {
     let config = PgConfig::from_url(url)?;
     let mut last = String::new();
     for _ in 0..30 {
-        match WireConn::connect(&config) {
+        match PgWire::connect(&config) {
             Ok(c) => return Ok(c),
             Err(e) => last = e.to_string(),
         }
@@ -222,7 +222,7 @@ fn postgres_verify_full_passes_with_the_right_ca_and_host_and_fails_in_one_line_
     let tls = c.tls_info().expect("a verify-full connection is TLS");
     assert!(tls.version.starts_with("TLSv1."), "{tls}");
     assert_eq!(
-        c.simple_value("SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+        c.query_value("SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
             .unwrap()
             .as_deref(),
         Some("true")
@@ -246,7 +246,7 @@ fn postgres_verify_full_passes_with_the_right_ca_and_host_and_fails_in_one_line_
 fn postgres_require_and_prefer_use_tls_and_disable_is_refused_by_the_server() {
     let mut c = pg_try(&pg_url("127.0.0.1", "sslmode=require")).unwrap();
     assert!(c.tls_info().is_some());
-    assert_eq!(c.simple_value("SELECT 1").unwrap().as_deref(), Some("1"));
+    assert_eq!(c.query_value("SELECT 1").unwrap().as_deref(), Some("1"));
     // libpq's default, prefer, takes TLS when the server offers it.
     assert!(
         pg_try(&pg_url("127.0.0.1", "connect_timeout=5"))
@@ -365,7 +365,7 @@ fn postgres_allow_retries_with_tls_when_the_server_refuses_plain() {
         c.tls_info().is_some(),
         "hostssl-only: the retry is over TLS"
     );
-    assert_eq!(c.simple_value("SELECT 1").unwrap().as_deref(), Some("1"));
+    assert_eq!(c.query_value("SELECT 1").unwrap().as_deref(), Some("1"));
 }
 
 /// `PGSSLMODE` and `PGSSLROOTCERT` in the environment are read as libpq reads them: the

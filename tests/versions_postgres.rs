@@ -10,7 +10,7 @@ mod micro_checks;
 use std::path::PathBuf;
 
 use common::*;
-use ibench::backend::Engine;
+use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status};
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 

@@ -14,35 +14,17 @@ pub mod postgres;
 pub mod protocol;
 pub mod sqlite;
 pub mod tls;
-pub mod url;
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::results::metrics::DbSize;
+use crate::results::options::{OptionsError, RunOptions, TableOptions};
+use crate::results::target::{BackendKind, BuildFacts, Engine, Flavour, TargetInfo};
+use crate::results::{IndexBuildProgress, SettleAction};
+use crate::url::{UrlError, redact_key_value, redact_url};
 use crate::workload::RowBatch;
-
-/// The DBMS family a URL names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BackendKind {
-    /// SQLite, embedded in ibench (`sqlite:PATH`).
-    Sqlite,
-    /// PostgreSQL (`postgres://` or `postgresql://`).
-    Postgres,
-    /// MySQL or MariaDB (`mysql://` or `mariadb://`).
-    Mysql,
-}
-
-/// Storage engine for the MySQL family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    /// InnoDB, the default engine.
-    Innodb,
-    /// MyRocks (the RocksDB engine).
-    Rocksdb,
-}
 
 impl Engine {
     /// The name used in `ENGINE=` clauses.
@@ -103,28 +85,6 @@ impl SecondaryIndex {
     }
 }
 
-/// How to create the table: options that are not dialect but do change the DDL.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TableOptions {
-    /// When true the client assigns `transactionid`; otherwise the server does
-    /// (identity/sequence, `AUTO_INCREMENT`, `INTEGER PRIMARY KEY`).
-    pub client_assigns_ids: bool,
-    /// Storage engine (MySQL family only; ignored elsewhere).
-    pub engine: Engine,
-    /// Extra text appended to `CREATE TABLE (...)`, e.g. `USING heap` or `PARTITION BY ...`.
-    pub table_suffix: Option<String>,
-}
-
-impl Default for TableOptions {
-    fn default() -> Self {
-        TableOptions {
-            client_assigns_ids: false,
-            engine: Engine::Innodb,
-            table_suffix: None,
-        }
-    }
-}
-
 /// Errors a caller branches on.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -182,173 +142,6 @@ impl BackendError {
 
 /// Result of a backend call.
 pub type BackendResult<T> = Result<T, BackendError>;
-
-/// What a target is: recorded in `run.json`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TargetInfo {
-    /// Backend family.
-    pub backend: BackendKind,
-    /// The URL with any password replaced by `***`.
-    pub url: String,
-    /// Product name as the server reports it (`PostgreSQL`, `MariaDB`, `MySQL`, `SQLite`).
-    pub dbms: String,
-    /// Version string as the server reports it.
-    pub version: String,
-    /// Storage engine for the MySQL family, `None` elsewhere.
-    pub engine: Option<Engine>,
-    /// The server's flavour (CockroachDB, TiDB, ...), as detected from its version or given
-    /// with `--flavour`. Absent in runs recorded before it existed.
-    #[serde(default)]
-    pub flavour: Option<flavour::Flavour>,
-    /// What TLS negotiated on the run's connections (version and cipher); absent for a plain
-    /// connection, a Unix socket, SQLite, and runs recorded before ibench had TLS.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls: Option<tls::TlsInfo>,
-}
-
-/// One maintenance action done in the settle phase, for the record.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SettleAction {
-    /// What was done, e.g. `VACUUM (ANALYZE) pi1`.
-    pub action: String,
-    /// How long it took, seconds.
-    pub seconds: f64,
-    /// `None` when it succeeded, the error text when it did not.
-    pub error: Option<String>,
-    /// What was left undone when the settle budget ran out before the action finished
-    /// (`4007 dirty pages left`, `VACUUM cancelled by statement_timeout`): not an error, the
-    /// server was merely not settled. `None` when the action finished or failed. Absent in
-    /// older runs and in the JSON of actions that finished.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unsettled: Option<String>,
-}
-
-impl SettleAction {
-    /// An action that finished (`error` `None`) or failed (`error` the reason).
-    pub fn done(action: impl Into<String>, seconds: f64, error: Option<String>) -> SettleAction {
-        SettleAction {
-            action: action.into(),
-            seconds,
-            error,
-            unsettled: None,
-        }
-    }
-}
-
-/// How the server was built, as far as it tells (spec section 8: what a regression hunter
-/// needs to explain two builds of one version that differ): recorded in run.json as `build`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BuildFacts {
-    /// The full version string (PostgreSQL `version()`: version, platform, compiler; MySQL
-    /// `@@version`).
-    #[serde(default)]
-    pub version_string: Option<String>,
-    /// PostgreSQL `pg_config` `CONFIGURE`: the configure options (`--with-lz4`, ...).
-    #[serde(default)]
-    pub configure: Option<String>,
-    /// PostgreSQL `pg_config` `CC`: the compiler.
-    #[serde(default)]
-    pub cc: Option<String>,
-    /// PostgreSQL `pg_config` `CFLAGS`: the compiler flags (`-O2`, `-Os`, ...).
-    #[serde(default)]
-    pub cflags: Option<String>,
-    /// MySQL/MariaDB `@@version_comment` (the packager: `Debian n/a`, `MariaDB Server`).
-    #[serde(default)]
-    pub version_comment: Option<String>,
-    /// MySQL/MariaDB `@@version_compile_machine` (`x86_64`).
-    #[serde(default)]
-    pub compile_machine: Option<String>,
-    /// MySQL/MariaDB `@@version_compile_os` (`debian-linux-gnu`).
-    #[serde(default)]
-    pub compile_os: Option<String>,
-    /// SQLite `PRAGMA compile_options`.
-    #[serde(default)]
-    pub compile_options: Vec<String>,
-    /// The server's executable (from `/proc/PID/exe` of the server's process), when the
-    /// server runs on this host and was found.
-    #[serde(default)]
-    pub binary_path: Option<String>,
-    /// Its size, bytes: code growth between versions is itself a published figure.
-    #[serde(default)]
-    pub binary_bytes: Option<u64>,
-    /// Its SHA-256, hex: tells two builds of one version apart.
-    #[serde(default)]
-    pub binary_sha256: Option<String>,
-    /// Why a fact above is missing (`pg_config: permission denied ...`), one line each.
-    #[serde(default)]
-    pub na: Vec<String>,
-}
-
-impl BuildFacts {
-    /// The optimisation level and the options that change speed, in a few words: `-O2, lz4`,
-    /// `-Os, no lz4` (lz4 from PostgreSQL 14, which brought it). `None` when the server does not report its flags (MySQL, MariaDB,
-    /// SQLite).
-    pub fn flags_summary(&self) -> Option<String> {
-        let cflags = self.cflags.as_deref()?;
-        let level = cflags
-            .split_whitespace()
-            .rfind(|f| f.starts_with("-O"))
-            .unwrap_or("no -O");
-        let mut out = level.to_string();
-        // `--with-lz4` came in PostgreSQL 14: before it no build has lz4 to lack.
-        let major = self
-            .version_string
-            .as_deref()
-            .and_then(|v| v.strip_prefix("PostgreSQL "))
-            .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|m| m.parse::<u32>().ok());
-        if let Some(configure) = self.configure.as_ref().filter(|_| major >= Some(14)) {
-            out.push_str(if configure.contains("--with-lz4") {
-                ", lz4"
-            } else {
-                ", no lz4"
-            });
-        }
-        Some(out)
-    }
-}
-
-#[cfg(test)]
-mod build_tests {
-    use super::BuildFacts;
-
-    fn pg(version: &str, cflags: &str, configure: &str) -> BuildFacts {
-        BuildFacts {
-            version_string: Some(format!("PostgreSQL {version} on x86_64-pc-linux-gnu")),
-            cflags: Some(cflags.into()),
-            configure: Some(configure.into()),
-            ..BuildFacts::default()
-        }
-    }
-
-    #[test]
-    fn flags_summary_names_the_optimisation_level_and_lz4_where_it_exists() {
-        let deb = pg(
-            "15.18 (Debian)",
-            "-Wall -g -O2 -fwrapv",
-            "'--with-lz4' '--with-zstd'",
-        );
-        assert_eq!(deb.flags_summary().as_deref(), Some("-O2, lz4"));
-        let reg = pg("17.10", "-Wall -O2 -Os", "'CFLAGS=-Os'");
-        assert_eq!(reg.flags_summary().as_deref(), Some("-Os, no lz4"));
-        let old = pg("10.23", "-Wall -O2", "'--with-icu'");
-        assert_eq!(old.flags_summary().as_deref(), Some("-O2"));
-        assert_eq!(BuildFacts::default().flags_summary(), None);
-    }
-}
-
-/// Logical size of the database as the DBMS itself reports it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct DbSize {
-    /// The whole database (Postgres `pg_database_size`, MySQL the schema's
-    /// `data_length + index_length`, SQLite `page_count * page_size`), bytes.
-    pub total_bytes: u64,
-    /// Per benchmark table: table + indexes (+ TOAST for Postgres), bytes. Tables the DBMS
-    /// cannot size are left out.
-    pub tables: std::collections::BTreeMap<String, u64>,
-    /// How it was measured, e.g. `pg_database_size, pg_total_relation_size`.
-    pub source: String,
-}
 
 /// Where the server keeps its files, as the server itself says: lets the sampler find its
 /// processes and storage when it runs on this host.
@@ -505,24 +298,6 @@ pub trait Conn: Send {
     }
 }
 
-/// One index build's progress as the server reports it: its phase and the work done of the
-/// phase's total.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IndexBuildProgress {
-    /// The phase as the server names it: PostgreSQL's `building index: scanning table`,
-    /// MySQL/MariaDB's stage `alter table (merge sort)`.
-    pub phase: String,
-    /// Work done in the phase (summed over the builds in this phase).
-    pub done: u64,
-    /// The phase's total work, as the server estimates it; 0 when it gives none.
-    pub total: u64,
-    /// What the work counts: `blocks` or `tuples` (PostgreSQL), `work units` (MySQL's
-    /// `WORK_COMPLETED`/`WORK_ESTIMATED`); empty when the phase has no count.
-    pub unit: String,
-    /// Builds in this phase (one per table being indexed at once).
-    pub builds: u32,
-}
-
 /// What a server says of its index builds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum IndexProgress {
@@ -617,208 +392,13 @@ pub(crate) fn min_max_of_text(
     Ok(int(0)?.zip(int(1)?))
 }
 
-/// Replace the password of a URL (`scheme://user:pass@host`, and a `password=` query
-/// parameter) with `***`. The userinfo ends at the last `@` that is not inside the query
-/// ([`url::UrlParts::parse`]), so a password holding `/`, `@` or a raw `?` is masked whole.
-pub fn redact_url(url: &str) -> String {
-    let Some(u) = url::UrlParts::parse(url) else {
-        // Not a URL: maybe a libpq key/value string (`host=... password=SECRET`).
-        return redact_key_value(url);
-    };
-    let userinfo = match u.password() {
-        Some(_) => Some(format!("{}:***", u.user())),
-        None => u.userinfo.map(str::to_string),
-    };
-    let params: Vec<String> = u
-        .params()
-        .map(|(k, v)| {
-            if k.eq_ignore_ascii_case("password") {
-                format!("{k}=***")
-            } else if v.is_empty() && !u.query.is_some_and(|q| q.contains(&format!("{k}="))) {
-                k.to_string()
-            } else {
-                format!("{k}={v}")
-            }
-        })
-        .collect();
-    u.join(userinfo.as_deref(), &params)
-}
-
-/// A libpq-style key/value string with its `password=` value masked: `password=SECRET` and
-/// `password = 'se cret'` both become `password=***`.
-pub fn redact_key_value(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.to_ascii_lowercase().find("password") {
-        let after = &rest[at + "password".len()..];
-        let trimmed = after.trim_start();
-        let Some(value) = trimmed.strip_prefix('=') else {
-            out.push_str(&rest[..at + "password".len()]);
-            rest = after;
-            continue;
-        };
-        let value = value.trim_start();
-        let end = if let Some(quoted) = value.strip_prefix('\'') {
-            // Up to the closing quote (a quote inside is written \').
-            let mut i = 0;
-            let bytes = quoted.as_bytes();
-            while i < bytes.len() && bytes[i] != b'\'' {
-                i += if bytes[i] == b'\\' { 2 } else { 1 };
-            }
-            1 + (i + 1).min(quoted.len())
-        } else {
-            value.find(char::is_whitespace).unwrap_or(value.len())
-        };
-        out.push_str(&rest[..at]);
-        out.push_str("password=***");
-        rest = &value[end.min(value.len())..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Any text (an error line) with the password of every URL in it masked: a URL is a run of
-/// characters up to a space or a quote around a `://`.
-pub fn redact_in_text(text: &str) -> String {
-    let is_end = |c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`');
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let start = rest[..at].rfind(is_end).map_or(0, |i| i + 1);
-        let end = rest[at..].find(is_end).map_or(rest.len(), |i| at + i);
-        out.push_str(&rest[..start]);
-        out.push_str(&redact_url(&rest[start..end]));
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// A command line with the password of every URL in it masked (`--url URL`, `--url=URL`, a
-/// URL anywhere): what `run.json` records as `command_line`.
-pub fn redact_args(args: &[String]) -> Vec<String> {
-    args.iter()
-        .map(|a| {
-            if a.contains("://") {
-                redact_url(a)
-            } else {
-                a.clone()
-            }
-        })
-        .collect()
-}
-
-/// The query parameter that names a file holding the password (`?password_file=PATH`): what
-/// `ibench server start` prints, so that the password itself is in no URL, log or process list.
-pub const PASSWORD_FILE_PARAM: &str = "password_file";
-
-/// Percent-encode everything but unreserved characters (for a URL's userinfo or query).
-pub(crate) fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// Decode `%XX` escapes (a malformed escape is kept as it is).
-pub(crate) fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(hex) = s.get(i + 1..i + 3)
-            && let Ok(b) = u8::from_str_radix(hex, 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Put the password into a `scheme://user@host/...` URL that has none: from the file named
-/// by `?password_file=PATH` (the file's first line), else from the environment variable
-/// `env_var` (e.g. `MYSQL_PWD`). The parameter is always removed; a password written in the
-/// URL itself wins over both. A URL with neither is returned unchanged. The result holds the password in
-/// clear: give it only to the client library, never to a message or a file.
-pub fn resolve_password(url: &str, env_var: Option<&str>) -> Result<String, UrlError> {
-    let Some(u) = url::UrlParts::parse(url) else {
-        return Ok(url.to_string());
-    };
-    let mut file = None;
-    let mut kept = Vec::new();
-    for (k, v) in u.params() {
-        if k == PASSWORD_FILE_PARAM {
-            file = Some(percent_decode(v));
-        } else if v.is_empty() && !u.query.is_some_and(|q| q.contains(&format!("{k}="))) {
-            kept.push(k.to_string());
-        } else {
-            kept.push(format!("{k}={v}"));
-        }
-    }
-    // A password written in the URL itself wins; then the file; then the environment.
-    let password = if u.password().is_some() {
-        None
-    } else if let Some(path) = &file {
-        let text = std::fs::read_to_string(path).map_err(|e| UrlError::Malformed {
-            url: redact_url(url),
-            detail: format!(
-                "cannot read the password file {path} ({e}); fix {PASSWORD_FILE_PARAM}= in --url"
-            ),
-        })?;
-        Some(
-            text.lines()
-                .next()
-                .unwrap_or("")
-                .trim_end_matches('\r')
-                .to_string(),
-        )
-    } else {
-        env_var
-            .and_then(|v| std::env::var(v).ok())
-            .filter(|p| !p.is_empty())
-    };
-    let userinfo = match password {
-        Some(p) => Some(format!("{}:{}", u.user(), percent_encode(&p))),
-        None => u.userinfo.map(str::to_string),
-    };
-    Ok(u.join(userinfo.as_deref(), &kept))
-}
-
 /// Options that shape how a driver connects, beyond the URL.
 #[derive(Clone, Debug, Default)]
 pub struct DriverOptions {
     /// Storage engine for the MySQL family.
     pub engine: Option<Engine>,
     /// The flavour, when given (`--flavour`); detected from the server's version otherwise.
-    pub flavour: Option<flavour::Flavour>,
-}
-
-/// Errors in choosing a backend from a URL.
-#[derive(Debug, thiserror::Error)]
-pub enum UrlError {
-    /// The scheme is none of the known ones.
-    #[error(
-        "unknown URL scheme in '{0}': use sqlite:PATH, postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB (--url)"
-    )]
-    UnknownScheme(String),
-    /// The URL is malformed for its scheme.
-    #[error("bad --url '{url}': {detail}")]
-    Malformed {
-        /// The URL, redacted.
-        url: String,
-        /// What is wrong with it.
-        detail: String,
-    },
+    pub flavour: Option<Flavour>,
 }
 
 /// What ibench knows of a backend before it connects: its name, the URL schemes that choose
@@ -838,7 +418,7 @@ pub struct BackendDescriptor {
     /// Storage engines `--engine` may choose (empty: the option does not apply).
     pub engines: &'static [Engine],
     /// The flavours served by this driver.
-    pub flavours: &'static [flavour::Flavour],
+    pub flavours: &'static [Flavour],
     build: fn(&str, &DriverOptions) -> anyhow::Result<Box<dyn Driver>>,
 }
 
@@ -851,7 +431,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         embedded: true,
         server_statistics: false,
         engines: &[],
-        flavours: &[flavour::Flavour::Sqlite],
+        flavours: &[Flavour::Sqlite],
         build: |url, _| Ok(Box::new(sqlite::SqliteDriver::new(url)?)),
     },
     BackendDescriptor {
@@ -861,11 +441,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         embedded: false,
         server_statistics: true,
         engines: &[],
-        flavours: &[
-            flavour::Flavour::Postgres,
-            flavour::Flavour::Cockroachdb,
-            flavour::Flavour::Yugabytedb,
-        ],
+        flavours: &[Flavour::Postgres, Flavour::Cockroachdb, Flavour::Yugabytedb],
         build: |url, o| Ok(Box::new(postgres::PostgresDriver::new(url, o.flavour)?)),
     },
     BackendDescriptor {
@@ -875,11 +451,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         embedded: false,
         server_statistics: true,
         engines: &[Engine::Innodb, Engine::Rocksdb],
-        flavours: &[
-            flavour::Flavour::Mysql,
-            flavour::Flavour::Mariadb,
-            flavour::Flavour::Tidb,
-        ],
+        flavours: &[Flavour::Mysql, Flavour::Mariadb, Flavour::Tidb],
         build: |url, o| {
             Ok(Box::new(mysql::MysqlDriver::new(
                 url,
@@ -890,9 +462,15 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
     },
 ];
 
-/// The backend a URL names, by its scheme.
+/// The backend a URL names, by its scheme (the test-only `mock:` scheme counts as embedded:
+/// SQLite's).
 pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlError> {
     let lower = url.to_ascii_lowercase();
+    #[cfg(test)]
+    let lower = match lower.strip_prefix(MOCK_SCHEME) {
+        Some(path) => format!("sqlite:{path}"),
+        None => lower,
+    };
     BACKENDS
         .iter()
         .find(|d| d.schemes.iter().any(|s| lower.starts_with(s)))
@@ -902,11 +480,34 @@ pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlErr
 /// Which backend family a URL names (the test-only `mock:` scheme counts as embedded, as
 /// SQLite).
 pub fn kind_of_url(url: &str) -> Result<BackendKind, UrlError> {
-    #[cfg(test)]
-    if url.starts_with(MOCK_SCHEME) {
-        return Ok(BackendKind::Sqlite);
-    }
     descriptor_of_url(url).map(|d| d.kind)
+}
+
+/// Check run options in full: first what the backend registry answers (the URL names a
+/// backend, `--engine` is one of its engines, `--profile-server` has a server process to
+/// profile), then [`RunOptions::validate`]. The error names the flag to fix.
+pub fn validate_options(opts: &RunOptions) -> Result<(), OptionsError> {
+    let d = descriptor_of_url(&opts.url).map_err(|e| OptionsError(e.to_string()))?;
+    if let Some(engine) = opts.engine
+        && !d.engines.contains(&engine)
+    {
+        let schemes: Vec<&str> = BACKENDS
+            .iter()
+            .filter(|b| b.engines.contains(&engine))
+            .map(|b| b.schemes[0])
+            .collect();
+        let schemes = schemes.join(" or ");
+        return Err(OptionsError(format!(
+            "--engine applies to {schemes} URLs only; drop --engine or use a {schemes} --url"
+        )));
+    }
+    if opts.profile_seconds.is_some() && d.embedded {
+        return Err(OptionsError(format!(
+            "--profile-server profiles a server's processes, and {} runs inside ibench: drop --profile-server (or profile ibench itself with perf)",
+            d.name
+        )));
+    }
+    opts.validate()
 }
 
 /// The hidden scheme of the in-memory test backend (unit tests only; see `backend::mock`).
@@ -942,17 +543,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn key_value_passwords_are_masked() {
-        assert_eq!(
-            redact_key_value("host=db password=SECRET dbname=x"),
-            "host=db password=*** dbname=x"
-        );
-        assert_eq!(
-            redact_key_value("host=db password = 'se cr\\'et' user=u"),
-            "host=db password=*** user=u"
-        );
-        assert_eq!(redact_key_value("PASSWORD=abc"), "password=***");
-        assert_eq!(redact_key_value("no secret here"), "no secret here");
+    fn an_unknown_scheme_masks_a_key_value_password() {
         let err = driver_for_url(
             "host=db password=SECRET dbname=x",
             &DriverOptions::default(),
@@ -963,6 +554,54 @@ mod tests {
         assert!(
             !err.contains("SECRET") && err.contains("password=***"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn options_are_checked_against_the_registry() {
+        let small = || {
+            RunOptions::from_profile(
+                "sqlite:x.db",
+                &crate::workload::steps::Profile::named("small").unwrap(),
+            )
+        };
+        validate_options(&small()).unwrap();
+        let mut o = small();
+        o.engine = Some(Engine::Rocksdb);
+        let e = validate_options(&o).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--engine applies to mysql:// URLs only; drop --engine or use a mysql:// --url"
+        );
+        o.url = "mysql://root@h/x".into();
+        validate_options(&o).unwrap();
+        let mut o = small();
+        o.profile_seconds = Some(10.0);
+        let e = validate_options(&o).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "--profile-server profiles a server's processes, and SQLite runs inside ibench"
+            ),
+            "{e}"
+        );
+        o.url = "postgres://u@h/db".into();
+        validate_options(&o).unwrap();
+        let mut o = small();
+        o.url = "oracle://x".into();
+        assert!(
+            validate_options(&o)
+                .unwrap_err()
+                .to_string()
+                .contains("--url")
+        );
+        // The options' own checks follow.
+        let mut o = small();
+        o.clients = 0;
+        assert!(
+            validate_options(&o)
+                .unwrap_err()
+                .to_string()
+                .contains("--clients")
         );
     }
 
@@ -985,84 +624,6 @@ mod tests {
             kind_of_url("oracle://x"),
             Err(UrlError::UnknownScheme(_))
         ));
-    }
-
-    #[test]
-    fn password_is_redacted() {
-        assert_eq!(
-            redact_url("postgres://bob:secret@h:5/db"),
-            "postgres://bob:***@h:5/db"
-        );
-        assert_eq!(redact_url("postgres://bob@h/db"), "postgres://bob@h/db");
-        assert_eq!(redact_url("sqlite:/tmp/x"), "sqlite:/tmp/x");
-        // A password with '/' or '@' in it, and one in the query.
-        assert_eq!(
-            redact_url("mysql://root:se/c@ret@h:3/db"),
-            "mysql://root:***@h:3/db"
-        );
-        assert_eq!(
-            redact_url("postgres://h/db?user=bob&password=secret&password_file=/x/pw"),
-            "postgres://h/db?user=bob&password=***&password_file=/x/pw"
-        );
-        let args: Vec<String> = [
-            "ibench",
-            "run",
-            "--url",
-            "postgres://bob:secret@h/db",
-            "--url=mysql://root:secret@h/x",
-            "--label",
-            "a:b@c",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        assert_eq!(
-            redact_in_text("error: unexpected argument 'postgres://u:secret@h/db' found"),
-            "error: unexpected argument 'postgres://u:***@h/db' found"
-        );
-        let masked = redact_args(&args).join(" ");
-        assert!(!masked.contains("secret"), "{masked}");
-        assert!(masked.contains("--url=mysql://root:***@h/x"), "{masked}");
-        assert!(masked.contains("a:b@c"), "{masked}");
-    }
-
-    #[test]
-    fn a_password_file_fills_the_url_and_leaves_the_query() {
-        let dir = std::env::temp_dir().join(format!("ibench-pwfile-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("password");
-        std::fs::write(&file, "s3cr/t:x\n").unwrap();
-        let url = format!(
-            "postgres://bob@127.0.0.1:5/db?{PASSWORD_FILE_PARAM}={}&application_name=a",
-            file.display()
-        );
-        assert_eq!(
-            resolve_password(&url, None).unwrap(),
-            "postgres://bob:s3cr%2Ft%3Ax@127.0.0.1:5/db?application_name=a"
-        );
-        // The environment fills only a URL without a password.
-        let var = "IBENCH_TEST_PASSWORD_VAR";
-        // SAFETY: a variable only this test reads.
-        unsafe { std::env::set_var(var, "pw") };
-        assert_eq!(
-            resolve_password("mysql://root@h:3/ibench", Some(var)).unwrap(),
-            "mysql://root:pw@h:3/ibench"
-        );
-        assert_eq!(
-            resolve_password("mysql://root:given@h:3/ibench", Some(var)).unwrap(),
-            "mysql://root:given@h:3/ibench"
-        );
-        assert_eq!(
-            resolve_password("sqlite:x.db", Some(var)).unwrap(),
-            "sqlite:x.db"
-        );
-        let missing = format!("mysql://root@h/db?{PASSWORD_FILE_PARAM}=/nonexistent/pw");
-        let err = resolve_password(&missing, None).unwrap_err().to_string();
-        assert!(
-            err.contains("/nonexistent/pw") && err.contains("--url"),
-            "{err}"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::deadline::{Deadlined, ReadTimeout};
-use super::tls::{self, TlsInfo, TlsStream};
+use super::tls::{self, TlsStream};
+use crate::results::target::TlsInfo;
 
 /// Initial size of a receive buffer; it grows (doubling) as a longer message arrives, never
 /// to a length a peer merely claims.

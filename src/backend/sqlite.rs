@@ -56,13 +56,13 @@ impl SqliteDriver {
     }
 }
 
-fn parse_url(url: &str) -> Result<PathBuf, super::UrlError> {
+fn parse_url(url: &str) -> Result<PathBuf, crate::url::UrlError> {
     let rest = url
         .get("sqlite:".len()..)
         .map(|r| r.strip_prefix("//").unwrap_or(r))
         .unwrap_or("");
     if rest.is_empty() {
-        return Err(super::UrlError::Malformed {
+        return Err(crate::url::UrlError::Malformed {
             url: url.to_string(),
             detail: "no file path; use sqlite:PATH, e.g. sqlite:ibench.db".into(),
         });
@@ -173,7 +173,7 @@ impl Driver for SqliteDriver {
             dbms: "SQLite".into(),
             version,
             engine: None,
-            flavour: Some(super::flavour::Flavour::Sqlite),
+            flavour: Some(crate::results::target::Flavour::Sqlite),
             tls: None,
         })
     }

@@ -1,6 +1,6 @@
 //! TLS for both protocol clients, through rustls (no OpenSSL): what a connection asks of the
 //! server's certificate ([`TlsPolicy`]), the handshake over an open TCP stream, and what was
-//! negotiated ([`TlsInfo`], recorded in `run.json`).
+//! negotiated ([`TlsInfo`], the record `run.json` keeps).
 //!
 //! Each protocol maps its own settings onto one policy: PostgreSQL's `sslmode`, `sslrootcert`,
 //! `sslcert` and `sslkey`, MySQL's `ssl-mode`, `ssl-ca`, `ssl-cert` and `ssl-key`. The
@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::deadline::Deadlined;
+use crate::results::target::TlsInfo;
 
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -21,7 +22,6 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct};
 use rustls::{RootCertStore, SignatureScheme, StreamOwned};
-use serde::{Deserialize, Serialize};
 
 /// What a connection checks of the server's certificate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,21 +55,6 @@ pub struct TlsPolicy {
     pub roots: Roots,
     /// A client certificate chain and its key (PEM files), when the server asks for one.
     pub client_cert: Option<(PathBuf, PathBuf)>,
-}
-
-/// What a TLS session negotiated: recorded per run, since TLS changes the figures.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TlsInfo {
-    /// The protocol version, e.g. `TLSv1.3`.
-    pub version: String,
-    /// The cipher suite, e.g. `TLS13_AES_256_GCM_SHA384`.
-    pub cipher: String,
-}
-
-impl std::fmt::Display for TlsInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.version, self.cipher)
-    }
 }
 
 /// A TLS session over TCP.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use serde::Deserialize;
 
-use crate::backend::Engine;
+use crate::results::target::Engine;
 
 /// The whole file.
 #[derive(Debug, Deserialize)]

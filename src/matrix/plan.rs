@@ -8,8 +8,8 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::file::Order;
-use crate::backend::Engine;
 use crate::cli::RunArgs;
+use crate::results::target::Engine;
 use crate::runner::RunOptions;
 use crate::server::ServerKind;
 use crate::workload::plan::StepPlan;

@@ -8,7 +8,8 @@ use anyhow::{Context, Result};
 use super::configs::resolve_config_set;
 use super::file::{self, ConfigSetEntry, ServerEntry, Source};
 use super::plan::*;
-use crate::backend::{Engine, kind_of_url};
+use crate::backend::descriptor_of_url;
+use crate::results::target::Engine;
 use crate::server::ServerKind;
 
 /// The label prefix from a version line (`postgres (PostgreSQL) 15.14 (Debian …)`,
@@ -109,12 +110,15 @@ pub(super) fn plan_server(
             {
                 return Err(src.err(&entry, "url is a server ibench does not manage: drop kind, bindir, init_args and config_set, or drop url"));
             }
-            let kind = kind_of_url(url).map_err(|e| src.err(&entry, format!("{e}; fix url")))?;
-            if kind == crate::backend::BackendKind::Sqlite && !url.contains(CELL_PLACEHOLDER) {
+            let backend =
+                descriptor_of_url(url).map_err(|e| src.err(&entry, format!("{e}; fix url")))?;
+            // An embedded DBMS's URL is the database itself: every cell would share it.
+            if backend.embedded && !url.contains(CELL_PLACEHOLDER) {
                 return Err(src.err(
                     &entry,
                     format!(
-                        "every cell of a SQLite server would share {url} (shards running at once collide, and each cell starts from the last one's tables); give each cell its own file: url = \"sqlite:DIR/{CELL_PLACEHOLDER}.db\""
+                        "every cell of a {} server would share {url} (shards running at once collide, and each cell starts from the last one's tables); give each cell its own file: url = \"{}DIR/{CELL_PLACEHOLDER}.db\"",
+                        backend.name, backend.schemes[0]
                     ),
                 ));
             }

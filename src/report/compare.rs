@@ -730,7 +730,7 @@ fn run_rows(runs: &[LoadedRun], keys: &[String]) -> Vec<RunRow> {
                     .as_ref()
                     .map(|t| format!("{} {}", t.dbms, t.version))
                     .unwrap_or_default(),
-                build_flags: build.and_then(crate::backend::BuildFacts::flags_summary),
+                build_flags: build.and_then(crate::results::target::BuildFacts::flags_summary),
                 binary_bytes: build.and_then(|b| b.binary_bytes),
                 tls: r
                     .record
@@ -1042,7 +1042,7 @@ fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
         r.record
             .build
             .as_ref()
-            .and_then(crate::backend::BuildFacts::flags_summary)
+            .and_then(crate::results::target::BuildFacts::flags_summary)
     };
     let (f, bf) = (flags(run)?, flags(base)?);
     (f != bf && family(run)? == family(base)?).then(|| format!("{f} vs the base's {bf}"))

@@ -22,9 +22,9 @@
 use serde::Serialize;
 
 use super::load::LoadedRun;
-use crate::backend::BackendKind;
 use crate::results::StepRecord;
 use crate::results::probe::{HostProbe, ProbeFigure, StepHost, median_probe, run_probes};
+use crate::results::target::BackendKind;
 
 /// How far a probe figure may lie from another before the host counts as different: the
 /// ratio `larger / smaller - 1`, per figure; `None`: shown, never a verdict. Chosen above the

@@ -21,9 +21,9 @@ use serde::Serialize;
 
 use super::load::LoadedRun;
 use super::text::group_f;
-use crate::backend::BackendKind;
 use crate::results::metrics::SavedFile;
 use crate::results::probe::median;
+use crate::results::target::BackendKind;
 use crate::results::{StepRecord, rfc3339_seconds};
 use crate::stats::OpKind;
 use crate::stats::convert::{count_f64, round_to_u64, round_to_usize, usize_f64};

@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::DbSize;
-
 /// File name of the per-second metrics time series inside a results directory.
 pub const METRICS_FILE: &str = "metrics.jsonl";
 
@@ -378,6 +376,19 @@ pub struct Totals {
     pub server_write_bytes: Metric,
     /// Largest server memory seen (see `TreeReading::memory` in the sampler), bytes.
     pub server_memory_max_bytes: Metric,
+}
+
+/// Logical size of the database as the DBMS itself reports it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DbSize {
+    /// The whole database (Postgres `pg_database_size`, MySQL the schema's
+    /// `data_length + index_length`, SQLite `page_count * page_size`), bytes.
+    pub total_bytes: u64,
+    /// Per benchmark table: table + indexes (+ TOAST for Postgres), bytes. Tables the DBMS
+    /// cannot size are left out.
+    pub tables: std::collections::BTreeMap<String, u64>,
+    /// How it was measured, e.g. `pg_database_size, pg_total_relation_size`.
+    pub source: String,
 }
 
 /// The per-op metrics of one step (spec section 5): `run.json`'s `steps[].metrics`.

@@ -9,6 +9,7 @@ pub mod host;
 pub mod metrics;
 pub mod options;
 pub mod probe;
+pub mod target;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -18,10 +19,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{IndexBuildProgress, SettleAction, TargetInfo};
 use crate::stats::{LatencySummary, SecondCounts};
 use crate::workload::steps::StepName;
 use options::RunOptions;
+use target::{BuildFacts, TargetInfo};
 
 /// Version of the `run.json` layout. Bumped on any change a reader must know about.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -86,7 +87,7 @@ pub struct RunRecord {
     /// How the server was built (version string, compiler flags, binary size and SHA-256),
     /// as far as it could be told; `None` in runs recorded before it existed.
     #[serde(default)]
-    pub build: Option<crate::backend::BuildFacts>,
+    pub build: Option<BuildFacts>,
     /// The host probe's setup and the run's typical host speed (`--host-probe-ms`); `None`
     /// with the probe off and in runs recorded before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -317,6 +318,35 @@ impl SettleRecord {
     }
 }
 
+/// One maintenance action done in the settle phase, for the record.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SettleAction {
+    /// What was done, e.g. `VACUUM (ANALYZE) pi1`.
+    pub action: String,
+    /// How long it took, seconds.
+    pub seconds: f64,
+    /// `None` when it succeeded, the error text when it did not.
+    pub error: Option<String>,
+    /// What was left undone when the settle budget ran out before the action finished
+    /// (`4007 dirty pages left`, `VACUUM cancelled by statement_timeout`): not an error, the
+    /// server was merely not settled. `None` when the action finished or failed. Absent in
+    /// older runs and in the JSON of actions that finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsettled: Option<String>,
+}
+
+impl SettleAction {
+    /// An action that finished (`error` `None`) or failed (`error` the reason).
+    pub fn done(action: impl Into<String>, seconds: f64, error: Option<String>) -> SettleAction {
+        SettleAction {
+            action: action.into(),
+            seconds,
+            error,
+            unsettled: None,
+        }
+    }
+}
+
 /// The integrity check of one step.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct IntegrityRecord {
@@ -375,6 +405,24 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+/// One index build's progress as the server reports it: its phase and the work done of the
+/// phase's total.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexBuildProgress {
+    /// The phase as the server names it: PostgreSQL's `building index: scanning table`,
+    /// MySQL/MariaDB's stage `alter table (merge sort)`.
+    pub phase: String,
+    /// Work done in the phase (summed over the builds in this phase).
+    pub done: u64,
+    /// The phase's total work, as the server estimates it; 0 when it gives none.
+    pub total: u64,
+    /// What the work counts: `blocks` or `tuples` (PostgreSQL), `work units` (MySQL's
+    /// `WORK_COMPLETED`/`WORK_ESTIMATED`); empty when the phase has no count.
+    pub unit: String,
+    /// Builds in this phase (one per table being indexed at once).
+    pub builds: u32,
+}
+
 /// Current time, UTC, RFC 3339 with milliseconds.
 pub fn now_rfc3339() -> String {
     rfc3339(std::time::SystemTime::now())
@@ -382,7 +430,7 @@ pub fn now_rfc3339() -> String {
 
 /// A wall-clock time, UTC, RFC 3339 with milliseconds.
 pub fn rfc3339(t: std::time::SystemTime) -> String {
-    let (y, mo, d, h, mi, s, us) = crate::workload::row::civil_from_system_time(t);
+    let (y, mo, d, h, mi, s, us) = crate::calendar::civil_from_system_time(t);
     format!(
         "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}Z",
         us / 1000
@@ -404,14 +452,7 @@ pub fn rfc3339_seconds(text: &str) -> Option<f64> {
     if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
         return None;
     }
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = crate::calendar::days_from_civil(y, m, day);
     Some(crate::stats::convert::i64_f64(days * 86_400 + h * 3600 + mi * 60) + sec)
 }
 

@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{BackendKind, Engine, TableOptions, kind_of_url, redact_url};
+use super::target::{Engine, Flavour};
+use crate::url::redact_url;
 use crate::workload::RowShape;
 pub use crate::workload::micro::MicroSizes;
-use crate::workload::steps::{Profile, StepName};
+use crate::workload::steps::{DEFAULT_QUERY_RATES_ROWS_PER_SEC, Profile, StepName};
 
 /// Seconds each `--perf` counter group is counted before the next one's turn, by default.
 pub const DEFAULT_PERF_INTERVAL_SECONDS: f64 = 10.0;
@@ -34,7 +35,7 @@ pub struct RunOptions {
     pub engine: Option<Engine>,
     /// The server's flavour when given with `--flavour` (else detected from its version).
     #[serde(default)]
-    pub flavour: Option<crate::backend::flavour::Flavour>,
+    pub flavour: Option<Flavour>,
     /// The profile the sizes came from.
     pub profile: String,
     /// The steps, in order.
@@ -104,6 +105,28 @@ pub struct RunOptions {
     pub host_probe_ms: u32,
 }
 
+/// How to create the table: options that are not dialect but do change the DDL.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TableOptions {
+    /// When true the client assigns `transactionid`; otherwise the server does
+    /// (identity/sequence, `AUTO_INCREMENT`, `INTEGER PRIMARY KEY`).
+    pub client_assigns_ids: bool,
+    /// Storage engine (MySQL family only; ignored elsewhere).
+    pub engine: Engine,
+    /// Extra text appended to `CREATE TABLE (...)`, e.g. `USING heap` or `PARTITION BY ...`.
+    pub table_suffix: Option<String>,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            client_assigns_ids: false,
+            engine: Engine::Innodb,
+            table_suffix: None,
+        }
+    }
+}
+
 /// Which benchmark a run is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -136,7 +159,7 @@ impl RunOptions {
             engine: None,
             flavour: None,
             profile: profile.name.clone(),
-            steps: StepName::default_list(&[100, 500, 1000]),
+            steps: StepName::default_list(&DEFAULT_QUERY_RATES_ROWS_PER_SEC),
             clients: 1,
             shared_table: false,
             load_rows: profile.load_rows,
@@ -223,30 +246,23 @@ impl RunOptions {
         Ok(())
     }
 
-    /// `--profile-server` needs a server process and a positive `--profile-seconds`.
-    fn validate_profile(&self, kind: BackendKind) -> Result<(), OptionsError> {
+    /// `--profile-server` needs a positive `--profile-seconds` (and a server process, which
+    /// the backend registry answers).
+    fn validate_profile(&self) -> Result<(), OptionsError> {
         let Some(seconds) = self.profile_seconds else {
             return Ok(());
         };
-        if kind == BackendKind::Sqlite {
-            return Err(OptionsError(
-                "--profile-server profiles a server's processes, and SQLite runs inside ibench: drop --profile-server (or profile ibench itself with perf)".into(),
-            ));
-        }
         if !(seconds > 0.0 && seconds.is_finite()) {
             return Err(OptionsError("--profile-seconds must be above 0".into()));
         }
         Ok(())
     }
 
+    /// Check the options against each other; the error names the flag to fix. What depends on
+    /// the backend (the URL's scheme, `--engine`, a server to profile) is checked against the
+    /// backend registry by `backend::validate_options`, which calls this.
     pub fn validate(&self) -> Result<(), OptionsError> {
         let fail = |m: &str| Err(OptionsError(m.to_string()));
-        let kind = kind_of_url(&self.url).map_err(|e| OptionsError(e.to_string()))?;
-        if self.engine.is_some() && kind != BackendKind::Mysql {
-            return fail(
-                "--engine applies to mysql:// URLs only; drop --engine or use a mysql:// --url",
-            );
-        }
         if self.clients == 0 {
             return fail("--clients must be at least 1");
         }
@@ -259,7 +275,7 @@ impl RunOptions {
         if self.steps.is_empty() {
             return fail("no steps to run: give at least one step to --steps");
         }
-        self.validate_profile(kind)?;
+        self.validate_profile()?;
         self.validate_perf()?;
         self.validate_host_probe()?;
         self.validate_workload()?;
@@ -388,9 +404,6 @@ mod tests {
     #[test]
     fn conflicting_and_bad_values_name_the_flag() {
         let mut o = small();
-        o.engine = Some(Engine::Rocksdb);
-        assert!(o.validate().unwrap_err().to_string().contains("--engine"));
-        let mut o = small();
         o.query_seconds = 0.0;
         assert!(
             o.validate()
@@ -406,9 +419,6 @@ mod tests {
                 .to_string()
                 .contains("--data-min-len")
         );
-        let mut o = small();
-        o.url = "oracle://x".into();
-        assert!(o.validate().unwrap_err().to_string().contains("--url"));
     }
 
     #[test]

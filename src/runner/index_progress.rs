@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::backend::{Conn, IndexBuildProgress, IndexProgress};
+use crate::backend::{Conn, IndexProgress};
 use crate::report::text::group;
+use crate::results::IndexBuildProgress;
 use crate::stats::convert::{count_f64, round_to_u64};
 
 /// How often the server is asked.

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
-use crate::backend::{Conn, Driver, DriverOptions, TargetInfo, driver_for_url};
+use crate::backend::{Conn, Driver, DriverOptions, driver_for_url};
+use crate::results::target::TargetInfo;
 use crate::results::{
     self, CheckFailure, CheckKind, IntegrityRecord, OpRecord, RunRecord, SCHEMA_VERSION,
     SettleRecord, SlaRecord, Status, StepRecord, TableCheck, TimelineWriter,
@@ -50,7 +51,7 @@ pub struct RunOutcome {
 /// Returns `Ok` for a completed or interrupted run (see `record.status`) and `Err` when the
 /// run could not start or a step failed (run.json then says `failed` and why).
 pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOutcome> {
-    opts.validate()?;
+    crate::backend::validate_options(&opts)?;
     let driver = driver_for_url(
         &opts.url,
         &DriverOptions {
@@ -80,7 +81,7 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
         label,
         started_at: results::now_rfc3339(),
         ended_at: None,
-        command_line: crate::backend::redact_args(&command_line),
+        command_line: crate::url::redact_args(&command_line),
         options: opts.redacted(),
         target: Some(target),
         session_settings: driver.session_settings(),
@@ -1246,7 +1247,7 @@ mod tests {
         assert_eq!(step_status(None, false, true), (Status::Completed, None));
     }
 
-    use crate::backend::{BackendKind, Engine};
+    use crate::results::target::{BackendKind, Engine};
 
     fn target(engine: Option<Engine>) -> TargetInfo {
         TargetInfo {

@@ -193,7 +193,7 @@ impl<'a> Monitor<'a> {
     fn progress(
         &mut self,
         this_second: &BTreeMap<OpKind, SecondCounts>,
-        index_builds: &[crate::backend::IndexBuildProgress],
+        index_builds: &[crate::results::IndexBuildProgress],
     ) {
         if self.mode == ProgressMode::Quiet {
             return;

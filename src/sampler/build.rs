@@ -6,8 +6,9 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::backend::{BuildFacts, Conn};
+use crate::backend::Conn;
 use crate::results::metrics::ServerLocation;
+use crate::results::target::BuildFacts;
 
 /// The build facts of the server behind `conn`, whose process `server` found (or not).
 pub fn collect(conn: &mut Result<Box<dyn Conn>, String>, server: &ServerLocation) -> BuildFacts {

@@ -11,7 +11,7 @@ use crate::results::options::RunOptions;
 
 /// The host part of a URL (`""` for a Unix socket or none given).
 pub fn url_host(url: &str) -> String {
-    crate::backend::url::UrlParts::parse(url).map_or_else(String::new, |u| u.first_host())
+    crate::url::UrlParts::parse(url).map_or_else(String::new, |u| u.first_host())
 }
 
 /// Whether a URL host is this machine: empty (socket), a socket path, loopback, or this

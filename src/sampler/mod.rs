@@ -23,7 +23,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::backend::{Conn, DbSize, Driver};
+use crate::backend::{Conn, Driver};
+use crate::results::metrics::DbSize;
 use crate::results::metrics::{METRICS, MetricDef};
 use crate::results::options::RunOptions;
 use crate::results::{RunRecord, StepRecord};
@@ -255,7 +256,7 @@ pub struct Sampler {
     tx: Option<Sender<Cmd>>,
     thread: Option<JoinHandle<()>>,
     info: RunMetrics,
-    build: crate::backend::BuildFacts,
+    build: crate::results::target::BuildFacts,
 }
 
 impl Sampler {
@@ -349,7 +350,7 @@ impl Sampler {
     }
 
     /// How the server was built (for run.json's `build`).
-    pub fn build(&self) -> crate::backend::BuildFacts {
+    pub fn build(&self) -> crate::results::target::BuildFacts {
         self.build.clone()
     }
 

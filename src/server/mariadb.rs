@@ -27,7 +27,7 @@ use super::{
     owner_only, password_file_query, path_dirs, pid_alive, pid_is, read_password, run_capture,
     tail, terminate, wait_pid_gone, write_password_file,
 };
-use crate::backend::Engine;
+use crate::results::target::Engine;
 
 /// The server's error log, in the instance dir.
 pub(crate) const LOG_FILE: &str = "error.log";

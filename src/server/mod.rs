@@ -32,7 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Engine;
+use crate::results::target::Engine;
 
 /// Name of the handle file inside an instance dir.
 pub const HANDLE_FILE: &str = "ibench-server.json";
@@ -345,7 +345,7 @@ pub(crate) fn password_file_query(path: &Path) -> String {
             c => value.push(c),
         }
     }
-    format!("{}={value}", crate::backend::PASSWORD_FILE_PARAM)
+    format!("{}={value}", crate::url::PASSWORD_FILE_PARAM)
 }
 
 /// Error unless `dir` is absent or an empty directory.

@@ -1,7 +1,8 @@
 //! The rows of spec section 1 and the generator that makes them.
 
-use crate::stats::convert::u64_i64;
 use std::time::SystemTime;
+
+use crate::calendar::civil_from_system_time;
 
 use serde::{Deserialize, Serialize};
 
@@ -174,35 +175,6 @@ impl RowGenerator {
 pub fn format_timestamp(t: SystemTime) -> String {
     let (y, mo, d, h, mi, s, us) = civil_from_system_time(t);
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{us:06}")
-}
-
-/// Break a wall-clock time into UTC (year, month, day, hour, minute, second, microsecond).
-pub fn civil_from_system_time(t: SystemTime) -> (i64, u32, u32, u32, u32, u32, u32) {
-    let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
-    let secs = u64_i64(since.as_secs());
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    // Each part lies in its calendar range, so it fits a u32.
-    let part = |v: i64| u32::try_from(v).unwrap_or(0);
-    (
-        year,
-        part(month),
-        part(day),
-        part(sod / 3600),
-        part((sod / 60) % 60),
-        part(sod % 60),
-        since.subsec_micros(),
-    )
 }
 
 #[cfg(test)]

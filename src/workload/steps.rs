@@ -122,6 +122,10 @@ impl<'de> Deserialize<'de> for StepName {
     }
 }
 
+/// The query steps' background insert rates per client, rows/s, when none are given
+/// (`--query-rates`): the published runs' 100, 500 and 1000.
+pub const DEFAULT_QUERY_RATES_ROWS_PER_SEC: [u32; 3] = [100, 500, 1000];
+
 impl StepName {
     /// The default step list for a set of background rates: l.i0 l.x l.i1 l.i2, then qr/qp per
     /// rate.
@@ -193,16 +197,10 @@ impl StepName {
                 ..
             } => OpKind::PointQuery,
             StepName::Micro(_) => OpKind::Micro,
-            _ => OpKind::Insert,
-        }
-    }
-
-    /// Whether the step inserts or deletes rows (and so gets an integrity check).
-    pub fn writes_rows(self) -> bool {
-        match self {
-            StepName::CreateIndexes => false,
-            StepName::Micro(m) => !m.bench.reads_only(),
-            _ => true,
+            StepName::LoadInitial
+            | StepName::InsertDelete1
+            | StepName::InsertDelete2
+            | StepName::MicroLoad => OpKind::Insert,
         }
     }
 
@@ -413,7 +411,7 @@ mod tests {
 
     #[test]
     fn default_list_is_the_ten_steps_in_order() {
-        let names: Vec<String> = StepName::default_list(&[100, 500, 1000])
+        let names: Vec<String> = StepName::default_list(&DEFAULT_QUERY_RATES_ROWS_PER_SEC)
             .iter()
             .map(ToString::to_string)
             .collect();

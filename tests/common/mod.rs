@@ -8,11 +8,17 @@ use ibench::stats::convert::count_f64;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use ibench::backend::Engine;
+use ibench::results::target::Engine;
 use ibench::results::{self, RunRecord, Status};
 use ibench::runner::RunOptions;
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
+use ibench::workload::plan::StepPlan;
 use ibench::workload::steps::{Profile, StepName};
+
+/// Whether the step writes rows (and so gets an integrity check), as its plan says.
+fn writes_rows(run: &RunRecord, step: &results::StepRecord) -> bool {
+    StepPlan::for_step(step.name, &run.options.step_sizes()).writes_rows()
+}
 
 /// Servers this test binary started; stopped when the process exits.
 static STARTED: Mutex<Vec<ServerHandle>> = Mutex::new(Vec::new());
@@ -122,7 +128,7 @@ pub fn check_full_run(run: &RunRecord, dir: &Path) {
         assert_eq!(s.status, Status::Completed, "{}: {:?}", s.name, s.error);
         assert!(s.throughput > 0.0, "{} throughput", s.name);
         assert!(s.seconds > 0.0);
-        if s.name.writes_rows() {
+        if writes_rows(run, s) {
             let i = s.integrity.as_ref().expect("integrity checked");
             assert!(i.ok, "{}: {:?}", s.name, i.tables);
         }
@@ -226,7 +232,7 @@ pub fn check_shared_table_keeps_its_rows(run: &RunRecord, clients: u64) {
     assert_eq!(run.status, Status::Completed, "{:?}", run.error);
     for s in &run.steps {
         let i = s.integrity.as_ref();
-        if s.name.writes_rows() {
+        if writes_rows(run, s) {
             let i = i.expect("integrity checked");
             assert!(i.ok, "{}: {:?}", s.name, i.tables);
             assert_eq!(i.tables.len(), 1);
@@ -254,27 +260,27 @@ pub fn new_database(server: &ServerHandle, name: &str) -> String {
         format!("DROP DATABASE IF EXISTS {name}"),
         format!("CREATE DATABASE {name}"),
     ] {
-        admin.simple(&sql).unwrap();
+        admin.query(&sql).unwrap();
     }
     url_with_database(&server.url, name)
 }
 
 /// The URL with its password filled in from `?password_file=`.
 pub fn client_url(url: &str) -> String {
-    ibench::backend::resolve_password(url, None).expect("the password file reads")
+    ibench::url::resolve_password(url, None).expect("the password file reads")
 }
 
 /// A test's own connection to a PostgreSQL server, on ibench's protocol client.
-pub fn pg_connect(url: &str) -> ibench::backend::postgres::wire::WireConn {
+pub fn pg_connect(url: &str) -> ibench::backend::postgres::wire::PgWire {
     let config = ibench::backend::postgres::config::PgConfig::from_url(&client_url(url))
         .unwrap_or_else(|e| panic!("bad URL {url}: {e}"));
-    ibench::backend::postgres::wire::WireConn::connect(&config)
+    ibench::backend::postgres::wire::PgWire::connect(&config)
         .unwrap_or_else(|e| panic!("connect to {url}: {e}"))
 }
 
 /// The first column of the first row of `sql` as a number.
-pub fn pg_number(c: &mut ibench::backend::postgres::wire::WireConn, sql: &str) -> i64 {
-    c.simple_value(sql)
+pub fn pg_number(c: &mut ibench::backend::postgres::wire::PgWire, sql: &str) -> i64 {
+    c.query_value(sql)
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
         .unwrap_or_else(|| panic!("{sql}: no value"))
         .parse()
@@ -344,7 +350,7 @@ pub fn console_lines(stderr: &str) -> Vec<&str> {
 
 /// run.json's build facts name the server's binary (its path contains `name`), its size and
 /// its SHA-256.
-pub fn check_server_binary(build: &ibench::backend::BuildFacts, name: &str) {
+pub fn check_server_binary(build: &ibench::results::target::BuildFacts, name: &str) {
     assert!(
         build
             .binary_path

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::backend::percent_decode;
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
-use crate::backend::url::UrlParts;
+use crate::url::UrlParts;
+use crate::url::percent_decode;
 
 /// The client's `ssl-mode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -12,12 +12,13 @@ pub mod wire;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::flavour::Flavour;
 use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
+use crate::calendar::civil_from_system_time;
+use crate::results::target::Flavour;
 use crate::stats::convert::i64_u64;
+use crate::url::{redact_url, resolve_password};
 use crate::workload::micro::MicroStatement;
-use crate::workload::row::civil_from_system_time;
 use config::MyConfig;
 use wire::{Executed, MyWire, Prepared, TextResult, Value as Param, WireError};
 

@@ -26,7 +26,8 @@ use sha2::Sha256;
 
 use super::config::{Endpoint, MyConfig};
 use crate::backend::protocol::{self, Address, Channel, Stream};
-use crate::backend::tls::{self, TlsInfo};
+use crate::backend::tls;
+use crate::results::target::TlsInfo;
 
 /// Capability flags (`CLIENT_*`).
 mod cap {
@@ -608,7 +609,8 @@ impl MyWire {
         self.read_result()
     }
 
-    /// Run `sql` (text protocol); its rows as text.
+    /// Run `sql` (text protocol), the text query that `PgWire::query` is for PostgreSQL; its
+    /// rows as text.
     pub fn query(&mut self, sql: &str) -> WireResult<TextResult> {
         self.command(0x03, sql.as_bytes())?;
         let mut result = TextResult::default();

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
-use crate::backend::url::UrlParts;
-use crate::backend::{percent_decode, percent_encode};
+use crate::url::UrlParts;
+use crate::url::{percent_decode, percent_encode};
 
 /// One host of the URL.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -18,12 +18,13 @@ use crate::stats::convert::i64_u64;
 use std::collections::HashMap;
 use std::time::{Instant, SystemTime};
 
-use super::flavour::Flavour;
 use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
+use crate::results::target::Flavour;
+use crate::url::{redact_url, resolve_password};
 use crate::workload::micro::MicroStatement;
 use config::PgConfig;
-use wire::{Executed, Prepared, Value, WireConn, WireError};
+use wire::{Executed, PgWire, Prepared, Value, WireError};
 
 /// Postgres numbers its parameters.
 const PLACEHOLDERS: Placeholders = Placeholders::Numbered;
@@ -90,13 +91,13 @@ impl PostgresDriver {
     }
 
     /// A connection of the driver's own (describe, settle).
-    fn admin(&self) -> BackendResult<WireConn> {
-        WireConn::connect(&self.config).map_err(|e| wire_connect_error(&self.target, &e))
+    fn admin(&self) -> BackendResult<PgWire> {
+        PgWire::connect(&self.config).map_err(|e| wire_connect_error(&self.target, &e))
     }
 
     /// `SELECT version()` (empty when it fails).
-    fn version_of(wire: &mut WireConn) -> String {
-        wire.simple_value("SELECT version()")
+    fn version_of(wire: &mut PgWire) -> String {
+        wire.query_value("SELECT version()")
             .ok()
             .flatten()
             .unwrap_or_default()
@@ -119,7 +120,7 @@ impl Driver for PostgresDriver {
     fn describe(&self) -> BackendResult<TargetInfo> {
         let mut wire = self.admin()?;
         let version = wire
-            .simple_value("SHOW server_version")
+            .query_value("SHOW server_version")
             .map_err(|e| wire_error(&self.target, "read server_version", &e))?
             .unwrap_or_default();
         let flavour = self.flavour(|| Self::version_of(&mut wire));
@@ -215,17 +216,17 @@ enum Bounded {
 /// (at least one second: 0 would mean no limit). A cancel (SQLSTATE 57014) is the timeout's:
 /// nothing else cancels the settle phase's own connections (Ctrl-C cancels only the
 /// steps' connections), so it means the budget ran out, not that the statement failed.
-fn run_bounded(wire: &mut WireConn, sql: &str, deadline: Instant) -> Result<Bounded, WireError> {
+fn run_bounded(wire: &mut PgWire, sql: &str, deadline: Instant) -> Result<Bounded, WireError> {
     let left = deadline.saturating_duration_since(Instant::now());
     let ms = left.as_millis().max(1000);
-    wire.simple(&format!("SET statement_timeout = {ms}"))?;
-    let result = match wire.simple(sql) {
+    wire.query(&format!("SET statement_timeout = {ms}"))?;
+    let result = match wire.query(sql) {
         Ok(_) => Ok(Bounded::Done(wire.warnings().to_vec())),
         Err(e) if is_query_canceled(&e) => Ok(Bounded::RanOut),
         Err(e) => Err(e),
     };
     // Best effort: the connection is dropped right after anyway.
-    let _ = wire.simple("SET statement_timeout = 0");
+    let _ = wire.query("SET statement_timeout = 0");
     result
 }
 
@@ -256,7 +257,7 @@ fn settle_action(action: String, started: Instant, result: BackendResult<Bounded
 /// One PostgreSQL connection with its prepared statements, on the blocking protocol client
 /// ([`wire`]): every statement the steps send, admin ones included, goes over it.
 pub struct PostgresConn {
-    wire: WireConn,
+    wire: PgWire,
     flavour: Flavour,
     target: String,
     statements: HashMap<String, TableStatements<Prepared>>,
@@ -279,13 +280,13 @@ impl PostgresConn {
 
     /// Run `sql` with the simple protocol; its rows as text.
     fn run(&mut self, sql: &str, context: &str) -> BackendResult<Vec<Vec<Option<String>>>> {
-        self.wire.simple(sql).map_err(|e| self.err(context, &e))
+        self.wire.query(sql).map_err(|e| self.err(context, &e))
     }
 
     /// The first column of the first row of `sql`, as text (`None` for no row or NULL).
     fn value(&mut self, sql: &str, context: &str) -> BackendResult<Option<String>> {
         self.wire
-            .simple_value(sql)
+            .query_value(sql)
             .map_err(|e| self.err(context, &e))
     }
 
@@ -374,7 +375,7 @@ impl Conn for PostgresConn {
             statements,
             |c, s| c.micro_statement(table, s),
             |c| {
-                let _ = c.wire.simple("ROLLBACK");
+                let _ = c.wire.query("ROLLBACK");
             },
         )
     }
@@ -534,7 +535,7 @@ impl Conn for PostgresConn {
             let sql = format!("SELECT coalesce(json_agg(t), '[]'::json)::text FROM {view} t");
             let value = self
                 .wire
-                .simple_value(&sql)
+                .query_value(&sql)
                 .map_err(|e| e.to_string())
                 .and_then(|text| {
                     serde_json::from_str(&text.unwrap_or_default()).map_err(|e| e.to_string())
@@ -626,7 +627,7 @@ impl PostgresConn {
             ..BuildFacts::default()
         };
         // pg_config is readable by superusers (and members of pg_read_all_settings from 10).
-        let rows = self.wire.simple(
+        let rows = self.wire.query(
             "SELECT name, setting FROM pg_config WHERE name IN ('CONFIGURE', 'CC', 'CFLAGS')",
         );
         match rows {

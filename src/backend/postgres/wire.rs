@@ -25,7 +25,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::config::{AuthMethods, Host, PgConfig, SslMode, socket_file};
 use crate::backend::protocol::{self, Address, Channel, Stream};
-use crate::backend::tls::{self, TlsInfo};
+use crate::backend::tls;
+use crate::results::target::TlsInfo;
 use postgres_protocol::authentication::{md5_hash, sasl};
 
 /// Object ids of the parameter types ibench binds (`pg_type.oid`).
@@ -165,7 +166,7 @@ impl CancelKey {
 }
 
 /// One blocking protocol connection.
-pub struct WireConn {
+pub struct PgWire {
     ch: Channel,
     address: Address,
     process_id: i32,
@@ -185,10 +186,10 @@ struct Frame {
     len: usize,
 }
 
-impl WireConn {
+impl PgWire {
     /// Connect to the first host of `config` that accepts, and log in; TLS as its `sslmode`
     /// says. The whole exchange, connect, TLS and login, is bounded by the connect timeout.
-    pub fn connect(config: &PgConfig) -> WireResult<WireConn> {
+    pub fn connect(config: &PgConfig) -> WireResult<PgWire> {
         let mut last: Option<WireError> = None;
         for (i, host) in config.hosts.iter().enumerate() {
             let port = config.port_of(i);
@@ -226,7 +227,7 @@ impl WireConn {
         i: usize,
         host: &Host,
         address: Address,
-    ) -> WireResult<WireConn> {
+    ) -> WireResult<PgWire> {
         let tls_possible = !address.is_local() && config.tls.is_some();
         match config.ssl_mode {
             SslMode::Allow if tls_possible => {
@@ -258,7 +259,7 @@ impl WireConn {
         host: &Host,
         address: Address,
         ask_tls: bool,
-    ) -> WireResult<WireConn> {
+    ) -> WireResult<PgWire> {
         let started = Instant::now();
         let timeout = config.connect_timeout;
         let deadline = timeout.map(|t| started + t);
@@ -280,7 +281,7 @@ impl WireConn {
                 ssl_mode_name(config.ssl_mode)
             )));
         }
-        let mut conn = WireConn {
+        let mut conn = PgWire {
             ch: Channel::new(stream),
             address,
             process_id: 0,
@@ -722,9 +723,9 @@ impl WireConn {
         }
     }
 
-    /// Run `sql` (one or more statements) with the simple protocol; the rows of every result,
-    /// as text (NULL is `None`).
-    pub fn simple(&mut self, sql: &str) -> WireResult<Vec<Vec<Option<String>>>> {
+    /// Run `sql` (one or more statements) with the simple protocol, the text query that
+    /// `MyWire::query` is for MySQL; the rows of every result, as text (NULL is `None`).
+    pub fn query(&mut self, sql: &str) -> WireResult<Vec<Vec<Option<String>>>> {
         self.start_command()?;
         self.ch.out.clear();
         let at = begin_message(&mut self.ch.out, b'Q');
@@ -756,9 +757,9 @@ impl WireConn {
     }
 
     /// The first column of the first row of `sql`, as text.
-    pub fn simple_value(&mut self, sql: &str) -> WireResult<Option<String>> {
+    pub fn query_value(&mut self, sql: &str) -> WireResult<Option<String>> {
         Ok(self
-            .simple(sql)?
+            .query(sql)?
             .into_iter()
             .next()
             .and_then(|row| row.into_iter().next().flatten()))
@@ -835,7 +836,7 @@ impl WireConn {
     }
 }
 
-impl Drop for WireConn {
+impl Drop for PgWire {
     fn drop(&mut self) {
         // Terminate: the server ends the backend at once instead of at the socket's EOF.
         self.ch.say_goodbye(&[b'X', 0, 0, 0, 4]);
@@ -1189,7 +1190,7 @@ mod tests {
                 .unwrap();
         config.connect_timeout = Some(Duration::from_millis(300));
         let started = std::time::Instant::now();
-        let e = WireConn::connect(&config).err().unwrap();
+        let e = PgWire::connect(&config).err().unwrap();
         assert!(matches!(e, WireError::Io(_)), "{e}");
         assert!(started.elapsed() < Duration::from_secs(20));
         drop(holder.join());
