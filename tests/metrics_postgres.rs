@@ -201,7 +201,10 @@ fn a_server_pid_or_dir_of_another_server_is_refused() {
         opts.steps = parse_step_list("l.i0").unwrap();
         opts.server_pid = Some(pid);
         let out_dir = opts.out_dir.clone();
-        let err = format!("{:#}", ibench::runner::run(opts, vec![]).unwrap_err());
+        let err = format!(
+            "{:#}",
+            ibench::runner::run(opts, vec![], &mut |_| {}).unwrap_err()
+        );
         assert!(
             err.contains(&format!("--server-pid {pid}")) && err.contains(&s.pid.to_string()),
             "{err}"
@@ -219,7 +222,10 @@ fn a_server_pid_or_dir_of_another_server_is_refused() {
     let mut opts = small_options(&s.url, "pg-metrics-otherdir");
     opts.steps = parse_step_list("l.i0").unwrap();
     opts.server_dir = Some(other.clone());
-    let err = format!("{:#}", ibench::runner::run(opts, vec![]).unwrap_err());
+    let err = format!(
+        "{:#}",
+        ibench::runner::run(opts, vec![], &mut |_| {}).unwrap_err()
+    );
     assert!(
         err.contains("--server-dir") && err.contains("another server"),
         "{err}"

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::backend::{Conn, IndexBuildProgress, IndexProgress};
-use crate::report::text::group;
 use crate::stats::convert::{count_f64, round_to_u64};
+use crate::stats::thousands::group;
 
 /// How often the server is asked.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);

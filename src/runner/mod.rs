@@ -45,11 +45,16 @@ pub struct RunOutcome {
     pub record: RunRecord,
 }
 
-/// Run the benchmark. Writes `run.json` and `timeline.jsonl` into `opts.out_dir` as it goes.
+/// Run the benchmark. Writes `run.json` and `timeline.jsonl` into `opts.out_dir` as it goes,
+/// and hands each step's record to `on_step` as the step ends (the caller prints its line).
 ///
 /// Returns `Ok` for a completed or interrupted run (see `record.status`) and `Err` when the
 /// run could not start or a step failed (run.json then says `failed` and why).
-pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOutcome> {
+pub fn run(
+    opts: RunOptions,
+    command_line: Vec<String>,
+    on_step: &mut dyn FnMut(&StepRecord),
+) -> anyhow::Result<RunOutcome> {
     opts.validate()?;
     let driver = driver_for_url(
         &opts.url,
@@ -110,6 +115,7 @@ pub fn run(opts: RunOptions, command_line: Vec<String>) -> anyhow::Result<RunOut
         &run_file,
         &mut record,
         (&sampler, prober.as_ref()),
+        on_step,
     );
     record.metrics = Some(sampler.finish());
     record.ended_at = Some(results::now_rfc3339());
@@ -196,6 +202,7 @@ fn run_steps(
     run_file: &Path,
     record: &mut RunRecord,
     (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
+    on_step: &mut dyn FnMut(&StepRecord),
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.
     let mut admin = match driver.connect() {
@@ -236,9 +243,7 @@ fn run_steps(
         };
         let failed = step_record.status == Status::Failed;
         let error = step_record.error.clone();
-        if mode != ProgressMode::Quiet {
-            eprintln!("{}", crate::report::text::step_line(&step_record));
-        }
+        on_step(&step_record);
         record.steps.push(step_record);
         if let Some(p) = record.host_probe.as_mut() {
             p.median = results::probe::median_probe(&results::probe::run_probes(&record.steps));
@@ -1309,7 +1314,7 @@ mod tests {
             o.quiet = true;
             // A short host probe: every step still records one before and after it.
             o.host_probe_ms = 20;
-            let outcome = run(o, vec!["test".into()]).expect("the run completes");
+            let outcome = run(o, vec!["test".into()], &mut |_| {}).expect("the run completes");
             let record = &outcome.record;
             assert_eq!(record.status, Status::Completed, "{:?}", record.error);
             let names: Vec<String> = record.steps.iter().map(|s| s.name.to_string()).collect();
@@ -1369,7 +1374,7 @@ mod tests {
         ];
         o.out_dir = dir.clone();
         o.quiet = true;
-        let outcome = run(o, vec!["test".into()]).expect("the run completes");
+        let outcome = run(o, vec!["test".into()], &mut |_| {}).expect("the run completes");
         let back = results::read_run(&outcome.dir).expect("run.json reads back");
         let _ = std::fs::remove_dir_all(&dir);
         back.steps
