@@ -113,7 +113,7 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     };
     if !quiet {
         println!("{}", report::text::summary(&outcome.record));
-        print!("{}", sampler::metrics_table(&outcome.record));
+        print!("{}", report::efficiency::metrics_table(&outcome.record));
     }
     println!("results: {}", outcome.dir.display());
     write_html_report(&outcome.dir);

@@ -181,7 +181,7 @@ fn a_server_not_on_this_host_gives_na_with_reasons() {
         "{raw}"
     );
     assert!(!raw.contains(r#""cpupq": 0"#));
-    let table = sampler::metrics_table(&run);
+    let table = ibench::report::efficiency::metrics_table(&run);
     assert!(
         table.contains("n/a[1]") && table.contains("not this one"),
         "{table}"

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::procfs;
 use crate::backend::{Conn, ServerFiles};
+use crate::results::metrics::EMBEDDED_NA;
 pub use crate::results::metrics::{ServerLocation, StorageLocation};
 use crate::results::options::RunOptions;
 
@@ -217,11 +218,6 @@ fn find_server(
         }
     }
 }
-
-/// Why the server's figures are n/a for an embedded DBMS. It says nothing about which figure
-/// holds SQLite's own cost: that differs per figure (its CPU is in ccpupq, its memory in
-/// ibench's own), so the efficiency table says it once, on its `server:` line.
-pub const EMBEDDED_NA: &str = "SQLite runs inside ibench: there is no server process";
 
 /// The decision, from the options and what the server said about its files.
 pub fn locate_with(

@@ -15,7 +15,6 @@ pub mod procfs;
 pub mod profile;
 
 use crate::stats::convert::{count_f64, round_to_u64};
-use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -24,9 +23,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::backend::{Conn, DbSize, Driver};
-use crate::results::metrics::{METRICS, MetricDef};
+use crate::results::StepRecord;
 use crate::results::options::RunOptions;
-use crate::results::{RunRecord, StepRecord};
 use crate::workload::steps::StepName;
 
 pub use crate::results::metrics::{
@@ -804,78 +802,6 @@ pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
         }),
         profile: raw.profile,
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Terminal table.
-
-/// The metrics of every step as a text table, with the reasons for any `n/a` listed below it.
-/// Empty when the run has no metrics.
-pub fn metrics_table(run: &RunRecord) -> String {
-    let steps: Vec<(&StepRecord, &StepMetrics)> = run
-        .steps
-        .iter()
-        .filter_map(|s| s.metrics.as_ref().map(|m| (s, m)))
-        .collect();
-    if steps.is_empty() {
-        return String::new();
-    }
-    let cols: Vec<&MetricDef> = METRICS.iter().filter(|d| d.shown.terminal).collect();
-    // One footnote per reason, naming every figure it holds for: `[1] wpi, wkbpi: no rows
-    // inserted in this step`.
-    let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
-    let mut out = String::from("\nserver efficiency per op (cpu in µs, sizes in GB, maxop in s)\n");
-    let w = steps
-        .iter()
-        .map(|(s, _)| s.name.to_string().chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(7);
-    let _ = write!(out, "{:<w$}", "step");
-    for d in &cols {
-        let _ = write!(out, " {:>8}", d.name);
-    }
-    out.push('\n');
-    for (s, m) in &steps {
-        let _ = write!(out, "{:<w$}", s.name.to_string());
-        for d in &cols {
-            let (name, decimals) = (d.name, d.decimals);
-            match &(d.get)(m) {
-                Metric::Value(v) => {
-                    let _ = write!(out, " {:>8}", format!("{v:.decimals$}"));
-                }
-                Metric::Na(r) => {
-                    let idx = match reasons.iter().position(|(x, _)| *x == *r) {
-                        Some(i) => i,
-                        None => {
-                            reasons.push((r.clone(), Vec::new()));
-                            reasons.len() - 1
-                        }
-                    };
-                    if !reasons[idx].1.contains(&name) {
-                        reasons[idx].1.push(name);
-                    }
-                    let _ = write!(out, " {:>8}", format!("n/a[{}]", idx + 1));
-                }
-            }
-        }
-        out.push('\n');
-    }
-    if let Some(info) = &run.metrics {
-        if info.server.na.as_deref() == Some(locate::EMBEDDED_NA) {
-            let _ = writeln!(
-                out,
-                "server: none: SQLite runs inside ibench, so its CPU is counted in ccpupq (the client's) and its memory in ibench's own"
-            );
-        } else {
-            let _ = writeln!(out, "server: {}", info.server.describe());
-        }
-        let _ = writeln!(out, "storage: {}", info.storage.describe());
-    }
-    for (i, (reason, names)) in reasons.iter().enumerate() {
-        let _ = writeln!(out, "[{}] {}: {reason}", i + 1, names.join(", "));
-    }
-    out
 }
 
 #[cfg(test)]
