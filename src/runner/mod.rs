@@ -360,7 +360,7 @@ struct Finished {
 }
 
 /// The connections of a step before it runs, with its stop condition.
-struct Plan {
+struct StepConnections {
     slots: Vec<Slot>,
     goal: Goal,
     /// Query steps run for a fixed time.
@@ -493,7 +493,7 @@ struct Probed {
 /// Drive the step's connections between the sampler's begin and end and the host probes
 /// before and after (the probe runs outside the measured part and its sampler interval).
 fn drive_probed(
-    connections: Plan,
+    connections: StepConnections,
     step: StepName,
     ordinal: u32,
     timeline: &mut TimelineWriter,
@@ -713,7 +713,7 @@ fn prepare_tables(
     Ok(())
 }
 
-/// Open the connections of a plan and give each its worker: one per role, two for an
+/// Open the connections of a step's plan and give each its worker: one per role, two for an
 /// inserter and the deleter that follows it.
 fn plan_connections(
     opts: &RunOptions,
@@ -722,7 +722,7 @@ fn plan_connections(
     state: &TableState,
     plan: &StepPlan,
     ordinal: u32,
-) -> anyhow::Result<Plan> {
+) -> anyhow::Result<StepConnections> {
     let mut slots = Vec::new();
     for client in &plan.clients {
         let c = client.client;
@@ -750,7 +750,7 @@ fn plan_connections(
     };
     let index_progress = (plan.throughput.kind() == OpKind::CreateIndexes)
         .then(|| driver.connect().map_err(|e| format!("{e:#}")));
-    Ok(Plan {
+    Ok(StepConnections {
         slots,
         goal,
         deadline_seconds,
@@ -854,10 +854,15 @@ fn row_generator(
     Ok(RowGenerator::new(stream, opts.row_shape.clone(), first_id))
 }
 
-/// Run every connection of the plan on its own thread with the one client loop, while the
+/// Run every connection of the step on its own thread with the one client loop, while the
 /// monitor writes the timeline and the progress line; returns when all have finished.
-fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: ProgressMode) -> Driven {
-    let counters: Vec<_> = plan
+fn drive(
+    connections: StepConnections,
+    step: StepName,
+    timeline: &mut TimelineWriter,
+    mode: ProgressMode,
+) -> Driven {
+    let counters: Vec<_> = connections
         .slots
         .iter()
         .map(|s| (s.recorder.kind, s.recorder.live.clone()))
@@ -865,12 +870,13 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
     let started_at = SystemTime::now();
     let start = Instant::now();
     let stop = StopSignal::new(
-        plan.deadline_seconds
+        connections
+            .deadline_seconds
             .map(|s| start + Duration::from_secs_f64(s)),
     );
     // On Ctrl-C, the statements in flight are cancelled on the server (an index build can
     // run for minutes): the connections then see the stop at once.
-    let cancellers: Vec<_> = plan
+    let cancellers: Vec<_> = connections
         .slots
         .iter()
         .filter_map(|s| s.conn.canceller())
@@ -881,13 +887,13 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
         let step_over = &step_over;
         let cancellers = &cancellers;
         scope.spawn(move || cancel_on_interrupt(cancellers, step_over));
-        if let Some(conn) = plan.index_progress {
+        if let Some(conn) = connections.index_progress {
             let shared = &*index_shared;
             scope.spawn(move || {
                 index_progress::poll(conn, shared, step_over, mode == ProgressMode::Quiet)
             });
         }
-        let handles: Vec<_> = plan
+        let handles: Vec<_> = connections
             .slots
             .into_iter()
             .map(|s| {
@@ -895,7 +901,7 @@ fn drive(plan: Plan, step: StepName, timeline: &mut TimelineWriter, mode: Progre
                 scope.spawn(move || run_slot(s, start, stop))
             })
             .collect();
-        let mut monitor = Monitor::new(step, start, counters, timeline, mode, plan.goal);
+        let mut monitor = Monitor::new(step, start, counters, timeline, mode, connections.goal);
         monitor.watch_index_builds(index_progress::Watch::new(std::sync::Arc::clone(
             &index_shared,
         )));
@@ -1198,7 +1204,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ibench-panic-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut timeline = TimelineWriter::open(&dir).unwrap();
-        let plan = Plan {
+        let connections = StepConnections {
             slots: vec![Slot {
                 worker: Box::new(Panicking),
                 conn: Box::new(crate::backend::mock::Ids::with_rows(10)),
@@ -1212,7 +1218,7 @@ mod tests {
             index_progress: None,
         };
         let driven = drive(
-            plan,
+            connections,
             StepName::LoadInitial,
             &mut timeline,
             ProgressMode::Quiet,

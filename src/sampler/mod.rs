@@ -314,7 +314,7 @@ impl Sampler {
         };
         let out = File::create(dir.join(METRICS_FILE)).map(BufWriter::new);
         let (tx, rx) = mpsc::channel();
-        let worker = Worker {
+        let state = SamplerState {
             probe,
             conn: conn.ok(),
             tables: opts.tables(),
@@ -331,7 +331,7 @@ impl Sampler {
         };
         let thread = std::thread::Builder::new()
             .name("ibench-sampler".into())
-            .spawn(move || worker.run(&rx))
+            .spawn(move || state.run(&rx))
             .ok();
         Sampler {
             tx: thread.as_ref().map(|_| tx),
@@ -411,7 +411,9 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), String> {
     crate::results::write_json_atomic(path, value).map_err(|e| format!("{e:#}"))
 }
 
-struct Worker {
+/// What the sampler thread holds: what it reads each second, its connection to the database,
+/// where its files go, and the errors it met.
+struct SamplerState {
     probe: Probe,
     conn: Option<Box<dyn Conn>>,
     tables: Vec<String>,
@@ -436,7 +438,7 @@ struct Current {
     profile: Option<profile::ProfileRun>,
 }
 
-impl Worker {
+impl SamplerState {
     fn note(&mut self, e: String) {
         if self.errors.len() < 20 && !self.errors.contains(&e) {
             self.errors.push(e);
