@@ -6,6 +6,7 @@ pub mod index_progress;
 pub mod micro;
 pub mod monitor;
 pub mod pacer;
+pub mod shape;
 pub mod stop;
 
 use crate::stats::convert::{count_f64, usize_f64};
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
-use crate::backend::{Conn, Driver, DriverOptions, TargetInfo, driver_for_url};
+use crate::backend::{Conn, Driver, TargetInfo, driver_for_url};
 use crate::results::{
     self, CheckFailure, CheckKind, IntegrityRecord, OpRecord, RunRecord, SCHEMA_VERSION,
     SettleRecord, SlaRecord, Status, StepRecord, TableCheck, TimelineWriter,
@@ -34,6 +35,7 @@ pub use crate::results::options::{self, OptionsError, RunOptions};
 use client::{Deleter, Indexer, Inserter, Querier, Worker, client_loop};
 use monitor::{Goal, Monitor, ProgressMode};
 use pacer::Pacer;
+use shape::{RunShape, WorkerSettings};
 use stop::StopSignal;
 
 /// What a finished (or stopped) run leaves.
@@ -56,20 +58,16 @@ pub fn run(
     on_step: &mut dyn FnMut(&StepRecord),
 ) -> anyhow::Result<RunOutcome> {
     opts.validate()?;
-    let driver = driver_for_url(
-        &opts.url,
-        &DriverOptions {
-            engine: opts.engine,
-            flavour: opts.flavour,
-        },
-    )?;
+    let shape = RunShape::of(&opts);
+    let driver = driver_for_url(shape.target.url(), &shape.driver)?;
     // Reach the database before creating anything, so a wrong URL leaves no empty results dir.
     let target = driver.describe()?;
     // --server-dir / --server-pid must name the server at the URL, or the figures measure
     // another process.
-    if opts.server_dir.is_some() || opts.server_pid.is_some() {
+    let claim = &shape.sampling.server;
+    if claim.server_dir.is_some() || claim.server_pid.is_some() {
         let files = driver.connect()?.server_files()?;
-        sampler::locate::check_server_claims(&opts, files.as_ref()).map_err(anyhow::Error::msg)?;
+        sampler::locate::check_server_claims(claim, files.as_ref()).map_err(anyhow::Error::msg)?;
     }
     let dir = prepare_out_dir(&opts.out_dir)?;
     let mut timeline = TimelineWriter::open(&dir)?;
@@ -86,7 +84,7 @@ pub fn run(
         started_at: results::now_rfc3339(),
         ended_at: None,
         command_line: crate::backend::redact_args(&command_line),
-        options: opts.redacted(),
+        options: shape.recorded_options.clone(),
         target: Some(target),
         session_settings: driver.session_settings(),
         host: results::host::HostInfo::read(),
@@ -96,7 +94,7 @@ pub fn run(
         build: None,
         host_probe: None,
     };
-    let sampler = Sampler::start(&opts, driver.as_ref(), &dir, &mut record.host);
+    let sampler = Sampler::start(&shape.sampling, driver.as_ref(), &dir, &mut record.host);
     record.metrics = Some(sampler.info());
     record.build = Some(sampler.build());
     let prober = sampler::host_probe::HostProber::new(
@@ -109,7 +107,7 @@ pub fn run(
     stop::set_run_file(Some(run_file.clone()));
 
     let outcome = run_steps(
-        &opts,
+        &shape,
         driver.as_ref(),
         &mut timeline,
         &run_file,
@@ -196,7 +194,7 @@ struct TableState {
 }
 
 fn run_steps(
-    opts: &RunOptions,
+    shape: &RunShape,
     driver: &dyn Driver,
     timeline: &mut TimelineWriter,
     run_file: &Path,
@@ -209,24 +207,23 @@ fn run_steps(
         Err(_) if stop::interrupted() => return Ok(()),
         other => other?,
     };
-    match precheck(opts, admin.as_mut()) {
+    match precheck(&shape.steps, &shape.tables, admin.as_mut()) {
         Err(_) if stop::interrupted() => return Ok(()),
         other => other?,
     }
     let mut state = TableState::default();
-    let mode = ProgressMode::detect(opts.quiet);
-    for (ordinal, &step) in opts.steps.iter().enumerate() {
+    for (ordinal, plan) in shape.steps.iter().enumerate() {
         if stop::interrupted() {
             break;
         }
+        let step = plan.step;
         let step_record = run_step(
-            opts,
+            shape,
             driver,
             admin.as_mut(),
             &mut state,
             timeline,
-            mode,
-            step,
+            plan,
             u32::try_from(ordinal).unwrap_or(u32::MAX),
             (sampler, prober),
         );
@@ -234,12 +231,12 @@ fn run_steps(
             Ok(r) => r,
             // Stopped during its setup: nothing of the step ran.
             Err(_) if stop::interrupted() => {
-                let mut r = failed_step(opts, step, String::new());
+                let mut r = failed_step(plan, shape.workers.clients, String::new());
                 r.status = Status::Interrupted;
                 r.error = None;
                 r
             }
-            Err(e) => failed_step(opts, step, format!("{e:#}")),
+            Err(e) => failed_step(plan, shape.workers.clients, format!("{e:#}")),
         };
         let failed = step_record.status == Status::Failed;
         let error = step_record.error.clone();
@@ -259,17 +256,16 @@ fn run_steps(
     Ok(())
 }
 
-fn failed_step(opts: &RunOptions, step: StepName, error: String) -> StepRecord {
-    let plan = StepPlan::for_step(step, &opts.step_sizes());
+fn failed_step(plan: &StepPlan, clients: u32, error: String) -> StepRecord {
     let now = results::now_rfc3339();
     StepRecord {
-        name: step,
+        name: plan.step,
         status: Status::Failed,
         error: Some(error),
         started_at: now.clone(),
         ended_at: now,
         seconds: 0.0,
-        clients: opts.clients,
+        clients,
         throughput: 0.0,
         throughput_unit: plan.throughput.unit(),
         main_op: Some(plan.throughput.kind()),
@@ -289,21 +285,20 @@ fn failed_step(opts: &RunOptions, step: StepName, error: String) -> StepRecord {
 
 /// Before anything runs: every step finds the tables and indexes it needs, either made by an
 /// earlier step of this run or already there.
-fn precheck(opts: &RunOptions, conn: &mut dyn Conn) -> anyhow::Result<()> {
-    let sizes = opts.step_sizes();
+fn precheck(plans: &[StepPlan], tables: &[String], conn: &mut dyn Conn) -> anyhow::Result<()> {
     let mut tables_made = false;
     let mut indexes: Option<bool> = None;
-    for &step in &opts.steps {
-        let plan = StepPlan::for_step(step, &sizes);
+    for plan in plans {
+        let step = plan.step;
         if plan.creates_tables {
             tables_made = true;
             indexes = Some(false);
             continue;
         }
         if !tables_made {
-            for t in opts.tables() {
+            for t in tables {
                 stop::check_interrupted()?;
-                if conn.count_rows(&t).is_err() {
+                if conn.count_rows(t).is_err() {
                     let first = if step.is_micro() { "m.load" } else { "l.i0" };
                     bail!(
                         "step {step} needs table {t}, which does not exist: run {first} first (add it to --steps)"
@@ -316,9 +311,9 @@ fn precheck(opts: &RunOptions, conn: &mut dyn Conn) -> anyhow::Result<()> {
             Some(h) => h,
             None => {
                 let mut all = true;
-                for t in opts.tables() {
+                for t in tables {
                     stop::check_interrupted()?;
-                    all &= conn.has_secondary_indexes(&t)?;
+                    all &= conn.has_secondary_indexes(t)?;
                 }
                 all
             }
@@ -400,20 +395,19 @@ impl Driven {
 
 #[allow(clippy::too_many_arguments)]
 fn run_step(
-    opts: &RunOptions,
+    shape: &RunShape,
     driver: &dyn Driver,
     admin: &mut dyn Conn,
     state: &mut TableState,
     timeline: &mut TimelineWriter,
-    mode: ProgressMode,
-    step: StepName,
+    plan: &StepPlan,
     ordinal: u32,
     (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
 ) -> anyhow::Result<StepRecord> {
-    let plan = StepPlan::for_step(step, &opts.step_sizes());
-    prepare_tables(opts, admin, state, &plan)?;
+    let (step, mode) = (plan.step, shape.progress);
+    prepare_tables(&shape.tables, &shape.table_options, admin, state, plan)?;
     let rows_before = state.expected_rows.clone();
-    let connections = plan_connections(opts, driver, admin, state, &plan, ordinal)?;
+    let connections = plan_connections(shape, driver, admin, state, plan, ordinal)?;
     let Probed {
         driven,
         cpu_seconds,
@@ -429,7 +423,7 @@ fn run_step(
     );
 
     let (status, error) = driven.status();
-    book_rows(state, &plan, &driven.finished);
+    book_rows(state, plan, &driven.finished);
 
     let seconds = driven.seconds;
     let merged = stats::merge(driven.finished.into_iter().map(|f| f.recorder));
@@ -440,14 +434,13 @@ fn run_step(
     if let Some(p) = sampled.as_mut().and_then(|s| s.perf.as_mut()) {
         p.count_ops(&per_second_of_main, main_ops, seconds);
     }
-    let sla = step_sla(&plan, &merged, seconds, &driven.seen);
+    let sla = step_sla(plan, &merged, seconds, &driven.seen);
     let checks = Checks {
-        opts,
+        shape,
         driver,
-        plan: &plan,
+        plan,
         status,
         rows_before: &rows_before,
-        mode,
     };
     let (settle, integrity, mut check_failures) = checks.run(admin, state);
     if let Some(e) = sampled.as_ref().and_then(|s| s.stats_failure.clone()) {
@@ -461,7 +454,7 @@ fn run_step(
         started_at: results::rfc3339(driven.started_at),
         ended_at: results::rfc3339(driven.ended_at),
         seconds,
-        clients: opts.clients,
+        clients: shape.workers.clients,
         throughput: count_f64(main_ops) / seconds,
         throughput_unit: plan.throughput.unit(),
         main_op: Some(plan.throughput.kind()),
@@ -521,12 +514,11 @@ fn drive_probed(
 
 /// What the checks after a step's measured part need.
 struct Checks<'a> {
-    opts: &'a RunOptions,
+    shape: &'a RunShape,
     driver: &'a dyn Driver,
     plan: &'a StepPlan,
     status: Status,
     rows_before: &'a HashMap<String, u64>,
-    mode: ProgressMode,
 }
 
 impl Checks<'_> {
@@ -543,7 +535,7 @@ impl Checks<'_> {
     ) {
         let mut failures = Vec::new();
         let settle = if self.plan.settle && self.status == Status::Completed {
-            match settle_phase(self.opts, self.driver, state, self.mode) {
+            match settle_phase(self.shape, self.driver, state) {
                 Ok(settle) => {
                     failures.extend(settle_failures(&settle));
                     Some(settle)
@@ -557,7 +549,7 @@ impl Checks<'_> {
             None
         };
         let checked = after_check(
-            self.opts,
+            self.shape,
             admin,
             state,
             self.plan,
@@ -594,14 +586,14 @@ fn main_figures(
 
 /// The integrity check after a step that writes rows (unless `--no-check` or it failed).
 fn after_check(
-    opts: &RunOptions,
+    shape: &RunShape,
     admin: &mut dyn Conn,
     state: &TableState,
     plan: &StepPlan,
     status: Status,
     rows_before: &HashMap<String, u64>,
 ) -> anyhow::Result<Option<IntegrityRecord>> {
-    if !opts.check || !plan.writes_rows() || status == Status::Failed {
+    if !shape.check || !plan.writes_rows() || status == Status::Failed {
         return Ok(None);
     }
     let ran_to_end = status == Status::Completed;
@@ -609,7 +601,7 @@ fn after_check(
         |table: &str| plan.intended_rows(rows_before.get(table).copied().unwrap_or(0), ran_to_end);
     Ok(Some(check_integrity(
         admin,
-        &opts.tables(),
+        &shape.tables,
         &state.expected_rows,
         &intent,
     )?))
@@ -686,25 +678,27 @@ fn step_status(
 /// Set up the tables a step needs, outside its measured time: a step that creates the tables
 /// (re)creates them; other steps learn the row counts they do not know yet.
 fn prepare_tables(
-    opts: &RunOptions,
+    tables: &[String],
+    table_options: &crate::backend::TableOptions,
     admin: &mut dyn Conn,
     state: &mut TableState,
     plan: &StepPlan,
 ) -> anyhow::Result<()> {
     if plan.creates_tables {
-        for t in opts.tables() {
+        for t in tables {
             stop::check_interrupted()?;
             match plan.table_shape {
-                TableShape::InsertBenchmark => admin.create_table(&t, &opts.table)?,
-                TableShape::Sysbench => admin.create_micro_table(&t, &opts.table)?,
+                TableShape::InsertBenchmark => admin.create_table(t, table_options)?,
+                TableShape::Sysbench => admin.create_micro_table(t, table_options)?,
             }
-            state.expected_rows.insert(t, 0);
+            state.expected_rows.insert(t.clone(), 0);
         }
         state.next_client_id.clear();
     } else {
-        for t in opts.tables() {
+        for t in tables {
             stop::check_interrupted()?;
-            if let std::collections::hash_map::Entry::Vacant(e) = state.expected_rows.entry(t) {
+            let entry = state.expected_rows.entry(t.clone());
+            if let std::collections::hash_map::Entry::Vacant(e) = entry {
                 let n = admin.count_rows(e.key())?;
                 e.insert(n);
             }
@@ -716,7 +710,7 @@ fn prepare_tables(
 /// Open the connections of a step's plan and give each its worker: one per role, two for an
 /// inserter and the deleter that follows it.
 fn plan_connections(
-    opts: &RunOptions,
+    shape: &RunShape,
     driver: &dyn Driver,
     admin: &mut dyn Conn,
     state: &TableState,
@@ -726,17 +720,17 @@ fn plan_connections(
     let mut slots = Vec::new();
     for client in &plan.clients {
         let c = client.client;
-        let table = opts.table_of(c);
+        let table = shape.table_of(c);
         for role in &client.roles {
-            let stream = |r: u32| Rng::for_stream(opts.seed, c, ordinal * 8 + r);
-            for (worker, ops_per_sec) in role_workers(opts, state, admin, c, role, &stream)? {
+            let stream = |r: u32| Rng::for_stream(shape.workers.seed, c, ordinal * 8 + r);
+            for (worker, ops_per_sec) in role_workers(shape, state, admin, c, role, &stream)? {
                 stop::check_interrupted()?;
                 let recorder = OpRecorder::new(worker.kind());
                 slots.push(Slot {
                     worker,
                     conn: driver.connect()?,
                     ops_per_sec,
-                    table: table.clone(),
+                    table: table.to_string(),
                     client: c,
                     recorder,
                 });
@@ -764,24 +758,24 @@ type PacedWorker = (Box<dyn Worker>, Option<f64>);
 /// The workers of one role of client `c` (an inserter and its deleter for writers), each with
 /// its pace.
 fn role_workers(
-    opts: &RunOptions,
+    shape: &RunShape,
     state: &TableState,
     admin: &mut dyn Conn,
     c: u32,
     role: &Role,
     stream: &dyn Fn(u32) -> Rng,
 ) -> anyhow::Result<Vec<PacedWorker>> {
-    let table = opts.table_of(c);
+    let (table, w) = (shape.table_of(c).to_string(), &shape.workers);
     let mut out: Vec<PacedWorker> = Vec::new();
     match role {
         Role::Load {
             rows,
             rows_per_insert,
         } => {
-            let generator = row_generator(opts, state, admin, c, stream(0))?;
+            let generator = row_generator(w, &table, state, admin, c, stream(0))?;
             let per_insert = u64::from(*rows_per_insert);
-            let w = Inserter::new(table.clone(), generator, per_insert, Some(*rows), None);
-            out.push((Box::new(w), None));
+            let ins = Inserter::new(table.clone(), generator, per_insert, Some(*rows), None);
+            out.push((Box::new(ins), None));
         }
         Role::Index => {
             let rows = state.expected_rows.get(&table).copied().unwrap_or(0);
@@ -792,34 +786,35 @@ fn role_workers(
             rows_per_insert,
             statements_per_sec,
         } => {
-            let generator = row_generator(opts, state, admin, c, stream(0))?;
+            let generator = row_generator(w, &table, state, admin, c, stream(0))?;
             let (tx, rx) = sync_channel(DELETE_QUEUE_STATEMENTS);
             let per_insert = u64::from(*rows_per_insert);
             let ins = Inserter::new(table.clone(), generator, per_insert, *rows, Some(tx));
-            let del = Deleter::new(table.clone(), rx, opts.delete_min_refresh);
+            let del = Deleter::new(table.clone(), rx, w.delete_min_refresh);
             out.push((Box::new(ins), *statements_per_sec));
             out.push((Box::new(del), *statements_per_sec));
         }
         Role::MicroLoad { rows } => {
-            let tables = crate::workload::plan::micro_loader_tables(c, opts.micro.tables.max(1))
-                .map(|t| format!("sbtest{}", t + 1))
+            let count = u32::try_from(shape.tables.len()).unwrap_or(u32::MAX);
+            let tables = crate::workload::plan::micro_loader_tables(c, count)
+                .map(|t| shape.table_of(t).to_string())
                 .collect();
-            let w = micro::MicroLoader::new(tables, *rows, stream(3));
-            out.push((Box::new(w), None));
+            let loader = micro::MicroLoader::new(tables, *rows, stream(3));
+            out.push((Box::new(loader), None));
         }
         Role::Micro(step) => {
-            let w = micro::MicroWorker::new(
+            let worker = micro::MicroWorker::new(
                 *step,
-                opts.tables(),
-                opts.micro.rows,
+                shape.tables.clone(),
+                w.micro_rows,
                 stream(4),
-                (c, opts.clients),
+                (c, w.clients),
             );
-            out.push((Box::new(w), None));
+            out.push((Box::new(worker), None));
         }
         Role::Queries(kind) => {
             let point = *kind == QueryKind::Point;
-            let q = Querier::new(table.clone(), stream(2), opts.row_shape.clone(), point);
+            let q = Querier::new(table.clone(), stream(2), w.row_shape.clone(), point);
             out.push((Box::new(q), None));
         }
     }
@@ -830,28 +825,27 @@ fn role_workers(
 /// where it stopped, or from the table's max id (on a shared table, client c starts c × 2^40
 /// higher).
 fn row_generator(
-    opts: &RunOptions,
+    w: &WorkerSettings,
+    table: &str,
     state: &TableState,
     admin: &mut dyn Conn,
     c: u32,
     stream: Rng,
 ) -> anyhow::Result<RowGenerator> {
-    let first_id = if !opts.table.client_assigns_ids {
+    let first_id = if !w.client_assigns_ids {
         None
     } else if let Some(&id) = state.next_client_id.get(&c) {
         Some(id)
     } else {
-        let base = admin
-            .min_max_id(&opts.table_of(c))?
-            .map_or(1, |(_, hi)| hi + 1);
-        let offset = if opts.shared_table {
+        let base = admin.min_max_id(table)?.map_or(1, |(_, hi)| hi + 1);
+        let offset = if w.shared_table {
             i64::from(c) << 40
         } else {
             0
         };
         Some(base + offset)
     };
-    Ok(RowGenerator::new(stream, opts.row_shape.clone(), first_id))
+    Ok(RowGenerator::new(stream, w.row_shape.clone(), first_id))
 }
 
 /// Run every connection of the step on its own thread with the one client loop, while the
@@ -1052,22 +1046,22 @@ fn sla_verdict(target: f64, achieved: f64, per_second_rows: &[u64]) -> SlaRecord
 
 /// l.i2's settle phase: the engine's maintenance inside the settle time, then rest.
 fn settle_phase(
-    opts: &RunOptions,
+    shape: &RunShape,
     driver: &dyn Driver,
     state: &TableState,
-    mode: ProgressMode,
 ) -> anyhow::Result<SettleRecord> {
+    let mode = shape.progress;
     let loaded = if state.loaded_rows > 0 {
         state.loaded_rows
     } else {
         state.expected_rows.values().sum()
     };
-    let planned = settle_seconds(loaded, opts.settle_max_seconds);
+    let planned = settle_seconds(loaded, shape.settle_max_seconds);
     if mode != ProgressMode::Quiet {
         eprintln!("l.i2    settle phase: {planned:.0} s of maintenance and rest");
     }
     let t0 = Instant::now();
-    let actions = driver.settle(&opts.tables(), Duration::from_secs_f64(planned))?;
+    let actions = driver.settle(&shape.tables, Duration::from_secs_f64(planned))?;
     let unsettled = SettleRecord::unsettled_of(&actions);
     if let Some(left) = unsettled.as_deref().filter(|_| mode != ProgressMode::Quiet) {
         eprintln!(

@@ -24,7 +24,6 @@ use std::time::{Duration, Instant};
 
 use crate::backend::{Conn, DbSize, Driver};
 use crate::results::StepRecord;
-use crate::results::options::RunOptions;
 use crate::workload::steps::StepName;
 
 pub use crate::results::metrics::{
@@ -248,6 +247,20 @@ enum Cmd {
     Stop(SyncSender<(Option<Totals>, Vec<String>)>),
 }
 
+/// What the sampler measures, as a run asks for it: where the server is said to be, the
+/// tables whose size it reads, and the perf counting and profile it runs.
+#[derive(Clone, Debug, Default)]
+pub struct Sampling {
+    /// Where the run says its server is.
+    pub server: locate::ServerClaim,
+    /// The run's tables (the database size counts theirs).
+    pub tables: Vec<String>,
+    /// With `--perf`: each counter group's turn.
+    pub perf_turn: Option<Duration>,
+    /// With `--profile-server`: the seconds of each step the server's CPU is profiled.
+    pub profile_seconds: Option<f64>,
+}
+
 /// The running sampler: a handle to its thread.
 pub struct Sampler {
     tx: Option<Sender<Cmd>>,
@@ -261,15 +274,15 @@ impl Sampler {
     /// fails: what cannot be measured is recorded as n/a. Also fills the host's facts about
     /// the data dir's filesystem.
     pub fn start(
-        opts: &RunOptions,
+        sampling: &Sampling,
         driver: &dyn Driver,
         dir: &Path,
         host: &mut crate::results::host::HostInfo,
     ) -> Sampler {
         let mut conn = driver.connect().map_err(|e| e.to_string());
         let (server, storage) = match &mut conn {
-            Ok(c) => locate::locate(opts, c.as_mut()),
-            Err(e) => locate::locate_without_conn(opts, e),
+            Ok(c) => locate::locate(&sampling.server, c.as_mut()),
+            Err(e) => locate::locate_without_conn(&sampling.server, e),
         };
         if let Some(first) = storage.data_paths.first() {
             host.data_dir = Some(first.display().to_string());
@@ -307,8 +320,8 @@ impl Sampler {
             server,
             storage: storage.clone(),
             settings_file: settings_file.into(),
-            perf: opts.perf,
-            profile_seconds: opts.profile_seconds,
+            perf: sampling.perf_turn.is_some(),
+            profile_seconds: sampling.profile_seconds,
             totals: None,
             errors: Vec::new(),
         };
@@ -317,16 +330,14 @@ impl Sampler {
         let state = SamplerState {
             probe,
             conn: conn.ok(),
-            tables: opts.tables(),
+            tables: sampling.tables.clone(),
             data_paths: storage.data_paths.clone(),
             storage_na: storage.na.clone(),
             dir: dir.to_path_buf(),
             out: out.map_err(|e| e.to_string()),
             errors: Vec::new(),
-            perf: opts
-                .perf
-                .then(|| Duration::from_secs_f64(opts.perf_interval_seconds)),
-            profile_seconds: opts.profile_seconds,
+            perf: sampling.perf_turn,
+            profile_seconds: sampling.profile_seconds,
             steps_begun: 0,
         };
         let thread = std::thread::Builder::new()
