@@ -311,7 +311,11 @@ fn ibench_phase(
     opts.label = Some("bench load".to_string());
 
     let cpu0 = cpu_sample(server_pid)?;
-    let outcome = runner::run(opts, vec!["cargo bench --bench load".to_string()])?;
+    let outcome = runner::run(
+        opts,
+        vec!["cargo bench --bench load".to_string()],
+        &mut |_| {},
+    )?;
     let (server_us, host_pct) = cpu_since(cpu0, server_pid)?;
 
     if outcome.record.status != Status::Completed {

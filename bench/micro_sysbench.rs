@@ -80,6 +80,7 @@ fn ibench_run(url: &str, step: &str, rows: u32, seconds: f64, out: PathBuf) -> R
     let outcome = runner::run(
         options(url, step, rows, seconds, out)?,
         vec!["bench".into()],
+        &mut |_| {},
     )?;
     if url.contains("sslmode=require") || url.contains("ssl-mode=REQUIRED") {
         let tls = outcome.record.target.as_ref().and_then(|t| t.tls.as_ref());
@@ -245,6 +246,7 @@ fn compare_on(
     runner::run(
         options(&url, "m.load", rows, seconds, scratch.join("load"))?,
         vec!["bench".into()],
+        &mut |_| {},
     )?;
     println!("table sbtest1: {rows} rows; {seconds} s per test and client; {rounds} rounds");
     let tests = [

@@ -41,7 +41,7 @@ fn options(url: &str, steps: &str, rows: u64, out: std::path::PathBuf) -> Result
 fn ibench_round(url: &str, rows: u64, seconds: f64, out: std::path::PathBuf) -> Result<(f64, f64)> {
     let mut o = options(url, "qp100", rows, out)?;
     o.query_seconds = seconds;
-    let outcome = runner::run(o, vec!["bench".into()])?;
+    let outcome = runner::run(o, vec!["bench".into()], &mut |_| {})?;
     let s = outcome.record.steps.first().context("no step")?;
     let q = s.ops.get("point_query").context("no point queries")?;
     Ok((
@@ -129,6 +129,7 @@ fn main() -> Result<()> {
     runner::run(
         options(&url, "l.i0,l.x", rows, scratch.join("load"))?,
         vec!["bench".into()],
+        &mut |_| {},
     )?;
     let mut script = String::new();
     for i in 1..=10 {

@@ -96,7 +96,12 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     let out_dir = opts.out_dir.clone();
     let had_run = out_dir.join(results::RUN_FILE).exists();
     runner::stop::install_interrupt_handler();
-    let outcome = match runner::run(opts, args) {
+    let mut print_step = |step: &results::StepRecord| {
+        if !quiet {
+            eprintln!("{}", report::text::step_line(step));
+        }
+    };
+    let outcome = match runner::run(opts, args, &mut print_step) {
         Ok(o) => o,
         Err(e) => {
             // A run that failed part-way still gets its report of what it measured
@@ -110,7 +115,7 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     };
     if !quiet {
         println!("{}", report::text::summary(&outcome.record));
-        print!("{}", sampler::metrics_table(&outcome.record));
+        print!("{}", report::efficiency::metrics_table(&outcome.record));
     }
     if !quiet {
         for line in report::shift::run_lines(&outcome.dir) {

@@ -181,7 +181,7 @@ fn a_server_not_on_this_host_gives_na_with_reasons() {
         "{raw}"
     );
     assert!(!raw.contains(r#""cpupq": 0"#));
-    let table = sampler::metrics_table(&run);
+    let table = ibench::report::efficiency::metrics_table(&run);
     assert!(
         table.contains("n/a[1]") && table.contains("not this one"),
         "{table}"
@@ -201,7 +201,10 @@ fn a_server_pid_or_dir_of_another_server_is_refused() {
         opts.steps = parse_step_list("l.i0").unwrap();
         opts.server_pid = Some(pid);
         let out_dir = opts.out_dir.clone();
-        let err = format!("{:#}", ibench::runner::run(opts, vec![]).unwrap_err());
+        let err = format!(
+            "{:#}",
+            ibench::runner::run(opts, vec![], &mut |_| {}).unwrap_err()
+        );
         assert!(
             err.contains(&format!("--server-pid {pid}")) && err.contains(&s.pid.to_string()),
             "{err}"
@@ -219,7 +222,10 @@ fn a_server_pid_or_dir_of_another_server_is_refused() {
     let mut opts = small_options(&s.url, "pg-metrics-otherdir");
     opts.steps = parse_step_list("l.i0").unwrap();
     opts.server_dir = Some(other.clone());
-    let err = format!("{:#}", ibench::runner::run(opts, vec![]).unwrap_err());
+    let err = format!(
+        "{:#}",
+        ibench::runner::run(opts, vec![], &mut |_| {}).unwrap_err()
+    );
     assert!(
         err.contains("--server-dir") && err.contains("another server"),
         "{err}"

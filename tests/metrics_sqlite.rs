@@ -31,7 +31,7 @@ fn sqlite_server_cpu_is_na_because_the_engine_runs_inside_ibench() {
     assert!(m.stats_file.path().is_none());
     // The terminal table says each reason once, naming every figure it holds for, and the
     // reason shared by cpupq and rss says nothing about CPU (the server line does).
-    let table = ibench::sampler::metrics_table(&run);
+    let table = ibench::report::efficiency::metrics_table(&run);
     let notes: Vec<&str> = table.lines().filter(|l| l.starts_with('[')).collect();
     let reasons: Vec<&str> = notes
         .iter()

@@ -451,7 +451,13 @@ fn run_steps(opts: crate::runner::RunOptions) -> Result<CellStatus> {
         "matrix".to_string(),
         "run".to_string(),
     ];
-    let outcome = crate::runner::run(opts, cmd)?;
+    let quiet = opts.quiet;
+    let mut print_step = |step: &crate::results::StepRecord| {
+        if !quiet {
+            eprintln!("{}", crate::report::text::step_line(step));
+        }
+    };
+    let outcome = crate::runner::run(opts, cmd, &mut print_step)?;
     if outcome.record.status == Status::Interrupted {
         return Ok(CellStatus::Interrupted);
     }

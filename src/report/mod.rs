@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod diagnosis;
 pub mod document;
+pub mod efficiency;
 pub mod host;
 pub mod html;
 pub mod layout;

@@ -642,8 +642,8 @@ pub fn vacuum_evidence(
                     "did not finish".to_string()
                 },
                 last.unwrap_or_default(),
-                super::text::group(round_to_u64(dead)),
-                super::text::group(round_to_u64(live)),
+                crate::stats::thousands::group(round_to_u64(dead)),
+                crate::stats::thousands::group(round_to_u64(live)),
             ))
         })
         .collect()
@@ -663,13 +663,13 @@ pub fn purge_evidence(
         .map(|b| {
             format!(
                 " (at the previous step's end: {})",
-                super::text::group(round_to_u64(b))
+                crate::stats::thousands::group(round_to_u64(b))
             )
         })
         .unwrap_or_default();
     Some(format!(
         "InnoDB history list length (undo not yet purged) at the step's end: {}{was}",
-        super::text::group(round_to_u64(n))
+        crate::stats::thousands::group(round_to_u64(n))
     ))
 }
 

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use super::compare::Colour;
 use super::document::{DocCell, DocTable, Syntax, wrap};
 use crate::results::{CheckFailure, RunRecord, Status, StepRecord};
+use crate::stats::thousands::group;
 use crate::stats::{BUCKET_LABELS, LatencySummary};
 
 fn status_note(s: &StepRecord) -> String {
@@ -209,19 +210,6 @@ pub fn step_column_width(steps: &[StepRecord]) -> usize {
         .max(7)
 }
 
-/// An integer with thousands separators.
-pub fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 /// A float rounded and grouped in thousands.
 pub fn group_f(v: f64) -> String {
     if v < 0.0 {
@@ -411,14 +399,6 @@ pub fn one_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn groups_thousands() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(1000), "1,000");
-        assert_eq!(group(1_234_567), "1,234,567");
-    }
 
     #[test]
     fn microseconds_read_naturally() {

@@ -502,6 +502,11 @@ pub fn read_metrics(dir: &Path) -> anyhow::Result<Vec<SampleLine>> {
     super::read_json_lines(&dir.join(METRICS_FILE))
 }
 
+/// Why the server's figures are n/a for an embedded DBMS. It says nothing about which figure
+/// holds SQLite's own cost: that differs per figure (its CPU is in ccpupq, its memory in
+/// ibench's own), so the efficiency table says it once, on its `server:` line.
+pub const EMBEDDED_NA: &str = "SQLite runs inside ibench: there is no server process";
+
 /// The server's process tree: where its root pid came from, or why there is none.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerLocation {

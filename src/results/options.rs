@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::target::{Engine, Flavour};
-use crate::url::redact_url;
 use crate::workload::RowShape;
 pub use crate::workload::micro::MicroSizes;
 use crate::workload::steps::{DEFAULT_QUERY_RATES_ROWS_PER_SEC, Profile, StepName};
@@ -367,25 +366,6 @@ impl RunOptions {
             micro: self.micro,
         }
     }
-
-    /// The table client `c` (0-based) works on.
-    pub fn table_of(&self, client: u32) -> String {
-        if self.workload == Workload::Micro {
-            format!("sbtest{}", client % self.micro.tables.max(1) + 1)
-        } else if self.shared_table {
-            "pi1".to_string()
-        } else {
-            format!("pi{}", client + 1)
-        }
-    }
-
-    /// A copy fit for the record: the URL's password replaced.
-    pub fn redacted(&self) -> RunOptions {
-        RunOptions {
-            url: redact_url(&self.url),
-            ..self.clone()
-        }
-    }
 }
 
 #[cfg(test)]
@@ -426,9 +406,7 @@ mod tests {
         let mut o = small();
         o.clients = 3;
         assert_eq!(o.tables(), vec!["pi1", "pi2", "pi3"]);
-        assert_eq!(o.table_of(2), "pi3");
         o.shared_table = true;
         assert_eq!(o.tables(), vec!["pi1"]);
-        assert_eq!(o.table_of(2), "pi1");
     }
 }

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::backend::{Conn, IndexProgress};
-use crate::report::text::group;
 use crate::results::IndexBuildProgress;
 use crate::stats::convert::{count_f64, round_to_u64};
+use crate::stats::thousands::group;
 
 /// How often the server is asked.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::report::text::group;
 use crate::results::{TimelineLine, TimelineWriter};
+use crate::stats::thousands::group;
 use crate::stats::{LiveCounters, OpKind, SecondCounts};
 use crate::workload::steps::StepName;
 

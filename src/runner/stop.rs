@@ -1,9 +1,11 @@
 //! Stop conditions: Ctrl-C / SIGTERM for the whole run, a flag per step, a deadline.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::results::{RunRecord, Status};
 
 /// [`StopSignal::sleep_until`] sleeps until this long before the due time and spins the rest:
 /// the kernel's wake-up (timer slack plus the VM's vCPU wake-up, 85-170 µs at the median here)
@@ -46,20 +48,24 @@ fn mark_run_file_interrupted() {
     let Some(path) = RUN_FILE.lock().ok().and_then(|p| p.clone()) else {
         return;
     };
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return;
-    };
-    let Ok(mut run) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return;
-    };
-    if run.get("status").and_then(|s| s.as_str()) != Some("running") {
-        return;
-    }
-    run["status"] = serde_json::Value::from("interrupted");
-    run["ended_at"] = serde_json::Value::from(crate::results::now_rfc3339());
-    if crate::results::write_json_atomic(&path, &run).is_ok() {
+    if mark_interrupted(&path).unwrap_or(false) {
         eprintln!("interrupted again: {} marked interrupted", path.display());
     }
+}
+
+/// Mark the run record at `path` interrupted, now, when it still says `running`: the typed
+/// record read, its status and end set, and written back as the runner writes it (atomically,
+/// field for field). Whether it was marked.
+fn mark_interrupted(path: &Path) -> anyhow::Result<bool> {
+    let text = std::fs::read_to_string(path)?;
+    let mut run: RunRecord = serde_json::from_str(&text)?;
+    if run.status != Status::Running {
+        return Ok(false);
+    }
+    run.status = Status::Interrupted;
+    run.ended_at = Some(crate::results::now_rfc3339());
+    crate::results::write_json_atomic(path, &run)?;
+    Ok(true)
 }
 
 /// Give up on a stop the server does not honour: mark `run.json` interrupted (what the steps
@@ -157,5 +163,38 @@ impl StopSignal {
                 std::hint::spin_loop();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A second Ctrl-C edits the typed record: the run.json it writes holds the same bytes
+    /// the runner writes for that record, status interrupted and an end time set; a record
+    /// no longer running is left as it is.
+    #[test]
+    fn a_running_record_is_marked_interrupted_as_the_runner_writes_it() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
+        let mut run = crate::results::read_run(&fixture).unwrap();
+        run.status = Status::Running;
+        run.ended_at = None;
+        let dir = std::env::temp_dir().join(format!("ibench-stop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("run.json");
+        crate::results::write_json_atomic(&path, &run).unwrap();
+        assert!(mark_interrupted(&path).unwrap());
+        let marked = std::fs::read_to_string(&path).unwrap();
+        let back: RunRecord = serde_json::from_str(&marked).unwrap();
+        assert_eq!(back.status, Status::Interrupted);
+        run.status = Status::Interrupted;
+        run.ended_at.clone_from(&back.ended_at);
+        assert!(run.ended_at.is_some());
+        let expected = dir.join("expected.json");
+        crate::results::write_json_atomic(&expected, &run).unwrap();
+        assert_eq!(marked, std::fs::read_to_string(&expected).unwrap());
+        assert!(!mark_interrupted(&path).unwrap(), "marked once only");
+        assert_eq!(marked, std::fs::read_to_string(&path).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

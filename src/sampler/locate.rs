@@ -6,12 +6,24 @@ use std::path::{Path, PathBuf};
 
 use super::procfs;
 use crate::backend::{Conn, ServerFiles};
+use crate::results::metrics::EMBEDDED_NA;
 pub use crate::results::metrics::{ServerLocation, StorageLocation};
-use crate::results::options::RunOptions;
 
 /// The host part of a URL (`""` for a Unix socket or none given).
 pub fn url_host(url: &str) -> String {
     crate::url::UrlParts::parse(url).map_or_else(String::new, |u| u.first_host())
+}
+
+/// Where a run says its server is: the host its URL names and the instance
+/// (`--server-dir`) or process (`--server-pid`) it was given, if any.
+#[derive(Clone, Debug, Default)]
+pub struct ServerClaim {
+    /// The URL's first host (`""` for a Unix socket or none given), see [`url_host`].
+    pub host: String,
+    /// `--server-dir`: the instance dir of an `ibench server start` server.
+    pub server_dir: Option<PathBuf>,
+    /// `--server-pid`: the server's main process on this host.
+    pub server_pid: Option<u32>,
 }
 
 /// Whether a URL host is this machine: empty (socket), a socket path, loopback, or this
@@ -82,11 +94,11 @@ const SERVER_PROCESS_NAMES: &[&str] = &["postgres", "postmaster", "mariadbd", "m
 /// the URL: the figures would then measure another process. The server's own word (its data
 /// directory and pid file, `files`) decides; where it cannot tell (a remote server, no pid
 /// file), a `--server-pid` must at least be a running database server process.
-pub fn check_server_claims(opts: &RunOptions, files: Option<&ServerFiles>) -> Result<(), String> {
-    if opts.server_dir.is_none() && opts.server_pid.is_none() {
+pub fn check_server_claims(claim: &ServerClaim, files: Option<&ServerFiles>) -> Result<(), String> {
+    if claim.server_dir.is_none() && claim.server_pid.is_none() {
         return Ok(());
     }
-    let flag = if opts.server_dir.is_some() {
+    let flag = if claim.server_dir.is_some() {
         "--server-dir"
     } else {
         "--server-pid"
@@ -104,7 +116,7 @@ pub fn check_server_claims(opts: &RunOptions, files: Option<&ServerFiles>) -> Re
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     };
-    if let Some(dir) = &opts.server_dir {
+    if let Some(dir) = &claim.server_dir {
         let handle = crate::server::ServerHandle::load(dir).map_err(|e| format!("{e:#}"))?;
         if let Some(reported) = files.and_then(|f| f.data_paths.first())
             && !same_path(&handle.data_dir, reported)
@@ -127,7 +139,7 @@ pub fn check_server_claims(opts: &RunOptions, files: Option<&ServerFiles>) -> Re
         }
         return Ok(());
     }
-    let Some(pid) = opts.server_pid else {
+    let Some(pid) = claim.server_pid else {
         return Ok(());
     };
     if let Some(reported) = reported_pid {
@@ -151,15 +163,15 @@ pub fn check_server_claims(opts: &RunOptions, files: Option<&ServerFiles>) -> Re
 }
 
 /// Locate the server's processes and storage, asking the server where its files are.
-pub fn locate(opts: &RunOptions, conn: &mut dyn Conn) -> (ServerLocation, StorageLocation) {
+pub fn locate(claim: &ServerClaim, conn: &mut dyn Conn) -> (ServerLocation, StorageLocation) {
     let files = conn.server_files().map_err(|e| e.to_string());
-    locate_with(opts, files)
+    locate_with(claim, files)
 }
 
 /// Locate without a connection (the sampler could not connect).
-pub fn locate_without_conn(opts: &RunOptions, error: &str) -> (ServerLocation, StorageLocation) {
+pub fn locate_without_conn(claim: &ServerClaim, error: &str) -> (ServerLocation, StorageLocation) {
     locate_with(
-        opts,
+        claim,
         Err(format!("the sampler cannot connect to the server: {error}")),
     )
 }
@@ -167,9 +179,8 @@ pub fn locate_without_conn(opts: &RunOptions, error: &str) -> (ServerLocation, S
 /// Where the server is, by the first source that applies: `--server-dir`, `--server-pid`, a
 /// remote URL host (nothing can be read here), or the server's own pid file.
 fn find_server(
-    opts: &RunOptions,
+    claim: &ServerClaim,
     files: &Result<Option<ServerFiles>, String>,
-    host: &str,
     remote: bool,
 ) -> (Result<u32, String>, String, Result<Vec<PathBuf>, String>) {
     let from_server = || -> Result<ServerFiles, String> {
@@ -179,7 +190,7 @@ fn find_server(
             Err(e) => Err(format!("cannot ask the server where its files are: {e}")),
         }
     };
-    if let Some(dir) = &opts.server_dir {
+    if let Some(dir) = &claim.server_dir {
         let how = format!("--server-dir {}", dir.display());
         match crate::server::ServerHandle::load(dir) {
             Ok(h) => (Ok(h.pid), how, Ok(vec![h.data_dir])),
@@ -188,7 +199,7 @@ fn find_server(
                 (Err(e.clone()), how, Err(e))
             }
         }
-    } else if let Some(p) = opts.server_pid {
+    } else if let Some(p) = claim.server_pid {
         (
             Ok(p),
             "--server-pid".into(),
@@ -196,9 +207,10 @@ fn find_server(
         )
     } else if remote {
         let e = format!(
-            "the server is on host {host}, not this one: its processes and storage cannot be read here"
+            "the server is on host {}, not this one: its processes and storage cannot be read here",
+            claim.host
         );
-        (Err(e.clone()), format!("URL host {host}"), Err(e))
+        (Err(e.clone()), format!("URL host {}", claim.host), Err(e))
     } else {
         match from_server() {
             Ok(f) => match &f.pid_file {
@@ -218,14 +230,9 @@ fn find_server(
     }
 }
 
-/// Why the server's figures are n/a for an embedded DBMS. It says nothing about which figure
-/// holds SQLite's own cost: that differs per figure (its CPU is in ccpupq, its memory in
-/// ibench's own), so the efficiency table says it once, on its `server:` line.
-pub const EMBEDDED_NA: &str = "SQLite runs inside ibench: there is no server process";
-
 /// The decision, from the options and what the server said about its files.
 pub fn locate_with(
-    opts: &RunOptions,
+    claim: &ServerClaim,
     files: Result<Option<ServerFiles>, String>,
 ) -> (ServerLocation, StorageLocation) {
     if let Ok(Some(f)) = &files
@@ -241,9 +248,8 @@ pub fn locate_with(
             storage_of(f.data_paths.clone()),
         );
     }
-    let host = url_host(&opts.url);
-    let remote = !is_local_host(&host);
-    let (pid, how, data_paths) = find_server(opts, &files, &host, remote);
+    let remote = !is_local_host(&claim.host);
+    let (pid, how, data_paths) = find_server(claim, &files, remote);
     let pid = pid.and_then(|p| {
         if procfs::read_stat(p).is_some() {
             Ok(p)
@@ -280,7 +286,14 @@ pub fn locate_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::steps::Profile;
+
+    /// The claim of a run against `url` given neither --server-dir nor --server-pid.
+    fn claim_of(url: &str) -> ServerClaim {
+        ServerClaim {
+            host: url_host(url),
+            ..ServerClaim::default()
+        }
+    }
 
     #[test]
     fn hosts_of_urls() {
@@ -299,10 +312,7 @@ mod tests {
 
     #[test]
     fn remote_url_is_na_with_a_reason() {
-        let o = RunOptions::from_profile(
-            "postgres://u@db.example:5432/x",
-            &Profile::named("small").unwrap(),
-        );
+        let o = claim_of("postgres://u@db.example:5432/x");
         let (server, storage) = locate_with(&o, Ok(None));
         assert!(server.remote && server.pid.is_none());
         assert!(server.na.as_deref().unwrap().contains("db.example"));
@@ -311,10 +321,7 @@ mod tests {
 
     #[test]
     fn a_server_pid_that_is_not_the_server_is_refused() {
-        let mut o = RunOptions::from_profile(
-            "postgres://u@127.0.0.1:5432/x",
-            &Profile::named("small").unwrap(),
-        );
+        let mut o = claim_of("postgres://u@127.0.0.1:5432/x");
         o.server_pid = Some(1);
         // The server cannot say (no pid file): pid 1 is no database server.
         let err = check_server_claims(&o, None).unwrap_err();
@@ -349,10 +356,7 @@ mod tests {
 
     #[test]
     fn missing_pid_is_na() {
-        let mut o = RunOptions::from_profile(
-            "postgres://u@127.0.0.1:5432/x",
-            &Profile::named("small").unwrap(),
-        );
+        let mut o = claim_of("postgres://u@127.0.0.1:5432/x");
         o.server_pid = Some(u32::MAX - 7);
         let files = ServerFiles {
             data_paths: vec![std::env::temp_dir()],

@@ -15,7 +15,6 @@ pub mod procfs;
 pub mod profile;
 
 use crate::stats::convert::{count_f64, round_to_u64};
-use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -24,10 +23,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::backend::{Conn, Driver};
+use crate::results::StepRecord;
 use crate::results::metrics::DbSize;
-use crate::results::metrics::{METRICS, MetricDef};
-use crate::results::options::RunOptions;
-use crate::results::{RunRecord, StepRecord};
 use crate::workload::steps::StepName;
 
 pub use crate::results::metrics::{
@@ -251,6 +248,20 @@ enum Cmd {
     Stop(SyncSender<(Option<Totals>, Vec<String>)>),
 }
 
+/// What the sampler measures, as a run asks for it: where the server is said to be, the
+/// tables whose size it reads, and the perf counting and profile it runs.
+#[derive(Clone, Debug, Default)]
+pub struct Sampling {
+    /// Where the run says its server is.
+    pub server: locate::ServerClaim,
+    /// The run's tables (the database size counts theirs).
+    pub tables: Vec<String>,
+    /// With `--perf`: each counter group's turn.
+    pub perf_turn: Option<Duration>,
+    /// With `--profile-server`: the seconds of each step the server's CPU is profiled.
+    pub profile_seconds: Option<f64>,
+}
+
 /// The running sampler: a handle to its thread.
 pub struct Sampler {
     tx: Option<Sender<Cmd>>,
@@ -264,15 +275,15 @@ impl Sampler {
     /// fails: what cannot be measured is recorded as n/a. Also fills the host's facts about
     /// the data dir's filesystem.
     pub fn start(
-        opts: &RunOptions,
+        sampling: &Sampling,
         driver: &dyn Driver,
         dir: &Path,
         host: &mut crate::results::host::HostInfo,
     ) -> Sampler {
         let mut conn = driver.connect().map_err(|e| e.to_string());
         let (server, storage) = match &mut conn {
-            Ok(c) => locate::locate(opts, c.as_mut()),
-            Err(e) => locate::locate_without_conn(opts, e),
+            Ok(c) => locate::locate(&sampling.server, c.as_mut()),
+            Err(e) => locate::locate_without_conn(&sampling.server, e),
         };
         if let Some(first) = storage.data_paths.first() {
             host.data_dir = Some(first.display().to_string());
@@ -310,31 +321,29 @@ impl Sampler {
             server,
             storage: storage.clone(),
             settings_file: settings_file.into(),
-            perf: opts.perf,
-            profile_seconds: opts.profile_seconds,
+            perf: sampling.perf_turn.is_some(),
+            profile_seconds: sampling.profile_seconds,
             totals: None,
             errors: Vec::new(),
         };
         let out = File::create(dir.join(METRICS_FILE)).map(BufWriter::new);
         let (tx, rx) = mpsc::channel();
-        let worker = Worker {
+        let state = SamplerState {
             probe,
             conn: conn.ok(),
-            tables: opts.tables(),
+            tables: sampling.tables.clone(),
             data_paths: storage.data_paths.clone(),
             storage_na: storage.na.clone(),
             dir: dir.to_path_buf(),
             out: out.map_err(|e| e.to_string()),
             errors: Vec::new(),
-            perf: opts
-                .perf
-                .then(|| Duration::from_secs_f64(opts.perf_interval_seconds)),
-            profile_seconds: opts.profile_seconds,
+            perf: sampling.perf_turn,
+            profile_seconds: sampling.profile_seconds,
             steps_begun: 0,
         };
         let thread = std::thread::Builder::new()
             .name("ibench-sampler".into())
-            .spawn(move || worker.run(&rx))
+            .spawn(move || state.run(&rx))
             .ok();
         Sampler {
             tx: thread.as_ref().map(|_| tx),
@@ -414,7 +423,9 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), String> {
     crate::results::write_json_atomic(path, value).map_err(|e| format!("{e:#}"))
 }
 
-struct Worker {
+/// What the sampler thread holds: what it reads each second, its connection to the database,
+/// where its files go, and the errors it met.
+struct SamplerState {
     probe: Probe,
     conn: Option<Box<dyn Conn>>,
     tables: Vec<String>,
@@ -439,7 +450,7 @@ struct Current {
     profile: Option<profile::ProfileRun>,
 }
 
-impl Worker {
+impl SamplerState {
     fn note(&mut self, e: String) {
         if self.errors.len() < 20 && !self.errors.contains(&e) {
             self.errors.push(e);
@@ -805,78 +816,6 @@ pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
         }),
         profile: raw.profile,
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Terminal table.
-
-/// The metrics of every step as a text table, with the reasons for any `n/a` listed below it.
-/// Empty when the run has no metrics.
-pub fn metrics_table(run: &RunRecord) -> String {
-    let steps: Vec<(&StepRecord, &StepMetrics)> = run
-        .steps
-        .iter()
-        .filter_map(|s| s.metrics.as_ref().map(|m| (s, m)))
-        .collect();
-    if steps.is_empty() {
-        return String::new();
-    }
-    let cols: Vec<&MetricDef> = METRICS.iter().filter(|d| d.shown.terminal).collect();
-    // One footnote per reason, naming every figure it holds for: `[1] wpi, wkbpi: no rows
-    // inserted in this step`.
-    let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
-    let mut out = String::from("\nserver efficiency per op (cpu in µs, sizes in GB, maxop in s)\n");
-    let w = steps
-        .iter()
-        .map(|(s, _)| s.name.to_string().chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(7);
-    let _ = write!(out, "{:<w$}", "step");
-    for d in &cols {
-        let _ = write!(out, " {:>8}", d.name);
-    }
-    out.push('\n');
-    for (s, m) in &steps {
-        let _ = write!(out, "{:<w$}", s.name.to_string());
-        for d in &cols {
-            let (name, decimals) = (d.name, d.decimals);
-            match &(d.get)(m) {
-                Metric::Value(v) => {
-                    let _ = write!(out, " {:>8}", format!("{v:.decimals$}"));
-                }
-                Metric::Na(r) => {
-                    let idx = match reasons.iter().position(|(x, _)| *x == *r) {
-                        Some(i) => i,
-                        None => {
-                            reasons.push((r.clone(), Vec::new()));
-                            reasons.len() - 1
-                        }
-                    };
-                    if !reasons[idx].1.contains(&name) {
-                        reasons[idx].1.push(name);
-                    }
-                    let _ = write!(out, " {:>8}", format!("n/a[{}]", idx + 1));
-                }
-            }
-        }
-        out.push('\n');
-    }
-    if let Some(info) = &run.metrics {
-        if info.server.na.as_deref() == Some(locate::EMBEDDED_NA) {
-            let _ = writeln!(
-                out,
-                "server: none: SQLite runs inside ibench, so its CPU is counted in ccpupq (the client's) and its memory in ibench's own"
-            );
-        } else {
-            let _ = writeln!(out, "server: {}", info.server.describe());
-        }
-        let _ = writeln!(out, "storage: {}", info.storage.describe());
-    }
-    for (i, (reason, names)) in reasons.iter().enumerate() {
-        let _ = writeln!(out, "[{}] {}: {reason}", i + 1, names.join(", "));
-    }
-    out
 }
 
 #[cfg(test)]

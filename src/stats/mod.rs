@@ -7,6 +7,7 @@
 //! per operation kind.
 
 pub mod convert;
+pub mod thousands;
 
 pub use convert::{
     count_f64, i64_f64, i64_u64, round_to_u64, round_to_usize, u64_i64, u64_usize, usize_f64,

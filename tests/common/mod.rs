@@ -105,7 +105,7 @@ pub fn small_options(url: &str, tag: &str) -> RunOptions {
 
 /// Run and return the record read back from disk (not the in-memory copy).
 pub fn run_and_read(opts: RunOptions) -> (RunRecord, PathBuf) {
-    let outcome = ibench::runner::run(opts, vec!["test".into()])
+    let outcome = ibench::runner::run(opts, vec!["test".into()], &mut |_| {})
         .unwrap_or_else(|e| panic!("run failed: {e:#}"));
     let on_disk = results::read_run(&outcome.dir).expect("run.json reads back");
     (on_disk, outcome.dir)

@@ -1,0 +1,157 @@
+//! The steps of a run in sequence: the precheck that every step finds the tables and indexes
+//! it needs, then each step in turn, its record handed to the caller and written into
+//! `run.json` as it ends (a failed step's record too).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::bail;
+
+use crate::backend::{Conn, Driver};
+use crate::results::{self, RunRecord, Status, StepRecord, TimelineWriter};
+use crate::sampler::{self, Sampler};
+use crate::workload::plan::{Needs, StepPlan};
+
+use super::shape::RunShape;
+use super::step::run_step;
+use super::stop;
+use super::tables::TableState;
+
+pub(super) fn run_steps(
+    shape: &RunShape,
+    driver: &dyn Driver,
+    timeline: &mut TimelineWriter,
+    run_file: &Path,
+    record: &mut RunRecord,
+    (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
+    on_step: &mut dyn FnMut(&StepRecord),
+) -> anyhow::Result<()> {
+    // Ctrl-C while the first connection logs in is the interruption, not a failure.
+    let mut admin = match driver.connect() {
+        Err(_) if stop::interrupted() => return Ok(()),
+        other => other?,
+    };
+    match precheck(&shape.steps, &shape.tables, admin.as_mut()) {
+        Err(_) if stop::interrupted() => return Ok(()),
+        other => other?,
+    }
+    let mut state = TableState::default();
+    for (ordinal, plan) in shape.steps.iter().enumerate() {
+        if stop::interrupted() {
+            break;
+        }
+        let step = plan.step;
+        let step_record = run_step(
+            shape,
+            driver,
+            admin.as_mut(),
+            &mut state,
+            timeline,
+            plan,
+            u32::try_from(ordinal).unwrap_or(u32::MAX),
+            (sampler, prober),
+        );
+        let step_record = match step_record {
+            Ok(r) => r,
+            // Stopped during its setup: nothing of the step ran.
+            Err(_) if stop::interrupted() => {
+                let mut r = failed_step(plan, shape.workers.clients, String::new());
+                r.status = Status::Interrupted;
+                r.error = None;
+                r
+            }
+            Err(e) => failed_step(plan, shape.workers.clients, format!("{e:#}")),
+        };
+        let failed = step_record.status == Status::Failed;
+        let error = step_record.error.clone();
+        on_step(&step_record);
+        record.steps.push(step_record);
+        if let Some(p) = record.host_probe.as_mut() {
+            p.median = results::probe::median_probe(&results::probe::run_probes(&record.steps));
+        }
+        results::write_json_atomic(run_file, record)?;
+        if failed {
+            bail!(
+                "step {step} failed: {}",
+                error.unwrap_or_else(|| "unknown error".into())
+            );
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn failed_step(plan: &StepPlan, clients: u32, error: String) -> StepRecord {
+    let now = results::now_rfc3339();
+    StepRecord {
+        name: plan.step,
+        status: Status::Failed,
+        error: Some(error),
+        started_at: now.clone(),
+        ended_at: now,
+        seconds: 0.0,
+        clients,
+        throughput: 0.0,
+        throughput_unit: plan.throughput.unit(),
+        main_op: Some(plan.throughput.kind()),
+        ops: BTreeMap::new(),
+        rate_p50: None,
+        rate_p1low: None,
+        client_cpu_seconds: 0.0,
+        client_cpu_us_per_op: None,
+        sla: None,
+        settle: None,
+        integrity: None,
+        metrics: None,
+        check_failures: Vec::new(),
+        host_probe: None,
+    }
+}
+
+/// Before anything runs: every step finds the tables and indexes it needs, either made by an
+/// earlier step of this run or already there.
+fn precheck(plans: &[StepPlan], tables: &[String], conn: &mut dyn Conn) -> anyhow::Result<()> {
+    let mut tables_made = false;
+    let mut indexes: Option<bool> = None;
+    for plan in plans {
+        let step = plan.step;
+        if plan.creates_tables {
+            tables_made = true;
+            indexes = Some(false);
+            continue;
+        }
+        if !tables_made {
+            for t in tables {
+                stop::check_interrupted()?;
+                if conn.count_rows(t).is_err() {
+                    let first = if step.is_micro() { "m.load" } else { "l.i0" };
+                    bail!(
+                        "step {step} needs table {t}, which does not exist: run {first} first (add it to --steps)"
+                    );
+                }
+            }
+            tables_made = true;
+        }
+        let have = match indexes {
+            Some(h) => h,
+            None => {
+                let mut all = true;
+                for t in tables {
+                    stop::check_interrupted()?;
+                    all &= conn.has_secondary_indexes(t)?;
+                }
+                all
+            }
+        };
+        match plan.needs {
+            Needs::TablesWithoutIndexes if have => bail!(
+                "step {step} would create the secondary indexes, but they exist already: run l.i0 first to recreate the tables (--steps)"
+            ),
+            Needs::TablesWithIndexes if !have => bail!(
+                "step {step} needs the secondary indexes: run l.x before it (add it to --steps)"
+            ),
+            _ => {}
+        }
+        indexes = Some(have || plan.creates_indexes);
+    }
+    Ok(())
+}

@@ -1,0 +1,268 @@
+//! One step, from its plan to its record: its tables set up, its connections opened and
+//! driven between the sampler's readings and the host probes, its figures merged, its SLA
+//! verdict, its checks.
+
+use std::collections::BTreeMap;
+
+use crate::backend::{Conn, Driver};
+use crate::results::{self, CheckKind, OpRecord, SlaRecord, StepRecord, TimelineWriter};
+use crate::sampler::procfs::process_cpu_seconds;
+use crate::sampler::{self, Sampler};
+use crate::stats::convert::{count_f64, usize_f64};
+use crate::stats::{self, LatencySummary, OpKind};
+use crate::workload::plan::{StepPlan, Throughput};
+use crate::workload::steps::StepName;
+
+use super::checks::{Checks, check_failure};
+use super::connections::{StepConnections, plan_connections};
+use super::monitor::{self, ProgressMode};
+use super::shape::RunShape;
+use super::tables::{TableState, prepare_tables};
+use super::threads::{Driven, Finished, drive};
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_step(
+    shape: &RunShape,
+    driver: &dyn Driver,
+    admin: &mut dyn Conn,
+    state: &mut TableState,
+    timeline: &mut TimelineWriter,
+    plan: &StepPlan,
+    ordinal: u32,
+    (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
+) -> anyhow::Result<StepRecord> {
+    let (step, mode) = (plan.step, shape.progress);
+    prepare_tables(&shape.tables, &shape.table_options, admin, state, plan)?;
+    let rows_before = state.expected_rows.clone();
+    let connections = plan_connections(shape, driver, admin, state, plan, ordinal)?;
+    let Probed {
+        driven,
+        cpu_seconds,
+        mut sampled,
+        host_probe,
+    } = drive_probed(
+        connections,
+        step,
+        ordinal,
+        timeline,
+        mode,
+        (sampler, prober),
+    );
+
+    let (status, error) = driven.status();
+    book_rows(state, plan, &driven.finished);
+
+    let seconds = driven.seconds;
+    let merged = stats::merge(driven.finished.into_iter().map(|f| f.recorder));
+    let ops = op_records(&merged, seconds, plan.sla_target_rows_per_sec);
+    let (main_ops, per_second_of_main) = main_figures(plan.throughput, &merged, &driven.seen);
+    let rates = stats::rate_percentiles(&per_second_of_main);
+    // Each perf group's counts per operation of its own intervals.
+    if let Some(p) = sampled.as_mut().and_then(|s| s.perf.as_mut()) {
+        p.count_ops(&per_second_of_main, main_ops, seconds);
+    }
+    let sla = step_sla(plan, &merged, seconds, &driven.seen);
+    let checks = Checks {
+        shape,
+        driver,
+        plan,
+        status,
+        rows_before: &rows_before,
+    };
+    let (settle, integrity, mut check_failures) = checks.run(admin, state);
+    if let Some(e) = sampled.as_ref().and_then(|s| s.stats_failure.clone()) {
+        check_failures.push(check_failure(CheckKind::Statistics, e));
+    }
+
+    let mut record = StepRecord {
+        name: step,
+        status,
+        error,
+        started_at: results::rfc3339(driven.started_at),
+        ended_at: results::rfc3339(driven.ended_at),
+        seconds,
+        clients: shape.workers.clients,
+        throughput: count_f64(main_ops) / seconds,
+        throughput_unit: plan.throughput.unit(),
+        main_op: Some(plan.throughput.kind()),
+        ops,
+        rate_p50: rates.map(|r| r.0),
+        rate_p1low: rates.map(|r| r.1),
+        client_cpu_seconds: cpu_seconds,
+        client_cpu_us_per_op: (main_ops > 0).then(|| cpu_seconds * 1e6 / count_f64(main_ops)),
+        sla,
+        settle,
+        integrity,
+        metrics: None,
+        check_failures,
+        host_probe,
+    };
+    record.metrics = Some(sampler::step_metrics(&record, sampled));
+    Ok(record)
+}
+
+/// A step's measured part and what was read around it.
+pub(super) struct Probed {
+    pub(super) driven: Driven,
+    /// ibench's own CPU over the measured part.
+    pub(super) cpu_seconds: f64,
+    pub(super) sampled: Option<sampler::StepRaw>,
+    pub(super) host_probe: Option<crate::results::probe::StepHost>,
+}
+
+/// Drive the step's connections between the sampler's begin and end and the host probes
+/// before and after (the probe runs outside the measured part and its sampler interval).
+pub(super) fn drive_probed(
+    connections: StepConnections,
+    step: StepName,
+    ordinal: u32,
+    timeline: &mut TimelineWriter,
+    mode: ProgressMode,
+    (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
+) -> Probed {
+    let probe_before = prober.map(sampler::host_probe::HostProber::run);
+    let ticks_before = sampler::host_probe::cpu_ticks();
+    sampler.begin_step(step);
+    let cpu_before = process_cpu_seconds();
+    let driven = drive(connections, step, timeline, mode);
+    let cpu_seconds = process_cpu_seconds() - cpu_before;
+    let sampled = sampler.end_step(step, ordinal);
+    let ticks_after = sampler::host_probe::cpu_ticks();
+    let host_probe = prober.map(|p| {
+        sampler::host_probe::step_host(probe_before, Some(p.run()), (ticks_before, ticks_after))
+    });
+    Probed {
+        driven,
+        cpu_seconds,
+        sampled,
+        host_probe,
+    }
+}
+
+/// Table bookkeeping after a step: the rows each table should now hold, each client's next
+/// id, the rows loaded.
+pub(super) fn book_rows(state: &mut TableState, plan: &StepPlan, finished: &[Finished]) {
+    for f in finished {
+        if let Some(id) = f.worker.next_client_id() {
+            state.next_client_id.insert(f.client, id);
+        }
+        let rows = f.recorder.rows;
+        let entry = state.expected_rows.entry(f.table.clone()).or_insert(0);
+        match f.recorder.kind {
+            OpKind::Insert => *entry += rows,
+            OpKind::Delete => *entry = entry.saturating_sub(rows),
+            _ => {}
+        }
+        if plan.creates_tables {
+            state.loaded_rows += rows;
+        }
+    }
+}
+
+/// The step's main figure (rows or operations of its main op kind) and its per-second series.
+pub(super) fn main_figures(
+    throughput: Throughput,
+    merged: &BTreeMap<OpKind, stats::MergedOps>,
+    seen: &monitor::Seconds,
+) -> (u64, Vec<u64>) {
+    let main = merged.get(&throughput.kind());
+    match throughput {
+        Throughput::Ops(k) => (main.map_or(0, |m| m.ops), series(seen, k, |c| c.ops)),
+        Throughput::RowsOnce(_) => (main.map_or(0, |m| m.rows), Vec::new()),
+        Throughput::Rows(k) => (main.map_or(0, |m| m.rows), series(seen, k, |c| c.rows)),
+    }
+}
+
+/// The step's figures per op kind; paced writers carry the step's target rate.
+pub(super) fn op_records(
+    merged: &BTreeMap<OpKind, stats::MergedOps>,
+    seconds: f64,
+    target_rows_per_sec: Option<f64>,
+) -> BTreeMap<String, OpRecord> {
+    merged
+        .iter()
+        .map(|(kind, m)| {
+            let paced = matches!(kind, OpKind::Insert | OpKind::Delete);
+            (
+                kind.name().to_string(),
+                OpRecord {
+                    ops: m.ops,
+                    rows: m.rows,
+                    retries: m.retries,
+                    short_statements: m.short_statements,
+                    connection_cpu_seconds: m.thread_cpu_seconds,
+                    ops_per_sec: count_f64(m.ops) / seconds,
+                    rows_per_sec: count_f64(m.rows) / seconds,
+                    target_rows_per_sec: if paced { target_rows_per_sec } else { None },
+                    latency_us: LatencySummary::of(&m.latency),
+                    service_us: LatencySummary::of(&m.service),
+                    latency_histogram_us: stats::histogram_counts(&m.latency),
+                },
+            )
+        })
+        .collect()
+}
+
+/// The step's SLA verdict on its inserts, when its plan has a target.
+pub(super) fn step_sla(
+    plan: &StepPlan,
+    merged: &BTreeMap<OpKind, stats::MergedOps>,
+    seconds: f64,
+    seen: &monitor::Seconds,
+) -> Option<SlaRecord> {
+    plan.sla_target_rows_per_sec.map(|target| {
+        let inserted = merged.get(&OpKind::Insert).map_or(0, |m| m.rows);
+        sla_verdict(
+            target,
+            count_f64(inserted) / seconds,
+            &series(seen, OpKind::Insert, |c| c.rows),
+        )
+    })
+}
+
+/// The SLA verdict of a query step (spec section 4) from the achieved background insert rate
+/// and the rows inserted in each whole second.
+pub(super) fn sla_verdict(target: f64, achieved: f64, per_second_rows: &[u64]) -> SlaRecord {
+    let below = per_second_rows
+        .iter()
+        .filter(|&&r| count_f64(r) < 0.95 * target)
+        .count();
+    SlaRecord {
+        target_rows_per_sec: target,
+        achieved_rows_per_sec: achieved,
+        passed: achieved >= 0.95 * target,
+        share_of_seconds_below_95pct: if per_second_rows.is_empty() {
+            0.0
+        } else {
+            usize_f64(below) / usize_f64(per_second_rows.len())
+        },
+    }
+}
+
+pub(super) fn series(
+    seen: &monitor::Seconds,
+    kind: OpKind,
+    f: impl Fn(&stats::SecondCounts) -> u64,
+) -> Vec<u64> {
+    seen.per_kind
+        .get(&kind)
+        .map(|v| v.iter().map(f).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sla_verdict_uses_95_percent_of_the_target() {
+        let v = sla_verdict(1000.0, 950.0, &[1000, 900, 1000, 949]);
+        assert!(v.passed);
+        assert_eq!(v.share_of_seconds_below_95pct, 0.5);
+        assert!(!sla_verdict(1000.0, 949.9, &[]).passed);
+        assert_eq!(
+            sla_verdict(100.0, 100.0, &[]).share_of_seconds_below_95pct,
+            0.0
+        );
+    }
+}
