@@ -135,27 +135,36 @@ fn starts_a_parameter_before(text: &str) -> bool {
 /// parameter) with `***`. The userinfo ends at the last `@` that is not inside the query
 /// ([`UrlParts::parse`]), so a password holding `/`, `@` or a raw `?` is masked whole.
 pub fn redact_url(url: &str) -> String {
-    let Some(u) = UrlParts::parse(url) else {
+    match UrlParts::parse(url) {
+        Some(u) => u.redacted(),
         // Not a URL: maybe a libpq key/value string (`host=... password=SECRET`).
-        return redact_key_value(url);
-    };
-    let userinfo = match u.password() {
-        Some(_) => Some(format!("{}:***", u.user())),
-        None => u.userinfo.map(str::to_string),
-    };
-    let params: Vec<String> = u
-        .params()
-        .map(|(k, v)| {
-            if k.eq_ignore_ascii_case("password") {
-                format!("{k}=***")
-            } else if v.is_empty() && !u.query.is_some_and(|q| q.contains(&format!("{k}="))) {
-                k.to_string()
-            } else {
-                format!("{k}={v}")
-            }
-        })
-        .collect();
-    u.join(userinfo.as_deref(), &params)
+        None => redact_key_value(url),
+    }
+}
+
+impl UrlParts<'_> {
+    /// The URL with its password (in the userinfo or a `password=` parameter) as `***`.
+    pub fn redacted(&self) -> String {
+        let userinfo = match self.password() {
+            Some(_) => Some(format!("{}:***", self.user())),
+            None => self.userinfo.map(str::to_string),
+        };
+        let params: Vec<String> = self
+            .params()
+            .map(|(k, v)| {
+                if k.eq_ignore_ascii_case("password") {
+                    format!("{k}=***")
+                } else if v.is_empty()
+                    && !self.query.is_some_and(|q| q.contains(&format!("{k}=")))
+                {
+                    k.to_string()
+                } else {
+                    format!("{k}={v}")
+                }
+            })
+            .collect();
+        self.join(userinfo.as_deref(), &params)
+    }
 }
 
 /// A libpq-style key/value string with its `password=` value masked: `password=SECRET` and

@@ -8,8 +8,8 @@ use crate::backend::DriverOptions;
 use crate::results::options::RunOptions;
 use crate::results::options::TableOptions;
 use crate::sampler::Sampling;
-use crate::sampler::locate::{ServerClaim, url_host};
-use crate::url::redact_url;
+use crate::sampler::locate::ServerClaim;
+use crate::url::{UrlParts, redact_url};
 use crate::workload::RowShape;
 use crate::workload::plan::StepPlan;
 
@@ -53,12 +53,16 @@ pub struct Target {
 }
 
 impl Target {
-    /// The target at `url`.
+    /// The target at `url`, its text read once for both the redacted form and the host.
     pub fn of(url: &str) -> Target {
+        let (redacted_url, host) = match UrlParts::parse(url) {
+            Some(u) => (u.redacted(), u.first_host()),
+            None => (redact_url(url), String::new()),
+        };
         Target {
             url: url.to_string(),
-            redacted_url: redact_url(url),
-            host: url_host(url),
+            redacted_url,
+            host,
         }
     }
 
