@@ -15,7 +15,7 @@ use ibench::stats::convert::count_f64;
 use std::path::PathBuf;
 use std::process::Command;
 
-use ibench::report::compare::{Colour, Comparison, compare};
+use ibench::report::compare::{CellNote, Colour, Comparison, compare};
 use ibench::report::load::load_runs;
 
 use Colour::{Green as G, Grey as Y, None as N, Red as R};
@@ -102,8 +102,8 @@ fn absolute_table_values_and_colours_match_the_hand_computed_ones() {
     assert_eq!(colours(t, 0), [G, G, G, G, G, G, G, N]);
     assert_eq!(colours(t, 1), [R, G, G, G, R, R, R, N]);
     assert_eq!(colours(t, 2), [R, R, R, R, R, R, Y, Y]);
-    assert_eq!(t.rows[1].cells[7].note.as_deref(), Some("missing"));
-    assert_eq!(t.rows[2].cells[6].note.as_deref(), Some("SLA failed"));
+    assert_eq!(t.rows[1].cells[7].note, Some(CellNote::Missing));
+    assert_eq!(t.rows[2].cells[6].note, Some(CellNote::SlaFailed));
 }
 
 #[test]
@@ -157,10 +157,7 @@ fn relative_table_divides_by_the_base_and_colours_by_the_thresholds() {
         0.0001
     ));
     assert_eq!(cmp.relative.rows[0].cells[0].colour, G);
-    assert_eq!(
-        cmp.relative.rows[0].cells[7].note.as_deref(),
-        Some("no base")
-    );
+    assert_eq!(cmp.relative.rows[0].cells[7].note, Some(CellNote::NoBase));
 }
 
 #[test]
@@ -181,7 +178,7 @@ fn background_table_marks_rates_below_95_percent_and_ends_with_the_targets() {
     assert_eq!(colours(t, 0), [N, N, N, N]);
     assert_eq!(colours(t, 1), [N, N, N, N]);
     assert_eq!(colours(t, 2), [N, N, R, R]);
-    assert_eq!(t.rows[1].cells[3].note.as_deref(), Some("missing"));
+    assert_eq!(t.rows[1].cells[3].note, Some(CellNote::Missing));
 }
 
 #[test]
@@ -668,15 +665,15 @@ fn query_steps_after_an_unsettled_settle_are_noted() {
     });
     let dirs = [fixture("sqlite-base"), unsettled];
     let cmp = comparison(&dirs, None);
-    let notes: Vec<Option<&str>> = cmp.absolute.rows[1]
+    let notes: Vec<Option<&CellNote>> = cmp.absolute.rows[1]
         .cells
         .iter()
-        .map(|c| c.note.as_deref())
+        .map(|c| c.note.as_ref())
         .collect();
     let step = |name: &str| cmp.steps.iter().position(|s| s == name).unwrap();
     assert_eq!(notes[step("l.i2")], None);
     for q in ["qr100", "qp100", "qr1000"] {
-        assert_eq!(notes[step(q)], Some("unsettled start"), "{q}");
+        assert_eq!(notes[step(q)], Some(&CellNote::UnsettledStart), "{q}");
     }
     let line = cmp
         .problems

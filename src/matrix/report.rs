@@ -402,7 +402,7 @@ fn mark_within_base_spread(cmp: &mut compare::Comparison, spreads: &[Spread], ru
             if *med > 0.0 && r >= min / med && r <= max / med && cell.colour != Colour::Grey {
                 cell.colour = Colour::Grey;
                 if cell.note.is_none() {
-                    cell.note = Some("within base spread".into());
+                    cell.note = Some(compare::CellNote::WithinBaseSpread);
                 }
             }
         }

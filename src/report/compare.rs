@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::load::LoadedRun;
 use crate::results::metrics::{METRICS, Metric, ProfileRecord};
-use crate::results::{Status, StepRecord};
+use crate::results::{CheckKind, Status, StepRecord};
 use crate::stats::OpKind;
 use crate::workload::steps::StepName;
 
@@ -34,17 +34,87 @@ pub struct Cell {
     pub value: Option<f64>,
     /// Its highlight.
     pub colour: Colour,
-    /// Why it is grey or missing: `SLA failed`, `missing`, `failed`, `interrupted`.
-    pub note: Option<String>,
+    /// Why it is grey, marked or missing.
+    pub note: Option<CellNote>,
 }
 
 impl Cell {
-    fn missing(note: &str) -> Cell {
+    fn missing(note: CellNote) -> Cell {
         Cell {
             value: None,
             colour: Colour::None,
-            note: Some(note.to_string()),
+            note: Some(note),
         }
+    }
+}
+
+/// Why a cell is grey, marked or missing. Every format and the JSON write it as its text
+/// (`SLA failed`, `check failed: integrity`, `host-affected: steal 12% of the CPU time`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CellNote {
+    /// The run lacks the step: `missing`.
+    Missing,
+    /// The base lacks the step, or its figure is 0: `no base`.
+    NoBase,
+    /// The figure was not measured: `n/a`.
+    NotMeasured,
+    /// The step failed its background-insert SLA: `SLA failed`.
+    SlaFailed,
+    /// The step did not complete (failed, interrupted, or still running when the run ended):
+    /// its figure covers only the part that ran. Never [`Status::Completed`].
+    Unfinished(Status),
+    /// Checks after the step failed (the figure is as measured): `check failed: integrity`.
+    CheckFailed(Vec<CheckKind>),
+    /// The step started from an unsettled server (the settle phase before it ran out of its
+    /// budget with work left; not a failure, the figure is as measured): `unsettled start`.
+    UnsettledStart,
+    /// The host may have moved the figure (`report::host`): `host-affected: ` and the reasons.
+    HostAffected(Vec<String>),
+    /// A relative figure inside the base's spread over repeats (a matrix report):
+    /// `within base spread`.
+    WithinBaseSpread,
+}
+
+impl CellNote {
+    /// Whether a cell with a figure and this note needs a mark: the figure covers only part of
+    /// its step, or a check after the step failed.
+    pub fn is_partial(&self) -> bool {
+        matches!(self, CellNote::Unfinished(_) | CellNote::CheckFailed(_))
+    }
+}
+
+impl std::fmt::Display for CellNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CellNote::Missing => f.write_str("missing"),
+            CellNote::NoBase => f.write_str("no base"),
+            CellNote::NotMeasured => f.write_str("n/a"),
+            CellNote::SlaFailed => f.write_str("SLA failed"),
+            CellNote::Unfinished(status) => f.write_str(status_text(*status)),
+            CellNote::CheckFailed(kinds) => {
+                let kinds: Vec<String> = kinds.iter().map(ToString::to_string).collect();
+                write!(f, "{CHECK_FAILED}: {}", kinds.join(", "))
+            }
+            CellNote::UnsettledStart => f.write_str("unsettled start"),
+            CellNote::HostAffected(reasons) => write!(f, "host-affected: {}", reasons.join("; ")),
+            CellNote::WithinBaseSpread => f.write_str("within base spread"),
+        }
+    }
+}
+
+impl Serialize for CellNote {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A step status as a cell note writes it.
+fn status_text(status: Status) -> &'static str {
+    match status {
+        Status::Completed => "completed",
+        Status::Interrupted => "interrupted",
+        Status::Failed => "failed",
+        Status::Running => "running",
     }
 }
 
@@ -274,7 +344,7 @@ pub fn transpose(t: &Table, labels: &[String]) -> Table {
                         r.cells
                             .get(j)
                             .cloned()
-                            .unwrap_or_else(|| Cell::missing("missing"))
+                            .unwrap_or_else(|| Cell::missing(CellNote::Missing))
                     })
                     .collect(),
             })
@@ -310,7 +380,7 @@ fn micro_view(
                             Cell {
                                 value,
                                 colour: Colour::None,
-                                note: value.is_none().then(|| "n/a".to_string()),
+                                note: value.is_none().then_some(CellNote::NotMeasured),
                             }
                         })
                         .collect(),
@@ -393,39 +463,23 @@ fn sla_failed(s: &StepRecord) -> bool {
     s.sla.as_ref().is_some_and(|x| !x.passed)
 }
 
-fn status_note(s: &StepRecord) -> Option<String> {
-    match s.status {
-        Status::Completed => None,
-        Status::Interrupted => Some("interrupted".into()),
-        Status::Failed => Some("failed".into()),
-        Status::Running => Some("running".into()),
-    }
+fn status_note(s: &StepRecord) -> Option<CellNote> {
+    (s.status != Status::Completed).then_some(CellNote::Unfinished(s.status))
 }
 
 /// The note of a figure whose step's checks failed: `check failed: integrity`.
-fn check_note(s: &StepRecord) -> Option<String> {
-    let kinds: BTreeSet<String> = s
-        .check_failures
-        .iter()
-        .map(|f| f.kind.to_string())
-        .collect();
-    (!kinds.is_empty()).then(|| {
-        format!(
-            "{CHECK_FAILED}: {}",
-            kinds.into_iter().collect::<Vec<_>>().join(", ")
-        )
-    })
+fn check_note(s: &StepRecord) -> Option<CellNote> {
+    let mut kinds: Vec<CheckKind> = s.check_failures.iter().map(|f| f.kind).collect();
+    kinds.sort_by_key(ToString::to_string);
+    kinds.dedup();
+    (!kinds.is_empty()).then_some(CellNote::CheckFailed(kinds))
 }
 
 /// The start of the note of a figure whose step's checks failed.
-pub const CHECK_FAILED: &str = "check failed";
+const CHECK_FAILED: &str = "check failed";
 
-/// The note of a figure whose step started from an unsettled server: the settle phase
-/// before it ran out of its budget with work left (not a failure; the figure is as measured).
-pub const UNSETTLED_START: &str = "unsettled start";
-
-/// [`UNSETTLED_START`] when the run's `step` started from an unsettled server.
-fn unsettled_note(run: &LoadedRun, step: &str) -> Option<String> {
+/// [`CellNote::UnsettledStart`] when the run's `step` started from an unsettled server.
+fn unsettled_note(run: &LoadedRun, step: &str) -> Option<CellNote> {
     let i = run
         .record
         .steps
@@ -433,7 +487,7 @@ fn unsettled_note(run: &LoadedRun, step: &str) -> Option<String> {
         .position(|s| s.name.to_string() == step)?;
     run.record
         .unsettled_before(i)
-        .map(|_| UNSETTLED_START.to_string())
+        .map(|_| CellNote::UnsettledStart)
 }
 
 /// One line per settle phase that ran out of its budget, naming what it left and the steps
@@ -456,8 +510,9 @@ fn unsettled_lines(runs: &[LoadedRun]) -> Vec<String> {
                 String::new()
             } else {
                 format!(
-                    "; {} started from an unsettled server (their figures are as measured, noted {UNSETTLED_START})",
-                    after.join(", ")
+                    "; {} started from an unsettled server (their figures are as measured, noted {})",
+                    after.join(", "),
+                    CellNote::UnsettledStart
                 )
             };
             lines.push(format!(
@@ -542,12 +597,9 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
     cmp
 }
 
-/// The note of a cell whose step the host may have moved (the reasons follow it).
-pub const HOST_AFFECTED: &str = "host-affected";
-
 /// Grey the relative cells of host-affected steps (never painted as a DBMS change) and note
-/// why, unless the cell already carries a note (an [`UNSETTLED_START`] gives way: the notes
-/// list those steps anyway).
+/// why, unless the cell already carries a note (a [`CellNote::UnsettledStart`] gives way: the
+/// notes list those steps anyway).
 fn mark_host_affected(relative: &mut Table, host: &super::host::HostView) {
     for row in &mut relative.rows {
         for (cell, step) in row.cells.iter_mut().zip(&relative.columns) {
@@ -558,8 +610,8 @@ fn mark_host_affected(relative: &mut Table, host: &super::host::HostView) {
                 continue;
             }
             cell.colour = Colour::Grey;
-            if cell.note.is_none() || cell.note.as_deref() == Some(UNSETTLED_START) {
-                cell.note = Some(format!("{HOST_AFFECTED}: {}", flag.reasons.join("; ")));
+            if matches!(cell.note, None | Some(CellNote::UnsettledStart)) {
+                cell.note = Some(CellNote::HostAffected(flag.reasons.clone()));
             }
         }
     }
@@ -567,10 +619,7 @@ fn mark_host_affected(relative: &mut Table, host: &super::host::HostView) {
 
 /// Whether a cell is marked host-affected.
 pub fn host_affected(c: &Cell) -> bool {
-    c.value.is_some()
-        && c.note
-            .as_deref()
-            .is_some_and(|n| n.starts_with(HOST_AFFECTED))
+    c.value.is_some() && matches!(c.note, Some(CellNote::HostAffected(_)))
 }
 
 impl Comparison {
@@ -860,12 +909,12 @@ fn absolute_table(runs: &[LoadedRun], steps: &[String]) -> (Table, Vec<Vec<Cell>
         let colours = absolute_colours(&values);
         for (i, s) in column.iter().enumerate() {
             abs_cells[i].push(match s {
-                None => Cell::missing("missing"),
+                None => Cell::missing(CellNote::Missing),
                 Some(s) => Cell {
                     value: Some(s.throughput),
                     colour: colours[i],
                     note: if sla_failed(s) {
-                        Some(SLA_FAILED.into())
+                        Some(CellNote::SlaFailed)
                     } else {
                         status_note(s)
                             .or_else(|| check_note(s))
@@ -916,8 +965,8 @@ fn relative_table(
                                 note: c.note.clone(),
                             }
                         }
-                        (None, _) => Cell::missing("missing"),
-                        _ => Cell::missing("no base"),
+                        (None, _) => Cell::missing(CellNote::Missing),
+                        _ => Cell::missing(CellNote::NoBase),
                     })
                     .collect(),
             })
@@ -950,7 +999,7 @@ fn background_table(
                     .enumerate()
                     .map(
                         |(j, step)| match find_step(r, step).and_then(|s| s.sla.as_ref()) {
-                            None => Cell::missing("missing"),
+                            None => Cell::missing(CellNote::Missing),
                             Some(sla) => {
                                 targets[j] = Some(sla.target_rows_per_sec);
                                 Cell {
@@ -959,7 +1008,7 @@ fn background_table(
                                         sla.achieved_rows_per_sec,
                                         sla.target_rows_per_sec,
                                     ),
-                                    note: (!sla.passed).then(|| SLA_FAILED.to_string()),
+                                    note: (!sla.passed).then_some(CellNote::SlaFailed),
                                 }
                             }
                         },
@@ -1042,9 +1091,6 @@ fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
     let (f, bf) = (flags(run)?, flags(base)?);
     (f != bf && family(run)? == family(base)?).then(|| format!("{f} vs the base's {bf}"))
 }
-
-/// The note of a cell whose step failed its background-insert SLA.
-pub const SLA_FAILED: &str = "SLA failed";
 
 fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
     let step = name.to_string();
@@ -1331,6 +1377,35 @@ mod tests {
         assert_eq!(short_keys(&names(&[&long, "b"])), ["r1", "r2"]);
         assert_eq!(short_keys(&names(&["SQLite base"])), ["SQLite base"]);
         assert_eq!(short_keys(&names(&[&long])), ["r1"]);
+    }
+
+    #[test]
+    fn cell_notes_serialise_to_their_text() {
+        let json = |n: CellNote| serde_json::to_string(&n).unwrap();
+        assert_eq!(json(CellNote::Missing), "\"missing\"");
+        assert_eq!(json(CellNote::NoBase), "\"no base\"");
+        assert_eq!(json(CellNote::NotMeasured), "\"n/a\"");
+        assert_eq!(json(CellNote::SlaFailed), "\"SLA failed\"");
+        assert_eq!(json(CellNote::Unfinished(Status::Failed)), "\"failed\"");
+        assert_eq!(
+            json(CellNote::Unfinished(Status::Interrupted)),
+            "\"interrupted\""
+        );
+        assert_eq!(
+            json(CellNote::CheckFailed(vec![
+                CheckKind::Integrity,
+                CheckKind::Settle
+            ])),
+            "\"check failed: integrity, settle\""
+        );
+        assert_eq!(json(CellNote::UnsettledStart), "\"unsettled start\"");
+        assert_eq!(
+            json(CellNote::HostAffected(vec!["a".into(), "b".into()])),
+            "\"host-affected: a; b\""
+        );
+        assert_eq!(json(CellNote::WithinBaseSpread), "\"within base spread\"");
+        assert!(CellNote::Unfinished(Status::Running).is_partial());
+        assert!(!CellNote::UnsettledStart.is_partial());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::compare::{
-    Cell, Colour, Comparison, MetricRow, MicroView, StepDetail, Table, micro_groups,
+    Cell, CellNote, Colour, Comparison, MetricRow, MicroView, StepDetail, Table, micro_groups,
 };
 use super::document::{Block, DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
@@ -143,10 +143,10 @@ fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
     DocCell {
         text: cell_text(c, ratio),
         colour: c.colour,
-        sla_failed: c.value.is_some() && c.note.as_deref() == Some(super::compare::SLA_FAILED),
-        partial: partial_note(c).map(str::to_string),
+        sla_failed: c.value.is_some() && c.note == Some(CellNote::SlaFailed),
+        partial: partial_note(c).map(ToString::to_string),
         missing: c.value.is_none(),
-        title: c.note.clone(),
+        title: c.note.as_ref().map(ToString::to_string),
         shade: None,
     }
 }
