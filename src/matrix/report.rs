@@ -20,6 +20,7 @@ use crate::report::diagnosis::NoiseBand;
 use crate::report::document::{Block, DocCell, DocRow, DocTable};
 use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
+use crate::workload::steps::StepName;
 
 /// One combination's spread over its repeats, per step.
 #[derive(Debug, Clone, Serialize)]
@@ -33,7 +34,7 @@ pub struct Spread {
     /// The repeat whose details (latency, charts, metrics) are shown.
     pub details_from: String,
     /// Per step: (step, median, min, max) throughput.
-    pub steps: Vec<(String, f64, f64, f64)>,
+    pub steps: Vec<(StepName, f64, f64, f64)>,
 }
 
 /// What `matrix report` wrote.
@@ -303,26 +304,25 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
         if repeats.is_empty() {
             continue;
         }
-        let mut steps: Vec<String> = Vec::new();
+        let mut steps: Vec<StepName> = Vec::new();
         for r in &repeats {
             for s in &r.record.steps {
-                let n = s.name.to_string();
-                if !steps.contains(&n) {
-                    steps.push(n);
+                if !steps.contains(&s.name) {
+                    steps.push(s.name);
                 }
             }
         }
         let mut per_step = Vec::new();
-        for step in &steps {
+        for &step in &steps {
             let mut v: Vec<f64> = repeats
                 .iter()
-                .filter_map(|r| r.record.steps.iter().find(|s| s.name.to_string() == *step))
+                .filter_map(|r| r.record.steps.iter().find(|s| s.name == step))
                 .map(|s| s.throughput)
                 .collect();
             let min = v.iter().copied().fold(f64::INFINITY, f64::min);
             let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let med = median(&mut v);
-            per_step.push((step.clone(), med, min, max));
+            per_step.push((step, med, min, max));
         }
         // The repeat closest to the medians (sum of |log ratio|).
         let distance = |r: &LoadedRun| -> f64 {
@@ -332,7 +332,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
                     r.record
                         .steps
                         .iter()
-                        .find(|s| s.name.to_string() == *step)
+                        .find(|s| s.name == *step)
                         .map(|s| {
                             if s.throughput > 0.0 && *med > 0.0 {
                                 (s.throughput / med).ln().abs()
@@ -351,7 +351,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
         let mut run = best.clone();
         run.label = run.record.label.clone();
         for s in &mut run.record.steps {
-            if let Some((_, med, _, _)) = per_step.iter().find(|(n, ..)| *n == s.name.to_string()) {
+            if let Some((_, med, _, _)) = per_step.iter().find(|(n, ..)| *n == s.name) {
                 s.throughput = *med;
             }
         }
@@ -378,10 +378,10 @@ fn mark_within_base_spread(cmp: &mut compare::Comparison, spreads: &[Spread], ru
     let Some(base) = spreads.get(cmp.base) else {
         return;
     };
-    let band_of = |step: &str| {
+    let band_of = |step: StepName| {
         base.steps
             .iter()
-            .find(|(n, ..)| n == step)
+            .find(|(n, ..)| *n == step)
             .filter(|(_, med, ..)| *med > 0.0)
             .map_or_else(NoiseBand::default_band, |(_, med, min, max)| NoiseBand {
                 low: min / med,
@@ -412,11 +412,11 @@ fn mark_within_base_spread(cmp: &mut compare::Comparison, spreads: &[Spread], ru
 /// The spread of each combination's throughput over its repeats, as report blocks: a table
 /// with a row per combination (by its key) and a column per step.
 fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
-    let mut columns: Vec<String> = Vec::new();
+    let mut columns: Vec<StepName> = Vec::new();
     for s in spreads {
         for (n, ..) in &s.steps {
             if !columns.contains(n) {
-                columns.push(n.clone());
+                columns.push(*n);
             }
         }
     }
@@ -460,7 +460,11 @@ fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
             anchor: None,
         },
         Block::Note("Throughput figures are medians over the repeats; a relative value is marked as a change only outside the base's spread (min-max). Latency, charts and server metrics come from the repeat closest to the medians.".into()),
-        Block::Table(DocTable::new("run", columns, rows)),
+        Block::Table(DocTable::new(
+            "run",
+            columns.iter().map(ToString::to_string).collect(),
+            rows,
+        )),
         Block::List(repeats),
     ]
 }

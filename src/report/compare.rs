@@ -118,20 +118,24 @@ fn status_text(status: Status) -> &'static str {
     }
 }
 
-/// A table: a row per run, a column per step.
+/// A table: a row per run (by label), a column per step; or, as [`StepRows`], a row per step
+/// and a column per run.
 #[derive(Clone, Debug, Serialize)]
-pub struct Table {
-    /// Column names (steps).
-    pub columns: Vec<String>,
-    /// Rows, one per run, in the order the runs were given.
-    pub rows: Vec<TableRow>,
+pub struct Table<Column = StepName, Row = String> {
+    /// Column names (steps, or the runs' labels).
+    pub columns: Vec<Column>,
+    /// Rows: one per run, in the order the runs were given (or one per step).
+    pub rows: Vec<TableRow<Row>>,
 }
 
-/// One run's row.
+/// A microbenchmark table: a row per step (in the published order), a column per run label.
+pub type StepRows = Table<String, StepName>;
+
+/// One row: a run's (by label) or a step's.
 #[derive(Clone, Debug, Serialize)]
-pub struct TableRow {
-    /// The run's label.
-    pub label: String,
+pub struct TableRow<Label = String> {
+    /// The run's label, or the step.
+    pub label: Label,
     /// One cell per column.
     pub cells: Vec<Cell>,
 }
@@ -175,7 +179,7 @@ pub struct MetricRow {
 #[derive(Clone, Debug, Serialize)]
 pub struct StepDetail {
     /// The step.
-    pub step: String,
+    pub step: StepName,
     /// Unit of the step's throughput.
     pub unit: String,
     /// Op kinds with a latency table, each with a row per run that has the step.
@@ -237,7 +241,7 @@ pub struct Comparison {
     /// Index of the base run.
     pub base: usize,
     /// Steps in canonical order (union over the runs).
-    pub steps: Vec<String>,
+    pub steps: Vec<StepName>,
     /// Absolute throughput.
     pub absolute: Table,
     /// Throughput relative to the base run.
@@ -290,11 +294,11 @@ pub struct FamilySummary {
 #[derive(Clone, Debug, Serialize)]
 pub struct MicroView {
     /// Operations per second (a scan: rows per second).
-    pub absolute: Table,
+    pub absolute: StepRows,
     /// Relative to the base.
-    pub relative: Table,
+    pub relative: StepRows,
     /// The server's efficiency per operation: (figure, meaning, table).
-    pub per_op: Vec<(String, String, Table)>,
+    pub per_op: Vec<(String, String, StepRows)>,
 }
 
 /// The report's title: what the runs are.
@@ -308,11 +312,10 @@ pub fn title(cmp: &Comparison) -> &'static str {
 
 /// A microbenchmark table cut into its published groups (`load`, `point queries`, `range
 /// queries`, `writes`), each with the rows of its microbenchmarks.
-pub fn micro_groups(t: &Table) -> Vec<(&'static str, Table)> {
-    let group_of = |label: &str| label.parse::<StepName>().map_or("load", StepName::family);
-    let mut out: Vec<(&'static str, Table)> = Vec::new();
+pub fn micro_groups(t: &StepRows) -> Vec<(&'static str, StepRows)> {
+    let mut out: Vec<(&'static str, StepRows)> = Vec::new();
     for row in &t.rows {
-        let g = group_of(&row.label);
+        let g = row.label.family();
         match out.last_mut() {
             Some((last, table)) if *last == g => table.rows.push(row.clone()),
             _ => out.push((
@@ -328,7 +331,7 @@ pub fn micro_groups(t: &Table) -> Vec<(&'static str, Table)> {
 }
 
 /// A table with its rows and columns swapped: steps become rows, runs columns.
-pub fn transpose(t: &Table, labels: &[String]) -> Table {
+pub fn transpose(t: &Table, labels: &[String]) -> StepRows {
     Table {
         columns: labels.to_vec(),
         rows: t
@@ -336,7 +339,7 @@ pub fn transpose(t: &Table, labels: &[String]) -> Table {
             .iter()
             .enumerate()
             .map(|(j, step)| TableRow {
-                label: step.clone(),
+                label: *step,
                 cells: t
                     .rows
                     .iter()
@@ -369,12 +372,12 @@ fn micro_view(
         .map(|(name, meaning, f)| {
             let rows = names
                 .iter()
-                .map(|step| TableRow {
-                    label: step.to_string(),
+                .map(|&step| TableRow {
+                    label: step,
                     cells: runs
                         .iter()
                         .map(|r| {
-                            let value = find_step(r, &step.to_string())
+                            let value = find_step(r, step)
                                 .and_then(|s| s.metrics.as_ref())
                                 .and_then(|m| f(m).value());
                             Cell {
@@ -455,8 +458,8 @@ pub fn background_colour(achieved: f64, target: f64) -> Colour {
     }
 }
 
-fn find_step<'a>(run: &'a LoadedRun, step: &str) -> Option<&'a StepRecord> {
-    run.record.steps.iter().find(|s| s.name.to_string() == step)
+fn find_step(run: &LoadedRun, step: StepName) -> Option<&StepRecord> {
+    run.record.steps.iter().find(|s| s.name == step)
 }
 
 fn sla_failed(s: &StepRecord) -> bool {
@@ -479,12 +482,8 @@ fn check_note(s: &StepRecord) -> Option<CellNote> {
 const CHECK_FAILED: &str = "check failed";
 
 /// [`CellNote::UnsettledStart`] when the run's `step` started from an unsettled server.
-fn unsettled_note(run: &LoadedRun, step: &str) -> Option<CellNote> {
-    let i = run
-        .record
-        .steps
-        .iter()
-        .position(|s| s.name.to_string() == step)?;
+fn unsettled_note(run: &LoadedRun, step: StepName) -> Option<CellNote> {
+    let i = run.record.steps.iter().position(|s| s.name == step)?;
     run.record
         .unsettled_before(i)
         .map(|_| CellNote::UnsettledStart)
@@ -558,20 +557,20 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
     let base_index = base_index(runs, base, &labels, &mut problems);
     problems.extend(check_failure_lines(runs));
     problems.extend(unsettled_lines(runs));
-    let (names, steps) = step_names(runs, &mut problems);
+    let steps = step_names(runs, &mut problems);
     let (absolute, abs_cells) = absolute_table(runs, &steps);
     let mut relative = relative_table(runs, &steps, &abs_cells, base_index);
     let host = super::host::host_view(runs, base_index, &steps);
     mark_host_affected(&mut relative, &host);
-    let (background, targets) = background_table(runs, &steps, &names);
-    let details = names
+    let (background, targets) = background_table(runs, &steps);
+    let details = steps
         .iter()
         .map(|&name| step_detail(runs, base_index, name))
         .collect();
     let diagnoses = diagnoses(runs, base_index, &steps, &|_| {
         super::diagnosis::NoiseBand::default_band()
     });
-    let micro = micro_view(runs, &names, &labels, &absolute, &relative);
+    let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
     let keys = short_keys(&labels);
     let run_rows = run_rows(runs, &keys);
     let mut cmp = Comparison {
@@ -603,7 +602,7 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
 fn mark_host_affected(relative: &mut Table, host: &super::host::HostView) {
     for row in &mut relative.rows {
         for (cell, step) in row.cells.iter_mut().zip(&relative.columns) {
-            let Some(flag) = host.flag(step, &row.label) else {
+            let Some(flag) = host.flag(*step, &row.label) else {
                 continue;
             };
             if cell.value.is_none() {
@@ -647,7 +646,7 @@ impl Comparison {
 
     /// Sum the diagnoses up per step family and run (again, after they changed).
     pub fn summarise(&mut self) {
-        let names: Vec<StepName> = self.steps.iter().filter_map(|s| s.parse().ok()).collect();
+        let names = &self.steps;
         let mut out = Vec::new();
         for (i, row) in self.relative.rows.iter().enumerate() {
             if i == self.base {
@@ -658,8 +657,7 @@ impl Comparison {
             let mut seen = BTreeSet::new();
             families.retain(|f| seen.insert(*f));
             for family in families {
-                let in_family =
-                    |step: &str| step.parse::<StepName>().is_ok_and(|n| n.family() == family);
+                let in_family = |step: &StepName| step.family() == family;
                 let rel: Vec<f64> = row
                     .cells
                     .iter()
@@ -860,9 +858,8 @@ fn base_index(
     }
 }
 
-/// Every step of any run, in step order (names and display names); a run that lacks some
-/// gets a problem line.
-fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> (Vec<StepName>, Vec<String>) {
+/// Every step of any run, in step order; a run that lacks some gets a problem line.
+fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> Vec<StepName> {
     let mut names: Vec<StepName> = Vec::new();
     let mut seen = BTreeSet::new();
     for s in runs.iter().flat_map(|r| r.record.steps.iter()) {
@@ -877,12 +874,11 @@ fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> (Vec<StepName>,
                 .to_string(),
         );
     }
-    let steps: Vec<String> = names.iter().map(ToString::to_string).collect();
     for run in runs {
-        let missing: Vec<&str> = steps
+        let missing: Vec<String> = names
             .iter()
-            .filter(|s| find_step(run, s).is_none())
-            .map(String::as_str)
+            .filter(|&&s| find_step(run, s).is_none())
+            .map(ToString::to_string)
             .collect();
         if !missing.is_empty() {
             problems.push(format!(
@@ -892,15 +888,14 @@ fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> (Vec<StepName>,
             ));
         }
     }
-
-    (names, steps)
+    names
 }
 
 /// The absolute throughput table, and its cells per run (the relative table divides them).
-fn absolute_table(runs: &[LoadedRun], steps: &[String]) -> (Table, Vec<Vec<Cell>>) {
+fn absolute_table(runs: &[LoadedRun], steps: &[StepName]) -> (Table, Vec<Vec<Cell>>) {
     // 1. Absolute throughput.
     let mut abs_cells: Vec<Vec<Cell>> = vec![Vec::new(); runs.len()];
-    for step in steps {
+    for &step in steps {
         let column: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, step)).collect();
         let values: Vec<Option<(f64, bool)>> = column
             .iter()
@@ -941,7 +936,7 @@ fn absolute_table(runs: &[LoadedRun], steps: &[String]) -> (Table, Vec<Vec<Cell>
 /// Each run's throughput divided by the base's, per step.
 fn relative_table(
     runs: &[LoadedRun],
-    steps: &[String],
+    steps: &[StepName],
     abs_cells: &[Vec<Cell>],
     base_index: usize,
 ) -> Table {
@@ -975,21 +970,16 @@ fn relative_table(
 }
 
 /// The background insert rates of the query steps, and their targets.
-fn background_table(
-    runs: &[LoadedRun],
-    steps: &[String],
-    names: &[StepName],
-) -> (Table, Vec<Option<f64>>) {
+fn background_table(runs: &[LoadedRun], steps: &[StepName]) -> (Table, Vec<Option<f64>>) {
     // 3. Background insert rates of the query steps.
-    let query_steps: Vec<&String> = steps
+    let query_steps: Vec<StepName> = steps
         .iter()
-        .zip(names)
-        .filter(|(_, n)| matches!(n, StepName::Query { .. }))
-        .map(|(s, _)| s)
+        .copied()
+        .filter(|n| matches!(n, StepName::Query { .. }))
         .collect();
     let mut targets = vec![None; query_steps.len()];
     let background = Table {
-        columns: query_steps.iter().map(|s| (*s).clone()).collect(),
+        columns: query_steps.clone(),
         rows: runs
             .iter()
             .map(|r| TableRow {
@@ -998,7 +988,7 @@ fn background_table(
                     .iter()
                     .enumerate()
                     .map(
-                        |(j, step)| match find_step(r, step).and_then(|s| s.sla.as_ref()) {
+                        |(j, &step)| match find_step(r, step).and_then(|s| s.sla.as_ref()) {
                             None => Cell::missing(CellNote::Missing),
                             Some(sla) => {
                                 targets[j] = Some(sla.target_rows_per_sec);
@@ -1046,12 +1036,12 @@ pub fn profile_line(p: &ProfileRecord, functions: usize) -> String {
 pub fn diagnoses(
     runs: &[LoadedRun],
     base: usize,
-    steps: &[String],
-    band_of: &dyn Fn(&str) -> super::diagnosis::NoiseBand,
+    steps: &[StepName],
+    band_of: &dyn Fn(StepName) -> super::diagnosis::NoiseBand,
 ) -> Vec<super::diagnosis::Diagnosis> {
     let mut out = Vec::new();
     let host = super::host::host_view(runs, base, steps);
-    for step in steps {
+    for &step in steps {
         let Some(b) = runs.get(base).and_then(|r| find_step(r, step)) else {
             continue;
         };
@@ -1093,8 +1083,7 @@ fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
 }
 
 fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
-    let step = name.to_string();
-    let records: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, &step)).collect();
+    let records: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, name)).collect();
     let main = records
         .iter()
         .flatten()
@@ -1124,7 +1113,7 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
         .collect();
     let (counters, counters_na) = counter_rows(&records, &row);
     StepDetail {
-        step,
+        step: name,
         unit: records
             .iter()
             .flatten()

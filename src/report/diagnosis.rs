@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::results::StepRecord;
 use crate::results::metrics::{METRICS, Metric};
+use crate::workload::steps::StepName;
 
 /// Default half-width of the noise band: relative throughputs within ±5% are not diagnosed,
 /// and a per-op figure must move by more than 5% to be named.
@@ -62,7 +63,7 @@ pub struct Mover {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Diagnosis {
     /// The step.
-    pub step: String,
+    pub step: StepName,
     /// The run's label.
     pub run: String,
     /// Its throughput relative to the base.
@@ -170,7 +171,7 @@ pub fn diagnose(
     }
     movers.sort_by(|a, b| b.share.total_cmp(&a.share));
     Some(Diagnosis {
-        step: step.name.to_string(),
+        step: step.name,
         run: run_label.to_string(),
         relative,
         movers,
