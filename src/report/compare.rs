@@ -462,6 +462,12 @@ fn find_step(run: &LoadedRun, step: StepName) -> Option<&StepRecord> {
     run.record.steps.iter().find(|s| s.name == step)
 }
 
+/// Whether a step ran writers in the background of its main operation (a query step's
+/// inserts and deletes): it recorded inserts while its throughput counts another op kind.
+fn has_background_writers(s: &StepRecord) -> bool {
+    s.main_op() != OpKind::Insert && s.ops.contains_key(OpKind::Insert.name())
+}
+
 fn sla_failed(s: &StepRecord) -> bool {
     s.sla.as_ref().is_some_and(|x| !x.passed)
 }
@@ -971,11 +977,15 @@ fn relative_table(
 
 /// The background insert rates of the query steps, and their targets.
 fn background_table(runs: &[LoadedRun], steps: &[StepName]) -> (Table, Vec<Option<f64>>) {
-    // 3. Background insert rates of the query steps.
+    // 3. Background insert rates of the steps with background writers (the query steps).
     let query_steps: Vec<StepName> = steps
         .iter()
         .copied()
-        .filter(|n| matches!(n, StepName::Query { .. }))
+        .filter(|&n| {
+            runs.iter()
+                .filter_map(|r| find_step(r, n))
+                .any(has_background_writers)
+        })
         .collect();
     let mut targets = vec![None; query_steps.len()];
     let background = Table {
@@ -1090,7 +1100,7 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
         .next()
         .map_or_else(|| name.main_op(), |s| s.main_op());
     let mut kinds = vec![main];
-    if matches!(name, StepName::Query { .. }) {
+    if records.iter().flatten().any(|s| has_background_writers(s)) {
         kinds.push(OpKind::Insert);
     }
     let latency = kinds
