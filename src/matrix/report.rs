@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use super::plan::{Plan, PlanGroup};
 use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
-use crate::report::compare::{self, Colour};
-use crate::report::diagnosis::NoiseBand;
+use crate::report::compare;
+use crate::report::diagnosis::{NoiseBand, StepBands};
 use crate::report::document::{Block, DocCell, DocRow, DocTable};
 use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
@@ -35,6 +35,26 @@ pub struct Spread {
     pub details_from: String,
     /// Per step: (step, median, min, max) throughput.
     pub steps: Vec<(StepName, f64, f64, f64)>,
+}
+
+impl Spread {
+    /// Each step's spread as a band around its median (min / median ..= max / median), for
+    /// the steps with a median above 0.
+    fn bands(&self) -> StepBands {
+        StepBands::new(
+            self.steps
+                .iter()
+                .filter(|(_, med, ..)| *med > 0.0)
+                .map(|&(step, med, min, max)| {
+                    let band = NoiseBand {
+                        low: min / med,
+                        high: max / med,
+                    };
+                    (step, band)
+                })
+                .collect(),
+        )
+    }
 }
 
 /// What `matrix report` wrote.
@@ -257,13 +277,17 @@ fn group_report(
         ));
     }
     let base_label = synth[base_index.unwrap_or(0)].label.clone();
-    let mut cmp = compare::compare(&synth, Some(&base_label), group_problems);
+    // With repeats, the base's spread is the noise band: a relative value is a change only
+    // outside it.
+    let bands: Vec<StepBands> = if plan.repeats > 1 {
+        spreads.iter().map(Spread::bands).collect()
+    } else {
+        Vec::new()
+    };
+    let mut cmp = compare::compare_with_spreads(&synth, Some(&base_label), group_problems, &bands);
     // Name the runs by their server and config names, less what they all share.
     let members: Vec<String> = spreads.iter().map(|s| s.member.replace('.', " ")).collect();
     cmp.set_keys(compare::short_keys(&members));
-    if plan.repeats > 1 {
-        mark_within_base_spread(&mut cmp, &spreads, &synth);
-    }
     let stem = format!("{}.{}", g.name, w);
     let mut files = Vec::new();
     for (format, ext) in [
@@ -370,43 +394,6 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
         synth.push(run);
     }
     (synth, spreads, problems)
-}
-
-/// Grey out relative values that lie inside the base's spread (min/median .. max/median), and
-/// diagnose only what lies outside it.
-fn mark_within_base_spread(cmp: &mut compare::Comparison, spreads: &[Spread], runs: &[LoadedRun]) {
-    let Some(base) = spreads.get(cmp.base) else {
-        return;
-    };
-    let band_of = |step: StepName| {
-        base.steps
-            .iter()
-            .find(|(n, ..)| *n == step)
-            .filter(|(_, med, ..)| *med > 0.0)
-            .map_or_else(NoiseBand::default_band, |(_, med, min, max)| NoiseBand {
-                low: min / med,
-                high: max / med,
-            })
-    };
-    cmp.diagnoses = compare::diagnoses(runs, cmp.base, &cmp.steps, &band_of);
-    cmp.summarise();
-    for (i, row) in cmp.relative.rows.iter_mut().enumerate() {
-        if i == cmp.base {
-            continue;
-        }
-        for (cell, step) in row.cells.iter_mut().zip(&cmp.relative.columns) {
-            let Some(r) = cell.value else { continue };
-            let Some((_, med, min, max)) = base.steps.iter().find(|(n, ..)| n == step) else {
-                continue;
-            };
-            if *med > 0.0 && r >= min / med && r <= max / med && cell.colour != Colour::Grey {
-                cell.colour = Colour::Grey;
-                if cell.note.is_none() {
-                    cell.note = Some(compare::CellNote::WithinBaseSpread);
-                }
-            }
-        }
-    }
 }
 
 /// The spread of each combination's throughput over its repeats, as report blocks: a table

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use super::diagnosis::StepBands;
 use super::load::LoadedRun;
 use crate::results::metrics::{METRICS, Metric, ProfileRecord};
 use crate::results::{CheckKind, Status, StepRecord};
@@ -557,10 +558,23 @@ fn check_failure_lines(runs: &[LoadedRun]) -> Vec<String> {
 }
 
 /// Build the comparison. `base` picks the base run by label; when it matches nothing the
-/// first run is the base and a problem says so.
-pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>) -> Comparison {
+/// first run is the base and a problem says so. Every step's noise band is the default ±5%.
+pub fn compare(runs: &[LoadedRun], base: Option<&str>, problems: Vec<String>) -> Comparison {
+    compare_with_spreads(runs, base, problems, &[])
+}
+
+/// [`compare`] with each run's spread over its repeats (`spreads[i]` is `runs[i]`'s; a matrix
+/// report): the base's spread is the noise band of its steps. A relative throughput inside it
+/// is grey, noted [`CellNote::WithinBaseSpread`], and not diagnosed.
+pub fn compare_with_spreads(
+    runs: &[LoadedRun],
+    base: Option<&str>,
+    mut problems: Vec<String>,
+    spreads: &[StepBands],
+) -> Comparison {
     let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let base_index = base_index(runs, base, &labels, &mut problems);
+    let noise = spreads.get(base_index).cloned().unwrap_or_default();
     problems.extend(check_failure_lines(runs));
     problems.extend(unsettled_lines(runs));
     let steps = step_names(runs, &mut problems);
@@ -568,14 +582,13 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
     let mut relative = relative_table(runs, &steps, &abs_cells, base_index);
     let host = super::host::host_view(runs, base_index, &steps);
     mark_host_affected(&mut relative, &host);
+    mark_within_base_spread(&mut relative, base_index, &noise);
     let (background, targets) = background_table(runs, &steps);
     let details = steps
         .iter()
         .map(|&name| step_detail(runs, base_index, name))
         .collect();
-    let diagnoses = diagnoses(runs, base_index, &steps, &|_| {
-        super::diagnosis::NoiseBand::default_band()
-    });
+    let diagnoses = diagnoses(runs, base_index, &steps, &host, &noise);
     let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
     let keys = short_keys(&labels);
     let run_rows = run_rows(runs, &keys);
@@ -622,6 +635,28 @@ fn mark_host_affected(relative: &mut Table, host: &super::host::HostView) {
     }
 }
 
+/// Grey the relative cells that lie inside the base's spread over repeats (`noise`: its
+/// steps' own bands) and note why, unless the cell is grey already (host-affected, or within
+/// ±5%).
+fn mark_within_base_spread(relative: &mut Table, base: usize, noise: &StepBands) {
+    for (i, row) in relative.rows.iter_mut().enumerate() {
+        if i == base {
+            continue;
+        }
+        for (cell, step) in row.cells.iter_mut().zip(&relative.columns) {
+            let (Some(r), Some(band)) = (cell.value, noise.own(*step)) else {
+                continue;
+            };
+            if band.contains(r) && cell.colour != Colour::Grey {
+                cell.colour = Colour::Grey;
+                if cell.note.is_none() {
+                    cell.note = Some(CellNote::WithinBaseSpread);
+                }
+            }
+        }
+    }
+}
+
 /// Whether a cell is marked host-affected.
 pub fn host_affected(c: &Cell) -> bool {
     c.value.is_some() && matches!(c.note, Some(CellNote::HostAffected(_)))
@@ -650,8 +685,8 @@ impl Comparison {
             .map_or(label, String::as_str)
     }
 
-    /// Sum the diagnoses up per step family and run (again, after they changed).
-    pub fn summarise(&mut self) {
+    /// Sum the diagnoses up per step family and run.
+    fn summarise(&mut self) {
         let names = &self.steps;
         let mut out = Vec::new();
         for (i, row) in self.relative.rows.iter().enumerate() {
@@ -1041,16 +1076,15 @@ pub fn profile_line(p: &ProfileRecord, functions: usize) -> String {
 }
 
 /// The diagnosis of every step of every run against the base, where its relative throughput
-/// lies outside the step's noise band (`band_of(step)`); steps that did not complete are left
-/// out.
-pub fn diagnoses(
+/// lies outside the step's noise band (`noise`); steps that did not complete are left out.
+fn diagnoses(
     runs: &[LoadedRun],
     base: usize,
     steps: &[StepName],
-    band_of: &dyn Fn(StepName) -> super::diagnosis::NoiseBand,
+    host: &super::host::HostView,
+    noise: &StepBands,
 ) -> Vec<super::diagnosis::Diagnosis> {
     let mut out = Vec::new();
-    let host = super::host::host_view(runs, base, steps);
     for &step in steps {
         let Some(b) = runs.get(base).and_then(|r| find_step(r, step)) else {
             continue;
@@ -1062,7 +1096,7 @@ pub fn diagnoses(
             if let Some(s) = find_step(run, step)
                 && s.status == Status::Completed
                 && b.status == Status::Completed
-                && let Some(mut d) = super::diagnosis::diagnose(&run.label, s, b, band_of(step))
+                && let Some(mut d) = super::diagnosis::diagnose(&run.label, s, b, noise.of(step))
             {
                 d.build = build_difference(run, &runs[base]);
                 d.host = host.flag(step, &run.label).map(|f| f.reasons.join("; "));

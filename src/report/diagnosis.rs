@@ -46,6 +46,29 @@ impl NoiseBand {
     }
 }
 
+/// A run's own noise band per step: its throughput's spread over its repeats (min / median
+/// ..= max / median), in a matrix report. Empty: the run has no repeats, every step takes
+/// the default band.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepBands(Vec<(StepName, NoiseBand)>);
+
+impl StepBands {
+    /// The bands of the steps that have one.
+    pub fn new(bands: Vec<(StepName, NoiseBand)>) -> StepBands {
+        StepBands(bands)
+    }
+
+    /// The step's own band, when it has one.
+    pub fn own(&self, step: StepName) -> Option<NoiseBand> {
+        self.0.iter().find(|(n, _)| *n == step).map(|(_, b)| *b)
+    }
+
+    /// The step's band: its own, else the default.
+    pub fn of(&self, step: StepName) -> NoiseBand {
+        self.own(step).unwrap_or_else(NoiseBand::default_band)
+    }
+}
+
 /// One figure that moved with the throughput.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Mover {
