@@ -17,7 +17,7 @@ use super::plan::{Plan, PlanGroup};
 use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
 use crate::report::compare;
 use crate::report::diagnosis::{NoiseBand, StepBands};
-use crate::report::document::{Block, DocCell, DocRow, DocTable};
+use crate::report::document::{self, Block, DocCell, DocRow, DocTable, Link};
 use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
 use crate::workload::steps::StepName;
@@ -415,6 +415,7 @@ fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
                 "{} (n={}, details from {})",
                 s.label, s.repeats, s.details_from
             )),
+            link: None,
             cells: columns
                 .iter()
                 .map(|c| {
@@ -547,46 +548,69 @@ fn host_blocks(members: &[(String, Vec<PathBuf>)]) -> Vec<Block> {
 
 type IndexRow = (String, String, String, Vec<String>);
 
-fn index_html(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
-    let esc = crate::report::svg::esc;
-    let mut t = format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ibench matrix: {}</title>\n<style>body{{font-family:sans-serif;margin:2em}}td,th{{padding:.2em .8em;text-align:left}}</style></head><body>\n<h1>ibench matrix: {}</h1>\n<p>{} cells, {} repeat(s), order {:?}.</p>\n<table><tr><th>group / workload</th><th>base</th><th>compared</th><th>reports</th></tr>\n",
-        esc(&plan.file.display().to_string()),
-        esc(&plan.file.display().to_string()),
-        plan.cells.len(),
-        plan.repeats,
-        plan.order
-    );
-    for (title, base, labels, files) in rows {
-        let links: Vec<String> = files
-            .iter()
-            .map(|f| {
-                let ext = f.rsplit('.').next().unwrap_or("");
-                format!("<a href=\"{}\">{}</a>", esc(f), esc(ext))
-            })
-            .collect();
-        t.push_str(&format!(
-            "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            esc(files
-                .iter()
-                .find(|f| f.ends_with(".html"))
-                .map_or("", String::as_str)),
-            esc(title),
-            esc(base),
-            esc(labels),
-            links.join(" ")
-        ));
-    }
-    t.push_str("</table>\n");
+/// The index page as a document: the matrix, then a row per group and workload linking its
+/// reports, then the problems.
+fn index_blocks(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> Vec<Block> {
+    let file = plan.file.display().to_string();
+    let table_rows = rows
+        .iter()
+        .map(|(title, base, labels, files)| DocRow {
+            label: title.clone(),
+            title: None,
+            link: files.iter().find(|f| f.ends_with(".html")).cloned(),
+            cells: vec![
+                DocCell::plain(base),
+                DocCell::plain(labels),
+                DocCell::links(
+                    files
+                        .iter()
+                        .map(|f| Link {
+                            text: f.rsplit('.').next().unwrap_or("").to_string(),
+                            href: f.clone(),
+                        })
+                        .collect(),
+                ),
+            ],
+        })
+        .collect();
+    let mut blocks = vec![
+        Block::Heading {
+            level: 1,
+            text: format!("ibench matrix: {file}"),
+            anchor: None,
+        },
+        Block::Paragraph(format!(
+            "{} cells, {} repeat(s), order {:?}.",
+            plan.cells.len(),
+            plan.repeats,
+            plan.order
+        )),
+        Block::Table(DocTable {
+            corner: "group / workload".into(),
+            columns: ["base", "compared", "reports"].map(String::from).to_vec(),
+            rows: table_rows,
+            text_columns: true,
+            ..DocTable::default()
+        }),
+    ];
     if !problems.is_empty() {
-        t.push_str("<h2>Problems</h2><ul>\n");
-        for p in problems {
-            t.push_str(&format!("<li>{}</li>\n", esc(p)));
-        }
-        t.push_str("</ul>\n");
+        blocks.push(Block::Heading {
+            level: 2,
+            text: "Problems".into(),
+            anchor: None,
+        });
+        blocks.push(Block::List(problems.to_vec()));
     }
-    t.push_str("</body></html>\n");
-    t
+    blocks
+}
+
+fn index_html(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
+    let title = format!("matrix: {}", plan.file.display());
+    document::write(
+        &title,
+        &index_blocks(plan, rows, problems),
+        &crate::report::html::HtmlSyntax,
+    )
 }
 
 fn index_md(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {

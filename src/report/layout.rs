@@ -130,6 +130,7 @@ fn run_table(cmp: &Comparison) -> DocTable {
                 DocRow {
                     label: r.key.clone(),
                     title: None,
+                    link: None,
                     cells: cells.into_iter().map(DocCell::plain).collect(),
                 }
             })
@@ -150,6 +151,7 @@ fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
         missing: c.value.is_none(),
         title: c.note.as_ref().map(ToString::to_string),
         shade: None,
+        links: Vec::new(),
     }
 }
 
@@ -165,6 +167,7 @@ fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
             .map(|(i, r)| DocRow {
                 label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
                 title: Some(super::clean_label(&r.label)),
+                link: None,
                 cells: r.cells.iter().map(|c| doc_cell(c, ratio)).collect(),
             })
             .collect(),
@@ -186,6 +189,7 @@ fn runs_as_columns(cmp: &Comparison, t: &StepRows, ratio: bool) -> DocTable {
             .map(|r| DocRow {
                 label: r.label.to_string(),
                 title: None,
+                link: None,
                 cells: r.cells.iter().map(|c| doc_cell(c, ratio)).collect(),
             })
             .collect(),
@@ -293,6 +297,7 @@ fn background(b: &mut Vec<Block>, cmp: &Comparison) {
     t.footer = Some(DocRow {
         label: "target".into(),
         title: None,
+        link: None,
         cells: cmp
             .background_targets
             .iter()
@@ -394,6 +399,7 @@ fn host_table(cmp: &Comparison) -> DocTable {
             DocRow {
                 label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.run.clone()),
                 title: Some(super::clean_label(&r.run)),
+                link: None,
                 cells,
             }
         })
@@ -522,6 +528,7 @@ fn summary_table(cmp: &Comparison, families: &[&str]) -> DocTable {
             DocRow {
                 label: cmp.keys[i].clone(),
                 title: Some(super::clean_label(label)),
+                link: None,
                 cells,
             }
         })
@@ -677,6 +684,7 @@ fn latency_table(cmp: &Comparison, rows: &[super::compare::LatencyRow]) -> DocTa
                 DocRow {
                     label: cmp.key_of(&r.label).to_string(),
                     title: Some(super::clean_label(&r.label)),
+                    link: None,
                     cells,
                 }
             })
@@ -701,6 +709,7 @@ fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> Doc
             .map(|m| DocRow {
                 label: m.name.clone(),
                 title: Some(m.meaning.clone()),
+                link: None,
                 cells: keep
                     .iter()
                     .map(|&i| {
@@ -755,6 +764,7 @@ fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
             .map(|m| DocRow {
                 label: m.name.clone(),
                 title: None,
+                link: None,
                 cells: vec![DocCell::plain(&m.meaning)],
             })
             .collect(),
