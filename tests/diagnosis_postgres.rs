@@ -134,7 +134,7 @@ fn the_diagnosis_of_a_slower_config_names_what_the_tests_own_readings_saw_move()
     let d = cmp
         .diagnoses
         .iter()
-        .find(|d| d.step == "l.i1")
+        .find(|d| d.step.to_string() == "l.i1")
         .unwrap_or_else(|| panic!("l.i1 should be diagnosed: {:?}", cmp.relative));
     eprintln!("{}", d.line());
     assert!(d.relative < 0.95, "{}", d.line());

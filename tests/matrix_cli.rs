@@ -523,6 +523,15 @@ fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
     );
     let index = std::fs::read_to_string(report.join("index.md")).unwrap();
     assert!(index.contains("[ab.tiny.html](ab.tiny.html)"), "{index}");
+    // The index page is a report document: the group links its HTML report, and its reports
+    // cell links every format.
+    let index = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(
+        index.contains("<a href=\"ab.tiny.html\">ab / tiny</a>")
+            && index.contains("<a href=\"ab.tiny.txt\">txt</a> <a href=\"ab.tiny.md\">md</a>")
+            && index.trim_end().ends_with("</html>"),
+        "{index}"
+    );
 }
 
 #[test]

@@ -15,10 +15,21 @@ use ibench::stats::convert::count_f64;
 use std::path::PathBuf;
 use std::process::Command;
 
-use ibench::report::compare::{Colour, Comparison, compare};
+use ibench::report::compare::{CellNote, Colour, Comparison, compare};
 use ibench::report::load::load_runs;
 
 use Colour::{Green as G, Grey as Y, None as N, Red as R};
+use ibench::workload::steps::StepName;
+
+/// A step by its name.
+fn step(name: &str) -> StepName {
+    name.parse().unwrap()
+}
+
+/// Steps as their names.
+fn names(steps: &[StepName]) -> Vec<String> {
+    steps.iter().map(ToString::to_string).collect()
+}
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -60,7 +71,7 @@ fn close(a: &[Option<f64>], b: &[Option<f64>], tol: f64) -> bool {
 fn absolute_table_values_and_colours_match_the_hand_computed_ones() {
     let cmp = comparison(&three(), None);
     assert_eq!(
-        cmp.steps,
+        names(&cmp.steps),
         [
             "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr1000", "qp1000"
         ]
@@ -102,8 +113,8 @@ fn absolute_table_values_and_colours_match_the_hand_computed_ones() {
     assert_eq!(colours(t, 0), [G, G, G, G, G, G, G, N]);
     assert_eq!(colours(t, 1), [R, G, G, G, R, R, R, N]);
     assert_eq!(colours(t, 2), [R, R, R, R, R, R, Y, Y]);
-    assert_eq!(t.rows[1].cells[7].note.as_deref(), Some("missing"));
-    assert_eq!(t.rows[2].cells[6].note.as_deref(), Some("SLA failed"));
+    assert_eq!(t.rows[1].cells[7].note, Some(CellNote::Missing));
+    assert_eq!(t.rows[2].cells[6].note, Some(CellNote::SlaFailed));
 }
 
 #[test]
@@ -157,17 +168,14 @@ fn relative_table_divides_by_the_base_and_colours_by_the_thresholds() {
         0.0001
     ));
     assert_eq!(cmp.relative.rows[0].cells[0].colour, G);
-    assert_eq!(
-        cmp.relative.rows[0].cells[7].note.as_deref(),
-        Some("no base")
-    );
+    assert_eq!(cmp.relative.rows[0].cells[7].note, Some(CellNote::NoBase));
 }
 
 #[test]
 fn background_table_marks_rates_below_95_percent_and_ends_with_the_targets() {
     let cmp = comparison(&three(), None);
     let t = &cmp.background;
-    assert_eq!(t.columns, ["qr100", "qp100", "qr1000", "qp1000"]);
+    assert_eq!(names(&t.columns), ["qr100", "qp100", "qr1000", "qp1000"]);
     assert_eq!(
         cmp.background_targets,
         [Some(100.0), Some(100.0), Some(1000.0), Some(1000.0)]
@@ -181,14 +189,18 @@ fn background_table_marks_rates_below_95_percent_and_ends_with_the_targets() {
     assert_eq!(colours(t, 0), [N, N, N, N]);
     assert_eq!(colours(t, 1), [N, N, N, N]);
     assert_eq!(colours(t, 2), [N, N, R, R]);
-    assert_eq!(t.rows[1].cells[3].note.as_deref(), Some("missing"));
+    assert_eq!(t.rows[1].cells[3].note, Some(CellNote::Missing));
 }
 
 #[test]
 fn per_step_details_cover_every_step_run_and_server_metric() {
     let cmp = comparison(&three(), None);
     assert_eq!(cmp.details.len(), 8);
-    let qr = cmp.details.iter().find(|d| d.step == "qr1000").unwrap();
+    let qr = cmp
+        .details
+        .iter()
+        .find(|d| d.step == step("qr1000"))
+        .unwrap();
     let kinds: Vec<&str> = qr.latency.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(kinds, ["range_query", "insert"]);
     assert_eq!(qr.latency[0].1.len(), 3);
@@ -202,12 +214,20 @@ fn per_step_details_cover_every_step_run_and_server_metric() {
         &[Some(1.0), Some(0.1286), Some(0.1184)],
         0.0001
     ));
-    let qp1000 = cmp.details.iter().find(|d| d.step == "qp1000").unwrap();
+    let qp1000 = cmp
+        .details
+        .iter()
+        .find(|d| d.step == step("qp1000"))
+        .unwrap();
     assert_eq!(qp1000.latency[0].1.len(), 2, "Postgres has no qp1000 row");
 
     // Server metrics: n/a for SQLite (no server process), so no ratio to it either; the
     // recorded value for Postgres (qr100 cpupq 76.96 µs per query).
-    let qr100 = cmp.details.iter().find(|d| d.step == "qr100").unwrap();
+    let qr100 = cmp
+        .details
+        .iter()
+        .find(|d| d.step == step("qr100"))
+        .unwrap();
     let cpupq = qr100.metrics.iter().find(|m| m.name == "cpupq").unwrap();
     assert_eq!(cpupq.values[0], None);
     assert!(close(&cpupq.values[1..2], &[Some(76.957)], 0.001));
@@ -454,7 +474,7 @@ fn the_diagnosis_names_what_moved_with_the_ratio_of_the_raw_counters() {
     let li0 = cmp
         .diagnoses
         .iter()
-        .find(|d| d.step == "l.i0")
+        .find(|d| d.step == step("l.i0"))
         .expect("l.i0 lost 99% of its throughput: it is diagnosed");
     assert!(li0.relative < 0.05, "{li0:?}");
     let (runs, _) = load_runs(&[fixture("postgres"), fixture("postgres-commit-delay")]);
@@ -603,7 +623,11 @@ fn counters_per_operation_are_compared_after_the_clock_check() {
     );
     // The diagnosis ranks the counter with the other per-op figures.
     let cmp = comparison(&dirs, None);
-    let d = cmp.diagnoses.iter().find(|d| d.step == "l.i1").unwrap();
+    let d = cmp
+        .diagnoses
+        .iter()
+        .find(|d| d.step == step("l.i1"))
+        .unwrap();
     let m = d
         .movers
         .iter()
@@ -668,15 +692,15 @@ fn query_steps_after_an_unsettled_settle_are_noted() {
     });
     let dirs = [fixture("sqlite-base"), unsettled];
     let cmp = comparison(&dirs, None);
-    let notes: Vec<Option<&str>> = cmp.absolute.rows[1]
+    let notes: Vec<Option<&CellNote>> = cmp.absolute.rows[1]
         .cells
         .iter()
-        .map(|c| c.note.as_deref())
+        .map(|c| c.note.as_ref())
         .collect();
-    let step = |name: &str| cmp.steps.iter().position(|s| s == name).unwrap();
+    let step = |name: &str| cmp.steps.iter().position(|s| *s == step(name)).unwrap();
     assert_eq!(notes[step("l.i2")], None);
     for q in ["qr100", "qp100", "qr1000"] {
-        assert_eq!(notes[step(q)], Some("unsettled start"), "{q}");
+        assert_eq!(notes[step(q)], Some(&CellNote::UnsettledStart), "{q}");
     }
     let line = cmp
         .problems
@@ -825,10 +849,7 @@ fn a_client_cpu_per_op_that_tripled_flags_the_step_without_a_probe() {
     let cmp = comparison(&[base, other], None);
     assert_eq!(cmp.host.flags.len(), 1, "{:?}", cmp.host.flags);
     let f = &cmp.host.flags[0];
-    assert_eq!(
-        (f.step.as_str(), f.run.as_str()),
-        ("qr100", "client slower")
-    );
+    assert_eq!((f.step, f.run.as_str()), (step("qr100"), "client slower"));
     assert!(
         f.reasons[0].starts_with("client CPU/op ×3.00"),
         "{:?}",
@@ -865,15 +886,18 @@ fn a_level_shift_of_the_bases_per_second_rate_flags_the_step_in_every_run() {
     std::fs::write(&timeline, lines.join("\n") + "\n").unwrap();
     let other = fixture("postgres");
     let cmp = comparison(&[base, other], None);
-    let flagged: Vec<(&str, &str)> = cmp
+    let flagged: Vec<(String, &str)> = cmp
         .host
         .flags
         .iter()
-        .map(|f| (f.step.as_str(), f.run.as_str()))
+        .map(|f| (f.step.to_string(), f.run.as_str()))
         .collect();
     assert_eq!(
         flagged,
-        [("qr100", "jumpy base"), ("qr100", "PostgreSQL 15")],
+        [
+            ("qr100".to_string(), "jumpy base"),
+            ("qr100".to_string(), "PostgreSQL 15")
+        ],
         "{:?}",
         cmp.host.flags
     );
@@ -891,7 +915,7 @@ fn a_level_shift_of_the_bases_per_second_rate_flags_the_step_in_every_run() {
         .relative
         .columns
         .iter()
-        .position(|c| c == "qr100")
+        .position(|c| *c == step("qr100"))
         .unwrap();
     let cell = &cmp.relative.rows[1].cells[col];
     assert_eq!(cell.colour, Y, "{cell:?}");

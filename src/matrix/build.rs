@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::file::{self, ConfigSetEntry, Order, Source};
+use super::file::{Order, Source};
 use super::groups::plan_groups;
 use super::plan::*;
 use super::servers::plan_server;
@@ -36,34 +36,11 @@ fn check_cell_count(
 /// Resolve the matrix file into a plan (runs the servers' `--version`, nothing else).
 pub fn build(src: &Source) -> Result<Plan> {
     let f = &src.file;
-    if f.repeats == 0 {
-        return Err(src.err("repeats", "must be at least 1; set repeats = 1 or more"));
-    }
-    if usize::try_from(f.repeats).map_or(true, |r| r > MAX_CELLS) {
-        return Err(src.err(
-            "repeats",
-            format!("{} is more cells than a matrix may have ({MAX_CELLS}); set repeats = 1 to 10 as the published runs do", f.repeats),
-        ));
-    }
-    if f.servers.is_empty() {
-        return Err(src.err("servers", "no server; add one, e.g. [servers.pg15] kind = \"postgres\" bindir = \"/usr/lib/postgresql/15/bin\""));
-    }
-    if f.workloads.is_empty() {
-        return Err(src.err(
-            "workloads",
-            "no workload; add one, e.g. [workloads.small] profile = \"small\"",
-        ));
-    }
-    let sets = f
-        .configs
-        .iter()
-        .map(|(name, v)| Ok((name.clone(), file::entry(src, "configs", name, v)?)))
-        .collect::<Result<Vec<(String, ConfigSetEntry)>>>()?;
     let workloads = plan_workloads(src)?;
     let mut servers = f
         .servers
         .iter()
-        .map(|(name, v)| plan_server(src, name, v, &sets, &workloads))
+        .map(|(name, s)| plan_server(src, name, s, &f.configs, &workloads))
         .collect::<Result<Vec<_>>>()?;
     // Two servers with the same label prefix: add the server name.
     let prefixes: Vec<String> = servers.iter().map(|s| s.label.clone()).collect();

@@ -67,10 +67,10 @@ fn variant_settings(
     table
         .iter()
         .map(|(k, v)| {
-            if let Some(problem) = file::setting_problem(k, v) {
+            if let Some(problem) = setting_problem(k, v) {
                 return Err(src.err(entry, problem));
             }
-            file::setting_text(v, postgres)
+            setting_text(v, postgres)
                 .map(|t| (k.clone(), t))
                 .ok_or_else(|| {
                     src.err(
@@ -111,7 +111,7 @@ pub fn axis_names(src: &Source, entry: &str, axis: &AxisEntry) -> Result<Vec<Str
         Some(n) => n.clone(),
         None => values
             .iter()
-            .map(|v| format!("{setting}-{}", file::value_name(v)))
+            .map(|v| format!("{setting}-{}", value_name(v)))
             .collect(),
     };
     for n in &names {
@@ -164,10 +164,10 @@ fn axis_product(
         let mut next = Vec::new();
         for (done_names, done_settings) in &combos {
             for (v, n) in axis.values.iter().zip(&names) {
-                if let Some(problem) = file::setting_problem(&axis.setting, v) {
+                if let Some(problem) = setting_problem(&axis.setting, v) {
                     return Err(src.err(&entry, problem));
                 }
-                let text = file::setting_text(v, postgres).ok_or_else(|| {
+                let text = setting_text(v, postgres).ok_or_else(|| {
                     src.err(
                         &entry,
                         "a value is not a string, number or boolean; write it as one",
@@ -252,4 +252,90 @@ pub(super) fn resolve_config_set(
         return Err(src.err(&at(""), "the set has no config (include_base = false and no variants or axes); add a variant or set include_base = true"));
     }
     Ok(out)
+}
+
+/// A setting's value as config text for a server kind.
+fn setting_text(v: &toml::Value, postgres: bool) -> Option<String> {
+    Some(match v {
+        toml::Value::String(s) if postgres => format!("'{}'", s.replace('\'', "''")),
+        // MySQL option files: a value with blanks, quotes, `#` or `\` goes in double quotes,
+        // with `\` and `"` escaped.
+        toml::Value::String(s)
+            if s.is_empty() || s.contains(|c: char| c.is_whitespace() || "\"'#\\;".contains(c)) =>
+        {
+            format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+        }
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) if postgres => (if *b { "on" } else { "off" }).to_string(),
+        toml::Value::Boolean(b) => (if *b { "ON" } else { "OFF" }).to_string(),
+        _ => return None,
+    })
+}
+
+/// Why `name = value` cannot go into a generated config file, if it cannot: a name that is not
+/// an identifier (letters, digits, `_`, `.`, `-`, starting with a letter or `_`), or a value
+/// with a line break or another control character (either would write lines of its own).
+fn setting_problem(name: &str, value: &toml::Value) -> Option<String> {
+    let name_ok = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    if !name_ok {
+        return Some(format!(
+            "setting name {name:?} is not a setting name (letters, digits, _ . -); fix the name"
+        ));
+    }
+    if let toml::Value::String(s) = value
+        && s.chars().any(char::is_control)
+    {
+        return Some(format!(
+            "the value of {name} holds a line break or another control character; write it on one line"
+        ));
+    }
+    None
+}
+
+/// A value as it appears in a generated name (`lz4`, `on`, `256kB`).
+fn value_name(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_that_would_write_lines_of_their_own_are_refused() {
+        let v = toml::Value::String("'evil'".into());
+        assert!(setting_problem("fsync = off\nshared_preload_libraries", &v).is_some());
+        assert!(setting_problem("fsync", &toml::Value::String("off\nevil = 1".into())).is_some());
+        assert!(setting_problem("a b", &v).is_some());
+        assert!(setting_problem("", &v).is_some());
+        assert_eq!(setting_problem("auto_explain.log_min_duration", &v), None);
+        assert_eq!(setting_problem("loose-rocksdb_x", &v), None);
+        // MySQL option file values that need quoting get it.
+        let spaced = toml::Value::String("a b#c".into());
+        assert_eq!(setting_text(&spaced, false).unwrap(), "\"a b#c\"");
+        let quoted = toml::Value::String("it's".into());
+        assert_eq!(setting_text(&quoted, true).unwrap(), "'it''s'");
+    }
+
+    #[test]
+    fn settings_render_per_kind() {
+        let s = toml::Value::String("lz4".into());
+        assert_eq!(setting_text(&s, true).unwrap(), "'lz4'");
+        assert_eq!(setting_text(&s, false).unwrap(), "lz4");
+        let b = toml::Value::Boolean(false);
+        assert_eq!(setting_text(&b, true).unwrap(), "off");
+        assert_eq!(setting_text(&b, false).unwrap(), "OFF");
+        assert!(setting_text(&toml::Value::Array(vec![]), true).is_none());
+    }
 }

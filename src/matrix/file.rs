@@ -10,28 +10,40 @@ use serde::Deserialize;
 
 use crate::results::target::Engine;
 
-/// The whole file.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The whole file, every entry read into its type (in file order).
+#[derive(Debug)]
 pub struct MatrixFile {
     /// How many times each cell runs (default 1).
-    #[serde(default = "one")]
     pub repeats: u32,
     /// Order of the cells when repeats > 1.
-    #[serde(default)]
     pub order: Order,
-    /// Named servers (in file order).
-    #[serde(default)]
-    pub servers: toml::Table,
+    /// Named servers.
+    pub servers: Vec<(String, ServerEntry)>,
     /// Named config sets; a server uses the set named after its kind unless it names one.
-    #[serde(default)]
-    pub configs: toml::Table,
+    pub configs: Vec<(String, ConfigSetEntry)>,
     /// Named workloads.
-    #[serde(default)]
-    pub workloads: toml::Table,
+    pub workloads: Vec<(String, WorkloadEntry)>,
     /// Named groups of cells compared in one report each.
+    pub groups: Vec<(String, GroupEntry)>,
+}
+
+/// The file as written: its sections as TOML tables, each entry still to be read (so that an
+/// error names the entry).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default = "one")]
+    repeats: u32,
     #[serde(default)]
-    pub groups: toml::Table,
+    order: Order,
+    #[serde(default)]
+    servers: toml::Table,
+    #[serde(default)]
+    configs: toml::Table,
+    #[serde(default)]
+    workloads: toml::Table,
+    #[serde(default)]
+    groups: toml::Table,
 }
 
 fn one() -> u32 {
@@ -106,6 +118,27 @@ pub struct AxisEntry {
     pub names: Option<Vec<String>>,
 }
 
+/// `[workloads.NAME]`: `ibench run`'s options and the axes that vary them.
+#[derive(Debug, Clone)]
+pub struct WorkloadEntry {
+    /// The run options as written, `axes` taken out: read as `RunArgs` once per variant,
+    /// after its axes' values are set (see `matrix::workloads`).
+    pub options: toml::Table,
+    /// `[[workloads.NAME.axes]]`, when the entry has them.
+    pub axes: Option<Vec<WorkloadAxisEntry>>,
+}
+
+/// Keys the matrix sets for each cell; a workload may not.
+pub const RESERVED_KEYS: [&str; 7] = [
+    "url",
+    "out",
+    "label",
+    "engine",
+    "server_dir",
+    "server_pid",
+    "quiet",
+];
+
 /// `[[workloads.NAME.axes]]`
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -120,7 +153,7 @@ pub struct WorkloadAxisEntry {
 }
 
 /// `[groups.NAME]`
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroupEntry {
     /// Servers in the group (default: all).
@@ -147,7 +180,7 @@ pub struct Source {
 impl Source {
     /// An error line: `FILE: ENTRY: what; fix`.
     pub fn err(&self, entry: &str, what: impl std::fmt::Display) -> anyhow::Error {
-        anyhow::anyhow!("{}: {entry}: {what}", self.path.display())
+        entry_error(&self.path, entry, what)
     }
 
     /// A path in the file, relative to the file's directory.
@@ -168,7 +201,7 @@ pub fn read(path: &Path) -> Result<Source> {
             path.display()
         )
     })?;
-    let file: MatrixFile = toml::from_str(&text).map_err(|e| {
+    let raw: RawFile = toml::from_str(&text).map_err(|e| {
         let duplicate = e
             .message()
             .contains("duplicate")
@@ -188,11 +221,132 @@ pub fn read(path: &Path) -> Result<Source> {
             ),
         }
     })?;
+    let file = decode(path, raw)?;
     Ok(Source {
         path: path.to_path_buf(),
         text,
         file,
     })
+}
+
+/// The most cells a matrix may have: past it, a file is a typo (`repeats = 100000000`, an axis
+/// product of millions), not a plan; refused before anything is allocated for the cells.
+pub const MAX_CELLS: usize = 10_000;
+
+/// Refuse a file without a server or a workload, or whose repeats are 0 or more than
+/// [`MAX_CELLS`].
+fn check_file(path: &Path, raw: &RawFile) -> Result<()> {
+    if raw.repeats == 0 {
+        return Err(entry_error(
+            path,
+            "repeats",
+            "must be at least 1; set repeats = 1 or more",
+        ));
+    }
+    if usize::try_from(raw.repeats).map_or(true, |r| r > MAX_CELLS) {
+        return Err(entry_error(
+            path,
+            "repeats",
+            format!(
+                "{} is more cells than a matrix may have ({MAX_CELLS}); set repeats = 1 to 10 as the published runs do",
+                raw.repeats
+            ),
+        ));
+    }
+    if raw.servers.is_empty() {
+        return Err(entry_error(
+            path,
+            "servers",
+            "no server; add one, e.g. [servers.pg15] kind = \"postgres\" bindir = \"/usr/lib/postgresql/15/bin\"",
+        ));
+    }
+    if raw.workloads.is_empty() {
+        return Err(entry_error(
+            path,
+            "workloads",
+            "no workload; add one, e.g. [workloads.small] profile = \"small\"",
+        ));
+    }
+    Ok(())
+}
+
+/// Check the file, then read every entry into its type, in file order: config sets,
+/// workloads, servers, groups. An error names the entry.
+fn decode(path: &Path, raw: RawFile) -> Result<MatrixFile> {
+    check_file(path, &raw)?;
+    let configs = raw
+        .configs
+        .iter()
+        .map(|(name, v)| Ok((name.clone(), entry(path, "configs", name, v)?)))
+        .collect::<Result<_>>()?;
+    let workloads = raw
+        .workloads
+        .iter()
+        .map(|(name, v)| Ok((name.clone(), workload_entry(path, name, v)?)))
+        .collect::<Result<_>>()?;
+    let servers = raw
+        .servers
+        .iter()
+        .map(|(name, v)| Ok((name.clone(), entry(path, "servers", name, v)?)))
+        .collect::<Result<_>>()?;
+    let groups = raw
+        .groups
+        .iter()
+        .map(|(name, v)| Ok((name.clone(), entry(path, "groups", name, v)?)))
+        .collect::<Result<_>>()?;
+    Ok(MatrixFile {
+        repeats: raw.repeats,
+        order: raw.order,
+        servers,
+        configs,
+        workloads,
+        groups,
+    })
+}
+
+/// `FILE: ENTRY: what`.
+fn entry_error(path: &Path, entry: &str, what: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("{}: {entry}: {what}", path.display())
+}
+
+/// One `[workloads.NAME]`: a table of run options with no key the matrix sets itself, and
+/// its axes.
+fn workload_entry(path: &Path, name: &str, v: &toml::Value) -> Result<WorkloadEntry> {
+    check_name_in(path, "workloads", name)?;
+    let entry = format!("workloads.{name}");
+    let Some(table) = v.as_table() else {
+        return Err(entry_error(
+            path,
+            &entry,
+            "a workload is a table of run options; write [workloads.NAME]",
+        ));
+    };
+    if table.contains_key("args") {
+        return Err(entry_error(
+            path,
+            &entry,
+            "args is no longer read: write each ibench run flag as a key of its own (--load-batch 10 becomes load_batch = 10)",
+        ));
+    }
+    if let Some(k) = RESERVED_KEYS.iter().find(|k| table.contains_key(**k)) {
+        return Err(entry_error(
+            path,
+            &entry,
+            format!("{k} is set by the matrix for each cell; remove it from the workload"),
+        ));
+    }
+    let mut options = table.clone();
+    let axes = match options.remove("axes") {
+        None => None,
+        Some(a) => Some(a.try_into().map_err(|e: toml::de::Error| {
+            entry_error(
+                path,
+                &format!("{entry}.axes"),
+                format!("{}; see docs/matrix.md", toml_error(&e)),
+            )
+        })?),
+    };
+    Ok(WorkloadEntry { options, axes })
 }
 
 /// A toml error as one line: its message and where.
@@ -215,15 +369,16 @@ pub fn toml_error(e: &toml::de::Error) -> String {
 }
 
 /// Deserialize one entry of a table, errors naming `section.name`.
-pub fn entry<T: serde::de::DeserializeOwned>(
-    src: &Source,
+fn entry<T: serde::de::DeserializeOwned>(
+    path: &Path,
     section: &str,
     name: &str,
     value: &toml::Value,
 ) -> Result<T> {
-    check_name(src, section, name)?;
+    check_name_in(path, section, name)?;
     value.clone().try_into::<T>().map_err(|e| {
-        src.err(
+        entry_error(
+            path,
             &format!("{section}.{name}"),
             format!("{}; see docs/matrix.md for the keys", toml_error(&e)),
         )
@@ -232,6 +387,11 @@ pub fn entry<T: serde::de::DeserializeOwned>(
 
 /// Names become parts of directory names: letters, digits, `-` and `_` only.
 pub fn check_name(src: &Source, section: &str, name: &str) -> Result<()> {
+    check_name_in(&src.path, section, name)
+}
+
+/// [`check_name`] in the file at `path`.
+fn check_name_in(path: &Path, section: &str, name: &str) -> Result<()> {
     if name.is_empty()
         || !name
             .chars()
@@ -239,59 +399,14 @@ pub fn check_name(src: &Source, section: &str, name: &str) -> Result<()> {
     {
         bail!(
             "{}",
-            src.err(
+            entry_error(
+                path,
                 &format!("{section}.{name}"),
                 "a name may hold only letters, digits, '-' and '_'; rename it"
             )
         );
     }
     Ok(())
-}
-
-/// A setting's value as config text for a server kind.
-pub fn setting_text(v: &toml::Value, postgres: bool) -> Option<String> {
-    Some(match v {
-        toml::Value::String(s) if postgres => format!("'{}'", s.replace('\'', "''")),
-        // MySQL option files: a value with blanks, quotes, `#` or `\` goes in double quotes,
-        // with `\` and `"` escaped.
-        toml::Value::String(s)
-            if s.is_empty() || s.contains(|c: char| c.is_whitespace() || "\"'#\\;".contains(c)) =>
-        {
-            format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-        }
-        toml::Value::String(s) => s.clone(),
-        toml::Value::Integer(i) => i.to_string(),
-        toml::Value::Float(f) => f.to_string(),
-        toml::Value::Boolean(b) if postgres => (if *b { "on" } else { "off" }).to_string(),
-        toml::Value::Boolean(b) => (if *b { "ON" } else { "OFF" }).to_string(),
-        _ => return None,
-    })
-}
-
-/// Why `name = value` cannot go into a generated config file, if it cannot: a name that is not
-/// an identifier (letters, digits, `_`, `.`, `-`, starting with a letter or `_`), or a value
-/// with a line break or another control character (either would write lines of its own).
-pub fn setting_problem(name: &str, value: &toml::Value) -> Option<String> {
-    let name_ok = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
-    if !name_ok {
-        return Some(format!(
-            "setting name {name:?} is not a setting name (letters, digits, _ . -); fix the name"
-        ));
-    }
-    if let toml::Value::String(s) = value
-        && s.chars().any(char::is_control)
-    {
-        return Some(format!(
-            "the value of {name} holds a line break or another control character; write it on one line"
-        ));
-    }
-    None
 }
 
 /// serde's `unknown field `x`, expected one of `a`, `b`, ...` as `unknown key `x` (the
@@ -330,14 +445,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// A value as it appears in a generated name (`lz4`, `on`, `256kB`).
-pub fn value_name(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,35 +462,8 @@ mod tests {
     }
 
     #[test]
-    fn settings_that_would_write_lines_of_their_own_are_refused() {
-        let v = toml::Value::String("'evil'".into());
-        assert!(setting_problem("fsync = off\nshared_preload_libraries", &v).is_some());
-        assert!(setting_problem("fsync", &toml::Value::String("off\nevil = 1".into())).is_some());
-        assert!(setting_problem("a b", &v).is_some());
-        assert!(setting_problem("", &v).is_some());
-        assert_eq!(setting_problem("auto_explain.log_min_duration", &v), None);
-        assert_eq!(setting_problem("loose-rocksdb_x", &v), None);
-        // MySQL option file values that need quoting get it.
-        let spaced = toml::Value::String("a b#c".into());
-        assert_eq!(setting_text(&spaced, false).unwrap(), "\"a b#c\"");
-        let quoted = toml::Value::String("it's".into());
-        assert_eq!(setting_text(&quoted, true).unwrap(), "'it''s'");
-    }
-
-    #[test]
-    fn settings_render_per_kind() {
-        let s = toml::Value::String("lz4".into());
-        assert_eq!(setting_text(&s, true).unwrap(), "'lz4'");
-        assert_eq!(setting_text(&s, false).unwrap(), "lz4");
-        let b = toml::Value::Boolean(false);
-        assert_eq!(setting_text(&b, true).unwrap(), "off");
-        assert_eq!(setting_text(&b, false).unwrap(), "OFF");
-        assert!(setting_text(&toml::Value::Array(vec![]), true).is_none());
-    }
-
-    #[test]
     fn unknown_keys_are_refused() {
-        let e = toml::from_str::<MatrixFile>("repeat = 2\n").unwrap_err();
+        let e = toml::from_str::<RawFile>("repeat = 2\n").unwrap_err();
         assert!(
             toml_error(&e).contains("unknown key `repeat` (the nearest key is `repeats`)"),
             "{}",

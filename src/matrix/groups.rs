@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use anyhow::Result;
 
-use super::file::{self, GroupEntry, Source};
+use super::file::{GroupEntry, Source};
 use super::plan::*;
 
 /// The names a group's reports go by: each workload's, a workload with axes by its own name
@@ -79,15 +79,11 @@ pub(super) fn plan_groups(
     servers: &[PlanServer],
     workloads: &[PlanWorkload],
 ) -> Result<Vec<PlanGroup>> {
-    let default_group = toml::Value::Table(toml::Table::new());
-    let group_entries: Vec<(String, &toml::Value)> = if src.file.groups.is_empty() {
-        vec![("all".to_string(), &default_group)]
+    let default_group = [("all".to_string(), GroupEntry::default())];
+    let group_entries = if src.file.groups.is_empty() {
+        &default_group[..]
     } else {
-        src.file
-            .groups
-            .iter()
-            .map(|(n, v)| (n.clone(), v))
-            .collect()
+        &src.file.groups[..]
     };
     let server_names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
     let config_names: Vec<String> = servers
@@ -98,9 +94,8 @@ pub(super) fn plan_groups(
         .collect();
     let (workload_names, known_workloads) = report_names(workloads);
     let mut groups = Vec::new();
-    for (name, v) in group_entries {
+    for (name, g) in group_entries {
         let entry = format!("groups.{name}");
-        let g: GroupEntry = file::entry(src, "groups", &name, v)?;
         check_known(src, &entry, "servers", g.servers.as_ref(), &server_names)?;
         check_known(src, &entry, "configs", g.configs.as_ref(), &config_names)?;
         check_known(
@@ -110,24 +105,27 @@ pub(super) fn plan_groups(
             g.workloads.as_ref(),
             &known_workloads,
         )?;
-        let members = members_of(&g, servers);
+        let members = members_of(g, servers);
         if members.is_empty() {
             return Err(src.err(
                 &entry,
                 "no server has any of the group's configs; fix servers or configs",
             ));
         }
-        let base = match g.base {
-            Some(b) if members.contains(&b) => b,
+        let base = match &g.base {
+            Some(b) if members.contains(b) => b.clone(),
             Some(b) => {
                 return Err(src.err(&format!("{entry}.base"), format!("'{b}' is not in the group (its members: {}); set base = \"SERVER.CONFIG\" to one of them", members.join(", "))));
             }
             None => members[0].clone(),
         };
         groups.push(PlanGroup {
-            name,
+            name: name.clone(),
             members,
-            workloads: g.workloads.unwrap_or_else(|| workload_names.clone()),
+            workloads: g
+                .workloads
+                .clone()
+                .unwrap_or_else(|| workload_names.clone()),
             base,
         });
     }

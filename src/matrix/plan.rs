@@ -225,9 +225,7 @@ pub fn run_options(
 /// In a server's `url`, replaced by the cell's name (`sqlite:DIR/{cell}.db`: a file per cell).
 pub const CELL_PLACEHOLDER: &str = "{cell}";
 
-/// The most cells a matrix may have: past it, a file is a typo (`repeats = 100000000`, an axis
-/// product of millions), not a plan; refused before anything is allocated for the cells.
-pub const MAX_CELLS: usize = 10_000;
+pub use super::file::MAX_CELLS;
 
 impl Plan {
     /// A server by name.

@@ -15,11 +15,12 @@ use serde::Serialize;
 
 use super::plan::{Plan, PlanGroup};
 use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
-use crate::report::compare::{self, Colour};
-use crate::report::diagnosis::NoiseBand;
-use crate::report::document::{Block, DocCell, DocRow, DocTable};
+use crate::report::compare;
+use crate::report::diagnosis::{NoiseBand, StepBands};
+use crate::report::document::{self, Block, DocCell, DocRow, DocTable, Link};
 use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
+use crate::workload::steps::StepName;
 
 /// One combination's spread over its repeats, per step.
 #[derive(Debug, Clone, Serialize)]
@@ -33,7 +34,27 @@ pub struct Spread {
     /// The repeat whose details (latency, charts, metrics) are shown.
     pub details_from: String,
     /// Per step: (step, median, min, max) throughput.
-    pub steps: Vec<(String, f64, f64, f64)>,
+    pub steps: Vec<(StepName, f64, f64, f64)>,
+}
+
+impl Spread {
+    /// Each step's spread as a band around its median (min / median ..= max / median), for
+    /// the steps with a median above 0.
+    fn bands(&self) -> StepBands {
+        StepBands::new(
+            self.steps
+                .iter()
+                .filter(|(_, med, ..)| *med > 0.0)
+                .map(|&(step, med, min, max)| {
+                    let band = NoiseBand {
+                        low: min / med,
+                        high: max / med,
+                    };
+                    (step, band)
+                })
+                .collect(),
+        )
+    }
 }
 
 /// What `matrix report` wrote.
@@ -256,13 +277,17 @@ fn group_report(
         ));
     }
     let base_label = synth[base_index.unwrap_or(0)].label.clone();
-    let mut cmp = compare::compare(&synth, Some(&base_label), group_problems);
+    // With repeats, the base's spread is the noise band: a relative value is a change only
+    // outside it.
+    let bands: Vec<StepBands> = if plan.repeats > 1 {
+        spreads.iter().map(Spread::bands).collect()
+    } else {
+        Vec::new()
+    };
+    let mut cmp = compare::compare_with_spreads(&synth, Some(&base_label), group_problems, &bands);
     // Name the runs by their server and config names, less what they all share.
     let members: Vec<String> = spreads.iter().map(|s| s.member.replace('.', " ")).collect();
     cmp.set_keys(compare::short_keys(&members));
-    if plan.repeats > 1 {
-        mark_within_base_spread(&mut cmp, &spreads, &synth);
-    }
     let stem = format!("{}.{}", g.name, w);
     let mut files = Vec::new();
     for (format, ext) in [
@@ -303,26 +328,25 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
         if repeats.is_empty() {
             continue;
         }
-        let mut steps: Vec<String> = Vec::new();
+        let mut steps: Vec<StepName> = Vec::new();
         for r in &repeats {
             for s in &r.record.steps {
-                let n = s.name.to_string();
-                if !steps.contains(&n) {
-                    steps.push(n);
+                if !steps.contains(&s.name) {
+                    steps.push(s.name);
                 }
             }
         }
         let mut per_step = Vec::new();
-        for step in &steps {
+        for &step in &steps {
             let mut v: Vec<f64> = repeats
                 .iter()
-                .filter_map(|r| r.record.steps.iter().find(|s| s.name.to_string() == *step))
+                .filter_map(|r| r.record.steps.iter().find(|s| s.name == step))
                 .map(|s| s.throughput)
                 .collect();
             let min = v.iter().copied().fold(f64::INFINITY, f64::min);
             let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let med = median(&mut v);
-            per_step.push((step.clone(), med, min, max));
+            per_step.push((step, med, min, max));
         }
         // The repeat closest to the medians (sum of |log ratio|).
         let distance = |r: &LoadedRun| -> f64 {
@@ -332,7 +356,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
                     r.record
                         .steps
                         .iter()
-                        .find(|s| s.name.to_string() == *step)
+                        .find(|s| s.name == *step)
                         .map(|s| {
                             if s.throughput > 0.0 && *med > 0.0 {
                                 (s.throughput / med).ln().abs()
@@ -351,7 +375,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
         let mut run = best.clone();
         run.label = run.record.label.clone();
         for s in &mut run.record.steps {
-            if let Some((_, med, _, _)) = per_step.iter().find(|(n, ..)| *n == s.name.to_string()) {
+            if let Some((_, med, _, _)) = per_step.iter().find(|(n, ..)| *n == s.name) {
                 s.throughput = *med;
             }
         }
@@ -372,51 +396,14 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
     (synth, spreads, problems)
 }
 
-/// Grey out relative values that lie inside the base's spread (min/median .. max/median), and
-/// diagnose only what lies outside it.
-fn mark_within_base_spread(cmp: &mut compare::Comparison, spreads: &[Spread], runs: &[LoadedRun]) {
-    let Some(base) = spreads.get(cmp.base) else {
-        return;
-    };
-    let band_of = |step: &str| {
-        base.steps
-            .iter()
-            .find(|(n, ..)| n == step)
-            .filter(|(_, med, ..)| *med > 0.0)
-            .map_or_else(NoiseBand::default_band, |(_, med, min, max)| NoiseBand {
-                low: min / med,
-                high: max / med,
-            })
-    };
-    cmp.diagnoses = compare::diagnoses(runs, cmp.base, &cmp.steps, &band_of);
-    cmp.summarise();
-    for (i, row) in cmp.relative.rows.iter_mut().enumerate() {
-        if i == cmp.base {
-            continue;
-        }
-        for (cell, step) in row.cells.iter_mut().zip(&cmp.relative.columns) {
-            let Some(r) = cell.value else { continue };
-            let Some((_, med, min, max)) = base.steps.iter().find(|(n, ..)| n == step) else {
-                continue;
-            };
-            if *med > 0.0 && r >= min / med && r <= max / med && cell.colour != Colour::Grey {
-                cell.colour = Colour::Grey;
-                if cell.note.is_none() {
-                    cell.note = Some("within base spread".into());
-                }
-            }
-        }
-    }
-}
-
 /// The spread of each combination's throughput over its repeats, as report blocks: a table
 /// with a row per combination (by its key) and a column per step.
 fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
-    let mut columns: Vec<String> = Vec::new();
+    let mut columns: Vec<StepName> = Vec::new();
     for s in spreads {
         for (n, ..) in &s.steps {
             if !columns.contains(n) {
-                columns.push(n.clone());
+                columns.push(*n);
             }
         }
     }
@@ -428,6 +415,7 @@ fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
                 "{} (n={}, details from {})",
                 s.label, s.repeats, s.details_from
             )),
+            link: None,
             cells: columns
                 .iter()
                 .map(|c| {
@@ -460,7 +448,11 @@ fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
             anchor: None,
         },
         Block::Note("Throughput figures are medians over the repeats; a relative value is marked as a change only outside the base's spread (min-max). Latency, charts and server metrics come from the repeat closest to the medians.".into()),
-        Block::Table(DocTable::new("run", columns, rows)),
+        Block::Table(DocTable::new(
+            "run",
+            columns.iter().map(ToString::to_string).collect(),
+            rows,
+        )),
         Block::List(repeats),
     ]
 }
@@ -556,46 +548,69 @@ fn host_blocks(members: &[(String, Vec<PathBuf>)]) -> Vec<Block> {
 
 type IndexRow = (String, String, String, Vec<String>);
 
-fn index_html(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
-    let esc = crate::report::svg::esc;
-    let mut t = format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ibench matrix: {}</title>\n<style>body{{font-family:sans-serif;margin:2em}}td,th{{padding:.2em .8em;text-align:left}}</style></head><body>\n<h1>ibench matrix: {}</h1>\n<p>{} cells, {} repeat(s), order {:?}.</p>\n<table><tr><th>group / workload</th><th>base</th><th>compared</th><th>reports</th></tr>\n",
-        esc(&plan.file.display().to_string()),
-        esc(&plan.file.display().to_string()),
-        plan.cells.len(),
-        plan.repeats,
-        plan.order
-    );
-    for (title, base, labels, files) in rows {
-        let links: Vec<String> = files
-            .iter()
-            .map(|f| {
-                let ext = f.rsplit('.').next().unwrap_or("");
-                format!("<a href=\"{}\">{}</a>", esc(f), esc(ext))
-            })
-            .collect();
-        t.push_str(&format!(
-            "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            esc(files
-                .iter()
-                .find(|f| f.ends_with(".html"))
-                .map_or("", String::as_str)),
-            esc(title),
-            esc(base),
-            esc(labels),
-            links.join(" ")
-        ));
-    }
-    t.push_str("</table>\n");
+/// The index page as a document: the matrix, then a row per group and workload linking its
+/// reports, then the problems.
+fn index_blocks(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> Vec<Block> {
+    let file = plan.file.display().to_string();
+    let table_rows = rows
+        .iter()
+        .map(|(title, base, labels, files)| DocRow {
+            label: title.clone(),
+            title: None,
+            link: files.iter().find(|f| f.ends_with(".html")).cloned(),
+            cells: vec![
+                DocCell::plain(base),
+                DocCell::plain(labels),
+                DocCell::links(
+                    files
+                        .iter()
+                        .map(|f| Link {
+                            text: f.rsplit('.').next().unwrap_or("").to_string(),
+                            href: f.clone(),
+                        })
+                        .collect(),
+                ),
+            ],
+        })
+        .collect();
+    let mut blocks = vec![
+        Block::Heading {
+            level: 1,
+            text: format!("ibench matrix: {file}"),
+            anchor: None,
+        },
+        Block::Paragraph(format!(
+            "{} cells, {} repeat(s), order {:?}.",
+            plan.cells.len(),
+            plan.repeats,
+            plan.order
+        )),
+        Block::Table(DocTable {
+            corner: "group / workload".into(),
+            columns: ["base", "compared", "reports"].map(String::from).to_vec(),
+            rows: table_rows,
+            text_columns: true,
+            ..DocTable::default()
+        }),
+    ];
     if !problems.is_empty() {
-        t.push_str("<h2>Problems</h2><ul>\n");
-        for p in problems {
-            t.push_str(&format!("<li>{}</li>\n", esc(p)));
-        }
-        t.push_str("</ul>\n");
+        blocks.push(Block::Heading {
+            level: 2,
+            text: "Problems".into(),
+            anchor: None,
+        });
+        blocks.push(Block::List(problems.to_vec()));
     }
-    t.push_str("</body></html>\n");
-    t
+    blocks
+}
+
+fn index_html(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
+    let title = format!("matrix: {}", plan.file.display());
+    document::write(
+        &title,
+        &index_blocks(plan, rows, problems),
+        &crate::report::html::HtmlSyntax,
+    )
 }
 
 fn index_md(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::configs::resolve_config_set;
-use super::file::{self, ConfigSetEntry, ServerEntry, Source};
+use super::file::{ConfigSetEntry, ServerEntry, Source};
 use super::plan::*;
 use crate::backend::descriptor_of_url;
 use crate::results::target::Engine;
@@ -95,12 +95,11 @@ fn probe_version(
 pub(super) fn plan_server(
     src: &Source,
     name: &str,
-    v: &toml::Value,
+    s: &ServerEntry,
     sets: &[(String, ConfigSetEntry)],
     workloads: &[PlanWorkload],
 ) -> Result<PlanServer> {
     let entry = format!("servers.{name}");
-    let s: ServerEntry = file::entry(src, "servers", name, v)?;
     let (source, label) = match &s.url {
         Some(url) => {
             if s.kind.is_some()
@@ -128,9 +127,9 @@ pub(super) fn plan_server(
             };
             (source, s.label.clone().unwrap_or_else(|| name.to_string()))
         }
-        None => managed_source(src, &entry, &s)?,
+        None => managed_source(src, &entry, s)?,
     };
-    let configs = server_configs(src, &entry, &s, &source, sets)?;
+    let configs = server_configs(src, &entry, s, &source, sets)?;
     for w in workloads {
         run_options(
             w,

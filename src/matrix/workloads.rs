@@ -8,36 +8,17 @@
 use anyhow::Result;
 
 use super::configs::{axis_names, check_axes_product};
-use super::file::{AxisEntry, Source, WorkloadAxisEntry, check_name, toml_error};
+use super::file::{AxisEntry, RESERVED_KEYS, Source, WorkloadEntry, toml_error};
 use super::plan::PlanWorkload;
 use crate::cli::RunArgs;
-
-/// Keys the matrix sets for each cell; a workload may not.
-pub const RESERVED_KEYS: [&str; 7] = [
-    "url",
-    "out",
-    "label",
-    "engine",
-    "server_dir",
-    "server_pid",
-    "quiet",
-];
 
 /// The workloads of the file in order, variants of a workload with axes in the order of its
 /// axes' product.
 pub fn plan_workloads(src: &Source) -> Result<Vec<PlanWorkload>> {
     let mut workloads = Vec::new();
-    for (name, v) in &src.file.workloads {
-        check_name(src, "workloads", name)?;
+    for (name, w) in &src.file.workloads {
         let entry = format!("workloads.{name}");
-        let Some(table) = v.as_table() else {
-            return Err(src.err(
-                &entry,
-                "a workload is a table of run options; write [workloads.NAME]",
-            ));
-        };
-        check_keys(src, &entry, table)?;
-        for (variant, table) in variants(src, &entry, table)? {
+        for (variant, table) in variants(src, &entry, w)? {
             let at = match &variant {
                 Some(v) => format!("{entry}.axes (variant {v})"),
                 None => entry.clone(),
@@ -64,39 +45,16 @@ pub fn plan_workloads(src: &Source) -> Result<Vec<PlanWorkload>> {
     Ok(workloads)
 }
 
-/// Refuse keys the matrix sets itself and the old `args` list, naming the fix.
-fn check_keys(src: &Source, entry: &str, table: &toml::Table) -> Result<()> {
-    if table.contains_key("args") {
-        return Err(src.err(
-            entry,
-            "args is no longer read: write each ibench run flag as a key of its own (--load-batch 10 becomes load_batch = 10)",
-        ));
-    }
-    if let Some(k) = RESERVED_KEYS.iter().find(|k| table.contains_key(**k)) {
-        return Err(src.err(
-            entry,
-            format!("{k} is set by the matrix for each cell; remove it from the workload"),
-        ));
-    }
-    Ok(())
-}
-
 /// The entry's variants: `(None, the entry)` without axes; with axes, per combination its
 /// value names joined by `_` and the entry with the axes' options set.
 fn variants(
     src: &Source,
     entry: &str,
-    table: &toml::Table,
+    w: &WorkloadEntry,
 ) -> Result<Vec<(Option<String>, toml::Table)>> {
-    let mut base = table.clone();
-    let axes: Vec<WorkloadAxisEntry> = match base.remove("axes") {
-        None => return Ok(vec![(None, base)]),
-        Some(a) => a.try_into().map_err(|e: toml::de::Error| {
-            src.err(
-                &format!("{entry}.axes"),
-                format!("{}; see docs/matrix.md", toml_error(&e)),
-            )
-        })?,
+    let base = w.options.clone();
+    let Some(axes) = &w.axes else {
+        return Ok(vec![(None, base)]);
     };
     check_axes_product(
         src,

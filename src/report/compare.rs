@@ -7,9 +7,10 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use super::diagnosis::StepBands;
 use super::load::LoadedRun;
 use crate::results::metrics::{METRICS, Metric, ProfileRecord};
-use crate::results::{Status, StepRecord};
+use crate::results::{CheckKind, Status, StepRecord};
 use crate::stats::OpKind;
 use crate::workload::steps::StepName;
 
@@ -34,34 +35,108 @@ pub struct Cell {
     pub value: Option<f64>,
     /// Its highlight.
     pub colour: Colour,
-    /// Why it is grey or missing: `SLA failed`, `missing`, `failed`, `interrupted`.
-    pub note: Option<String>,
+    /// Why it is grey, marked or missing.
+    pub note: Option<CellNote>,
 }
 
 impl Cell {
-    fn missing(note: &str) -> Cell {
+    fn missing(note: CellNote) -> Cell {
         Cell {
             value: None,
             colour: Colour::None,
-            note: Some(note.to_string()),
+            note: Some(note),
         }
     }
 }
 
-/// A table: a row per run, a column per step.
-#[derive(Clone, Debug, Serialize)]
-pub struct Table {
-    /// Column names (steps).
-    pub columns: Vec<String>,
-    /// Rows, one per run, in the order the runs were given.
-    pub rows: Vec<TableRow>,
+/// Why a cell is grey, marked or missing. Every format and the JSON write it as its text
+/// (`SLA failed`, `check failed: integrity`, `host-affected: steal 12% of the CPU time`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CellNote {
+    /// The run lacks the step: `missing`.
+    Missing,
+    /// The base lacks the step, or its figure is 0: `no base`.
+    NoBase,
+    /// The figure was not measured: `n/a`.
+    NotMeasured,
+    /// The step failed its background-insert SLA: `SLA failed`.
+    SlaFailed,
+    /// The step did not complete (failed, interrupted, or still running when the run ended):
+    /// its figure covers only the part that ran. Never [`Status::Completed`].
+    Unfinished(Status),
+    /// Checks after the step failed (the figure is as measured): `check failed: integrity`.
+    CheckFailed(Vec<CheckKind>),
+    /// The step started from an unsettled server (the settle phase before it ran out of its
+    /// budget with work left; not a failure, the figure is as measured): `unsettled start`.
+    UnsettledStart,
+    /// The host may have moved the figure (`report::host`): `host-affected: ` and the reasons.
+    HostAffected(Vec<String>),
+    /// A relative figure inside the base's spread over repeats (a matrix report):
+    /// `within base spread`.
+    WithinBaseSpread,
 }
 
-/// One run's row.
+impl CellNote {
+    /// Whether a cell with a figure and this note needs a mark: the figure covers only part of
+    /// its step, or a check after the step failed.
+    pub fn is_partial(&self) -> bool {
+        matches!(self, CellNote::Unfinished(_) | CellNote::CheckFailed(_))
+    }
+}
+
+impl std::fmt::Display for CellNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CellNote::Missing => f.write_str("missing"),
+            CellNote::NoBase => f.write_str("no base"),
+            CellNote::NotMeasured => f.write_str("n/a"),
+            CellNote::SlaFailed => f.write_str("SLA failed"),
+            CellNote::Unfinished(status) => f.write_str(status_text(*status)),
+            CellNote::CheckFailed(kinds) => {
+                let kinds: Vec<String> = kinds.iter().map(ToString::to_string).collect();
+                write!(f, "{CHECK_FAILED}: {}", kinds.join(", "))
+            }
+            CellNote::UnsettledStart => f.write_str("unsettled start"),
+            CellNote::HostAffected(reasons) => write!(f, "host-affected: {}", reasons.join("; ")),
+            CellNote::WithinBaseSpread => f.write_str("within base spread"),
+        }
+    }
+}
+
+impl Serialize for CellNote {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A step status as a cell note writes it.
+fn status_text(status: Status) -> &'static str {
+    match status {
+        Status::Completed => "completed",
+        Status::Interrupted => "interrupted",
+        Status::Failed => "failed",
+        Status::Running => "running",
+    }
+}
+
+/// A table: a row per run (by label), a column per step; or, as [`StepRows`], a row per step
+/// and a column per run.
 #[derive(Clone, Debug, Serialize)]
-pub struct TableRow {
-    /// The run's label.
-    pub label: String,
+pub struct Table<Column = StepName, Row = String> {
+    /// Column names (steps, or the runs' labels).
+    pub columns: Vec<Column>,
+    /// Rows: one per run, in the order the runs were given (or one per step).
+    pub rows: Vec<TableRow<Row>>,
+}
+
+/// A microbenchmark table: a row per step (in the published order), a column per run label.
+pub type StepRows = Table<String, StepName>;
+
+/// One row: a run's (by label) or a step's.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableRow<Label = String> {
+    /// The run's label, or the step.
+    pub label: Label,
     /// One cell per column.
     pub cells: Vec<Cell>,
 }
@@ -105,7 +180,7 @@ pub struct MetricRow {
 #[derive(Clone, Debug, Serialize)]
 pub struct StepDetail {
     /// The step.
-    pub step: String,
+    pub step: StepName,
     /// Unit of the step's throughput.
     pub unit: String,
     /// Op kinds with a latency table, each with a row per run that has the step.
@@ -167,7 +242,7 @@ pub struct Comparison {
     /// Index of the base run.
     pub base: usize,
     /// Steps in canonical order (union over the runs).
-    pub steps: Vec<String>,
+    pub steps: Vec<StepName>,
     /// Absolute throughput.
     pub absolute: Table,
     /// Throughput relative to the base run.
@@ -224,11 +299,11 @@ pub struct FamilySummary {
 #[derive(Clone, Debug, Serialize)]
 pub struct MicroView {
     /// Operations per second (a scan: rows per second).
-    pub absolute: Table,
+    pub absolute: StepRows,
     /// Relative to the base.
-    pub relative: Table,
+    pub relative: StepRows,
     /// The server's efficiency per operation: (figure, meaning, table).
-    pub per_op: Vec<(String, String, Table)>,
+    pub per_op: Vec<(String, String, StepRows)>,
 }
 
 /// The report's title: what the runs are.
@@ -242,11 +317,10 @@ pub fn title(cmp: &Comparison) -> &'static str {
 
 /// A microbenchmark table cut into its published groups (`load`, `point queries`, `range
 /// queries`, `writes`), each with the rows of its microbenchmarks.
-pub fn micro_groups(t: &Table) -> Vec<(&'static str, Table)> {
-    let group_of = |label: &str| label.parse::<StepName>().map_or("load", StepName::family);
-    let mut out: Vec<(&'static str, Table)> = Vec::new();
+pub fn micro_groups(t: &StepRows) -> Vec<(&'static str, StepRows)> {
+    let mut out: Vec<(&'static str, StepRows)> = Vec::new();
     for row in &t.rows {
-        let g = group_of(&row.label);
+        let g = row.label.family();
         match out.last_mut() {
             Some((last, table)) if *last == g => table.rows.push(row.clone()),
             _ => out.push((
@@ -262,7 +336,7 @@ pub fn micro_groups(t: &Table) -> Vec<(&'static str, Table)> {
 }
 
 /// A table with its rows and columns swapped: steps become rows, runs columns.
-pub fn transpose(t: &Table, labels: &[String]) -> Table {
+pub fn transpose(t: &Table, labels: &[String]) -> StepRows {
     Table {
         columns: labels.to_vec(),
         rows: t
@@ -270,7 +344,7 @@ pub fn transpose(t: &Table, labels: &[String]) -> Table {
             .iter()
             .enumerate()
             .map(|(j, step)| TableRow {
-                label: step.clone(),
+                label: *step,
                 cells: t
                     .rows
                     .iter()
@@ -278,7 +352,7 @@ pub fn transpose(t: &Table, labels: &[String]) -> Table {
                         r.cells
                             .get(j)
                             .cloned()
-                            .unwrap_or_else(|| Cell::missing("missing"))
+                            .unwrap_or_else(|| Cell::missing(CellNote::Missing))
                     })
                     .collect(),
             })
@@ -303,18 +377,18 @@ fn micro_view(
         .map(|(name, meaning, f)| {
             let rows = names
                 .iter()
-                .map(|step| TableRow {
-                    label: step.to_string(),
+                .map(|&step| TableRow {
+                    label: step,
                     cells: runs
                         .iter()
                         .map(|r| {
-                            let value = find_step(r, &step.to_string())
+                            let value = find_step(r, step)
                                 .and_then(|s| s.metrics.as_ref())
                                 .and_then(|m| f(m).value());
                             Cell {
                                 value,
                                 colour: Colour::None,
-                                note: value.is_none().then(|| "n/a".to_string()),
+                                note: value.is_none().then_some(CellNote::NotMeasured),
                             }
                         })
                         .collect(),
@@ -389,55 +463,41 @@ pub fn background_colour(achieved: f64, target: f64) -> Colour {
     }
 }
 
-fn find_step<'a>(run: &'a LoadedRun, step: &str) -> Option<&'a StepRecord> {
-    run.record.steps.iter().find(|s| s.name.to_string() == step)
+fn find_step(run: &LoadedRun, step: StepName) -> Option<&StepRecord> {
+    run.record.steps.iter().find(|s| s.name == step)
+}
+
+/// Whether a step ran writers in the background of its main operation (a query step's
+/// inserts and deletes): it recorded inserts while its throughput counts another op kind.
+fn has_background_writers(s: &StepRecord) -> bool {
+    s.main_op() != OpKind::Insert && s.ops.contains_key(OpKind::Insert.name())
 }
 
 fn sla_failed(s: &StepRecord) -> bool {
     s.sla.as_ref().is_some_and(|x| !x.passed)
 }
 
-fn status_note(s: &StepRecord) -> Option<String> {
-    match s.status {
-        Status::Completed => None,
-        Status::Interrupted => Some("interrupted".into()),
-        Status::Failed => Some("failed".into()),
-        Status::Running => Some("running".into()),
-    }
+fn status_note(s: &StepRecord) -> Option<CellNote> {
+    (s.status != Status::Completed).then_some(CellNote::Unfinished(s.status))
 }
 
 /// The note of a figure whose step's checks failed: `check failed: integrity`.
-fn check_note(s: &StepRecord) -> Option<String> {
-    let kinds: BTreeSet<String> = s
-        .check_failures
-        .iter()
-        .map(|f| f.kind.to_string())
-        .collect();
-    (!kinds.is_empty()).then(|| {
-        format!(
-            "{CHECK_FAILED}: {}",
-            kinds.into_iter().collect::<Vec<_>>().join(", ")
-        )
-    })
+fn check_note(s: &StepRecord) -> Option<CellNote> {
+    let mut kinds: Vec<CheckKind> = s.check_failures.iter().map(|f| f.kind).collect();
+    kinds.sort_by_key(ToString::to_string);
+    kinds.dedup();
+    (!kinds.is_empty()).then_some(CellNote::CheckFailed(kinds))
 }
 
 /// The start of the note of a figure whose step's checks failed.
-pub const CHECK_FAILED: &str = "check failed";
+const CHECK_FAILED: &str = "check failed";
 
-/// The note of a figure whose step started from an unsettled server: the settle phase
-/// before it ran out of its budget with work left (not a failure; the figure is as measured).
-pub const UNSETTLED_START: &str = "unsettled start";
-
-/// [`UNSETTLED_START`] when the run's `step` started from an unsettled server.
-fn unsettled_note(run: &LoadedRun, step: &str) -> Option<String> {
-    let i = run
-        .record
-        .steps
-        .iter()
-        .position(|s| s.name.to_string() == step)?;
+/// [`CellNote::UnsettledStart`] when the run's `step` started from an unsettled server.
+fn unsettled_note(run: &LoadedRun, step: StepName) -> Option<CellNote> {
+    let i = run.record.steps.iter().position(|s| s.name == step)?;
     run.record
         .unsettled_before(i)
-        .map(|_| UNSETTLED_START.to_string())
+        .map(|_| CellNote::UnsettledStart)
 }
 
 /// One line per settle phase that ran out of its budget, naming what it left and the steps
@@ -460,8 +520,9 @@ fn unsettled_lines(runs: &[LoadedRun]) -> Vec<String> {
                 String::new()
             } else {
                 format!(
-                    "; {} started from an unsettled server (their figures are as measured, noted {UNSETTLED_START})",
-                    after.join(", ")
+                    "; {} started from an unsettled server (their figures are as measured, noted {})",
+                    after.join(", "),
+                    CellNote::UnsettledStart
                 )
             };
             lines.push(format!(
@@ -501,26 +562,38 @@ fn check_failure_lines(runs: &[LoadedRun]) -> Vec<String> {
 }
 
 /// Build the comparison. `base` picks the base run by label; when it matches nothing the
-/// first run is the base and a problem says so.
-pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>) -> Comparison {
+/// first run is the base and a problem says so. Every step's noise band is the default ±5%.
+pub fn compare(runs: &[LoadedRun], base: Option<&str>, problems: Vec<String>) -> Comparison {
+    compare_with_spreads(runs, base, problems, &[])
+}
+
+/// [`compare`] with each run's spread over its repeats (`spreads[i]` is `runs[i]`'s; a matrix
+/// report): the base's spread is the noise band of its steps. A relative throughput inside it
+/// is grey, noted [`CellNote::WithinBaseSpread`], and not diagnosed.
+pub fn compare_with_spreads(
+    runs: &[LoadedRun],
+    base: Option<&str>,
+    mut problems: Vec<String>,
+    spreads: &[StepBands],
+) -> Comparison {
     let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let base_index = base_index(runs, base, &labels, &mut problems);
+    let noise = spreads.get(base_index).cloned().unwrap_or_default();
     problems.extend(check_failure_lines(runs));
     problems.extend(unsettled_lines(runs));
-    let (names, steps) = step_names(runs, &mut problems);
+    let steps = step_names(runs, &mut problems);
     let (absolute, abs_cells) = absolute_table(runs, &steps);
     let mut relative = relative_table(runs, &steps, &abs_cells, base_index);
     let host = super::host::host_view(runs, base_index, &steps);
     mark_host_affected(&mut relative, &host);
-    let (background, targets) = background_table(runs, &steps, &names);
-    let details = names
+    mark_within_base_spread(&mut relative, base_index, &noise);
+    let (background, targets) = background_table(runs, &steps);
+    let details = steps
         .iter()
         .map(|&name| step_detail(runs, base_index, name))
         .collect();
-    let diagnoses = diagnoses(runs, base_index, &steps, &|_| {
-        super::diagnosis::NoiseBand::default_band()
-    });
-    let micro = micro_view(runs, &names, &labels, &absolute, &relative);
+    let diagnoses = diagnoses(runs, base_index, &steps, &host, &noise);
+    let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
     let keys = short_keys(&labels);
     let run_rows = run_rows(runs, &keys);
     let mut cmp = Comparison {
@@ -547,24 +620,43 @@ pub fn compare(runs: &[LoadedRun], base: Option<&str>, mut problems: Vec<String>
     cmp
 }
 
-/// The note of a cell whose step the host may have moved (the reasons follow it).
-pub const HOST_AFFECTED: &str = "host-affected";
-
 /// Grey the relative cells of host-affected steps (never painted as a DBMS change) and note
-/// why, unless the cell already carries a note (an [`UNSETTLED_START`] gives way: the notes
-/// list those steps anyway).
+/// why, unless the cell already carries a note (a [`CellNote::UnsettledStart`] gives way: the
+/// notes list those steps anyway).
 fn mark_host_affected(relative: &mut Table, host: &super::host::HostView) {
     for row in &mut relative.rows {
         for (cell, step) in row.cells.iter_mut().zip(&relative.columns) {
-            let Some(flag) = host.flag(step, &row.label) else {
+            let Some(flag) = host.flag(*step, &row.label) else {
                 continue;
             };
             if cell.value.is_none() {
                 continue;
             }
             cell.colour = Colour::Grey;
-            if cell.note.is_none() || cell.note.as_deref() == Some(UNSETTLED_START) {
-                cell.note = Some(format!("{HOST_AFFECTED}: {}", flag.reasons.join("; ")));
+            if matches!(cell.note, None | Some(CellNote::UnsettledStart)) {
+                cell.note = Some(CellNote::HostAffected(flag.reasons.clone()));
+            }
+        }
+    }
+}
+
+/// Grey the relative cells that lie inside the base's spread over repeats (`noise`: its
+/// steps' own bands) and note why, unless the cell is grey already (host-affected, or within
+/// ±5%).
+fn mark_within_base_spread(relative: &mut Table, base: usize, noise: &StepBands) {
+    for (i, row) in relative.rows.iter_mut().enumerate() {
+        if i == base {
+            continue;
+        }
+        for (cell, step) in row.cells.iter_mut().zip(&relative.columns) {
+            let (Some(r), Some(band)) = (cell.value, noise.own(*step)) else {
+                continue;
+            };
+            if band.contains(r) && cell.colour != Colour::Grey {
+                cell.colour = Colour::Grey;
+                if cell.note.is_none() {
+                    cell.note = Some(CellNote::WithinBaseSpread);
+                }
             }
         }
     }
@@ -572,10 +664,7 @@ fn mark_host_affected(relative: &mut Table, host: &super::host::HostView) {
 
 /// Whether a cell is marked host-affected.
 pub fn host_affected(c: &Cell) -> bool {
-    c.value.is_some()
-        && c.note
-            .as_deref()
-            .is_some_and(|n| n.starts_with(HOST_AFFECTED))
+    c.value.is_some() && matches!(c.note, Some(CellNote::HostAffected(_)))
 }
 
 impl Comparison {
@@ -601,9 +690,9 @@ impl Comparison {
             .map_or(label, String::as_str)
     }
 
-    /// Sum the diagnoses up per step family and run (again, after they changed).
-    pub fn summarise(&mut self) {
-        let names: Vec<StepName> = self.steps.iter().filter_map(|s| s.parse().ok()).collect();
+    /// Sum the diagnoses up per step family and run.
+    fn summarise(&mut self) {
+        let names = &self.steps;
         let mut out = Vec::new();
         for (i, row) in self.relative.rows.iter().enumerate() {
             if i == self.base {
@@ -614,8 +703,7 @@ impl Comparison {
             let mut seen = BTreeSet::new();
             families.retain(|f| seen.insert(*f));
             for family in families {
-                let in_family =
-                    |step: &str| step.parse::<StepName>().is_ok_and(|n| n.family() == family);
+                let in_family = |step: &StepName| step.family() == family;
                 let rel: Vec<f64> = row
                     .cells
                     .iter()
@@ -816,9 +904,8 @@ fn base_index(
     }
 }
 
-/// Every step of any run, in step order (names and display names); a run that lacks some
-/// gets a problem line.
-fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> (Vec<StepName>, Vec<String>) {
+/// Every step of any run, in step order; a run that lacks some gets a problem line.
+fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> Vec<StepName> {
     let mut names: Vec<StepName> = Vec::new();
     let mut seen = BTreeSet::new();
     for s in runs.iter().flat_map(|r| r.record.steps.iter()) {
@@ -833,12 +920,11 @@ fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> (Vec<StepName>,
                 .to_string(),
         );
     }
-    let steps: Vec<String> = names.iter().map(ToString::to_string).collect();
     for run in runs {
-        let missing: Vec<&str> = steps
+        let missing: Vec<String> = names
             .iter()
-            .filter(|s| find_step(run, s).is_none())
-            .map(String::as_str)
+            .filter(|&&s| find_step(run, s).is_none())
+            .map(ToString::to_string)
             .collect();
         if !missing.is_empty() {
             problems.push(format!(
@@ -848,15 +934,14 @@ fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> (Vec<StepName>,
             ));
         }
     }
-
-    (names, steps)
+    names
 }
 
 /// The absolute throughput table, and its cells per run (the relative table divides them).
-fn absolute_table(runs: &[LoadedRun], steps: &[String]) -> (Table, Vec<Vec<Cell>>) {
+fn absolute_table(runs: &[LoadedRun], steps: &[StepName]) -> (Table, Vec<Vec<Cell>>) {
     // 1. Absolute throughput.
     let mut abs_cells: Vec<Vec<Cell>> = vec![Vec::new(); runs.len()];
-    for step in steps {
+    for &step in steps {
         let column: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, step)).collect();
         let values: Vec<Option<(f64, bool)>> = column
             .iter()
@@ -865,12 +950,12 @@ fn absolute_table(runs: &[LoadedRun], steps: &[String]) -> (Table, Vec<Vec<Cell>
         let colours = absolute_colours(&values);
         for (i, s) in column.iter().enumerate() {
             abs_cells[i].push(match s {
-                None => Cell::missing("missing"),
+                None => Cell::missing(CellNote::Missing),
                 Some(s) => Cell {
                     value: Some(s.throughput),
                     colour: colours[i],
                     note: if sla_failed(s) {
-                        Some(SLA_FAILED.into())
+                        Some(CellNote::SlaFailed)
                     } else {
                         status_note(s)
                             .or_else(|| check_note(s))
@@ -897,7 +982,7 @@ fn absolute_table(runs: &[LoadedRun], steps: &[String]) -> (Table, Vec<Vec<Cell>
 /// Each run's throughput divided by the base's, per step.
 fn relative_table(
     runs: &[LoadedRun],
-    steps: &[String],
+    steps: &[StepName],
     abs_cells: &[Vec<Cell>],
     base_index: usize,
 ) -> Table {
@@ -921,8 +1006,8 @@ fn relative_table(
                                 note: c.note.clone(),
                             }
                         }
-                        (None, _) => Cell::missing("missing"),
-                        _ => Cell::missing("no base"),
+                        (None, _) => Cell::missing(CellNote::Missing),
+                        _ => Cell::missing(CellNote::NoBase),
                     })
                     .collect(),
             })
@@ -931,21 +1016,20 @@ fn relative_table(
 }
 
 /// The background insert rates of the query steps, and their targets.
-fn background_table(
-    runs: &[LoadedRun],
-    steps: &[String],
-    names: &[StepName],
-) -> (Table, Vec<Option<f64>>) {
-    // 3. Background insert rates of the query steps.
-    let query_steps: Vec<&String> = steps
+fn background_table(runs: &[LoadedRun], steps: &[StepName]) -> (Table, Vec<Option<f64>>) {
+    // 3. Background insert rates of the steps with background writers (the query steps).
+    let query_steps: Vec<StepName> = steps
         .iter()
-        .zip(names)
-        .filter(|(_, n)| matches!(n, StepName::Query { .. }))
-        .map(|(s, _)| s)
+        .copied()
+        .filter(|&n| {
+            runs.iter()
+                .filter_map(|r| find_step(r, n))
+                .any(has_background_writers)
+        })
         .collect();
     let mut targets = vec![None; query_steps.len()];
     let background = Table {
-        columns: query_steps.iter().map(|s| (*s).clone()).collect(),
+        columns: query_steps.clone(),
         rows: runs
             .iter()
             .map(|r| TableRow {
@@ -954,8 +1038,8 @@ fn background_table(
                     .iter()
                     .enumerate()
                     .map(
-                        |(j, step)| match find_step(r, step).and_then(|s| s.sla.as_ref()) {
-                            None => Cell::missing("missing"),
+                        |(j, &step)| match find_step(r, step).and_then(|s| s.sla.as_ref()) {
+                            None => Cell::missing(CellNote::Missing),
                             Some(sla) => {
                                 targets[j] = Some(sla.target_rows_per_sec);
                                 Cell {
@@ -964,7 +1048,7 @@ fn background_table(
                                         sla.achieved_rows_per_sec,
                                         sla.target_rows_per_sec,
                                     ),
-                                    note: (!sla.passed).then(|| SLA_FAILED.to_string()),
+                                    note: (!sla.passed).then_some(CellNote::SlaFailed),
                                 }
                             }
                         },
@@ -997,17 +1081,16 @@ pub fn profile_line(p: &ProfileRecord, functions: usize) -> String {
 }
 
 /// The diagnosis of every step of every run against the base, where its relative throughput
-/// lies outside the step's noise band (`band_of(step)`); steps that did not complete are left
-/// out.
-pub fn diagnoses(
+/// lies outside the step's noise band (`noise`); steps that did not complete are left out.
+fn diagnoses(
     runs: &[LoadedRun],
     base: usize,
-    steps: &[String],
-    band_of: &dyn Fn(&str) -> super::diagnosis::NoiseBand,
+    steps: &[StepName],
+    host: &super::host::HostView,
+    noise: &StepBands,
 ) -> Vec<super::diagnosis::Diagnosis> {
     let mut out = Vec::new();
-    let host = super::host::host_view(runs, base, steps);
-    for step in steps {
+    for &step in steps {
         let Some(b) = runs.get(base).and_then(|r| find_step(r, step)) else {
             continue;
         };
@@ -1018,7 +1101,7 @@ pub fn diagnoses(
             if let Some(s) = find_step(run, step)
                 && s.status == Status::Completed
                 && b.status == Status::Completed
-                && let Some(mut d) = super::diagnosis::diagnose(&run.label, s, b, band_of(step))
+                && let Some(mut d) = super::diagnosis::diagnose(&run.label, s, b, noise.of(step))
             {
                 d.build = build_difference(run, &runs[base]);
                 d.host = host.flag(step, &run.label).map(|f| f.reasons.join("; "));
@@ -1048,19 +1131,15 @@ fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
     (f != bf && family(run)? == family(base)?).then(|| format!("{f} vs the base's {bf}"))
 }
 
-/// The note of a cell whose step failed its background-insert SLA.
-pub const SLA_FAILED: &str = "SLA failed";
-
 fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
-    let step = name.to_string();
-    let records: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, &step)).collect();
+    let records: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, name)).collect();
     let main = records
         .iter()
         .flatten()
         .next()
         .map_or_else(|| name.main_op(), |s| s.main_op());
     let mut kinds = vec![main];
-    if matches!(name, StepName::Query { .. }) {
+    if records.iter().flatten().any(|s| has_background_writers(s)) {
         kinds.push(OpKind::Insert);
     }
     let latency = kinds
@@ -1083,7 +1162,7 @@ fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
         .collect();
     let (counters, counters_na) = counter_rows(&records, &row);
     StepDetail {
-        step,
+        step: name,
         unit: records
             .iter()
             .flatten()
@@ -1336,6 +1415,35 @@ mod tests {
         assert_eq!(short_keys(&names(&[&long, "b"])), ["r1", "r2"]);
         assert_eq!(short_keys(&names(&["SQLite base"])), ["SQLite base"]);
         assert_eq!(short_keys(&names(&[&long])), ["r1"]);
+    }
+
+    #[test]
+    fn cell_notes_serialise_to_their_text() {
+        let json = |n: CellNote| serde_json::to_string(&n).unwrap();
+        assert_eq!(json(CellNote::Missing), "\"missing\"");
+        assert_eq!(json(CellNote::NoBase), "\"no base\"");
+        assert_eq!(json(CellNote::NotMeasured), "\"n/a\"");
+        assert_eq!(json(CellNote::SlaFailed), "\"SLA failed\"");
+        assert_eq!(json(CellNote::Unfinished(Status::Failed)), "\"failed\"");
+        assert_eq!(
+            json(CellNote::Unfinished(Status::Interrupted)),
+            "\"interrupted\""
+        );
+        assert_eq!(
+            json(CellNote::CheckFailed(vec![
+                CheckKind::Integrity,
+                CheckKind::Settle
+            ])),
+            "\"check failed: integrity, settle\""
+        );
+        assert_eq!(json(CellNote::UnsettledStart), "\"unsettled start\"");
+        assert_eq!(
+            json(CellNote::HostAffected(vec!["a".into(), "b".into()])),
+            "\"host-affected: a; b\""
+        );
+        assert_eq!(json(CellNote::WithinBaseSpread), "\"within base spread\"");
+        assert!(CellNote::Unfinished(Status::Running).is_partial());
+        assert!(!CellNote::UnsettledStart.is_partial());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::results::StepRecord;
 use crate::results::metrics::{METRICS, Metric};
+use crate::workload::steps::StepName;
 
 /// Default half-width of the noise band: relative throughputs within ±5% are not diagnosed,
 /// and a per-op figure must move by more than 5% to be named.
@@ -45,6 +46,29 @@ impl NoiseBand {
     }
 }
 
+/// A run's own noise band per step: its throughput's spread over its repeats (min / median
+/// ..= max / median), in a matrix report. Empty: the run has no repeats, every step takes
+/// the default band.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepBands(Vec<(StepName, NoiseBand)>);
+
+impl StepBands {
+    /// The bands of the steps that have one.
+    pub fn new(bands: Vec<(StepName, NoiseBand)>) -> StepBands {
+        StepBands(bands)
+    }
+
+    /// The step's own band, when it has one.
+    pub fn own(&self, step: StepName) -> Option<NoiseBand> {
+        self.0.iter().find(|(n, _)| *n == step).map(|(_, b)| *b)
+    }
+
+    /// The step's band: its own, else the default.
+    pub fn of(&self, step: StepName) -> NoiseBand {
+        self.own(step).unwrap_or_else(NoiseBand::default_band)
+    }
+}
+
 /// One figure that moved with the throughput.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Mover {
@@ -62,7 +86,7 @@ pub struct Mover {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Diagnosis {
     /// The step.
-    pub step: String,
+    pub step: StepName,
     /// The run's label.
     pub run: String,
     /// Its throughput relative to the base.
@@ -170,7 +194,7 @@ pub fn diagnose(
     }
     movers.sort_by(|a, b| b.share.total_cmp(&a.share));
     Some(Diagnosis {
-        step: step.name.to_string(),
+        step: step.name,
         run: run_label.to_string(),
         relative,
         movers,

@@ -72,8 +72,19 @@ pub struct DocRow {
     pub label: String,
     /// Shown on hover in HTML (the full label behind a short key, a figure's meaning).
     pub title: Option<String>,
+    /// Where the label links to (a report of the matrix's index), when it does.
+    pub link: Option<String>,
     /// One cell per column.
     pub cells: Vec<DocCell>,
+}
+
+/// A link: its text and where it points (a path relative to the document).
+#[derive(Clone, Debug)]
+pub struct Link {
+    /// What the reader sees.
+    pub text: String,
+    /// Where it points.
+    pub href: String,
 }
 
 /// One cell: its text and how it is marked.
@@ -93,6 +104,9 @@ pub struct DocCell {
     pub title: Option<String>,
     /// A share from 0 to 1 that shades the cell (latency buckets), HTML only.
     pub shade: Option<f64>,
+    /// When not empty, the cell is these links, one space apart (`text` is their texts, as a
+    /// format without links shows them).
+    pub links: Vec<Link>,
 }
 
 impl DocCell {
@@ -106,6 +120,17 @@ impl DocCell {
             missing: false,
             title: None,
             shade: None,
+            links: Vec::new(),
+        }
+    }
+
+    /// A cell of links, one space apart.
+    pub fn links(links: Vec<Link>) -> DocCell {
+        let texts: Vec<&str> = links.iter().map(|l| l.text.as_str()).collect();
+        let text = texts.join(" ");
+        DocCell {
+            links,
+            ..DocCell::plain(text)
         }
     }
 }
@@ -141,6 +166,7 @@ impl DocTable {
                 .map(|(j, head)| DocRow {
                     label: head.clone(),
                     title: None,
+                    link: None,
                     cells: all_rows
                         .iter()
                         .map(|r| {
@@ -163,6 +189,7 @@ impl DocTable {
         let pick = |r: &DocRow| DocRow {
             label: r.label.clone(),
             title: r.title.clone(),
+            link: r.link.clone(),
             cells: r
                 .cells
                 .get(range.clone())
@@ -336,6 +363,7 @@ mod tests {
             rows: vec![DocRow {
                 label: "a".into(),
                 title: None,
+                link: None,
                 cells: (0..columns)
                     .map(|j| DocCell::plain(j.to_string()))
                     .collect(),
@@ -343,6 +371,7 @@ mod tests {
             footer: Some(DocRow {
                 label: "target".into(),
                 title: None,
+                link: None,
                 cells: (0..columns).map(|_| DocCell::plain("t")).collect(),
             }),
             text_columns: false,

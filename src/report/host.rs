@@ -25,6 +25,7 @@ use super::load::LoadedRun;
 use crate::results::StepRecord;
 use crate::results::probe::{HostProbe, ProbeFigure, StepHost, median_probe, run_probes};
 use crate::results::target::BackendKind;
+use crate::workload::steps::StepName;
 
 /// How far a probe figure may lie from another before the host counts as different: the
 /// ratio `larger / smaller - 1`, per figure; `None`: shown, never a verdict. Chosen above the
@@ -102,7 +103,7 @@ pub struct HostRow {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct HostFlag {
     /// The step.
-    pub step: String,
+    pub step: StepName,
     /// The run's label.
     pub run: String,
     /// What says so, one short phrase each: `CPU ns/iter ×1.52 of the base's`.
@@ -133,7 +134,7 @@ pub struct HostView {
 
 impl HostView {
     /// The reasons `step` of run `label` is host-affected, or `None` when it is not.
-    pub fn flag(&self, step: &str, label: &str) -> Option<&HostFlag> {
+    pub fn flag(&self, step: StepName, label: &str) -> Option<&HostFlag> {
         self.flags.iter().find(|f| f.step == step && f.run == label)
     }
 
@@ -293,7 +294,7 @@ fn moved_within(run: &LoadedRun) -> Vec<String> {
 }
 
 /// The host view of `runs` against `runs[base]`, over `steps`.
-pub fn host_view(runs: &[LoadedRun], base: usize, steps: &[String]) -> HostView {
+pub fn host_view(runs: &[LoadedRun], base: usize, steps: &[StepName]) -> HostView {
     let base_run = runs.get(base);
     let base_median = base_run.and_then(|b| median_probe(&run_probes(&b.record.steps)));
     let rows: Vec<HostRow> = runs
@@ -335,7 +336,7 @@ pub fn host_view(runs: &[LoadedRun], base: usize, steps: &[String]) -> HostView 
         }
     }
     let mut flags = Vec::new();
-    for step in steps {
+    for &step in steps {
         let base_step = base_run.and_then(|b| Some((b, find(b, step)?)));
         let base_reasons = base_step
             .map(|(b, s)| step_reasons(b, s, None))
@@ -352,7 +353,7 @@ pub fn host_view(runs: &[LoadedRun], base: usize, steps: &[String]) -> HostView 
             }
             if !reasons.is_empty() {
                 flags.push(HostFlag {
-                    step: step.clone(),
+                    step,
                     run: run.label.clone(),
                     reasons,
                 });
@@ -367,8 +368,8 @@ pub fn host_view(runs: &[LoadedRun], base: usize, steps: &[String]) -> HostView 
     }
 }
 
-fn find<'a>(run: &'a LoadedRun, step: &str) -> Option<&'a StepRecord> {
-    run.record.steps.iter().find(|s| s.name.to_string() == step)
+fn find(run: &LoadedRun, step: StepName) -> Option<&StepRecord> {
+    run.record.steps.iter().find(|s| s.name == step)
 }
 
 /// Share (0..1) as a percentage text, `n/a` when missing.

@@ -80,7 +80,11 @@ impl HtmlSyntax {
                 .as_deref()
                 .map(|t| format!(" title=\"{}\"", esc(t)))
                 .unwrap_or_default();
-            let _ = write!(out, "<tr><td class=\"l\"{title}>{}</td>", esc(&row.label));
+            let label = match &row.link {
+                Some(href) => link(href, &row.label),
+                None => esc(&row.label),
+            };
+            let _ = write!(out, "<tr><td class=\"l\"{title}>{label}</td>");
             for c in &row.cells {
                 Self::cell(out, c, t.text_columns);
             }
@@ -117,16 +121,18 @@ impl HtmlSyntax {
             })
             .unwrap_or_default();
         let mark = if c.partial.is_some() { " !" } else { "" };
-        let text = if c.shade.is_some() && c.text == "." {
-            ""
+        let text = if !c.links.is_empty() {
+            let links: Vec<String> = c.links.iter().map(|l| link(&l.href, &l.text)).collect();
+            links.join(" ")
+        } else if c.shade.is_some() && c.text == "." {
+            String::new()
         } else {
-            c.text.as_str()
+            esc(&c.text)
         };
         let _ = write!(
             out,
-            "<td class=\"{}\"{title}{style}>{}{mark}</td>",
-            class.trim(),
-            esc(text)
+            "<td class=\"{}\"{title}{style}>{text}{mark}</td>",
+            class.trim()
         );
     }
 }
@@ -255,6 +261,11 @@ pub fn flamegraphs(cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail) -> Vec<
     out
 }
 
+/// `text` linking to `href`.
+fn link(href: &str, text: &str) -> String {
+    format!("<a href=\"{}\">{}</a>", esc(href), esc(text))
+}
+
 /// An SVG as an image embedded in the page (its scripts do not run there: a static picture
 /// that works offline).
 fn svg_img(svg: &str, alt: &str) -> String {
@@ -264,4 +275,41 @@ fn svg_img(svg: &str, alt: &str) -> String {
         esc(alt),
         base64::engine::general_purpose::STANDARD.encode(svg)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::document::{DocRow, Link};
+
+    #[test]
+    fn a_linked_label_and_a_cell_of_links_are_anchors() {
+        let t = DocTable {
+            corner: "report".into(),
+            columns: vec!["formats".into()],
+            rows: vec![DocRow {
+                label: "g / w".into(),
+                title: None,
+                link: Some("g.w.html".into()),
+                cells: vec![DocCell::links(
+                    ["txt", "html"]
+                        .map(|e| Link {
+                            text: e.into(),
+                            href: format!("g.w.{e}"),
+                        })
+                        .to_vec(),
+                )],
+            }],
+            text_columns: true,
+            ..DocTable::default()
+        };
+        let mut out = String::new();
+        HtmlSyntax.table(&mut out, &t);
+        assert!(
+            out.contains(
+                "<td class=\"l\"><a href=\"g.w.html\">g / w</a></td><td class=\"l\"><a href=\"g.w.txt\">txt</a> <a href=\"g.w.html\">html</a></td>"
+            ),
+            "{out}"
+        );
+    }
 }

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use super::compare::{
-    Cell, Colour, Comparison, MetricRow, MicroView, StepDetail, Table, micro_groups,
+    Cell, CellNote, Colour, Comparison, MetricRow, MicroView, StepDetail, StepRows, Table,
+    micro_groups,
 };
 use super::document::{Block, DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
@@ -13,6 +14,7 @@ use super::text::{fmt_binary, fmt_metric, fmt_us, group_f};
 use super::{cell_text, partial_note, profile_line};
 use crate::stats::BUCKET_LABELS;
 use crate::stats::convert::count_f64;
+use crate::workload::steps::StepName;
 
 /// A step shorter than this (in every run) gets a note instead of per-second charts.
 pub const MIN_CHART_SECONDS: f64 = 2.0;
@@ -129,6 +131,7 @@ fn run_table(cmp: &Comparison) -> DocTable {
                 DocRow {
                     label: r.key.clone(),
                     title: None,
+                    link: None,
                     cells: cells.into_iter().map(DocCell::plain).collect(),
                 }
             })
@@ -144,11 +147,12 @@ fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
     DocCell {
         text: cell_text(c, ratio),
         colour: c.colour,
-        sla_failed: c.value.is_some() && c.note.as_deref() == Some(super::compare::SLA_FAILED),
-        partial: partial_note(c).map(str::to_string),
+        sla_failed: c.value.is_some() && c.note == Some(CellNote::SlaFailed),
+        partial: partial_note(c).map(ToString::to_string),
         missing: c.value.is_none(),
-        title: c.note.clone(),
+        title: c.note.as_ref().map(ToString::to_string),
         shade: None,
+        links: Vec::new(),
     }
 }
 
@@ -156,7 +160,7 @@ fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
 fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
     DocTable {
         corner: "run".into(),
-        columns: t.columns.clone(),
+        columns: t.columns.iter().map(ToString::to_string).collect(),
         rows: t
             .rows
             .iter()
@@ -164,6 +168,7 @@ fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
             .map(|(i, r)| DocRow {
                 label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
                 title: Some(super::clean_label(&r.label)),
+                link: None,
                 cells: r.cells.iter().map(|c| doc_cell(c, ratio)).collect(),
             })
             .collect(),
@@ -174,7 +179,7 @@ fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
 }
 
 /// A table whose columns are runs (microbenchmarks as rows): the columns named by key.
-fn runs_as_columns(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
+fn runs_as_columns(cmp: &Comparison, t: &StepRows, ratio: bool) -> DocTable {
     DocTable {
         corner: "microbenchmark".into(),
         columns: cmp.keys.clone(),
@@ -183,8 +188,9 @@ fn runs_as_columns(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
             .rows
             .iter()
             .map(|r| DocRow {
-                label: r.label.clone(),
+                label: r.label.to_string(),
                 title: None,
+                link: None,
                 cells: r.cells.iter().map(|c| doc_cell(c, ratio)).collect(),
             })
             .collect(),
@@ -242,10 +248,11 @@ fn throughput(b: &mut Vec<Block>, cmp: &Comparison, charts: bool) {
             .map(|r| r.cells.iter().map(|c| c.value).collect())
             .collect();
         let keys: Vec<&str> = cmp.keys.iter().map(String::as_str).collect();
+        let steps: Vec<String> = cmp.steps.iter().map(ToString::to_string).collect();
         b.push(Block::Chart(super::svg::bar_chart(
             "Throughput per step, relative to the base",
             "relative throughput",
-            &cmp.steps,
+            &steps,
             &keys,
             &values,
         )));
@@ -254,7 +261,7 @@ fn throughput(b: &mut Vec<Block>, cmp: &Comparison, charts: bool) {
 
 /// The microbenchmark tables in their published groups.
 fn micro(b: &mut Vec<Block>, cmp: &Comparison, m: &MicroView) {
-    let grouped = |b: &mut Vec<Block>, t: &Table, ratio: bool| {
+    let grouped = |b: &mut Vec<Block>, t: &StepRows, ratio: bool| {
         for (group, part) in micro_groups(t) {
             b.push(heading(3, group));
             push_table(b, runs_as_columns(cmp, &part, ratio));
@@ -291,6 +298,7 @@ fn background(b: &mut Vec<Block>, cmp: &Comparison) {
     t.footer = Some(DocRow {
         label: "target".into(),
         title: None,
+        link: None,
         cells: cmp
             .background_targets
             .iter()
@@ -415,6 +423,7 @@ fn host_table(cmp: &Comparison) -> DocTable {
             DocRow {
                 label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.run.clone()),
                 title: Some(super::clean_label(&r.run)),
+                link: None,
                 cells,
             }
         })
@@ -543,6 +552,7 @@ fn summary_table(cmp: &Comparison, families: &[&str]) -> DocTable {
             DocRow {
                 label: cmp.keys[i].clone(),
                 title: Some(super::clean_label(label)),
+                link: None,
                 cells,
             }
         })
@@ -698,6 +708,7 @@ fn latency_table(cmp: &Comparison, rows: &[super::compare::LatencyRow]) -> DocTa
                 DocRow {
                     label: cmp.key_of(&r.label).to_string(),
                     title: Some(super::clean_label(&r.label)),
+                    link: None,
                     cells,
                 }
             })
@@ -722,6 +733,7 @@ fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> Doc
             .map(|m| DocRow {
                 label: m.name.clone(),
                 title: Some(m.meaning.clone()),
+                link: None,
                 cells: keep
                     .iter()
                     .map(|&i| {
@@ -776,6 +788,7 @@ fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
             .map(|m| DocRow {
                 label: m.name.clone(),
                 title: None,
+                link: None,
                 cells: vec![DocCell::plain(&m.meaning)],
             })
             .collect(),
@@ -789,7 +802,7 @@ fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
 fn series(
     cmp: &Comparison,
     runs: &[LoadedRun],
-    step: &str,
+    step: StepName,
     kind: &str,
     value: impl Fn(&crate::stats::SecondCounts) -> f64,
 ) -> Vec<(String, Vec<(f64, f64)>)> {
@@ -801,7 +814,7 @@ fn series(
 fn timeline_series(
     cmp: &Comparison,
     runs: &[LoadedRun],
-    step: &str,
+    step: StepName,
     point: impl Fn(&crate::results::TimelineLine) -> Option<f64>,
 ) -> Vec<(String, Vec<(f64, f64)>)> {
     runs.iter()
@@ -809,7 +822,7 @@ fn timeline_series(
             let points = r
                 .timeline
                 .iter()
-                .filter(|l| l.step.to_string() == step)
+                .filter(|l| l.step == step)
                 .filter_map(|l| Some((f64::from(l.second), point(l)?)))
                 .collect();
             (cmp.key_of(&r.label).to_string(), points)
@@ -829,10 +842,10 @@ fn chart(title: &str, y_label: &str, data: &[(String, Vec<(f64, f64)>)]) -> Bloc
 }
 
 /// The longest any run spent in the step, seconds.
-fn longest_seconds(runs: &[LoadedRun], step: &str) -> f64 {
+fn longest_seconds(runs: &[LoadedRun], step: StepName) -> f64 {
     runs.iter()
         .flat_map(|r| r.record.steps.iter())
-        .filter(|s| s.name.to_string() == step)
+        .filter(|s| s.name == step)
         .map(|s| s.seconds)
         .fold(0.0, f64::max)
 }
@@ -840,7 +853,7 @@ fn longest_seconds(runs: &[LoadedRun], step: &str) -> f64 {
 /// A step's charts over time (rates, database size, max latency per second), or a note when
 /// the step was too short for per-second charts.
 fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail) {
-    let longest = longest_seconds(runs, &d.step);
+    let longest = longest_seconds(runs, d.step);
     if longest < MIN_CHART_SECONDS {
         b.push(Block::Note(format!(
             "{} lasted {longest:.1} s at most: too short for per-second charts (they need {MIN_CHART_SECONDS:.0} s); its figures are in the tables above.",
@@ -850,7 +863,7 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
     }
     let mut kinds: BTreeMap<String, ()> = BTreeMap::new();
     for r in runs {
-        for l in r.timeline.iter().filter(|l| l.step.to_string() == d.step) {
+        for l in r.timeline.iter().filter(|l| l.step == d.step) {
             for k in l.ops.keys() {
                 kinds.insert(k.clone(), ());
             }
@@ -858,13 +871,13 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
     }
     for kind in kinds.keys() {
         let rows_based = kind == "insert" || kind == "delete";
-        let data = series(cmp, runs, &d.step, kind, |c| {
+        let data = series(cmp, runs, d.step, kind, |c| {
             count_f64(if rows_based { c.rows } else { c.ops })
         });
         let unit = if rows_based { "rows/s" } else { "ops/s" };
         b.push(chart(&format!("{} {kind} rate", d.step), unit, &data));
     }
-    let builds = index_build_series(cmp, runs, &d.step);
+    let builds = index_build_series(cmp, runs, d.step);
     if builds.iter().any(|(_, points)| !points.is_empty()) {
         b.push(chart(
             &format!("{} index build: work done of its count", d.step),
@@ -872,12 +885,12 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
             &builds,
         ));
     }
-    let size = size_series(cmp, runs, &d.step);
+    let size = size_series(cmp, runs, d.step);
     if !size.is_empty() {
         b.push(chart(&format!("{} database size", d.step), "GB", &size));
     }
     if let Some((main, _)) = d.latency.first() {
-        let data = series(cmp, runs, &d.step, main, |c| {
+        let data = series(cmp, runs, d.step, main, |c| {
             count_f64(c.max_latency_us) / 1000.0
         });
         b.push(chart(
@@ -894,7 +907,7 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
 fn index_build_series(
     cmp: &Comparison,
     runs: &[LoadedRun],
-    step: &str,
+    step: StepName,
 ) -> Vec<(String, Vec<(f64, f64)>)> {
     timeline_series(cmp, runs, step, |l| {
         let b = l.index_builds.first().filter(|b| b.total > 0)?;
@@ -903,13 +916,17 @@ fn index_build_series(
 }
 
 /// Database size over the step, from the sampler's time series: logical and on disk per run.
-fn size_series(cmp: &Comparison, runs: &[LoadedRun], step: &str) -> Vec<(String, Vec<(f64, f64)>)> {
+fn size_series(
+    cmp: &Comparison,
+    runs: &[LoadedRun],
+    step: StepName,
+) -> Vec<(String, Vec<(f64, f64)>)> {
     runs.iter()
         .flat_map(|r| {
             let in_step: Vec<_> = r
                 .samples
                 .iter()
-                .filter(|l| l.step.as_deref() == Some(step))
+                .filter(|l| l.step.as_deref().and_then(|s| s.parse().ok()) == Some(step))
                 .collect();
             let t0 = in_step.first().map_or(0.0, |l| l.t - l.interval_seconds);
             let curve = |pick: fn(&crate::results::metrics::SampleLine) -> Option<u64>| {

@@ -30,7 +30,22 @@ pub fn escape_md(s: &str) -> String {
     out
 }
 
+/// `[text](href)`.
+fn link_md(href: &str, text: &str) -> String {
+    format!(
+        "[{}]({})",
+        escape_md(text),
+        href.replace(' ', "%20")
+            .replace('(', "%28")
+            .replace(')', "%29")
+    )
+}
+
 fn cell_md(c: &DocCell) -> String {
+    if !c.links.is_empty() {
+        let links: Vec<String> = c.links.iter().map(|l| link_md(&l.href, &l.text)).collect();
+        return links.join(" ");
+    }
     let v = escape_md(&c.text);
     if c.missing {
         return format!("_{v}_");
@@ -64,7 +79,11 @@ impl MarkdownSyntax {
         }
         out.push('\n');
         for row in &t.rows {
-            let _ = write!(out, "| {} |", escape_md(&row.label));
+            let label = match &row.link {
+                Some(href) => link_md(href, &row.label),
+                None => escape_md(&row.label),
+            };
+            let _ = write!(out, "| {label} |");
             for c in &row.cells {
                 let _ = write!(out, " {} |", truncate(&cell_md(c), room));
             }

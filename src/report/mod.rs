@@ -108,7 +108,10 @@ pub fn render_with(
 /// A cell's value as text: rates and counts without decimals, ratios with 2.
 pub fn cell_text(c: &Cell, ratio: bool) -> String {
     match c.value {
-        None => c.note.clone().unwrap_or_else(|| "-".into()),
+        None => c
+            .note
+            .as_ref()
+            .map_or_else(|| "-".into(), ToString::to_string),
         Some(v) if ratio && compare::host_affected(c) => format!("{v:.2}~"),
         Some(v) if ratio => format!("{v:.2}"),
         Some(v) if v.abs() >= 100.0 => text::group_f(v),
@@ -145,10 +148,8 @@ pub fn clean_label(label: &str) -> String {
 /// The note of a cell whose figure needs a mark: it covers only part of its step (the step
 /// failed, was interrupted, or was still running when the run ended), or a check after the
 /// step failed (the figure is as measured).
-pub fn partial_note(c: &Cell) -> Option<&str> {
-    match c.note.as_deref() {
-        Some(n @ ("failed" | "interrupted" | "running")) if c.value.is_some() => Some(n),
-        Some(n) if c.value.is_some() && n.starts_with(compare::CHECK_FAILED) => Some(n),
-        _ => None,
-    }
+pub fn partial_note(c: &Cell) -> Option<&compare::CellNote> {
+    c.note
+        .as_ref()
+        .filter(|n| c.value.is_some() && n.is_partial())
 }
