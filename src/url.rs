@@ -154,8 +154,7 @@ impl UrlParts<'_> {
             .map(|(k, v)| {
                 if k.eq_ignore_ascii_case("password") {
                     format!("{k}=***")
-                } else if v.is_empty()
-                    && !self.query.is_some_and(|q| q.contains(&format!("{k}=")))
+                } else if v.is_empty() && !self.query.is_some_and(|q| q.contains(&format!("{k}=")))
                 {
                     k.to_string()
                 } else {

@@ -419,6 +419,9 @@ pub struct BackendDescriptor {
     pub engines: &'static [Engine],
     /// The flavours served by this driver.
     pub flavours: &'static [Flavour],
+    /// Functions a CPU profile of the server passes through while it plans a statement (the
+    /// planner's share of a step's profile; empty: none to look for).
+    pub planner_frames: &'static [&'static str],
     build: fn(&str, &DriverOptions) -> anyhow::Result<Box<dyn Driver>>,
 }
 
@@ -432,6 +435,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         server_statistics: false,
         engines: &[],
         flavours: &[Flavour::Sqlite],
+        planner_frames: &[],
         build: |url, _| Ok(Box::new(sqlite::SqliteDriver::new(url)?)),
     },
     BackendDescriptor {
@@ -442,6 +446,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         server_statistics: true,
         engines: &[],
         flavours: &[Flavour::Postgres, Flavour::Cockroachdb, Flavour::Yugabytedb],
+        planner_frames: &["standard_planner", "planner", "pg_plan_query"],
         build: |url, o| Ok(Box::new(postgres::PostgresDriver::new(url, o.flavour)?)),
     },
     BackendDescriptor {
@@ -452,6 +457,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         server_statistics: true,
         engines: &[Engine::Innodb, Engine::Rocksdb],
         flavours: &[Flavour::Mysql, Flavour::Mariadb, Flavour::Tidb],
+        planner_frames: &["JOIN::optimize", "JOIN::optimize_inner", "mysql_make_join"],
         build: |url, o| {
             Ok(Box::new(mysql::MysqlDriver::new(
                 url,
@@ -461,6 +467,14 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         },
     },
 ];
+
+/// The registry's entry of a backend family.
+pub fn descriptor_of_kind(kind: BackendKind) -> &'static BackendDescriptor {
+    BACKENDS
+        .iter()
+        .find(|d| d.kind == kind)
+        .unwrap_or(&BACKENDS[0])
+}
 
 /// The backend a URL names, by its scheme (the test-only `mock:` scheme counts as embedded:
 /// SQLite's).
@@ -541,6 +555,17 @@ pub fn driver_for_url(url: &str, options: &DriverOptions) -> anyhow::Result<Box<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_backend_family_has_its_registry_entry() {
+        for kind in [
+            BackendKind::Sqlite,
+            BackendKind::Postgres,
+            BackendKind::Mysql,
+        ] {
+            assert_eq!(descriptor_of_kind(kind).kind, kind);
+        }
+    }
 
     #[test]
     fn an_unknown_scheme_masks_a_key_value_password() {

@@ -24,7 +24,6 @@ use serde::Serialize;
 use super::load::LoadedRun;
 use crate::results::StepRecord;
 use crate::results::probe::{HostProbe, ProbeFigure, StepHost, median_probe, run_probes};
-use crate::results::target::BackendKind;
 use crate::workload::steps::StepName;
 
 /// How far a probe figure may lie from another before the host counts as different: the
@@ -194,7 +193,7 @@ fn client_is_only_the_client(run: &LoadedRun) -> bool {
     run.record
         .target
         .as_ref()
-        .is_some_and(|t| t.backend != BackendKind::Sqlite)
+        .is_some_and(|t| !crate::backend::descriptor_of_kind(t.backend).embedded)
 }
 
 /// The reasons one step of one run is host-affected, against the base's same step.

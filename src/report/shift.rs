@@ -395,10 +395,10 @@ pub fn step_shift(run: &LoadedRun, step: &StepRecord) -> Option<StepShift> {
         .others_cores()
         .zip(rest.others_cores())
         .map(|(s, r)| s - r);
-    let sqlite = backend_of(run) == Some(BackendKind::Sqlite);
+    let embedded = backend_of(run).is_some_and(|k| crate::backend::descriptor_of_kind(k).embedded);
     let probe_moved = probe_moved(step, span.from == 0, span.to == series.rates.len());
     let (cause, why) = cause_of(
-        client_cpu_ratio.filter(|_| !sqlite),
+        client_cpu_ratio.filter(|_| !embedded),
         server_cpu_ratio,
         others_cores,
         probe_moved,
@@ -575,11 +575,10 @@ fn step_window(step: &StepRecord) -> Option<(f64, f64)> {
 
 /// The share of a folded profile's weight whose stacks pass through the planner.
 fn planner_share(run: &LoadedRun, folded_file: &str) -> Option<f64> {
-    let frames: &[&str] = match backend_of(run)? {
-        BackendKind::Postgres => &["standard_planner", "planner", "pg_plan_query"],
-        BackendKind::Mysql => &["JOIN::optimize", "JOIN::optimize_inner", "mysql_make_join"],
-        BackendKind::Sqlite => return None,
-    };
+    let frames = crate::backend::descriptor_of_kind(backend_of(run)?).planner_frames;
+    if frames.is_empty() {
+        return None;
+    }
     let text = std::fs::read_to_string(run.dir.join(folded_file)).ok()?;
     let stacks = crate::sampler::profile::parse_folded(&text);
     let total: u64 = stacks.iter().map(|(_, w)| w).sum();
