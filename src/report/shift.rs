@@ -20,13 +20,13 @@
 use serde::Serialize;
 
 use super::load::LoadedRun;
-use super::text::group_f;
 use crate::results::metrics::SavedFile;
 use crate::results::probe::median;
 use crate::results::target::BackendKind;
 use crate::results::{StepRecord, rfc3339_seconds};
 use crate::stats::OpKind;
 use crate::stats::convert::{count_f64, round_to_u64, round_to_usize, usize_f64};
+use crate::stats::thousands::group_f;
 use crate::workload::steps::StepName;
 
 /// The factor between a step's slow stretch and the rest of it that counts as a slowdown
@@ -450,7 +450,7 @@ fn probe_moved(step: &StepRecord, slow_at_start: bool, slow_at_end: bool) -> Vec
     ProbeFigure::ALL
         .iter()
         .filter_map(|&f| {
-            let t = super::host::THRESHOLDS.of(f)?;
+            let t = crate::results::probe::THRESHOLDS.of(f)?;
             let r = f.of(slow)? / f.of(fast)?;
             (r > 1.0 + t).then(|| format!("{} ×{r:.2}", f.short()))
         })

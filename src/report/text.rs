@@ -7,6 +7,7 @@ use super::compare::Colour;
 use super::document::{DocCell, DocTable, Syntax, wrap};
 use crate::results::{CheckFailure, RunRecord, Status, StepRecord};
 use crate::stats::thousands::group;
+pub use crate::stats::thousands::group_f;
 use crate::stats::{BUCKET_LABELS, LatencySummary};
 
 fn status_note(s: &StepRecord) -> String {
@@ -208,15 +209,6 @@ pub fn step_column_width(steps: &[StepRecord]) -> usize {
         .max()
         .unwrap_or(0)
         .max(7)
-}
-
-/// A float rounded and grouped in thousands.
-pub fn group_f(v: f64) -> String {
-    if v < 0.0 {
-        format!("-{}", group(round_to_u64((-v).round())))
-    } else {
-        group(round_to_u64(v.round()))
-    }
 }
 
 fn paint(s: &str, c: Colour, colour: bool) -> String {

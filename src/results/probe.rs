@@ -204,6 +204,44 @@ impl CpuTicks {
     }
 }
 
+/// How far a probe figure may lie from another before the host counts as different: the
+/// ratio `larger / smaller - 1`, per figure; `None`: shown, never a verdict. Chosen above the
+/// probe's own spread: over 20 back to back probes on an idle host, and between the steps of
+/// quiet SQLite runs (docs/performance.md, "The host probe").
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct HostThresholds {
+    /// `cpu_ns_per_iteration`.
+    pub cpu: f64,
+    /// `memory_ns_per_access`.
+    pub memory: f64,
+    /// `loopback_us_per_round_trip`.
+    pub loopback: f64,
+    /// `fsync_us`: `None`, as right after a step the fsync waits for the writeback of the
+    /// step's own data (74 µs to 3.5 ms around quiet SQLite steps here): it tells the DBMS's
+    /// IO more than the host's.
+    pub fsync: Option<f64>,
+}
+
+/// The thresholds reports use.
+pub const THRESHOLDS: HostThresholds = HostThresholds {
+    cpu: 0.25,
+    memory: 1.0,
+    loopback: 1.0,
+    fsync: None,
+};
+
+impl HostThresholds {
+    /// The threshold of `figure`, `None` when it makes no verdict.
+    pub fn of(&self, figure: ProbeFigure) -> Option<f64> {
+        match figure {
+            ProbeFigure::Cpu => Some(self.cpu),
+            ProbeFigure::Memory => Some(self.memory),
+            ProbeFigure::Loopback => Some(self.loopback),
+            ProbeFigure::Fsync => self.fsync,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

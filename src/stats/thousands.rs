@@ -14,6 +14,16 @@ pub fn group(n: u64) -> String {
     out
 }
 
+/// `v` rounded to a whole number and grouped in thousands: `-1234.6` is `-1,235`.
+pub fn group_f(v: f64) -> String {
+    let whole = super::convert::round_to_u64(v.abs().round());
+    if v < 0.0 {
+        format!("-{}", group(whole))
+    } else {
+        group(whole)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -24,5 +34,7 @@ mod tests {
         assert_eq!(group(999), "999");
         assert_eq!(group(1000), "1,000");
         assert_eq!(group(1_234_567), "1,234,567");
+        assert_eq!(group_f(1234.4), "1,234");
+        assert_eq!(group_f(-1234.6), "-1,235");
     }
 }
