@@ -284,10 +284,9 @@ fn step_series(run: &LoadedRun, step: &StepRecord) -> Series {
     out
 }
 
-/// CPU and ops of one part of a step, from the sampler's series.
+/// CPU of one part of a step, from the sampler's series.
 #[derive(Clone, Copy, Debug, Default)]
 struct Part {
-    ops: f64,
     seconds: f64,
     client_cpu: f64,
     server_cpu: Option<f64>,
@@ -343,6 +342,47 @@ fn per_op_ratio(slow: (f64, f64), rest: (f64, f64)) -> Option<f64> {
     (slow.1 > 0.0 && rest.1 > 0.0 && r > 0.0 && s.is_finite()).then(|| s / r)
 }
 
+/// The slow stretch's costs against the rest's: ibench's CPU per op, the server's CPU per op
+/// (ratios) and the cores other processes took more.
+fn cost_ratios(
+    run: &LoadedRun,
+    step: &StepRecord,
+    series: &Series,
+    span: &Span,
+    (from_s, to_s, end_s): (u32, u32, u32),
+) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let (slow, rest) = split_samples(
+        run,
+        step,
+        f64::from(from_s),
+        f64::from(to_s),
+        f64::from(end_s),
+    );
+    let in_span = |v: &[f64]| -> (f64, f64) {
+        let slow: f64 = v[span.from..span.to].iter().sum();
+        (slow, v.iter().sum::<f64>() - slow)
+    };
+    let (slow_ops, rest_ops) = in_span(&series.ops);
+    // The connections' own CPU per op when the timeline has it (ibench's other threads cost
+    // the same per second whatever the rate); else ibench's whole CPU from the sampler.
+    let client = match &series.cpu_us {
+        Some(cpu) => {
+            let (s, r) = in_span(cpu);
+            per_op_ratio((s, slow_ops), (r, rest_ops))
+        }
+        None => per_op_ratio((slow.client_cpu, slow_ops), (rest.client_cpu, rest_ops)),
+    };
+    let server = slow
+        .server_cpu
+        .zip(rest.server_cpu)
+        .and_then(|(s, r)| per_op_ratio((s, slow_ops), (r, rest_ops)));
+    let others = slow
+        .others_cores()
+        .zip(rest.others_cores())
+        .map(|(s, r)| s - r);
+    (client, server, others)
+}
+
 /// Find the step's slowdown, if it has one, and say who slowed down and what the server
 /// recorded.
 pub fn step_shift(run: &LoadedRun, step: &StepRecord) -> Option<StepShift> {
@@ -356,45 +396,8 @@ pub fn step_shift(run: &LoadedRun, step: &StepRecord) -> Option<StepShift> {
     let from_s = series.seconds.get(span.from)?.saturating_sub(1);
     let to_s = *series.seconds.get(span.to - 1)?;
     let end_s = *series.seconds.last()?;
-    let (slow, rest) = split_samples(
-        run,
-        step,
-        f64::from(from_s),
-        f64::from(to_s),
-        f64::from(end_s),
-    );
-    let in_span = |v: &[f64]| -> (f64, f64) {
-        let slow: f64 = v[span.from..span.to].iter().sum();
-        (slow, v.iter().sum::<f64>() - slow)
-    };
-    let (slow_ops, rest_ops) = in_span(&series.ops);
-    let (slow, rest) = (
-        Part {
-            ops: slow_ops,
-            ..slow
-        },
-        Part {
-            ops: rest_ops,
-            ..rest
-        },
-    );
-    // The connections' own CPU per op when the timeline has it (ibench's other threads cost
-    // the same per second whatever the rate); else ibench's whole CPU from the sampler.
-    let client_cpu_ratio = match &series.cpu_us {
-        Some(cpu) => {
-            let (s, r) = in_span(cpu);
-            per_op_ratio((s, slow_ops), (r, rest_ops))
-        }
-        None => per_op_ratio((slow.client_cpu, slow.ops), (rest.client_cpu, rest.ops)),
-    };
-    let server_cpu_ratio = slow
-        .server_cpu
-        .zip(rest.server_cpu)
-        .and_then(|(s, r)| per_op_ratio((s, slow.ops), (r, rest.ops)));
-    let others_cores = slow
-        .others_cores()
-        .zip(rest.others_cores())
-        .map(|(s, r)| s - r);
+    let (client_cpu_ratio, server_cpu_ratio, others_cores) =
+        cost_ratios(run, step, &series, &span, (from_s, to_s, end_s));
     let embedded = backend_of(run).is_some_and(|k| crate::backend::descriptor_of_kind(k).embedded);
     let probe_moved = probe_moved(step, span.from == 0, span.to == series.rates.len());
     let (cause, why) = cause_of(
