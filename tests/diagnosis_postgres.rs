@@ -263,7 +263,10 @@ fn a_step_that_slows_down_on_the_server_is_named_a_dbms_slowdown() {
     );
     assert!(server >= 1.5 * client.max(1.0), "{shift:?}");
     let evidence = shift.evidence.join(" | ");
-    assert!(evidence.contains("pi1: autovacuum"), "{evidence}");
+    assert!(
+        evidence.contains("pi1: ") && evidence.contains("dead rows beside"),
+        "{evidence}"
+    );
     assert!(evidence.contains("--profile-server"), "{evidence}");
     // The step is not painted as the host's.
     assert!(cmp.host.flags.is_empty(), "{:?}", cmp.host.flags);

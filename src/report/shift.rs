@@ -26,7 +26,7 @@ use crate::results::target::BackendKind;
 use crate::results::{StepRecord, rfc3339_seconds};
 use crate::stats::OpKind;
 use crate::stats::convert::{count_f64, round_to_u64, round_to_usize, usize_f64};
-use crate::stats::thousands::group_f;
+use crate::stats::thousands::{group, group_f};
 use crate::workload::steps::StepName;
 
 /// The factor between a step's slow stretch and the rest of it that counts as a slowdown
@@ -602,8 +602,9 @@ fn num(v: &serde_json::Value) -> Option<f64> {
     v.as_f64().or_else(|| v.as_str()?.trim().parse().ok())
 }
 
-/// PostgreSQL's `pg_stat_user_tables` at the step's end against the previous step's end:
-/// autovacuum runs in the step (and when the last ended), dead rows left.
+/// PostgreSQL's `pg_stat_user_tables` at the step's end against the previous step's end: per
+/// table, the vacuums in the step (autovacuum's and any other, such as the settle phase's)
+/// and when the last ended, and the dead rows left.
 pub fn vacuum_evidence(
     now: &serde_json::Value,
     before: Option<&serde_json::Value>,
@@ -620,32 +621,40 @@ pub fn vacuum_evidence(
         .iter()
         .filter_map(|t| {
             let table = t.get("relname")?.as_str()?;
-            let dead = num(t.get("n_dead_tup")?)?;
-            let live = num(t.get("n_live_tup")?).unwrap_or(0.0);
-            let runs = num(t.get("autovacuum_count")?)?;
-            let runs_before = before_rows
+            let was = before_rows
                 .iter()
-                .find(|b| b.get("relname").and_then(|r| r.as_str()) == Some(table))
-                .and_then(|b| num(b.get("autovacuum_count")?))
-                .unwrap_or(0.0);
-            let last = t
-                .get("last_autovacuum")
-                .and_then(|v| v.as_str())
-                .and_then(pg_timestamp_seconds)
-                .zip(window)
-                .filter(|(at, (start, end))| at >= start && at <= end)
-                .map(|(at, (start, _))| format!(", the last ending {:.0} s into the step", at - start));
-            let ran = runs - runs_before;
+                .find(|b| b.get("relname").and_then(|r| r.as_str()) == Some(table));
+            let ran = |count: &str, last: &str, who: &str| -> String {
+                let n = t.get(count).and_then(num).unwrap_or(0.0)
+                    - was.and_then(|b| b.get(count)).and_then(num).unwrap_or(0.0);
+                if n <= 0.0 {
+                    return String::new();
+                }
+                let at = t
+                    .get(last)
+                    .and_then(|v| v.as_str())
+                    .and_then(pg_timestamp_seconds)
+                    .zip(window)
+                    .filter(|(at, (start, end))| at >= start && at <= end)
+                    .map(|(at, (start, _))| {
+                        format!(", the last ending {:.0} s into the step", at - start)
+                    })
+                    .unwrap_or_default();
+                format!("{who} ran {n:.0} time(s) during the step{at}; ")
+            };
+            let vacuums = ran("autovacuum_count", "last_autovacuum", "autovacuum")
+                + &ran("vacuum_count", "last_vacuum", "VACUUM");
+            let vacuums = if vacuums.is_empty() {
+                "no vacuum finished during the step; ".to_string()
+            } else {
+                vacuums
+            };
             Some(format!(
-                "{table}: autovacuum {} during the step{}; {} dead rows beside {} live at its end (pg_stat_user_tables)",
-                if ran > 0.0 {
-                    format!("ran {ran:.0} time(s)")
-                } else {
-                    "did not finish".to_string()
-                },
-                last.unwrap_or_default(),
-                crate::stats::thousands::group(round_to_u64(dead)),
-                crate::stats::thousands::group(round_to_u64(live)),
+                "{table}: {vacuums}{} dead rows beside {} live at its end (pg_stat_user_tables)",
+                group(round_to_u64(num(t.get("n_dead_tup")?)?)),
+                group(round_to_u64(
+                    t.get("n_live_tup").and_then(num).unwrap_or(0.0)
+                )),
             ))
         })
         .collect()
@@ -662,16 +671,11 @@ pub fn purge_evidence(
     let n = hll(now)?;
     let was = before
         .and_then(hll)
-        .map(|b| {
-            format!(
-                " (at the previous step's end: {})",
-                crate::stats::thousands::group(round_to_u64(b))
-            )
-        })
+        .map(|b| format!(" (at the previous step's end: {})", group(round_to_u64(b))))
         .unwrap_or_default();
     Some(format!(
         "InnoDB history list length (undo not yet purged) at the step's end: {}{was}",
-        crate::stats::thousands::group(round_to_u64(n))
+        group(round_to_u64(n))
     ))
 }
 
@@ -838,7 +842,17 @@ mod tests {
                 "pi1: autovacuum ran 1 time(s) during the step, the last ending 240 s into the step; 1,204 dead rows beside 30,000,000 live at its end (pg_stat_user_tables)"
             ]
         );
-        assert!(vacuum_evidence(&now, Some(&now), window)[0].contains("did not finish"));
+        assert!(vacuum_evidence(&now, Some(&now), window)[0].contains("no vacuum finished"));
+        let by_hand = serde_json::json!({"pg_stat_user_tables": [
+            {"relname": "pi1", "n_dead_tup": "0", "n_live_tup": "30000000",
+             "autovacuum_count": "1", "vacuum_count": "1",
+             "last_vacuum": "2023-11-14 22:14:20+00"}]});
+        assert_eq!(
+            vacuum_evidence(&by_hand, Some(&before), window),
+            [
+                "pi1: VACUUM ran 1 time(s) during the step, the last ending 60 s into the step; 0 dead rows beside 30,000,000 live at its end (pg_stat_user_tables)"
+            ]
+        );
         let now = serde_json::json!({"global_status": {"Innodb_history_list_length": "43210"}});
         let was = serde_json::json!({"global_status": {"Innodb_history_list_length": "12"}});
         assert_eq!(
