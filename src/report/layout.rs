@@ -363,11 +363,12 @@ fn shifts(b: &mut Vec<Block>, cmp: &Comparison) {
     }
     b.push(heading(2, "Slowdowns inside steps"));
     b.push(Block::Note(format!(
-        "A step whose per-second rate held at one level for a stretch and ran ×{:.1} or more faster for the rest (medians; a load step's tail, once its first connections are done, left out). Who slowed down: the DBMS when the server's CPU per op rose ×{:.1} or more in the slow stretch, and ×{:.1} more than ibench's own; the host when other processes took {:.2} more cores, or ibench's CPU per op rose ×{:.1} and the server's no more than that (the same work costing both sides more: a slower CPU).",
+        "A step whose per-second rate held at one level for a stretch while another stretch of it ran ×{:.1} or more faster (medians; a load step's tail, once its first connections are done, left out). Who slowed down: the DBMS when the server's CPU per op rose ×{:.1} or more in the slow stretch, and ×{:.1} more than ibench's own; the host when other processes took {:.2} more cores or {:.0}% of the CPUs, or ibench's CPU per op rose ×{:.1} and the server's no more than that (the same work costing both sides more: a slower CPU).",
         super::shift::SHIFT_FACTOR,
         super::shift::COST_RATIO,
         super::shift::COST_RATIO,
         super::shift::OTHERS_CORES,
+        super::shift::OTHERS_SHARE * 100.0,
         super::shift::COST_RATIO,
     )));
     let items = cmp

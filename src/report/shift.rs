@@ -40,6 +40,10 @@ pub const COST_RATIO: f64 = 1.5;
 /// with something else.
 pub const OTHERS_CORES: f64 = 0.25;
 
+/// Share of the host's CPUs other processes took in the slow stretch beyond which the host
+/// was busy with something else.
+pub const OTHERS_SHARE: f64 = 0.5;
+
 /// Shortest stretch, seconds; and as a share of the seconds looked at.
 const MIN_SIDE_SECONDS: usize = 3;
 const MIN_SIDE_SHARE: f64 = 0.05;
@@ -75,18 +79,27 @@ pub struct StepShift {
     pub seconds_looked_at: u32,
     /// The median per-second rate in the slow stretch, in `unit`.
     pub slow_rate: f64,
-    /// The median per-second rate in the rest of the step.
+    /// The median per-second rate in the rest of the step (all but the slow stretch).
     pub rest_rate: f64,
     /// `rows/s` or `ops/s`.
     pub unit: &'static str,
-    /// `rest_rate / slow_rate`.
+    /// `fastest_rate / slow_rate`.
     pub factor: f64,
+    /// The step's fastest stretch (the rest itself when the step ran at two speeds; a
+    /// stretch of it when at three), seconds into the step, from and to.
+    pub fastest_from_s: u32,
+    /// End of the fastest stretch.
+    pub fastest_to_s: u32,
+    /// Its median per-second rate, in `unit`.
+    pub fastest_rate: f64,
     /// ibench's CPU per op in the slow stretch over the rest's.
     pub client_cpu_ratio: Option<f64>,
     /// The server's CPU per op in the slow stretch over the rest's.
     pub server_cpu_ratio: Option<f64>,
     /// Cores other processes on the host took in the slow stretch, less in the rest.
     pub others_cores: Option<f64>,
+    /// Other processes' share (0..1) of the host's CPUs in the slow stretch.
+    pub others_share: Option<f64>,
     /// Who slowed down.
     pub cause: ShiftCause,
     /// Why, in words: the figures behind the cause.
@@ -101,7 +114,7 @@ impl StepShift {
     pub fn describe(&self, run: Option<&str>) -> String {
         let run = run.map(|r| format!(" {r}")).unwrap_or_default();
         let mut text = format!(
-            "{}{run}: {} {} from second {} to {} ({} s of {}); the rest of the step ran ×{:.1} faster, at {}. Who: {}.",
+            "{}{run}: {} {} from second {} to {} ({} s of {}), ×{:.1} slower than its fastest stretch ({} from second {} to {}). Who: {}.",
             self.step,
             group_f(self.slow_rate),
             self.unit,
@@ -110,17 +123,13 @@ impl StepShift {
             self.slow_to_s - self.slow_from_s,
             self.seconds_looked_at,
             self.factor,
-            group_f(self.rest_rate),
+            group_f(self.fastest_rate),
+            self.fastest_from_s,
+            self.fastest_to_s,
             self.why
         );
-        for e in &self.evidence {
-            let mut c = e.chars();
-            if let Some(first) = c.next() {
-                text.push(' ');
-                text.extend(first.to_uppercase());
-                text.push_str(c.as_str());
-                text.push('.');
-            }
+        if !self.evidence.is_empty() {
+            text.push_str(&format!(" Evidence: {}.", self.evidence.join("; ")));
         }
         text
     }
@@ -137,12 +146,16 @@ pub struct Span {
     pub slow: f64,
     /// Median of the rest.
     pub rest: f64,
+    /// The fastest piece of the step: `[from, to)` and its median (the rest itself when the
+    /// step is cut in two).
+    pub fastest: (usize, usize, f64),
 }
 
 impl Span {
-    /// How many times faster the rest ran (a stalled stretch counts as 1 per second).
+    /// How many times faster the fastest stretch ran (a stalled stretch counts as 1 per
+    /// second).
     pub fn factor(&self) -> f64 {
-        self.rest / self.slow.max(1.0)
+        self.fastest.2 / self.slow.max(1.0)
     }
 }
 
@@ -194,19 +207,21 @@ fn level_factor(rates: &[f64], a: usize, k: usize, b: usize) -> Option<f64> {
 
 fn span_of(rates: &[f64], from: usize, to: usize) -> Option<Span> {
     let rest: Vec<f64> = rates[..from].iter().chain(&rates[to..]).copied().collect();
+    let slow = median_of(&rates[from..to])?;
     Some(Span {
         from,
         to,
-        slow: median_of(&rates[from..to])?,
+        slow,
         rest: median_of(&rest)?,
+        fastest: (from, to, slow),
     })
 }
 
-/// The slow stretch of `rates` (per-second, whole seconds), when the rest ran
-/// [`SHIFT_FACTOR`] or more times faster (medians). The level changes are placed by least
+/// The slow stretch of `rates` (per-second, whole seconds), when the step's fastest stretch
+/// ran [`SHIFT_FACTOR`] or more times faster (medians). The level changes are placed by least
 /// squares on the rates' logarithms (a change point): one cut, then a second where one side
-/// holds a level change of its own (a slow stretch in the middle of a step). The slowest of
-/// the pieces against the rest is the stretch.
+/// holds a level change of its own (a slow stretch in the middle of a step, or a step that ran
+/// at three speeds). The slowest piece is the stretch, the fastest its measure.
 pub fn slow_span(rates: &[f64]) -> Option<Span> {
     let n = rates.len();
     let share = (usize_f64(n) * MIN_SIDE_SHARE).ceil();
@@ -227,15 +242,21 @@ pub fn slow_span(rates: &[f64]) -> Option<Span> {
         cuts.push(k);
         cuts.sort_unstable();
     }
-    cuts.windows(2)
+    let pieces: Vec<Span> = cuts
+        .windows(2)
         .filter_map(|w| span_of(rates, w[0], w[1]))
-        .filter(|s| s.rest >= MIN_RATE)
-        .max_by(|x, y| {
-            x.factor()
-                .total_cmp(&y.factor())
-                .then((x.to - x.from).cmp(&(y.to - y.from)))
-        })
-        .filter(|s| s.factor() >= SHIFT_FACTOR)
+        .collect();
+    let fastest = pieces
+        .iter()
+        .max_by(|x, y| x.slow.total_cmp(&y.slow))
+        .map(|p| (p.from, p.to, p.slow))?;
+    let slowest = pieces.into_iter().min_by(|x, y| {
+        x.slow
+            .total_cmp(&y.slow)
+            .then((y.to - y.from).cmp(&(x.to - x.from)))
+    })?;
+    let span = Span { fastest, ..slowest };
+    (fastest.2 >= MIN_RATE && span.factor() >= SHIFT_FACTOR).then_some(span)
 }
 
 /// A step's per-second series of its main op, one entry per whole second while all its
@@ -343,14 +364,15 @@ fn per_op_ratio(slow: (f64, f64), rest: (f64, f64)) -> Option<f64> {
 }
 
 /// The slow stretch's costs against the rest's: ibench's CPU per op, the server's CPU per op
-/// (ratios) and the cores other processes took more.
+/// (ratios), the cores other processes took more, and their share of the host's CPUs in the
+/// slow stretch.
 fn cost_ratios(
     run: &LoadedRun,
     step: &StepRecord,
     series: &Series,
     span: &Span,
     (from_s, to_s, end_s): (u32, u32, u32),
-) -> (Option<f64>, Option<f64>, Option<f64>) {
+) -> (Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
     let (slow, rest) = split_samples(
         run,
         step,
@@ -380,7 +402,9 @@ fn cost_ratios(
         .others_cores()
         .zip(rest.others_cores())
         .map(|(s, r)| s - r);
-    (client, server, others)
+    let cpus = crate::stats::convert::usize_f64(run.record.host.cpus);
+    let busy = slow.others_cores().filter(|_| cpus > 0.0).map(|c| c / cpus);
+    (client, server, others, busy)
 }
 
 /// Find the step's slowdown, if it has one, and say who slowed down and what the server
@@ -396,14 +420,14 @@ pub fn step_shift(run: &LoadedRun, step: &StepRecord) -> Option<StepShift> {
     let from_s = series.seconds.get(span.from)?.saturating_sub(1);
     let to_s = *series.seconds.get(span.to - 1)?;
     let end_s = *series.seconds.last()?;
-    let (client_cpu_ratio, server_cpu_ratio, others_cores) =
+    let (client_cpu_ratio, server_cpu_ratio, others_cores, others_share) =
         cost_ratios(run, step, &series, &span, (from_s, to_s, end_s));
     let embedded = backend_of(run).is_some_and(|k| crate::backend::descriptor_of_kind(k).embedded);
     let probe_moved = probe_moved(step, span.from == 0, span.to == series.rates.len());
     let (cause, why) = cause_of(
         client_cpu_ratio.filter(|_| !embedded),
         server_cpu_ratio,
-        others_cores,
+        (others_cores, others_share),
         probe_moved,
     );
     let unit = if matches!(step.main_op(), OpKind::Insert | OpKind::Delete) {
@@ -421,9 +445,13 @@ pub fn step_shift(run: &LoadedRun, step: &StepRecord) -> Option<StepShift> {
         rest_rate: span.rest,
         unit,
         factor: span.factor(),
+        fastest_from_s: series.seconds.get(span.fastest.0)?.saturating_sub(1),
+        fastest_to_s: *series.seconds.get(span.fastest.1 - 1)?,
+        fastest_rate: span.fastest.2,
         client_cpu_ratio,
         server_cpu_ratio,
         others_cores,
+        others_share,
         cause,
         why,
         evidence: server_evidence(run, step, from_s),
@@ -468,7 +496,7 @@ fn probe_moved(step: &StepRecord, slow_at_start: bool, slow_at_end: bool) -> Vec
 pub fn cause_of(
     client_cpu_ratio: Option<f64>,
     server_cpu_ratio: Option<f64>,
-    others_cores: Option<f64>,
+    (others_cores, others_share): (Option<f64>, Option<f64>),
     probe_moved: Vec<String>,
 ) -> (ShiftCause, String) {
     let x = |r: Option<f64>| r.map_or("n/a".to_string(), |r| format!("×{r:.2}"));
@@ -485,6 +513,15 @@ pub fn cause_of(
         return (
             ShiftCause::Host,
             format!("the host: other processes took {c:.2} more cores of it in the slow stretch"),
+        );
+    }
+    if let Some(share) = others_share.filter(|s| *s >= OTHERS_SHARE) {
+        return (
+            ShiftCause::Host,
+            format!(
+                "the host: other processes took {:.0}% of its CPUs in the slow stretch ({costs})",
+                share * 100.0
+            ),
         );
     }
     let probe = if probe_moved.is_empty() {
@@ -757,6 +794,13 @@ mod tests {
         let r = series(&[(50, 1000.0), (30, 200.0), (60, 1000.0)]);
         let s = slow_span(&r).unwrap();
         assert_eq!((s.from, s.to, s.slow, s.rest), (50, 80, 200.0, 1000.0));
+        assert_eq!(s.fastest.2, 1000.0);
+        // Three speeds: the slowest stretch, and the fastest named beside the rest's median.
+        let r = series(&[(150, 500.0), (120, 9000.0), (200, 700.0)]);
+        let s = slow_span(&r).unwrap();
+        assert_eq!((s.from, s.to, s.fastest), (0, 150, (150, 270, 9000.0)));
+        assert_eq!((s.slow, s.rest), (500.0, 700.0));
+        assert!((s.factor() - 18.0).abs() < 1e-9);
     }
 
     #[test]
@@ -782,36 +826,41 @@ mod tests {
 
     #[test]
     fn the_cause_is_told_from_the_costs_per_op() {
-        let (c, why) = cause_of(Some(1.05), Some(6.0), Some(0.0), Vec::new());
+        let (c, why) = cause_of(Some(1.05), Some(6.0), (Some(0.0), Some(0.1)), Vec::new());
         assert_eq!(c, ShiftCause::Dbms, "{why}");
         assert!(why.contains("×6.00"), "{why}");
         // Measured: dropped indexes made the server's cost ×166, ibench's ×9 (caches).
-        let (c, why) = cause_of(Some(9.2), Some(166.0), Some(0.1), Vec::new());
+        let (c, why) = cause_of(Some(9.2), Some(166.0), (Some(0.1), Some(0.1)), Vec::new());
         assert_eq!(c, ShiftCause::Dbms, "{why}");
         // A slower host: both sides alike.
-        let (c, why) = cause_of(Some(2.4), Some(2.5), Some(0.0), Vec::new());
+        let (c, why) = cause_of(Some(2.4), Some(2.5), (Some(0.0), Some(0.1)), Vec::new());
         assert_eq!(c, ShiftCause::Host, "{why}");
         assert!(why.contains("ibench's ×2.40"), "{why}");
-        let (c, _) = cause_of(Some(2.0), None, None, Vec::new());
+        let (c, _) = cause_of(Some(2.0), None, (None, Some(0.1)), Vec::new());
         assert_eq!(
             c,
             ShiftCause::Host,
             "a remote server: only the client's cost is seen"
         );
-        let (c, _) = cause_of(Some(1.0), Some(1.0), Some(0.9), Vec::new());
+        let (c, _) = cause_of(Some(1.0), Some(1.0), (Some(0.9), Some(0.1)), Vec::new());
         assert_eq!(c, ShiftCause::Host, "a busy neighbour");
+        // Measured: a host busy with builds throughout a 30M-row l.i0 (others 0.25 more
+        // cores in the slow stretch, most of the CPUs in it).
+        let (c, why) = cause_of(Some(1.08), Some(1.07), (Some(0.2), Some(0.85)), Vec::new());
+        assert_eq!(c, ShiftCause::Host, "{why}");
+        assert!(why.contains("85% of its CPUs"), "{why}");
         // The probe after a step also meets the step's aftermath: a note, not a veto.
         let slower = || vec!["CPU ns/iter ×1.80".to_string()];
-        let (c, why) = cause_of(Some(1.0), Some(3.0), Some(0.0), slower());
+        let (c, why) = cause_of(Some(1.0), Some(3.0), (Some(0.0), Some(0.1)), slower());
         assert_eq!(c, ShiftCause::Dbms);
         assert!(why.contains("host probe was slower"), "{why}");
-        let (c, why) = cause_of(Some(1.0), Some(1.0), Some(0.0), slower());
+        let (c, why) = cause_of(Some(1.0), Some(1.0), (Some(0.0), Some(0.1)), slower());
         assert_eq!(c, ShiftCause::Unclear);
         assert!(why.contains("host probe was slower"), "{why}");
-        let (c, why) = cause_of(Some(1.0), Some(1.1), Some(0.0), Vec::new());
+        let (c, why) = cause_of(Some(1.0), Some(1.1), (Some(0.0), Some(0.1)), Vec::new());
         assert_eq!(c, ShiftCause::Unclear);
         assert!(why.contains("waited"), "{why}");
-        let (c, why) = cause_of(None, None, Some(0.0), Vec::new());
+        let (c, why) = cause_of(None, None, (Some(0.0), Some(0.1)), Vec::new());
         assert_eq!(c, ShiftCause::Unclear);
         assert!(why.contains("SQLite"), "{why}");
     }
