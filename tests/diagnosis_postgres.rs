@@ -268,8 +268,15 @@ fn a_step_that_slows_down_on_the_server_is_named_a_dbms_slowdown() {
         "{evidence}"
     );
     assert!(evidence.contains("--profile-server"), "{evidence}");
-    // The step is not painted as the host's.
-    assert!(cmp.host.flags.is_empty(), "{:?}", cmp.host.flags);
+    // The slowdown does not paint the step as the host's (steal on a busy VM still may).
+    assert!(
+        cmp.host.flags.iter().all(|f| f
+            .reasons
+            .iter()
+            .all(|r| !r.contains("per-second rate moved"))),
+        "{:?}",
+        cmp.host.flags
+    );
     // Every format shows it.
     let text = ibench::report::render(&cmp, &runs, ibench::report::Format::Text, false).unwrap();
     assert!(text.contains("Slowdowns inside steps"), "{text}");
