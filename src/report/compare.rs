@@ -584,7 +584,8 @@ pub fn compare_with_spreads(
     let steps = step_names(runs, &mut problems);
     let (absolute, abs_cells) = absolute_table(runs, &steps);
     let mut relative = relative_table(runs, &steps, &abs_cells, base_index);
-    let host = super::host::host_view(runs, base_index, &steps);
+    let shifts = super::shift::shifts(runs);
+    let host = super::host::host_view(runs, base_index, &steps, &shifts);
     mark_host_affected(&mut relative, &host);
     mark_within_base_spread(&mut relative, base_index, &noise);
     let (background, targets) = background_table(runs, &steps);
@@ -614,7 +615,7 @@ pub fn compare_with_spreads(
         micro,
         problems,
         host,
-        shifts: super::shift::shifts(runs),
+        shifts,
     };
     cmp.summarise();
     cmp

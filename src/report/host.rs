@@ -22,6 +22,7 @@
 use serde::Serialize;
 
 use super::load::LoadedRun;
+use super::shift::StepShift;
 use crate::results::StepRecord;
 use crate::results::probe::{HostProbe, ProbeFigure, StepHost, median_probe, run_probes};
 use crate::workload::steps::StepName;
@@ -165,6 +166,7 @@ fn step_reasons(
     run: &LoadedRun,
     s: &StepRecord,
     base: Option<(&LoadedRun, &StepRecord)>,
+    shifts: &[StepShift],
 ) -> Vec<String> {
     let t = &THRESHOLDS;
     let mut reasons = Vec::new();
@@ -180,7 +182,9 @@ fn step_reasons(
         }
     }
     if steady(s)
-        && let Some(shift) = super::shift::step_shift(run, s)
+        && let Some(shift) = shifts
+            .iter()
+            .find(|x| x.run == run.label && x.step == s.name)
         && shift.cause != super::shift::ShiftCause::Dbms
     {
         let second = if shift.slow_from_s == 0 {
@@ -256,8 +260,15 @@ fn moved_within(run: &LoadedRun) -> Vec<String> {
         .collect()
 }
 
-/// The host view of `runs` against `runs[base]`, over `steps`.
-pub fn host_view(runs: &[LoadedRun], base: usize, steps: &[StepName]) -> HostView {
+/// The host view of `runs` against `runs[base]`, over `steps`; `shifts` are the runs'
+/// slowdowns inside steps (`shift::shifts`), whose cause says whether a rate jump is the
+/// host's.
+pub fn host_view(
+    runs: &[LoadedRun],
+    base: usize,
+    steps: &[StepName],
+    shifts: &[StepShift],
+) -> HostView {
     let base_run = runs.get(base);
     let base_median = base_run.and_then(|b| median_probe(&run_probes(&b.record.steps)));
     let rows: Vec<HostRow> = runs
@@ -302,14 +313,14 @@ pub fn host_view(runs: &[LoadedRun], base: usize, steps: &[StepName]) -> HostVie
     for &step in steps {
         let base_step = base_run.and_then(|b| Some((b, find(b, step)?)));
         let base_reasons = base_step
-            .map(|(b, s)| step_reasons(b, s, None))
+            .map(|(b, s)| step_reasons(b, s, None, shifts))
             .unwrap_or_default();
         for (i, run) in runs.iter().enumerate() {
             let Some(s) = find(run, step) else { continue };
             let mut reasons = if i == base {
                 base_reasons.clone()
             } else {
-                step_reasons(run, s, base_step)
+                step_reasons(run, s, base_step, shifts)
             };
             if i != base && !base_reasons.is_empty() {
                 reasons.push(format!("the base's step: {}", base_reasons.join("; ")));

@@ -871,11 +871,11 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
         }
     }
     for kind in kinds.keys() {
-        let rows_based = kind == "insert" || kind == "delete";
+        let op = crate::stats::OpKind::from_name(kind);
         let data = series(cmp, runs, d.step, kind, |c| {
-            count_f64(if rows_based { c.rows } else { c.ops })
+            count_f64(op.map_or(c.ops, |k| c.rate(k)))
         });
-        let unit = if rows_based { "rows/s" } else { "ops/s" };
+        let unit = op.map_or("ops/s", crate::stats::OpKind::rate_unit);
         b.push(chart(&format!("{} {kind} rate", d.step), unit, &data));
     }
     let builds = index_build_series(cmp, runs, d.step);

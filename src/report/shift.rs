@@ -24,7 +24,6 @@ use crate::results::metrics::SavedFile;
 use crate::results::probe::median;
 use crate::results::target::BackendKind;
 use crate::results::{StepRecord, rfc3339_seconds};
-use crate::stats::OpKind;
 use crate::stats::convert::{count_f64, round_to_u64, round_to_usize, usize_f64};
 use crate::stats::thousands::{group, group_f};
 use crate::workload::steps::StepName;
@@ -274,7 +273,6 @@ struct Series {
 
 fn step_series(run: &LoadedRun, step: &StepRecord) -> Series {
     let kind = step.main_op();
-    let by_rows = matches!(kind, OpKind::Insert | OpKind::Delete);
     let mut lines: Vec<_> = run
         .timeline
         .iter()
@@ -294,8 +292,7 @@ fn step_series(run: &LoadedRun, step: &StepRecord) -> Series {
     {
         let c = l.ops.get(kind.name()).copied().unwrap_or_default();
         out.seconds.push(l.second);
-        out.rates
-            .push(count_f64(if by_rows { c.rows } else { c.ops }));
+        out.rates.push(count_f64(c.rate(kind)));
         out.ops.push(count_f64(c.ops));
         out.cpu_us = out.cpu_us.zip(c.cpu_us).map(|(mut v, us)| {
             v.push(count_f64(us));
@@ -430,11 +427,7 @@ pub fn step_shift(run: &LoadedRun, step: &StepRecord) -> Option<StepShift> {
         (others_cores, others_share),
         probe_moved,
     );
-    let unit = if matches!(step.main_op(), OpKind::Insert | OpKind::Delete) {
-        "rows/s"
-    } else {
-        "ops/s"
-    };
+    let unit = step.main_op().rate_unit();
     Some(StepShift {
         run: run.label.clone(),
         step: step.name,

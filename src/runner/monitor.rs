@@ -225,11 +225,12 @@ impl<'a> Monitor<'a> {
             text.push_str(&format!("  {}", w.text(index_builds)));
         }
         for (kind, c) in this_second {
-            let (n, unit) = match kind {
-                OpKind::Insert | OpKind::Delete => (c.rows, "rows/s"),
-                _ => (c.ops, "/s"),
+            let unit = if kind.rate_counts_rows() {
+                "rows/s"
+            } else {
+                "/s"
             };
-            text.push_str(&format!("  {} {}{unit}", kind.name(), group(n)));
+            text.push_str(&format!("  {} {}{unit}", kind.name(), group(c.rate(*kind))));
         }
         match self.mode {
             ProgressMode::Terminal => {

@@ -52,6 +52,46 @@ impl OpKind {
             OpKind::CreateIndexes => "create_indexes",
         }
     }
+
+    /// The kind named `name` ([`OpKind::name`]).
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        [
+            OpKind::Insert,
+            OpKind::Delete,
+            OpKind::RangeQuery,
+            OpKind::PointQuery,
+            OpKind::Micro,
+            OpKind::CreateIndexes,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
+
+    /// Whether a per-second rate of this kind counts rows (inserts and deletes, whose
+    /// statements carry a batch of rows) rather than operations.
+    pub fn rate_counts_rows(self) -> bool {
+        matches!(self, OpKind::Insert | OpKind::Delete)
+    }
+
+    /// The unit of a per-second rate of this kind: `rows/s` or `ops/s`.
+    pub fn rate_unit(self) -> &'static str {
+        if self.rate_counts_rows() {
+            "rows/s"
+        } else {
+            "ops/s"
+        }
+    }
+}
+
+impl SecondCounts {
+    /// The second's rate of an op of `kind`: its rows or its ops ([`OpKind::rate_counts_rows`]).
+    pub fn rate(&self, kind: OpKind) -> u64 {
+        if kind.rate_counts_rows() {
+            self.rows
+        } else {
+            self.ops
+        }
+    }
 }
 
 /// Upper bounds (inclusive, µs) of the original's 10 latency buckets; the last is open.
