@@ -70,15 +70,19 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
     }
 }
 
-/// Write `DIR/report.html` for the run in `dir` and say where; a failure is a warning.
-fn write_html_report(dir: &std::path::Path) {
-    match report::render_dirs(
+/// The HTML report of the run in `dir`.
+fn html_report(dir: &std::path::Path) -> anyhow::Result<report::Rendered> {
+    report::render_dirs(
         std::slice::from_ref(&dir.to_path_buf()),
         None,
         report::Format::Html,
         false,
     )
-    .and_then(|r| {
+}
+
+/// Write `rendered` as `DIR/report.html` and say where; a failure is a warning.
+fn write_html_report(dir: &std::path::Path, rendered: anyhow::Result<report::Rendered>) {
+    match rendered.and_then(|r| {
         let path = dir.join("report.html");
         std::fs::write(&path, r.text)?;
         Ok(path)
@@ -108,7 +112,7 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
             // (run.json says failed and why). A run.json that was there before is
             // not ours: the run refused to start.
             if !had_run && out_dir.join(results::RUN_FILE).exists() {
-                write_html_report(&out_dir);
+                write_html_report(&out_dir, html_report(&out_dir));
             }
             return Err(e);
         }
@@ -117,13 +121,19 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
         println!("{}", report::text::summary(&outcome.record));
         print!("{}", report::efficiency::metrics_table(&outcome.record));
     }
-    if !quiet {
-        for line in report::shift::run_lines(&outcome.dir) {
-            println!("{line}");
+    let html = html_report(&outcome.dir);
+    if let Some(r) = html
+        .as_ref()
+        .ok()
+        .filter(|r| !quiet && !r.slowdowns.is_empty())
+    {
+        println!("slowdowns inside steps (docs/method.md):");
+        for line in &r.slowdowns {
+            println!("  {line}");
         }
     }
     println!("results: {}", outcome.dir.display());
-    write_html_report(&outcome.dir);
+    write_html_report(&outcome.dir, html);
     if outcome.record.status == results::Status::Interrupted {
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }

@@ -45,6 +45,9 @@ pub struct Rendered {
     pub text: String,
     /// What was skipped or could not be compared.
     pub problems: Vec<String>,
+    /// The slowdowns inside steps, one line each (`shift::StepShift::describe`; the run
+    /// named when there are several).
+    pub slowdowns: Vec<String>,
 }
 
 /// Read the runs in `dirs` and render them (the first, or the one labelled `base`, is the
@@ -68,9 +71,15 @@ pub fn render_dirs(
     }
     let cmp = compare::compare(&runs, base, problems);
     let text = render(&cmp, &runs, format, colour)?;
+    let several = cmp.runs.len() > 1;
     Ok(Rendered {
         text,
         problems: cmp.problems.clone(),
+        slowdowns: cmp
+            .shifts
+            .iter()
+            .map(|s| s.describe(several.then(|| cmp.key_of(&s.run))))
+            .collect(),
     })
 }
 

@@ -724,19 +724,6 @@ pub fn pg_timestamp_seconds(text: &str) -> Option<f64> {
     Some(local - sign * (h * 3600.0 + m * 60.0))
 }
 
-/// The slowdowns inside the steps of the run in `dir`, one line each under a heading, for the
-/// end of `ibench run` (nothing when none, or when the run cannot be read back).
-pub fn run_lines(dir: &std::path::Path) -> Vec<String> {
-    let (runs, _) = super::load::load_runs(std::slice::from_ref(&dir.to_path_buf()));
-    let found = shifts(&runs);
-    if found.is_empty() {
-        return Vec::new();
-    }
-    std::iter::once("slowdowns inside steps (docs/method.md):".to_string())
-        .chain(found.iter().map(|s| format!("  {}", s.describe(None))))
-        .collect()
-}
-
 /// Every run's step slowdowns, in run then step order.
 pub fn shifts(runs: &[LoadedRun]) -> Vec<StepShift> {
     runs.iter()
