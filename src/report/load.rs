@@ -22,6 +22,32 @@ pub struct LoadedRun {
     pub samples: Vec<crate::results::metrics::SampleLine>,
 }
 
+/// The end of each path, as few components as tell them all apart (the whole path when
+/// nothing shorter does).
+pub fn distinct_tails(dirs: &[&Path]) -> Vec<String> {
+    let tail = |d: &Path, k: usize| -> String {
+        let parts: Vec<String> = d
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        parts[parts.len().saturating_sub(k)..].join("/")
+    };
+    let longest = dirs
+        .iter()
+        .map(|d| d.components().count())
+        .max()
+        .unwrap_or(1);
+    (1..=longest.max(1))
+        .map(|k| dirs.iter().map(|d| tail(d, k)).collect::<Vec<_>>())
+        .find(|tails| {
+            let mut sorted = tails.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            sorted.len() == tails.len()
+        })
+        .unwrap_or_else(|| dirs.iter().map(|d| d.display().to_string()).collect())
+}
+
 /// Why a directory could not be read as a run.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -141,20 +167,38 @@ pub fn load_runs(dirs: &[PathBuf]) -> (Vec<LoadedRun>, Vec<String>) {
             Err(e) => problems.push(e.to_string()),
         }
     }
-    // Labels must tell the runs apart: add the directory name to repeated ones.
+    // Labels must tell the runs apart: add to repeated ones the end of their directory's
+    // path, as many components as it takes (`pg10.r1/run`, when every run dir is `run`).
     for i in 0..runs.len() {
-        let repeated = runs
-            .iter()
-            .enumerate()
-            .any(|(j, r)| j != i && r.record.label == runs[i].record.label);
-        if repeated {
-            let name = runs[i]
-                .dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| runs[i].dir.display().to_string());
+        let same: Vec<usize> = (0..runs.len())
+            .filter(|&j| runs[j].record.label == runs[i].record.label)
+            .collect();
+        if same.len() > 1 {
+            let dirs: Vec<&Path> = same.iter().map(|&j| runs[j].dir.as_path()).collect();
+            let at = same.iter().position(|&j| j == i).unwrap_or(0);
+            let name = distinct_tails(&dirs).swap_remove(at);
             runs[i].label = super::clean_label(&format!("{} ({name})", runs[i].record.label));
         }
     }
     (runs, problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_labels_take_as_much_of_the_path_as_tells_the_runs_apart() {
+        let p = |s: &'static str| Path::new(s);
+        assert_eq!(
+            distinct_tails(&[p("res/pg15"), p("res/pg17")]),
+            ["pg15", "pg17"]
+        );
+        // A matrix's cells all hold a `run` directory.
+        assert_eq!(
+            distinct_tails(&[p("out/cells/pg10.r1/run"), p("out/cells/pg10.r2/run")]),
+            ["pg10.r1/run", "pg10.r2/run"]
+        );
+        assert_eq!(distinct_tails(&[p("a/x"), p("x")]), ["a/x", "x"]);
+    }
 }
