@@ -20,6 +20,9 @@ pub struct LoadedRun {
     pub timeline: Vec<TimelineLine>,
     /// The sampler's time series (empty when the run has none).
     pub samples: Vec<crate::results::metrics::SampleLine>,
+    /// The server's settings as the run recorded them (`server-settings.json`); `None` when
+    /// the run has none.
+    pub settings: Option<crate::results::settings::ServerSettings>,
 }
 
 /// The end of each path, as few components as tell them all apart (the whole path when
@@ -156,12 +159,23 @@ pub fn load_runs(dirs: &[PathBuf]) -> (Vec<LoadedRun>, Vec<String>) {
                 } else {
                     Vec::new()
                 };
+                let settings = match crate::results::settings::ServerSettings::read(dir) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        problems.push(format!(
+                            "{}: its server settings are not compared ({e:#})",
+                            dir.display()
+                        ));
+                        None
+                    }
+                };
                 runs.push(LoadedRun {
                     dir: dir.clone(),
                     label,
                     record,
                     timeline,
                     samples,
+                    settings,
                 });
             }
             Err(e) => problems.push(e.to_string()),

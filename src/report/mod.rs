@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod diagnosis;
+pub mod differs;
 pub mod document;
 pub mod efficiency;
 pub mod host;

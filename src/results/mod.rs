@@ -9,6 +9,7 @@ pub mod host;
 pub mod metrics;
 pub mod options;
 pub mod probe;
+pub mod settings;
 pub mod target;
 
 use std::collections::BTreeMap;

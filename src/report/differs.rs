@@ -1,0 +1,614 @@
+//! What differs between two runs' setups, named before any figure is read: the DBMS, its
+//! build, ibench's options, the server's settings (the seeds' `conf.diff`), the host and
+//! ibench's own version. A comparison of unlike runs reads the setup first; signals that
+//! assume like for like (the client's CPU per op as a host signal) apply only to like runs,
+//! and `ibench check` judges only runs that differ in what the comparison means to vary.
+//!
+//! What always differs between two runs and says nothing of the setup (ports, paths, data
+//! directories, pids, the host's name) is left out, and listed in one place each:
+//! [`OPTIONS_LEFT_OUT`], [`SETTINGS_LEFT_OUT`] and [`HOST_LEFT_OUT`].
+
+use serde::Serialize;
+
+use super::load::LoadedRun;
+use crate::results::RunRecord;
+use crate::results::settings::{ServerSettings, SettingValue};
+use crate::results::target::TargetInfo;
+
+/// Run options (`run.json` `options`) that differ between any two runs or name no setup:
+/// where the results go, the label, the terminal's quietness, how the sampler finds the
+/// server; the URL's host and port are a place (its DBMS, TLS and host are compared), and the
+/// engine and flavour are compared as the DBMS's.
+pub const OPTIONS_LEFT_OUT: &[&str] = &[
+    "url",
+    "out_dir",
+    "label",
+    "quiet",
+    "server_dir",
+    "server_pid",
+    "engine",
+    "flavour",
+    "table.engine",
+];
+
+/// Server settings that differ between any two instances (ports, sockets, paths, pids,
+/// identities, positions in a log), or repeat the DBMS's version, which is compared as the
+/// DBMS's. Values are compared after each run's instance directory is replaced by one
+/// placeholder, so a path inside it never differs.
+pub const SETTINGS_LEFT_OUT: &[&str] = &[
+    // PostgreSQL
+    "port",
+    "data_directory",
+    "config_file",
+    "hba_file",
+    "ident_file",
+    "external_pid_file",
+    "unix_socket_directories",
+    "application_name",
+    "listen_addresses",
+    "ssl_cert_file",
+    "ssl_key_file",
+    "ssl_ca_file",
+    "server_version",
+    "server_version_num",
+    // MySQL and MariaDB
+    "socket",
+    "datadir",
+    "basedir",
+    "pid_file",
+    "log_error",
+    "hostname",
+    "bind_address",
+    "server_uuid",
+    "general_log_file",
+    "slow_query_log_file",
+    "log_bin_basename",
+    "log_bin_index",
+    "relay_log_basename",
+    "relay_log_index",
+    "tmpdir",
+    "innodb_tmpdir",
+    "innodb_data_home_dir",
+    "innodb_log_group_home_dir",
+    "plugin_dir",
+    "character_sets_dir",
+    "lc_messages_dir",
+    "aria_log_dir_path",
+    "rocksdb_datadir",
+    "rocksdb_wal_dir",
+    "secure_file_priv",
+    "gtid_binlog_pos",
+    "gtid_binlog_state",
+    "gtid_current_pos",
+    "gtid_slave_pos",
+    "ssl_cert",
+    "ssl_key",
+    "ssl_ca",
+    "version",
+    "version_comment",
+    "version_compile_machine",
+    "version_compile_os",
+    "innodb_version",
+    "protocol_version",
+    // SQLite
+    "sqlite_version",
+];
+
+/// Host facts (`run.json` `host`) that name a machine rather than its kind, or a path.
+pub const HOST_LEFT_OUT: &[&str] = &["hostname", "data_dir"];
+
+/// The part of the setup a difference belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Area {
+    /// The DBMS: product, version, flavour, engine, TLS.
+    Dbms,
+    /// How the server was built (compiler flags, configure options, binary).
+    Build,
+    /// The server's settings (`server-settings.json`) and what ibench set per session.
+    Settings,
+    /// ibench's run options (clients, sizes, rows per insert, steps, seed, ...).
+    Options,
+    /// The machine: CPU model, CPUs, memory, kernel, the data directory's filesystem/device.
+    Host,
+    /// ibench's own version.
+    Ibench,
+}
+
+impl Area {
+    /// The area's name as the reports write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Area::Dbms => "DBMS",
+            Area::Build => "build",
+            Area::Settings => "setting",
+            Area::Options => "option",
+            Area::Host => "host",
+            Area::Ibench => "ibench",
+        }
+    }
+
+    /// True for what a comparison of versions, builds or configs means to vary: the server,
+    /// its build and its settings. Runs that differ elsewhere (options, host) are not like
+    /// runs.
+    pub fn is_the_servers(self) -> bool {
+        matches!(self, Area::Dbms | Area::Build | Area::Settings)
+    }
+}
+
+/// One way a run's setup differs from the base's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Difference {
+    /// Where it belongs.
+    pub area: Area,
+    /// What differs, as a user names it: a flag (`--clients`), a setting (`shared_buffers`),
+    /// a host fact (`cpus`), a DBMS fact (`version`).
+    pub name: String,
+    /// The base's value (`-` when the base has none).
+    pub base: String,
+    /// The run's value (`-` when the run has none).
+    pub run: String,
+    /// Where the run's value came from, when the server says (PostgreSQL's
+    /// `pg_settings.source`: `configuration file`, `default`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl Difference {
+    /// `name base → run`, as the reports write one difference.
+    pub fn text(&self) -> String {
+        format!("{} {} → {}", self.name, self.base, self.run)
+    }
+}
+
+/// How one run's setup differs from the base's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SetupDifferences {
+    /// Every difference, in area order, then by name.
+    pub differences: Vec<Difference>,
+    /// Settings at their built-in default on both sides whose defaults differ: counted, not
+    /// listed, when the two runs' DBMS versions differ (a new major changes dozens).
+    pub default_settings_differing: usize,
+    /// Settings only one side has (added or removed between the versions): counted, not
+    /// listed, when the DBMS versions differ and the side that has one did not set it.
+    pub settings_on_one_side: usize,
+    /// True when one of the runs recorded no server settings (an older run, or a server
+    /// that could not be asked), so the settings could not be compared.
+    pub settings_unknown: bool,
+}
+
+impl SetupDifferences {
+    /// True when nothing differs (and the settings could be compared).
+    pub fn is_empty(&self) -> bool {
+        self.differences.is_empty()
+            && self.default_settings_differing == 0
+            && self.settings_on_one_side == 0
+    }
+
+    /// The differences in one area.
+    pub fn in_area(&self, area: Area) -> impl Iterator<Item = &Difference> {
+        self.differences.iter().filter(move |d| d.area == area)
+    }
+
+    /// The difference named `name` (a flag such as `--clients`, a setting), if any.
+    pub fn named(&self, name: &str) -> Option<&Difference> {
+        self.differences.iter().find(|d| d.name == name)
+    }
+
+    /// The differences outside the server (options, host): what makes two runs unlike for a
+    /// comparison that means to vary only the server, its build or its config. ibench's
+    /// own version is not among them.
+    pub fn unlike(&self) -> Vec<&Difference> {
+        self.differences
+            .iter()
+            .filter(|d| !d.area.is_the_servers() && d.area != Area::Ibench)
+            .collect()
+    }
+}
+
+/// How `run`'s setup differs from `base`'s.
+pub fn setup_differences(base: &LoadedRun, run: &LoadedRun) -> SetupDifferences {
+    let (b, r) = (&base.record, &run.record);
+    let mut out = SetupDifferences::default();
+    let mut push = |area: Area, name: &str, base: String, run: String| {
+        if base != run {
+            out.differences.push(Difference {
+                area,
+                name: name.to_string(),
+                base,
+                run,
+                source: None,
+            });
+        }
+    };
+    for (name, bv, rv) in dbms_facts(b, r) {
+        push(Area::Dbms, name, bv, rv);
+    }
+    for (name, bv, rv) in build_facts(b, r) {
+        push(Area::Build, name, bv, rv);
+    }
+    for (name, bv, rv) in flat_pairs(&options_json(b), &options_json(r)) {
+        push(Area::Options, &option_flag(&name), bv, rv);
+    }
+    for (name, bv, rv) in flat_pairs(&host_json(b), &host_json(r)) {
+        push(Area::Host, &name, bv, rv);
+    }
+    push(
+        Area::Ibench,
+        "version",
+        b.ibench_version.clone(),
+        r.ibench_version.clone(),
+    );
+    compare_settings(base, run, &mut out);
+    out.differences
+        .sort_by(|x, y| (x.area, &x.name).cmp(&(y.area, &y.name)));
+    out
+}
+
+type Facts = Vec<(&'static str, String, String)>;
+
+fn dbms_facts(b: &RunRecord, r: &RunRecord) -> Facts {
+    type Getter = fn(&TargetInfo) -> String;
+    let fact = |rec: &RunRecord, f: &Getter| rec.target.as_ref().map_or_else(|| "-".to_string(), f);
+    let facts: [(&'static str, Getter); 5] = [
+        ("DBMS", |t| t.dbms.clone()),
+        ("version", |t| t.version.clone()),
+        ("flavour", |t| {
+            t.flavour.map_or("-".into(), |f| f.to_string())
+        }),
+        ("engine", |t| {
+            t.engine
+                .map_or("-".into(), |e| format!("{e:?}").to_lowercase())
+        }),
+        ("TLS", |t| {
+            t.tls.as_ref().map_or("none".into(), |t| t.to_string())
+        }),
+    ];
+    facts
+        .iter()
+        .map(|(name, f)| (*name, fact(b, f), fact(r, f)))
+        .collect()
+}
+
+fn build_facts(b: &RunRecord, r: &RunRecord) -> Facts {
+    type Getter = fn(&crate::results::target::BuildFacts) -> Option<String>;
+    let facts: [(&'static str, Getter); 7] = [
+        ("compiler flags", |f| f.flags_summary()),
+        ("CC", |f| f.cc.clone()),
+        ("configure", |f| f.configure.clone()),
+        ("packager", |f| f.version_comment.clone()),
+        ("machine", |f| f.compile_machine.clone()),
+        ("binary size", |f| {
+            f.binary_bytes.map(|n| format!("{n} bytes"))
+        }),
+        ("binary SHA-256", |f| {
+            f.binary_sha256
+                .as_ref()
+                .map(|s| s.chars().take(12).collect())
+        }),
+    ];
+    // A fact one side could not tell is not a difference: it is unknown.
+    facts
+        .iter()
+        .filter_map(|(name, f)| {
+            let bv = b.build.as_ref().and_then(f)?;
+            let rv = r.build.as_ref().and_then(f)?;
+            Some((*name, bv, rv))
+        })
+        .collect()
+}
+
+fn options_json(rec: &RunRecord) -> serde_json::Value {
+    let mut v = serde_json::to_value(&rec.options).unwrap_or_default();
+    for path in OPTIONS_LEFT_OUT {
+        remove_path(&mut v, path);
+    }
+    v
+}
+
+fn host_json(rec: &RunRecord) -> serde_json::Value {
+    let h = &rec.host;
+    serde_json::json!({
+        "CPU": h.cpu_model,
+        "CPUs": h.cpus,
+        "memory GiB": h.memory_gib,
+        "kernel": h.kernel,
+        "data dir filesystem": h.data_dir_mount.as_ref().map(|m| m.fs_type.clone()),
+        "data dir device": h.data_dir_device.as_ref().map(|d| d.name.clone()),
+    })
+}
+
+fn remove_path(v: &mut serde_json::Value, path: &str) {
+    let mut parts: Vec<&str> = path.split('.').collect();
+    let Some(last) = parts.pop() else { return };
+    let mut at = v;
+    for p in parts {
+        match at.get_mut(p) {
+            Some(next) => at = next,
+            None => return,
+        }
+    }
+    if let Some(o) = at.as_object_mut() {
+        o.remove(last);
+    }
+}
+
+/// Both sides' leaves as `(dotted.path, base text, run text)`, every path of either side.
+fn flat_pairs(b: &serde_json::Value, r: &serde_json::Value) -> Vec<(String, String, String)> {
+    let (mut bl, mut rl) = (Vec::new(), Vec::new());
+    flatten("", b, &mut bl);
+    flatten("", r, &mut rl);
+    let bm: std::collections::BTreeMap<_, _> = bl.into_iter().collect();
+    let rm: std::collections::BTreeMap<_, _> = rl.into_iter().collect();
+    let mut names: Vec<&String> = bm.keys().chain(rm.keys()).collect();
+    names.sort();
+    names.dedup();
+    let text = |m: &std::collections::BTreeMap<String, String>, n: &String| {
+        m.get(n).cloned().unwrap_or_else(|| "-".to_string())
+    };
+    names
+        .into_iter()
+        .map(|n| (n.clone(), text(&bm, n), text(&rm, n)))
+        .collect()
+}
+
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    let key = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match v {
+        serde_json::Value::Object(o) => o.iter().for_each(|(k, v)| flatten(&key(k), v, out)),
+        serde_json::Value::Array(a) => {
+            let items: Vec<String> = a.iter().map(leaf_text).collect();
+            out.push((prefix.to_string(), items.join(",")));
+        }
+        leaf => out.push((prefix.to_string(), leaf_text(leaf))),
+    }
+}
+
+fn leaf_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "-".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// A run option's field (as in run.json) named by the flag that sets it.
+pub fn option_flag(field: &str) -> String {
+    let named = match field {
+        "load_rows_per_insert" => "--load-batch",
+        "i1_rows_per_insert" => "--i1-batch",
+        "i2_rows_per_insert" => "--i2-batch",
+        "query_rows_per_insert" => "--query-batch",
+        "settle_max_seconds" => "--settle-seconds",
+        "check" => "--no-check (checks)",
+        "perf_interval_seconds" => "--perf-interval",
+        "profile_seconds" => "--profile-seconds",
+        "table.client_assigns_ids" => "--client-ids",
+        "table.table_suffix" => "--table-options",
+        _ => "",
+    };
+    if !named.is_empty() {
+        return named.to_string();
+    }
+    let last = field.rsplit('.').next().unwrap_or(field);
+    let flag = if field.starts_with("micro.") {
+        format!("micro_{last}")
+    } else {
+        last.to_string()
+    };
+    format!("--{}", flag.replace('_', "-"))
+}
+
+/// The run's instance directory (the data directory's parent), whose paths never differ.
+fn instance_dir(rec: &RunRecord) -> Option<String> {
+    let data = rec.host.data_dir.as_deref()?;
+    let parent = std::path::Path::new(data).parent()?.to_str()?;
+    (parent.len() > 1).then(|| parent.to_string())
+}
+
+fn normalised(value: &SettingValue, instance: Option<&str>) -> SettingValue {
+    let mut v = value.clone();
+    if let Some(dir) = instance {
+        v.value = v.value.replace(dir, "<instance>");
+    }
+    v
+}
+
+fn compare_settings(base: &LoadedRun, run: &LoadedRun, out: &mut SetupDifferences) {
+    let (b, r) = (&base.record, &run.record);
+    let session = |rec: &RunRecord| ServerSettings {
+        values: rec
+            .session_settings
+            .iter()
+            .map(|(k, v)| {
+                let value = SettingValue {
+                    value: v.clone(),
+                    unit: None,
+                    source: Some("set by ibench".into()),
+                };
+                (k.clone(), value)
+            })
+            .collect(),
+    };
+    compare_setting_maps(&session(b), &session(r), false, None, out);
+    match (&base.settings, &run.settings) {
+        (Some(bs), Some(rs)) => {
+            let versions_differ = dbms_facts(b, r)
+                .iter()
+                .any(|(n, bv, rv)| *n == "version" && bv != rv);
+            let dirs = (instance_dir(b), instance_dir(r));
+            compare_setting_maps(bs, rs, versions_differ, Some(dirs), out);
+        }
+        (None, None) => {}
+        _ => out.settings_unknown = true,
+    }
+}
+
+fn compare_setting_maps(
+    b: &ServerSettings,
+    r: &ServerSettings,
+    versions_differ: bool,
+    dirs: Option<(Option<String>, Option<String>)>,
+    out: &mut SetupDifferences,
+) {
+    let (bdir, rdir) = dirs.unwrap_or_default();
+    let mut names: Vec<&String> = b.values.keys().chain(r.values.keys()).collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        if SETTINGS_LEFT_OUT.contains(&name.as_str()) {
+            continue;
+        }
+        let bv = b.values.get(name).map(|v| normalised(v, bdir.as_deref()));
+        let rv = r.values.get(name).map(|v| normalised(v, rdir.as_deref()));
+        if bv == rv
+            || bv.as_ref().map(|v| (&v.value, &v.unit)) == rv.as_ref().map(|v| (&v.value, &v.unit))
+        {
+            continue;
+        }
+        let set = |v: &Option<SettingValue>| v.as_ref().is_some_and(|v| !v.is_default());
+        match (&bv, &rv) {
+            (Some(x), Some(y)) if versions_differ && x.is_default() && y.is_default() => {
+                out.default_settings_differing += 1;
+            }
+            (None, _) | (_, None) if versions_differ && !set(&bv) && !set(&rv) => {
+                out.settings_on_one_side += 1;
+            }
+            _ => out.differences.push(Difference {
+                area: Area::Settings,
+                name: name.clone(),
+                base: bv.as_ref().map_or("-".into(), SettingValue::display),
+                run: rv.as_ref().map_or("-".into(), SettingValue::display),
+                source: rv.as_ref().and_then(|v| v.source.clone()),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn fixture(name: &str) -> LoadedRun {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        let (runs, problems) = super::super::load::load_runs(&[dir]);
+        assert!(problems.is_empty(), "{problems:?}");
+        runs.into_iter().next().expect("fixture run")
+    }
+
+    #[test]
+    fn a_run_against_itself_differs_in_nothing() {
+        let run = fixture("postgres");
+        let d = setup_differences(&run, &run);
+        assert!(d.is_empty(), "{d:?}");
+        assert!(d.unlike().is_empty());
+        assert!(!d.settings_unknown);
+    }
+
+    #[test]
+    fn options_are_named_by_their_flags_and_make_runs_unlike() {
+        let base = fixture("postgres");
+        let mut run = base.clone();
+        run.record.options.clients = 16;
+        run.record.options.load_rows_per_insert = 10;
+        run.record.options.out_dir = PathBuf::from("/elsewhere");
+        run.record.options.server_pid = Some(4242);
+        let d = setup_differences(&base, &run);
+        let names: Vec<&str> = d.differences.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["--clients", "--load-batch"], "{d:?}");
+        let clients = d.named("--clients").expect("clients differ");
+        assert_eq!(
+            (clients.base.as_str(), clients.run.as_str()),
+            (base.record.options.clients.to_string().as_str(), "16")
+        );
+        assert_eq!(d.unlike().len(), 2);
+    }
+
+    #[test]
+    fn a_setting_is_named_with_both_values_and_its_source() {
+        let base = fixture("postgres");
+        let mut run = base.clone();
+        let settings = run.settings.as_mut().expect("fixture has settings");
+        let sb = settings
+            .values
+            .get_mut("shared_buffers")
+            .expect("shared_buffers");
+        sb.value = (sb.value.parse::<u64>().expect("a number") * 2).to_string();
+        sb.source = Some("configuration file".into());
+        // Paths inside the instance and ports are left out.
+        settings.values.get_mut("port").expect("port").value = "1".into();
+        let d = setup_differences(&base, &run);
+        assert_eq!(d.differences.len(), 1, "{d:?}");
+        let s = &d.differences[0];
+        assert_eq!(
+            (s.area, s.name.as_str()),
+            (Area::Settings, "shared_buffers")
+        );
+        assert_ne!(s.base, s.run);
+        assert_eq!(s.source.as_deref(), Some("configuration file"));
+        assert!(d.unlike().is_empty(), "a setting is the server's");
+    }
+
+    #[test]
+    fn between_versions_differing_defaults_are_counted_not_listed() {
+        let base = fixture("postgres");
+        let mut run = base.clone();
+        if let Some(t) = run.record.target.as_mut() {
+            t.version = "99.0".into();
+        }
+        let settings = run.settings.as_mut().expect("fixture has settings");
+        let default_name = settings
+            .values
+            .iter()
+            .find(|(n, v)| v.is_default() && !SETTINGS_LEFT_OUT.contains(&n.as_str()))
+            .map(|(n, _)| n.clone())
+            .expect("a default setting");
+        settings.values.get_mut(&default_name).expect("it").value = "changed".into();
+        settings.values.insert(
+            "new_in_99".into(),
+            SettingValue {
+                value: "on".into(),
+                unit: None,
+                source: Some("default".into()),
+            },
+        );
+        let d = setup_differences(&base, &run);
+        assert_eq!(d.default_settings_differing, 1, "{d:?}");
+        assert_eq!(d.settings_on_one_side, 1);
+        let names: Vec<&str> = d.differences.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["version"]);
+    }
+
+    #[test]
+    fn the_host_kind_differs_but_not_its_name() {
+        let base = fixture("postgres");
+        let mut run = base.clone();
+        run.record.host.hostname = "other".into();
+        run.record.host.cpus = base.record.host.cpus + 14;
+        let d = setup_differences(&base, &run);
+        assert_eq!(d.differences.len(), 1, "{d:?}");
+        assert_eq!(
+            (d.differences[0].area, d.differences[0].name.as_str()),
+            (Area::Host, "CPUs")
+        );
+        assert_eq!(d.unlike().len(), 1);
+    }
+
+    #[test]
+    fn flags_name_the_options() {
+        assert_eq!(option_flag("clients"), "--clients");
+        assert_eq!(option_flag("row_shape.data_min_len"), "--data-min-len");
+        assert_eq!(option_flag("micro.tables"), "--micro-tables");
+        assert_eq!(option_flag("i2_rows_per_insert"), "--i2-batch");
+        assert_eq!(option_flag("host_probe_ms"), "--host-probe-ms");
+    }
+}
