@@ -122,7 +122,7 @@ pub struct ServerStartArgs {
     #[arg(value_enum)]
     pub kind: ServerKind,
     /// Storage engine to load (MariaDB only): rocksdb loads MyRocks at server start.
-    #[arg(long, value_enum, default_value = "innodb")]
+    #[arg(long, value_enum, default_value_t = Engine::default())]
     pub engine: Engine,
     /// Directory holding the server binaries (found automatically when not given).
     #[arg(long)]
@@ -402,7 +402,7 @@ impl RunArgs {
         }
         o.seed = self.seed;
         o.table.client_assigns_ids = self.client_ids;
-        o.table.engine = self.engine.unwrap_or(Engine::Innodb);
+        o.table.engine = self.engine.unwrap_or_default();
         o.table.table_suffix = self.table_options.clone();
         o.row_shape.cashregisters = self.cashregisters;
         o.row_shape.customers = self.customers;
@@ -426,30 +426,18 @@ impl RunArgs {
         o.profile_seconds = self.profile_server.then_some(self.profile_seconds);
         o.host_probe_ms = self.host_probe_ms;
         crate::backend::validate_options(&o)?;
-        if o.perf && !program_on_path("perf") {
+        if o.perf && !crate::process::program_on_path("perf") {
             anyhow::bail!(
                 "--perf needs perf, which is not installed: apt-get install linux-perf (or drop --perf)"
             );
         }
-        if o.profile_seconds.is_some() && !program_on_path("perf") {
+        if o.profile_seconds.is_some() && !crate::process::program_on_path("perf") {
             anyhow::bail!(
                 "--profile-server needs perf, which is not installed: apt-get install linux-perf (or drop --profile-server)"
             );
         }
         Ok(o)
     }
-}
-
-/// Whether an executable `name` is on `PATH`.
-fn program_on_path(name: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| {
-            std::fs::metadata(dir.join(name)).is_ok_and(|m| {
-                use std::os::unix::fs::PermissionsExt;
-                m.is_file() && m.permissions().mode() & 0o111 != 0
-            })
-        })
-    })
 }
 
 fn default_out_dir() -> PathBuf {

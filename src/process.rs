@@ -1,9 +1,11 @@
 //! Processes on this host, as `/proc` shows them: the one parser of `/proc/PID/stat`, the
 //! one reader of pid files, a process's command name. Used by the private servers (is it
-//! still running?) and the sampler (its CPU, its tree).
+//! still running?) and the sampler (its CPU, its tree); the one search for an executable
+//! (`find_in`, `program_on_path`), for the servers' binaries and the profiler.
 
 use std::fs;
-use std::path::Path;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 
 /// Fields of `/proc/PID/stat`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +69,30 @@ pub fn name(pid: u32) -> Option<String> {
     fs::read_to_string(format!("/proc/{pid}/comm"))
         .ok()
         .map(|s| s.trim().to_string())
+}
+
+/// First of `names` found as an executable file in `dirs`.
+pub fn find_in(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
+    dirs.iter()
+        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+        .find(|path| is_executable(path))
+}
+
+/// Whether `path` is an executable regular file (following symlinks).
+fn is_executable(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The directories of `PATH`.
+pub fn path_dirs() -> Vec<PathBuf> {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default()
+}
+
+/// Whether an executable `name` is on `PATH`.
+pub fn program_on_path(name: &str) -> bool {
+    find_in(&path_dirs(), &[name]).is_some()
 }
 
 #[cfg(test)]

@@ -2,20 +2,13 @@
 //! exit, no panic; Ctrl-C leaves a readable run.json marked interrupted.
 
 mod common;
+use common::ibench;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::fresh_dir;
-
-fn ibench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run ibench")
-}
 
 /// Assert a failure with one error line on stderr that contains every `needle`.
 fn assert_clear_error(out: &Output, needles: &[&str]) {

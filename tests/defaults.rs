@@ -8,9 +8,9 @@
 //! at once on two cores would each take three times as long.
 
 mod common;
+use common::ibench;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 use std::sync::Mutex;
 
 use ibench::results::{self, Status};
@@ -18,13 +18,6 @@ use ibench::workload::steps::Profile;
 
 /// One of these tests at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn ibench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
-        .output()
-        .expect("ibench runs")
-}
 
 /// A server started with `ibench server start`, stopped with `ibench server stop --dir` when
 /// dropped (a failed test included).

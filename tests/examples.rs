@@ -3,19 +3,11 @@
 //! name exist), and one cell of the config-variants example runs as written.
 
 mod common;
+use common::ibench;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use common::fresh_dir;
-
-fn ibench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run ibench")
-}
 
 fn examples() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");

@@ -3,9 +3,10 @@
 //! test; the report flags the middle run as host-affected and not the other two.
 
 mod common;
+use common::ibench;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
@@ -19,14 +20,6 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn ibench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run ibench")
 }
 
 /// Busy loops, one per core, killed (by PID) when dropped, also when the test fails.

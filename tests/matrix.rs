@@ -4,6 +4,7 @@
 //! once), one of them interrupted with Ctrl-C during a cell and resumed; then the group reports.
 
 mod common;
+use common::ibench;
 
 use ibench::stats::convert::u64_usize;
 use std::path::{Path, PathBuf};
@@ -35,14 +36,6 @@ fn pg15_bindir() -> PathBuf {
         "PostgreSQL 15 is missing (apt-get install postgresql; ./scripts/test.sh does it)"
     );
     dir
-}
-
-fn ibench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run ibench")
 }
 
 fn ok(out: &Output) -> String {

@@ -2,6 +2,7 @@
 //! a config the server refuses is a failed cell (recorded, the matrix goes on) and a clear error.
 
 mod common;
+use common::ibench;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -9,14 +10,6 @@ use std::process::{Command, Output};
 use common::fresh_dir;
 
 const PG15: &str = "/usr/lib/postgresql/15/bin";
-
-fn ibench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run ibench")
-}
 
 fn write(tag: &str, text: &str) -> PathBuf {
     let dir = fresh_dir(tag);

@@ -8,6 +8,7 @@
 //! regression). Nothing else of the run is changed.
 
 mod common;
+use common::ibench;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,13 +43,6 @@ fn series() -> Vec<PathBuf> {
         dirs.push(dir);
     }
     dirs
-}
-
-fn ibench(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 /// The otava binary `scripts/test.sh` installed.

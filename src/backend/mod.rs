@@ -461,7 +461,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         build: |url, o| {
             Ok(Box::new(mysql::MysqlDriver::new(
                 url,
-                o.engine.unwrap_or(Engine::Innodb),
+                o.engine.unwrap_or_default(),
                 o.flavour,
             )?))
         },
@@ -564,6 +564,23 @@ mod tests {
             BackendKind::Mysql,
         ] {
             assert_eq!(descriptor_of_kind(kind).kind, kind);
+        }
+    }
+
+    /// A flavour's family is said twice: by `Flavour::family` (results, which cannot import
+    /// the registry) and by the registry entry that lists it. They must agree, and every
+    /// flavour must be listed once.
+    #[test]
+    fn each_flavour_is_listed_by_the_registry_entry_of_its_family() {
+        use crate::results::target::Flavour;
+        use clap::ValueEnum;
+        for flavour in Flavour::value_variants() {
+            let listed: Vec<BackendKind> = BACKENDS
+                .iter()
+                .filter(|d| d.flavours.contains(flavour))
+                .map(|d| d.kind)
+                .collect();
+            assert_eq!(listed, [flavour.family()], "{flavour:?}");
         }
     }
 

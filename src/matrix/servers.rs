@@ -192,7 +192,7 @@ fn managed_source(src: &Source, entry: &str, s: &ServerEntry) -> Result<(ServerS
             format!("bindir {} does not exist; fix bindir", bindir.display()),
         ));
     }
-    let engine = s.engine.unwrap_or(Engine::Innodb);
+    let engine = s.engine.unwrap_or_default();
     let version = probe_version(src, entry, kind, &bindir)?;
     let label = s
         .label

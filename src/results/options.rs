@@ -105,7 +105,7 @@ pub struct RunOptions {
 }
 
 /// How to create the table: options that are not dialect but do change the DDL.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TableOptions {
     /// When true the client assigns `transactionid`; otherwise the server does
     /// (identity/sequence, `AUTO_INCREMENT`, `INTEGER PRIMARY KEY`).
@@ -114,16 +114,6 @@ pub struct TableOptions {
     pub engine: Engine,
     /// Extra text appended to `CREATE TABLE (...)`, e.g. `USING heap` or `PARTITION BY ...`.
     pub table_suffix: Option<String>,
-}
-
-impl Default for TableOptions {
-    fn default() -> Self {
-        TableOptions {
-            client_assigns_ids: false,
-            engine: Engine::Innodb,
-            table_suffix: None,
-        }
-    }
 }
 
 /// Which benchmark a run is.

@@ -17,10 +17,11 @@ pub enum BackendKind {
 }
 
 /// Storage engine for the MySQL family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
-    /// InnoDB, the default engine.
+    /// InnoDB, the default engine (the one place it is said to be the default).
+    #[default]
     Innodb,
     /// MyRocks (the RocksDB engine).
     Rocksdb,

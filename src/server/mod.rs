@@ -103,7 +103,7 @@ impl Default for ServerSpec {
     fn default() -> Self {
         ServerSpec {
             kind: ServerKind::Postgres,
-            engine: Engine::Innodb,
+            engine: Engine::default(),
             bindir: None,
             config: None,
             dir: None,
@@ -703,32 +703,7 @@ pub(crate) fn pid_is(pid: u32, names: &[&str]) -> bool {
             .unwrap_or(false)
 }
 
-/// First of `names` found as an executable file in `dirs`.
-pub(crate) fn find_in(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
-    for dir in dirs {
-        for name in names {
-            let path = dir.join(name);
-            if is_executable(&path) {
-                return Some(path);
-            }
-        }
-    }
-    None
-}
-
-/// Whether `path` is an executable regular file (following symlinks).
-fn is_executable(path: &Path) -> bool {
-    fs::metadata(path)
-        .map(|m| m.is_file() && m.mode() & 0o111 != 0)
-        .unwrap_or(false)
-}
-
-/// The directories of `PATH`.
-pub(crate) fn path_dirs() -> Vec<PathBuf> {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default()
-}
+pub(crate) use crate::process::{find_in, path_dirs};
 
 /// Quote a string for `/bin/sh`.
 pub(crate) fn shell_quote(s: &str) -> String {

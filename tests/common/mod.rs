@@ -15,6 +15,15 @@ use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::plan::StepPlan;
 use ibench::workload::steps::{Profile, StepName};
 
+/// Run the ibench binary built for these tests with `args` (no colours), and wait for it.
+pub fn ibench(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run ibench")
+}
+
 /// Whether the step writes rows (and so gets an integrity check), as its plan says.
 fn writes_rows(run: &RunRecord, step: &results::StepRecord) -> bool {
     StepPlan::for_step(step.name, &run.options.step_sizes()).writes_rows()
