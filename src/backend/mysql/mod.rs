@@ -1,10 +1,10 @@
 //! MySQL and MariaDB backend (InnoDB and MyRocks).
 //!
-//! The benchmark's connections ([`MysqlConn`]) run on [`wire`], a blocking protocol client
-//! that reads results in place. The admin connections of the driver (describe, settle, the
-//! `KILL QUERY` of a cancel) use the synchronous `mysql` crate, whose statement cache is
-//! switched off. Statements of the hot path are prepared once per connection and kept in this
-//! module's own cache.
+//! Every connection runs on [`wire`], ibench's own blocking protocol client that reads results
+//! in place: the benchmark's connections ([`MysqlConn`]) and the driver's short ones
+//! (describe, settle, the `KILL QUERY` of a cancel) alike. Statements of the hot path are
+//! prepared once per connection and kept in this module's own cache. The settings come from
+//! the URL, `~/.my.cnf` and `MYSQL_PWD` ([`config`]).
 
 pub mod config;
 pub mod wire;

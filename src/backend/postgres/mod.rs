@@ -2,14 +2,14 @@
 //!
 //! The benchmark's connections ([`PostgresConn`]) run on [`wire`], a blocking protocol client
 //! that costs what libpq costs or less: the thread blocks on its own socket, a statement's
-//! `Bind` is encoded into one reused buffer, replies are read in place. The admin connections
-//! of the driver (describe, the settle phase's VACUUM and CHECKPOINT) use the synchronous
-//! `postgres` crate.
+//! `Bind` is encoded into one reused buffer, replies are read in place. The driver's short
+//! connections (describe, the settle phase's VACUUM and CHECKPOINT, a cancel) are the same
+//! client.
 //!
-//! The URL is completed from the libpq environment variables (`PGHOST`, `PGPORT`, `PGUSER`,
-//! `PGPASSWORD`, `PGDATABASE`) for the parts it leaves out, since the `postgres` crate reads no
-//! environment. Every statement of the hot path is prepared once per connection and bound in
-//! the binary format without allocating per row.
+//! The URL is completed as libpq completes it ([`config`]: `PGHOST`, `PGPORT`, `PGUSER`,
+//! `PGPASSWORD`, `PGDATABASE`, ... for the parts it leaves out, then the password file). Every
+//! statement of the hot path is prepared once per connection and bound in the binary format
+//! without allocating per row.
 
 pub mod config;
 pub mod wire;
