@@ -431,6 +431,7 @@ fn axis_check(
             }
         }
     }
+    flags.sort();
     varies.extend(flags.iter().map(|(f, v)| format!("{f} ({})", v.join(", "))));
     let warnings = beyond_axis(plan, units, members, base_member, base_cell);
     compare::AxisCheck {

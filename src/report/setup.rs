@@ -147,9 +147,14 @@ fn unlike_warning(cmp: &Comparison) -> Option<Block> {
             ))
         })
         .collect();
+    let (verb, their) = if parts.len() == 1 {
+        ("differs", "Its")
+    } else {
+        ("differ", "Their")
+    };
     (!parts.is_empty()).then(|| {
         Block::Warning(format!(
-            "Not like for like: {} differ from the base outside the server. Their figures measure that difference as well as the DBMS's; the diagnosis names it first.",
+            "Not like for like: {} {verb} from the base outside the server. {their} figures measure that difference as well as the DBMS's; the diagnosis names it first.",
             parts.join(", ")
         ))
     })
