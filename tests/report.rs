@@ -998,3 +998,72 @@ fn runs_of_one_setup_differ_in_nothing() {
         "{text}"
     );
 }
+
+/// The client's CPU per op alone is no host verdict when the probe says the host held
+/// (`synchronous_commit` off moved it ×1.68 with the probe at ×1.01): the step is unclear,
+/// with the figures, not flagged. Between steps of another shape (more clients) it is not
+/// compared at all, and says why.
+#[test]
+fn the_clients_cpu_per_op_needs_another_signal_and_one_shape() {
+    let triple_qr100 = |run: &mut serde_json::Value| {
+        let qr = run["steps"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|s| s["name"] == "qr100")
+            .unwrap();
+        let c = qr["client_cpu_us_per_op"].as_f64().unwrap();
+        qr["client_cpu_us_per_op"] = serde_json::json!(c * 3.0);
+    };
+    let base = probed_fixture("base", 2.7);
+    let other = edited_fixture("postgres", "host-unclear", |run| {
+        run["label"] = serde_json::json!("client busier");
+        for step in run["steps"].as_array_mut().unwrap() {
+            step["host_probe"] = host_probe_json(2.72);
+        }
+        triple_qr100(run);
+    });
+    let cmp = comparison(&[base.clone(), other.clone()], None);
+    assert!(cmp.host.flags.is_empty(), "{:?}", cmp.host.flags);
+    assert_eq!(cmp.host.unclear.len(), 1, "{:?}", cmp.host.unclear);
+    let u = &cmp.host.unclear[0];
+    assert_eq!((u.step, u.run.as_str()), (step("qr100"), "client busier"));
+    assert!(
+        u.reasons[0].starts_with(
+            "client CPU/op ×3.00 of the base's, but the host probe read CPU ns/iter ×1.01"
+        ),
+        "{:?}",
+        u.reasons
+    );
+    let text = render(&[base.clone(), other], ibench::report::Format::Text, false);
+    assert!(text.contains("unclear, not flagged"), "{text}");
+
+    let four = edited_fixture("postgres", "host-four-clients", |run| {
+        run["label"] = serde_json::json!("four clients");
+        run["options"]["clients"] = serde_json::json!(4);
+        for step in run["steps"].as_array_mut().unwrap() {
+            step["clients"] = serde_json::json!(4);
+            step["host_probe"] = host_probe_json(2.72);
+        }
+        triple_qr100(run);
+    });
+    let cmp = comparison(&[base.clone(), four.clone()], None);
+    assert!(
+        cmp.host.flags.is_empty() && cmp.host.unclear.is_empty(),
+        "{:?}",
+        cmp.host
+    );
+    let n = &cmp.host.not_compared;
+    assert!(n.iter().any(|f| f.step == step("qr100")), "{n:?}");
+    assert_eq!(n[0].reasons, ["--clients 1 → 4"], "{n:?}");
+    let text = render(&[base, four], ibench::report::Format::Text, false);
+    assert!(
+        text.contains("Not comparable on the client's CPU per op"),
+        "{text}"
+    );
+    assert!(text.contains("Scaling efficiency"), "{text}");
+    assert!(
+        text.contains("four clients differs from the base in --clients 1 → 4"),
+        "{text}"
+    );
+}

@@ -397,16 +397,13 @@ fn axis_check(
     };
     let mut varies = Vec::new();
     let distinct = |f: fn(&Cell) -> &str| {
-        let mut v: Vec<&str> = cells.iter().map(|c| f(c)).collect();
-        v.dedup();
-        let mut seen = Vec::new();
-        v.retain(|x| {
-            !seen.contains(x) && {
-                seen.push(*x);
-                true
+        let mut names: Vec<&str> = Vec::new();
+        for c in &cells {
+            if !names.contains(&f(c)) {
+                names.push(f(c));
             }
-        });
-        v
+        }
+        names
     };
     for (what, names) in [
         ("the server", distinct(|c| &c.server)),

@@ -253,11 +253,13 @@ fn table(cmp: &Comparison, all: &[&RunSetup]) -> Vec<Block> {
 
 /// The differences a diagnosis names before any per-op figure: ibench's options, the host and
 /// the server's settings (the DBMS and its build are what a comparison of versions or builds
-/// means to vary; the build has its own note).
+/// means to vary; the build has its own note). The steps a run ran are not among them: they
+/// do not change a step's figures.
 fn diagnosis_differences(s: &SetupDifferences) -> Vec<&Difference> {
     s.differences
         .iter()
         .filter(|d| matches!(d.area, Area::Options | Area::Host | Area::Settings))
+        .filter(|d| d.name != "--steps")
         .collect()
 }
 
