@@ -441,6 +441,21 @@ fn axis_check(
     }
 }
 
+/// A run's record and server settings, all its setup is (its timeline and samples are not
+/// read); `None` when it cannot be read (`combine` reports that).
+fn setup_of(dir: &Path) -> Option<LoadedRun> {
+    let record = crate::results::read_run(dir).ok()?;
+    let settings = crate::results::settings::ServerSettings::read(dir).ok()?;
+    Some(LoadedRun {
+        dir: dir.to_path_buf(),
+        label: record.label.clone(),
+        record,
+        timeline: Vec::new(),
+        samples: Vec::new(),
+        settings,
+    })
+}
+
 /// One line per cell whose setup differs from the base member's first repeat beyond the
 /// group's axis.
 fn beyond_axis(
@@ -454,8 +469,7 @@ fn beyond_axis(
     let Some((_, base_dirs)) = members.iter().find(|(m, _)| m == base_member) else {
         return Vec::new();
     };
-    let (base_runs, _) = load::load_runs(&base_dirs[..1.min(base_dirs.len())]);
-    let Some(base_run) = base_runs.first() else {
+    let Some(base_run) = base_dirs.first().and_then(|d| setup_of(d)) else {
         return Vec::new();
     };
     let by_hand = |src: Option<&str>| !matches!(src, Some(s) if s != "configuration file" && s != "command line");
@@ -478,9 +492,8 @@ fn beyond_axis(
             .into_iter()
             .map(|(f, ..)| f)
             .collect();
-        let (runs, _) = load::load_runs(dirs);
-        for run in &runs {
-            let d = setup_differences(base_run, run);
+        for run in dirs.iter().filter_map(|d| setup_of(d)) {
+            let d = setup_differences(&base_run, &run);
             let beyond: Vec<String> = d
                 .differences
                 .iter()
