@@ -272,7 +272,8 @@ pub struct Comparison {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shifts: Vec<super::shift::StepShift>,
     /// How each run's setup differs from the base's (`report::differs`), every run but the
-    /// base in order: the report's first section.
+    /// base in order: the report's first section. Absent for one run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub differences: Vec<RunSetup>,
     /// What the comparison means to vary (a matrix group's axis) and the runs that differ
     /// beyond it; absent outside a matrix.
