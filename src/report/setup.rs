@@ -160,9 +160,13 @@ fn unlike_warning(cmp: &Comparison) -> Option<Block> {
     })
 }
 
-/// `--clients 1 → 16, shared_buffers 128MB → 1GB and 2 more`.
+/// `--clients 1 → 16, shared_buffers 128MB → 1GB and 2 more` (a host fact named `host CPUs`).
 pub fn names_text(diffs: &[&Difference], most: usize) -> String {
-    let shown: Vec<String> = diffs.iter().take(most).map(|d| d.text()).collect();
+    let shown: Vec<String> = diffs
+        .iter()
+        .take(most)
+        .map(|d| format!("{} {} → {}", row_name(d), d.base, d.run))
+        .collect();
     let rest = diffs.len().saturating_sub(most);
     if rest > 0 {
         format!("{} and {rest} more", shown.join(", "))
