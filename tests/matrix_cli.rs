@@ -630,6 +630,29 @@ fn workload_axes_run_each_variant_and_one_report_compares_them() {
     );
     let text = std::fs::read_to_string(out_dir.join("report/all.w.txt")).unwrap();
     assert!(text.contains("Relative to the base"), "{text}");
+    // The report names what its group varies (the two axes), and nothing else differs.
+    let axis = &json["comparison"]["axis"];
+    assert_eq!(
+        axis["varies"], "--clients (1, 4), --load-batch (10, 50)",
+        "{axis}"
+    );
+    assert_eq!(axis["warnings"], serde_json::json!([]), "{axis}");
+    assert!(
+        text.contains("This matrix group varies --clients (1, 4), --load-batch (10, 50)"),
+        "{text}"
+    );
+    // Every run but the base, in order: the last is c4 with batches of 50.
+    let differs = &json["comparison"]["differences"];
+    assert_eq!(differs[2]["run"], "SQLite c4_load_batch-50", "{differs}");
+    let names: Vec<&str> = differs[2]["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["--clients", "--load-batch"], "{differs}");
+    // The runs differ in clients: throughput per client and scaling efficiency are shown.
+    assert!(text.contains("Scaling efficiency"), "{text}");
 
     // A value of the wrong type for its option is refused as the key itself would be.
     let bad = write(

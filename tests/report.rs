@@ -921,3 +921,149 @@ fn a_level_shift_of_the_bases_per_second_rate_flags_the_step_in_every_run() {
     assert_eq!(cell.colour, Y, "{cell:?}");
     assert!(ibench::report::compare::host_affected(cell), "{cell:?}");
 }
+
+/// 20 runs, each with 30 settings of its own (a config per run): What differs comes first,
+/// a table of the fields that differ with a column per run, within 160 characters in text and
+/// Markdown; the settings are capped with "and N more" there, and every one is in the JSON.
+#[test]
+fn twenty_runs_with_many_settings_of_their_own_fit_and_the_json_keeps_every_one() {
+    const SETTINGS: usize = 30;
+    let dirs: Vec<PathBuf> = (0..20)
+        .map(|i| {
+            let dir = edited_fixture("postgres", &format!("conf{i}"), |run| {
+                run["label"] = serde_json::json!(format!("PostgreSQL 15 config{i:02}"));
+            });
+            let path = dir.join("server-settings.json");
+            let mut s: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            for j in 0..SETTINGS {
+                s[format!("custom.setting_{j:02}")] = serde_json::json!({
+                    "setting": format!("{}", i * 100 + j),
+                    "unit": null,
+                    "source": "configuration file"
+                });
+            }
+            std::fs::write(&path, serde_json::to_string(&s).unwrap()).unwrap();
+            dir
+        })
+        .collect();
+    let cmp = comparison(&dirs, None);
+    assert_eq!(cmp.differences.len(), 19);
+    for d in &cmp.differences {
+        assert_eq!(d.setup.differences.len(), SETTINGS, "{d:?}");
+    }
+    let json: serde_json::Value = serde_json::to_value(&cmp).unwrap();
+    assert_eq!(
+        json["differences"][18]["differences"]
+            .as_array()
+            .map(Vec::len),
+        Some(SETTINGS)
+    );
+    for format in [
+        ibench::report::Format::Text,
+        ibench::report::Format::Markdown,
+    ] {
+        let s = render(&dirs, format, false);
+        let too_wide: Vec<&str> = s.lines().filter(|l| l.chars().count() > 160).collect();
+        assert!(too_wide.is_empty(), "{format:?}: {too_wide:#?}");
+        let what = s.find("What differs").expect("the section");
+        assert!(what < s.find("Absolute throughput").unwrap(), "{format:?}");
+        let shown = ibench::report::setup::MAX_SETTING_ROWS;
+        assert!(
+            s.contains(&format!(
+                "And {} more settings that differ",
+                SETTINGS - shown
+            )),
+            "{format:?}: {s}"
+        );
+        assert!(s.contains("config19"), "{format:?}");
+    }
+}
+
+/// Two runs of one setup: What differs says so in one line, first.
+#[test]
+fn runs_of_one_setup_differ_in_nothing() {
+    let other = edited_fixture("postgres", "same-setup", |run| {
+        run["label"] = serde_json::json!("again");
+    });
+    let cmp = comparison(&[fixture("postgres"), other.clone()], None);
+    assert!(cmp.differences[0].setup.is_empty());
+    let text = render(
+        &[fixture("postgres"), other],
+        ibench::report::Format::Text,
+        false,
+    );
+    assert!(
+        text.contains("No difference: every run's setup is the base's"),
+        "{text}"
+    );
+}
+
+/// The client's CPU per op alone is no host verdict when the probe says the host held
+/// (`synchronous_commit` off moved it ×1.68 with the probe at ×1.01): the step is unclear,
+/// with the figures, not flagged. Between steps of another shape (more clients) it is not
+/// compared at all, and says why.
+#[test]
+fn the_clients_cpu_per_op_needs_another_signal_and_one_shape() {
+    let triple_qr100 = |run: &mut serde_json::Value| {
+        let qr = run["steps"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|s| s["name"] == "qr100")
+            .unwrap();
+        let c = qr["client_cpu_us_per_op"].as_f64().unwrap();
+        qr["client_cpu_us_per_op"] = serde_json::json!(c * 3.0);
+    };
+    let base = probed_fixture("base", 2.7);
+    let other = edited_fixture("postgres", "host-unclear", |run| {
+        run["label"] = serde_json::json!("client busier");
+        for step in run["steps"].as_array_mut().unwrap() {
+            step["host_probe"] = host_probe_json(2.72);
+        }
+        triple_qr100(run);
+    });
+    let cmp = comparison(&[base.clone(), other.clone()], None);
+    assert!(cmp.host.flags.is_empty(), "{:?}", cmp.host.flags);
+    assert_eq!(cmp.host.unclear.len(), 1, "{:?}", cmp.host.unclear);
+    let u = &cmp.host.unclear[0];
+    assert_eq!((u.step, u.run.as_str()), (step("qr100"), "client busier"));
+    assert!(
+        u.reasons[0].starts_with(
+            "client CPU/op ×3.00 of the base's, but the host probe read CPU ns/iter ×1.01"
+        ),
+        "{:?}",
+        u.reasons
+    );
+    let text = render(&[base.clone(), other], ibench::report::Format::Text, false);
+    assert!(text.contains("unclear, not flagged"), "{text}");
+
+    let four = edited_fixture("postgres", "host-four-clients", |run| {
+        run["label"] = serde_json::json!("four clients");
+        run["options"]["clients"] = serde_json::json!(4);
+        for step in run["steps"].as_array_mut().unwrap() {
+            step["clients"] = serde_json::json!(4);
+            step["host_probe"] = host_probe_json(2.72);
+        }
+        triple_qr100(run);
+    });
+    let cmp = comparison(&[base.clone(), four.clone()], None);
+    assert!(
+        cmp.host.flags.is_empty() && cmp.host.unclear.is_empty(),
+        "{:?}",
+        cmp.host
+    );
+    let n = &cmp.host.not_compared;
+    assert!(n.iter().any(|f| f.step == step("qr100")), "{n:?}");
+    assert_eq!(n[0].reasons, ["--clients 1 → 4"], "{n:?}");
+    let text = render(&[base, four], ibench::report::Format::Text, false);
+    assert!(
+        text.contains("Not comparable on the client's CPU per op"),
+        "{text}"
+    );
+    assert!(text.contains("Scaling efficiency"), "{text}");
+    assert!(
+        text.contains("four clients differs from the base in --clients 1 → 4"),
+        "{text}"
+    );
+}

@@ -1,5 +1,5 @@
 //! Reports at the size of a real comparison: 20 real SQLite runs (tiny sizes) with labels of
-//! 40 characters. Every line of the text and Markdown reports stays within 160 characters, and
+//! 40 characters, each with its own seed (so the What differs section is a table of 20 runs). Every line of the text and Markdown reports stays within 160 characters, and
 //! the HTML report fits a 1400-pixel window in headless Chromium with no console errors. A
 //! report of one run has no relative table or chart, and a sub-second step gets a note instead
 //! of empty charts.
@@ -29,6 +29,8 @@ fn run(dir: &Path, i: usize) -> PathBuf {
         .arg("--out")
         .arg(&out)
         .args(["--label", &label(i)])
+        // Each run its own seed: the What differs section is a table of 20 runs.
+        .args(["--seed", &(i + 1).to_string()])
         .args([
             "--load-rows",
             "1000",
@@ -129,6 +131,10 @@ fn twenty_runs_with_long_labels_fit_160_characters_and_a_1400_pixel_window() {
             };
             assert!(s.contains(&shown), "{format}: no key {key}");
         }
+        // What differs comes first: the seed, one column per run.
+        let what = s.find("What differs").expect("the section");
+        assert!(what < s.find("Absolute throughput").unwrap(), "{format}");
+        assert!(s.contains("--seed"), "{format}: the seeds differ");
         let full = label(7);
         assert!(
             s.contains(&full) || s.contains(&full.replace('_', "\\_")),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use super::plan::{Plan, PlanGroup};
+use super::plan::{Cell, Plan, PlanGroup};
 use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
 use crate::report::compare;
 use crate::report::diagnosis::{NoiseBand, StepBands};
@@ -285,6 +285,8 @@ fn group_report(
         Vec::new()
     };
     let mut cmp = compare::compare_with_spreads(&synth, Some(&base_label), group_problems, &bands);
+    let base_member = base_index.map_or(members[0].0.as_str(), |i| members[i].0.as_str());
+    cmp.axis = Some(axis_check(plan, &units, &members, base_member));
     // Name the runs by their server and config names, less what they all share.
     let members: Vec<String> = spreads.iter().map(|s| s.member.replace('.', " ")).collect();
     cmp.set_keys(compare::short_keys(&members));
@@ -314,6 +316,217 @@ fn group_report(
     );
     problems.extend(cmp.problems.iter().map(|p| format!("{}/{w}: {p}", g.name)));
     Ok(Some(row))
+}
+
+/// The plan's cell of a member of a report (`units`: member and combo).
+fn member_cell<'a>(plan: &'a Plan, units: &[(String, String)], member: &str) -> Option<&'a Cell> {
+    let (_, combo) = units.iter().find(|(m, _)| m == member)?;
+    plan.cells.iter().find(|c| c.combo == *combo)
+}
+
+/// The options of a plan workload as JSON fields (the `ibench run` flags, `_` for `-`).
+fn workload_fields(plan: &Plan, name: &str) -> serde_json::Map<String, serde_json::Value> {
+    plan.workload(name)
+        .and_then(|w| serde_json::to_value(&w.options).ok())
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default()
+}
+
+/// The flags whose values differ between two plan workloads (`--clients`), each with the
+/// two values.
+fn axis_flags(plan: &Plan, a: &str, b: &str) -> Vec<(String, String, String)> {
+    let (fa, fb) = (workload_fields(plan, a), workload_fields(plan, b));
+    let mut keys: Vec<&String> = fa.keys().chain(fb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let text = |v: Option<&serde_json::Value>| match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => "-".into(),
+    };
+    keys.into_iter()
+        .filter(|k| fa.get(*k) != fb.get(*k))
+        .map(|k| {
+            let flag = format!("--{}", k.replace('_', "-"));
+            (flag, text(fa.get(k)), text(fb.get(k)))
+        })
+        .collect()
+}
+
+/// The setting names a config's text sets (`name = value` lines; `#` comments and `[section]`
+/// heads skipped), lower case with `_` for `-`.
+fn config_keys(text: Option<&str>) -> Vec<String> {
+    text.unwrap_or("")
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty() && !l.starts_with('['))
+        .filter_map(|l| l.split('=').next())
+        .map(|k| {
+            k.trim()
+                .trim_start_matches("loose-")
+                .replace('-', "_")
+                .to_lowercase()
+        })
+        .collect()
+}
+
+/// The config text of a server's config.
+fn config_text<'a>(plan: &'a Plan, server: &str, config: &str) -> Option<&'a str> {
+    plan.server(server)?
+        .configs
+        .iter()
+        .find(|c| c.name == config)?
+        .text
+        .as_deref()
+}
+
+/// What a group's report varies (its servers, configs and workload axes), and every cell
+/// (each repeat of each member) whose setup differs from the base's beyond that, by name.
+fn axis_check(
+    plan: &Plan,
+    units: &[(String, String)],
+    members: &[(String, Vec<PathBuf>)],
+    base_member: &str,
+) -> compare::AxisCheck {
+    let cells: Vec<&Cell> = members
+        .iter()
+        .filter_map(|(m, _)| member_cell(plan, units, m))
+        .collect();
+    let Some(base_cell) = member_cell(plan, units, base_member) else {
+        return compare::AxisCheck::default();
+    };
+    let mut varies = Vec::new();
+    let distinct = |f: fn(&Cell) -> &str| {
+        let mut names: Vec<&str> = Vec::new();
+        for c in &cells {
+            if !names.contains(&f(c)) {
+                names.push(f(c));
+            }
+        }
+        names
+    };
+    for (what, names) in [
+        ("the server", distinct(|c| &c.server)),
+        ("the config", distinct(|c| &c.config)),
+    ] {
+        if names.len() > 1 {
+            varies.push(format!("{what} ({})", names.join(", ")));
+        }
+    }
+    let mut flags: Vec<(String, Vec<String>)> = Vec::new();
+    for c in &cells {
+        for (flag, base_value, value) in axis_flags(plan, &base_cell.workload, &c.workload) {
+            let entry = match flags.iter_mut().find(|(f, _)| *f == flag) {
+                Some(e) => e,
+                None => {
+                    flags.push((flag, vec![base_value]));
+                    flags.last_mut().expect("just pushed")
+                }
+            };
+            if !entry.1.contains(&value) {
+                entry.1.push(value);
+            }
+        }
+    }
+    flags.sort();
+    varies.extend(flags.iter().map(|(f, v)| format!("{f} ({})", v.join(", "))));
+    let warnings = beyond_axis(plan, units, members, base_member, base_cell);
+    compare::AxisCheck {
+        varies: if varies.is_empty() {
+            "nothing (its cells are one setup)".into()
+        } else {
+            varies.join(", ")
+        },
+        warnings,
+    }
+}
+
+/// A run's record and server settings, all its setup is (its timeline and samples are not
+/// read); `None` when it cannot be read (`combine` reports that).
+fn setup_of(dir: &Path) -> Option<LoadedRun> {
+    let record = crate::results::read_run(dir).ok()?;
+    let settings = crate::results::settings::ServerSettings::read(dir).ok()?;
+    Some(LoadedRun {
+        dir: dir.to_path_buf(),
+        label: record.label.clone(),
+        record,
+        timeline: Vec::new(),
+        samples: Vec::new(),
+        settings,
+    })
+}
+
+/// One line per cell whose setup differs from the base member's first repeat beyond the
+/// group's axis.
+fn beyond_axis(
+    plan: &Plan,
+    units: &[(String, String)],
+    members: &[(String, Vec<PathBuf>)],
+    base_member: &str,
+    base_cell: &Cell,
+) -> Vec<String> {
+    use crate::report::differs::{Area, setup_differences};
+    let Some((_, base_dirs)) = members.iter().find(|(m, _)| m == base_member) else {
+        return Vec::new();
+    };
+    let Some(base_run) = base_dirs.first().and_then(|d| setup_of(d)) else {
+        return Vec::new();
+    };
+    let by_hand = |src: Option<&str>| !matches!(src, Some(s) if s != "configuration file" && s != "command line");
+    let mut out = Vec::new();
+    for (m, dirs) in members {
+        let Some(cell) = member_cell(plan, units, m) else {
+            continue;
+        };
+        let same_server = cell.server == base_cell.server;
+        let mut keys = Vec::new();
+        if same_server && cell.config != base_cell.config {
+            keys.extend(config_keys(config_text(plan, &cell.server, &cell.config)));
+            keys.extend(config_keys(config_text(
+                plan,
+                &base_cell.server,
+                &base_cell.config,
+            )));
+        }
+        let flags: Vec<String> = axis_flags(plan, &base_cell.workload, &cell.workload)
+            .into_iter()
+            .map(|(f, ..)| f)
+            .collect();
+        for run in dirs.iter().filter_map(|d| setup_of(d)) {
+            let d = setup_differences(&base_run, &run);
+            let beyond: Vec<String> = d
+                .differences
+                .iter()
+                .filter(|x| match x.area {
+                    Area::Dbms | Area::Build => same_server,
+                    Area::Settings => {
+                        let base_source = base_run
+                            .settings
+                            .as_ref()
+                            .and_then(|s| s.values.get(&x.name))
+                            .and_then(|v| v.source.as_deref());
+                        same_server
+                            && !keys.contains(&x.name.to_lowercase())
+                            && (by_hand(x.source.as_deref()) || by_hand(base_source))
+                    }
+                    Area::Options => !flags.contains(&x.name),
+                    Area::Host | Area::Ibench => true,
+                })
+                .map(|x| format!("{} {}", x.area.name(), x.text()))
+                .collect();
+            if !beyond.is_empty() {
+                let name = run.dir.parent().and_then(Path::file_name).map_or_else(
+                    || run.dir.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                out.push(format!(
+                    "{name} differs from the base {base_member} beyond the group's axis: {}",
+                    beyond.join("; ")
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// One synthetic run per member: the repeat closest to the medians, its throughput replaced

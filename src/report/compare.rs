@@ -271,6 +271,48 @@ pub struct Comparison {
     /// the rest, and who slowed down (`report::shift`); absent when none did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shifts: Vec<super::shift::StepShift>,
+    /// How each run's setup differs from the base's (`report::differs`), every run but the
+    /// base in order: the report's first section. Absent for one run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<RunSetup>,
+    /// What the comparison means to vary (a matrix group's axis) and the runs that differ
+    /// beyond it; absent outside a matrix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub axis: Option<AxisCheck>,
+    /// Throughput per client and scaling efficiency, when some run's clients differ from the
+    /// base's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<Scaling>,
+}
+
+/// How one run's setup differs from the base's.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSetup {
+    /// The run's label.
+    pub run: String,
+    /// What differs.
+    #[serde(flatten)]
+    pub setup: super::differs::SetupDifferences,
+}
+
+/// What a comparison means to vary (a matrix group: its servers, configs and workload axes),
+/// and the runs whose setup differs beyond it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct AxisCheck {
+    /// What varies, for people: `the server (pg15, pg17), --clients (1, 2)`.
+    pub varies: String,
+    /// One line per run that differs beyond the axis, naming it and what differs.
+    pub warnings: Vec<String>,
+}
+
+/// For runs whose number of clients differs: each step's throughput per client, and the
+/// scaling efficiency: throughput / (the base's × clients / the base's clients).
+#[derive(Clone, Debug, Serialize)]
+pub struct Scaling {
+    /// Throughput / the step's clients, a row per run.
+    pub per_client: Table,
+    /// Throughput / (the base's throughput × the ratio of clients), a row per run.
+    pub efficiency: Table,
 }
 
 /// A run's steps of one family (load, writes, range queries, point queries) against the base.
@@ -463,7 +505,7 @@ pub fn background_colour(achieved: f64, target: f64) -> Colour {
     }
 }
 
-fn find_step(run: &LoadedRun, step: StepName) -> Option<&StepRecord> {
+pub(super) fn find_step(run: &LoadedRun, step: StepName) -> Option<&StepRecord> {
     run.record.steps.iter().find(|s| s.name == step)
 }
 
@@ -593,8 +635,18 @@ pub fn compare_with_spreads(
         .iter()
         .map(|&name| step_detail(runs, base_index, name))
         .collect();
-    let diagnoses = diagnoses(runs, base_index, &steps, &host, &noise);
+    let differences: Vec<RunSetup> = runs
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != base_index)
+        .map(|(_, r)| RunSetup {
+            run: r.label.clone(),
+            setup: super::differs::setup_differences(&runs[base_index], r),
+        })
+        .collect();
+    let diagnoses = diagnoses(runs, base_index, &steps, &host, &noise, &differences);
     let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
+    let scaling = super::setup::scaling(runs, base_index, &steps, &differences);
     let keys = short_keys(&labels);
     let run_rows = run_rows(runs, &keys);
     let mut cmp = Comparison {
@@ -616,6 +668,9 @@ pub fn compare_with_spreads(
         problems,
         host,
         shifts,
+        differences,
+        axis: None,
+        scaling,
     };
     cmp.summarise();
     cmp
@@ -1089,6 +1144,7 @@ fn diagnoses(
     steps: &[StepName],
     host: &super::host::HostView,
     noise: &StepBands,
+    differences: &[RunSetup],
 ) -> Vec<super::diagnosis::Diagnosis> {
     let mut out = Vec::new();
     for &step in steps {
@@ -1106,6 +1162,10 @@ fn diagnoses(
             {
                 d.build = build_difference(run, &runs[base]);
                 d.host = host.flag(step, &run.label).map(|f| f.reasons.join("; "));
+                d.setup = differences
+                    .iter()
+                    .find(|x| x.run == run.label)
+                    .and_then(|x| super::setup::diagnosis_note(&x.setup, s, b));
                 out.push(d);
             }
         }

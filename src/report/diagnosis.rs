@@ -3,9 +3,13 @@
 //!
 //! A step's throughput falling to `r` of the base means each operation took `1/r` as long; a
 //! per-op cost that grew by `k` (server CPU per op, KB written per inserted row, ...) could
-//! account for `ln k / ln(1/r)` of that change (1 = all of it). Figures that moved by less than
-//! the noise band, or against the change, are left out; when none is left, the diagnosis says
-//! plainly that nothing measured explains it.
+//! account for `ln k / ln(1/r)` of that change (1 = all of it). A CPU time per op is weighed by
+//! the time it adds: `(v - v_base) / (t - t_base)`, `t` being each connection's time per
+//! operation (clients / throughput), and it is never named when it is a negligible share of
+//! `t` in both runs (ibench's own CPU in an index build). Figures that moved by less than the
+//! noise band, or against the change, are left out; when none is left, the diagnosis says
+//! plainly that nothing measured explains it. When the runs' setups differ (clients, a
+//! setting, the host), the diagnosis names that first (`report::setup`).
 
 use serde::Serialize;
 
@@ -102,6 +106,11 @@ pub struct Diagnosis {
     /// figures.
     #[serde(default)]
     pub host: Option<String>,
+    /// When the run's setup differs from the base's outside the DBMS and its build (ibench's
+    /// options, the server's settings, the host): what differs (`--clients 1 → 16: 8.00x in
+    /// total is 0.50x per client`). The setup is then the first candidate explanation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
 }
 
 impl Diagnosis {
@@ -116,10 +125,18 @@ impl Diagnosis {
         if let Some(b) = &self.build {
             head.push_str(&format!(" [same major, other build flags: {b}]"));
         }
+        if let Some(s) = &self.setup {
+            head.push_str(&format!(" [the setup first: {s}]"));
+        }
         if let Some(h) = &self.host {
             head.push_str(&format!(" [the host first: {h}]"));
         }
         if self.movers.is_empty() {
+            if self.setup.is_some() {
+                return format!(
+                    "{head}: no per-op figure moved; the setup difference is the candidate"
+                );
+            }
             return format!("{head}: nothing measured explains it (no per-op figure moved)");
         }
         let parts: Vec<String> = self
@@ -128,6 +145,13 @@ impl Diagnosis {
             .map(|m| format!("{} ×{:.2}", m.meaning, m.ratio))
             .collect();
         let most = self.movers.iter().map(|m| m.share).fold(0.0, f64::max);
+        if most < 0.5 && self.setup.is_some() {
+            return format!(
+                "{head}: {}; the largest accounts for {:.0}% of the change: most of it is not work measured per op, and the setup difference is the candidate",
+                parts.join(", "),
+                most * 100.0
+            );
+        }
         if most < 0.5 {
             // Per-op work explains little: the time went to waiting (locks, fsync, a delay).
             return format!(
@@ -140,8 +164,64 @@ impl Diagnosis {
     }
 }
 
+/// Per-op figures that are CPU time in µs per op: their share of the change is the time they
+/// add to each operation, against the time each operation took longer.
+pub const CPU_TIME_FIGURES: &[&str] = &["cpupq", "ccpupq", "hcpupq"];
+
+/// A CPU figure below this share of each connection's time per operation, in the run and in
+/// the base, is never named as what moved: its ratio is noise (ibench's CPU per row of an
+/// index build is a few system calls).
+pub const NEGLIGIBLE_COST_SHARE: f64 = 0.05;
+
+/// What one operation cost in the step and in the base's: enough to weigh a per-op figure's
+/// change against the throughput's.
+struct OpCost {
+    /// ln(1/relative): the per-op cost change the throughput change implies.
+    implied: f64,
+    /// µs of one connection's time per operation, run and base (clients / throughput).
+    time_us: Option<(f64, f64)>,
+}
+
+impl OpCost {
+    fn of(step: &StepRecord, base: &StepRecord, relative: f64) -> OpCost {
+        let per_op = |s: &StepRecord| f64::from(s.clients.max(1)) * 1e6 / s.throughput;
+        OpCost {
+            implied: -relative.ln(),
+            time_us: Some((per_op(step), per_op(base)))
+                .filter(|(t, bt)| t.is_finite() && bt.is_finite() && (t - bt).abs() > 0.0),
+        }
+    }
+
+    /// The figure as a mover when it moved beyond the noise in the direction that explains
+    /// the change. A CPU time per op is weighed by the time it adds to each operation (and
+    /// left out when it is a negligible share of it); any other figure by its ratio against
+    /// the throughput's.
+    fn mover(&self, name: &str, meaning: String, v: f64, bv: f64) -> Option<Mover> {
+        if bv <= 0.0 || v <= 0.0 {
+            return None;
+        }
+        let ratio = v / bv;
+        let share = match self.time_us {
+            Some((t, bt)) if CPU_TIME_FIGURES.contains(&name) => {
+                if v / t < NEGLIGIBLE_COST_SHARE && bv / bt < NEGLIGIBLE_COST_SHARE {
+                    return None;
+                }
+                (v - bv) / (t - bt)
+            }
+            _ => ratio.ln() / self.implied,
+        };
+        ((ratio - 1.0).abs() > NOISE_BAND && share > 0.0).then(|| Mover {
+            figure: name.to_string(),
+            meaning,
+            ratio,
+            share,
+        })
+    }
+}
+
 /// Diagnose one step of one run against the same step of the base, when its relative
-/// throughput lies outside `band`; a per-op figure is named when it moved by more than 5%.
+/// throughput lies outside `band`; a per-op figure is named when it moved by more than 5%,
+/// ranked by its share of the change (a CPU time by the time it adds to each operation).
 pub fn diagnose(
     run_label: &str,
     step: &StepRecord,
@@ -156,27 +236,12 @@ pub fn diagnose(
         return None;
     }
     let (m, b) = (step.metrics.as_ref()?, base.metrics.as_ref()?);
-    // The per-op cost change the throughput change implies: ln(1/r).
-    let implied = -relative.ln();
-    let mover = |name: &str, meaning: String, v: f64, bv: f64| {
-        if bv <= 0.0 || v <= 0.0 {
-            return None;
-        }
-        let ratio = v / bv;
-        let share = ratio.ln() / implied;
-        // Moved beyond the noise, in the direction that explains the change.
-        ((ratio - 1.0).abs() > NOISE_BAND && share > 0.0).then(|| Mover {
-            figure: name.to_string(),
-            meaning,
-            ratio,
-            share,
-        })
-    };
+    let cost = OpCost::of(step, base, relative);
     let mut movers: Vec<Mover> = METRICS
         .iter()
         .filter(|d| d.shown.diagnosis)
         .filter_map(|d| {
-            mover(
+            cost.mover(
                 d.name,
                 d.short.to_string(),
                 (d.get)(m).value()?,
@@ -188,7 +253,7 @@ pub fn diagnose(
     if let (Some(p), Some(bp)) = (&m.perf, &b.perf) {
         for (event, v) in &p.per_op {
             if let (Some(v), Some(bv)) = (v.value(), bp.per_op.get(event).and_then(Metric::value)) {
-                movers.extend(mover(event, format!("{event}/op"), v, bv));
+                movers.extend(cost.mover(event, format!("{event}/op"), v, bv));
             }
         }
     }
@@ -200,6 +265,7 @@ pub fn diagnose(
         movers,
         build: None,
         host: None,
+        setup: None,
     })
 }
 
@@ -259,10 +325,11 @@ mod tests {
 
     #[test]
     fn the_figure_that_accounts_for_the_change_comes_first() {
-        let base = step(1000.0, 100.0, 2.0, 1.0);
+        // 1,000 µs of server CPU per op at 1,000 ops/s on one client: all of the time.
+        let base = step(1000.0, 1000.0, 2.0, 1.0);
         // 0.80 of the base: 1.25× the time per op. CPU ×1.25 explains all of it, KB written
         // ×1.10 some, context switches ×0.9 moved the other way and are left out.
-        let run = step(800.0, 125.0, 2.2, 0.9);
+        let run = step(800.0, 1250.0, 2.2, 0.9);
         let d = diagnose("slow", &run, &base, NoiseBand::default_band()).unwrap();
         assert!((d.relative - 0.8).abs() < 1e-9);
         let names: Vec<&str> = d.movers.iter().map(|m| m.figure.as_str()).collect();
@@ -272,6 +339,33 @@ mod tests {
             d.line(),
             "l.i1 0.80 (slow): server CPU/op ×1.25, KB written/row ×1.10"
         );
+    }
+
+    #[test]
+    fn a_cpu_time_is_weighed_by_the_time_it_adds_and_a_negligible_one_is_never_named() {
+        // Server CPU 100 µs of a 1,000 µs op, up ×1.5 as the op took twice as long: it adds 50
+        // µs of the 1,000, 5% of the change, behind KB written ×1.4 (ln 1.4 / ln 2 = 49%).
+        let base = step(1000.0, 100.0, 2.0, 1.0);
+        let d = diagnose(
+            "r",
+            &step(500.0, 150.0, 2.8, 1.0),
+            &base,
+            NoiseBand::default_band(),
+        )
+        .unwrap();
+        let names: Vec<&str> = d.movers.iter().map(|m| m.figure.as_str()).collect();
+        assert_eq!(names, ["wkbpi", "cpupq"], "{d:?}");
+        assert!((d.movers[1].share - 0.05).abs() < 1e-9, "{d:?}");
+        // 1 µs of a 1,000 µs op (0.1%) that doubled: never named, whatever its ratio.
+        let base = step(1000.0, 1.0, 2.0, 1.0);
+        let d = diagnose(
+            "r",
+            &step(500.0, 2.0, 2.0, 1.0),
+            &base,
+            NoiseBand::default_band(),
+        )
+        .unwrap();
+        assert!(d.movers.is_empty(), "{d:?}");
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub const SETTINGS_LEFT_OUT: &[&str] = &[
     "hostname",
     "bind_address",
     "server_uuid",
+    "server_uid",
+    "report_port",
     "general_log_file",
     "slow_query_log_file",
     "log_bin_basename",
@@ -601,6 +603,25 @@ mod tests {
             (Area::Host, "CPUs")
         );
         assert_eq!(d.unlike().len(), 1);
+    }
+
+    /// Two private MariaDB instances of one setup differed in `report_port` and `server_uid`
+    /// (checked 2026-11-26, MariaDB 10.11, InnoDB and MyRocks): left out with the ports.
+    #[test]
+    fn per_instance_mysql_variables_never_differ() {
+        let base = fixture("postgres");
+        let instance = |port: &str, uid: &str| {
+            let json = serde_json::json!({
+                "port": port, "report_port": port, "server_uid": uid,
+                "socket": format!("/tmp/{port}/mysqld.sock"), "innodb_buffer_pool_size": "134217728"
+            });
+            Some(ServerSettings::from_json(&json))
+        };
+        let (mut a, mut b) = (base.clone(), base);
+        a.settings = instance("46703", "brv60JRB0tLDkq7+8eUp/JpXYWM=");
+        b.settings = instance("42983", "MJnVpnHCrtDRKnxdkC3oWHewQv4=");
+        let d = setup_differences(&a, &b);
+        assert!(d.is_empty(), "{d:?}");
     }
 
     #[test]

@@ -13,14 +13,20 @@
 //!   (`report::shift`), unless that module tells it was the DBMS (the server's CPU per op rose
 //!   while the client's and the probe held);
 //! - **the client's CPU per operation** moved by [`CLIENT_CPU_RATIO`] or more against the
-//!   base's: ibench's client does the same work per operation for every server, so its CPU per
-//!   op only moves with the host (not for SQLite, whose engine runs inside the client).
+//!   base's: ibench's client does the same work per operation for every server of one setup
+//!   (not for SQLite, whose engine runs inside the client). Only between steps of one shape
+//!   (the same clients, shared table and rows per insert: otherwise the step is "not
+//!   compared" on this signal), and not alone: a client that waits longer for each commit
+//!   spends more CPU per op waking up, so when the runs hold a probe, the verdict needs the
+//!   probe, steal or the other processes' CPU to agree; otherwise it is "unclear", with the
+//!   figures, and not flagged.
 //!
 //! The last two need nothing but what every run records, so runs made before the probe existed
 //! are checked too.
 
 use serde::Serialize;
 
+use super::differs::Area;
 use super::load::LoadedRun;
 use super::shift::StepShift;
 use crate::results::StepRecord;
@@ -92,6 +98,15 @@ pub struct HostView {
     pub warnings: Vec<HostWarning>,
     /// Host-affected steps of runs.
     pub flags: Vec<HostFlag>,
+    /// Steps whose client CPU per op moved while nothing else said the host did: not
+    /// flagged, the figures given (`reasons` holds one line).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unclear: Vec<HostFlag>,
+    /// Steps whose client CPU per op was not compared with the base's: a different shape
+    /// (clients, shared table, rows per insert), so the client's work per op differs
+    /// (`reasons` holds why).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_compared: Vec<HostFlag>,
     /// The thresholds used.
     pub thresholds: HostThresholds,
 }
@@ -161,15 +176,75 @@ fn client_is_only_the_client(run: &LoadedRun) -> bool {
         .is_some_and(|t| !crate::backend::descriptor_of_kind(t.backend).embedded)
 }
 
-/// The reasons one step of one run is host-affected, against the base's same step.
+/// What one step of one run says of its host against the base's same step.
+#[derive(Default)]
+struct StepVerdict {
+    /// Why the step is host-affected (none: it is not).
+    reasons: Vec<String>,
+    /// The client's CPU per op moved but nothing else says the host did: the figures.
+    unclear: Option<String>,
+    /// Why the client's CPU per op was not compared: the step's shape differs.
+    not_compared: Option<String>,
+}
+
+/// The other processes' CPU of a step, in cores: the host's CPU less the server's and
+/// ibench's.
+fn others_cores(s: &StepRecord) -> Option<f64> {
+    let t = &s.metrics.as_ref()?.totals;
+    let host = t.host_cpu_seconds.value()?;
+    let own =
+        t.server_cpu_seconds.value().unwrap_or(0.0) + t.client_cpu_seconds.value().unwrap_or(0.0);
+    (t.seconds > 0.0).then(|| (host - own).max(0.0) / t.seconds)
+}
+
+/// `other processes 0.40 more cores than the base's` when the other processes' CPU moved
+/// the way the client's CPU per op did (`slower`: the run's client took more per op) by
+/// [`super::shift::OTHERS_CORES`] or more.
+fn others_agree(s: &StepRecord, bs: &StepRecord, slower: bool) -> Option<String> {
+    let (o, bo) = (others_cores(s)?, others_cores(bs)?);
+    let more = if slower { o - bo } else { bo - o };
+    (more >= super::shift::OTHERS_CORES).then(|| {
+        let side = if slower { "the run's" } else { "the base's" };
+        format!("other processes took {more:.2} more cores in {side} step")
+    })
+}
+
+/// What the other signals of a step read against the base's, as an unclear verdict names
+/// them: `the host probe read CPU ×1.01, memory ×1.03 (steal 0%); other processes 0.02 →
+/// 0.03 cores`.
+fn other_signals(s: &StepRecord, bs: &StepRecord) -> String {
+    let mut parts = Vec::new();
+    match (&s.host_probe, &bs.host_probe) {
+        (Some(h), Some(bh)) => {
+            let (p, bp) = (step_best(h), step_best(bh));
+            let ratios: Vec<String> = [ProbeFigure::Cpu, ProbeFigure::Memory]
+                .iter()
+                .filter_map(|f| Some(format!("{} ×{:.2}", f.short(), f.of(&p)? / f.of(&bp)?)))
+                .collect();
+            let steal = h
+                .steal_share
+                .map_or(String::new(), |x| format!(" (steal {:.0}%)", x * 100.0));
+            parts.push(format!("the host probe read {}{steal}", ratios.join(", ")));
+        }
+        _ => parts.push("the runs hold no host probe and their setups differ".into()),
+    }
+    if let (Some(o), Some(bo)) = (others_cores(s), others_cores(bs)) {
+        parts.push(format!("other processes {bo:.2} → {o:.2} cores"));
+    }
+    parts.join("; ")
+}
+
+/// The verdict on one step of one run against the base's same step.
 fn step_reasons(
     run: &LoadedRun,
     s: &StepRecord,
     base: Option<(&LoadedRun, &StepRecord)>,
     shifts: &[StepShift],
-) -> Vec<String> {
+    alike: bool,
+) -> StepVerdict {
     let t = &THRESHOLDS;
-    let mut reasons = Vec::new();
+    let mut v = StepVerdict::default();
+    let reasons = &mut v.reasons;
     if let Some(h) = &s.host_probe {
         if let Some(steal) = h.steal_share.filter(|s| *s > STEAL_SHARE) {
             reasons.push(format!("steal {:.0}% of the CPU time", steal * 100.0));
@@ -200,14 +275,42 @@ fn step_reasons(
     if let Some((b, bs)) = base
         && client_is_only_the_client(run)
         && client_is_only_the_client(b)
-        && let (Some(v), Some(bv)) = (client_cpu_us_per_op(s), client_cpu_us_per_op(bs))
-        && let Some(r) = beyond(v, bv, CLIENT_CPU_RATIO - 1.0)
+        && let (Some(c), Some(bc)) = (client_cpu_us_per_op(s), client_cpu_us_per_op(bs))
+        && let Some(r) = beyond(c, bc, CLIENT_CPU_RATIO - 1.0)
     {
-        reasons.push(format!(
-            "client CPU/op ×{r:.2} of the base's (same client work per op)"
+        client_cpu_verdict(&mut v, (run, s), (b, bs), r, alike);
+    }
+    v
+}
+
+/// The client's CPU per op moved ×`r` against the base's: a host signal only between steps of
+/// one shape (the same clients, shared table and rows per insert), and a verdict only when
+/// the probe, steal or the other processes' CPU agree; or when the runs hold no probe and
+/// their setups are `alike` (the same options, settings and host: runs recorded before the
+/// probe existed, for which it is the only signal).
+fn client_cpu_verdict(
+    v: &mut StepVerdict,
+    (run, s): (&LoadedRun, &StepRecord),
+    (b, bs): (&LoadedRun, &StepRecord),
+    r: f64,
+    alike: bool,
+) {
+    if let Some(why) = super::setup::shape_difference(run, s, b, bs) {
+        v.not_compared = Some(why);
+        return;
+    }
+    let client = format!("client CPU/op ×{r:.2} of the base's (same client work per op)");
+    let probed = s.host_probe.is_some() && bs.host_probe.is_some();
+    if !v.reasons.is_empty() || (!probed && alike) {
+        v.reasons.push(client);
+    } else if let Some(others) = others_agree(s, bs, r > 1.0) {
+        v.reasons.push(format!("{client}; {others}"));
+    } else {
+        v.unclear = Some(format!(
+            "client CPU/op ×{r:.2} of the base's, but {}: unclear (the client's CPU per op also moves with the server's latency), not flagged",
+            other_signals(s, bs)
         ));
     }
-    reasons
 }
 
 /// One run's row of the host table.
@@ -260,26 +363,18 @@ fn moved_within(run: &LoadedRun) -> Vec<String> {
         .collect()
 }
 
-/// The host view of `runs` against `runs[base]`, over `steps`; `shifts` are the runs'
-/// slowdowns inside steps (`shift::shifts`), whose cause says whether a rate jump is the
-/// host's.
-pub fn host_view(
+/// The warnings about each run's host: slower or faster than the base's, or moving between
+/// its steps.
+fn host_warnings(
     runs: &[LoadedRun],
     base: usize,
-    steps: &[StepName],
-    shifts: &[StepShift],
-) -> HostView {
-    let base_run = runs.get(base);
-    let base_median = base_run.and_then(|b| median_probe(&run_probes(&b.record.steps)));
-    let rows: Vec<HostRow> = runs
-        .iter()
-        .map(|r| host_row(r, base_median.as_ref()))
-        .collect();
+    base_median: Option<&HostProbe>,
+) -> Vec<HostWarning> {
     let mut warnings = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let own = median_probe(&run_probes(&run.record.steps));
         if i != base
-            && let (Some(m), Some(bm)) = (&own, &base_median)
+            && let (Some(m), Some(bm)) = (&own, base_median)
         {
             let diff = probe_differences(m, bm, &THRESHOLDS);
             if !diff.is_empty() {
@@ -309,18 +404,58 @@ pub fn host_view(
             });
         }
     }
+    warnings
+}
+
+/// The host view of `runs` against `runs[base]`, over `steps`; `shifts` are the runs'
+/// slowdowns inside steps (`shift::shifts`), whose cause says whether a rate jump is the
+/// host's.
+pub fn host_view(
+    runs: &[LoadedRun],
+    base: usize,
+    steps: &[StepName],
+    shifts: &[StepShift],
+) -> HostView {
+    let base_run = runs.get(base);
+    let base_median = base_run.and_then(|b| median_probe(&run_probes(&b.record.steps)));
+    let rows: Vec<HostRow> = runs
+        .iter()
+        .map(|r| host_row(r, base_median.as_ref()))
+        .collect();
+    let warnings = host_warnings(runs, base, base_median.as_ref());
     let mut flags = Vec::new();
+    let (mut unclear, mut not_compared) = (Vec::new(), Vec::new());
+    // Runs whose setup is the base's but for the DBMS, its build and ibench's version.
+    let alike: Vec<bool> = runs
+        .iter()
+        .map(|r| {
+            base_run.is_none_or(|b| {
+                super::differs::setup_differences(b, r)
+                    .differences
+                    .iter()
+                    .all(|d| matches!(d.area, Area::Dbms | Area::Build | Area::Ibench))
+            })
+        })
+        .collect();
     for &step in steps {
         let base_step = base_run.and_then(|b| Some((b, find(b, step)?)));
         let base_reasons = base_step
-            .map(|(b, s)| step_reasons(b, s, None, shifts))
+            .map(|(b, s)| step_reasons(b, s, None, shifts, true).reasons)
             .unwrap_or_default();
         for (i, run) in runs.iter().enumerate() {
             let Some(s) = find(run, step) else { continue };
             let mut reasons = if i == base {
                 base_reasons.clone()
             } else {
-                step_reasons(run, s, base_step, shifts)
+                let v = step_reasons(run, s, base_step, shifts, alike[i]);
+                let note = |text: String| HostFlag {
+                    step,
+                    run: run.label.clone(),
+                    reasons: vec![text],
+                };
+                unclear.extend(v.unclear.map(note));
+                not_compared.extend(v.not_compared.map(note));
+                v.reasons
             };
             if i != base && !base_reasons.is_empty() {
                 reasons.push(format!("the base's step: {}", base_reasons.join("; ")));
@@ -338,6 +473,8 @@ pub fn host_view(
         rows,
         warnings,
         flags,
+        unclear,
+        not_compared,
         thresholds: THRESHOLDS,
     }
 }

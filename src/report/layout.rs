@@ -23,11 +23,13 @@ pub const MIN_CHART_SECONDS: f64 = 2.0;
 /// goes before the notes (the matrix's spread over repeats).
 pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Block>) -> Vec<Block> {
     let mut b = head(cmp);
+    b.extend(super::setup::blocks(cmp));
     if let Some(m) = &cmp.micro {
         micro(&mut b, cmp, m);
     } else {
         throughput(&mut b, cmp, charts);
     }
+    b.extend(super::setup::scaling_blocks(cmp));
     host(&mut b, cmp);
     shifts(&mut b, cmp);
     background(&mut b, cmp);
@@ -311,7 +313,12 @@ fn background(b: &mut Vec<Block>, cmp: &Comparison) {
 /// The host: each run's probe beside the base's, the warnings, and the host-affected steps.
 fn host(b: &mut Vec<Block>, cmp: &Comparison) {
     let h = &cmp.host;
-    if !h.probed() && h.flags.is_empty() && h.warnings.is_empty() {
+    if !h.probed()
+        && h.flags.is_empty()
+        && h.warnings.is_empty()
+        && h.unclear.is_empty()
+        && h.not_compared.is_empty()
+    {
         return;
     }
     b.push(heading(2, "Host"));
@@ -352,6 +359,51 @@ fn host(b: &mut Vec<Block>, cmp: &Comparison) {
                     .collect(),
             )],
         });
+    }
+    host_notes(b, cmp);
+}
+
+/// The steps whose client CPU per op was unclear as a host signal, and those not compared on
+/// it (another shape than the base's step), one line per run.
+fn host_notes(b: &mut Vec<Block>, cmp: &Comparison) {
+    let h = &cmp.host;
+    if !h.unclear.is_empty() {
+        b.push(Block::Paragraph(format!(
+            "{} step(s) are unclear, not flagged: the client's CPU per op moved, but nothing else says the host did.",
+            h.unclear.len()
+        )));
+        b.push(Block::List(
+            h.unclear
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {}: {}",
+                        f.step,
+                        cmp.key_of(&f.run),
+                        f.reasons.join("; ")
+                    )
+                })
+                .collect(),
+        ));
+    }
+    let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
+    for f in &h.not_compared {
+        let why = f.reasons.join("; ");
+        match lines.iter_mut().find(|(r, w, _)| *r == f.run && *w == why) {
+            Some((.., steps)) => steps.push(f.step.to_string()),
+            None => lines.push((f.run.clone(), why, vec![f.step.to_string()])),
+        }
+    }
+    if !lines.is_empty() {
+        b.push(Block::Note(
+            "Not comparable on the client's CPU per op (a host signal only between steps of one shape: the client's work per op differs), so never a host verdict:".into(),
+        ));
+        b.push(Block::List(
+            lines
+                .iter()
+                .map(|(run, why, steps)| format!("{} {}: {why}", cmp.key_of(run), steps.join(", ")))
+                .collect(),
+        ));
     }
 }
 
@@ -438,6 +490,7 @@ fn diagnosis(b: &mut Vec<Block>, cmp: &Comparison) {
         return;
     }
     b.push(heading(2, "Diagnosis"));
+    b.extend(super::setup::diagnosis_lead(cmp));
     if !cmp.host.warnings.is_empty() || !cmp.host.flags.is_empty() {
         let runs: Vec<&str> = cmp
             .labels

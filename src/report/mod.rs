@@ -12,6 +12,7 @@ pub mod layout;
 pub mod load;
 pub mod markdown;
 pub mod series;
+pub mod setup;
 pub mod shift;
 pub mod svg;
 pub mod text;

@@ -1,0 +1,535 @@
+//! The setup in a report: the "What differs" section (first in every format), the setup named
+//! first in the diagnosis, throughput per client and scaling efficiency when the runs' clients
+//! differ, and the shape of a step that decides whether two steps are like for like (the
+//! client's CPU per op is a host signal only between steps of one shape).
+//!
+//! What differs is computed by `report::differs`; this module only says it.
+
+use super::compare::{Cell, Colour, Comparison, RunSetup, Scaling, Table, TableRow};
+use super::differs::{Area, Difference, SetupDifferences};
+use super::document::{Block, DocCell, DocRow, DocTable};
+use super::load::LoadedRun;
+use crate::results::StepRecord;
+use crate::workload::steps::StepName;
+
+/// Most setting rows the text formats list; the rest are counted ("and N more") and every
+/// one is in `--format json`.
+pub const MAX_SETTING_ROWS: usize = 25;
+
+/// Longest value a cell of the section shows, in characters (a configure line, a CPU model);
+/// the whole value is in the cell's hover text and in `--format json`.
+pub const MAX_VALUE_CHARS: usize = 40;
+
+/// Most differences a diagnosis line names before "and N more".
+const DIAGNOSIS_NAMES: usize = 3;
+
+/// What a difference is called in the section's rows: a flag or a setting by its own name,
+/// the other areas' facts with the area first where the name alone is ambiguous.
+fn row_name(d: &Difference) -> String {
+    match d.area {
+        Area::Dbms if d.name != "DBMS" => format!("DBMS {}", d.name),
+        Area::Host => format!("host {}", d.name),
+        Area::Ibench => format!("ibench {}", d.name),
+        _ => d.name.clone(),
+    }
+}
+
+/// A setting's source as the section writes it, short.
+fn source_text(source: &str) -> &str {
+    match source {
+        "configuration file" => "conf",
+        "command line" => "cmdline",
+        "set by ibench" => "ibench",
+        other => other,
+    }
+}
+
+/// A run's value as its cell shows it: the value, and for a setting where it came from.
+fn run_value(d: &Difference) -> String {
+    match &d.source {
+        Some(s) if d.area == Area::Settings => format!("{} [{}]", d.run, source_text(s)),
+        _ => d.run.clone(),
+    }
+}
+
+fn value_cell(text: String) -> DocCell {
+    let shown = super::text::truncate(&text, MAX_VALUE_CHARS);
+    let mut c = DocCell::plain(shown.clone());
+    if shown != text {
+        c.title = Some(text);
+    }
+    c
+}
+
+/// The section's rows: every (area, name) some run differs in, in area then name order.
+fn rows_of(diffs: &[&RunSetup]) -> Vec<(Area, String)> {
+    let mut rows: Vec<(Area, String)> = diffs
+        .iter()
+        .flat_map(|r| r.setup.differences.iter().map(|d| (d.area, d.name.clone())))
+        .collect();
+    rows.sort();
+    rows.dedup();
+    rows
+}
+
+/// "What differs": each run's setup against the base's, first in every report.
+pub fn blocks(cmp: &Comparison) -> Vec<Block> {
+    if cmp.runs.len() < 2 {
+        return Vec::new();
+    }
+    let mut b = vec![Block::Heading {
+        level: 2,
+        text: "What differs".into(),
+        anchor: Some("what-differs".into()),
+    }];
+    if let Some(axis) = &cmp.axis {
+        b.push(Block::Paragraph(format!(
+            "This matrix group varies {}; its cells must differ in nothing else.",
+            axis.varies
+        )));
+        if axis.warnings.is_empty() {
+            b.push(Block::Paragraph(
+                "No cell differs beyond the group's axis.".into(),
+            ));
+        }
+        for w in &axis.warnings {
+            b.push(Block::Warning(w.clone()));
+        }
+    }
+    let all: Vec<&RunSetup> = cmp.differences.iter().collect();
+    if all
+        .iter()
+        .all(|r| r.setup.is_empty() && !r.setup.settings_unknown)
+    {
+        b.push(Block::Paragraph(format!(
+            "No difference: every run's setup is the base's ({}): the DBMS, its build, ibench's options, the server's settings, the host and ibench's version (ports, paths, data directories and pids are left out: they always differ).",
+            cmp.keys.get(cmp.base).map_or("", String::as_str)
+        )));
+        return b;
+    }
+    b.push(Block::Note(format!(
+        "Each run's setup against the base's ({}): the DBMS, its build, ibench's options (by their flags), the server's settings that differ (with where the run's value came from: [conf] the configuration file, [default], [cmdline], [ibench] set per session), the host's kind and ibench's version; a cell of = holds the base's value. Left out as always different: ports, paths, data directories, pids and the host's name.",
+        cmp.keys.get(cmp.base).map_or("", String::as_str)
+    )));
+    if cmp.axis.is_none() {
+        b.extend(unlike_warning(cmp));
+    }
+    b.extend(table(cmp, &all));
+    let mut notes = Vec::new();
+    for r in &all {
+        let key = cmp.key_of(&r.run);
+        notes.extend(counted_line(key, &r.setup));
+        if r.setup.is_empty() && !r.setup.settings_unknown {
+            notes.push(format!("{key} differs from the base in nothing."));
+        }
+    }
+    if !notes.is_empty() {
+        b.push(Block::List(notes));
+    }
+    b
+}
+
+/// A warning naming the runs that differ from the base outside the server (options, host):
+/// their figures measure that difference too.
+fn unlike_warning(cmp: &Comparison) -> Option<Block> {
+    let parts: Vec<String> = cmp
+        .differences
+        .iter()
+        .filter_map(|r| {
+            let unlike = r.setup.unlike();
+            if unlike.is_empty() {
+                return None;
+            }
+            Some(format!(
+                "{} ({})",
+                cmp.key_of(&r.run),
+                names_text(&unlike, DIAGNOSIS_NAMES)
+            ))
+        })
+        .collect();
+    let (verb, their) = if parts.len() == 1 {
+        ("differs", "Its")
+    } else {
+        ("differ", "Their")
+    };
+    (!parts.is_empty()).then(|| {
+        Block::Warning(format!(
+            "Not like for like: {} {verb} from the base outside the server. {their} figures measure that difference as well as the DBMS's; the diagnosis names it first.",
+            parts.join(", ")
+        ))
+    })
+}
+
+/// `--clients 1 → 16, shared_buffers 128MB → 1GB and 2 more` (a host fact named `host CPUs`).
+pub fn names_text(diffs: &[&Difference], most: usize) -> String {
+    let shown: Vec<String> = diffs
+        .iter()
+        .take(most)
+        .map(|d| format!("{} {} → {}", row_name(d), d.base, d.run))
+        .collect();
+    let rest = diffs.len().saturating_sub(most);
+    if rest > 0 {
+        format!("{} and {rest} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// The line saying what was counted rather than listed, or could not be compared.
+fn counted_line(key: &str, s: &SetupDifferences) -> Option<String> {
+    if s.settings_unknown {
+        return Some(format!(
+            "{key}: one of the two runs recorded no server settings (server-settings.json): its settings are not compared."
+        ));
+    }
+    let mut parts = Vec::new();
+    if s.default_settings_differing > 0 {
+        parts.push(format!(
+            "{} setting(s) at their built-in default differ between the versions",
+            s.default_settings_differing
+        ));
+    }
+    if s.settings_on_one_side > 0 {
+        parts.push(format!(
+            "{} exist in one version only",
+            s.settings_on_one_side
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("{key}: {} (counted, not listed).", parts.join("; ")))
+}
+
+/// The table of the fields that differ: a row per field, a column per run (the base's first).
+fn table(cmp: &Comparison, all: &[&RunSetup]) -> Vec<Block> {
+    let rows = rows_of(all);
+    let settings = rows.iter().filter(|(a, _)| *a == Area::Settings).count();
+    let mut shown_settings = 0;
+    let mut out_rows = Vec::new();
+    for (area, name) in &rows {
+        if *area == Area::Settings {
+            shown_settings += 1;
+            if shown_settings > MAX_SETTING_ROWS {
+                continue;
+            }
+        }
+        let found = |r: &RunSetup| {
+            r.setup
+                .differences
+                .iter()
+                .find(|d| d.area == *area && d.name == *name)
+                .cloned()
+        };
+        let Some(any) = all.iter().find_map(|r| found(r)) else {
+            continue;
+        };
+        let mut cells = vec![value_cell(any.base.clone())];
+        cells.extend(all.iter().map(|r| match found(r) {
+            Some(d) => value_cell(run_value(&d)),
+            None => DocCell::plain("="),
+        }));
+        out_rows.push(DocRow {
+            label: row_name(&any),
+            title: Some(area.name().to_string()),
+            link: None,
+            cells,
+        });
+    }
+    let mut columns = vec![cmp.keys.get(cmp.base).cloned().unwrap_or_default()];
+    columns.extend(all.iter().map(|r| cmp.key_of(&r.run).to_string()));
+    let mut b = Vec::new();
+    if !out_rows.is_empty() {
+        b.push(Block::Table(DocTable {
+            corner: "differs".into(),
+            columns,
+            rows: out_rows,
+            footer: None,
+            text_columns: true,
+            columns_are: "run".into(),
+        }));
+    }
+    if settings > MAX_SETTING_ROWS {
+        b.push(Block::Note(format!(
+            "And {} more settings that differ (every one is in --format json).",
+            settings - MAX_SETTING_ROWS
+        )));
+    }
+    b
+}
+
+/// The differences a diagnosis names before any per-op figure: ibench's options, the host and
+/// the server's settings (the DBMS and its build are what a comparison of versions or builds
+/// means to vary; the build has its own note). The steps a run ran are not among them: they
+/// do not change a step's figures.
+fn diagnosis_differences(s: &SetupDifferences) -> Vec<&Difference> {
+    s.differences
+        .iter()
+        .filter(|d| matches!(d.area, Area::Options | Area::Host | Area::Settings))
+        .filter(|d| d.name != "--steps")
+        .collect()
+}
+
+/// The ratio of a step's clients to the base step's, when they differ.
+fn clients_ratio(s: &StepRecord, b: &StepRecord) -> Option<f64> {
+    (s.clients != b.clients && s.clients > 0 && b.clients > 0)
+        .then(|| f64::from(s.clients) / f64::from(b.clients))
+}
+
+/// The setup a diagnosis names first: `--clients 1 → 16: 8.00x in total is 0.50x per client`,
+/// or the settings and options that differ; `None` when the runs are alike.
+pub fn diagnosis_note(
+    s: &SetupDifferences,
+    step: &StepRecord,
+    base: &StepRecord,
+) -> Option<String> {
+    let diffs = diagnosis_differences(s);
+    if diffs.is_empty() {
+        return None;
+    }
+    let mut text = names_text(&diffs, DIAGNOSIS_NAMES);
+    if let Some(ratio) = clients_ratio(step, base)
+        && base.throughput > 0.0
+    {
+        let rel = step.throughput / base.throughput;
+        text.push_str(&format!(
+            ": {rel:.2}x in total is {:.2}x per client",
+            rel / ratio
+        ));
+    }
+    Some(text)
+}
+
+/// The diagnosis's first paragraphs: each run that differs from the base in its setup, named
+/// with what differs, and for a difference in clients the throughput per client.
+pub fn diagnosis_lead(cmp: &Comparison) -> Vec<Block> {
+    let mut lines = Vec::new();
+    for r in &cmp.differences {
+        let diffs = diagnosis_differences(&r.setup);
+        if diffs.is_empty() {
+            continue;
+        }
+        let key = cmp.key_of(&r.run);
+        let mut line = format!(
+            "{key} differs from the base in {}",
+            names_text(&diffs, DIAGNOSIS_NAMES)
+        );
+        if let Some(sc) = &cmp.scaling
+            && let Some(i) = cmp.labels.iter().position(|l| *l == r.run)
+            && r.setup.named("--clients").is_some()
+        {
+            let range = |t: &Table| {
+                let v: Vec<f64> = t
+                    .rows
+                    .get(i)?
+                    .cells
+                    .iter()
+                    .filter_map(|c| c.value)
+                    .collect();
+                let lo = v.iter().copied().reduce(f64::min)?;
+                let hi = v.iter().copied().reduce(f64::max)?;
+                Some(range_x(lo, hi))
+            };
+            if let (Some(total), Some(per)) = (range(&cmp.relative), range(&sc.efficiency)) {
+                line.push_str(&format!(
+                    ": {total} in total is {per} per client (scaling efficiency, table Per client and scaling)"
+                ));
+            }
+        }
+        line.push_str(": the candidate explanation before any per-op figure below.");
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        Block::Paragraph("The setup first: the runs differ in more than the DBMS.".into()),
+        Block::List(lines),
+    ]
+}
+
+/// `0.50x`, or `0.06x-0.50x`.
+fn range_x(lo: f64, hi: f64) -> String {
+    let (a, b) = (format!("{lo:.2}x"), format!("{hi:.2}x"));
+    if a == b { a } else { format!("{a}-{b}") }
+}
+
+/// Throughput per client and scaling efficiency, when some run's clients differ from the
+/// base's (`--clients`).
+pub fn scaling(
+    runs: &[LoadedRun],
+    base: usize,
+    steps: &[StepName],
+    differences: &[RunSetup],
+) -> Option<Scaling> {
+    if !differences
+        .iter()
+        .any(|d| d.setup.named("--clients").is_some())
+    {
+        return None;
+    }
+    let find = super::compare::find_step;
+    let cell = |value: Option<f64>, colour: Colour| Cell {
+        value,
+        colour,
+        note: None,
+    };
+    let table = |f: &dyn Fn(&LoadedRun, StepName) -> Option<f64>,
+                 colour: &dyn Fn(f64) -> Colour| Table {
+        columns: steps.to_vec(),
+        rows: runs
+            .iter()
+            .map(|r| TableRow {
+                label: r.label.clone(),
+                cells: steps
+                    .iter()
+                    .map(|&step| {
+                        let v = f(r, step);
+                        cell(v, v.map_or(Colour::None, colour))
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let per_client = table(
+        &|r, step| {
+            let s = find(r, step)?;
+            (s.clients > 0).then(|| s.throughput / f64::from(s.clients))
+        },
+        &|_| Colour::None,
+    );
+    let base_run = runs.get(base)?;
+    let efficiency = table(
+        &|r, step| {
+            let (s, b) = (find(r, step)?, find(base_run, step)?);
+            if b.throughput <= 0.0 || b.clients == 0 || s.clients == 0 {
+                return None;
+            }
+            let ratio = f64::from(s.clients) / f64::from(b.clients);
+            Some(s.throughput / (b.throughput * ratio))
+        },
+        &super::compare::relative_colour,
+    );
+    Some(Scaling {
+        per_client,
+        efficiency,
+    })
+}
+
+/// How a step of a run differs in shape from the base's same step, as far as the client's
+/// work per operation goes: its clients, whether they share one table, and the rows each of
+/// its inserts writes. `None`: the same shape (like for like).
+pub fn shape_difference(
+    run: &LoadedRun,
+    step: &StepRecord,
+    base: &LoadedRun,
+    base_step: &StepRecord,
+) -> Option<String> {
+    let (o, bo) = (&run.record.options, &base.record.options);
+    let mut parts = Vec::new();
+    if step.clients != base_step.clients {
+        parts.push(format!(
+            "--clients {} → {}",
+            base_step.clients, step.clients
+        ));
+    }
+    if o.shared_table != bo.shared_table {
+        parts.push(format!(
+            "--shared-table {} → {}",
+            bo.shared_table, o.shared_table
+        ));
+    }
+    let batch = |o: &crate::results::options::RunOptions| match step.name {
+        StepName::LoadInitial => Some(("--load-batch", o.load_rows_per_insert)),
+        StepName::InsertDelete1 => Some(("--i1-batch", o.i1_rows_per_insert)),
+        StepName::InsertDelete2 => Some(("--i2-batch", o.i2_rows_per_insert)),
+        StepName::Query { .. } => Some(("--query-batch", o.query_rows_per_insert)),
+        _ => None,
+    };
+    if let (Some((flag, v)), Some((_, bv))) = (batch(o), batch(bo))
+        && v != bv
+    {
+        parts.push(format!("{flag} {bv} → {v}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// Blocks of the throughput per client and the scaling efficiency, after the relative table.
+pub fn scaling_blocks(cmp: &Comparison) -> Vec<Block> {
+    let Some(sc) = &cmp.scaling else {
+        return Vec::new();
+    };
+    let rows = |t: &Table, ratio: bool| DocTable {
+        corner: "run".into(),
+        columns: t.columns.iter().map(ToString::to_string).collect(),
+        rows: t
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| DocRow {
+                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
+                title: Some(super::clean_label(&r.label)),
+                link: None,
+                cells: r
+                    .cells
+                    .iter()
+                    .map(|c| {
+                        let mut d = DocCell::plain(super::cell_text(c, ratio));
+                        d.colour = c.colour;
+                        d
+                    })
+                    .collect(),
+            })
+            .collect(),
+        footer: None,
+        text_columns: false,
+        columns_are: String::new(),
+    };
+    vec![
+        Block::Heading {
+            level: 2,
+            text: "Per client and scaling".into(),
+            anchor: None,
+        },
+        Block::Note("The runs differ in --clients. Throughput per client: the step's throughput / its clients.".into()),
+        Block::Table(rows(&sc.per_client, false)),
+        Block::Note("Scaling efficiency: throughput / (the base's throughput × clients / the base's clients); 1.00 is perfect scaling. Red ≤ 0.95, green ≥ 1.05.".into()),
+        Block::Table(rows(&sc.efficiency, true)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diff(area: Area, name: &str, base: &str, run: &str) -> Difference {
+        Difference {
+            area,
+            name: name.into(),
+            base: base.into(),
+            run: run.into(),
+            source: None,
+        }
+    }
+
+    #[test]
+    fn names_are_capped_and_rows_named_by_area() {
+        let d = [
+            diff(Area::Options, "--clients", "1", "16"),
+            diff(Area::Settings, "shared_buffers", "128MB", "1GB"),
+            diff(Area::Host, "CPUs", "2", "16"),
+        ];
+        let refs: Vec<&Difference> = d.iter().collect();
+        assert_eq!(
+            names_text(&refs, 2),
+            "--clients 1 → 16, shared_buffers 128MB → 1GB and 1 more"
+        );
+        assert_eq!(row_name(&d[2]), "host CPUs");
+        assert_eq!(
+            row_name(&diff(Area::Ibench, "version", "a", "b")),
+            "ibench version"
+        );
+        let mut s = d[1].clone();
+        s.source = Some("configuration file".into());
+        assert_eq!(run_value(&s), "1GB [conf]");
+        assert_eq!(range_x(0.5, 0.5), "0.50x");
+        assert_eq!(range_x(0.06, 0.5), "0.06x-0.50x");
+    }
+}
