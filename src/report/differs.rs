@@ -96,6 +96,17 @@ pub const SETTINGS_LEFT_OUT: &[&str] = &[
     "sqlite_version",
 ];
 
+/// Options that are listed when they differ but leave the runs alike: which steps ran (a step
+/// one run lacks is shown missing, the others compare), the seed (another sample of the same
+/// workload, as repeats may take), the checks after a step and the host probe's budget (both
+/// outside the measured part).
+pub const OPTIONS_STILL_LIKE: &[&str] = &[
+    "--steps",
+    "--seed",
+    "--no-check (checks)",
+    "--host-probe-ms",
+];
+
 /// Host facts (`run.json` `host`) that name a machine rather than its kind, or a path.
 pub const HOST_LEFT_OUT: &[&str] = &["hostname", "data_dir"];
 
@@ -199,11 +210,13 @@ impl SetupDifferences {
 
     /// The differences outside the server (options, host): what makes two runs unlike for a
     /// comparison that means to vary only the server, its build or its config. ibench's
-    /// own version is not among them.
+    /// own version is not among them, nor the options that leave each step's work alike
+    /// ([`OPTIONS_STILL_LIKE`]).
     pub fn unlike(&self) -> Vec<&Difference> {
         self.differences
             .iter()
             .filter(|d| !d.area.is_the_servers() && d.area != Area::Ibench)
+            .filter(|d| !(d.area == Area::Options && OPTIONS_STILL_LIKE.contains(&d.name.as_str())))
             .collect()
     }
 }
@@ -622,6 +635,18 @@ mod tests {
         b.settings = instance("42983", "MJnVpnHCrtDRKnxdkC3oWHewQv4=");
         let d = setup_differences(&a, &b);
         assert!(d.is_empty(), "{d:?}");
+    }
+
+    #[test]
+    fn the_steps_and_the_seed_are_listed_but_leave_runs_alike() {
+        let base = fixture("postgres");
+        let mut run = base.clone();
+        run.record.options.seed += 1;
+        run.record.options.steps.pop();
+        let d = setup_differences(&base, &run);
+        let names: Vec<&str> = d.differences.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["--seed", "--steps"]);
+        assert!(d.unlike().is_empty(), "{d:?}");
     }
 
     #[test]
