@@ -94,7 +94,7 @@ fn rules(args: &CheckArgs) -> Result<Rules> {
         ("--threshold", args.threshold),
         ("--few-repeats-threshold", args.few_repeats_threshold),
     ] {
-        if !(v >= 0.0 && v < 100.0) {
+        if !(0.0..100.0).contains(&v) {
             bail!(
                 "{flag} {v} is not a percentage of change: give one from 0 to below 100, such as 5"
             );

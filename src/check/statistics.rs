@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::stats::convert::{count_f64, round_to_usize, u64_usize, usize_f64, usize_u64};
 use crate::workload::rng::Rng;
 
 /// Above this many ways to split the pooled sample, the U test uses the normal approximation
@@ -65,7 +66,7 @@ fn mid_ranks(pooled: &[f64]) -> (Vec<f64>, Vec<usize>) {
         while j + 1 < order.len() && pooled[order[j + 1]] == pooled[order[i]] {
             j += 1;
         }
-        let rank = (i + j) as f64 / 2.0 + 1.0;
+        let rank = usize_f64(i + j) / 2.0 + 1.0;
         for &k in &order[i..=j] {
             ranks[k] = rank;
         }
@@ -89,10 +90,10 @@ pub fn mann_whitney(x: &[f64], y: &[f64]) -> Option<UTest> {
     let pooled: Vec<f64> = x.iter().chain(y).copied().collect();
     let (ranks, ties) = mid_ranks(&pooled);
     let (nx, ny) = (x.len(), y.len());
-    let shift = (ny * (ny + 1)) as f64 / 2.0;
+    let shift = usize_f64(ny * (ny + 1)) / 2.0;
     let u = ranks[nx..].iter().sum::<f64>() - shift;
-    let n = (nx + ny) as u64;
-    if choose(n, ny as u64) <= EXACT_SPLITS_MAX {
+    let n = usize_u64(nx + ny);
+    if choose(n, usize_u64(ny)) <= EXACT_SPLITS_MAX {
         let (mut below, mut above, mut all) = (0u64, 0u64, 0u64);
         let eps = 1e-9;
         each_rank_sum(&ranks, ny, &mut |sum| {
@@ -101,7 +102,7 @@ pub fn mann_whitney(x: &[f64], y: &[f64]) -> Option<UTest> {
             below += u64::from(v <= u + eps);
             above += u64::from(v >= u - eps);
         });
-        let share = |k: u64| k as f64 / all as f64;
+        let share = |k: u64| count_f64(k) / count_f64(all);
         return Some(UTest {
             u,
             p_lower: share(below),
@@ -109,11 +110,11 @@ pub fn mann_whitney(x: &[f64], y: &[f64]) -> Option<UTest> {
             method: UMethod::Exact,
         });
     }
-    let (fx, fy, fn_) = (nx as f64, ny as f64, n as f64);
+    let (fx, fy, fn_) = (usize_f64(nx), usize_f64(ny), count_f64(n));
     let tie_term: f64 = ties
         .iter()
         .map(|&t| {
-            let t = t as f64;
+            let t = usize_f64(t);
             t * t * t - t
         })
         .sum::<f64>()
@@ -184,7 +185,7 @@ pub fn bootstrap_ratio_ci(x: &[f64], y: &[f64], level: f64) -> Option<(f64, f64)
     let mut rng = Rng::for_stream(BOOTSTRAP_SEED, 0, 0);
     let resample = |v: &[f64], rng: &mut Rng| -> Option<f64> {
         let pick: Vec<f64> = (0..v.len())
-            .map(|_| v[usize::try_from(rng.below(v.len() as u64)).unwrap_or(0)])
+            .map(|_| v[u64_usize(rng.below(usize_u64(v.len())))])
             .collect();
         median(&pick)
     };
@@ -202,7 +203,7 @@ pub fn bootstrap_ratio_ci(x: &[f64], y: &[f64], level: f64) -> Option<(f64, f64)
     ratios.sort_by(f64::total_cmp);
     let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
     let at = |q: f64| {
-        let i = (q * (ratios.len() - 1) as f64).round() as usize;
+        let i = round_to_usize(q * usize_f64(ratios.len() - 1));
         ratios[i.min(ratios.len() - 1)]
     };
     Some((at(tail), at(1.0 - tail)))

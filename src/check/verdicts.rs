@@ -11,6 +11,7 @@ use crate::report::host::{HostView, host_view};
 use crate::report::shift;
 use crate::results::probe::ProbeFigure;
 use crate::results::{Status, StepRecord};
+use crate::stats::convert::count_f64;
 use crate::workload::steps::StepName;
 
 /// Repeats a side needs for the rank test; with fewer, only a change beyond the wide
@@ -280,7 +281,7 @@ fn figure_of(s: &StepRecord, figure: Figure) -> Option<f64> {
             .ops
             .get(s.main_op().name())
             .filter(|o| o.latency_us.count > 0)
-            .map(|o| o.latency_us.p99_us as f64),
+            .map(|o| count_f64(o.latency_us.p99_us)),
     }
 }
 
