@@ -111,6 +111,7 @@ fn rules(args: &CheckArgs) -> Result<Rules> {
         alpha: args.alpha,
         threshold: args.threshold / 100.0,
         few_repeats_threshold: args.few_repeats_threshold / 100.0,
+        keep_host_affected: args.keep_host_affected,
     })
 }
 
@@ -133,6 +134,24 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
                     format!("{}: ", p.title)
                 },
                 what.join(", ")
+            );
+        }
+    }
+    for p in &pairs {
+        if p.runs.iter().all(|r| r.record.steps.is_empty()) {
+            let why = p
+                .runs
+                .iter()
+                .find_map(|r| r.record.error.clone())
+                .unwrap_or_else(|| "no run recorded a step".into());
+            bail!(
+                "{}no step to judge: {}; fix that and rerun",
+                if p.title.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", p.title)
+                },
+                crate::report::text::one_line(&why)
             );
         }
     }

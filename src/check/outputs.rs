@@ -93,14 +93,17 @@ fn header(report: &CheckReport) -> Vec<String> {
     .to_vec()
 }
 
-/// `PostgreSQL 15.14 on` against `PostgreSQL 15.14 off` (group / workload).
+/// `PostgreSQL 15.14 on (candidate) against PostgreSQL 15.14 base (base) (group / workload)`.
 fn pair_title(p: &PairReport) -> String {
     let within = if p.title.is_empty() {
         String::new()
     } else {
         format!(" ({})", p.title)
     };
-    format!("{} against the base {}{within}", p.candidate, p.base)
+    format!(
+        "{} (candidate) against {} (base){within}",
+        p.candidate, p.base
+    )
 }
 
 /// The lines under a pair's table: what the server differs in, the notes of verdicts that

@@ -104,6 +104,8 @@ pub struct Rules {
     pub threshold: f64,
     /// With fewer than [`MIN_REPEATS`] a side: the smallest change that counts.
     pub few_repeats_threshold: f64,
+    /// Judge the repeats the host check flags like the others (`--keep-host-affected`).
+    pub keep_host_affected: bool,
 }
 
 /// What [`judge`] concludes from two samples.
@@ -380,6 +382,16 @@ fn with_host_flags(b: &Side, c: &Side, higher_is_better: bool, rules: &Rules) ->
     if b.flagged.is_empty() && c.flagged.is_empty() {
         return all;
     }
+    if rules.keep_host_affected {
+        let flagged = b.flagged.len() + c.flagged.len();
+        return Judgement {
+            detail: format!(
+                "{} (over every repeat, the {flagged} the host check flagged included: --keep-host-affected)",
+                all.detail
+            ),
+            ..all
+        };
+    }
     let enough = b.clean.len() >= MIN_REPEATS && c.clean.len() >= MIN_REPEATS;
     let clean = judge(&b.clean, &c.clean, higher_is_better, rules);
     let flagged = b.flagged.len() + c.flagged.len();
@@ -398,10 +410,19 @@ fn with_host_flags(b: &Side, c: &Side, higher_is_better: bool, rules: &Rules) ->
         Verdict::Regressed | Verdict::Improved => Judgement {
             verdict: Verdict::CannotTell,
             reason: Some(Reason::HostAffected),
-            detail: format!(
-                "{} over every repeat, but the host moved {flagged} of them and the {kept} do not show it (at least {MIN_REPEATS} a side needed)",
-                all.detail
-            ),
+            detail: if enough {
+                format!(
+                    "{} over every repeat, but the host moved {flagged} of them and the {kept} do not show it",
+                    all.detail
+                )
+            } else {
+                format!(
+                    "{} over every repeat, but the host moved {flagged} of them, leaving {} base and {} candidate repeats: fewer than {MIN_REPEATS} a side",
+                    all.detail,
+                    b.clean.len(),
+                    c.clean.len()
+                )
+            },
             ..all
         },
         _ if enough => Judgement {
@@ -469,6 +490,7 @@ mod tests {
         alpha: 0.05,
         threshold: 0.05,
         few_repeats_threshold: 0.20,
+        keep_host_affected: false,
     };
 
     #[test]
@@ -555,5 +577,13 @@ mod tests {
         let same = side_of(&[100.0], &[100.5, 99.5]);
         let j = with_host_flags(&base, &same, true, &RULES);
         assert_eq!(j.verdict, Verdict::NoChange, "{j:?}");
+        // --keep-host-affected judges every repeat.
+        let keep = Rules {
+            keep_host_affected: true,
+            ..RULES
+        };
+        let j = with_host_flags(&base, &hogged, true, &keep);
+        assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
+        assert!(j.detail.contains("--keep-host-affected"), "{}", j.detail);
     }
 }
