@@ -100,7 +100,7 @@ impl Figure {
 pub struct Rules {
     /// Significance level of the one-sided rank test.
     pub alpha: f64,
-    /// Smallest change that counts (0.05 = 5%), as `max(r, 1/r) - 1` of the median ratio `r`.
+    /// Smallest change that counts (0.05 = 5%), as `|r - 1|` of the median ratio `r`.
     pub threshold: f64,
     /// With fewer than [`MIN_REPEATS`] a side: the smallest change that counts.
     pub few_repeats_threshold: f64,
@@ -127,8 +127,10 @@ pub struct Judgement {
     pub detail: String,
 }
 
+/// Whether the change `ratio - 1` (the figure the outputs show) is beyond `threshold` either
+/// way.
 fn beyond(ratio: f64, threshold: f64) -> bool {
-    ratio > 0.0 && ratio.max(1.0 / ratio) - 1.0 > threshold
+    (ratio - 1.0).abs() > threshold
 }
 
 /// The verdict on a figure from its per-repeat values on each side.
