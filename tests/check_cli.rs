@@ -305,4 +305,35 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
     assert_bad_input(&out, &["has no run", "ibench matrix run"]);
     let out = ibench(&["check", &o, "--base", "x"], &[]);
     assert_bad_input(&out, &["--base is for run directories"]);
+    // Each cell's run where `matrix run` puts it: the group's base against its other member.
+    for cell in &plan.cells {
+        let run = out_dir.join("cells").join(&cell.name);
+        let factor = if cell.server == "b" { 0.5 } else { 1.0 };
+        run_copy(&run, "run", &cell.server, factor, |_| {});
+    }
+    let out = ibench(&["check", &o, "--group", "one", "--format", "json"], &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["pairs"][0]["title"], "one / w");
+    assert_eq!(
+        (
+            v["pairs"][0]["base"].as_str(),
+            v["pairs"][0]["candidate"].as_str()
+        ),
+        (Some("a"), Some("b"))
+    );
+    // One repeat a side: halved is beyond the 20% that few repeats need.
+    assert!(
+        v["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("regressed: l.i0 throughput -50.0%"),
+        "{v}"
+    );
 }
