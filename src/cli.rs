@@ -34,6 +34,64 @@ pub enum Command {
     /// Run versions × configs × workloads from one matrix file and compare them by group.
     #[command(subcommand)]
     Matrix(MatrixCommand),
+    /// Did the candidate get slower than the base? One verdict per step, and an exit code:
+    /// 0 no regression, 1 regressed, 2 bad input or unlike runs, 3 some steps cannot tell.
+    Check(CheckArgs),
+}
+
+/// `ibench check ...`
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// A matrix output dir (`ibench matrix run --out`), or results directories of runs (each
+    /// holds a run.json) with --base naming the base's label.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// With run directories: the label of the base's runs; the other runs (one label) are the
+    /// candidate.
+    #[arg(long)]
+    pub base: Option<String>,
+    /// With a matrix: the group to check (required when the matrix has several); each of its
+    /// members is checked against the group's base, workload by workload.
+    #[arg(long)]
+    pub group: Option<String>,
+    /// Significance level of the rank test (one-sided, per step and direction).
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Smallest change, in percent of the base's median, that counts as a regression or an
+    /// improvement.
+    #[arg(long, default_value_t = 5.0)]
+    pub threshold: f64,
+    /// With fewer than 3 repeats on a side (no rank test), the smallest change, in percent,
+    /// that counts.
+    #[arg(long, default_value_t = 20.0)]
+    pub few_repeats_threshold: f64,
+    /// Exit 1 instead of 3 when nothing regressed but some steps cannot tell.
+    #[arg(long)]
+    pub fail_on_inconclusive: bool,
+    /// Judge every repeat, also those the host check flags (by default a change seen only
+    /// with them is "cannot tell: host-affected"); for a host known to be noisy, at the price
+    /// of more false regressions (docs/method.md).
+    #[arg(long)]
+    pub keep_host_affected: bool,
+    /// Output format on standard output (Markdown is also appended to $GITHUB_STEP_SUMMARY
+    /// when that is set).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CheckFormat,
+    /// Also write a JUnit XML file: one test case per step and figure (failed = regressed,
+    /// skipped = cannot tell).
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+}
+
+/// Output formats of `ibench check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// Terminal text.
+    Text,
+    /// Markdown, for a pull request comment.
+    Markdown,
+    /// The verdicts as JSON data.
+    Json,
 }
 
 /// `ibench matrix ...`

@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod calendar;
+pub mod check;
 pub mod cli;
 pub mod flame;
 pub mod matrix;
@@ -232,6 +233,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Matrix(m) => matrix_command(m),
+        Command::Check(a) => Ok(check::command(&a)),
     }
 }
 

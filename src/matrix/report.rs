@@ -82,7 +82,7 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// Read the plans of the dirs: one matrix, or an error naming the odd dir.
-fn read_plan(dirs: &[PathBuf]) -> Result<Plan> {
+pub fn read_plan(dirs: &[PathBuf]) -> Result<Plan> {
     let mut plan: Option<Plan> = None;
     for d in dirs {
         let path = d.join(PLAN_FILE);

@@ -1,0 +1,256 @@
+//! What `ibench check` compares: from a matrix output dir (a group's base against each of its
+//! other members, workload by workload) or from run directories (the runs labelled `--base`
+//! against the others), as [`Pair`]s of loaded runs; and whether each pair is like for like.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use crate::cli::CheckArgs;
+use crate::matrix::plan::Plan;
+use crate::matrix::run::{PLAN_FILE, cell_dir};
+use crate::report::differs::{Difference, setup_differences};
+use crate::report::load::{self, LoadedRun};
+use crate::results::RUN_FILE;
+
+/// The base's repeats and one candidate's, loaded together (labels unique among them).
+#[derive(Debug)]
+pub struct Pair {
+    /// What is compared (`group / workload` for a matrix, empty for run directories).
+    pub title: String,
+    /// The base's label.
+    pub base_label: String,
+    /// The candidate's label.
+    pub candidate_label: String,
+    /// The base's runs, then the candidate's.
+    pub runs: Vec<LoadedRun>,
+    /// How many of `runs` are the base's.
+    pub base_count: usize,
+    /// A short name per run (`r1`, or the end of its directory's path).
+    pub names: Vec<String>,
+    /// Problems met reading the runs, one line each.
+    pub problems: Vec<String>,
+}
+
+impl Pair {
+    /// The differences of the server (DBMS, build, settings) between the base's first run and
+    /// the candidate's: what the comparison varies.
+    pub fn server_differences(&self) -> Vec<Difference> {
+        match (self.runs.first(), self.runs.get(self.base_count)) {
+            (Some(b), Some(c)) => setup_differences(b, c)
+                .differences
+                .into_iter()
+                .filter(|d| d.area.is_the_servers())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Every difference outside the server between the base's first run and any other run,
+    /// once each by name: what makes the pair unlike.
+    pub fn unlike(&self) -> Vec<Difference> {
+        let mut out: Vec<Difference> = Vec::new();
+        let Some(first) = self.runs.first() else {
+            return out;
+        };
+        for run in &self.runs[1..] {
+            for d in setup_differences(first, run).unlike() {
+                if !out.iter().any(|o| o.name == d.name) {
+                    out.push(d.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The pairs to judge, from the command line's directories.
+pub fn read_pairs(args: &CheckArgs) -> Result<Vec<Pair>> {
+    let matrix_dirs = args
+        .dirs
+        .iter()
+        .filter(|d| d.join(PLAN_FILE).is_file())
+        .count();
+    if matrix_dirs == args.dirs.len() {
+        if args.base.is_some() {
+            bail!(
+                "--base is for run directories; a matrix's group names its base (pick the group with --group)"
+            );
+        }
+        return matrix_pairs(&args.dirs, args.group.as_deref());
+    }
+    if matrix_dirs > 0 {
+        bail!(
+            "give either one matrix output dir (its shards) or run directories, not both: {} holds a {PLAN_FILE}",
+            args.dirs
+                .iter()
+                .find(|d| d.join(PLAN_FILE).is_file())
+                .map_or_else(String::new, |d| d.display().to_string())
+        );
+    }
+    if args.group.is_some() {
+        bail!(
+            "--group is for a matrix output dir; with run directories, name the base's label with --base"
+        );
+    }
+    let Some(base) = args.base.as_deref() else {
+        bail!(
+            "{} is not a matrix output dir (no {PLAN_FILE}); with run directories, name the base's label with --base",
+            args.dirs[0].display()
+        );
+    };
+    Ok(vec![dirs_pair(&args.dirs, base)?])
+}
+
+/// Run directories: those labelled `base` against the others, which must share one label.
+fn dirs_pair(dirs: &[PathBuf], base: &str) -> Result<Pair> {
+    for d in dirs {
+        if !d.join(RUN_FILE).is_file() {
+            bail!(
+                "{} holds no {RUN_FILE}: give results directories of `ibench run` (or one matrix output dir)",
+                d.display()
+            );
+        }
+    }
+    let (runs, problems) = load::load_runs(dirs);
+    if let Some(p) = problems.iter().find(|p| p.starts_with("skipping")) {
+        bail!("{p}");
+    }
+    let mut labels: Vec<&str> = runs.iter().map(|r| r.record.label.as_str()).collect();
+    labels.dedup();
+    labels.sort_unstable();
+    labels.dedup();
+    if !labels.contains(&base) {
+        bail!(
+            "no run is labelled {base:?}; the runs' labels are {}: give one of them to --base",
+            quoted(&labels)
+        );
+    }
+    let others: Vec<&str> = labels.iter().copied().filter(|l| *l != base).collect();
+    let candidate = match others.as_slice() {
+        [one] => one.to_string(),
+        [] => bail!(
+            "every run is labelled {base:?}: give the candidate's runs too (runs with another label)"
+        ),
+        _ => bail!(
+            "the runs besides the base carry {} labels ({}); check one candidate at a time",
+            others.len(),
+            quoted(&others)
+        ),
+    };
+    let (mut b, mut c): (Vec<LoadedRun>, Vec<LoadedRun>) =
+        runs.into_iter().partition(|r| r.record.label == base);
+    let base_count = b.len();
+    b.append(&mut c);
+    let paths: Vec<&Path> = b.iter().map(|r| r.dir.as_path()).collect();
+    let names = load::distinct_tails(&paths);
+    Ok(Pair {
+        title: String::new(),
+        base_label: crate::report::clean_label(base),
+        candidate_label: crate::report::clean_label(&candidate),
+        runs: b,
+        base_count,
+        names,
+        problems,
+    })
+}
+
+fn quoted(labels: &[&str]) -> String {
+    labels
+        .iter()
+        .map(|l| format!("{:?}", crate::report::clean_label(l)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A matrix: the group's base against each other member, for every workload of the group.
+fn matrix_pairs(dirs: &[PathBuf], group: Option<&str>) -> Result<Vec<Pair>> {
+    let plan = crate::matrix::report::read_plan(dirs)?;
+    let names: Vec<&str> = plan.groups.iter().map(|g| g.name.as_str()).collect();
+    let g = match (group, plan.groups.as_slice()) {
+        (Some(name), _) => plan.groups.iter().find(|g| g.name == name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "the matrix has no group {name:?}; its groups are {}: give one to --group",
+                names.join(", ")
+            )
+        })?,
+        (None, [one]) => one,
+        (None, _) => bail!(
+            "the matrix has {} groups ({}): pick one with --group",
+            names.len(),
+            names.join(", ")
+        ),
+    };
+    if g.members.len() < 2 {
+        bail!(
+            "group {} has one member ({}): a check needs a base and a candidate; add a server or config to the group",
+            g.name,
+            g.base
+        );
+    }
+    let mut pairs = Vec::new();
+    for w in plan.workloads.iter().filter(|w| {
+        g.workloads.contains(&w.name) || w.family.as_ref().is_some_and(|f| g.workloads.contains(f))
+    }) {
+        for m in g.members.iter().filter(|m| **m != g.base) {
+            pairs.push(matrix_pair(&plan, dirs, (&g.name, &w.name), &g.base, m)?);
+        }
+    }
+    Ok(pairs)
+}
+
+/// The run dirs of a combination's cells (any whose run.json exists, in any of the dirs) and
+/// each one's repeat name.
+fn combo_runs(plan: &Plan, dirs: &[PathBuf], combo: &str) -> Vec<(PathBuf, String)> {
+    plan.cells
+        .iter()
+        .filter(|c| c.combo == combo)
+        .filter_map(|c| {
+            let run = dirs
+                .iter()
+                .map(|d| cell_dir(d, &c.name).join("run"))
+                .find(|r| r.join(RUN_FILE).is_file())?;
+            let repeat = c.name.rsplit('.').next().unwrap_or(&c.name).to_string();
+            Some((run, repeat))
+        })
+        .collect()
+}
+
+fn matrix_pair(
+    plan: &Plan,
+    dirs: &[PathBuf],
+    (group, workload): (&str, &str),
+    base: &str,
+    member: &str,
+) -> Result<Pair> {
+    let title = format!("{group} / {workload}");
+    let b = combo_runs(plan, dirs, &format!("{base}.{workload}"));
+    let c = combo_runs(plan, dirs, &format!("{member}.{workload}"));
+    for (side, runs) in [(base, &b), (member, &c)] {
+        if runs.is_empty() {
+            bail!(
+                "{title}: {side} has no run in {}; run the matrix first (ibench matrix run FILE --out {})",
+                dirs[0].display(),
+                dirs[0].display()
+            );
+        }
+    }
+    let all: Vec<PathBuf> = b.iter().chain(&c).map(|(d, _)| d.clone()).collect();
+    let (runs, problems) = load::load_runs(&all);
+    if let Some(p) = problems.iter().find(|p| p.starts_with("skipping")) {
+        bail!("{title}: {p}");
+    }
+    let label = |i: usize| {
+        runs.get(i)
+            .map_or_else(String::new, |r| r.record.label.clone())
+    };
+    Ok(Pair {
+        title,
+        base_label: crate::report::clean_label(&label(0)),
+        candidate_label: crate::report::clean_label(&label(b.len())),
+        base_count: b.len(),
+        names: b.iter().chain(&c).map(|(_, n)| n.clone()).collect(),
+        runs,
+        problems,
+    })
+}

@@ -1,0 +1,236 @@
+//! `ibench check`: did the candidate (a patched build, a new config) get slower than the
+//! base? One verdict per step and figure and an exit code a CI job can act on:
+//! - `input`: the pairs to judge, from a matrix output dir or from run directories, and
+//!   whether each pair is like for like (the "what differs" model, `report::differs`);
+//! - `statistics`: the rank test and the bootstrap interval, pure functions;
+//! - `verdicts`: the rules from per-repeat figures to a verdict, with the host check's flags
+//!   (`report::host`) and failed or partial steps;
+//! - `outputs`: text, Markdown, JSON and JUnit XML.
+
+pub mod input;
+pub mod outputs;
+pub mod statistics;
+pub mod verdicts;
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+
+use crate::cli::CheckArgs;
+use crate::report::differs::Difference;
+use verdicts::{Rules, StepVerdict, Verdict};
+
+/// Exit status: no regression.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: a regression (or, with `--fail-on-inconclusive`, a step that cannot tell).
+pub const EXIT_REGRESSED: u8 = 1;
+/// Exit status: bad input, or runs that are not like for like.
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit status: nothing regressed, but some steps cannot tell.
+pub const EXIT_INCONCLUSIVE: u8 = 3;
+
+/// One candidate against the base, judged.
+#[derive(Debug, Serialize)]
+pub struct PairReport {
+    /// `group / workload` for a matrix; empty for run directories.
+    pub title: String,
+    /// The base's label.
+    pub base: String,
+    /// The candidate's label.
+    pub candidate: String,
+    /// The base's runs read.
+    pub base_repeats: usize,
+    /// The candidate's runs read.
+    pub candidate_repeats: usize,
+    /// What differs in the server (DBMS, build, settings): what the comparison varies.
+    pub differences: Vec<Difference>,
+    /// Problems met reading the runs.
+    pub problems: Vec<String>,
+    /// Per step and figure.
+    pub verdicts: Vec<StepVerdict>,
+}
+
+/// Everything `ibench check` concludes.
+#[derive(Debug, Serialize)]
+pub struct CheckReport {
+    /// The thresholds.
+    pub rules: Rules,
+    /// One per candidate (and workload, for a matrix).
+    pub pairs: Vec<PairReport>,
+    /// The process's exit status.
+    pub exit_code: u8,
+    /// One line: what regressed, or that nothing did.
+    pub summary: String,
+}
+
+/// Run `ibench check`: print the verdicts, write the JUnit file and the step summary; the
+/// exit code. Bad input is one line on standard error and exit 2.
+pub fn command(args: &CheckArgs) -> ExitCode {
+    let outcome = check(args).and_then(|report| {
+        outputs::write(&report, args)?;
+        Ok(report.exit_code)
+    });
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!(
+                "error: {}",
+                crate::report::text::one_line(&format!("{e:#}"))
+            );
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+fn rules(args: &CheckArgs) -> Result<Rules> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        bail!(
+            "--alpha {} is not a probability: give one between 0 and 1, such as 0.05",
+            args.alpha
+        );
+    }
+    for (flag, v) in [
+        ("--threshold", args.threshold),
+        ("--few-repeats-threshold", args.few_repeats_threshold),
+    ] {
+        if !(0.0..100.0).contains(&v) {
+            bail!(
+                "{flag} {v} is not a percentage of change: give one from 0 to below 100, such as 5"
+            );
+        }
+    }
+    if args.few_repeats_threshold < args.threshold {
+        bail!(
+            "--few-repeats-threshold {} is below --threshold {}: fewer repeats need the wider threshold",
+            args.few_repeats_threshold,
+            args.threshold
+        );
+    }
+    Ok(Rules {
+        alpha: args.alpha,
+        threshold: args.threshold / 100.0,
+        few_repeats_threshold: args.few_repeats_threshold / 100.0,
+        keep_host_affected: args.keep_host_affected,
+    })
+}
+
+/// Read, refuse unlike runs, judge: the whole check as data.
+pub fn check(args: &CheckArgs) -> Result<CheckReport> {
+    let rules = rules(args)?;
+    if let Some(j) = args.junit.as_ref().filter(|j| j.is_dir()) {
+        bail!("--junit {} is a directory: give a file name", j.display());
+    }
+    let pairs = input::read_pairs(args)?;
+    for p in &pairs {
+        let unlike = p.unlike();
+        if !unlike.is_empty() {
+            let what: Vec<String> = unlike.iter().map(difference_text).collect();
+            bail!(
+                "{}the runs are not like for like: they differ outside the server in {}; check runs that differ only in the server, its build or its config (same options, same kind of host)",
+                if p.title.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", p.title)
+                },
+                what.join(", ")
+            );
+        }
+    }
+    for p in &pairs {
+        if p.runs.iter().all(|r| r.record.steps.is_empty()) {
+            let why = p
+                .runs
+                .iter()
+                .find_map(|r| r.record.error.clone())
+                .unwrap_or_else(|| "no run recorded a step".into());
+            bail!(
+                "{}no step to judge: {}; fix that and rerun",
+                if p.title.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", p.title)
+                },
+                crate::report::text::one_line(&why)
+            );
+        }
+    }
+    let reports: Vec<PairReport> = pairs
+        .iter()
+        .map(|p| PairReport {
+            title: p.title.clone(),
+            base: p.base_label.clone(),
+            candidate: p.candidate_label.clone(),
+            base_repeats: p.base_count,
+            candidate_repeats: p.runs.len() - p.base_count,
+            differences: p.server_differences(),
+            problems: p.problems.clone(),
+            verdicts: verdicts::pair_verdicts(p, &rules),
+        })
+        .collect();
+    let (exit_code, summary) = conclusion(&reports, args.fail_on_inconclusive);
+    Ok(CheckReport {
+        rules,
+        pairs: reports,
+        exit_code,
+        summary,
+    })
+}
+
+/// `--clients 1 (base) → 4`, `host CPUs 2 → 4`.
+fn difference_text(d: &Difference) -> String {
+    let area = match d.area {
+        crate::report::differs::Area::Options => String::new(),
+        a => format!("{} ", a.name()),
+    };
+    format!("{area}{} (base {}, candidate {})", d.name, d.base, d.run)
+}
+
+/// The exit code and the one-line summary.
+fn conclusion(pairs: &[PairReport], fail_on_inconclusive: bool) -> (u8, String) {
+    let named = |want: Verdict| -> Vec<String> {
+        pairs
+            .iter()
+            .flat_map(|p| {
+                p.verdicts
+                    .iter()
+                    .filter(move |v| v.judgement.verdict == want)
+                    .map(move |v| {
+                        let change = v
+                            .judgement
+                            .ratio
+                            .map_or_else(String::new, |r| format!(" {:+.1}%", (r - 1.0) * 100.0));
+                        let who = if pairs.len() > 1 {
+                            format!(" ({})", p.candidate)
+                        } else {
+                            String::new()
+                        };
+                        format!("{}{change}{who}", v.name())
+                    })
+            })
+            .collect()
+    };
+    let regressed = named(Verdict::Regressed);
+    if !regressed.is_empty() {
+        return (
+            EXIT_REGRESSED,
+            format!("regressed: {}", regressed.join(", ")),
+        );
+    }
+    let unsure = named(Verdict::CannotTell);
+    if !unsure.is_empty() {
+        let code = if fail_on_inconclusive {
+            EXIT_REGRESSED
+        } else {
+            EXIT_INCONCLUSIVE
+        };
+        return (
+            code,
+            format!(
+                "no regression found, but cannot tell: {}",
+                unsure.join(", ")
+            ),
+        );
+    }
+    (EXIT_OK, "no regression".into())
+}

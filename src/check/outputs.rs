@@ -1,0 +1,321 @@
+//! What `ibench check` writes: text on the terminal, Markdown for a pull request (also appended
+//! to `$GITHUB_STEP_SUMMARY` when that is set), JSON, and JUnit XML for CI test reporters.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+
+use super::verdicts::{StepVerdict, Verdict};
+use super::{CheckReport, PairReport};
+use crate::cli::{CheckArgs, CheckFormat};
+use crate::report::text::group_f;
+
+/// Print the report in the chosen format, write `--junit`, append the step summary.
+pub fn write(report: &CheckReport, args: &CheckArgs) -> Result<()> {
+    if let Some(path) = &args.junit {
+        std::fs::write(path, junit(report))
+            .with_context(|| format!("cannot write {}; choose another --junit", path.display()))?;
+    }
+    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&summary)
+            .with_context(|| {
+                format!(
+                    "cannot append to GITHUB_STEP_SUMMARY ({}); unset it or fix the path",
+                    std::path::Path::new(&summary).display()
+                )
+            })?;
+        f.write_all(markdown(report).as_bytes())
+            .context("cannot append to GITHUB_STEP_SUMMARY")?;
+    }
+    let text = match args.format {
+        CheckFormat::Text => text(report),
+        CheckFormat::Markdown => markdown(report),
+        CheckFormat::Json => serde_json::to_string_pretty(report)? + "\n",
+    };
+    print!("{text}");
+    Ok(())
+}
+
+fn figure(v: Option<f64>) -> String {
+    v.map_or_else(
+        || "-".into(),
+        |v| {
+            if v >= 100.0 {
+                group_f(v)
+            } else {
+                format!("{v:.1}")
+            }
+        },
+    )
+}
+
+/// The cells of a verdict's row: step, figure, unit, base, candidate, change, CI, p, verdict.
+fn cells(v: &StepVerdict) -> Vec<String> {
+    let j = &v.judgement;
+    let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
+    let verdict = match j.reason {
+        Some(r) => format!("{}: {}", j.verdict.text(), r.text()),
+        None => j.verdict.text().to_string(),
+    };
+    vec![
+        v.step.to_string(),
+        v.figure.text().to_string(),
+        v.unit.clone(),
+        format!("{} (n={})", figure(v.base_median), v.base.len()),
+        format!("{} (n={})", figure(v.candidate_median), v.candidate.len()),
+        j.ratio.map_or_else(|| "-".into(), pct),
+        j.ci.map_or_else(
+            || "-".into(),
+            |(lo, hi)| format!("{} .. {}", pct(lo), pct(hi)),
+        ),
+        j.p_value.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
+        verdict,
+    ]
+}
+
+fn header(report: &CheckReport) -> Vec<String> {
+    let ci = format!("{:.0}% CI", (1.0 - report.rules.alpha) * 100.0);
+    [
+        "step",
+        "figure",
+        "unit",
+        "base",
+        "candidate",
+        "change",
+        &ci,
+        "p",
+        "verdict",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// `PostgreSQL 15.14 on (candidate) against PostgreSQL 15.14 base (base) (group / workload)`.
+fn pair_title(p: &PairReport) -> String {
+    let within = if p.title.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", p.title)
+    };
+    format!(
+        "{} (candidate) against {} (base){within}",
+        p.candidate, p.base
+    )
+}
+
+/// The lines under a pair's table: what the server differs in, the notes of verdicts that
+/// need one, the repeats left out or flagged by the host check, the problems.
+fn pair_notes(p: &PairReport) -> Vec<String> {
+    let mut notes = Vec::new();
+    let diffs: Vec<String> = p.differences.iter().map(|d| d.text()).collect();
+    notes.push(if diffs.is_empty() {
+        "the server does not differ (same DBMS, build and settings)".to_string()
+    } else {
+        format!("the server differs in: {}", diffs.join(", "))
+    });
+    for v in &p.verdicts {
+        if v.judgement.verdict != Verdict::NoChange || !v.repeat_notes.is_empty() {
+            notes.push(format!("{}: {}", v.name(), v.judgement.detail));
+        }
+        for l in &v.repeat_notes {
+            notes.push(format!("{}: {l}", v.name()));
+        }
+    }
+    notes.extend(p.problems.iter().cloned());
+    notes
+}
+
+fn rules_line(report: &CheckReport) -> String {
+    let r = &report.rules;
+    format!(
+        "A regression: worse by more than {:.0}% (median against median) and significant at alpha {} (one-sided Mann-Whitney U over the repeats, {} or more a side); with fewer repeats, worse by more than {:.0}%.",
+        r.threshold * 100.0,
+        r.alpha,
+        super::verdicts::MIN_REPEATS,
+        r.few_repeats_threshold * 100.0
+    )
+}
+
+/// Terminal text: per pair a table, then its notes; the summary and exit code last.
+pub fn text(report: &CheckReport) -> String {
+    let mut out = String::new();
+    for p in &report.pairs {
+        out.push_str(&format!(
+            "ibench check: {}\n{} base run(s), {} candidate run(s)\n\n",
+            pair_title(p),
+            p.base_repeats,
+            p.candidate_repeats
+        ));
+        let mut rows = vec![header(report)];
+        rows.extend(p.verdicts.iter().map(cells));
+        let widths: Vec<usize> = (0..rows[0].len())
+            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+            .collect();
+        for r in &rows {
+            let line: Vec<String> = r
+                .iter()
+                .zip(&widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect();
+            out.push_str(line.join("  ").trim_end());
+            out.push('\n');
+        }
+        out.push('\n');
+        for n in pair_notes(p) {
+            out.push_str(&format!("- {n}\n"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{}\nresult: {} (exit {})\n",
+        rules_line(report),
+        report.summary,
+        report.exit_code
+    ));
+    out
+}
+
+fn md_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if matches!(c, '|' | '<' | '>' | '*' | '_' | '`' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(if c.is_control() { ' ' } else { c });
+    }
+    out
+}
+
+/// Markdown: a heading with the result, then per pair a table and its notes.
+pub fn markdown(report: &CheckReport) -> String {
+    let mark = match report.exit_code {
+        0 => "✅",
+        1 => "❌",
+        _ => "⚠️",
+    };
+    let mut out = format!("## ibench check {mark} {}\n\n", md_escape(&report.summary));
+    for p in &report.pairs {
+        out.push_str(&format!(
+            "### {}\n\n{} base run(s), {} candidate run(s).\n\n",
+            md_escape(&pair_title(p)),
+            p.base_repeats,
+            p.candidate_repeats
+        ));
+        let row = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+        let escaped = |cells: Vec<String>| cells.iter().map(|c| md_escape(c)).collect::<Vec<_>>();
+        out.push_str(&row(escaped(header(report))));
+        out.push_str(&format!("|{}\n", "---|".repeat(header(report).len())));
+        for v in &p.verdicts {
+            let mut c = escaped(cells(v));
+            if v.judgement.verdict == Verdict::Regressed
+                && let Some(last) = c.last_mut()
+            {
+                *last = format!("**{last}**");
+            }
+            out.push_str(&row(c));
+        }
+        out.push('\n');
+        for n in pair_notes(p) {
+            out.push_str(&format!("- {}\n", md_escape(&n)));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{}\n\nExit code {}.\n",
+        md_escape(&rules_line(report)),
+        report.exit_code
+    ));
+    out
+}
+
+fn xml_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if c.is_control() && !matches!(c, '\n' | '\t') => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JUnit XML: a test suite per pair, a test case per step and figure; a regression is a
+/// failure, a step that cannot tell is skipped.
+pub fn junit(report: &CheckReport) -> String {
+    let count = |p: &PairReport, v: Verdict| {
+        p.verdicts
+            .iter()
+            .filter(|s| s.judgement.verdict == v)
+            .count()
+    };
+    let total: usize = report.pairs.iter().map(|p| p.verdicts.len()).sum();
+    let failures: usize = report
+        .pairs
+        .iter()
+        .map(|p| count(p, Verdict::Regressed))
+        .sum();
+    let skipped: usize = report
+        .pairs
+        .iter()
+        .map(|p| count(p, Verdict::CannotTell))
+        .sum();
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"ibench check\" tests=\"{total}\" failures=\"{failures}\" skipped=\"{skipped}\">\n"
+    );
+    for p in &report.pairs {
+        let suite = xml_escape(&pair_title(p));
+        out.push_str(&format!(
+            "  <testsuite name=\"{suite}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
+            p.verdicts.len(),
+            count(p, Verdict::Regressed),
+            count(p, Verdict::CannotTell)
+        ));
+        for v in &p.verdicts {
+            let c = cells(v);
+            let message = xml_escape(&format!(
+                "{}: {} -> {} {}, change {}",
+                c[8], c[3], c[4], v.unit, c[5]
+            ));
+            let detail = xml_escape(&v.judgement.detail);
+            out.push_str(&format!(
+                "    <testcase classname=\"{suite}\" name=\"{}\">",
+                xml_escape(&v.name())
+            ));
+            match v.judgement.verdict {
+                Verdict::Regressed => out.push_str(&format!(
+                    "<failure message=\"{message}\" type=\"regression\">{detail}</failure>"
+                )),
+                Verdict::CannotTell => {
+                    out.push_str(&format!("<skipped message=\"{message}: {detail}\"/>"));
+                }
+                _ => out.push_str(&format!("<system-out>{message}: {detail}</system-out>")),
+            }
+            out.push_str("</testcase>\n");
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_and_markdown_escape_what_a_label_may_hold() {
+        assert_eq!(
+            xml_escape("a<b & \"c\"\u{1b}"),
+            "a&lt;b &amp; &quot;c&quot; "
+        );
+        assert_eq!(md_escape("a|b_c"), "a\\|b\\_c");
+    }
+}

@@ -1,0 +1,339 @@
+//! `ibench check` from the command line: its verdicts and exit codes on runs whose figures are
+//! known (copies of a recorded PostgreSQL run with their throughput set), and one clear line
+//! with exit 2 for every kind of bad input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::fresh_dir;
+
+const FIXTURE: &str = "tests/fixtures/postgres";
+
+fn ibench(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ibench"));
+    c.args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run ibench")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// A copy of the fixture run labelled `label`, every step's throughput times `factor` and
+/// `edit` applied to its run.json.
+fn run_copy(
+    root: &Path,
+    name: &str,
+    label: &str,
+    factor: f64,
+    edit: impl Fn(&mut serde_json::Value),
+) -> PathBuf {
+    let dir = root.join(name);
+    copy_dir(Path::new(FIXTURE), &dir);
+    let path = dir.join("run.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["label"] = label.into();
+    for s in v["steps"].as_array_mut().unwrap() {
+        let t = s["throughput"].as_f64().unwrap();
+        s["throughput"] = (t * factor).into();
+    }
+    edit(&mut v);
+    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    dir
+}
+
+fn step_mut<'a>(v: &'a mut serde_json::Value, name: &str) -> &'a mut serde_json::Value {
+    v["steps"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["name"] == name)
+        .unwrap()
+}
+
+/// Three base and three candidate copies; `candidate` edits the candidate's.
+fn three_a_side(tag: &str, candidate: impl Fn(usize, &mut serde_json::Value)) -> Vec<String> {
+    let root = fresh_dir(tag);
+    let mut dirs = Vec::new();
+    for (i, f) in [1.0, 1.01, 0.99].into_iter().enumerate() {
+        dirs.push(run_copy(&root, &format!("b{i}"), "base", f, |_| {}));
+        dirs.push(run_copy(&root, &format!("c{i}"), "patch", f * 1.005, |v| {
+            candidate(i, v);
+        }));
+    }
+    dirs.iter().map(|d| d.display().to_string()).collect()
+}
+
+fn args<'a>(dirs: &'a [String], more: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["check", "--base", "base"];
+    a.extend(dirs.iter().map(String::as_str));
+    a.extend(more);
+    a
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Exit 2 and one error line on stderr holding every needle.
+fn assert_bad_input(out: &Output, needles: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    for n in needles {
+        assert!(stderr.contains(n), "'{n}' not in: {stderr}");
+    }
+}
+
+#[test]
+fn like_runs_within_noise_never_regress() {
+    let dirs = three_a_side("check-same", |_, _| {});
+    let out = ibench(&args(&dirs, &[]), &[]);
+    let text = stdout(&out);
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains("REGRESSED"), "{text}");
+    assert!(
+        text.contains("qr100") && text.contains("p99 latency"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_step_that_got_slower_is_named_with_exit_1_in_every_format() {
+    let dirs = three_a_side("check-slower", |i, v| {
+        let s = step_mut(v, "l.i1");
+        let t = s["throughput"].as_f64().unwrap();
+        s["throughput"] = (t * [0.6, 0.62, 0.58][i]).into();
+    });
+    let root = fresh_dir("check-slower-out");
+    std::fs::create_dir_all(&root).unwrap();
+    let junit = root.join("junit.xml");
+    let summary = root.join("summary.md");
+    let junit_arg = junit.display().to_string();
+    let out = ibench(
+        &args(&dirs, &["--junit", &junit_arg]),
+        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let last = text.lines().last().unwrap_or("");
+    assert!(last.contains("regressed: l.i1 throughput"), "{last}");
+    assert!(!last.contains("l.i0"), "{last}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    assert!(xml.contains("name=\"l.i1 throughput\"><failure"), "{xml}");
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(md.starts_with("## ibench check"), "{md}");
+    assert!(md.contains("**REGRESSED**"), "{md}");
+    let out = ibench(&args(&dirs, &["--format", "json"]), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["exit_code"], 1);
+    let verdicts = v["pairs"][0]["verdicts"].as_array().unwrap();
+    let i1 = verdicts.iter().find(|s| s["step"] == "l.i1").unwrap();
+    assert_eq!(i1["verdict"], "regressed");
+    assert_eq!(i1["method"], "exact");
+    assert!((i1["p_value"].as_f64().unwrap() - 0.05).abs() < 1e-9);
+}
+
+#[test]
+fn one_repeat_a_side_decides_only_beyond_the_wide_threshold() {
+    let root = fresh_dir("check-few");
+    let b = run_copy(&root, "b", "base", 1.0, |_| {});
+    let c = run_copy(&root, "c", "patch", 0.9, |_| {});
+    let dirs = [b.display().to_string(), c.display().to_string()];
+    let out = ibench(&args(&dirs, &[]), &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("too few repeats"), "{text}");
+    assert!(text.contains("3 repeats a side would decide"), "{text}");
+    let out = ibench(&args(&dirs, &["--fail-on-inconclusive"]), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = ibench(&args(&dirs, &["--few-repeats-threshold", "8"]), &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+}
+
+#[test]
+fn a_failed_step_cannot_tell() {
+    let dirs = three_a_side("check-failed", |i, v| {
+        if i == 1 {
+            let s = step_mut(v, "l.x");
+            s["status"] = "failed".into();
+            s["error"] = "server closed the connection".into();
+        }
+    });
+    let out = ibench(&args(&dirs, &[]), &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("failed or partial step"), "{text}");
+    assert!(
+        text.contains("candidate c1: failed (server closed the connection)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn runs_at_different_clients_are_refused_naming_the_difference() {
+    let root = fresh_dir("check-unlike");
+    let b = run_copy(&root, "b", "base", 1.0, |_| {});
+    let c = run_copy(&root, "c", "patch", 1.0, |v| {
+        v["options"]["clients"] = 4.into()
+    });
+    let dirs = [b.display().to_string(), c.display().to_string()];
+    let out = ibench(&args(&dirs, &[]), &[]);
+    assert_bad_input(
+        &out,
+        &["not like for like", "--clients (base 1, candidate 4)"],
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let root = fresh_dir("check-bad");
+    let b = run_copy(&root, "b", "base", 1.0, |_| {});
+    let c = run_copy(&root, "c", "patch", 1.0, |_| {});
+    let d = run_copy(&root, "d", "other", 1.0, |_| {});
+    let (b, c, d) = (
+        b.display().to_string(),
+        c.display().to_string(),
+        d.display().to_string(),
+    );
+    let out = ibench(&["check", &b, &c], &[]);
+    assert_bad_input(&out, &["--base"]);
+    let out = ibench(&["check", "--base", "nope", &b, &c], &[]);
+    assert_bad_input(
+        &out,
+        &[
+            "no run is labelled \"nope\"",
+            "\"base\", \"patch\"",
+            "--base",
+        ],
+    );
+    let out = ibench(&["check", "--base", "base", &b, &c, &d], &[]);
+    assert_bad_input(&out, &["2 labels", "one candidate at a time"]);
+    let out = ibench(&["check", "--base", "base", &b], &[]);
+    assert_bad_input(&out, &["give the candidate's runs too"]);
+    let empty = root.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let e = empty.display().to_string();
+    let out = ibench(&["check", "--base", "base", &b, &e], &[]);
+    assert_bad_input(&out, &["holds no run.json", &e]);
+    let out = ibench(&["check", "--base", "base", "--group", "g", &b, &c], &[]);
+    assert_bad_input(&out, &["--group is for a matrix"]);
+    for (flag, value, needle) in [
+        ("--alpha", "1.5", "between 0 and 1"),
+        ("--threshold", "150", "percentage"),
+        ("--few-repeats-threshold", "2", "below --threshold"),
+    ] {
+        let out = ibench(&["check", "--base", "base", flag, value, &b, &c], &[]);
+        assert_bad_input(&out, &[flag, needle]);
+    }
+    let out = ibench(&["check", "--base", "base", "--junit", &e, &b, &c], &[]);
+    assert_bad_input(&out, &["--junit", "is a directory"]);
+    let corrupt = run_copy(&root, "x", "patch", 1.0, |_| {});
+    std::fs::write(corrupt.join("run.json"), "{").unwrap();
+    let out = ibench(
+        &[
+            "check",
+            "--base",
+            "base",
+            &b,
+            &corrupt.display().to_string(),
+        ],
+        &[],
+    );
+    assert_bad_input(&out, &["run.json is unreadable"]);
+}
+
+/// A matrix output dir: its groups and its base come from its plan.
+#[test]
+fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
+    let root = fresh_dir("check-matrix");
+    std::fs::create_dir_all(&root).unwrap();
+    let file = root.join("m.toml");
+    std::fs::write(
+        &file,
+        "[servers.a]\nurl = \"sqlite:/tmp/x-{cell}.db\"\n[servers.b]\nurl = \"sqlite:/tmp/y-{cell}.db\"\n[workloads.w]\nload_rows = 10\n[groups.one]\nservers = [\"a\", \"b\"]\n[groups.two]\nservers = [\"a\"]\n",
+    )
+    .unwrap();
+    // The plan alone (what `matrix run` writes first) is enough to read the groups.
+    let plan = ibench(&["matrix", "plan", file.to_str().unwrap()], &[]);
+    assert!(
+        plan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    let out_dir = root.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let (_, plan) = ibench::matrix::load(&file).unwrap();
+    std::fs::write(
+        out_dir.join("plan.json"),
+        serde_json::to_string(&plan).unwrap(),
+    )
+    .unwrap();
+    let o = out_dir.display().to_string();
+    let out = ibench(&["check", &o], &[]);
+    assert_bad_input(&out, &["2 groups (one, two)", "--group"]);
+    let out = ibench(&["check", &o, "--group", "three"], &[]);
+    assert_bad_input(&out, &["no group \"three\"", "--group"]);
+    let out = ibench(&["check", &o, "--group", "two"], &[]);
+    assert_bad_input(&out, &["one member", "add a server or config"]);
+    let out = ibench(&["check", &o, "--group", "one"], &[]);
+    assert_bad_input(&out, &["has no run", "ibench matrix run"]);
+    let out = ibench(&["check", &o, "--base", "x"], &[]);
+    assert_bad_input(&out, &["--base is for run directories"]);
+    // Each cell's run where `matrix run` puts it: the group's base against its other member.
+    for cell in &plan.cells {
+        let run = out_dir.join("cells").join(&cell.name);
+        let factor = if cell.server == "b" { 0.5 } else { 1.0 };
+        run_copy(&run, "run", &cell.server, factor, |_| {});
+    }
+    let out = ibench(&["check", &o, "--group", "one", "--format", "json"], &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["pairs"][0]["title"], "one / w");
+    assert_eq!(
+        (
+            v["pairs"][0]["base"].as_str(),
+            v["pairs"][0]["candidate"].as_str()
+        ),
+        (Some("a"), Some("b"))
+    );
+    // One repeat a side: halved is beyond the 20% that few repeats need.
+    assert!(
+        v["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("regressed: l.i0 throughput -50.0%"),
+        "{v}"
+    );
+}
