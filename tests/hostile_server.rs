@@ -1193,3 +1193,341 @@ fn pg_a_fatal_error_before_a_close_during_a_session_is_the_error_shown() {
         }
     }
 }
+
+// =============================================================================================
+// 9. A password in clear goes only where the certificate was checked (issue 36).
+
+/// A fake PostgreSQL that says `S`, shakes hands with `cert` (self-signed, unchecked by
+/// `prefer` and `require`) and asks for the password in clear; what the client sent after
+/// that request (a PasswordMessage is answered with a login, as a squatter would).
+fn pg_tls_cleartext_server(cert: &'static hostile::tls::Cert) -> hostile::Fake<Option<Vec<u8>>> {
+    serve_one(move |mut s| {
+        read_n(&mut s, 8)?; // SSLRequest
+        s.write_all(b"S").ok()?;
+        let mut t = hostile::tls::accept(s, cert)?;
+        let len = i32::from_be_bytes(read_n(&mut t, 4)?.try_into().ok()?);
+        read_n(&mut t, usize::try_from(len).ok()? - 4)?; // the startup
+        t.write_all(&pg::auth(3, &[])).ok()?;
+        let mut seen = Vec::new();
+        if let Some((tag, body)) = pg::read_msg(&mut t) {
+            seen.push(tag);
+            seen.extend_from_slice(&body);
+            t.write_all(&pg::login_ok(1, 2)).ok()?;
+        }
+        seen.extend(hostile::tls::drain(&mut t, Duration::from_secs(10)));
+        Some(seen)
+    })
+}
+
+/// `postgres://` URL to `localhost` (the certificate's name), the password in it.
+fn pg_tls_url(port: u16, extra: &str) -> String {
+    format!("postgres://u:{SECRET}@localhost:{port}/db?connect_timeout=2{extra}")
+}
+
+/// Under `prefer` (the default) and `require`, a server with a self-signed certificate that
+/// asks for the password in clear is refused, the password unsent: the certificate was not
+/// checked, so the TLS session proves nothing about who listens (a port squatter, a man in
+/// the middle). libpq sends it; ibench does not.
+#[test]
+fn pg_a_cleartext_password_over_unchecked_tls_is_refused_unsent() {
+    let cert = hostile::tls::cert(false);
+    for mode in ["", "&sslmode=prefer", "&sslmode=require"] {
+        let fake = pg_tls_cleartext_server(cert);
+        let (r, _) = within(LOGIN_BOUND, || pg_connect(&pg_tls_url(fake.port, mode)));
+        let e = fails(r);
+        assert!(matches!(e, PgError::Auth(_)), "{mode}: {e}");
+        says(
+            &e.to_string(),
+            &[
+                "in clear over TLS with an unchecked certificate",
+                "sslmode=verify-full",
+                "require_auth=password",
+            ],
+        );
+        let seen = fake.join().expect("the client shook hands");
+        assert!(
+            !contains(&seen, SECRET.as_bytes()),
+            "{mode}: the password was sent"
+        );
+    }
+}
+
+/// The same request over TLS whose certificate was checked (`verify-full` with the server's
+/// certificate as the root), or with the opt-in `require_auth=password`: answered.
+#[test]
+fn pg_a_cleartext_password_goes_over_checked_tls_or_when_opted_in() {
+    let cert = hostile::tls::cert(false);
+    let verify = format!("&sslmode=verify-full&sslrootcert={}", cert.pem.display());
+    for extra in [verify.as_str(), "&sslmode=require&require_auth=password"] {
+        let fake = pg_tls_cleartext_server(cert);
+        let conn = pg_connect(&pg_tls_url(fake.port, extra)).expect("login");
+        assert!(conn.tls_info().is_some());
+        drop(conn);
+        let seen = fake.join().expect("the client shook hands");
+        assert!(
+            seen.starts_with(format!("p{SECRET}\0").as_bytes()),
+            "{extra}: {seen:?}"
+        );
+    }
+}
+
+/// A fake MySQL server that offers TLS, shakes hands with `cert`, and answers the handshake
+/// response with caching_sha2_password's "full authentication" (`01 04`); what the client
+/// sent after that (a password is answered with OK).
+fn my_tls_full_auth_server(cert: &'static hostile::tls::Cert) -> hostile::Fake<Option<Vec<u8>>> {
+    serve_one(move |mut s| {
+        let caps = my::CAPS | (1 << 11); // CLIENT_SSL
+        s.write_all(&my::packet(0, &my::greeting(caps, "caching_sha2_password")))
+            .ok()?;
+        my::read_packet(&mut s)?; // SSLRequest
+        let mut t = hostile::tls::accept(s, cert)?;
+        let (_, response) = my::read_packet(&mut t)?;
+        assert!(!contains(&response, SECRET.as_bytes()));
+        t.write_all(&my::packet(3, &[0x01, 0x04])).ok()?;
+        let mut seen = Vec::new();
+        if let Some((_, payload)) = my::read_packet(&mut t) {
+            seen.extend_from_slice(&payload);
+            t.write_all(&my::packet(5, &my::ok())).ok()?;
+        }
+        seen.extend(hostile::tls::drain(&mut t, Duration::from_secs(10)));
+        Some(seen)
+    })
+}
+
+/// `mysql://` URL to `localhost`, the password in it.
+fn my_tls_url(port: u16, extra: &str) -> String {
+    format!("mysql://u:{SECRET}@localhost:{port}/db?connect-timeout=2{extra}")
+}
+
+/// caching_sha2_password's full exchange over TLS with an unchecked certificate (PREFERRED,
+/// the default, and REQUIRED): refused, the password unsent.
+#[test]
+fn my_caching_sha2_full_auth_over_unchecked_tls_is_refused_unsent() {
+    let cert = hostile::tls::cert(false);
+    for mode in ["", "&ssl-mode=PREFERRED", "&ssl-mode=REQUIRED"] {
+        let fake = my_tls_full_auth_server(cert);
+        let (r, _) = within(LOGIN_BOUND, || my_connect(&my_tls_url(fake.port, mode)));
+        let e = fails(r);
+        assert!(matches!(e, MyError::Auth(_)), "{mode}: {e}");
+        says(
+            &e.to_string(),
+            &[
+                "certificate was not checked",
+                "ssl-mode=VERIFY_IDENTITY",
+                "get-server-public-key=true",
+            ],
+        );
+        let seen = fake.join().expect("the client shook hands");
+        assert!(
+            !contains(&seen, SECRET.as_bytes()),
+            "{mode}: the password was sent"
+        );
+    }
+}
+
+/// The same over a checked certificate (VERIFY_IDENTITY with the certificate as its CA), or
+/// with the opt-in `get-server-public-key=true`: the password goes, in clear inside TLS.
+#[test]
+fn my_caching_sha2_full_auth_goes_over_checked_tls_or_when_opted_in() {
+    let cert = hostile::tls::cert(false);
+    let verify = format!("&ssl-mode=VERIFY_IDENTITY&ssl-ca={}", cert.pem.display());
+    for extra in [
+        verify.as_str(),
+        "&ssl-mode=REQUIRED&get-server-public-key=true",
+    ] {
+        let fake = my_tls_full_auth_server(cert);
+        let conn = my_connect(&my_tls_url(fake.port, extra)).expect("login");
+        drop(conn);
+        let seen = fake.join().expect("the client shook hands");
+        assert!(
+            seen.starts_with(format!("{SECRET}\0").as_bytes()),
+            "{extra}: {seen:?}"
+        );
+    }
+}
+
+/// A self-signed certificate made as a CA (what `openssl req -x509` makes by default), given
+/// as its own root with verify-full: refused with a hint that says what is wrong.
+#[test]
+fn a_self_signed_ca_certificate_as_the_servers_own_is_refused_with_a_hint() {
+    let cert = hostile::tls::cert(true);
+    let fake = serve_one(move |mut s| {
+        read_n(&mut s, 8)?;
+        s.write_all(b"S").ok()?;
+        hostile::tls::accept(s, cert).map(drop)
+    });
+    let url = pg_tls_url(
+        fake.port,
+        &format!("&sslmode=verify-full&sslrootcert={}", cert.pem.display()),
+    );
+    let (r, _) = within(LOGIN_BOUND, || pg_connect(&url));
+    let e = fails(r);
+    assert!(matches!(e, PgError::Tls(_)), "{e}");
+    says(
+        &e.to_string(),
+        &["CaUsedAsEndEntity", "a CA certificate as its own"],
+    );
+    fake.join();
+}
+
+// =============================================================================================
+// 10. Lengths, keys and replies of issue 36.
+
+/// A text row whose first column claims 2^64 - 1 bytes (`FE FF×8 "12"`): an error, not an
+/// overflow (which panicked in debug builds).
+#[test]
+fn my_a_length_of_two_to_the_64_in_a_text_row_is_an_error_not_a_panic() {
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let mut reply = my::packet(1, &[1]);
+        reply.extend(my::packet(2, &column_def()));
+        reply.extend(my::packet(3, &[0xFE, 0, 0, 2, 0]));
+        let mut row = vec![0xFE];
+        row.extend_from_slice(&[0xFF; 8]);
+        row.extend_from_slice(b"12");
+        reply.extend(my::packet(4, &row));
+        reply.extend(my::packet(5, &[0xFE, 0, 0, 2, 0]));
+        s.write_all(&reply).ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    let (r, _) = within(LOGIN_BOUND, || conn.query("SELECT c FROM t"));
+    let e = fails(r);
+    assert!(matches!(e, MyError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["a text row", "longer than its packet"]);
+    drop(conn);
+    fake.join();
+}
+
+/// A BackendKeyData of 4 bytes would leave the cancel key at 0/0: refused.
+#[test]
+fn pg_a_short_backend_key_data_is_refused() {
+    let fake = serve_one(|mut s| {
+        pg::read_startup(&mut s)?;
+        let mut m = pg::auth(0, &[]);
+        m.extend(pg::msg(b'K', &[0, 0, 0, 7]));
+        m.extend(pg::msg(b'Z', b"I"));
+        s.write_all(&m).ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let (r, _) = within(LOGIN_BOUND, || pg_connect(&pg_url(fake.port, "")));
+    let e = fails(r);
+    assert!(matches!(e, PgError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["a BackendKeyData of 4 bytes", "cancel"]);
+    fake.join();
+}
+
+/// An `E` answer to the SSLRequest is said to be an error sent instead of an answer (as
+/// libpq says since 17.2), not a byte that is neither `S` nor `N`; its text, which nothing
+/// has checked, is not shown.
+#[test]
+fn pg_an_error_answering_the_tls_request_is_named_as_such() {
+    let fake = serve_one(|mut s| {
+        read_n(&mut s, 8)?;
+        s.write_all(&pg::error(
+            "FATAL",
+            "53300",
+            "\x1b]0;owned\x07 sorry, too many clients",
+        ))
+        .ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let url = format!(
+        "postgres://u:{SECRET}@127.0.0.1:{}/db?sslmode=prefer&connect_timeout=2",
+        fake.port
+    );
+    let (r, _) = within(LOGIN_BOUND, || pg_connect(&url));
+    let e = fails(r);
+    assert!(matches!(e, PgError::Protocol(_)), "{e}");
+    says(
+        &e.to_string(),
+        &["answered the TLS request with an error message", "log"],
+    );
+    assert!(!e.to_string().contains("owned"), "{e}");
+    let seen = fake.join().expect("the client connected");
+    assert!(!contains(&seen, SECRET.as_bytes()));
+}
+
+/// A password holding `?key=` (which the URL parser reads as a query) is not printed in the
+/// binary's error either.
+#[test]
+fn a_password_that_reads_as_a_query_is_not_printed_by_the_binary() {
+    let out_dir = std::env::temp_dir().join(format!("ibench-hostile-q-{}", std::process::id()));
+    for url in [
+        "postgres://u:S3c?x=retPW@127.0.0.1:1/db",
+        "mysql://u:S3c?x=retPW@127.0.0.1:1/db",
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+            .args(["run", "--url", url, "--quiet", "--out"])
+            .arg(&out_dir)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run ibench");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{all}");
+        assert!(
+            !all.contains("retPW") && !all.contains("S3c"),
+            "leaked: {all}"
+        );
+        assert!(!all.contains("panicked"), "{all}");
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+// =============================================================================================
+// 11. Ctrl-C with many clients.
+
+/// Cancels a PostgreSQL connection's statement, as the driver's canceller does.
+struct KeyCanceller(ibench::backend::postgres::wire::CancelKey);
+
+impl ibench::backend::Canceller for KeyCanceller {
+    fn cancel(&self) -> Result<(), String> {
+        self.0.cancel().map_err(|e| e.to_string())
+    }
+}
+
+/// 40 connections whose server takes each cancel request and never acknowledges it (each
+/// cancel then waits its whole CANCEL_TIMEOUT): one after another that was 40 × 5 s; sent
+/// all at once, every request reaches the server and the wait ends within its bound.
+#[test]
+fn pg_cancels_of_many_connections_go_out_at_once_and_are_bounded() {
+    const CLIENTS: usize = 40;
+    let fake = serve(|l| {
+        let mut held = Vec::new();
+        for i in 0..CLIENTS {
+            let mut s = l.accept()?;
+            pg::accept_login(&mut s, i32::try_from(i).ok()?, 77)?;
+            held.push(s);
+        }
+        let mut requests = Vec::new();
+        for _ in 0..CLIENTS {
+            let mut c = l.accept()?;
+            requests.push(read_n(&mut c, 16)?);
+            held.push(c); // never closed while the client waits
+        }
+        std::thread::sleep(CANCEL_TIMEOUT + Duration::from_secs(1));
+        Some(requests)
+    });
+    let conns: Vec<PgWire> = (0..CLIENTS)
+        .map(|_| pg_connect(&pg_url(fake.port, "")).expect("login"))
+        .collect();
+    let cancellers: Vec<std::sync::Arc<dyn ibench::backend::Canceller>> = conns
+        .iter()
+        .map(|c| std::sync::Arc::new(KeyCanceller(c.cancel_key())) as _)
+        .collect();
+    let bound = ibench::runner::stop::CANCEL_WAIT + Duration::from_secs(10);
+    let (_, _) = within(bound, || ibench::runner::stop::cancel_all(cancellers));
+    let requests = fake.join().expect("every cancel request arrived");
+    let mut pids: Vec<i32> = requests
+        .iter()
+        .map(|r| i32::from_be_bytes(r[8..12].try_into().unwrap()))
+        .collect();
+    pids.sort_unstable();
+    assert_eq!(pids, (0..40).collect::<Vec<i32>>());
+    drop(conns);
+}

@@ -34,6 +34,62 @@ pub const LOGIN_OVERDUE: &str = "the server did not finish the login in time (co
 pub const STATEMENT_OVERDUE: &str =
     "the server did not finish its reply in time (statement timeout)";
 
+/// The most rows one text query (a describe, settle or sampler query) keeps.
+pub const MAX_TEXT_ROWS: usize = 100_000;
+
+/// The most bytes of row data one text query keeps.
+pub const MAX_TEXT_BYTES: usize = 64 << 20;
+
+/// The most bytes of one piece of server text (an error's message, detail or hint, a
+/// warning) that ibench keeps, shows and records; the rest is cut, saying so.
+pub const MAX_SERVER_TEXT_BYTES: usize = 4096;
+
+/// What a text query past [`MAX_TEXT_ROWS`] or [`MAX_TEXT_BYTES`] says.
+pub fn text_reply_too_long() -> String {
+    format!(
+        "a text query's reply of more than {MAX_TEXT_ROWS} rows or {} MiB, more than ibench \
+         keeps",
+        MAX_TEXT_BYTES >> 20
+    )
+}
+
+/// Server text as ibench keeps it: UTF-8 (invalid bytes replaced), control characters
+/// escaped ([`escape_controls`]: an error must not set the terminal's title or clear its
+/// screen), and at most [`MAX_SERVER_TEXT_BYTES`] (a 50 MiB error once filled stderr,
+/// run.json and the report).
+pub fn server_text(bytes: &[u8]) -> String {
+    let cut = bytes.len() > MAX_SERVER_TEXT_BYTES;
+    let kept = &bytes[..bytes.len().min(MAX_SERVER_TEXT_BYTES)];
+    let mut text = escape_controls(&String::from_utf8_lossy(kept));
+    if cut {
+        text.push_str(&format!("... (cut: the server sent {} bytes)", bytes.len()));
+    }
+    text
+}
+
+/// `text` with every control character but newline and tab written as an escape (`\x1b`,
+/// `\u{9b}`), so no text a server sent can drive the terminal it is shown on.
+pub fn escape_controls(text: &str) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if u32::from(c) < 0x80 && c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", u32::from(c)));
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Why a call on a protocol client failed; `S` is the protocol's error from the server.
 #[derive(Debug, thiserror::Error)]
 pub enum WireError<S: std::fmt::Debug + std::fmt::Display> {
@@ -227,15 +283,22 @@ pub enum Stream {
     Tcp(TcpStream),
     /// Over a Unix socket.
     Unix(UnixStream),
-    /// TLS over TCP.
-    Tls(Box<TlsStream>),
+    /// TLS over TCP; `verified`: the server's certificate was checked against trusted
+    /// roots (`verify-ca`, `verify-full`, `VERIFY_CA`, `VERIFY_IDENTITY`, or `require` /
+    /// `REQUIRED` with a CA given), so the peer is who the roots vouch for.
+    Tls {
+        /// The TLS session.
+        tls: Box<TlsStream>,
+        /// Whether the certificate was checked.
+        verified: bool,
+    },
 }
 
 impl Stream {
     /// What TLS negotiated, when the stream is TLS.
     pub fn tls_info(&self) -> Option<TlsInfo> {
         match self {
-            Stream::Tls(s) => Some(tls::info(&s.conn)),
+            Stream::Tls { tls, .. } => Some(tls::info(&tls.conn)),
             _ => None,
         }
     }
@@ -247,7 +310,14 @@ impl Stream {
 
     /// Whether the stream is encrypted.
     pub fn is_tls(&self) -> bool {
-        matches!(self, Stream::Tls(_))
+        matches!(self, Stream::Tls { .. })
+    }
+
+    /// Whether a password may go over this stream in clear: a Unix socket, or TLS whose
+    /// certificate was checked. TLS with an unchecked certificate is not enough: whoever took
+    /// the port (or sits in the middle) can show any certificate and read the password.
+    pub fn is_private(&self) -> bool {
+        matches!(self, Stream::Unix(_) | Stream::Tls { verified: true, .. })
     }
 
     /// Bound every read (`None`: block as long as it takes). The login is bounded by the
@@ -259,7 +329,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(timeout),
             Stream::Unix(s) => s.set_read_timeout(timeout),
-            Stream::Tls(s) => s.sock.set_read_timeout(timeout),
+            Stream::Tls { tls, .. } => tls.sock.set_read_timeout(timeout),
         }
     }
 
@@ -269,7 +339,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_write_timeout(timeout),
             Stream::Unix(s) => s.set_write_timeout(timeout),
-            Stream::Tls(s) => s.sock.set_write_timeout(timeout),
+            Stream::Tls { tls, .. } => tls.sock.set_write_timeout(timeout),
         }
     }
 }
@@ -285,7 +355,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
-            Stream::Tls(s) => s.read(buf),
+            Stream::Tls { tls, .. } => tls.read(buf),
         }
     }
 }
@@ -295,13 +365,13 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
-            Stream::Tls(s) => s.write(buf),
+            Stream::Tls { tls, .. } => tls.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Stream::Tls(s) => s.flush(),
+            Stream::Tls { tls, .. } => tls.flush(),
             _ => Ok(()),
         }
     }
@@ -441,6 +511,30 @@ mod tests {
             b.bytes.len(),
             RECEIVE_BUFFER_BYTES,
             "no growth for 100 bytes"
+        );
+    }
+
+    #[test]
+    fn server_text_is_escaped_and_cut() {
+        assert_eq!(server_text(b"plain\nline\t."), "plain\nline\t.");
+        assert_eq!(
+            server_text(b"\x1b]0;title\x07\x1b[2J"),
+            "\\x1b]0;title\\x07\\x1b[2J"
+        );
+        assert_eq!(escape_controls("a\u{9b}2J"), "a\\u{9b}2J");
+        let long = vec![b'x'; 50 << 20];
+        let t = server_text(&long);
+        assert!(t.len() < MAX_SERVER_TEXT_BYTES + 100, "{}", t.len());
+        assert!(
+            t.ends_with("(cut: the server sent 52428800 bytes)"),
+            "{}",
+            &t[4000..]
+        );
+        let mut multibyte = vec![b'x'; MAX_SERVER_TEXT_BYTES - 1];
+        multibyte.extend_from_slice("é".as_bytes());
+        assert!(
+            server_text(&multibyte).contains("cut"),
+            "a split character is no panic"
         );
     }
 

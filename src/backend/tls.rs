@@ -198,9 +198,19 @@ fn tls_error(e: io::Error) -> io::Error {
         Some(CertificateError::Expired | CertificateError::ExpiredContext { .. }) => {
             ": the server's certificate has expired"
         }
+        Some(CertificateError::Other(other)) if is_ca_as_end_entity(&other) => {
+            ": the server shows a CA certificate as its own (a self-signed certificate \
+             made as a CA): give the server a certificate signed by that CA, or use \
+             sslmode=require / ssl-mode=REQUIRED, which check nothing"
+        }
         _ => "",
     };
     io::Error::new(e.kind(), format!("TLS handshake failed: {e}{hint}"))
+}
+
+/// Whether a certificate error is webpki's `CaUsedAsEndEntity`.
+fn is_ca_as_end_entity(other: &rustls::OtherError) -> bool {
+    format!("{other:?}").contains("CaUsedAsEndEntity")
 }
 
 /// What a TLS session negotiated.

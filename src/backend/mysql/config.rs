@@ -91,6 +91,10 @@ pub struct MyConfig {
     pub ssl_mode: SslMode,
     /// The rustls client configuration, built once (`None` for `DISABLED`).
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Whether [`MyConfig::tls`] checks the server's certificate (`VERIFY_CA`,
+    /// `VERIFY_IDENTITY`, `REQUIRED` with `ssl-ca`): only then may a password go in clear
+    /// over TLS without an opt-in.
+    pub tls_verified: bool,
     /// `enable-cleartext-plugin`: the server may ask for the password in clear (over TLS or
     /// a Unix socket only).
     pub cleartext_plugin: bool,
@@ -245,7 +249,7 @@ impl MyConfig {
                 )
             })?,
         };
-        let tls = tls_config(given, ssl_mode)?;
+        let (tls, tls_verified) = tls_config(given, ssl_mode)?;
         let server_public_key = match given.get("server-public-key-path") {
             None => None,
             Some(p) => Some(
@@ -274,6 +278,7 @@ impl MyConfig {
             connect_timeout,
             ssl_mode,
             tls,
+            tls_verified,
             cleartext_plugin: flag("enable-cleartext-plugin")?,
             server_public_key,
             get_server_public_key: flag("get-server-public-key")?,
@@ -282,13 +287,13 @@ impl MyConfig {
 }
 
 /// The rustls configuration of `ssl-mode`, `ssl-ca`, `ssl-cert` and `ssl-key` (`None` for
-/// `DISABLED`).
+/// `DISABLED`), and whether it checks the server's certificate.
 fn tls_config(
     given: &Given,
     ssl_mode: SslMode,
-) -> Result<Option<Arc<rustls::ClientConfig>>, String> {
+) -> Result<(Option<Arc<rustls::ClientConfig>>, bool), String> {
     if ssl_mode == SslMode::Disabled {
-        return Ok(None);
+        return Ok((None, false));
     }
     let roots = given
         .get("ssl-ca")
@@ -310,9 +315,8 @@ fn tls_config(
         roots,
         client_cert,
     };
-    Ok(Some(Arc::new(
-        policy.client_config().map_err(|e| e.to_string())?,
-    )))
+    let config = policy.client_config().map_err(|e| e.to_string())?;
+    Ok((Some(Arc::new(config)), verify != Verify::Nothing))
 }
 
 /// `host:port`, `[v6]:port`, `host`.

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::config::{AuthMethods, Host, PgConfig, SslMode, socket_file};
 use crate::backend::protocol::{self, Address, Channel, Stream};
 use crate::backend::tls;
+use crate::backend::tls::Verify;
 use crate::results::target::TlsInfo;
 use postgres_protocol::authentication::{md5_hash, sasl};
 
@@ -271,7 +272,17 @@ impl PgWire {
                     Host::Tcp(name) => name.as_str(),
                     Host::Unix(_) => "localhost",
                 };
-                negotiate_tls(tcp, tls_config, name, config.ssl_mode, deadline)?
+                let verified = config
+                    .tls_policy
+                    .as_ref()
+                    .is_some_and(|p| p.verify != Verify::Nothing);
+                let tls = TlsRequest {
+                    config: tls_config,
+                    host: name,
+                    mode: config.ssl_mode,
+                    verified,
+                };
+                negotiate_tls(tcp, &tls, deadline)?
             }
             (_, stream, _) => stream,
         };
@@ -352,12 +363,18 @@ impl PgWire {
             let f = self.next_frame()?;
             match f.tag {
                 b'K' => {
+                    // A short one would leave the cancel key at 0/0: Ctrl-C could not cancel.
                     let body = self.body(f);
-                    if body.len() >= 8 {
-                        let (pid, key) = (be_i32(&body[0..4]), be_i32(&body[4..8]));
-                        self.process_id = pid;
-                        self.secret_key = key;
+                    if body.len() < 8 {
+                        let n = body.len();
+                        return Err(self.protocol(format!(
+                            "a BackendKeyData of {n} bytes (8 expected): without its key, \
+                             ibench could not cancel a statement"
+                        )));
                     }
+                    let (pid, key) = (be_i32(&body[0..4]), be_i32(&body[4..8]));
+                    self.process_id = pid;
+                    self.secret_key = key;
                 }
                 b'E' => {
                     self.ch.broken = true;
@@ -365,7 +382,7 @@ impl PgWire {
                 }
                 b'Z' => return Ok(()),
                 b'S' | b'N' => {}
-                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
             }
         }
     }
@@ -467,7 +484,7 @@ impl PgWire {
         }
         if f.tag != b'R' || f.len < 4 {
             return Err(self.protocol(format!(
-                "expected an authentication request, got '{}'",
+                "expected an authentication request, got {:?}",
                 f.tag as char
             )));
         }
@@ -515,19 +532,24 @@ impl PgWire {
         self.password_message(hash.as_bytes())
     }
 
-    /// A cleartext password goes over TLS or a Unix socket, or over plain TCP only when the
-    /// user named `password` in `require_auth`.
+    /// A cleartext password goes over a Unix socket or TLS whose certificate was checked;
+    /// elsewhere (plain TCP, or TLS with an unchecked certificate, which anyone can show) only
+    /// when the user named `password` in `require_auth`. Stricter than libpq, which sends it
+    /// over any TLS.
     fn cleartext_allowed(&self, allowed: &AuthMethods) -> WireResult<()> {
-        let over_plain_tcp = !self.ch.stream.is_tls() && !self.ch.stream.is_local();
-        if over_plain_tcp && !allowed.cleartext_opted_in {
-            return Err(WireError::Auth(
-                "the server asks for the password in clear over TCP without TLS: use TLS \
-                 (sslmode=require or stronger), a Unix socket, or opt in with \
-                 require_auth=password"
-                    .to_string(),
-            ));
+        if self.ch.stream.is_private() || allowed.cleartext_opted_in {
+            return Ok(());
         }
-        Ok(())
+        let over = if self.ch.stream.is_tls() {
+            "over TLS with an unchecked certificate (sslmode=prefer and require do not check \
+             it)"
+        } else {
+            "over TCP without TLS"
+        };
+        Err(WireError::Auth(format!(
+            "the server asks for the password in clear {over}: use sslmode=verify-full (or \
+             verify-ca) with sslrootcert=, a Unix socket, or opt in with require_auth=password"
+        )))
     }
 
     /// Answer `AuthenticationSASL` (the offered `mechanisms`) with SCRAM-SHA-256's first
@@ -603,7 +625,7 @@ impl PgWire {
             }
             if !matches!(tag, b'N' | b'S' | b'A') {
                 return Err(self.protocol(format!(
-                    "the server sent a '{}' message nobody asked for",
+                    "the server sent a {:?} message nobody asked for",
                     tag as char
                 )));
             }
@@ -652,7 +674,7 @@ impl PgWire {
                 b'E' => error = Some(self.server_error(f)),
                 b'Z' => break,
                 b'1' | b'T' | b'n' | b'S' | b'N' | b'A' => {}
-                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
             }
         }
         match error {
@@ -714,7 +736,7 @@ impl PgWire {
                 b'E' => error = Some(self.server_error(f)),
                 b'Z' => break,
                 b'2' | b'I' | b'n' | b'S' | b'N' | b'A' | b's' => {}
-                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
             }
         }
         match error {
@@ -733,11 +755,18 @@ impl PgWire {
         end_message(&mut self.ch.out, at)?;
         self.ch.send()?;
         let mut rows = Vec::new();
+        let mut bytes = 0usize;
         let mut error = None;
         loop {
             let f = self.reply_frame(&mut error)?;
             match f.tag {
-                b'D' => rows.push(text_row(self.body(f))),
+                b'D' => {
+                    bytes = bytes.saturating_add(f.len);
+                    if rows.len() >= protocol::MAX_TEXT_ROWS || bytes > protocol::MAX_TEXT_BYTES {
+                        return Err(self.protocol(protocol::text_reply_too_long()));
+                    }
+                    rows.push(text_row(self.body(f)));
+                }
                 b'E' => error = Some(self.server_error(f)),
                 b'Z' => break,
                 b'N' => {
@@ -747,7 +776,7 @@ impl PgWire {
                     }
                 }
                 b'T' | b'C' | b'I' | b'S' | b'A' => {}
-                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
             }
         }
         match error {
@@ -826,7 +855,7 @@ impl PgWire {
         };
         if len > limit {
             return Err(WireError::Protocol(format!(
-                "a '{}' message of {len} bytes, more than the {limit} ibench accepts",
+                "a {:?} message of {len} bytes, more than the {limit} ibench accepts",
                 tag as char
             )));
         }
@@ -864,15 +893,23 @@ fn addresses(host: &Host, port: u16) -> io::Result<Vec<Address>> {
     }
 }
 
+/// What one connection asks of TLS: the rustls configuration, the host name the certificate
+/// is checked against, the `sslmode`, and whether the configuration checks the certificate.
+struct TlsRequest<'a> {
+    config: &'a std::sync::Arc<rustls::ClientConfig>,
+    host: &'a str,
+    mode: SslMode,
+    verified: bool,
+}
+
 /// Ask for TLS (`SSLRequest`) and shake hands when the server agrees; the plain stream when
-/// it declines and `mode` allows that.
+/// it declines and the mode allows that.
 fn negotiate_tls(
     mut tcp: std::net::TcpStream,
-    tls_config: &std::sync::Arc<rustls::ClientConfig>,
-    host: &str,
-    mode: SslMode,
+    tls: &TlsRequest<'_>,
     deadline: Option<Instant>,
 ) -> WireResult<Stream> {
+    let mode = tls.mode;
     let mut request = Vec::with_capacity(8);
     request.extend_from_slice(&8i32.to_be_bytes());
     request.extend_from_slice(&SSL_REQUEST_CODE.to_be_bytes());
@@ -893,15 +930,27 @@ fn negotiate_tls(
     })?;
     match answer[0] {
         b'S' => {
-            let stream = tls::connect(std::sync::Arc::clone(tls_config), host, tcp, deadline)
+            let stream = tls::connect(std::sync::Arc::clone(tls.config), tls.host, tcp, deadline)
                 .map_err(|e| WireError::Tls(e.to_string()))?;
-            Ok(Stream::Tls(Box::new(stream)))
+            Ok(Stream::Tls {
+                tls: Box::new(stream),
+                verified: tls.verified,
+            })
         }
         b'N' if mode.requires_tls() => Err(WireError::Tls(format!(
             "the server does not accept TLS, and sslmode={} needs it",
             ssl_mode_name(mode)
         ))),
         b'N' => Ok(Stream::Tcp(tcp)),
+        // An error instead of an answer (a server out of slots or unable to start a backend,
+        // or one too old to know the request): said as such, its text not shown, as libpq
+        // does since 17.2: nothing has checked who sent it.
+        b'E' => Err(WireError::Protocol(
+            "the server answered the TLS request with an error message (out of connection \
+             slots, unable to start a backend, or too old to know the request; its text is \
+             not shown, as nothing has checked who sent it): see the server's log"
+                .to_string(),
+        )),
         other => Err(WireError::Protocol(format!(
             "the server answered the TLS request with {other:#04x}, not 'S' or 'N'"
         ))),
@@ -1098,7 +1147,7 @@ fn parse_error_fields(body: &[u8]) -> ServerError {
         let Some((&kind, value)) = field.split_first() else {
             continue;
         };
-        let value = String::from_utf8_lossy(value).into_owned();
+        let value = protocol::server_text(value);
         match kind {
             b'V' => {
                 e.severity = value;
