@@ -1531,3 +1531,96 @@ fn pg_cancels_of_many_connections_go_out_at_once_and_are_bounded() {
     assert_eq!(pids, (0..40).collect::<Vec<i32>>());
     drop(conns);
 }
+
+// =============================================================================================
+// 12. SCRAM channel binding.
+
+/// A fake server that offers `mechanisms` over TLS (or plain TCP when `cert` is `None`) and
+/// returns the client's SASLInitialResponse body (mechanism, length, client-first message).
+fn sasl_offer_server(
+    cert: Option<&'static hostile::tls::Cert>,
+    mechanisms: &'static [u8],
+) -> hostile::Fake<Option<Vec<u8>>> {
+    serve_one(move |mut s| {
+        let Some(cert) = cert else {
+            pg::read_startup(&mut s)?;
+            s.write_all(&pg::auth(10, mechanisms)).ok()?;
+            return pg::read_msg(&mut s).map(|(_, body)| body);
+        };
+        read_n(&mut s, 8)?;
+        s.write_all(b"S").ok()?;
+        let mut t = hostile::tls::accept(s, cert)?;
+        let len = i32::from_be_bytes(read_n(&mut t, 4)?.try_into().ok()?);
+        read_n(&mut t, usize::try_from(len).ok()? - 4)?;
+        t.write_all(&pg::auth(10, mechanisms)).ok()?;
+        pg::read_msg(&mut t).map(|(_, body)| body)
+    })
+}
+
+/// Over TLS with `-PLUS` offered, SCRAM binds to the certificate (`p=tls-server-end-point`);
+/// without `-PLUS` offered the header says `y` (a stripped offer shows); with
+/// `channel_binding=disable` or without TLS it says `n`.
+#[test]
+fn pg_scram_binds_to_tls_when_offered_and_says_y_when_not() {
+    let cert = hostile::tls::cert(false);
+    let both: &[u8] = b"SCRAM-SHA-256-PLUS\0SCRAM-SHA-256\0\0";
+    let plain: &[u8] = b"SCRAM-SHA-256\0\0";
+    for (tls, offer, extra, starts) in [
+        (true, both, "", &b"SCRAM-SHA-256-PLUS\0"[..]),
+        (true, plain, "", b"SCRAM-SHA-256\0"),
+        (true, both, "&channel_binding=disable", b"SCRAM-SHA-256\0"),
+        (false, plain, "", b"SCRAM-SHA-256\0"),
+    ] {
+        let fake = sasl_offer_server(tls.then_some(cert), offer);
+        let url = if tls {
+            pg_tls_url(fake.port, &format!("&sslmode=require{extra}"))
+        } else {
+            pg_url(fake.port, extra)
+        };
+        let _ = within(LOGIN_BOUND, || pg_connect(&url));
+        let body = fake.join().expect("a SASLInitialResponse");
+        assert!(body.starts_with(starts), "{tls} {extra}: {body:?}");
+        let first = &body[starts.len() + 4..];
+        let header: &[u8] = match (tls, offer == both, extra.is_empty()) {
+            (true, true, true) => b"p=tls-server-end-point,,",
+            (true, false, true) => b"y,,",
+            _ => b"n,,",
+        };
+        assert!(first.starts_with(header), "{tls} {extra}: {first:?}");
+    }
+}
+
+/// `channel_binding=require` refuses a login it cannot bind, the password unsent: plain TCP,
+/// a TLS server without `-PLUS`, an MD5 request, a login without authentication.
+#[test]
+fn pg_channel_binding_require_refuses_what_it_cannot_bind() {
+    let cert = hostile::tls::cert(false);
+    let plain: &[u8] = b"SCRAM-SHA-256\0\0";
+    let fake = sasl_offer_server(None, plain);
+    let e = fails(pg_connect(&pg_url(fake.port, "&channel_binding=require")));
+    says(&e.to_string(), &["channel_binding=require needs TLS"]);
+    assert!(
+        fake.join().is_none_or(|b| b.is_empty()),
+        "the client answered"
+    );
+    let fake = sasl_offer_server(Some(cert), plain);
+    let url = pg_tls_url(fake.port, "&sslmode=require&channel_binding=require");
+    let e = fails(pg_connect(&url));
+    says(&e.to_string(), &["does not offer SCRAM-SHA-256-PLUS"]);
+    assert!(
+        fake.join().is_none_or(|b| b.is_empty()),
+        "the client answered"
+    );
+    for request in [pg::auth(5, b"salt"), pg::login_ok(1, 2)] {
+        let fake = serve_one(move |mut s| {
+            pg::read_startup(&mut s)?;
+            s.write_all(&request).ok()?;
+            Some(drain(&mut s, Duration::from_secs(10)))
+        });
+        let e = fails(pg_connect(&pg_url(fake.port, "&channel_binding=require")));
+        assert!(matches!(e, PgError::Auth(_)), "{e}");
+        says(&e.to_string(), &["channel_binding=require"]);
+        let seen = fake.join().expect("the client connected");
+        assert!(!pg::tags(&seen).contains(&b'p'), "something was sent");
+    }
+}

@@ -138,6 +138,34 @@ struct PassEntry {
     password: String,
 }
 
+/// libpq's `channel_binding`: whether SCRAM binds the login to the TLS session
+/// (`SCRAM-SHA-256-PLUS` with `tls-server-end-point`), so that a man in the middle who relays
+/// a SCRAM exchange between two TLS sessions is caught.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelBinding {
+    /// Never bind (the SCRAM header says `n`: no binding supported).
+    Disable,
+    /// Bind when the connection is TLS and the server offers `SCRAM-SHA-256-PLUS`; libpq's
+    /// default.
+    Prefer,
+    /// Bind, or refuse the login: no TLS, a server without `-PLUS`, or a login that is not
+    /// SCRAM at all.
+    Require,
+}
+
+impl ChannelBinding {
+    fn parse(text: &str) -> Result<ChannelBinding, String> {
+        match text {
+            "disable" => Ok(ChannelBinding::Disable),
+            "prefer" => Ok(ChannelBinding::Prefer),
+            "require" => Ok(ChannelBinding::Require),
+            other => Err(format!(
+                "channel_binding={other}: use disable, prefer or require"
+            )),
+        }
+    }
+}
+
 /// Everything a connection to a PostgreSQL server needs.
 #[derive(Clone)]
 pub struct PgConfig {
@@ -165,6 +193,8 @@ pub struct PgConfig {
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The logins the connection may answer.
     pub require_auth: AuthMethods,
+    /// `channel_binding` (`PGCHANNELBINDING`).
+    pub channel_binding: ChannelBinding,
     passfile: Vec<PassEntry>,
 }
 
@@ -195,6 +225,7 @@ const URL_PARAMS: &[&str] = &[
     "sslcert",
     "sslkey",
     "require_auth",
+    "channel_binding",
 ];
 
 /// libpq environment variables ibench does not support: refused when set, never ignored
@@ -216,7 +247,6 @@ const UNSUPPORTED_ENV: &[(&str, &[&str])] = &[
     ("PGKRBSRVNAME", &[]),
     ("PGGSSLIB", &[]),
     ("PGREQUIREPEER", &[]),
-    ("PGCHANNELBINDING", &["disable", "prefer"]),
     ("PGTARGETSESSIONATTRS", &["any"]),
     ("PGLOADBALANCEHOSTS", &["disable"]),
     ("PGCLIENTENCODING", &["UTF8", "utf8", "UTF-8"]),
@@ -274,6 +304,7 @@ impl PgConfig {
             tls_policy: None,
             tls: None,
             require_auth: AuthMethods::default(),
+            channel_binding: ChannelBinding::Prefer,
             passfile: Vec::new(),
         };
         config.read_hosts(parts.hosts)?;
@@ -281,6 +312,9 @@ impl PgConfig {
         let mut timeout = env.get("PGCONNECT_TIMEOUT");
         if let Some(methods) = env.get("PGREQUIREAUTH") {
             config.require_auth = AuthMethods::parse(&methods)?;
+        }
+        if let Some(binding) = env.get("PGCHANNELBINDING") {
+            config.channel_binding = ChannelBinding::parse(&binding)?;
         }
         let mut query_hosts = Vec::new();
         let mut query_ports = Vec::new();
@@ -300,6 +334,7 @@ impl PgConfig {
                 "sslcert" => ssl.cert = Some(value),
                 "sslkey" => ssl.key = Some(value),
                 "require_auth" => config.require_auth = AuthMethods::parse(&value)?,
+                "channel_binding" => config.channel_binding = ChannelBinding::parse(&value)?,
                 other => {
                     return Err(format!(
                         "ibench does not support the parameter '{other}' (it reads {})",

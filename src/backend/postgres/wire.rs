@@ -13,17 +13,19 @@
 //! is one of these: the benchmark's, the driver's describe and settle, the sampler's.
 //!
 //! TLS as libpq's `sslmode` says ([`super::config`], [`crate::backend::tls`]).
-//! Authentication: trust, cleartext password (over TLS or a Unix socket, or over plain TCP
-//! with `require_auth=password`), MD5 and SCRAM-SHA-256 (without channel binding; the
-//! server's final signature is checked), limited by `require_auth`. Every message length is
-//! capped by its kind, the login has one deadline, and a reply ibench did not ask for is an
+//! Authentication: trust, cleartext password (over a Unix socket or TLS whose certificate was
+//! checked, or elsewhere with `require_auth=password`), MD5, SCRAM-SHA-256 and
+//! SCRAM-SHA-256-PLUS (channel binding as `channel_binding` says; the server's final
+//! signature is checked), limited by `require_auth`. Every message length is capped by its
+//! kind, a text query's rows and bytes are capped, server text is escaped and cut where it is
+//! read, the login has one deadline, and a reply ibench did not ask for is an
 //! error, never a hang.
 
 use std::io::{self, Read, Write};
 use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::config::{AuthMethods, Host, PgConfig, SslMode, socket_file};
+use super::config::{AuthMethods, ChannelBinding, Host, PgConfig, SslMode, socket_file};
 use crate::backend::protocol::{self, Address, Channel, Stream};
 use crate::backend::tls;
 use crate::backend::tls::Verify;
@@ -352,11 +354,13 @@ impl PgWire {
             return Err(self.error_sent_before_close().unwrap_or(WireError::Io(e)));
         }
         let password = config.password_for(i);
-        self.authenticate(
-            config.user.as_bytes(),
-            password.as_deref().map(str::as_bytes),
-            &config.require_auth,
-        )?;
+        let login = Login {
+            user: config.user.as_bytes(),
+            password: password.as_deref().map(str::as_bytes),
+            allowed: &config.require_auth,
+            binding: config.channel_binding,
+        };
+        self.authenticate(&login)?;
         // Then: ParameterStatus, BackendKeyData, ReadyForQuery; or an error, after which the
         // server closes the connection.
         loop {
@@ -393,12 +397,7 @@ impl PgWire {
         (f.tag == b'E').then(|| self.server_error(f))
     }
 
-    fn authenticate(
-        &mut self,
-        user: &[u8],
-        password: Option<&[u8]>,
-        allowed: &AuthMethods,
-    ) -> WireResult<()> {
+    fn authenticate(&mut self, login: &Login<'_>) -> WireResult<()> {
         let need_password = || {
             WireError::Auth(
                 "the server asks for a password and none was given: put it in --url, \
@@ -406,13 +405,10 @@ impl PgWire {
                     .to_string(),
             )
         };
-        let refuse = |method: &str| {
-            WireError::Auth(format!(
-                "the server asks for {method}, which require_auth does not allow"
-            ))
-        };
+        let allowed = login.allowed;
         let mut scram: Option<sasl::ScramSha256> = None;
         let mut scram_verified = false;
+        let mut bound = false;
         let mut rounds = 0;
         loop {
             rounds += 1;
@@ -424,38 +420,33 @@ impl PgWire {
             let code = be_i32(&body[0..4]);
             match code {
                 0 => {
-                    return self.authentication_ok(
-                        scram.is_some(),
-                        scram_verified,
-                        rounds,
-                        allowed,
-                    );
+                    let scram_state = (scram.is_some(), scram_verified);
+                    self.authentication_ok(scram_state, rounds, allowed)?;
+                    return binding_kept(login.binding, bound);
                 }
                 3 => {
-                    if !allowed.password {
-                        return Err(refuse("a cleartext password"));
-                    }
+                    refuse_unless(allowed.password, "a cleartext password")?;
+                    refuse_unbound(login.binding, "a cleartext password")?;
                     self.cleartext_allowed(allowed)?;
-                    let pw = password.ok_or_else(need_password)?;
+                    let pw = login.password.ok_or_else(need_password)?;
                     self.password_message(pw)?;
                 }
                 5 => {
-                    if !allowed.md5 {
-                        return Err(refuse("an MD5 password"));
-                    }
+                    refuse_unless(allowed.md5, "an MD5 password")?;
+                    refuse_unbound(login.binding, "an MD5 password")?;
                     let salt = body.get(4..8).map(<[u8]>::to_vec);
-                    self.answer_md5(user, password.ok_or_else(need_password)?, salt)?;
+                    let pw = login.password.ok_or_else(need_password)?;
+                    self.answer_md5(login.user, pw, salt)?;
                 }
                 10 => {
-                    if !allowed.scram {
-                        return Err(refuse("SCRAM-SHA-256"));
-                    }
+                    refuse_unless(allowed.scram, "SCRAM-SHA-256")?;
                     if scram.is_some() {
                         return Err(self.protocol("a second SASL start".to_string()));
                     }
-                    let pw = password.ok_or_else(need_password)?;
+                    let pw = login.password.ok_or_else(need_password)?;
                     let mechanisms = body[4..].to_vec();
-                    scram = Some(self.start_scram(&mechanisms, pw)?);
+                    let (s, b) = self.start_scram(&mechanisms, pw, login.binding)?;
+                    (scram, bound) = (Some(s), b);
                 }
                 11 | 12 => {
                     let data = body[4..].to_vec();
@@ -496,8 +487,7 @@ impl PgWire {
     /// does not allow `none`.
     fn authentication_ok(
         &mut self,
-        scram_started: bool,
-        scram_verified: bool,
+        (scram_started, scram_verified): (bool, bool),
         rounds: usize,
         allowed: &AuthMethods,
     ) -> WireResult<()> {
@@ -552,25 +542,52 @@ impl PgWire {
         )))
     }
 
-    /// Answer `AuthenticationSASL` (the offered `mechanisms`) with SCRAM-SHA-256's first
-    /// message.
-    fn start_scram(&mut self, mechanisms: &[u8], password: &[u8]) -> WireResult<sasl::ScramSha256> {
-        let offered = mechanisms.split(|b| *b == 0).any(|m| m == b"SCRAM-SHA-256");
-        if !offered {
-            return Err(WireError::Auth(
-                "the server offers no SASL mechanism ibench has (SCRAM-SHA-256)".to_string(),
-            ));
-        }
-        let s = sasl::ScramSha256::new(password, sasl::ChannelBinding::unsupported());
+    /// Answer `AuthenticationSASL` (the offered `mechanisms`) with SCRAM's first message:
+    /// `SCRAM-SHA-256-PLUS` bound to the TLS session (`tls-server-end-point`) when the
+    /// connection is TLS, the server offers it and `binding` allows it; else plain
+    /// `SCRAM-SHA-256`, whose header says `y` over TLS (so that a server offering `-PLUS`
+    /// sees an offer that was stripped on the way) and `n` otherwise. Whether it is bound.
+    fn start_scram(
+        &mut self,
+        mechanisms: &[u8],
+        password: &[u8],
+        binding: ChannelBinding,
+    ) -> WireResult<(sasl::ScramSha256, bool)> {
+        let offers = |name: &[u8]| mechanisms.split(|b| *b == 0).any(|m| m == name);
+        let end_point = match &self.ch.stream {
+            Stream::Tls { tls, .. } if binding != ChannelBinding::Disable => {
+                tls::server_end_point(&tls.conn)
+            }
+            _ => None,
+        };
+        let (mechanism, channel, bound) = match end_point {
+            Some(hash) if offers(b"SCRAM-SHA-256-PLUS") => (
+                "SCRAM-SHA-256-PLUS",
+                sasl::ChannelBinding::tls_server_end_point(hash),
+                true,
+            ),
+            _ if binding == ChannelBinding::Require => {
+                return Err(WireError::Auth(unbound_refusal(self.ch.stream.is_tls())));
+            }
+            _ if !offers(b"SCRAM-SHA-256") => {
+                return Err(WireError::Auth(
+                    "the server offers no SASL mechanism ibench has (SCRAM-SHA-256)".to_string(),
+                ));
+            }
+            // TLS and a hash to bind to, but no `-PLUS` offered: `y` (could have bound).
+            Some(_) => ("SCRAM-SHA-256", sasl::ChannelBinding::unrequested(), false),
+            None => ("SCRAM-SHA-256", sasl::ChannelBinding::unsupported(), false),
+        };
+        let s = sasl::ScramSha256::new(password, channel);
         self.ch.out.clear();
         let at = begin_message(&mut self.ch.out, b'p');
-        put_cstr(&mut self.ch.out, "SCRAM-SHA-256")?;
+        put_cstr(&mut self.ch.out, mechanism)?;
         let data = s.message();
         put_i32(&mut self.ch.out, len_i32(data.len())?);
         self.ch.out.extend_from_slice(data);
         end_message(&mut self.ch.out, at)?;
         self.ch.send()?;
-        Ok(s)
+        Ok((s, bound))
     }
 
     /// `SASLContinue` (answered with the client's proof) or, `last`, `SASLFinal` (the
@@ -869,6 +886,61 @@ impl Drop for PgWire {
     fn drop(&mut self) {
         // Terminate: the server ends the backend at once instead of at the socket's EOF.
         self.ch.say_goodbye(&[b'X', 0, 0, 0, 4]);
+    }
+}
+
+/// What one login answers with: the user, the password, the methods `require_auth` allows
+/// and `channel_binding`.
+struct Login<'a> {
+    user: &'a [u8],
+    password: Option<&'a [u8]>,
+    allowed: &'a AuthMethods,
+    binding: ChannelBinding,
+}
+
+/// A request `require_auth` does not allow.
+fn refuse_unless(allowed: bool, method: &str) -> WireResult<()> {
+    if allowed {
+        return Ok(());
+    }
+    Err(WireError::Auth(format!(
+        "the server asks for {method}, which require_auth does not allow"
+    )))
+}
+
+/// A request that cannot be bound to the TLS session, under `channel_binding=require`.
+fn refuse_unbound(binding: ChannelBinding, method: &str) -> WireResult<()> {
+    if binding != ChannelBinding::Require {
+        return Ok(());
+    }
+    Err(WireError::Auth(format!(
+        "the server asks for {method}, and channel_binding=require needs SCRAM-SHA-256-PLUS \
+         (a scram-sha-256 rule in pg_hba.conf and TLS)"
+    )))
+}
+
+/// A login that ended without binding, under `channel_binding=require`.
+fn binding_kept(binding: ChannelBinding, bound: bool) -> WireResult<()> {
+    if binding == ChannelBinding::Require && !bound {
+        return Err(WireError::Auth(
+            "the server let the user in without SCRAM channel binding, which \
+             channel_binding=require does not allow"
+                .to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Why `channel_binding=require` cannot be met by a SCRAM request.
+fn unbound_refusal(over_tls: bool) -> String {
+    if over_tls {
+        "channel_binding=require, and the server does not offer SCRAM-SHA-256-PLUS (or its \
+         certificate's signature has no hash to bind to)"
+            .to_string()
+    } else {
+        "channel_binding=require needs TLS (sslmode=require or stronger over TCP), and this \
+         connection has none"
+            .to_string()
     }
 }
 
