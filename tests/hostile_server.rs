@@ -1624,3 +1624,88 @@ fn pg_channel_binding_require_refuses_what_it_cannot_bind() {
         assert!(!pg::tags(&seen).contains(&b'p'), "something was sent");
     }
 }
+
+// =============================================================================================
+// 13. Option files anyone may write.
+
+/// A world-writable `~/.my.cnf` is ignored, as the MySQL client ignores it: whoever wrote it
+/// would choose where the password goes. The same file, private, is read.
+#[test]
+fn my_a_world_writable_option_file_is_ignored() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = std::env::temp_dir().join(format!("ibench-hostile-home-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let file = home.join(".my.cnf");
+    std::fs::write(&file, "[client]\nuser=planted\n").unwrap();
+    for (mode, planted) in [(0o666, false), (0o600, true)] {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        let fake = serve_one(|mut s| {
+            let response = my::greet(&mut s, my::CAPS, "mysql_native_password")?;
+            s.write_all(&my::packet(2, &my::ok())).ok()?;
+            drain(&mut s, Duration::from_secs(10));
+            Some(response)
+        });
+        let url = format!("mysql://127.0.0.1:{}/db?connect-timeout=2", fake.port);
+        let config = MyConfig::from_url_in(&url, &|_| None, Some(&home)).expect("a config");
+        drop(MyWire::connect(&config).expect("login"));
+        let response = fake.join().expect("a handshake response");
+        assert_eq!(contains(&response, b"planted"), planted, "mode {mode:o}");
+    }
+    std::fs::remove_dir_all(&home).unwrap();
+}
+
+// =============================================================================================
+// 14. Hints that fit.
+
+/// What `ibench run` prints against a fake server that `reply`s to the startup.
+fn run_against_pg_fake(reply: Vec<u8>, url_extra: &str) -> String {
+    let fake = serve_one(move |mut s| {
+        pg::read_startup(&mut s)?;
+        s.write_all(&reply).ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let out_dir = std::env::temp_dir().join(format!("ibench-hostile-hint-{}", fake.port));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args([
+            "run",
+            "--quiet",
+            "--url",
+            &pg_url(fake.port, url_extra),
+            "--out",
+        ])
+        .arg(&out_dir)
+        .env("NO_COLOR", "1")
+        .env_remove("PGPASSWORD")
+        .output()
+        .expect("run ibench");
+    fake.join();
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A login ibench stopped itself (a cleartext request over plain TCP) says so, with its own
+/// fix, not "fix the user or password"; a server's refusal of the password names the
+/// PostgreSQL places for it, not MYSQL_PWD; an escape sequence in the server's message is
+/// shown escaped.
+#[test]
+fn login_errors_give_hints_that_fit() {
+    let err = run_against_pg_fake(pg::auth(3, &[]), "");
+    says(&err, &["ibench stopped the login", "require_auth=password"]);
+    assert!(!err.contains("fix the user or password"), "{err}");
+    let refusal = pg::error(
+        "FATAL",
+        "28P01",
+        "password authentication failed \x1b]0;pwned\x07\x1b[2J",
+    );
+    let err = run_against_pg_fake(refusal, "");
+    says(
+        &err,
+        &[
+            "refused the login",
+            "PGPASSWORD",
+            "\\x1b]0;pwned\\x07\\x1b[2J",
+        ],
+    );
+    assert!(!err.contains("MYSQL_PWD") && !err.contains('\x1b'), "{err}");
+}

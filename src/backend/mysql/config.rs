@@ -199,7 +199,7 @@ impl MyConfig {
         }
         if let Some(home) = home {
             let file = home.join(".my.cnf");
-            if let Ok(text) = std::fs::read_to_string(&file) {
+            if let Ok(text) = read_option_file(&file) {
                 for (k, v) in client_group(&text) {
                     given.add(&k, v, &file.display().to_string())?;
                 }
@@ -317,6 +317,29 @@ fn tls_config(
     };
     let config = policy.client_config().map_err(|e| e.to_string())?;
     Ok((Some(Arc::new(config)), verify != Verify::Nothing))
+}
+
+/// The text of an option file, unless anyone may write it: such a file is ignored with a
+/// warning (once per process), as the MySQL client ignores it, since whoever wrote it chose
+/// the host, the user and the TLS mode the password goes to.
+fn read_option_file(file: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(file)?.permissions().mode();
+    if mode & 0o002 != 0 {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| {
+            eprintln!(
+                "warning: {} is world-writable and is ignored (as the MySQL client ignores \
+                 it): chmod o-w it",
+                file.display()
+            );
+        });
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "world-writable",
+        ));
+    }
+    std::fs::read_to_string(file)
 }
 
 /// `host:port`, `[v6]:port`, `host`.

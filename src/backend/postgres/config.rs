@@ -843,6 +843,23 @@ mod tests {
     }
 
     #[test]
+    fn channel_binding_is_read_from_the_url_or_the_environment() {
+        let c = PgConfig::from_url("postgres://u@h/d").unwrap();
+        assert_eq!(c.channel_binding, ChannelBinding::Prefer, "libpq's default");
+        let c = PgConfig::from_url("postgres://u@h/d?channel_binding=require").unwrap();
+        assert_eq!(c.channel_binding, ChannelBinding::Require);
+        let var = |k: &str| (k == "PGCHANNELBINDING").then(|| "disable".to_string());
+        let env = Environment {
+            var: &var,
+            home: None,
+        };
+        let c = PgConfig::from_url_in("postgres://u@h/d", &env).unwrap();
+        assert_eq!(c.channel_binding, ChannelBinding::Disable);
+        let e = PgConfig::from_url("postgres://u@h/d?channel_binding=yes").unwrap_err();
+        assert!(e.contains("disable, prefer or require"), "{e}");
+    }
+
+    #[test]
     fn tls_settings_follow_libpq() {
         let c = config("postgres://u@h/d", &[]).unwrap();
         assert_eq!(c.ssl_mode, SslMode::Prefer, "libpq's default");
