@@ -1709,3 +1709,86 @@ fn login_errors_give_hints_that_fit() {
     );
     assert!(!err.contains("MYSQL_PWD") && !err.contains('\x1b'), "{err}");
 }
+
+// =============================================================================================
+// 15. One TLS record for every connection.
+
+/// Under `prefer`, a server that gives the first connection TLS and the second none: the
+/// second is refused (the run would record TLS for a benchmark run in plaintext), and the
+/// other way round too. Connections share the record through clones of one configuration,
+/// as a driver's do.
+#[test]
+fn pg_a_connection_whose_tls_differs_from_the_first_is_refused() {
+    let cert = hostile::tls::cert(false);
+    for tls_first in [true, false] {
+        let fake = serve(move |l| {
+            for tls in [tls_first, !tls_first] {
+                let mut s = l.accept()?;
+                read_n(&mut s, 8)?; // SSLRequest
+                if tls {
+                    s.write_all(b"S").ok()?;
+                    let mut t = hostile::tls::accept(s, cert)?;
+                    let len = i32::from_be_bytes(read_n(&mut t, 4)?.try_into().ok()?);
+                    read_n(&mut t, usize::try_from(len).ok()? - 4)?;
+                    t.write_all(&pg::login_ok(1, 2)).ok()?;
+                    hostile::tls::drain(&mut t, Duration::from_secs(2));
+                } else {
+                    s.write_all(b"N").ok()?;
+                    pg::read_startup(&mut s)?;
+                    s.write_all(&pg::login_ok(1, 2)).ok()?;
+                    drain(&mut s, Duration::from_secs(2));
+                }
+            }
+            Some(())
+        });
+        let config = pg_config(&pg_tls_url(fake.port, "&sslmode=prefer"));
+        let first = PgWire::connect(&config).expect("the first connection");
+        assert_eq!(first.tls_info().is_some(), tls_first);
+        drop(first);
+        let again = config.clone();
+        let e = fails(PgWire::connect(&again));
+        assert!(matches!(e, PgError::Tls(_)), "{e}");
+        let says_what = if tls_first {
+            "got no TLS, while the first one got TLSv1."
+        } else {
+            "while the first one got no TLS"
+        };
+        says(&e.to_string(), &[says_what, "sslmode=prefer"]);
+        fake.join();
+    }
+}
+
+/// The same for MySQL's PREFERRED: TLS offered in the first greeting, not in the second.
+#[test]
+fn my_a_connection_whose_tls_differs_from_the_first_is_refused() {
+    let cert = hostile::tls::cert(false);
+    let fake = serve(move |l| {
+        let mut s = l.accept()?;
+        let caps = my::CAPS | (1 << 11);
+        s.write_all(&my::packet(0, &my::greeting(caps, "mysql_native_password")))
+            .ok()?;
+        my::read_packet(&mut s)?; // SSLRequest
+        let mut t = hostile::tls::accept(s, cert)?;
+        my::read_packet(&mut t)?;
+        t.write_all(&my::packet(3, &my::ok())).ok()?;
+        hostile::tls::drain(&mut t, Duration::from_secs(2));
+        let mut s = l.accept()?;
+        my::accept_login(&mut s, my::CAPS)?;
+        drain(&mut s, Duration::from_secs(2));
+        Some(())
+    });
+    let config = my_config(&my_tls_url(fake.port, ""));
+    let first = MyWire::connect(&config).expect("the first connection");
+    assert!(first.tls_info().is_some());
+    drop(first);
+    let e = fails(MyWire::connect(&config.clone()));
+    assert!(matches!(e, MyError::Tls(_)), "{e}");
+    says(
+        &e.to_string(),
+        &[
+            "got no TLS, while the first one got TLSv1.",
+            "ssl-mode=PREFERRED",
+        ],
+    );
+    fake.join();
+}

@@ -17,6 +17,10 @@ use crate::results::target::TlsInfo;
 /// to a length a peer merely claims.
 const RECEIVE_BUFFER_BYTES: usize = 64 * 1024;
 
+/// A receive buffer grown past this goes back to [`RECEIVE_BUFFER_BYTES`] once what it held
+/// is consumed (one 300 MiB message once kept 535 MiB for the connection's life).
+const SHRINK_ABOVE_BYTES: usize = 4 << 20;
+
 /// TCP keepalive: the first probe after this much silence ...
 const KEEPALIVE_IDLE_SECONDS: i32 = 60;
 /// ... then one probe every this many seconds ...
@@ -88,6 +92,82 @@ pub fn escape_controls(text: &str) -> String {
         }
     }
     out
+}
+
+/// What TLS the connections made from one configuration got (the describe connection, the
+/// benchmark's, the cancels'), when TLS is optional (`prefer`, `allow`, `PREFERRED`): the
+/// first one's outcome, which every later one must match. A server (or a man in the middle)
+/// that gave the first connection TLS and the next ones none would otherwise have the run
+/// record TLS for a benchmark that ran in plaintext. Clones share the record.
+#[derive(Clone, Debug, Default)]
+pub struct TlsLedger(std::sync::Arc<std::sync::Mutex<LedgerEntries>>);
+
+/// What a [`TlsLedger`] holds.
+#[derive(Debug, Default)]
+struct LedgerEntries {
+    /// The first connection's TLS (`Some(None)`: plaintext).
+    first: Option<Option<TlsInfo>>,
+    /// The plaintext fallback and a differing TLS version were said once already.
+    warned_plaintext: bool,
+    warned_version: bool,
+}
+
+impl TlsLedger {
+    /// Record what a connection to `target` got under the optional-TLS mode `mode`: an error
+    /// when it is TLS where the first connection had none, or plaintext where it had TLS; a
+    /// warning on the terminal (once) when the mode fell back to plaintext, and when two TLS
+    /// connections got different versions or ciphers.
+    pub fn check(&self, got: Option<TlsInfo>, target: &str, mode: &str) -> Result<(), String> {
+        self.check_on(got, target, mode, false)
+    }
+
+    /// [`TlsLedger::check`], where `loopback` says the peer is on this machine: no warning
+    /// about plaintext then (nothing crosses a network; a private server has no TLS).
+    pub fn check_on(
+        &self,
+        got: Option<TlsInfo>,
+        target: &str,
+        mode: &str,
+        loopback: bool,
+    ) -> Result<(), String> {
+        let Ok(mut entries) = self.0.lock() else {
+            return Ok(());
+        };
+        let first = entries.first.get_or_insert_with(|| got.clone()).clone();
+        match (&first, &got) {
+            (Some(f), None) => {
+                return Err(format!(
+                    "a connection to {target} got no TLS, while the first one got {f} ({mode} \
+                     takes what the server offers, so a server or a man in the middle can drop \
+                     TLS for some connections): use TLS always (sslmode=require, \
+                     ssl-mode=REQUIRED or stronger) or never"
+                ));
+            }
+            (None, Some(g)) => {
+                return Err(format!(
+                    "a connection to {target} got {g}, while the first one got no TLS ({mode}): \
+                     the run's connections would not be alike; use TLS always (sslmode=require, \
+                     ssl-mode=REQUIRED or stronger) or never"
+                ));
+            }
+            (Some(f), Some(g)) if f != g && !entries.warned_version => {
+                entries.warned_version = true;
+                eprintln!(
+                    "warning: connections to {target} got different TLS: {f} and {g} (the run \
+                     records the first)"
+                );
+            }
+            (None, None) if !entries.warned_plaintext && !loopback => {
+                entries.warned_plaintext = true;
+                eprintln!(
+                    "warning: {target}: {mode} fell back to plaintext (the server offers no TLS, \
+                     or the TLS handshake failed): the run is not encrypted"
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 /// Why a call on a protocol client failed; `S` is the protocol's error from the server.
@@ -308,6 +388,16 @@ impl Stream {
         matches!(self, Stream::Unix(_))
     }
 
+    /// Whether the peer is on this machine: a Unix socket, or TCP to a loopback address.
+    pub fn is_loopback(&self) -> bool {
+        let tcp = match self {
+            Stream::Unix(_) => return true,
+            Stream::Tcp(s) => s,
+            Stream::Tls { tls, .. } => &tls.sock,
+        };
+        tcp.peer_addr().is_ok_and(|a| a.ip().is_loopback())
+    }
+
     /// Whether the stream is encrypted.
     pub fn is_tls(&self) -> bool {
         matches!(self, Stream::Tls { .. })
@@ -422,6 +512,11 @@ impl ReceiveBuffer {
         self.bytes.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;
+        if self.bytes.len() > SHRINK_ABOVE_BYTES && self.end <= RECEIVE_BUFFER_BYTES {
+            // What a long message left behind: back to the usual size, and freed.
+            self.bytes.truncate(RECEIVE_BUFFER_BYTES);
+            self.bytes.shrink_to_fit();
+        }
         while self.end < n {
             if self.end == self.bytes.len() {
                 // Grow as bytes arrive: at most twice what the peer really sent.
@@ -536,6 +631,23 @@ mod tests {
             server_text(&multibyte).contains("cut"),
             "a split character is no panic"
         );
+    }
+
+    #[test]
+    fn a_buffer_grown_for_a_long_message_shrinks_after_it() {
+        let mut b = ReceiveBuffer::default();
+        let long = vec![7u8; 10 << 20];
+        b.fill(&mut Trickle(long, 1 << 20), 10 << 20).unwrap();
+        assert!(b.bytes.len() >= 10 << 20);
+        b.take(10 << 20);
+        b.fill(&mut Trickle(vec![1, 2, 3], 3), 3).unwrap();
+        assert_eq!(b.pending(), &[1, 2, 3]);
+        assert_eq!(
+            b.bytes.len(),
+            RECEIVE_BUFFER_BYTES,
+            "back to the usual size"
+        );
+        assert!(b.bytes.capacity() < SHRINK_ABOVE_BYTES, "and freed");
     }
 
     #[test]

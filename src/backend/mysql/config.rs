@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backend::protocol::TlsLedger;
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
 use crate::url::UrlParts;
 use crate::url::percent_decode;
@@ -95,6 +96,8 @@ pub struct MyConfig {
     /// `VERIFY_IDENTITY`, `REQUIRED` with `ssl-ca`): only then may a password go in clear
     /// over TLS without an opt-in.
     pub tls_verified: bool,
+    /// What TLS the connections made from this configuration (and its clones) got.
+    pub tls_ledger: TlsLedger,
     /// `enable-cleartext-plugin`: the server may ask for the password in clear (over TLS or
     /// a Unix socket only).
     pub cleartext_plugin: bool,
@@ -279,6 +282,7 @@ impl MyConfig {
             ssl_mode,
             tls,
             tls_verified,
+            tls_ledger: TlsLedger::default(),
             cleartext_plugin: flag("enable-cleartext-plugin")?,
             server_public_key,
             get_server_public_key: flag("get-server-public-key")?,

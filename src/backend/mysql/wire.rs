@@ -3,10 +3,11 @@
 //! As `postgres::wire` does for PostgreSQL, it does what the C client library does for one
 //! statement at a time and no more: one socket the thread blocks on, a prepared statement's
 //! `COM_STMT_EXECUTE` encoded into one reused buffer and sent with one `write`, and the
-//! result read in place: rows are counted, not decoded into values (the `mysql` crate made
-//! a `Row` of owned values per row, most of ibench's client CPU on range queries). The
-//! parameters are sent with the types the `mysql` crate sent (`LONGLONG`, `LONGLONG
-//! UNSIGNED`, `VAR_STRING`, `DATETIME`), so the server does the same work for them.
+//! result read in place: rows are counted, not decoded into values (a `Row` of owned values
+//! per row was most of the client CPU on range queries with the `mysql` crate ibench once
+//! used). The parameters are sent with the types that crate sent (`LONGLONG`, `LONGLONG
+//! UNSIGNED`, `VAR_STRING`, `DATETIME`), so the server does the same work for them as in
+//! runs recorded before.
 //!
 //! TLS as the client's `ssl-mode` says ([`super::config`], [`crate::backend::tls`]).
 //! Logins: `mysql_native_password`, `caching_sha2_password` (its fast path; the full
@@ -103,7 +104,7 @@ pub type WireError = protocol::WireError<ServerError>;
 
 type WireResult<T> = Result<T, WireError>;
 
-/// One value to bind, with the protocol type the `mysql` crate gave it.
+/// One value to bind, with its protocol type.
 #[derive(Debug, Clone, Copy)]
 pub enum Value<'a> {
     /// `LONGLONG`.
@@ -287,6 +288,21 @@ impl MyWire {
         conn.ch.bound(None)?;
         conn.ch.stream.set_write_timeout(None)?;
         conn.in_login = false;
+        if let Endpoint::Tcp { host, port } = &config.endpoint
+            && config.tls.is_some()
+            && !config.ssl_mode.requires_tls()
+        {
+            let mode = format!("ssl-mode={}", config.ssl_mode.name());
+            config
+                .tls_ledger
+                .check_on(
+                    conn.tls_info(),
+                    &format!("{host}:{port}"),
+                    &mode,
+                    conn.ch.stream.is_loopback(),
+                )
+                .map_err(WireError::Tls)?;
+        }
         Ok(conn)
     }
 
@@ -322,6 +338,10 @@ impl MyWire {
     /// later reply by one without an error); the deadline, when statements are bounded.
     fn start_command(&mut self) -> WireResult<()> {
         self.ch.usable()?;
+        if self.assembled.capacity() > MAX_PAYLOAD {
+            // What a reply longer than one packet left behind: freed.
+            self.assembled = Vec::new();
+        }
         if !self.ch.received.pending().is_empty() {
             return Err(self.protocol(format!(
                 "the server sent {} bytes nobody asked for",

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backend::protocol::TlsLedger;
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
 use crate::url::UrlParts;
 use crate::url::{percent_decode, percent_encode};
@@ -195,6 +196,8 @@ pub struct PgConfig {
     pub require_auth: AuthMethods,
     /// `channel_binding` (`PGCHANNELBINDING`).
     pub channel_binding: ChannelBinding,
+    /// What TLS the connections made from this configuration (and its clones) got.
+    pub tls_ledger: TlsLedger,
     passfile: Vec<PassEntry>,
 }
 
@@ -305,6 +308,7 @@ impl PgConfig {
             tls: None,
             require_auth: AuthMethods::default(),
             channel_binding: ChannelBinding::Prefer,
+            tls_ledger: TlsLedger::default(),
             passfile: Vec::new(),
         };
         config.read_hosts(parts.hosts)?;

@@ -204,7 +204,23 @@ impl PgWire {
                 }
             };
             for address in addresses {
+                let optional_tls =
+                    !address.is_local() && config.tls.is_some() && !config.ssl_mode.requires_tls();
                 match Self::connect_to(config, i, host, address) {
+                    Ok(conn) if optional_tls => {
+                        let target = format!("{}:{port}", host_name(host));
+                        let mode = format!("sslmode={}", ssl_mode_name(config.ssl_mode));
+                        config
+                            .tls_ledger
+                            .check_on(
+                                conn.tls_info(),
+                                &target,
+                                &mode,
+                                conn.ch.stream.is_loopback(),
+                            )
+                            .map_err(WireError::Tls)?;
+                        return Ok(conn);
+                    }
                     Ok(conn) => return Ok(conn),
                     // The server answered and refused: trying the next address would only
                     // repeat the refusal (or reach another server with other rules).
@@ -1026,6 +1042,14 @@ fn negotiate_tls(
         other => Err(WireError::Protocol(format!(
             "the server answered the TLS request with {other:#04x}, not 'S' or 'N'"
         ))),
+    }
+}
+
+/// A host as the user wrote it.
+fn host_name(host: &Host) -> String {
+    match host {
+        Host::Tcp(name) => name.clone(),
+        Host::Unix(dir) => dir.display().to_string(),
     }
 }
 
