@@ -18,6 +18,13 @@
 //! error; several login errors held runs of 20-30 spaces (line continuations that had lost
 //! their backslash); a TLS handshake trickled a byte at a time was not bounded by the
 //! connect timeout (`tls.rs`).
+//!
+//! Issue 36 added: TLS fakes with a self-signed certificate made in the test (`openssl`),
+//! which ask for the password in clear (found: it went to any TLS session, checked or not),
+//! give TLS to one connection and not the next, or offer SCRAM-SHA-256-PLUS; endless text
+//! replies; 50 MiB errors with terminal escapes; a MySQL length of 2^64 - 1 (found: an
+//! overflow that panicked in debug builds); a short BackendKeyData; an `E` answer to the TLS
+//! request; world-writable option files; many cancels that never complete.
 
 mod hostile;
 
@@ -1790,5 +1797,109 @@ fn my_a_connection_whose_tls_differs_from_the_first_is_refused() {
             "ssl-mode=PREFERRED",
         ],
     );
+    fake.join();
+}
+
+// =============================================================================================
+// 16. Server text: cut and escaped where it is read.
+
+/// A 50 MiB PostgreSQL error and a 4 MiB MySQL one, both with terminal escapes: the error
+/// ibench keeps is a few KiB, says it was cut, and shows the escapes as text.
+#[test]
+fn huge_server_errors_are_cut_and_their_escapes_shown_as_text() {
+    let message = format!("\x1b]0;title\x07\x1b[2J{}", "x".repeat(50 << 20));
+    let fake = serve_one(move |mut s| {
+        pg::accept_login(&mut s, 1, 2)?;
+        pg::read_msg(&mut s)?;
+        let mut reply = pg::error("ERROR", "XX000", &message);
+        reply.extend(pg::msg(b'Z', b"I"));
+        s.write_all(&reply).ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+    let e = fails(conn.query("SELECT 1")).to_string();
+    assert!(e.len() < 8192, "{} bytes", e.len());
+    says(&e, &["\\x1b]0;title\\x07\\x1b[2J", "cut: the server sent"]);
+    assert!(!e.contains('\x1b'), "{e}");
+    drop(conn);
+    fake.join();
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let text = format!("\x1b[2J{}", "y".repeat(4 << 20));
+        s.write_all(&my::packet(1, &my::err(1064, "42000", &text)))
+            .ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    let e = fails(conn.query("SELECT 1")).to_string();
+    assert!(e.len() < 8192, "{} bytes", e.len());
+    says(&e, &["\\x1b[2J", "cut: the server sent"]);
+    drop(conn);
+    fake.join();
+}
+
+/// An endless reply to a text query (rows for ever): an error once the rows pass the cap, the
+/// memory bounded, the connection closed.
+#[test]
+fn pg_an_endless_text_reply_is_capped() {
+    let before = hostile::peak_rss_kib();
+    let fake = serve_one(|mut s| {
+        pg::accept_login(&mut s, 1, 2)?;
+        pg::read_msg(&mut s)?;
+        let row = pg::msg(b'D', &[0, 1, 0, 0, 0, 4, b'1', b'5', b'.', b'4']);
+        let batch: Vec<u8> = row
+            .iter()
+            .copied()
+            .cycle()
+            .take(row.len() * 10_000)
+            .collect();
+        for _ in 0..1_000 {
+            if s.write_all(&batch).is_err() {
+                break;
+            }
+        }
+        Some(())
+    });
+    let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+    let (r, _) = within(LOGIN_BOUND, || conn.query("SHOW server_version"));
+    let e = fails(r);
+    assert!(matches!(e, PgError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["more than 100000 rows"]);
+    drop(conn);
+    fake.join();
+    let grown = hostile::peak_rss_kib().saturating_sub(before);
+    assert!(grown < RSS_GROWTH_BOUND_KIB, "peak RSS grew {grown} KiB");
+}
+
+/// The same for MySQL: a result set whose rows never end.
+#[test]
+fn my_an_endless_text_reply_is_capped() {
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let mut head = my::packet(1, &[1]);
+        head.extend(my::packet(2, &column_def()));
+        head.extend(my::packet(3, &[0xFE, 0, 0, 2, 0]));
+        s.write_all(&head).ok()?;
+        let mut seq: u8 = 4;
+        for _ in 0..2_000 {
+            let mut batch = Vec::with_capacity(9 * 1000);
+            for _ in 0..1000 {
+                batch.extend(my::packet(seq, b"\x0410.1"));
+                seq = seq.wrapping_add(1);
+            }
+            if s.write_all(&batch).is_err() {
+                break;
+            }
+        }
+        Some(())
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    let (r, _) = within(LOGIN_BOUND, || conn.query("SHOW VARIABLES"));
+    let e = fails(r);
+    assert!(matches!(e, MyError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["more than 100000 rows"]);
+    drop(conn);
     fake.join();
 }
