@@ -1,8 +1,9 @@
 //! MySQL and MariaDB backend (InnoDB and MyRocks).
 //!
-//! Every connection, the benchmark's ([`MysqlConn`]) and the driver's own (describe, settle,
-//! the `KILL QUERY` of a cancel), runs on [`wire`], ibench's blocking protocol client that
-//! reads results in place. Statements of the hot path are prepared once per connection and kept in this
+//! The benchmark's connections ([`MysqlConn`]) run on [`wire`], a blocking protocol client
+//! that reads results in place. The admin connections of the driver (describe, settle, the
+//! `KILL QUERY` of a cancel) use the synchronous `mysql` crate, whose statement cache is
+//! switched off. Statements of the hot path are prepared once per connection and kept in this
 //! module's own cache.
 
 pub mod config;

@@ -1,12 +1,14 @@
 //! PostgreSQL backend.
 //!
-//! Every connection, the benchmark's ([`PostgresConn`]) and the driver's own (describe, the
-//! settle phase's VACUUM and CHECKPOINT, the sampler's), runs on [`wire`], ibench's blocking
-//! protocol client that costs what libpq costs or less: the thread blocks on its own socket, a
-//! statement's `Bind` is encoded into one reused buffer, replies are read in place.
+//! The benchmark's connections ([`PostgresConn`]) run on [`wire`], a blocking protocol client
+//! that costs what libpq costs or less: the thread blocks on its own socket, a statement's
+//! `Bind` is encoded into one reused buffer, replies are read in place. The admin connections
+//! of the driver (describe, the settle phase's VACUUM and CHECKPOINT) use the synchronous
+//! `postgres` crate.
 //!
 //! The URL is completed from the libpq environment variables (`PGHOST`, `PGPORT`, `PGUSER`,
-//! `PGPASSWORD`, `PGDATABASE`, ...) for the parts it leaves out, as libpq does ([`config`]). Every statement of the hot path is prepared once per connection and bound in
+//! `PGPASSWORD`, `PGDATABASE`) for the parts it leaves out, since the `postgres` crate reads no
+//! environment. Every statement of the hot path is prepared once per connection and bound in
 //! the binary format without allocating per row.
 
 pub mod config;
