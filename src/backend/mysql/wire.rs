@@ -11,11 +11,13 @@
 //!
 //! TLS as the client's `ssl-mode` says ([`super::config`], [`crate::backend::tls`]).
 //! Logins: `mysql_native_password`, `caching_sha2_password` (its fast path; the full
-//! exchange in clear over TLS or a Unix socket, and RSA-encrypted over plain TCP with a key
-//! the user gave or, opted in, fetched) and `mysql_clear_password` (opted in, over TLS or a
-//! Unix socket only). One auth switch per login. Sequence ids are checked, the login has one
-//! deadline, a login packet and a multi-packet reply are capped, and an early 0xFE is an
-//! error, never a hang.
+//! exchange in clear over a Unix socket or TLS whose certificate was checked, over unchecked
+//! TLS only with `get-server-public-key=true`, and RSA-encrypted over plain TCP with a key the
+//! user gave or, opted in, fetched) and `mysql_clear_password` (opted in, over TLS or a Unix
+//! socket only). One auth switch per login. Sequence ids are checked, the login has one
+//! deadline, a login packet, a multi-packet reply and a text query's rows are capped, every
+//! length is added with checked arithmetic, server text is escaped and cut where it is read,
+//! and an early 0xFE is an error, never a hang.
 
 use std::io;
 use std::net::ToSocketAddrs;
