@@ -62,9 +62,13 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
     match dispatch(cli, args) {
         Ok(code) => code,
         Err(e) => {
+            // Server text is escaped where it enters (protocol::server_text); this covers
+            // what came in any other way (a value a query returned, a file's text).
             eprintln!(
                 "error: {}",
-                crate::url::redact_in_text(&report::text::one_line(&format!("{e:#}")))
+                crate::backend::protocol::escape_controls(&crate::url::redact_in_text(
+                    &report::text::one_line(&format!("{e:#}"))
+                ))
             );
             ExitCode::FAILURE
         }

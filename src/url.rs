@@ -28,8 +28,10 @@ impl<'a> UrlParts<'a> {
     /// (`postgres://h/db?user=bob@corp` has no userinfo). A `?` not followed by `key=`
     /// (`postgres://u:pa?ss@h/db`) is taken as part of the password: splitting there, as
     /// this parser once did, put the rest of the password in the host and the query, where
-    /// redaction and error messages showed it. (A password holding `?key=` itself still
-    /// needs percent-encoding, as libpq asks for every reserved character.)
+    /// redaction and error messages showed it. An `@` before the first `/` ends the
+    /// userinfo even after a `?key=` when a `user:` comes before that `?`
+    /// (`postgres://u:S3c?x=retPW@host/db`), as libpq reads it (the first `@` before a `/`):
+    /// the host and query then hold no part of the password.
     pub fn parse(url: &'a str) -> Option<UrlParts<'a>> {
         let scheme_end = url.find("://")? + 3;
         let rest = &url[scheme_end..];
@@ -38,7 +40,10 @@ impl<'a> UrlParts<'a> {
             .filter(|(_, c)| *c == '@')
             .map(|(i, _)| i)
             .rev()
-            .find(|&at| !starts_a_parameter_before(&rest[..at]));
+            .find(|&at| {
+                let before = &rest[..at];
+                !starts_a_parameter_before(before) || reads_as_a_password(before)
+            });
         let (userinfo, after) = match userinfo_end {
             Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
             None => (None, rest),
@@ -119,6 +124,12 @@ impl<'a> UrlParts<'a> {
     }
 }
 
+/// Whether `text` (what precedes an `@`) reads as `user:password` holding a `?`: no `/` in
+/// it, and a `:` before its first `?`.
+fn reads_as_a_password(text: &str) -> bool {
+    !text.contains('/') && text.find('?').is_some_and(|q| text[..q].contains(':'))
+}
+
 /// Whether `text` holds a `?` followed by a parameter's `key=` (letters, digits, `_`, `-`,
 /// `.`): then what follows is a query, and an `@` after it is no userinfo's end.
 fn starts_a_parameter_before(text: &str) -> bool {
@@ -134,12 +145,42 @@ fn starts_a_parameter_before(text: &str) -> bool {
 /// Replace the password of a URL (`scheme://user:pass@host`, and a `password=` query
 /// parameter) with `***`. The userinfo ends at the last `@` that is not inside the query
 /// ([`UrlParts::parse`]), so a password holding `/`, `@` or a raw `?` is masked whole.
+///
+/// Then, whatever the parser made of it, everything between the `://` and the last `@` of
+/// the authority (up to the first `/`) after the user's `:` is masked too: a password holding
+/// `?key=` (`postgres://u:S3c?x=retPW@host/db`) reads as a query to the parser, and was
+/// printed whole in the error that said the URL was wrong.
 pub fn redact_url(url: &str) -> String {
     match UrlParts::parse(url) {
-        Some(u) => u.redacted(),
+        Some(u) => redact_authority(&u.redacted()),
         // Not a URL: maybe a libpq key/value string (`host=... password=SECRET`).
         None => redact_key_value(url),
     }
+}
+
+/// `scheme://user:ANYTHING@rest` with `ANYTHING` as `***`, where the `@` is the last one
+/// before the first `/` after the `://`.
+fn redact_authority(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end..];
+    let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_string();
+    };
+    let Some(colon) = authority[..at].find(':') else {
+        return url.to_string();
+    };
+    if &authority[colon + 1..at] == "***" {
+        return url.to_string();
+    }
+    format!(
+        "{}{}:***{}",
+        &url[..scheme_end],
+        &rest[..colon],
+        &rest[at..]
+    )
 }
 
 impl UrlParts<'_> {
@@ -338,6 +379,22 @@ pub enum UrlError {
 mod tests {
     use super::*;
 
+    /// A password holding `?key=` reads as a query to the parser; it is masked all the same,
+    /// up to the authority's last `@`, and only there.
+    #[test]
+    fn a_password_that_reads_as_a_query_is_masked_up_to_the_last_at() {
+        let r = redact_url("postgres://u:S3c?x=retPW@host/db");
+        assert_eq!(r, "postgres://u:***@host/db");
+        let t = redact_in_text("error: bad --url 'mysql://u:a?b=c@d@h:1/x?ssl-mode=X': no");
+        assert!(!t.contains("b=c") && !t.contains("c@d"), "{t}");
+        assert_eq!(
+            redact_url("postgres://h/db?user=bob@corp"),
+            "postgres://h/db?user=bob@corp"
+        );
+        assert_eq!(redact_url("postgres://u:***@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redact_url("postgres://bob@h/db"), "postgres://bob@h/db");
+    }
+
     #[test]
     fn urls_split_into_their_parts() {
         let u = UrlParts::parse("postgres://bob:se/c@ret@h1:5,h2/db?sslmode=disable&x").unwrap();
@@ -392,6 +449,12 @@ mod tests {
             assert_eq!(u.hosts, "h", "{url}");
             assert_eq!(u.params().collect::<Vec<_>>(), [("user", "bob@corp")]);
         }
+        // A `?key=` in the password itself: the `@` before the first `/` ends it.
+        let u = UrlParts::parse("postgres://u:S3c?x=retPW@host/db").unwrap();
+        assert_eq!(
+            (u.password(), u.hosts, u.query),
+            (Some("S3c?x=retPW"), "host", None)
+        );
         let u = UrlParts::parse("postgres://u@h/db?password_file=/home/a@b/pw").unwrap();
         assert_eq!((u.userinfo, u.hosts), (Some("u"), "h"));
         assert_eq!(

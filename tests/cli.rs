@@ -668,7 +668,7 @@ fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
 /// frozen (SIGSTOP) so that the first stop cannot finish by itself.
 #[test]
 fn a_second_ctrl_c_leaves_run_json_interrupted() {
-    let (code, _) = interrupt_a_frozen_server(2, Duration::from_secs(10));
+    let (code, _) = interrupt_a_frozen_server(2, Duration::from_secs(10), &[]);
     assert_eq!(code, Some(130));
 }
 
@@ -677,7 +677,19 @@ fn a_second_ctrl_c_leaves_run_json_interrupted() {
 /// instead of waiting for ever.
 #[test]
 fn one_ctrl_c_against_a_server_that_ignores_the_cancel_still_ends_the_run() {
-    let (code, stderr) = interrupt_a_frozen_server(1, Duration::from_secs(90));
+    let (code, stderr) = interrupt_a_frozen_server(1, Duration::from_secs(90), &[]);
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("giving up"), "{stderr}");
+}
+
+/// The same with 24 clients: their cancels (each waiting its whole 5 s on the frozen server)
+/// go out at once, so the run ends as soon as with one client. One after another they took
+/// 24 × 5 s before the 15 s grace (`--clients 8` once took 59 s to exit); now the stop is
+/// bounded at 20 s whatever the client count.
+#[test]
+fn one_ctrl_c_with_many_clients_ends_the_run_in_bounded_time() {
+    let (code, stderr) =
+        interrupt_a_frozen_server(1, Duration::from_secs(60), &["--clients", "24"]);
     assert_eq!(code, Some(130), "{stderr}");
     assert!(stderr.contains("giving up"), "{stderr}");
 }
@@ -704,7 +716,11 @@ fn server_processes(pid: u32) -> Vec<i32> {
 
 /// Start l.i0 on a private server, freeze the server, send `sigints` SIGINTs and wait up to
 /// `within` for the exit: its code and stderr. run.json must say interrupted.
-fn interrupt_a_frozen_server(sigints: usize, within: Duration) -> (Option<i32>, String) {
+fn interrupt_a_frozen_server(
+    sigints: usize,
+    within: Duration,
+    extra: &[&str],
+) -> (Option<i32>, String) {
     let server = common::start_server(
         ibench::server::ServerKind::Postgres,
         ibench::results::target::Engine::Innodb,
@@ -717,6 +733,7 @@ fn interrupt_a_frozen_server(sigints: usize, within: Duration) -> (Option<i32>, 
         .args(["run", "--url", &server.url, "--out"])
         .arg(&out_dir)
         .args(["--steps", "l.i0", "--load-rows", "100000000"])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()

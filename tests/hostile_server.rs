@@ -18,6 +18,13 @@
 //! error; several login errors held runs of 20-30 spaces (line continuations that had lost
 //! their backslash); a TLS handshake trickled a byte at a time was not bounded by the
 //! connect timeout (`tls.rs`).
+//!
+//! Issue 36 added: TLS fakes with a self-signed certificate made in the test (`openssl`),
+//! which ask for the password in clear (found: it went to any TLS session, checked or not),
+//! give TLS to one connection and not the next, or offer SCRAM-SHA-256-PLUS; endless text
+//! replies; 50 MiB errors with terminal escapes; a MySQL length of 2^64 - 1 (found: an
+//! overflow that panicked in debug builds); a short BackendKeyData; an `E` answer to the TLS
+//! request; world-writable option files; many cancels that never complete.
 
 mod hostile;
 
@@ -1192,4 +1199,707 @@ fn pg_a_fatal_error_before_a_close_during_a_session_is_the_error_shown() {
             f.join();
         }
     }
+}
+
+// =============================================================================================
+// 9. A password in clear goes only where the certificate was checked (issue 36).
+
+/// A fake PostgreSQL that says `S`, shakes hands with `cert` (self-signed, unchecked by
+/// `prefer` and `require`) and asks for the password in clear; what the client sent after
+/// that request (a PasswordMessage is answered with a login, as a squatter would).
+fn pg_tls_cleartext_server(cert: &'static hostile::tls::Cert) -> hostile::Fake<Option<Vec<u8>>> {
+    serve_one(move |mut s| {
+        read_n(&mut s, 8)?; // SSLRequest
+        s.write_all(b"S").ok()?;
+        let mut t = hostile::tls::accept(s, cert)?;
+        let len = i32::from_be_bytes(read_n(&mut t, 4)?.try_into().ok()?);
+        read_n(&mut t, usize::try_from(len).ok()? - 4)?; // the startup
+        t.write_all(&pg::auth(3, &[])).ok()?;
+        let mut seen = Vec::new();
+        if let Some((tag, body)) = pg::read_msg(&mut t) {
+            seen.push(tag);
+            seen.extend_from_slice(&body);
+            t.write_all(&pg::login_ok(1, 2)).ok()?;
+        }
+        seen.extend(hostile::tls::drain(&mut t, Duration::from_secs(10)));
+        Some(seen)
+    })
+}
+
+/// `postgres://` URL to `localhost` (the certificate's name), the password in it.
+fn pg_tls_url(port: u16, extra: &str) -> String {
+    format!("postgres://u:{SECRET}@localhost:{port}/db?connect_timeout=2{extra}")
+}
+
+/// Under `prefer` (the default) and `require`, a server with a self-signed certificate that
+/// asks for the password in clear is refused, the password unsent: the certificate was not
+/// checked, so the TLS session proves nothing about who listens (a port squatter, a man in
+/// the middle). libpq sends it; ibench does not.
+#[test]
+fn pg_a_cleartext_password_over_unchecked_tls_is_refused_unsent() {
+    let cert = hostile::tls::cert(false);
+    for mode in ["", "&sslmode=prefer", "&sslmode=require"] {
+        let fake = pg_tls_cleartext_server(cert);
+        let (r, _) = within(LOGIN_BOUND, || pg_connect(&pg_tls_url(fake.port, mode)));
+        let e = fails(r);
+        assert!(matches!(e, PgError::Auth(_)), "{mode}: {e}");
+        says(
+            &e.to_string(),
+            &[
+                "in clear over TLS with an unchecked certificate",
+                "sslmode=verify-full",
+                "require_auth=password",
+            ],
+        );
+        let seen = fake.join().expect("the client shook hands");
+        assert!(
+            !contains(&seen, SECRET.as_bytes()),
+            "{mode}: the password was sent"
+        );
+    }
+}
+
+/// The same request over TLS whose certificate was checked (`verify-full` with the server's
+/// certificate as the root), or with the opt-in `require_auth=password`: answered.
+#[test]
+fn pg_a_cleartext_password_goes_over_checked_tls_or_when_opted_in() {
+    let cert = hostile::tls::cert(false);
+    let verify = format!("&sslmode=verify-full&sslrootcert={}", cert.pem.display());
+    for extra in [verify.as_str(), "&sslmode=require&require_auth=password"] {
+        let fake = pg_tls_cleartext_server(cert);
+        let conn = pg_connect(&pg_tls_url(fake.port, extra)).expect("login");
+        assert!(conn.tls_info().is_some());
+        drop(conn);
+        let seen = fake.join().expect("the client shook hands");
+        assert!(
+            seen.starts_with(format!("p{SECRET}\0").as_bytes()),
+            "{extra}: {seen:?}"
+        );
+    }
+}
+
+/// A fake MySQL server that offers TLS, shakes hands with `cert`, and answers the handshake
+/// response with caching_sha2_password's "full authentication" (`01 04`); what the client
+/// sent after that (a password is answered with OK).
+fn my_tls_full_auth_server(cert: &'static hostile::tls::Cert) -> hostile::Fake<Option<Vec<u8>>> {
+    serve_one(move |mut s| {
+        let caps = my::CAPS | (1 << 11); // CLIENT_SSL
+        s.write_all(&my::packet(0, &my::greeting(caps, "caching_sha2_password")))
+            .ok()?;
+        my::read_packet(&mut s)?; // SSLRequest
+        let mut t = hostile::tls::accept(s, cert)?;
+        let (_, response) = my::read_packet(&mut t)?;
+        assert!(!contains(&response, SECRET.as_bytes()));
+        t.write_all(&my::packet(3, &[0x01, 0x04])).ok()?;
+        let mut seen = Vec::new();
+        if let Some((_, payload)) = my::read_packet(&mut t) {
+            seen.extend_from_slice(&payload);
+            t.write_all(&my::packet(5, &my::ok())).ok()?;
+        }
+        seen.extend(hostile::tls::drain(&mut t, Duration::from_secs(10)));
+        Some(seen)
+    })
+}
+
+/// `mysql://` URL to `localhost`, the password in it.
+fn my_tls_url(port: u16, extra: &str) -> String {
+    format!("mysql://u:{SECRET}@localhost:{port}/db?connect-timeout=2{extra}")
+}
+
+/// caching_sha2_password's full exchange over TLS with an unchecked certificate (PREFERRED,
+/// the default, and REQUIRED): refused, the password unsent.
+#[test]
+fn my_caching_sha2_full_auth_over_unchecked_tls_is_refused_unsent() {
+    let cert = hostile::tls::cert(false);
+    for mode in ["", "&ssl-mode=PREFERRED", "&ssl-mode=REQUIRED"] {
+        let fake = my_tls_full_auth_server(cert);
+        let (r, _) = within(LOGIN_BOUND, || my_connect(&my_tls_url(fake.port, mode)));
+        let e = fails(r);
+        assert!(matches!(e, MyError::Auth(_)), "{mode}: {e}");
+        says(
+            &e.to_string(),
+            &[
+                "certificate was not checked",
+                "ssl-mode=VERIFY_IDENTITY",
+                "get-server-public-key=true",
+            ],
+        );
+        let seen = fake.join().expect("the client shook hands");
+        assert!(
+            !contains(&seen, SECRET.as_bytes()),
+            "{mode}: the password was sent"
+        );
+    }
+}
+
+/// The same over a checked certificate (VERIFY_IDENTITY with the certificate as its CA), or
+/// with the opt-in `get-server-public-key=true`: the password goes, in clear inside TLS.
+#[test]
+fn my_caching_sha2_full_auth_goes_over_checked_tls_or_when_opted_in() {
+    let cert = hostile::tls::cert(false);
+    let verify = format!("&ssl-mode=VERIFY_IDENTITY&ssl-ca={}", cert.pem.display());
+    for extra in [
+        verify.as_str(),
+        "&ssl-mode=REQUIRED&get-server-public-key=true",
+    ] {
+        let fake = my_tls_full_auth_server(cert);
+        let conn = my_connect(&my_tls_url(fake.port, extra)).expect("login");
+        drop(conn);
+        let seen = fake.join().expect("the client shook hands");
+        assert!(
+            seen.starts_with(format!("{SECRET}\0").as_bytes()),
+            "{extra}: {seen:?}"
+        );
+    }
+}
+
+/// A self-signed certificate made as a CA (what `openssl req -x509` makes by default), given
+/// as its own root with verify-full: refused with a hint that says what is wrong.
+#[test]
+fn a_self_signed_ca_certificate_as_the_servers_own_is_refused_with_a_hint() {
+    let cert = hostile::tls::cert(true);
+    let fake = serve_one(move |mut s| {
+        read_n(&mut s, 8)?;
+        s.write_all(b"S").ok()?;
+        hostile::tls::accept(s, cert).map(drop)
+    });
+    let url = pg_tls_url(
+        fake.port,
+        &format!("&sslmode=verify-full&sslrootcert={}", cert.pem.display()),
+    );
+    let (r, _) = within(LOGIN_BOUND, || pg_connect(&url));
+    let e = fails(r);
+    assert!(matches!(e, PgError::Tls(_)), "{e}");
+    says(
+        &e.to_string(),
+        &["CaUsedAsEndEntity", "a CA certificate as its own"],
+    );
+    fake.join();
+}
+
+// =============================================================================================
+// 10. Lengths, keys and replies of issue 36.
+
+/// A text row whose first column claims 2^64 - 1 bytes (`FE FF×8 "12"`): an error, not an
+/// overflow (which panicked in debug builds).
+#[test]
+fn my_a_length_of_two_to_the_64_in_a_text_row_is_an_error_not_a_panic() {
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let mut reply = my::packet(1, &[1]);
+        reply.extend(my::packet(2, &column_def()));
+        reply.extend(my::packet(3, &[0xFE, 0, 0, 2, 0]));
+        let mut row = vec![0xFE];
+        row.extend_from_slice(&[0xFF; 8]);
+        row.extend_from_slice(b"12");
+        reply.extend(my::packet(4, &row));
+        reply.extend(my::packet(5, &[0xFE, 0, 0, 2, 0]));
+        s.write_all(&reply).ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    let (r, _) = within(LOGIN_BOUND, || conn.query("SELECT c FROM t"));
+    let e = fails(r);
+    assert!(matches!(e, MyError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["a text row", "longer than its packet"]);
+    drop(conn);
+    fake.join();
+}
+
+/// A BackendKeyData of 4 bytes would leave the cancel key at 0/0: refused.
+#[test]
+fn pg_a_short_backend_key_data_is_refused() {
+    let fake = serve_one(|mut s| {
+        pg::read_startup(&mut s)?;
+        let mut m = pg::auth(0, &[]);
+        m.extend(pg::msg(b'K', &[0, 0, 0, 7]));
+        m.extend(pg::msg(b'Z', b"I"));
+        s.write_all(&m).ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let (r, _) = within(LOGIN_BOUND, || pg_connect(&pg_url(fake.port, "")));
+    let e = fails(r);
+    assert!(matches!(e, PgError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["a BackendKeyData of 4 bytes", "cancel"]);
+    fake.join();
+}
+
+/// An `E` answer to the SSLRequest is said to be an error sent instead of an answer (as
+/// libpq says since 17.2), not a byte that is neither `S` nor `N`; its text, which nothing
+/// has checked, is not shown.
+#[test]
+fn pg_an_error_answering_the_tls_request_is_named_as_such() {
+    let fake = serve_one(|mut s| {
+        read_n(&mut s, 8)?;
+        s.write_all(&pg::error(
+            "FATAL",
+            "53300",
+            "\x1b]0;owned\x07 sorry, too many clients",
+        ))
+        .ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let url = format!(
+        "postgres://u:{SECRET}@127.0.0.1:{}/db?sslmode=prefer&connect_timeout=2",
+        fake.port
+    );
+    let (r, _) = within(LOGIN_BOUND, || pg_connect(&url));
+    let e = fails(r);
+    assert!(matches!(e, PgError::Protocol(_)), "{e}");
+    says(
+        &e.to_string(),
+        &["answered the TLS request with an error message", "log"],
+    );
+    assert!(!e.to_string().contains("owned"), "{e}");
+    let seen = fake.join().expect("the client connected");
+    assert!(!contains(&seen, SECRET.as_bytes()));
+}
+
+/// A password holding `?key=` (which the URL parser reads as a query) is not printed in the
+/// binary's error either.
+#[test]
+fn a_password_that_reads_as_a_query_is_not_printed_by_the_binary() {
+    let out_dir = std::env::temp_dir().join(format!("ibench-hostile-q-{}", std::process::id()));
+    for url in [
+        "postgres://u:S3c?x=retPW@127.0.0.1:1/db",
+        "mysql://u:S3c?x=retPW@127.0.0.1:1/db",
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+            .args(["run", "--url", url, "--quiet", "--out"])
+            .arg(&out_dir)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run ibench");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{all}");
+        assert!(
+            !all.contains("retPW") && !all.contains("S3c"),
+            "leaked: {all}"
+        );
+        assert!(!all.contains("panicked"), "{all}");
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+// =============================================================================================
+// 11. Ctrl-C with many clients.
+
+/// Cancels a PostgreSQL connection's statement, as the driver's canceller does.
+struct KeyCanceller(ibench::backend::postgres::wire::CancelKey);
+
+impl ibench::backend::Canceller for KeyCanceller {
+    fn cancel(&self) -> Result<(), String> {
+        self.0.cancel().map_err(|e| e.to_string())
+    }
+}
+
+/// 40 connections whose server takes each cancel request and never acknowledges it (each
+/// cancel then waits its whole CANCEL_TIMEOUT): one after another that was 40 × 5 s; sent
+/// all at once, every request reaches the server and the wait ends within its bound.
+#[test]
+fn pg_cancels_of_many_connections_go_out_at_once_and_are_bounded() {
+    const CLIENTS: usize = 40;
+    let fake = serve(|l| {
+        let mut held = Vec::new();
+        for i in 0..CLIENTS {
+            let mut s = l.accept()?;
+            pg::accept_login(&mut s, i32::try_from(i).ok()?, 77)?;
+            held.push(s);
+        }
+        let mut requests = Vec::new();
+        for _ in 0..CLIENTS {
+            let mut c = l.accept()?;
+            requests.push(read_n(&mut c, 16)?);
+            held.push(c); // never closed while the client waits
+        }
+        std::thread::sleep(CANCEL_TIMEOUT + Duration::from_secs(1));
+        Some(requests)
+    });
+    let conns: Vec<PgWire> = (0..CLIENTS)
+        .map(|_| pg_connect(&pg_url(fake.port, "")).expect("login"))
+        .collect();
+    let cancellers: Vec<std::sync::Arc<dyn ibench::backend::Canceller>> = conns
+        .iter()
+        .map(|c| std::sync::Arc::new(KeyCanceller(c.cancel_key())) as _)
+        .collect();
+    let bound = ibench::runner::stop::CANCEL_WAIT + Duration::from_secs(10);
+    let (_, _) = within(bound, || ibench::runner::stop::cancel_all(cancellers));
+    let requests = fake.join().expect("every cancel request arrived");
+    let mut pids: Vec<i32> = requests
+        .iter()
+        .map(|r| i32::from_be_bytes(r[8..12].try_into().unwrap()))
+        .collect();
+    pids.sort_unstable();
+    assert_eq!(pids, (0..40).collect::<Vec<i32>>());
+    drop(conns);
+}
+
+// =============================================================================================
+// 12. SCRAM channel binding.
+
+/// A fake server that offers `mechanisms` over TLS (or plain TCP when `cert` is `None`) and
+/// returns the client's SASLInitialResponse body (mechanism, length, client-first message).
+fn sasl_offer_server(
+    cert: Option<&'static hostile::tls::Cert>,
+    mechanisms: &'static [u8],
+) -> hostile::Fake<Option<Vec<u8>>> {
+    serve_one(move |mut s| {
+        let Some(cert) = cert else {
+            pg::read_startup(&mut s)?;
+            s.write_all(&pg::auth(10, mechanisms)).ok()?;
+            return pg::read_msg(&mut s).map(|(_, body)| body);
+        };
+        read_n(&mut s, 8)?;
+        s.write_all(b"S").ok()?;
+        let mut t = hostile::tls::accept(s, cert)?;
+        let len = i32::from_be_bytes(read_n(&mut t, 4)?.try_into().ok()?);
+        read_n(&mut t, usize::try_from(len).ok()? - 4)?;
+        t.write_all(&pg::auth(10, mechanisms)).ok()?;
+        pg::read_msg(&mut t).map(|(_, body)| body)
+    })
+}
+
+/// Over TLS with `-PLUS` offered, SCRAM binds to the certificate (`p=tls-server-end-point`);
+/// without `-PLUS` offered the header says `y` (a stripped offer shows); with
+/// `channel_binding=disable` or without TLS it says `n`.
+#[test]
+fn pg_scram_binds_to_tls_when_offered_and_says_y_when_not() {
+    let cert = hostile::tls::cert(false);
+    let both: &[u8] = b"SCRAM-SHA-256-PLUS\0SCRAM-SHA-256\0\0";
+    let plain: &[u8] = b"SCRAM-SHA-256\0\0";
+    for (tls, offer, extra, starts) in [
+        (true, both, "", &b"SCRAM-SHA-256-PLUS\0"[..]),
+        (true, plain, "", b"SCRAM-SHA-256\0"),
+        (true, both, "&channel_binding=disable", b"SCRAM-SHA-256\0"),
+        (false, plain, "", b"SCRAM-SHA-256\0"),
+    ] {
+        let fake = sasl_offer_server(tls.then_some(cert), offer);
+        let url = if tls {
+            pg_tls_url(fake.port, &format!("&sslmode=require{extra}"))
+        } else {
+            pg_url(fake.port, extra)
+        };
+        let _ = within(LOGIN_BOUND, || pg_connect(&url));
+        let body = fake.join().expect("a SASLInitialResponse");
+        assert!(body.starts_with(starts), "{tls} {extra}: {body:?}");
+        let first = &body[starts.len() + 4..];
+        let header: &[u8] = match (tls, offer == both, extra.is_empty()) {
+            (true, true, true) => b"p=tls-server-end-point,,",
+            (true, false, true) => b"y,,",
+            _ => b"n,,",
+        };
+        assert!(first.starts_with(header), "{tls} {extra}: {first:?}");
+    }
+}
+
+/// `channel_binding=require` refuses a login it cannot bind, the password unsent: plain TCP,
+/// a TLS server without `-PLUS`, an MD5 request, a login without authentication.
+#[test]
+fn pg_channel_binding_require_refuses_what_it_cannot_bind() {
+    let cert = hostile::tls::cert(false);
+    let plain: &[u8] = b"SCRAM-SHA-256\0\0";
+    let fake = sasl_offer_server(None, plain);
+    let e = fails(pg_connect(&pg_url(fake.port, "&channel_binding=require")));
+    says(&e.to_string(), &["channel_binding=require needs TLS"]);
+    assert!(
+        fake.join().is_none_or(|b| b.is_empty()),
+        "the client answered"
+    );
+    let fake = sasl_offer_server(Some(cert), plain);
+    let url = pg_tls_url(fake.port, "&sslmode=require&channel_binding=require");
+    let e = fails(pg_connect(&url));
+    says(&e.to_string(), &["does not offer SCRAM-SHA-256-PLUS"]);
+    assert!(
+        fake.join().is_none_or(|b| b.is_empty()),
+        "the client answered"
+    );
+    for request in [pg::auth(5, b"salt"), pg::login_ok(1, 2)] {
+        let fake = serve_one(move |mut s| {
+            pg::read_startup(&mut s)?;
+            s.write_all(&request).ok()?;
+            Some(drain(&mut s, Duration::from_secs(10)))
+        });
+        let e = fails(pg_connect(&pg_url(fake.port, "&channel_binding=require")));
+        assert!(matches!(e, PgError::Auth(_)), "{e}");
+        says(&e.to_string(), &["channel_binding=require"]);
+        let seen = fake.join().expect("the client connected");
+        assert!(!pg::tags(&seen).contains(&b'p'), "something was sent");
+    }
+}
+
+// =============================================================================================
+// 13. Option files anyone may write.
+
+/// A world-writable `~/.my.cnf` is ignored, as the MySQL client ignores it: whoever wrote it
+/// would choose where the password goes. The same file, private, is read.
+#[test]
+fn my_a_world_writable_option_file_is_ignored() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = std::env::temp_dir().join(format!("ibench-hostile-home-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let file = home.join(".my.cnf");
+    std::fs::write(&file, "[client]\nuser=planted\n").unwrap();
+    for (mode, planted) in [(0o666, false), (0o600, true)] {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        let fake = serve_one(|mut s| {
+            let response = my::greet(&mut s, my::CAPS, "mysql_native_password")?;
+            s.write_all(&my::packet(2, &my::ok())).ok()?;
+            drain(&mut s, Duration::from_secs(10));
+            Some(response)
+        });
+        let url = format!("mysql://127.0.0.1:{}/db?connect-timeout=2", fake.port);
+        let config = MyConfig::from_url_in(&url, &|_| None, Some(&home)).expect("a config");
+        drop(MyWire::connect(&config).expect("login"));
+        let response = fake.join().expect("a handshake response");
+        assert_eq!(contains(&response, b"planted"), planted, "mode {mode:o}");
+    }
+    std::fs::remove_dir_all(&home).unwrap();
+}
+
+// =============================================================================================
+// 14. Hints that fit.
+
+/// What `ibench run` prints against a fake server that `reply`s to the startup.
+fn run_against_pg_fake(reply: Vec<u8>, url_extra: &str) -> String {
+    let fake = serve_one(move |mut s| {
+        pg::read_startup(&mut s)?;
+        s.write_all(&reply).ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let out_dir = std::env::temp_dir().join(format!("ibench-hostile-hint-{}", fake.port));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args([
+            "run",
+            "--quiet",
+            "--url",
+            &pg_url(fake.port, url_extra),
+            "--out",
+        ])
+        .arg(&out_dir)
+        .env("NO_COLOR", "1")
+        .env_remove("PGPASSWORD")
+        .output()
+        .expect("run ibench");
+    fake.join();
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A login ibench stopped itself (a cleartext request over plain TCP) says so, with its own
+/// fix, not "fix the user or password"; a server's refusal of the password names the
+/// PostgreSQL places for it, not MYSQL_PWD; an escape sequence in the server's message is
+/// shown escaped.
+#[test]
+fn login_errors_give_hints_that_fit() {
+    let err = run_against_pg_fake(pg::auth(3, &[]), "");
+    says(&err, &["ibench stopped the login", "require_auth=password"]);
+    assert!(!err.contains("fix the user or password"), "{err}");
+    let refusal = pg::error(
+        "FATAL",
+        "28P01",
+        "password authentication failed \x1b]0;pwned\x07\x1b[2J",
+    );
+    let err = run_against_pg_fake(refusal, "");
+    says(
+        &err,
+        &[
+            "refused the login",
+            "PGPASSWORD",
+            "\\x1b]0;pwned\\x07\\x1b[2J",
+        ],
+    );
+    assert!(!err.contains("MYSQL_PWD") && !err.contains('\x1b'), "{err}");
+}
+
+// =============================================================================================
+// 15. One TLS record for every connection.
+
+/// Under `prefer`, a server that gives the first connection TLS and the second none: the
+/// second is refused (the run would record TLS for a benchmark run in plaintext), and the
+/// other way round too. Connections share the record through clones of one configuration,
+/// as a driver's do.
+#[test]
+fn pg_a_connection_whose_tls_differs_from_the_first_is_refused() {
+    let cert = hostile::tls::cert(false);
+    for tls_first in [true, false] {
+        let fake = serve(move |l| {
+            for tls in [tls_first, !tls_first] {
+                let mut s = l.accept()?;
+                read_n(&mut s, 8)?; // SSLRequest
+                if tls {
+                    s.write_all(b"S").ok()?;
+                    let mut t = hostile::tls::accept(s, cert)?;
+                    let len = i32::from_be_bytes(read_n(&mut t, 4)?.try_into().ok()?);
+                    read_n(&mut t, usize::try_from(len).ok()? - 4)?;
+                    t.write_all(&pg::login_ok(1, 2)).ok()?;
+                    hostile::tls::drain(&mut t, Duration::from_secs(2));
+                } else {
+                    s.write_all(b"N").ok()?;
+                    pg::read_startup(&mut s)?;
+                    s.write_all(&pg::login_ok(1, 2)).ok()?;
+                    drain(&mut s, Duration::from_secs(2));
+                }
+            }
+            Some(())
+        });
+        let config = pg_config(&pg_tls_url(fake.port, "&sslmode=prefer"));
+        let first = PgWire::connect(&config).expect("the first connection");
+        assert_eq!(first.tls_info().is_some(), tls_first);
+        drop(first);
+        let again = config.clone();
+        let e = fails(PgWire::connect(&again));
+        assert!(matches!(e, PgError::Tls(_)), "{e}");
+        let says_what = if tls_first {
+            "got no TLS, while the first one got TLSv1."
+        } else {
+            "while the first one got no TLS"
+        };
+        says(&e.to_string(), &[says_what, "sslmode=prefer"]);
+        fake.join();
+    }
+}
+
+/// The same for MySQL's PREFERRED: TLS offered in the first greeting, not in the second.
+#[test]
+fn my_a_connection_whose_tls_differs_from_the_first_is_refused() {
+    let cert = hostile::tls::cert(false);
+    let fake = serve(move |l| {
+        let mut s = l.accept()?;
+        let caps = my::CAPS | (1 << 11);
+        s.write_all(&my::packet(0, &my::greeting(caps, "mysql_native_password")))
+            .ok()?;
+        my::read_packet(&mut s)?; // SSLRequest
+        let mut t = hostile::tls::accept(s, cert)?;
+        my::read_packet(&mut t)?;
+        t.write_all(&my::packet(3, &my::ok())).ok()?;
+        hostile::tls::drain(&mut t, Duration::from_secs(2));
+        let mut s = l.accept()?;
+        my::accept_login(&mut s, my::CAPS)?;
+        drain(&mut s, Duration::from_secs(2));
+        Some(())
+    });
+    let config = my_config(&my_tls_url(fake.port, ""));
+    let first = MyWire::connect(&config).expect("the first connection");
+    assert!(first.tls_info().is_some());
+    drop(first);
+    let e = fails(MyWire::connect(&config.clone()));
+    assert!(matches!(e, MyError::Tls(_)), "{e}");
+    says(
+        &e.to_string(),
+        &[
+            "got no TLS, while the first one got TLSv1.",
+            "ssl-mode=PREFERRED",
+        ],
+    );
+    fake.join();
+}
+
+// =============================================================================================
+// 16. Server text: cut and escaped where it is read.
+
+/// A 50 MiB PostgreSQL error and a 4 MiB MySQL one, both with terminal escapes: the error
+/// ibench keeps is a few KiB, says it was cut, and shows the escapes as text.
+#[test]
+fn huge_server_errors_are_cut_and_their_escapes_shown_as_text() {
+    let message = format!("\x1b]0;title\x07\x1b[2J{}", "x".repeat(50 << 20));
+    let fake = serve_one(move |mut s| {
+        pg::accept_login(&mut s, 1, 2)?;
+        pg::read_msg(&mut s)?;
+        let mut reply = pg::error("ERROR", "XX000", &message);
+        reply.extend(pg::msg(b'Z', b"I"));
+        s.write_all(&reply).ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+    let e = fails(conn.query("SELECT 1")).to_string();
+    assert!(e.len() < 8192, "{} bytes", e.len());
+    says(&e, &["\\x1b]0;title\\x07\\x1b[2J", "cut: the server sent"]);
+    assert!(!e.contains('\x1b'), "{e}");
+    drop(conn);
+    fake.join();
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let text = format!("\x1b[2J{}", "y".repeat(4 << 20));
+        s.write_all(&my::packet(1, &my::err(1064, "42000", &text)))
+            .ok()?;
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    let e = fails(conn.query("SELECT 1")).to_string();
+    assert!(e.len() < 8192, "{} bytes", e.len());
+    says(&e, &["\\x1b[2J", "cut: the server sent"]);
+    drop(conn);
+    fake.join();
+}
+
+/// An endless reply to a text query (rows for ever): an error once the rows pass the cap, the
+/// memory bounded, the connection closed.
+#[test]
+fn pg_an_endless_text_reply_is_capped() {
+    let before = hostile::peak_rss_kib();
+    let fake = serve_one(|mut s| {
+        pg::accept_login(&mut s, 1, 2)?;
+        pg::read_msg(&mut s)?;
+        let row = pg::msg(b'D', &[0, 1, 0, 0, 0, 4, b'1', b'5', b'.', b'4']);
+        let batch: Vec<u8> = row
+            .iter()
+            .copied()
+            .cycle()
+            .take(row.len() * 10_000)
+            .collect();
+        for _ in 0..1_000 {
+            if s.write_all(&batch).is_err() {
+                break;
+            }
+        }
+        Some(())
+    });
+    let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+    let (r, _) = within(LOGIN_BOUND, || conn.query("SHOW server_version"));
+    let e = fails(r);
+    assert!(matches!(e, PgError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["more than 100000 rows"]);
+    drop(conn);
+    fake.join();
+    let grown = hostile::peak_rss_kib().saturating_sub(before);
+    assert!(grown < RSS_GROWTH_BOUND_KIB, "peak RSS grew {grown} KiB");
+}
+
+/// The same for MySQL: a result set whose rows never end.
+#[test]
+fn my_an_endless_text_reply_is_capped() {
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let mut head = my::packet(1, &[1]);
+        head.extend(my::packet(2, &column_def()));
+        head.extend(my::packet(3, &[0xFE, 0, 0, 2, 0]));
+        s.write_all(&head).ok()?;
+        let mut seq: u8 = 4;
+        for _ in 0..2_000 {
+            let mut batch = Vec::with_capacity(9 * 1000);
+            for _ in 0..1000 {
+                batch.extend(my::packet(seq, b"\x0410.1"));
+                seq = seq.wrapping_add(1);
+            }
+            if s.write_all(&batch).is_err() {
+                break;
+            }
+        }
+        Some(())
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    let (r, _) = within(LOGIN_BOUND, || conn.query("SHOW VARIABLES"));
+    let e = fails(r);
+    assert!(matches!(e, MyError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["more than 100000 rows"]);
+    drop(conn);
+    fake.join();
 }

@@ -263,6 +263,40 @@ fn postgres_require_and_prefer_use_tls_and_disable_is_refused_by_the_server() {
     );
 }
 
+/// SCRAM channel binding against the real server (scram-sha-256 on `hostssl` lines, TLS on,
+/// so it offers SCRAM-SHA-256-PLUS): `channel_binding=require` logs in over TLS, checked
+/// certificate or not, and the server sees the binding; over the Unix socket (no TLS) it is
+/// refused before the password is answered.
+#[test]
+fn postgres_channel_binding_require_passes_over_tls_and_is_refused_without() {
+    for params in [
+        "sslmode=require&channel_binding=require".to_string(),
+        format!(
+            "sslmode=verify-full&sslrootcert={}&channel_binding=require",
+            certs().ca().display()
+        ),
+    ] {
+        let mut c = pg_try(&pg_url("localhost", &params)).unwrap();
+        assert!(c.tls_info().is_some());
+        assert_eq!(c.query_value("SELECT 1").unwrap().as_deref(), Some("1"));
+    }
+    // The same through the socket: SCRAM without TLS cannot bind.
+    let s = postgres();
+    let password = std::fs::read_to_string(s.dir.join("password")).unwrap();
+    let url = format!(
+        "postgres://postgres:{}@/postgres?host={}&port={}&channel_binding=require",
+        password.trim(),
+        s.socket_dir.display(),
+        s.port
+    );
+    let e = pg_try(&url).err().unwrap();
+    assert!(e.contains("channel_binding=require needs TLS"), "{e}");
+    // prefer (the default) binds too where it can, and plain SCRAM still logs in over the
+    // socket.
+    let url = url.replace("channel_binding=require", "channel_binding=prefer");
+    assert!(pg_try(&url).is_ok());
+}
+
 #[test]
 fn a_run_over_tls_records_its_version_and_cipher() {
     let url = pg_url(

@@ -98,10 +98,9 @@ pub enum BackendError {
         /// The driver's message.
         detail: String,
     },
-    /// The server refused the credentials.
-    #[error(
-        "{target} refused the login: {detail}; fix the user or password in --url (or give it in PGPASSWORD / MYSQL_PWD, or a file with ?password_file=PATH)"
-    )]
+    /// The server refused the credentials, or ibench stopped the login (a password it may
+    /// not send, a method `require_auth` or `channel_binding` refuses).
+    #[error("{}", login_refused(target, detail))]
     Auth {
         /// What we tried to reach, password redacted.
         target: String,
@@ -128,6 +127,24 @@ pub enum BackendError {
         /// The driver's message.
         detail: String,
     },
+}
+
+/// The message of [`BackendError::Auth`]: the password hint only where the password may be
+/// what is wrong, naming the places the backend of `target` reads it from. A login ibench
+/// stopped itself (the client's `authentication error: ...`) names its own fix.
+fn login_refused(target: &str, detail: &str) -> String {
+    if let Some(own) = detail.strip_prefix("authentication error: ") {
+        return format!("ibench stopped the login to {target}: {own}");
+    }
+    let places = if target.starts_with("mysql") || target.starts_with("mariadb") {
+        "MYSQL_PWD or ~/.my.cnf"
+    } else {
+        "PGPASSWORD or ~/.pgpass"
+    };
+    format!(
+        "{target} refused the login: {detail}; fix the user or password in --url (or give it \
+         in {places}, or a file with ?password_file=PATH)"
+    )
 }
 
 impl BackendError {

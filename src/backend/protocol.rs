@@ -17,6 +17,10 @@ use crate::results::target::TlsInfo;
 /// to a length a peer merely claims.
 const RECEIVE_BUFFER_BYTES: usize = 64 * 1024;
 
+/// A receive buffer grown past this goes back to [`RECEIVE_BUFFER_BYTES`] once what it held
+/// is consumed (one 300 MiB message once kept 535 MiB for the connection's life).
+const SHRINK_ABOVE_BYTES: usize = 4 << 20;
+
 /// TCP keepalive: the first probe after this much silence ...
 const KEEPALIVE_IDLE_SECONDS: i32 = 60;
 /// ... then one probe every this many seconds ...
@@ -33,6 +37,138 @@ pub const LOGIN_OVERDUE: &str = "the server did not finish the login in time (co
 /// What a read past a bounded statement's deadline says (a `KILL QUERY`).
 pub const STATEMENT_OVERDUE: &str =
     "the server did not finish its reply in time (statement timeout)";
+
+/// The most rows one text query (a describe, settle or sampler query) keeps.
+pub const MAX_TEXT_ROWS: usize = 100_000;
+
+/// The most bytes of row data one text query keeps.
+pub const MAX_TEXT_BYTES: usize = 64 << 20;
+
+/// The most bytes of one piece of server text (an error's message, detail or hint, a
+/// warning) that ibench keeps, shows and records; the rest is cut, saying so.
+pub const MAX_SERVER_TEXT_BYTES: usize = 4096;
+
+/// What a text query past [`MAX_TEXT_ROWS`] or [`MAX_TEXT_BYTES`] says.
+pub fn text_reply_too_long() -> String {
+    format!(
+        "a text query's reply of more than {MAX_TEXT_ROWS} rows or {} MiB, more than ibench \
+         keeps",
+        MAX_TEXT_BYTES >> 20
+    )
+}
+
+/// Server text as ibench keeps it: UTF-8 (invalid bytes replaced), control characters
+/// escaped ([`escape_controls`]: an error must not set the terminal's title or clear its
+/// screen), and at most [`MAX_SERVER_TEXT_BYTES`] (a 50 MiB error once filled stderr,
+/// run.json and the report).
+pub fn server_text(bytes: &[u8]) -> String {
+    let cut = bytes.len() > MAX_SERVER_TEXT_BYTES;
+    let kept = &bytes[..bytes.len().min(MAX_SERVER_TEXT_BYTES)];
+    let mut text = escape_controls(&String::from_utf8_lossy(kept));
+    if cut {
+        text.push_str(&format!("... (cut: the server sent {} bytes)", bytes.len()));
+    }
+    text
+}
+
+/// `text` with every control character but newline and tab written as an escape (`\x1b`,
+/// `\u{9b}`), so no text a server sent can drive the terminal it is shown on.
+pub fn escape_controls(text: &str) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if u32::from(c) < 0x80 && c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", u32::from(c)));
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// What TLS the connections made from one configuration got (the describe connection, the
+/// benchmark's, the cancels'), when TLS is optional (`prefer`, `allow`, `PREFERRED`): the
+/// first one's outcome, which every later one must match. A server (or a man in the middle)
+/// that gave the first connection TLS and the next ones none would otherwise have the run
+/// record TLS for a benchmark that ran in plaintext. Clones share the record.
+#[derive(Clone, Debug, Default)]
+pub struct TlsLedger(std::sync::Arc<std::sync::Mutex<LedgerEntries>>);
+
+/// What a [`TlsLedger`] holds.
+#[derive(Debug, Default)]
+struct LedgerEntries {
+    /// The first connection's TLS (`Some(None)`: plaintext).
+    first: Option<Option<TlsInfo>>,
+    /// The plaintext fallback and a differing TLS version were said once already.
+    warned_plaintext: bool,
+    warned_version: bool,
+}
+
+impl TlsLedger {
+    /// Record what a connection to `target` got under the optional-TLS mode `mode`: an error
+    /// when it is TLS where the first connection had none, or plaintext where it had TLS; a
+    /// warning on the terminal (once) when the mode fell back to plaintext, and when two TLS
+    /// connections got different versions or ciphers.
+    pub fn check(&self, got: Option<TlsInfo>, target: &str, mode: &str) -> Result<(), String> {
+        self.check_on(got, target, mode, false)
+    }
+
+    /// [`TlsLedger::check`], where `loopback` says the peer is on this machine: no warning
+    /// about plaintext then (nothing crosses a network; a private server has no TLS).
+    pub fn check_on(
+        &self,
+        got: Option<TlsInfo>,
+        target: &str,
+        mode: &str,
+        loopback: bool,
+    ) -> Result<(), String> {
+        let Ok(mut entries) = self.0.lock() else {
+            return Ok(());
+        };
+        let first = entries.first.get_or_insert_with(|| got.clone()).clone();
+        match (&first, &got) {
+            (Some(f), None) => {
+                return Err(format!(
+                    "a connection to {target} got no TLS, while the first one got {f} ({mode} \
+                     takes what the server offers, so a server or a man in the middle can drop \
+                     TLS for some connections): use TLS always (sslmode=require, \
+                     ssl-mode=REQUIRED or stronger) or never"
+                ));
+            }
+            (None, Some(g)) => {
+                return Err(format!(
+                    "a connection to {target} got {g}, while the first one got no TLS ({mode}): \
+                     the run's connections would not be alike; use TLS always (sslmode=require, \
+                     ssl-mode=REQUIRED or stronger) or never"
+                ));
+            }
+            (Some(f), Some(g)) if f != g && !entries.warned_version => {
+                entries.warned_version = true;
+                eprintln!(
+                    "warning: connections to {target} got different TLS: {f} and {g} (the run \
+                     records the first)"
+                );
+            }
+            (None, None) if !entries.warned_plaintext && !loopback => {
+                entries.warned_plaintext = true;
+                eprintln!(
+                    "warning: {target}: {mode} fell back to plaintext (the server offers no TLS, \
+                     or the TLS handshake failed): the run is not encrypted"
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
 
 /// Why a call on a protocol client failed; `S` is the protocol's error from the server.
 #[derive(Debug, thiserror::Error)]
@@ -227,15 +363,22 @@ pub enum Stream {
     Tcp(TcpStream),
     /// Over a Unix socket.
     Unix(UnixStream),
-    /// TLS over TCP.
-    Tls(Box<TlsStream>),
+    /// TLS over TCP; `verified`: the server's certificate was checked against trusted
+    /// roots (`verify-ca`, `verify-full`, `VERIFY_CA`, `VERIFY_IDENTITY`, or `require` /
+    /// `REQUIRED` with a CA given), so the peer is who the roots vouch for.
+    Tls {
+        /// The TLS session.
+        tls: Box<TlsStream>,
+        /// Whether the certificate was checked.
+        verified: bool,
+    },
 }
 
 impl Stream {
     /// What TLS negotiated, when the stream is TLS.
     pub fn tls_info(&self) -> Option<TlsInfo> {
         match self {
-            Stream::Tls(s) => Some(tls::info(&s.conn)),
+            Stream::Tls { tls, .. } => Some(tls::info(&tls.conn)),
             _ => None,
         }
     }
@@ -245,9 +388,26 @@ impl Stream {
         matches!(self, Stream::Unix(_))
     }
 
+    /// Whether the peer is on this machine: a Unix socket, or TCP to a loopback address.
+    pub fn is_loopback(&self) -> bool {
+        let tcp = match self {
+            Stream::Unix(_) => return true,
+            Stream::Tcp(s) => s,
+            Stream::Tls { tls, .. } => &tls.sock,
+        };
+        tcp.peer_addr().is_ok_and(|a| a.ip().is_loopback())
+    }
+
     /// Whether the stream is encrypted.
     pub fn is_tls(&self) -> bool {
-        matches!(self, Stream::Tls(_))
+        matches!(self, Stream::Tls { .. })
+    }
+
+    /// Whether a password may go over this stream in clear: a Unix socket, or TLS whose
+    /// certificate was checked. TLS with an unchecked certificate is not enough: whoever took
+    /// the port (or sits in the middle) can show any certificate and read the password.
+    pub fn is_private(&self) -> bool {
+        matches!(self, Stream::Unix(_) | Stream::Tls { verified: true, .. })
     }
 
     /// Bound every read (`None`: block as long as it takes). The login is bounded by the
@@ -259,7 +419,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(timeout),
             Stream::Unix(s) => s.set_read_timeout(timeout),
-            Stream::Tls(s) => s.sock.set_read_timeout(timeout),
+            Stream::Tls { tls, .. } => tls.sock.set_read_timeout(timeout),
         }
     }
 
@@ -269,7 +429,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_write_timeout(timeout),
             Stream::Unix(s) => s.set_write_timeout(timeout),
-            Stream::Tls(s) => s.sock.set_write_timeout(timeout),
+            Stream::Tls { tls, .. } => tls.sock.set_write_timeout(timeout),
         }
     }
 }
@@ -285,7 +445,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
-            Stream::Tls(s) => s.read(buf),
+            Stream::Tls { tls, .. } => tls.read(buf),
         }
     }
 }
@@ -295,13 +455,13 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
-            Stream::Tls(s) => s.write(buf),
+            Stream::Tls { tls, .. } => tls.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Stream::Tls(s) => s.flush(),
+            Stream::Tls { tls, .. } => tls.flush(),
             _ => Ok(()),
         }
     }
@@ -352,6 +512,11 @@ impl ReceiveBuffer {
         self.bytes.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;
+        if self.bytes.len() > SHRINK_ABOVE_BYTES && self.end <= RECEIVE_BUFFER_BYTES {
+            // What a long message left behind: back to the usual size, and freed.
+            self.bytes.truncate(RECEIVE_BUFFER_BYTES);
+            self.bytes.shrink_to_fit();
+        }
         while self.end < n {
             if self.end == self.bytes.len() {
                 // Grow as bytes arrive: at most twice what the peer really sent.
@@ -442,6 +607,47 @@ mod tests {
             RECEIVE_BUFFER_BYTES,
             "no growth for 100 bytes"
         );
+    }
+
+    #[test]
+    fn server_text_is_escaped_and_cut() {
+        assert_eq!(server_text(b"plain\nline\t."), "plain\nline\t.");
+        assert_eq!(
+            server_text(b"\x1b]0;title\x07\x1b[2J"),
+            "\\x1b]0;title\\x07\\x1b[2J"
+        );
+        assert_eq!(escape_controls("a\u{9b}2J"), "a\\u{9b}2J");
+        let long = vec![b'x'; 50 << 20];
+        let t = server_text(&long);
+        assert!(t.len() < MAX_SERVER_TEXT_BYTES + 100, "{}", t.len());
+        assert!(
+            t.ends_with("(cut: the server sent 52428800 bytes)"),
+            "{}",
+            &t[4000..]
+        );
+        let mut multibyte = vec![b'x'; MAX_SERVER_TEXT_BYTES - 1];
+        multibyte.extend_from_slice("é".as_bytes());
+        assert!(
+            server_text(&multibyte).contains("cut"),
+            "a split character is no panic"
+        );
+    }
+
+    #[test]
+    fn a_buffer_grown_for_a_long_message_shrinks_after_it() {
+        let mut b = ReceiveBuffer::default();
+        let long = vec![7u8; 10 << 20];
+        b.fill(&mut Trickle(long, 1 << 20), 10 << 20).unwrap();
+        assert!(b.bytes.len() >= 10 << 20);
+        b.take(10 << 20);
+        b.fill(&mut Trickle(vec![1, 2, 3], 3), 3).unwrap();
+        assert_eq!(b.pending(), &[1, 2, 3]);
+        assert_eq!(
+            b.bytes.len(),
+            RECEIVE_BUFFER_BYTES,
+            "back to the usual size"
+        );
+        assert!(b.bytes.capacity() < SHRINK_ABOVE_BYTES, "and freed");
     }
 
     #[test]

@@ -198,9 +198,46 @@ fn tls_error(e: io::Error) -> io::Error {
         Some(CertificateError::Expired | CertificateError::ExpiredContext { .. }) => {
             ": the server's certificate has expired"
         }
+        Some(CertificateError::Other(other)) if is_ca_as_end_entity(&other) => {
+            ": the server shows a CA certificate as its own (a self-signed certificate \
+             made as a CA): give the server a certificate signed by that CA, or use \
+             sslmode=require / ssl-mode=REQUIRED, which check nothing"
+        }
         _ => "",
     };
     io::Error::new(e.kind(), format!("TLS handshake failed: {e}{hint}"))
+}
+
+/// The `tls-server-end-point` channel binding of a session (RFC 5929): the hash of the
+/// server's certificate, with the hash of its signature algorithm, SHA-256 for MD5 and SHA-1
+/// (and for any other algorithm but SHA-384 and SHA-512, as PostgreSQL computes it). `None`
+/// when the server showed no certificate.
+pub fn server_end_point(conn: &ClientConnection) -> Option<Vec<u8>> {
+    use sha2::{Digest, Sha256, Sha384, Sha512};
+    let cert = conn.peer_certificates()?.first()?;
+    let der: &[u8] = cert.as_ref();
+    // The DER of the algorithm identifiers' OIDs (tag 06, length, value).
+    const SHA384: [&[u8]; 2] = [
+        &[6, 9, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 1, 1, 12], // sha384WithRSAEncryption
+        &[6, 8, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 4, 3, 3],        // ecdsa-with-SHA384
+    ];
+    const SHA512: [&[u8]; 2] = [
+        &[6, 9, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 1, 1, 13], // sha512WithRSAEncryption
+        &[6, 8, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 4, 3, 4],        // ecdsa-with-SHA512
+    ];
+    let holds = |oid: &[u8]| der.windows(oid.len()).any(|w| w == oid);
+    Some(if SHA384.iter().any(|o| holds(o)) {
+        Sha384::digest(der).to_vec()
+    } else if SHA512.iter().any(|o| holds(o)) {
+        Sha512::digest(der).to_vec()
+    } else {
+        Sha256::digest(der).to_vec()
+    })
+}
+
+/// Whether a certificate error is webpki's `CaUsedAsEndEntity`.
+fn is_ca_as_end_entity(other: &rustls::OtherError) -> bool {
+    format!("{other:?}").contains("CaUsedAsEndEntity")
 }
 
 /// What a TLS session negotiated.

@@ -100,6 +100,7 @@ pub(super) fn drive(
         .slots
         .iter()
         .filter_map(|s| s.conn.canceller())
+        .map(std::sync::Arc::from)
         .collect();
     let step_over = std::sync::atomic::AtomicBool::new(false);
     let index_shared = std::sync::Arc::new(index_progress::Shared::default());
@@ -190,27 +191,24 @@ pub(super) fn run_slot(mut s: Slot, start: Instant, stop: &StopSignal) -> Finish
 }
 
 /// Until the step is over: on Ctrl-C, cancel every statement in flight on the server (an
-/// index build can run for minutes), so the connections see the stop at once.
+/// index build can run for minutes), all at once, so the connections see the stop at once.
+/// The whole stop is bounded by [`stop::STOP_BOUND`] at any client count.
 pub(super) fn cancel_on_interrupt(
-    cancellers: &[Box<dyn crate::backend::Canceller>],
+    cancellers: &[std::sync::Arc<dyn crate::backend::Canceller>],
     step_over: &std::sync::atomic::AtomicBool,
 ) {
     let over = || step_over.load(std::sync::atomic::Ordering::Relaxed);
     while !over() {
         if stop::interrupted() {
-            for c in cancellers {
-                // A statement that already ended cannot be cancelled; nothing to do. Each
-                // cancel is bounded (protocol::CANCEL_TIMEOUT).
-                let _ = c.cancel();
-            }
+            let seen = Instant::now();
+            stop::cancel_all(cancellers.to_vec());
             // A server that ignores the cancel (or is gone without a word) must not hold the
-            // run for ever: after a grace period the run is recorded interrupted all the same.
-            let cancelled = Instant::now();
+            // run for ever: by the bound the run is recorded interrupted all the same.
             while !over() {
-                if cancelled.elapsed() > CANCEL_GRACE {
+                if seen.elapsed() > stop::STOP_BOUND {
                     stop::abandon(&format!(
                         "the server did not end the cancelled statements within {} s",
-                        CANCEL_GRACE.as_secs()
+                        stop::STOP_BOUND.as_secs()
                     ));
                 }
                 std::thread::sleep(Duration::from_millis(20));
@@ -220,9 +218,6 @@ pub(super) fn cancel_on_interrupt(
         std::thread::sleep(Duration::from_millis(20));
     }
 }
-
-/// How long the connections may take to end after their statements were cancelled on Ctrl-C.
-pub(super) const CANCEL_GRACE: Duration = Duration::from_secs(15);
 
 /// The error of a connection thread that panicked, with the panic's message.
 pub(super) fn panicked(

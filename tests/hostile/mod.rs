@@ -93,7 +93,7 @@ pub fn drain(s: &mut TcpStream, quiet: Duration) -> Vec<u8> {
 }
 
 /// Exactly `n` bytes, or `None` at EOF or a timeout.
-pub fn read_n(s: &mut TcpStream, n: usize) -> Option<Vec<u8>> {
+pub fn read_n(s: &mut impl Read, n: usize) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; n];
     s.read_exact(&mut buf).ok()?;
     Some(buf)
@@ -195,7 +195,7 @@ pub mod pg {
     }
 
     /// One message from the client: its tag and body (`None` at EOF or a timeout).
-    pub fn read_msg(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
+    pub fn read_msg(s: &mut impl Read) -> Option<(u8, Vec<u8>)> {
         let head = read_n(s, 5)?;
         let len = i32::from_be_bytes(head[1..5].try_into().ok()?);
         let body = read_n(s, usize::try_from(len).ok()?.checked_sub(4)?)?;
@@ -295,7 +295,7 @@ pub mod my {
     }
 
     /// One packet from the client: sequence id and payload.
-    pub fn read_packet(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
+    pub fn read_packet(s: &mut impl Read) -> Option<(u8, Vec<u8>)> {
         let h = read_n(s, 4)?;
         let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
         Some((h[3], read_n(s, len)?))
@@ -313,5 +313,108 @@ pub mod my {
     pub fn accept_login(s: &mut TcpStream, caps: u32) -> Option<()> {
         greet(s, caps, "mysql_native_password")?;
         s.write_all(&packet(2, &ok())).ok()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// TLS: a fake server's side of the handshake, with a certificate made for the test.
+
+pub mod tls {
+    use super::*;
+    use std::path::PathBuf;
+    use std::sync::{Arc, OnceLock};
+
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use rustls::{ServerConfig, ServerConnection, StreamOwned};
+
+    /// A TLS session of a fake server.
+    pub type Tls = StreamOwned<ServerConnection, TcpStream>;
+
+    /// A self-signed certificate for `localhost` and its key, made once per test binary with
+    /// `openssl`: `ca` says whether it is marked as a CA (as `openssl req -x509` makes it
+    /// by default) or as an end entity (which a client can trust as its own root).
+    pub struct Cert {
+        /// The certificate's PEM file.
+        pub pem: PathBuf,
+        key: PathBuf,
+    }
+
+    /// The test's certificate: `ca` true for the one `openssl req -x509` makes by default.
+    pub fn cert(ca: bool) -> &'static Cert {
+        static CA: OnceLock<Cert> = OnceLock::new();
+        static LEAF: OnceLock<Cert> = OnceLock::new();
+        let slot = if ca { &CA } else { &LEAF };
+        slot.get_or_init(|| {
+            let dir = std::env::temp_dir().join(format!(
+                "ibench-hostile-tls-{}-{}",
+                std::process::id(),
+                if ca { "ca" } else { "leaf" }
+            ));
+            std::fs::create_dir_all(&dir).expect("a temp dir");
+            let (pem, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+            let constraint = if ca {
+                "basicConstraints=critical,CA:TRUE"
+            } else {
+                "basicConstraints=critical,CA:FALSE"
+            };
+            let out = std::process::Command::new("openssl")
+                .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+                .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
+                .args(["-subj", "/CN=localhost", "-addext"])
+                .arg("subjectAltName=DNS:localhost")
+                .args(["-addext", constraint, "-keyout"])
+                .arg(&key)
+                .arg("-out")
+                .arg(&pem)
+                .output()
+                .expect("openssl runs (apt-get install openssl)");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            Cert { pem, key }
+        })
+    }
+
+    fn config(cert: &Cert) -> Arc<ServerConfig> {
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert.pem)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let key = PrivateKeyDer::from_pem_file(&cert.key).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap();
+        Arc::new(config)
+    }
+
+    /// The server's side of a TLS handshake over `s` with `cert`; `None` when the client
+    /// gave up (a certificate it refused).
+    pub fn accept(s: TcpStream, cert: &Cert) -> Option<Tls> {
+        let conn = ServerConnection::new(config(cert)).ok()?;
+        let mut tls = StreamOwned::new(conn, s);
+        while tls.conn.is_handshaking() {
+            tls.conn.complete_io(&mut tls.sock).ok()?;
+        }
+        Some(tls)
+    }
+
+    /// Everything the client sends over TLS until it closes (or goes quiet for `quiet`).
+    pub fn drain(t: &mut Tls, quiet: Duration) -> Vec<u8> {
+        let _ = t.sock.set_read_timeout(Some(quiet));
+        let mut all = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            match t.read(&mut buf) {
+                Ok(0) | Err(_) => return all,
+                Ok(n) => all.extend_from_slice(&buf[..n]),
+            }
+        }
     }
 }

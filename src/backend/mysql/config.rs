@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backend::protocol::TlsLedger;
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
 use crate::url::UrlParts;
 use crate::url::percent_decode;
@@ -91,6 +92,12 @@ pub struct MyConfig {
     pub ssl_mode: SslMode,
     /// The rustls client configuration, built once (`None` for `DISABLED`).
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Whether [`MyConfig::tls`] checks the server's certificate (`VERIFY_CA`,
+    /// `VERIFY_IDENTITY`, `REQUIRED` with `ssl-ca`): only then may a password go in clear
+    /// over TLS without an opt-in.
+    pub tls_verified: bool,
+    /// What TLS the connections made from this configuration (and its clones) got.
+    pub tls_ledger: TlsLedger,
     /// `enable-cleartext-plugin`: the server may ask for the password in clear (over TLS or
     /// a Unix socket only).
     pub cleartext_plugin: bool,
@@ -195,7 +202,7 @@ impl MyConfig {
         }
         if let Some(home) = home {
             let file = home.join(".my.cnf");
-            if let Ok(text) = std::fs::read_to_string(&file) {
+            if let Ok(text) = read_option_file(&file) {
                 for (k, v) in client_group(&text) {
                     given.add(&k, v, &file.display().to_string())?;
                 }
@@ -245,7 +252,7 @@ impl MyConfig {
                 )
             })?,
         };
-        let tls = tls_config(given, ssl_mode)?;
+        let (tls, tls_verified) = tls_config(given, ssl_mode)?;
         let server_public_key = match given.get("server-public-key-path") {
             None => None,
             Some(p) => Some(
@@ -274,6 +281,8 @@ impl MyConfig {
             connect_timeout,
             ssl_mode,
             tls,
+            tls_verified,
+            tls_ledger: TlsLedger::default(),
             cleartext_plugin: flag("enable-cleartext-plugin")?,
             server_public_key,
             get_server_public_key: flag("get-server-public-key")?,
@@ -282,13 +291,13 @@ impl MyConfig {
 }
 
 /// The rustls configuration of `ssl-mode`, `ssl-ca`, `ssl-cert` and `ssl-key` (`None` for
-/// `DISABLED`).
+/// `DISABLED`), and whether it checks the server's certificate.
 fn tls_config(
     given: &Given,
     ssl_mode: SslMode,
-) -> Result<Option<Arc<rustls::ClientConfig>>, String> {
+) -> Result<(Option<Arc<rustls::ClientConfig>>, bool), String> {
     if ssl_mode == SslMode::Disabled {
-        return Ok(None);
+        return Ok((None, false));
     }
     let roots = given
         .get("ssl-ca")
@@ -310,9 +319,31 @@ fn tls_config(
         roots,
         client_cert,
     };
-    Ok(Some(Arc::new(
-        policy.client_config().map_err(|e| e.to_string())?,
-    )))
+    let config = policy.client_config().map_err(|e| e.to_string())?;
+    Ok((Some(Arc::new(config)), verify != Verify::Nothing))
+}
+
+/// The text of an option file, unless anyone may write it: such a file is ignored with a
+/// warning (once per process), as the MySQL client ignores it, since whoever wrote it chose
+/// the host, the user and the TLS mode the password goes to.
+fn read_option_file(file: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(file)?.permissions().mode();
+    if mode & 0o002 != 0 {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| {
+            eprintln!(
+                "warning: {} is world-writable and is ignored (as the MySQL client ignores \
+                 it): chmod o-w it",
+                file.display()
+            );
+        });
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "world-writable",
+        ));
+    }
+    std::fs::read_to_string(file)
 }
 
 /// `host:port`, `[v6]:port`, `host`.

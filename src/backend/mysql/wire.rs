@@ -3,18 +3,21 @@
 //! As `postgres::wire` does for PostgreSQL, it does what the C client library does for one
 //! statement at a time and no more: one socket the thread blocks on, a prepared statement's
 //! `COM_STMT_EXECUTE` encoded into one reused buffer and sent with one `write`, and the
-//! result read in place: rows are counted, not decoded into values (the `mysql` crate made
-//! a `Row` of owned values per row, most of ibench's client CPU on range queries). The
-//! parameters are sent with the types the `mysql` crate sent (`LONGLONG`, `LONGLONG
-//! UNSIGNED`, `VAR_STRING`, `DATETIME`), so the server does the same work for them.
+//! result read in place: rows are counted, not decoded into values (a `Row` of owned values
+//! per row was most of the client CPU on range queries with the `mysql` crate ibench once
+//! used). The parameters are sent with the types that crate sent (`LONGLONG`, `LONGLONG
+//! UNSIGNED`, `VAR_STRING`, `DATETIME`), so the server does the same work for them as in
+//! runs recorded before.
 //!
 //! TLS as the client's `ssl-mode` says ([`super::config`], [`crate::backend::tls`]).
 //! Logins: `mysql_native_password`, `caching_sha2_password` (its fast path; the full
-//! exchange in clear over TLS or a Unix socket, and RSA-encrypted over plain TCP with a key
-//! the user gave or, opted in, fetched) and `mysql_clear_password` (opted in, over TLS or a
-//! Unix socket only). One auth switch per login. Sequence ids are checked, the login has one
-//! deadline, a login packet and a multi-packet reply are capped, and an early 0xFE is an
-//! error, never a hang.
+//! exchange in clear over a Unix socket or TLS whose certificate was checked, over unchecked
+//! TLS only with `get-server-public-key=true`, and RSA-encrypted over plain TCP with a key the
+//! user gave or, opted in, fetched) and `mysql_clear_password` (opted in, over TLS or a Unix
+//! socket only). One auth switch per login. Sequence ids are checked, the login has one
+//! deadline, a login packet, a multi-packet reply and a text query's rows are capped, every
+//! length is added with checked arithmetic, server text is escaped and cut where it is read,
+//! and an early 0xFE is an error, never a hang.
 
 use std::io;
 use std::net::ToSocketAddrs;
@@ -75,6 +78,9 @@ const MAX_LOGIN_PACKET_BYTES: usize = 65_536;
 /// Logins that go on longer than this many packets are a protocol error, not a loop.
 const MAX_LOGIN_ROUNDS: usize = 8;
 
+/// The most columns a result set may have (MySQL's own limit is 4096 per table).
+const MAX_COLUMNS: u64 = 65_536;
+
 /// `utf8mb4_general_ci`.
 const CHARSET_UTF8MB4: u8 = 45;
 
@@ -100,7 +106,7 @@ pub type WireError = protocol::WireError<ServerError>;
 
 type WireResult<T> = Result<T, WireError>;
 
-/// One value to bind, with the protocol type the `mysql` crate gave it.
+/// One value to bind, with its protocol type.
 #[derive(Debug, Clone, Copy)]
 pub enum Value<'a> {
     /// `LONGLONG`.
@@ -139,6 +145,10 @@ pub struct TextResult {
     pub columns: Vec<String>,
     /// The rows of every result set.
     pub rows: Vec<Vec<Option<String>>>,
+    /// Bytes of row data kept so far.
+    bytes: usize,
+    /// Why the reply cannot be kept (a malformed row, more than the caps).
+    refused: Option<String>,
 }
 
 impl TextResult {
@@ -154,6 +164,10 @@ trait ResultSink {
     fn column(&mut self, set: usize, i: u64, def: &[u8]);
     /// A row of result set `set`, which has `columns` columns.
     fn row(&mut self, set: usize, columns: usize, body: &[u8]);
+    /// Why the reply must not be read on (a malformed row, a reply past the caps), once.
+    fn refused(&mut self) -> Option<String> {
+        None
+    }
 }
 
 impl ResultSink for TextResult {
@@ -164,7 +178,24 @@ impl ResultSink for TextResult {
     }
 
     fn row(&mut self, _set: usize, _columns: usize, body: &[u8]) {
-        self.rows.push(text_row(body));
+        self.bytes = self.bytes.saturating_add(body.len());
+        match text_row(body) {
+            Some(row) => self.rows.push(row),
+            None => {
+                self.refused = Some(
+                    "a text row whose column is longer than its packet (a length the row does \
+                     not hold)"
+                        .to_string(),
+                );
+            }
+        }
+        if self.rows.len() > protocol::MAX_TEXT_ROWS || self.bytes > protocol::MAX_TEXT_BYTES {
+            self.refused = Some(protocol::text_reply_too_long());
+        }
+    }
+
+    fn refused(&mut self) -> Option<String> {
+        self.refused.take()
     }
 }
 
@@ -259,6 +290,21 @@ impl MyWire {
         conn.ch.bound(None)?;
         conn.ch.stream.set_write_timeout(None)?;
         conn.in_login = false;
+        if let Endpoint::Tcp { host, port } = &config.endpoint
+            && config.tls.is_some()
+            && !config.ssl_mode.requires_tls()
+        {
+            let mode = format!("ssl-mode={}", config.ssl_mode.name());
+            config
+                .tls_ledger
+                .check_on(
+                    conn.tls_info(),
+                    &format!("{host}:{port}"),
+                    &mode,
+                    conn.ch.stream.is_loopback(),
+                )
+                .map_err(WireError::Tls)?;
+        }
         Ok(conn)
     }
 
@@ -294,6 +340,10 @@ impl MyWire {
     /// later reply by one without an error); the deadline, when statements are bounded.
     fn start_command(&mut self) -> WireResult<()> {
         self.ch.usable()?;
+        if self.assembled.capacity() > MAX_PAYLOAD {
+            // What a reply longer than one packet left behind: freed.
+            self.assembled = Vec::new();
+        }
         if !self.ch.received.pending().is_empty() {
             return Err(self.protocol(format!(
                 "the server sent {} bytes nobody asked for",
@@ -338,7 +388,7 @@ impl MyWire {
         if let (Some(host), Some(tls_config)) = (host, &config.tls) {
             if greeting.caps & cap::SSL != 0 {
                 caps |= cap::SSL;
-                self.start_tls(caps, tls_config, host, deadline)?;
+                self.start_tls(caps, tls_config, config.tls_verified, host, deadline)?;
             } else if config.ssl_mode.requires_tls() {
                 return Err(WireError::Tls(format!(
                     "the server does not offer TLS, and ssl-mode={} needs it",
@@ -380,6 +430,7 @@ impl MyWire {
         &mut self,
         caps: u32,
         tls_config: &std::sync::Arc<rustls::ClientConfig>,
+        verified: bool,
         host: &str,
         deadline: Option<Instant>,
     ) -> WireResult<()> {
@@ -397,7 +448,10 @@ impl MyWire {
         };
         let tls = tls::connect(std::sync::Arc::clone(tls_config), host, tcp, deadline)
             .map_err(|e| WireError::Tls(e.to_string()))?;
-        self.ch.stream = Stream::Tls(Box::new(tls));
+        self.ch.stream = Stream::Tls {
+            tls: Box::new(tls),
+            verified,
+        };
         Ok(())
     }
 
@@ -408,8 +462,9 @@ impl MyWire {
         (body.first() == Some(&0xFF)).then(|| self.server_error_of(body))
     }
 
-    /// The password goes in clear over this connection only if it is TLS or a Unix socket.
-    fn is_private(&self) -> bool {
+    /// Whether the connection is TLS (checked or not) or a Unix socket: where the opted-in
+    /// `mysql_clear_password` may send the password.
+    fn is_encrypted_or_local(&self) -> bool {
         self.ch.stream.is_tls() || self.ch.stream.is_local()
     }
 
@@ -429,7 +484,7 @@ impl MyWire {
                         .to_string(),
                 ));
             }
-            if !self.is_private() {
+            if !self.is_encrypted_or_local() {
                 return Err(WireError::Auth(
                     "the server asks for the password in clear (mysql_clear_password) over TCP \
                      without TLS: use ssl-mode=REQUIRED or a Unix socket"
@@ -469,7 +524,7 @@ impl MyWire {
                     switched = true;
                     let rest = &body[1..];
                     let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
-                    plugin = String::from_utf8_lossy(&rest[..end]).into_owned();
+                    plugin = protocol::server_text(&rest[..end]);
                     scramble = rest.get(end + 1..).unwrap_or_default().to_vec();
                     if scramble.last() == Some(&0) {
                         scramble.pop();
@@ -490,8 +545,10 @@ impl MyWire {
         }
     }
 
-    /// `caching_sha2_password`'s full exchange: the password in clear over TLS or a Unix
-    /// socket; over plain TCP encrypted with the server's RSA key, which comes from
+    /// `caching_sha2_password`'s full exchange: the password in clear over a Unix socket or
+    /// TLS whose certificate was checked; over TLS with an unchecked certificate (which
+    /// anyone can show) only with `get-server-public-key=true`, the opt-in that trusts whoever
+    /// answers; over plain TCP encrypted with the server's RSA key, which comes from
     /// `server-public-key-path`, or from the server only with `get-server-public-key`.
     fn caching_sha2_full(
         &mut self,
@@ -501,8 +558,21 @@ impl MyWire {
     ) -> WireResult<()> {
         let mut clear = password.to_vec();
         clear.push(0);
-        if self.is_private() {
+        if self.ch.stream.is_private() {
             return self.send_raw(&clear);
+        }
+        if self.ch.stream.is_tls() {
+            // Over TLS the server takes the password in clear, never RSA-encrypted.
+            if config.get_server_public_key {
+                return self.send_raw(&clear);
+            }
+            return Err(WireError::Auth(
+                "caching_sha2_password needs the password in clear, and this TLS connection's \
+                 certificate was not checked (ssl-mode=PREFERRED and REQUIRED do not check \
+                 it): use ssl-mode=VERIFY_IDENTITY (or VERIFY_CA) with ssl-ca=, a Unix socket, \
+                 or opt in with get-server-public-key=true (which trusts whoever answers)"
+                    .to_string(),
+            ));
         }
         let key = match (&config.server_public_key, config.get_server_public_key) {
             (Some(key), _) => key.clone(),
@@ -640,7 +710,10 @@ impl MyWire {
                     let columns = lenenc_int(body, &mut 0).unwrap_or(0);
                     self.read_columns(columns, |i, def| sink.column(set, i, def))?;
                     let ncols = usize::try_from(columns).unwrap_or(0);
-                    let more = self.read_rows(|row| sink.row(set, ncols, row))?;
+                    let more = self.read_rows(|row| {
+                        sink.row(set, ncols, row);
+                        sink.refused()
+                    })?;
                     set += 1;
                     if !more {
                         return Ok(affected);
@@ -653,6 +726,11 @@ impl MyWire {
     /// The `count` column definitions of a result set, each handed to `each` with its
     /// position, and the EOF after them where the server sends one.
     fn read_columns(&mut self, count: u64, mut each: impl FnMut(u64, &[u8])) -> WireResult<()> {
+        if count > MAX_COLUMNS {
+            return Err(self.protocol(format!(
+                "a result of {count} columns, more than the {MAX_COLUMNS} ibench accepts"
+            )));
+        }
         for i in 0..count {
             let p = self.next_packet()?;
             each(i, self.body(p));
@@ -676,7 +754,7 @@ impl MyWire {
 
     /// Read row packets until the end of the result set, handing each to `row`; whether
     /// more results follow.
-    fn read_rows(&mut self, mut row: impl FnMut(&[u8])) -> WireResult<bool> {
+    fn read_rows(&mut self, mut row: impl FnMut(&[u8]) -> Option<String>) -> WireResult<bool> {
         loop {
             let p = self.next_packet()?;
             let body = self.body(p);
@@ -705,7 +783,11 @@ impl MyWire {
                     return Ok(status & MORE_RESULTS != 0);
                 }
                 Some(0xFF) => return Err(self.server_error_of(body)),
-                _ => row(body),
+                _ => {
+                    if let Some(why) = row(body) {
+                        return Err(self.protocol(why));
+                    }
+                }
             }
         }
     }
@@ -877,7 +959,7 @@ impl Greeting {
             if caps & cap::PLUGIN_AUTH != 0 && i < b.len() {
                 let rest = &b[i..];
                 let end = rest.iter().position(|x| *x == 0).unwrap_or(rest.len());
-                plugin = String::from_utf8_lossy(&rest[..end]).into_owned();
+                plugin = protocol::server_text(&rest[..end]);
             }
         }
         Some(Greeting {
@@ -1037,9 +1119,11 @@ fn lenenc_int(b: &[u8], i: &mut usize) -> Option<u64> {
 
 /// A length-encoded string at `*i` (`None` for NULL).
 fn lenenc_str<'a>(b: &'a [u8], i: &mut usize) -> Option<&'a [u8]> {
+    // Checked: a server may claim a length of 2^64 - 1 (`FE FF×8`).
     let len = usize::try_from(lenenc_int(b, i)?).ok()?;
-    let s = b.get(*i..*i + len)?;
-    *i += len;
+    let end = i.checked_add(len)?;
+    let s = b.get(*i..end)?;
+    *i = end;
     Some(s)
 }
 
@@ -1071,8 +1155,8 @@ fn parse_error(b: &[u8]) -> ServerError {
     };
     ServerError {
         code,
-        state,
-        message: String::from_utf8_lossy(message).into_owned(),
+        state: protocol::server_text(&state.into_bytes()),
+        message: protocol::server_text(message),
     }
 }
 
@@ -1097,19 +1181,25 @@ fn column_type(b: &[u8]) -> Option<u8> {
     b.get(i + 1 + 2 + 4).copied()
 }
 
-/// A text row's columns.
-fn text_row(b: &[u8]) -> Vec<Option<String>> {
+/// A text row's columns; `None` when a column's length runs past the row.
+fn text_row(b: &[u8]) -> Option<Vec<Option<String>>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        out.push(lenenc_str(b, &mut i).map(|s| String::from_utf8_lossy(s).into_owned()));
+        if b[i] == 0xFB {
+            out.push(None);
+            i += 1;
+            continue;
+        }
+        let s = lenenc_str(b, &mut i)?;
+        out.push(Some(String::from_utf8_lossy(s).into_owned()));
     }
-    out
+    Some(out)
 }
 
 /// The first column of a binary row as an integer, given the column count and its type.
 fn first_binary_int(b: &[u8], columns: usize, first_type: Option<u8>) -> Option<i64> {
-    let bitmap = (columns + 7 + 2) / 8;
+    let bitmap = columns.saturating_add(7 + 2) / 8;
     if b.first() != Some(&0) || *b.get(1)? & (1 << 2) != 0 {
         return None;
     }
@@ -1188,8 +1278,12 @@ mod tests {
         assert_eq!((ok.affected, ok.status), (5, MORE_RESULTS));
         assert_eq!(
             text_row(&[1, b'7', 0xFB, 2, b'a', b'b']),
-            vec![Some("7".into()), None, Some("ab".into())]
+            Some(vec![Some("7".into()), None, Some("ab".into())])
         );
+        let mut huge = vec![0xFE];
+        huge.extend_from_slice(&[0xFF; 8]);
+        huge.extend_from_slice(b"12");
+        assert_eq!(text_row(&huge), None, "FE FF×8: no overflow, no row");
         // One LONGLONG column: 0x00, a 1-byte bitmap, 8 bytes.
         let mut row = vec![0, 0];
         row.extend_from_slice(&42i64.to_le_bytes());

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backend::protocol::TlsLedger;
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
 use crate::url::UrlParts;
 use crate::url::{percent_decode, percent_encode};
@@ -138,6 +139,34 @@ struct PassEntry {
     password: String,
 }
 
+/// libpq's `channel_binding`: whether SCRAM binds the login to the TLS session
+/// (`SCRAM-SHA-256-PLUS` with `tls-server-end-point`), so that a man in the middle who relays
+/// a SCRAM exchange between two TLS sessions is caught.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelBinding {
+    /// Never bind (the SCRAM header says `n`: no binding supported).
+    Disable,
+    /// Bind when the connection is TLS and the server offers `SCRAM-SHA-256-PLUS`; libpq's
+    /// default.
+    Prefer,
+    /// Bind, or refuse the login: no TLS, a server without `-PLUS`, or a login that is not
+    /// SCRAM at all.
+    Require,
+}
+
+impl ChannelBinding {
+    fn parse(text: &str) -> Result<ChannelBinding, String> {
+        match text {
+            "disable" => Ok(ChannelBinding::Disable),
+            "prefer" => Ok(ChannelBinding::Prefer),
+            "require" => Ok(ChannelBinding::Require),
+            other => Err(format!(
+                "channel_binding={other}: use disable, prefer or require"
+            )),
+        }
+    }
+}
+
 /// Everything a connection to a PostgreSQL server needs.
 #[derive(Clone)]
 pub struct PgConfig {
@@ -165,6 +194,10 @@ pub struct PgConfig {
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The logins the connection may answer.
     pub require_auth: AuthMethods,
+    /// `channel_binding` (`PGCHANNELBINDING`).
+    pub channel_binding: ChannelBinding,
+    /// What TLS the connections made from this configuration (and its clones) got.
+    pub tls_ledger: TlsLedger,
     passfile: Vec<PassEntry>,
 }
 
@@ -195,6 +228,7 @@ const URL_PARAMS: &[&str] = &[
     "sslcert",
     "sslkey",
     "require_auth",
+    "channel_binding",
 ];
 
 /// libpq environment variables ibench does not support: refused when set, never ignored
@@ -216,7 +250,6 @@ const UNSUPPORTED_ENV: &[(&str, &[&str])] = &[
     ("PGKRBSRVNAME", &[]),
     ("PGGSSLIB", &[]),
     ("PGREQUIREPEER", &[]),
-    ("PGCHANNELBINDING", &["disable", "prefer"]),
     ("PGTARGETSESSIONATTRS", &["any"]),
     ("PGLOADBALANCEHOSTS", &["disable"]),
     ("PGCLIENTENCODING", &["UTF8", "utf8", "UTF-8"]),
@@ -274,6 +307,8 @@ impl PgConfig {
             tls_policy: None,
             tls: None,
             require_auth: AuthMethods::default(),
+            channel_binding: ChannelBinding::Prefer,
+            tls_ledger: TlsLedger::default(),
             passfile: Vec::new(),
         };
         config.read_hosts(parts.hosts)?;
@@ -281,6 +316,9 @@ impl PgConfig {
         let mut timeout = env.get("PGCONNECT_TIMEOUT");
         if let Some(methods) = env.get("PGREQUIREAUTH") {
             config.require_auth = AuthMethods::parse(&methods)?;
+        }
+        if let Some(binding) = env.get("PGCHANNELBINDING") {
+            config.channel_binding = ChannelBinding::parse(&binding)?;
         }
         let mut query_hosts = Vec::new();
         let mut query_ports = Vec::new();
@@ -300,6 +338,7 @@ impl PgConfig {
                 "sslcert" => ssl.cert = Some(value),
                 "sslkey" => ssl.key = Some(value),
                 "require_auth" => config.require_auth = AuthMethods::parse(&value)?,
+                "channel_binding" => config.channel_binding = ChannelBinding::parse(&value)?,
                 other => {
                     return Err(format!(
                         "ibench does not support the parameter '{other}' (it reads {})",
@@ -805,6 +844,23 @@ mod tests {
         assert_eq!(c.password.as_deref(), Some("p@ss"));
         assert_eq!(c.ssl_mode, SslMode::Disable);
         assert!(c.tls.is_none());
+    }
+
+    #[test]
+    fn channel_binding_is_read_from_the_url_or_the_environment() {
+        let c = PgConfig::from_url("postgres://u@h/d").unwrap();
+        assert_eq!(c.channel_binding, ChannelBinding::Prefer, "libpq's default");
+        let c = PgConfig::from_url("postgres://u@h/d?channel_binding=require").unwrap();
+        assert_eq!(c.channel_binding, ChannelBinding::Require);
+        let var = |k: &str| (k == "PGCHANNELBINDING").then(|| "disable".to_string());
+        let env = Environment {
+            var: &var,
+            home: None,
+        };
+        let c = PgConfig::from_url_in("postgres://u@h/d", &env).unwrap();
+        assert_eq!(c.channel_binding, ChannelBinding::Disable);
+        let e = PgConfig::from_url("postgres://u@h/d?channel_binding=yes").unwrap_err();
+        assert!(e.contains("disable, prefer or require"), "{e}");
     }
 
     #[test]

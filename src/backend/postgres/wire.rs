@@ -13,19 +13,22 @@
 //! is one of these: the benchmark's, the driver's describe and settle, the sampler's.
 //!
 //! TLS as libpq's `sslmode` says ([`super::config`], [`crate::backend::tls`]).
-//! Authentication: trust, cleartext password (over TLS or a Unix socket, or over plain TCP
-//! with `require_auth=password`), MD5 and SCRAM-SHA-256 (without channel binding; the
-//! server's final signature is checked), limited by `require_auth`. Every message length is
-//! capped by its kind, the login has one deadline, and a reply ibench did not ask for is an
+//! Authentication: trust, cleartext password (over a Unix socket or TLS whose certificate was
+//! checked, or elsewhere with `require_auth=password`), MD5, SCRAM-SHA-256 and
+//! SCRAM-SHA-256-PLUS (channel binding as `channel_binding` says; the server's final
+//! signature is checked), limited by `require_auth`. Every message length is capped by its
+//! kind, a text query's rows and bytes are capped, server text is escaped and cut where it is
+//! read, the login has one deadline, and a reply ibench did not ask for is an
 //! error, never a hang.
 
 use std::io::{self, Read, Write};
 use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::config::{AuthMethods, Host, PgConfig, SslMode, socket_file};
+use super::config::{AuthMethods, ChannelBinding, Host, PgConfig, SslMode, socket_file};
 use crate::backend::protocol::{self, Address, Channel, Stream};
 use crate::backend::tls;
+use crate::backend::tls::Verify;
 use crate::results::target::TlsInfo;
 use postgres_protocol::authentication::{md5_hash, sasl};
 
@@ -201,7 +204,23 @@ impl PgWire {
                 }
             };
             for address in addresses {
+                let optional_tls =
+                    !address.is_local() && config.tls.is_some() && !config.ssl_mode.requires_tls();
                 match Self::connect_to(config, i, host, address) {
+                    Ok(conn) if optional_tls => {
+                        let target = format!("{}:{port}", host_name(host));
+                        let mode = format!("sslmode={}", ssl_mode_name(config.ssl_mode));
+                        config
+                            .tls_ledger
+                            .check_on(
+                                conn.tls_info(),
+                                &target,
+                                &mode,
+                                conn.ch.stream.is_loopback(),
+                            )
+                            .map_err(WireError::Tls)?;
+                        return Ok(conn);
+                    }
                     Ok(conn) => return Ok(conn),
                     // The server answered and refused: trying the next address would only
                     // repeat the refusal (or reach another server with other rules).
@@ -271,7 +290,17 @@ impl PgWire {
                     Host::Tcp(name) => name.as_str(),
                     Host::Unix(_) => "localhost",
                 };
-                negotiate_tls(tcp, tls_config, name, config.ssl_mode, deadline)?
+                let verified = config
+                    .tls_policy
+                    .as_ref()
+                    .is_some_and(|p| p.verify != Verify::Nothing);
+                let tls = TlsRequest {
+                    config: tls_config,
+                    host: name,
+                    mode: config.ssl_mode,
+                    verified,
+                };
+                negotiate_tls(tcp, &tls, deadline)?
             }
             (_, stream, _) => stream,
         };
@@ -341,23 +370,31 @@ impl PgWire {
             return Err(self.error_sent_before_close().unwrap_or(WireError::Io(e)));
         }
         let password = config.password_for(i);
-        self.authenticate(
-            config.user.as_bytes(),
-            password.as_deref().map(str::as_bytes),
-            &config.require_auth,
-        )?;
+        let login = Login {
+            user: config.user.as_bytes(),
+            password: password.as_deref().map(str::as_bytes),
+            allowed: &config.require_auth,
+            binding: config.channel_binding,
+        };
+        self.authenticate(&login)?;
         // Then: ParameterStatus, BackendKeyData, ReadyForQuery; or an error, after which the
         // server closes the connection.
         loop {
             let f = self.next_frame()?;
             match f.tag {
                 b'K' => {
+                    // A short one would leave the cancel key at 0/0: Ctrl-C could not cancel.
                     let body = self.body(f);
-                    if body.len() >= 8 {
-                        let (pid, key) = (be_i32(&body[0..4]), be_i32(&body[4..8]));
-                        self.process_id = pid;
-                        self.secret_key = key;
+                    if body.len() < 8 {
+                        let n = body.len();
+                        return Err(self.protocol(format!(
+                            "a BackendKeyData of {n} bytes (8 expected): without its key, \
+                             ibench could not cancel a statement"
+                        )));
                     }
+                    let (pid, key) = (be_i32(&body[0..4]), be_i32(&body[4..8]));
+                    self.process_id = pid;
+                    self.secret_key = key;
                 }
                 b'E' => {
                     self.ch.broken = true;
@@ -365,7 +402,7 @@ impl PgWire {
                 }
                 b'Z' => return Ok(()),
                 b'S' | b'N' => {}
-                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
             }
         }
     }
@@ -376,12 +413,7 @@ impl PgWire {
         (f.tag == b'E').then(|| self.server_error(f))
     }
 
-    fn authenticate(
-        &mut self,
-        user: &[u8],
-        password: Option<&[u8]>,
-        allowed: &AuthMethods,
-    ) -> WireResult<()> {
+    fn authenticate(&mut self, login: &Login<'_>) -> WireResult<()> {
         let need_password = || {
             WireError::Auth(
                 "the server asks for a password and none was given: put it in --url, \
@@ -389,13 +421,10 @@ impl PgWire {
                     .to_string(),
             )
         };
-        let refuse = |method: &str| {
-            WireError::Auth(format!(
-                "the server asks for {method}, which require_auth does not allow"
-            ))
-        };
+        let allowed = login.allowed;
         let mut scram: Option<sasl::ScramSha256> = None;
         let mut scram_verified = false;
+        let mut bound = false;
         let mut rounds = 0;
         loop {
             rounds += 1;
@@ -407,38 +436,33 @@ impl PgWire {
             let code = be_i32(&body[0..4]);
             match code {
                 0 => {
-                    return self.authentication_ok(
-                        scram.is_some(),
-                        scram_verified,
-                        rounds,
-                        allowed,
-                    );
+                    let scram_state = (scram.is_some(), scram_verified);
+                    self.authentication_ok(scram_state, rounds, allowed)?;
+                    return binding_kept(login.binding, bound);
                 }
                 3 => {
-                    if !allowed.password {
-                        return Err(refuse("a cleartext password"));
-                    }
+                    refuse_unless(allowed.password, "a cleartext password")?;
+                    refuse_unbound(login.binding, "a cleartext password")?;
                     self.cleartext_allowed(allowed)?;
-                    let pw = password.ok_or_else(need_password)?;
+                    let pw = login.password.ok_or_else(need_password)?;
                     self.password_message(pw)?;
                 }
                 5 => {
-                    if !allowed.md5 {
-                        return Err(refuse("an MD5 password"));
-                    }
+                    refuse_unless(allowed.md5, "an MD5 password")?;
+                    refuse_unbound(login.binding, "an MD5 password")?;
                     let salt = body.get(4..8).map(<[u8]>::to_vec);
-                    self.answer_md5(user, password.ok_or_else(need_password)?, salt)?;
+                    let pw = login.password.ok_or_else(need_password)?;
+                    self.answer_md5(login.user, pw, salt)?;
                 }
                 10 => {
-                    if !allowed.scram {
-                        return Err(refuse("SCRAM-SHA-256"));
-                    }
+                    refuse_unless(allowed.scram, "SCRAM-SHA-256")?;
                     if scram.is_some() {
                         return Err(self.protocol("a second SASL start".to_string()));
                     }
-                    let pw = password.ok_or_else(need_password)?;
+                    let pw = login.password.ok_or_else(need_password)?;
                     let mechanisms = body[4..].to_vec();
-                    scram = Some(self.start_scram(&mechanisms, pw)?);
+                    let (s, b) = self.start_scram(&mechanisms, pw, login.binding)?;
+                    (scram, bound) = (Some(s), b);
                 }
                 11 | 12 => {
                     let data = body[4..].to_vec();
@@ -467,7 +491,7 @@ impl PgWire {
         }
         if f.tag != b'R' || f.len < 4 {
             return Err(self.protocol(format!(
-                "expected an authentication request, got '{}'",
+                "expected an authentication request, got {:?}",
                 f.tag as char
             )));
         }
@@ -479,8 +503,7 @@ impl PgWire {
     /// does not allow `none`.
     fn authentication_ok(
         &mut self,
-        scram_started: bool,
-        scram_verified: bool,
+        (scram_started, scram_verified): (bool, bool),
         rounds: usize,
         allowed: &AuthMethods,
     ) -> WireResult<()> {
@@ -515,40 +538,72 @@ impl PgWire {
         self.password_message(hash.as_bytes())
     }
 
-    /// A cleartext password goes over TLS or a Unix socket, or over plain TCP only when the
-    /// user named `password` in `require_auth`.
+    /// A cleartext password goes over a Unix socket or TLS whose certificate was checked;
+    /// elsewhere (plain TCP, or TLS with an unchecked certificate, which anyone can show) only
+    /// when the user named `password` in `require_auth`. Stricter than libpq, which sends it
+    /// over any TLS.
     fn cleartext_allowed(&self, allowed: &AuthMethods) -> WireResult<()> {
-        let over_plain_tcp = !self.ch.stream.is_tls() && !self.ch.stream.is_local();
-        if over_plain_tcp && !allowed.cleartext_opted_in {
-            return Err(WireError::Auth(
-                "the server asks for the password in clear over TCP without TLS: use TLS \
-                 (sslmode=require or stronger), a Unix socket, or opt in with \
-                 require_auth=password"
-                    .to_string(),
-            ));
+        if self.ch.stream.is_private() || allowed.cleartext_opted_in {
+            return Ok(());
         }
-        Ok(())
+        let over = if self.ch.stream.is_tls() {
+            "over TLS with an unchecked certificate (sslmode=prefer and require do not check \
+             it)"
+        } else {
+            "over TCP without TLS"
+        };
+        Err(WireError::Auth(format!(
+            "the server asks for the password in clear {over}: use sslmode=verify-full (or \
+             verify-ca) with sslrootcert=, a Unix socket, or opt in with require_auth=password"
+        )))
     }
 
-    /// Answer `AuthenticationSASL` (the offered `mechanisms`) with SCRAM-SHA-256's first
-    /// message.
-    fn start_scram(&mut self, mechanisms: &[u8], password: &[u8]) -> WireResult<sasl::ScramSha256> {
-        let offered = mechanisms.split(|b| *b == 0).any(|m| m == b"SCRAM-SHA-256");
-        if !offered {
-            return Err(WireError::Auth(
-                "the server offers no SASL mechanism ibench has (SCRAM-SHA-256)".to_string(),
-            ));
-        }
-        let s = sasl::ScramSha256::new(password, sasl::ChannelBinding::unsupported());
+    /// Answer `AuthenticationSASL` (the offered `mechanisms`) with SCRAM's first message:
+    /// `SCRAM-SHA-256-PLUS` bound to the TLS session (`tls-server-end-point`) when the
+    /// connection is TLS, the server offers it and `binding` allows it; else plain
+    /// `SCRAM-SHA-256`, whose header says `y` over TLS (so that a server offering `-PLUS`
+    /// sees an offer that was stripped on the way) and `n` otherwise. Whether it is bound.
+    fn start_scram(
+        &mut self,
+        mechanisms: &[u8],
+        password: &[u8],
+        binding: ChannelBinding,
+    ) -> WireResult<(sasl::ScramSha256, bool)> {
+        let offers = |name: &[u8]| mechanisms.split(|b| *b == 0).any(|m| m == name);
+        let end_point = match &self.ch.stream {
+            Stream::Tls { tls, .. } if binding != ChannelBinding::Disable => {
+                tls::server_end_point(&tls.conn)
+            }
+            _ => None,
+        };
+        let (mechanism, channel, bound) = match end_point {
+            Some(hash) if offers(b"SCRAM-SHA-256-PLUS") => (
+                "SCRAM-SHA-256-PLUS",
+                sasl::ChannelBinding::tls_server_end_point(hash),
+                true,
+            ),
+            _ if binding == ChannelBinding::Require => {
+                return Err(WireError::Auth(unbound_refusal(self.ch.stream.is_tls())));
+            }
+            _ if !offers(b"SCRAM-SHA-256") => {
+                return Err(WireError::Auth(
+                    "the server offers no SASL mechanism ibench has (SCRAM-SHA-256)".to_string(),
+                ));
+            }
+            // TLS and a hash to bind to, but no `-PLUS` offered: `y` (could have bound).
+            Some(_) => ("SCRAM-SHA-256", sasl::ChannelBinding::unrequested(), false),
+            None => ("SCRAM-SHA-256", sasl::ChannelBinding::unsupported(), false),
+        };
+        let s = sasl::ScramSha256::new(password, channel);
         self.ch.out.clear();
         let at = begin_message(&mut self.ch.out, b'p');
-        put_cstr(&mut self.ch.out, "SCRAM-SHA-256")?;
+        put_cstr(&mut self.ch.out, mechanism)?;
         let data = s.message();
         put_i32(&mut self.ch.out, len_i32(data.len())?);
         self.ch.out.extend_from_slice(data);
         end_message(&mut self.ch.out, at)?;
         self.ch.send()?;
-        Ok(s)
+        Ok((s, bound))
     }
 
     /// `SASLContinue` (answered with the client's proof) or, `last`, `SASLFinal` (the
@@ -603,7 +658,7 @@ impl PgWire {
             }
             if !matches!(tag, b'N' | b'S' | b'A') {
                 return Err(self.protocol(format!(
-                    "the server sent a '{}' message nobody asked for",
+                    "the server sent a {:?} message nobody asked for",
                     tag as char
                 )));
             }
@@ -652,7 +707,7 @@ impl PgWire {
                 b'E' => error = Some(self.server_error(f)),
                 b'Z' => break,
                 b'1' | b'T' | b'n' | b'S' | b'N' | b'A' => {}
-                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
             }
         }
         match error {
@@ -714,7 +769,7 @@ impl PgWire {
                 b'E' => error = Some(self.server_error(f)),
                 b'Z' => break,
                 b'2' | b'I' | b'n' | b'S' | b'N' | b'A' | b's' => {}
-                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
             }
         }
         match error {
@@ -733,11 +788,18 @@ impl PgWire {
         end_message(&mut self.ch.out, at)?;
         self.ch.send()?;
         let mut rows = Vec::new();
+        let mut bytes = 0usize;
         let mut error = None;
         loop {
             let f = self.reply_frame(&mut error)?;
             match f.tag {
-                b'D' => rows.push(text_row(self.body(f))),
+                b'D' => {
+                    bytes = bytes.saturating_add(f.len);
+                    if rows.len() >= protocol::MAX_TEXT_ROWS || bytes > protocol::MAX_TEXT_BYTES {
+                        return Err(self.protocol(protocol::text_reply_too_long()));
+                    }
+                    rows.push(text_row(self.body(f)));
+                }
                 b'E' => error = Some(self.server_error(f)),
                 b'Z' => break,
                 b'N' => {
@@ -747,7 +809,7 @@ impl PgWire {
                     }
                 }
                 b'T' | b'C' | b'I' | b'S' | b'A' => {}
-                t => return Err(self.protocol(format!("unexpected message '{}'", t as char))),
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
             }
         }
         match error {
@@ -826,7 +888,7 @@ impl PgWire {
         };
         if len > limit {
             return Err(WireError::Protocol(format!(
-                "a '{}' message of {len} bytes, more than the {limit} ibench accepts",
+                "a {:?} message of {len} bytes, more than the {limit} ibench accepts",
                 tag as char
             )));
         }
@@ -840,6 +902,61 @@ impl Drop for PgWire {
     fn drop(&mut self) {
         // Terminate: the server ends the backend at once instead of at the socket's EOF.
         self.ch.say_goodbye(&[b'X', 0, 0, 0, 4]);
+    }
+}
+
+/// What one login answers with: the user, the password, the methods `require_auth` allows
+/// and `channel_binding`.
+struct Login<'a> {
+    user: &'a [u8],
+    password: Option<&'a [u8]>,
+    allowed: &'a AuthMethods,
+    binding: ChannelBinding,
+}
+
+/// A request `require_auth` does not allow.
+fn refuse_unless(allowed: bool, method: &str) -> WireResult<()> {
+    if allowed {
+        return Ok(());
+    }
+    Err(WireError::Auth(format!(
+        "the server asks for {method}, which require_auth does not allow"
+    )))
+}
+
+/// A request that cannot be bound to the TLS session, under `channel_binding=require`.
+fn refuse_unbound(binding: ChannelBinding, method: &str) -> WireResult<()> {
+    if binding != ChannelBinding::Require {
+        return Ok(());
+    }
+    Err(WireError::Auth(format!(
+        "the server asks for {method}, and channel_binding=require needs SCRAM-SHA-256-PLUS \
+         (a scram-sha-256 rule in pg_hba.conf and TLS)"
+    )))
+}
+
+/// A login that ended without binding, under `channel_binding=require`.
+fn binding_kept(binding: ChannelBinding, bound: bool) -> WireResult<()> {
+    if binding == ChannelBinding::Require && !bound {
+        return Err(WireError::Auth(
+            "the server let the user in without SCRAM channel binding, which \
+             channel_binding=require does not allow"
+                .to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Why `channel_binding=require` cannot be met by a SCRAM request.
+fn unbound_refusal(over_tls: bool) -> String {
+    if over_tls {
+        "channel_binding=require, and the server does not offer SCRAM-SHA-256-PLUS (or its \
+         certificate's signature has no hash to bind to)"
+            .to_string()
+    } else {
+        "channel_binding=require needs TLS (sslmode=require or stronger over TCP), and this \
+         connection has none"
+            .to_string()
     }
 }
 
@@ -864,15 +981,23 @@ fn addresses(host: &Host, port: u16) -> io::Result<Vec<Address>> {
     }
 }
 
+/// What one connection asks of TLS: the rustls configuration, the host name the certificate
+/// is checked against, the `sslmode`, and whether the configuration checks the certificate.
+struct TlsRequest<'a> {
+    config: &'a std::sync::Arc<rustls::ClientConfig>,
+    host: &'a str,
+    mode: SslMode,
+    verified: bool,
+}
+
 /// Ask for TLS (`SSLRequest`) and shake hands when the server agrees; the plain stream when
-/// it declines and `mode` allows that.
+/// it declines and the mode allows that.
 fn negotiate_tls(
     mut tcp: std::net::TcpStream,
-    tls_config: &std::sync::Arc<rustls::ClientConfig>,
-    host: &str,
-    mode: SslMode,
+    tls: &TlsRequest<'_>,
     deadline: Option<Instant>,
 ) -> WireResult<Stream> {
+    let mode = tls.mode;
     let mut request = Vec::with_capacity(8);
     request.extend_from_slice(&8i32.to_be_bytes());
     request.extend_from_slice(&SSL_REQUEST_CODE.to_be_bytes());
@@ -893,18 +1018,38 @@ fn negotiate_tls(
     })?;
     match answer[0] {
         b'S' => {
-            let stream = tls::connect(std::sync::Arc::clone(tls_config), host, tcp, deadline)
+            let stream = tls::connect(std::sync::Arc::clone(tls.config), tls.host, tcp, deadline)
                 .map_err(|e| WireError::Tls(e.to_string()))?;
-            Ok(Stream::Tls(Box::new(stream)))
+            Ok(Stream::Tls {
+                tls: Box::new(stream),
+                verified: tls.verified,
+            })
         }
         b'N' if mode.requires_tls() => Err(WireError::Tls(format!(
             "the server does not accept TLS, and sslmode={} needs it",
             ssl_mode_name(mode)
         ))),
         b'N' => Ok(Stream::Tcp(tcp)),
+        // An error instead of an answer (a server out of slots or unable to start a backend,
+        // or one too old to know the request): said as such, its text not shown, as libpq
+        // does since 17.2: nothing has checked who sent it.
+        b'E' => Err(WireError::Protocol(
+            "the server answered the TLS request with an error message (out of connection \
+             slots, unable to start a backend, or too old to know the request; its text is \
+             not shown, as nothing has checked who sent it): see the server's log"
+                .to_string(),
+        )),
         other => Err(WireError::Protocol(format!(
             "the server answered the TLS request with {other:#04x}, not 'S' or 'N'"
         ))),
+    }
+}
+
+/// A host as the user wrote it.
+fn host_name(host: &Host) -> String {
+    match host {
+        Host::Tcp(name) => name.clone(),
+        Host::Unix(dir) => dir.display().to_string(),
     }
 }
 
@@ -1098,7 +1243,7 @@ fn parse_error_fields(body: &[u8]) -> ServerError {
         let Some((&kind, value)) = field.split_first() else {
             continue;
         };
-        let value = String::from_utf8_lossy(value).into_owned();
+        let value = protocol::server_text(value);
         match kind {
             b'V' => {
                 e.severity = value;
