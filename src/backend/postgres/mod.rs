@@ -543,6 +543,9 @@ impl Conn for PostgresConn {
                 .unwrap_or_else(|e| serde_json::json!({ "error": e }));
             out.insert(view.to_string(), value);
         }
+        if self.flavour == Flavour::Postgres {
+            out.insert("server".to_string(), self.wal_position());
+        }
         Ok(Some(serde_json::Value::Object(out)))
     }
 
@@ -617,6 +620,23 @@ impl PostgresConn {
             ));
         }
         Ok(i64_u64(self.number(sql, context)?))
+    }
+
+    /// The statistics' `server` object: the database the run's `pg_stat_database` row is
+    /// named by, whether the server is in recovery, and the WAL insert position in bytes
+    /// (`null` in recovery, where there is none), or `{"error": ...}`.
+    fn wal_position(&mut self) -> serde_json::Value {
+        let sql = "SELECT json_build_object('current_database', current_database(), \
+                   'in_recovery', pg_is_in_recovery(), 'wal_insert_lsn_bytes', \
+                   CASE WHEN pg_is_in_recovery() THEN NULL \
+                   ELSE pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') END)::text";
+        self.wire
+            .query_value(sql)
+            .map_err(|e| wire_detail(&e))
+            .and_then(|text| {
+                serde_json::from_str(&text.unwrap_or_default()).map_err(|e| e.to_string())
+            })
+            .unwrap_or_else(|e| serde_json::json!({ "error": e }))
     }
 
     /// `version()` and, when this user may read it, `pg_config`'s CONFIGURE, CC and CFLAGS.
