@@ -35,6 +35,20 @@ pub struct StepStats {
     pub facts: RunFacts,
 }
 
+impl StepStats {
+    /// The DBMS's figures of a step of `ops` ops (each an `op`) and `inserted_rows` rows.
+    pub fn figures(&self, op: &str, ops: u64, inserted_rows: u64) -> DbmsMetrics {
+        dbms_metrics(
+            self,
+            &Divisors {
+                op,
+                ops,
+                inserted_rows,
+            },
+        )
+    }
+}
+
 /// What a step's counters are divided by.
 #[derive(Clone, Copy, Debug)]
 pub struct Divisors<'a> {

@@ -267,6 +267,16 @@ pub struct Sampling {
     pub engine: Option<crate::results::target::Engine>,
 }
 
+impl Sampling {
+    /// What the DBMS's counters need to know of the run.
+    fn facts(&self) -> dbms::RunFacts {
+        dbms::RunFacts {
+            engine: self.engine,
+            tables: self.tables.clone(),
+        }
+    }
+}
+
 /// The running sampler: a handle to its thread.
 pub struct Sampler {
     tx: Option<Sender<Cmd>>,
@@ -336,11 +346,7 @@ impl Sampler {
         let state = SamplerState {
             probe,
             conn: conn.ok(),
-            tables: sampling.tables.clone(),
-            facts: dbms::RunFacts {
-                engine: sampling.engine,
-                tables: sampling.tables.clone(),
-            },
+            facts: sampling.facts(),
             data_paths: storage.data_paths.clone(),
             storage_na: storage.na.clone(),
             dir: dir.to_path_buf(),
@@ -437,8 +443,7 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), String> {
 struct SamplerState {
     probe: Probe,
     conn: Option<Box<dyn Conn>>,
-    tables: Vec<String>,
-    /// What the DBMS's counters need to know of the run.
+    /// The run's engine and tables (the database size counts the tables').
     facts: dbms::RunFacts,
     data_paths: Vec<PathBuf>,
     storage_na: Option<String>,
@@ -475,7 +480,7 @@ impl SamplerState {
             .conn
             .as_mut()
             .ok_or_else(|| "the sampler has no connection to the database".to_string())?;
-        conn.database_size_bytes(&self.tables)
+        conn.database_size_bytes(&self.facts.tables)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| "the backend cannot tell the database size".to_string())
     }
@@ -786,14 +791,6 @@ pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
         .get(crate::stats::OpKind::Insert.name())
         .map_or(0, |o| o.rows);
     let raw = raw.unwrap_or_else(|| StepRaw::unavailable(record.seconds));
-    let dbms = dbms::dbms_metrics(
-        &raw.dbms,
-        &dbms::Divisors {
-            op,
-            ops,
-            inserted_rows,
-        },
-    );
     let t = &raw.totals;
     let ops_f = count_f64(ops);
     let no_ops = format!("no {op}s in the step");
@@ -859,7 +856,7 @@ pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
             }
         }),
         profile: raw.profile,
-        dbms,
+        dbms: raw.dbms.figures(op, ops, inserted_rows),
     }
 }
 
