@@ -263,7 +263,8 @@ pub struct Sampling {
     pub perf_turn: Option<Duration>,
     /// With `--profile-server`: the seconds of each step the server's CPU is profiled.
     pub profile_seconds: Option<f64>,
-    /// `--engine`, when given: which engine's counters describe the run (the MySQL family).
+    /// The engine of the run's tables (`--engine`): whose counters describe the run (the MySQL
+    /// family).
     pub engine: Option<crate::results::target::Engine>,
 }
 
