@@ -207,6 +207,13 @@ fn a_server_not_on_this_host_gives_na_with_reasons() {
         table.contains("the DBMS's own counters") && table.contains("walbpi: WAL bytes"),
         "{table}"
     );
+    // And in the time series for change detection, with their units.
+    let (runs, _) = ibench::report::load::load_runs(std::slice::from_ref(&dir));
+    let series = ibench::report::series::nyrkio(&runs).to_string();
+    assert!(
+        series.contains(r#""name":"l.i0.walbpi""#) && series.contains(r#""unit":"bytes/row""#),
+        "{series}"
+    );
 }
 
 /// `--server-pid` or `--server-dir` naming another process or instance would measure the
