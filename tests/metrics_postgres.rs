@@ -153,7 +153,7 @@ fn server_dir_gives_the_pid() {
 }
 
 /// A server on another host: the process and storage figures are n/a with the reason, never
-/// 0, and what does not need them is measured. The same private server is reached through
+/// 0, and what does not need them is measured, the DBMS's own counters included. The same private server is reached through
 /// its IPv4-mapped IPv6 address, which ibench (rightly) cannot tell is this host.
 #[test]
 fn a_server_not_on_this_host_gives_na_with_reasons() {
@@ -175,6 +175,23 @@ fn a_server_not_on_this_host_gives_na_with_reasons() {
     // What does not need the server's processes is still measured.
     value(&m.ccpupq, "ccpupq");
     value(&m.dbgb1, "dbgb1");
+    // The DBMS's own counters need only SQL: every one this server has is measured.
+    for (name, figure) in [
+        ("walbpi", &m.dbms.walbpi),
+        ("fpipi", &m.dbms.fpipi),
+        ("shrpq", &m.dbms.shrpq),
+        ("shhpq", &m.dbms.shhpq),
+        ("ckpts", &m.dbms.ckpts),
+        ("ckbufs", &m.dbms.ckbufs),
+        ("avacs", &m.dbms.avacs),
+        ("deadtup", &m.dbms.deadtup),
+    ] {
+        value(figure, name);
+    }
+    assert!(
+        value(&m.dbms.walbpi, "walbpi") > 50.0,
+        "a row is more than 50 bytes of WAL"
+    );
     let raw = std::fs::read_to_string(dir.join("run.json")).unwrap();
     assert!(
         raw.contains(r#""cpupq": {"#) && raw.contains(r#""na": "#),
@@ -185,6 +202,17 @@ fn a_server_not_on_this_host_gives_na_with_reasons() {
     assert!(
         table.contains("n/a[1]") && table.contains("not this one"),
         "{table}"
+    );
+    assert!(
+        table.contains("the DBMS's own counters") && table.contains("walbpi: WAL bytes"),
+        "{table}"
+    );
+    // And in the time series for change detection, with their units.
+    let (runs, _) = ibench::report::load::load_runs(std::slice::from_ref(&dir));
+    let series = ibench::report::series::nyrkio(&runs).to_string();
+    assert!(
+        series.contains(r#""name":"l.i0.walbpi""#) && series.contains(r#""unit":"bytes/row""#),
+        "{series}"
     );
 }
 
@@ -319,4 +347,100 @@ fn perf_counts_every_group_per_operation_of_its_own_intervals() {
     if !reasons.is_empty() {
         assert!(text.contains("n/a in every run"), "{text}");
     }
+}
+
+/// Autovacuum off on the whole server while it lives (ALTER SYSTEM, reloaded), back on when
+/// dropped: a vacuum of another test's tables would write WAL into a window the test reads.
+struct AutovacuumOff(String);
+
+impl AutovacuumOff {
+    fn new(url: &str) -> AutovacuumOff {
+        let mut c = pg_connect(url);
+        c.query("ALTER SYSTEM SET autovacuum = off").unwrap();
+        c.query("SELECT pg_reload_conf()").unwrap();
+        AutovacuumOff(url.to_string())
+    }
+}
+
+impl Drop for AutovacuumOff {
+    fn drop(&mut self) {
+        let mut c = pg_connect(&self.0);
+        let _ = c.query("ALTER SYSTEM RESET autovacuum");
+        let _ = c.query("SELECT pg_reload_conf()");
+    }
+}
+
+/// The server's counters as the test reads them with its own SQL, from another database:
+/// WAL insert position in bytes, full-page images, and database `db`'s shared-buffer hits
+/// and reads.
+fn pg_counters(c: &mut ibench::backend::postgres::wire::PgWire, db: &str) -> [f64; 4] {
+    [
+        "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint".to_string(),
+        "SELECT wal_fpi FROM pg_stat_wal".to_string(),
+        format!("SELECT blks_hit FROM pg_stat_database WHERE datname = '{db}'"),
+        format!("SELECT blks_read FROM pg_stat_database WHERE datname = '{db}'"),
+    ]
+    .map(|sql| count_f64(u64::try_from(pg_number(c, &sql)).unwrap()))
+}
+
+/// Within 1% of the counter's own change.
+fn within_1pct(what: &str, figure: f64, delta: f64) {
+    eprintln!("{what}: figure × divisor {figure:.0}, the counter's own change {delta:.0}");
+    assert!(
+        (figure - delta).abs() <= 0.01 * delta,
+        "{what}: {figure} against the server's own {delta}"
+    );
+}
+
+/// Checked against the source: over one step, each DBMS figure times the step's rows or ops
+/// equals the change of the counter it reads, read by the test with its own SQL just before
+/// the run and as the step's record comes out, within 1%.
+#[test]
+fn dbms_figures_times_the_steps_rows_match_the_servers_own_counters() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = server();
+    let url = new_database(s, "dbms_counters");
+    let _quiet = AutovacuumOff::new(&s.url);
+    let mut opts = small_options(&url, "pg-dbms-load");
+    opts.steps = parse_step_list("l.i0").unwrap();
+    opts.load_rows = 20_000;
+    run_and_read(opts);
+    // The test's connection reads from another database, so its own reads count elsewhere.
+    let mut c = pg_connect(&s.url);
+    // l.i1's first change to each page after a checkpoint writes a full-page image.
+    c.query("CHECKPOINT").unwrap();
+    let before = pg_counters(&mut c, "dbms_counters");
+    let mut opts = small_options(&url, "pg-dbms-i1");
+    opts.steps = parse_step_list("l.i1").unwrap();
+    opts.i1_rows = 20_000;
+    opts.check = false;
+    let mut after = before;
+    let outcome = ibench::runner::run(opts, vec![], &mut |_| {
+        after = pg_counters(&mut c, "dbms_counters");
+    })
+    .unwrap();
+    let run = ibench::results::read_run(&outcome.dir).unwrap();
+    let [wal, fpi, hits, _reads] = [0, 1, 2, 3].map(|i| after[i] - before[i]);
+    let m = run.steps[0].metrics.as_ref().unwrap();
+    let (rows, ops) = (count_f64(m.inserted_rows), count_f64(m.ops));
+    assert!(rows >= 20_000.0 && fpi > 0.0, "{rows} rows, {fpi} FPIs");
+    within_1pct("WAL bytes", value(&m.dbms.walbpi, "walbpi") * rows, wal);
+    within_1pct(
+        "full-page images",
+        value(&m.dbms.fpipi, "fpipi") * rows,
+        fpi,
+    );
+    within_1pct("buffer hits", value(&m.dbms.shhpq, "shhpq") * ops, hits);
+    assert_eq!(
+        m.dbms.counters["WAL insert position, bytes"].round(),
+        (value(&m.dbms.walbpi, "walbpi") * rows).round()
+    );
+    // The figures the sampler read on this server (15): none of PostgreSQL 16's pg_stat_io.
+    value(&m.dbms.shrpq, "shrpq");
+    assert!(
+        value(&m.dbms.deadtup, "deadtup") >= 20_000.0,
+        "the deletes' dead rows"
+    );
+    assert!(matches!(&m.dbms.iorpq, Metric::Na(r) if r.contains("PostgreSQL 16")));
+    assert!(matches!(&m.dbms.redobpi, Metric::Na(_)));
 }

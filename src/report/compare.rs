@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::diagnosis::StepBands;
 use super::load::LoadedRun;
-use crate::results::metrics::{METRICS, Metric, ProfileRecord};
+use crate::results::metrics::{METRICS, Metric, ProfileRecord, Source};
 use crate::results::{CheckKind, Status, StepRecord};
 use crate::stats::OpKind;
 use crate::workload::steps::StepName;
@@ -1306,9 +1306,13 @@ fn step_figures(records: &[Option<&StepRecord>], row: &MakeRow) -> Vec<MetricRow
     ];
     if records.iter().flatten().any(|s| s.metrics.is_some()) {
         for d in METRICS.iter().filter(|d| d.shown.report) {
-            figures.push(row(d.name, d.meaning, Some(d.lower_is_better), &|s| {
+            let r = row(d.name, d.meaning, Some(d.lower_is_better), &|s| {
                 s.metrics.as_ref().and_then(|m| (d.get)(m).value())
-            }));
+            });
+            // The DBMS's counters: only those some run's server has.
+            if d.source == Source::Host || r.values.iter().any(Option::is_some) {
+                figures.push(r);
+            }
         }
     }
     figures

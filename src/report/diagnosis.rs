@@ -408,6 +408,25 @@ mod tests {
     }
 
     #[test]
+    fn the_dbms_counters_are_candidates_and_wal_per_row_can_come_first() {
+        let with_wal = |throughput: f64, cpupq: f64, walbpi: f64| {
+            let mut s = step(throughput, cpupq, 2.0, 1.0);
+            if let Some(m) = s.metrics.as_mut() {
+                m.dbms.walbpi = Metric::Value(walbpi);
+            }
+            s
+        };
+        // wal_compression off against on: 0.8 of the throughput, WAL bytes per row ×2, the
+        // server's CPU per op ×1.1.
+        let base = with_wal(1000.0, 100.0, 300.0);
+        let run = with_wal(800.0, 110.0, 600.0);
+        let d = diagnose("off", &run, &base, NoiseBand::default_band()).unwrap();
+        let names: Vec<&str> = d.movers.iter().map(|m| m.figure.as_str()).collect();
+        assert_eq!(names, ["walbpi", "cpupq"]);
+        assert!(d.line().contains("WAL bytes/row ×2.00"), "{}", d.line());
+    }
+
+    #[test]
     fn a_band_from_the_spread_of_repeats_replaces_the_default() {
         let base = step(1000.0, 100.0, 2.0, 1.0);
         let run = step(900.0, 112.0, 2.0, 1.0);

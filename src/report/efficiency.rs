@@ -1,13 +1,17 @@
 //! The server efficiency table the terminal shows after a run: the per-op metrics of every
-//! step, with the reasons for any `n/a` listed below it.
+//! step read on the host, then the DBMS's own counters (which any server has, local or not)
+//! with a key to their names, and the reasons for any `n/a` listed below them.
 
 use std::fmt::Write as _;
 
-use crate::results::metrics::{EMBEDDED_NA, METRICS, Metric, MetricDef, StepMetrics};
+use crate::results::metrics::{EMBEDDED_NA, METRICS, Metric, MetricDef, Source, StepMetrics};
 use crate::results::{RunRecord, StepRecord};
 
-/// The metrics of every step as a text table, with the reasons for any `n/a` listed below it.
-/// Empty when the run has no metrics.
+/// Columns per DBMS table: wider tables are split, so a line stays under about 100 characters.
+const DBMS_COLUMNS: usize = 9;
+
+/// The metrics of every step as text tables, with the reasons for any `n/a` listed below
+/// them. Empty when the run has no metrics.
 pub fn metrics_table(run: &RunRecord) -> String {
     let steps: Vec<(&StepRecord, &StepMetrics)> = run
         .steps
@@ -17,11 +21,62 @@ pub fn metrics_table(run: &RunRecord) -> String {
     if steps.is_empty() {
         return String::new();
     }
-    let cols: Vec<&MetricDef> = METRICS.iter().filter(|d| d.shown.terminal).collect();
     // One footnote per reason, naming every figure it holds for: `[1] wpi, wkbpi: no rows
     // inserted in this step`.
     let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
     let mut out = String::from("\nserver efficiency per op (cpu in µs, sizes in GB, maxop in s)\n");
+    let host: Vec<&MetricDef> = METRICS
+        .iter()
+        .filter(|d| d.shown.terminal && d.source == Source::Host)
+        .collect();
+    table(&mut out, &steps, &host, &mut reasons);
+    let dbms = dbms_columns(run, &steps);
+    if !dbms.is_empty() {
+        out.push_str("\nthe DBMS's own counters (per op, per inserted row, or in the step)\n");
+        for chunk in dbms.chunks(DBMS_COLUMNS) {
+            table(&mut out, &steps, chunk, &mut reasons);
+        }
+        for d in &dbms {
+            let _ = writeln!(out, "  {}: {}", d.name, d.meaning);
+        }
+    }
+    if let Some(info) = &run.metrics {
+        if info.server.na.as_deref() == Some(EMBEDDED_NA) {
+            let _ = writeln!(
+                out,
+                "server: none: SQLite runs inside ibench, so its CPU is counted in ccpupq (the client's) and its memory in ibench's own"
+            );
+        } else {
+            let _ = writeln!(out, "server: {}", info.server.describe());
+        }
+        let _ = writeln!(out, "storage: {}", info.storage.describe());
+    }
+    for (i, (reason, names)) in reasons.iter().enumerate() {
+        let _ = writeln!(out, "[{}] {}: {reason}", i + 1, names.join(", "));
+    }
+    out
+}
+
+/// The DBMS counters this run's server has: those of its DBMS and engine (every one measured
+/// in some step when the run names no target).
+fn dbms_columns(run: &RunRecord, steps: &[(&StepRecord, &StepMetrics)]) -> Vec<&'static MetricDef> {
+    METRICS
+        .iter()
+        .filter(|d| d.shown.terminal && d.source != Source::Host)
+        .filter(|d| match &run.target {
+            Some(t) => d.source.applies(t.backend, t.engine),
+            None => steps.iter().any(|(_, m)| (d.get)(m).value().is_some()),
+        })
+        .collect()
+}
+
+/// One table: a row per step, a column per figure; an n/a cell points to its reason.
+fn table<'a>(
+    out: &mut String,
+    steps: &[(&StepRecord, &StepMetrics)],
+    cols: &[&'a MetricDef],
+    reasons: &mut Vec<(String, Vec<&'a str>)>,
+) {
     let w = steps
         .iter()
         .map(|(s, _)| s.name.to_string().chars().count())
@@ -29,13 +84,13 @@ pub fn metrics_table(run: &RunRecord) -> String {
         .unwrap_or(0)
         .max(7);
     let _ = write!(out, "{:<w$}", "step");
-    for d in &cols {
+    for d in cols {
         let _ = write!(out, " {:>8}", d.name);
     }
     out.push('\n');
-    for (s, m) in &steps {
+    for (s, m) in steps {
         let _ = write!(out, "{:<w$}", s.name.to_string());
-        for d in &cols {
+        for d in cols {
             let (name, decimals) = (d.name, d.decimals);
             match &(d.get)(m) {
                 Metric::Value(v) => {
@@ -58,19 +113,4 @@ pub fn metrics_table(run: &RunRecord) -> String {
         }
         out.push('\n');
     }
-    if let Some(info) = &run.metrics {
-        if info.server.na.as_deref() == Some(EMBEDDED_NA) {
-            let _ = writeln!(
-                out,
-                "server: none: SQLite runs inside ibench, so its CPU is counted in ccpupq (the client's) and its memory in ibench's own"
-            );
-        } else {
-            let _ = writeln!(out, "server: {}", info.server.describe());
-        }
-        let _ = writeln!(out, "storage: {}", info.storage.describe());
-    }
-    for (i, (reason, names)) in reasons.iter().enumerate() {
-        let _ = writeln!(out, "[{}] {}: {reason}", i + 1, names.join(", "));
-    }
-    out
 }

@@ -3,7 +3,9 @@
 //!
 //! One row (Otava) or one result (Nyrkiö) per run, in the order the runs started; per step
 //! that completed, its throughput (higher is better) and the p99 latency of its main op in µs
-//! (lower is better; Otava gets the metrics every run has, as it reads no empty cell); as attributes the label, DBMS, version, flavour/engine, the config name
+//! (lower is better), and the DBMS's own counters it measured (`l.i1.walbpi`: WAL bytes per
+//! inserted row, lower is better; docs/results.md); Otava gets the metrics every run has, as
+//! it reads no empty cell; as attributes the label, DBMS, version, flavour/engine, the config name
 //! when the run names one, and the ibench version. How to run Otava on it: docs/tracking.md.
 
 use crate::stats::convert::{count_f64, round_to_u64};
@@ -12,6 +14,7 @@ use std::fmt::Write as _;
 
 use super::load::LoadedRun;
 use crate::results::Status;
+use crate::results::metrics::METRICS;
 
 /// The name of the Otava test the config describes.
 pub const OTAVA_TEST: &str = "ibench";
@@ -27,7 +30,8 @@ struct Figure {
     higher_is_better: bool,
 }
 
-/// The figures of a run: per completed step, throughput and main-op p99.
+/// The figures of a run: per completed step, throughput, main-op p99 and the DBMS's own
+/// counters it measured.
 fn figures(run: &LoadedRun) -> Vec<Figure> {
     let mut out = Vec::new();
     for s in &run.record.steps {
@@ -46,6 +50,19 @@ fn figures(run: &LoadedRun) -> Vec<Figure> {
                 unit: "us",
                 value: count_f64(op.latency_us.p99_us),
                 higher_is_better: false,
+            });
+        }
+        // The DBMS's own counters the step measured (a server anywhere has them).
+        let measured = METRICS.iter().filter(|d| d.shown.series).filter_map(|d| {
+            let v = (d.get)(s.metrics.as_ref()?).value()?;
+            Some((d, v))
+        });
+        for (d, value) in measured {
+            out.push(Figure {
+                name: format!("{}.{}", s.name, d.name),
+                unit: d.unit,
+                value,
+                higher_is_better: !d.lower_is_better,
             });
         }
     }

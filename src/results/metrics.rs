@@ -2,6 +2,7 @@
 //! `steps[].metrics`, and the lines of `metrics.jsonl`. The sampler (`crate::sampler`) fills
 //! them; the reports read them. Plain data: this module measures nothing.
 
+use crate::results::target::{BackendKind, Engine};
 use crate::stats::convert::count_f64;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -79,6 +80,40 @@ pub struct Shown {
     pub diagnosis: bool,
     /// The microbenchmark report's per-operation tables, under this short name.
     pub micro: Option<&'static str>,
+    /// The time series for change detection (`ibench report --format otava|nyrkio`).
+    pub series: bool,
+}
+
+/// What a figure reads: the host (`/proc`, the block device, ibench itself), which needs the
+/// server on this host, or the DBMS's own counters, which any server reached over SQL has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `/proc`, the block device, ibench's own clock and CPU.
+    Host,
+    /// PostgreSQL's statistics views.
+    Postgres,
+    /// MySQL/MariaDB's `SHOW GLOBAL STATUS`, whatever the engine.
+    Mysql,
+    /// InnoDB's status counters.
+    Innodb,
+    /// MyRocks' status counters.
+    Rocksdb,
+}
+
+impl Source {
+    /// Whether a figure of this source can be measured on a server of `backend` running the
+    /// run's tables on `engine` (the MySQL family's default engine is InnoDB).
+    pub fn applies(self, backend: BackendKind, engine: Option<Engine>) -> bool {
+        match self {
+            Source::Host => true,
+            Source::Postgres => backend == BackendKind::Postgres,
+            Source::Mysql => backend == BackendKind::Mysql,
+            Source::Innodb => {
+                backend == BackendKind::Mysql && engine.unwrap_or(Engine::Innodb) == Engine::Innodb
+            }
+            Source::Rocksdb => backend == BackendKind::Mysql && engine == Some(Engine::Rocksdb),
+        }
+    }
 }
 
 /// One per-step figure: its name in run.json, what it means, how it is shown and read. Every
@@ -88,6 +123,8 @@ pub struct Shown {
 pub struct MetricDef {
     /// Its name (`cpupq`).
     pub name: &'static str,
+    /// Its unit in the time series (`us/op`, `bytes/row`).
+    pub unit: &'static str,
     /// What it is, with its unit (`server CPU µs per op`).
     pub meaning: &'static str,
     /// A short form for diagnosis lines (`server CPU/op`).
@@ -98,6 +135,8 @@ pub struct MetricDef {
     pub lower_is_better: bool,
     /// Where it is shown.
     pub shown: Shown,
+    /// What it reads.
+    pub source: Source,
     /// Its value in a step's metrics, or why there is none.
     pub get: fn(&StepMetrics) -> Metric,
 }
@@ -113,90 +152,146 @@ const fn shown(
         report,
         diagnosis,
         micro,
+        series: false,
+    }
+}
+
+/// How a DBMS counter is shown: in the terminal's DBMS table, the reports, the time series,
+/// and, for a per-op cost, among the diagnosis's candidates.
+const fn dbms_shown(diagnosis: bool) -> Shown {
+    Shown {
+        terminal: true,
+        report: true,
+        diagnosis,
+        micro: None,
+        series: true,
+    }
+}
+
+/// A DBMS counter's entry: a cost (lower is better), shown as [`dbms_shown`] says.
+#[allow(clippy::too_many_arguments)]
+const fn dbms_metric(
+    name: &'static str,
+    unit: &'static str,
+    meaning: &'static str,
+    short: &'static str,
+    decimals: usize,
+    diagnosis: bool,
+    source: Source,
+    get: fn(&StepMetrics) -> Metric,
+) -> MetricDef {
+    MetricDef {
+        name,
+        unit,
+        meaning,
+        short,
+        decimals,
+        lower_is_better: true,
+        shown: dbms_shown(diagnosis),
+        source,
+        get,
     }
 }
 
 /// Every per-step figure, in the order the tables show them.
-pub const METRICS: [MetricDef; 17] = [
+pub const METRICS: [MetricDef; 45] = [
     MetricDef {
         name: "cpupq",
+        unit: "us/op",
         meaning: "server CPU µs per op",
         short: "server CPU/op",
         decimals: 1,
         lower_is_better: true,
         shown: shown(true, true, true, Some("cpu/o")),
+        source: Source::Host,
         get: |m| m.cpupq.clone(),
     },
     MetricDef {
         name: "ccpupq",
+        unit: "us/op",
         meaning: "ibench (client) CPU µs per op",
         short: "client CPU/op",
         decimals: 1,
         lower_is_better: true,
         shown: shown(true, false, true, None),
+        source: Source::Host,
         get: |m| m.ccpupq.clone(),
     },
     MetricDef {
         name: "hcpupq",
+        unit: "us/op",
         meaning: "whole-host CPU µs per op",
         short: "host CPU/op",
         decimals: 1,
         lower_is_better: true,
         shown: shown(true, true, true, None),
+        source: Source::Host,
         get: |m| m.hcpupq.clone(),
     },
     MetricDef {
         name: "rpq",
+        unit: "reads/op",
         meaning: "storage reads per op",
         short: "reads/op",
         decimals: 3,
         lower_is_better: true,
         shown: shown(true, true, true, Some("r/o")),
+        source: Source::Host,
         get: |m| m.rpq.clone(),
     },
     MetricDef {
         name: "rkbpq",
+        unit: "KB/op",
         meaning: "KB read from storage per op",
         short: "KB read/op",
         decimals: 3,
         lower_is_better: true,
         shown: shown(true, true, true, Some("rKB/o")),
+        source: Source::Host,
         get: |m| m.rkbpq.clone(),
     },
     MetricDef {
         name: "wpi",
+        unit: "writes/row",
         meaning: "storage writes per inserted row",
         short: "writes/row",
         decimals: 3,
         lower_is_better: true,
         shown: shown(true, true, true, None),
+        source: Source::Host,
         get: |m| m.wpi.clone(),
     },
     MetricDef {
         name: "wkbpi",
+        unit: "KB/row",
         meaning: "KB written to storage per inserted row",
         short: "KB written/row",
         decimals: 3,
         lower_is_better: true,
         shown: shown(true, true, true, None),
+        source: Source::Host,
         get: |m| m.wkbpi.clone(),
     },
     MetricDef {
         name: "server_wkbpi",
+        unit: "KB/row",
         meaning: "KB the server's own processes wrote (write_bytes: WAL, data files, logs) per inserted row; unlike wkbpi not shared with the rest of the host",
         short: "server KB written/row",
         decimals: 3,
         lower_is_better: true,
         shown: shown(false, false, true, None),
+        source: Source::Host,
         get: server_kb_written_per_row,
     },
     MetricDef {
         name: "wkbpq",
+        unit: "KB/op",
         meaning: "KB written to storage per op",
         short: "KB written/op",
         decimals: 3,
         lower_is_better: true,
         shown: shown(false, false, false, Some("wKB/o")),
+        source: Source::Host,
         get: |m| {
             m.totals
                 .device_write_bytes
@@ -206,76 +301,372 @@ pub const METRICS: [MetricDef; 17] = [
     },
     MetricDef {
         name: "csps",
+        unit: "1/s",
         meaning: "context switches per second",
         short: "context switches/s",
         decimals: 0,
         lower_is_better: true,
         shown: shown(true, true, false, None),
+        source: Source::Host,
         get: |m| m.csps.clone(),
     },
     MetricDef {
         name: "cspq",
+        unit: "1/op",
         meaning: "context switches per op",
         short: "context switches/op",
         decimals: 2,
         lower_is_better: true,
         shown: shown(true, true, true, Some("cs/o")),
+        source: Source::Host,
         get: |m| m.cspq.clone(),
     },
     MetricDef {
         name: "dbgb1",
+        unit: "GB",
         meaning: "logical database size at step end, GB",
         short: "database GB",
         decimals: 3,
         lower_is_better: true,
         shown: shown(true, true, false, None),
+        source: Source::Host,
         get: |m| m.dbgb1.clone(),
     },
     MetricDef {
         name: "dbgb2",
+        unit: "GB",
         meaning: "data directory size on disk at step end, GB",
         short: "data dir GB",
         decimals: 3,
         lower_is_better: true,
         shown: shown(true, true, false, None),
+        source: Source::Host,
         get: |m| m.dbgb2.clone(),
     },
     MetricDef {
         name: "rss",
+        unit: "GB",
         meaning: "server resident memory, max over the step, GB",
         short: "server RSS GB",
         decimals: 3,
         lower_is_better: true,
         shown: shown(true, true, false, None),
+        source: Source::Host,
         get: |m| m.rss.clone(),
     },
     MetricDef {
         name: "maxop",
+        unit: "s",
         meaning: "max response time of the step's op, seconds",
         short: "max response time",
         decimals: 3,
         lower_is_better: true,
         shown: shown(true, false, false, None),
+        source: Source::Host,
         get: |m| m.maxop.clone(),
     },
     MetricDef {
         name: "p50",
+        unit: "per s",
         meaning: "per-second rate at the median",
         short: "median rate",
         decimals: 0,
         lower_is_better: false,
         shown: shown(true, false, false, None),
+        source: Source::Host,
         get: |m| m.p50.clone(),
     },
     MetricDef {
         name: "p1low",
+        unit: "per s",
         meaning: "per-second rate exceeded in 99% of seconds",
         short: "1% low rate",
         decimals: 0,
         lower_is_better: false,
         shown: shown(true, false, false, None),
+        source: Source::Host,
         get: |m| m.p1low.clone(),
     },
+    dbms_metric(
+        "walbpi",
+        "bytes/row",
+        "WAL bytes per inserted row: the advance of the WAL insert position over the step, every record of the cluster",
+        "WAL bytes/row",
+        1,
+        true,
+        Source::Postgres,
+        |m| m.dbms.walbpi.clone(),
+    ),
+    dbms_metric(
+        "fpipi",
+        "FPIs/row",
+        "full-page images written to WAL per inserted row (pg_stat_wal, PostgreSQL 14 and later)",
+        "full-page images/row",
+        4,
+        true,
+        Source::Postgres,
+        |m| m.dbms.fpipi.clone(),
+    ),
+    dbms_metric(
+        "shrpq",
+        "blocks/op",
+        "shared-buffer misses per op: blocks read into shared buffers in the run's database (pg_stat_database blks_read)",
+        "buffer reads/op",
+        3,
+        true,
+        Source::Postgres,
+        |m| m.dbms.shrpq.clone(),
+    ),
+    dbms_metric(
+        "shhpq",
+        "blocks/op",
+        "shared-buffer hits per op in the run's database (pg_stat_database blks_hit)",
+        "buffer hits/op",
+        2,
+        true,
+        Source::Postgres,
+        |m| m.dbms.shhpq.clone(),
+    ),
+    dbms_metric(
+        "iorpq",
+        "reads/op",
+        "reads per op by client backends (pg_stat_io, PostgreSQL 16 and later)",
+        "client backend reads/op",
+        3,
+        true,
+        Source::Postgres,
+        |m| m.dbms.iorpq.clone(),
+    ),
+    dbms_metric(
+        "iowpq",
+        "writes/op",
+        "writes per op by client backends (pg_stat_io): dirty buffers they had to write themselves",
+        "client backend writes/op",
+        3,
+        true,
+        Source::Postgres,
+        |m| m.dbms.iowpq.clone(),
+    ),
+    dbms_metric(
+        "ioxpq",
+        "extends/op",
+        "relation extends per op by client backends (pg_stat_io)",
+        "client backend extends/op",
+        4,
+        true,
+        Source::Postgres,
+        |m| m.dbms.ioxpq.clone(),
+    ),
+    dbms_metric(
+        "iofpq",
+        "fsyncs/op",
+        "fsyncs per op by client backends (pg_stat_io)",
+        "client backend fsyncs/op",
+        4,
+        true,
+        Source::Postgres,
+        |m| m.dbms.iofpq.clone(),
+    ),
+    dbms_metric(
+        "bgiorpq",
+        "reads/op",
+        "reads per op by every other backend type: autovacuum, checkpointer, background writer and the rest (pg_stat_io)",
+        "other backends' reads/op",
+        3,
+        true,
+        Source::Postgres,
+        |m| m.dbms.bgiorpq.clone(),
+    ),
+    dbms_metric(
+        "bgiowpq",
+        "writes/op",
+        "writes per op by every other backend type (pg_stat_io)",
+        "other backends' writes/op",
+        3,
+        true,
+        Source::Postgres,
+        |m| m.dbms.bgiowpq.clone(),
+    ),
+    dbms_metric(
+        "bgioxpq",
+        "extends/op",
+        "relation extends per op by every other backend type (pg_stat_io)",
+        "other backends' extends/op",
+        4,
+        true,
+        Source::Postgres,
+        |m| m.dbms.bgioxpq.clone(),
+    ),
+    dbms_metric(
+        "bgiofpq",
+        "fsyncs/op",
+        "fsyncs per op by every other backend type (pg_stat_io)",
+        "other backends' fsyncs/op",
+        4,
+        true,
+        Source::Postgres,
+        |m| m.dbms.bgiofpq.clone(),
+    ),
+    dbms_metric(
+        "ckpts",
+        "checkpoints",
+        "checkpoints in the step (pg_stat_checkpointer from 17, pg_stat_bgwriter before)",
+        "checkpoints",
+        0,
+        false,
+        Source::Postgres,
+        |m| m.dbms.ckpts.clone(),
+    ),
+    dbms_metric(
+        "ckbufs",
+        "buffers",
+        "buffers written by checkpoints in the step",
+        "checkpoint buffers",
+        0,
+        false,
+        Source::Postgres,
+        |m| m.dbms.ckbufs.clone(),
+    ),
+    dbms_metric(
+        "avacs",
+        "runs",
+        "autovacuum runs on the run's tables in the step (pg_stat_user_tables)",
+        "autovacuum runs",
+        0,
+        false,
+        Source::Postgres,
+        |m| m.dbms.avacs.clone(),
+    ),
+    dbms_metric(
+        "deadtup",
+        "rows",
+        "dead rows in the run's tables at step end (pg_stat_user_tables n_dead_tup)",
+        "dead rows",
+        0,
+        false,
+        Source::Postgres,
+        |m| m.dbms.deadtup.clone(),
+    ),
+    dbms_metric(
+        "rowspq",
+        "rows/op",
+        "rows read per op (Innodb_rows_read; MariaDB's Rows_read, every engine; Rocksdb_rows_read)",
+        "rows read/op",
+        2,
+        true,
+        Source::Mysql,
+        |m| m.dbms.rowspq.clone(),
+    ),
+    dbms_metric(
+        "redobpi",
+        "bytes/row",
+        "InnoDB redo log bytes per inserted row (Innodb_os_log_written)",
+        "redo bytes/row",
+        1,
+        true,
+        Source::Innodb,
+        |m| m.dbms.redobpi.clone(),
+    ),
+    dbms_metric(
+        "bprpq",
+        "pages/op",
+        "InnoDB pages read from disk into the buffer pool per op (Innodb_buffer_pool_reads)",
+        "buffer pool reads/op",
+        3,
+        true,
+        Source::Innodb,
+        |m| m.dbms.bprpq.clone(),
+    ),
+    dbms_metric(
+        "idrpq",
+        "reads/op",
+        "InnoDB data file reads per op (Innodb_data_reads)",
+        "InnoDB data reads/op",
+        3,
+        true,
+        Source::Innodb,
+        |m| m.dbms.idrpq.clone(),
+    ),
+    dbms_metric(
+        "idwpi",
+        "writes/row",
+        "InnoDB data file writes per inserted row (Innodb_data_writes, the doublewrite buffer's included)",
+        "InnoDB data writes/row",
+        3,
+        true,
+        Source::Innodb,
+        |m| m.dbms.idwpi.clone(),
+    ),
+    dbms_metric(
+        "idwkbpi",
+        "KB/row",
+        "KB InnoDB wrote to its data files per inserted row (Innodb_data_written)",
+        "InnoDB data KB written/row",
+        3,
+        true,
+        Source::Innodb,
+        |m| m.dbms.idwkbpi.clone(),
+    ),
+    dbms_metric(
+        "hll",
+        "undo logs",
+        "InnoDB history list length at step end (undo not yet purged)",
+        "history list length",
+        0,
+        false,
+        Source::Innodb,
+        |m| m.dbms.hll.clone(),
+    ),
+    dbms_metric(
+        "rbwpi",
+        "bytes/row",
+        "bytes written into MyRocks per inserted row (Rocksdb_bytes_written)",
+        "MyRocks bytes written/row",
+        1,
+        true,
+        Source::Rocksdb,
+        |m| m.dbms.rbwpi.clone(),
+    ),
+    dbms_metric(
+        "rflbpi",
+        "bytes/row",
+        "bytes MyRocks flushed from memtables to files per inserted row (Rocksdb_flush_write_bytes)",
+        "MyRocks flush bytes/row",
+        1,
+        true,
+        Source::Rocksdb,
+        |m| m.dbms.rflbpi.clone(),
+    ),
+    dbms_metric(
+        "rcrbpi",
+        "bytes/row",
+        "bytes MyRocks compaction read per inserted row (Rocksdb_compact_read_bytes)",
+        "compaction bytes read/row",
+        1,
+        true,
+        Source::Rocksdb,
+        |m| m.dbms.rcrbpi.clone(),
+    ),
+    dbms_metric(
+        "rcwbpi",
+        "bytes/row",
+        "bytes MyRocks compaction wrote per inserted row (Rocksdb_compact_write_bytes)",
+        "compaction bytes written/row",
+        1,
+        true,
+        Source::Rocksdb,
+        |m| m.dbms.rcwbpi.clone(),
+    ),
+    dbms_metric(
+        "stalls",
+        "s",
+        "seconds MyRocks stalled writes in the step (Rocksdb_stall_micros)",
+        "write stall seconds",
+        3,
+        false,
+        Source::Rocksdb,
+        |m| m.dbms.stalls.clone(),
+    ),
 ];
 
 /// KB the server's own processes wrote (their `write_bytes`: WAL, data files, logs) per
@@ -441,6 +832,118 @@ pub struct StepMetrics {
     /// Where the server's CPU went, when `--profile-server` was given.
     #[serde(default)]
     pub profile: Option<ProfileRecord>,
+    /// The DBMS's own counters over the step (absent in runs before they were read).
+    #[serde(default = "DbmsMetrics::not_recorded")]
+    pub dbms: DbmsMetrics,
+}
+
+/// The DBMS's own counters over one step, per op, per inserted row or per step:
+/// `run.json`'s `steps[].metrics.dbms`. Read over SQL before and after the step's measured
+/// part, so a server on another host has them too. A figure of another DBMS or engine is n/a.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbmsMetrics {
+    /// The counters read: each one's change over the step (by its view and column, or its
+    /// status variable), and the levels at step end (named `… at step end`).
+    pub counters: BTreeMap<String, f64>,
+    /// WAL bytes per inserted row: the advance of the WAL insert position over the step, every record of the cluster.
+    pub walbpi: Metric,
+    /// Full-page images written to WAL per inserted row (pg_stat_wal, PostgreSQL 14 and later).
+    pub fpipi: Metric,
+    /// Shared-buffer misses per op: blocks read into shared buffers in the run's database (pg_stat_database blks_read).
+    pub shrpq: Metric,
+    /// Shared-buffer hits per op in the run's database (pg_stat_database blks_hit).
+    pub shhpq: Metric,
+    /// Reads per op by client backends (pg_stat_io, PostgreSQL 16 and later).
+    pub iorpq: Metric,
+    /// Writes per op by client backends (pg_stat_io): dirty buffers they had to write themselves.
+    pub iowpq: Metric,
+    /// Relation extends per op by client backends (pg_stat_io).
+    pub ioxpq: Metric,
+    /// Fsyncs per op by client backends (pg_stat_io).
+    pub iofpq: Metric,
+    /// Reads per op by every other backend type: autovacuum, checkpointer, background writer and the rest (pg_stat_io).
+    pub bgiorpq: Metric,
+    /// Writes per op by every other backend type (pg_stat_io).
+    pub bgiowpq: Metric,
+    /// Relation extends per op by every other backend type (pg_stat_io).
+    pub bgioxpq: Metric,
+    /// Fsyncs per op by every other backend type (pg_stat_io).
+    pub bgiofpq: Metric,
+    /// Checkpoints in the step (pg_stat_checkpointer from 17, pg_stat_bgwriter before).
+    pub ckpts: Metric,
+    /// Buffers written by checkpoints in the step.
+    pub ckbufs: Metric,
+    /// Autovacuum runs on the run's tables in the step (pg_stat_user_tables).
+    pub avacs: Metric,
+    /// Dead rows in the run's tables at step end (pg_stat_user_tables n_dead_tup).
+    pub deadtup: Metric,
+    /// Rows read per op (Innodb_rows_read; MariaDB's Rows_read, every engine; Rocksdb_rows_read).
+    pub rowspq: Metric,
+    /// InnoDB redo log bytes per inserted row (Innodb_os_log_written).
+    pub redobpi: Metric,
+    /// InnoDB pages read from disk into the buffer pool per op (Innodb_buffer_pool_reads).
+    pub bprpq: Metric,
+    /// InnoDB data file reads per op (Innodb_data_reads).
+    pub idrpq: Metric,
+    /// InnoDB data file writes per inserted row (Innodb_data_writes, the doublewrite buffer's included).
+    pub idwpi: Metric,
+    /// KB InnoDB wrote to its data files per inserted row (Innodb_data_written).
+    pub idwkbpi: Metric,
+    /// InnoDB history list length at step end (undo not yet purged).
+    pub hll: Metric,
+    /// Bytes written into MyRocks per inserted row (Rocksdb_bytes_written).
+    pub rbwpi: Metric,
+    /// Bytes MyRocks flushed from memtables to files per inserted row (Rocksdb_flush_write_bytes).
+    pub rflbpi: Metric,
+    /// Bytes MyRocks compaction read per inserted row (Rocksdb_compact_read_bytes).
+    pub rcrbpi: Metric,
+    /// Bytes MyRocks compaction wrote per inserted row (Rocksdb_compact_write_bytes).
+    pub rcwbpi: Metric,
+    /// Seconds MyRocks stalled writes in the step (Rocksdb_stall_micros).
+    pub stalls: Metric,
+}
+
+impl DbmsMetrics {
+    /// Every figure n/a with `reason`, no counters.
+    pub fn all_na(reason: &str) -> DbmsMetrics {
+        let na = || Metric::na(reason);
+        DbmsMetrics {
+            counters: BTreeMap::new(),
+            walbpi: na(),
+            fpipi: na(),
+            shrpq: na(),
+            shhpq: na(),
+            iorpq: na(),
+            iowpq: na(),
+            ioxpq: na(),
+            iofpq: na(),
+            bgiorpq: na(),
+            bgiowpq: na(),
+            bgioxpq: na(),
+            bgiofpq: na(),
+            ckpts: na(),
+            ckbufs: na(),
+            avacs: na(),
+            deadtup: na(),
+            rowspq: na(),
+            redobpi: na(),
+            bprpq: na(),
+            idrpq: na(),
+            idwpi: na(),
+            idwkbpi: na(),
+            hll: na(),
+            rbwpi: na(),
+            rflbpi: na(),
+            rcrbpi: na(),
+            rcwbpi: na(),
+            stalls: na(),
+        }
+    }
+
+    /// The figures of a step recorded before ibench read the DBMS's counters.
+    pub fn not_recorded() -> DbmsMetrics {
+        DbmsMetrics::all_na("not recorded: the run predates ibench's DBMS counters")
+    }
 }
 
 /// One line of `metrics.jsonl`: one sample interval. Figures that are n/a for the run are
@@ -722,7 +1225,7 @@ mod tests {
         // The terminal shows the published columns, in their order.
         let terminal: Vec<&str> = METRICS
             .iter()
-            .filter(|d| d.shown.terminal)
+            .filter(|d| d.shown.terminal && d.source == Source::Host)
             .map(|d| d.name)
             .collect();
         assert_eq!(
@@ -747,5 +1250,68 @@ mod tests {
             metric_def("cpupq").map(|d| d.shown.micro),
             Some(Some("cpu/o"))
         );
+    }
+
+    /// Step metrics whose every figure is n/a but the DBMS's `dbms`.
+    fn step_with(dbms: DbmsMetrics) -> StepMetrics {
+        let na = serde_json::json!({"na": "x"});
+        let totals: serde_json::Map<String, serde_json::Value> = [
+            "server_cpu_seconds",
+            "host_cpu_seconds",
+            "client_cpu_seconds",
+            "context_switches",
+            "device_reads",
+            "device_read_bytes",
+            "device_writes",
+            "device_write_bytes",
+            "server_read_bytes",
+            "server_write_bytes",
+            "server_memory_max_bytes",
+        ]
+        .iter()
+        .map(|k| (k.to_string(), na.clone()))
+        .chain([("seconds".to_string(), serde_json::json!(1.0))])
+        .collect();
+        let mut step = serde_json::json!({
+            "op": "inserted row", "ops": 1, "inserted_rows": 1, "totals": totals,
+            "db_size": null, "stats_file": {"na": "x"}, "perf": null
+        });
+        for d in METRICS.iter().filter(|d| d.source == Source::Host) {
+            step[d.name] = na.clone();
+        }
+        let mut m: StepMetrics = serde_json::from_value(step).unwrap();
+        assert_eq!(
+            m.dbms,
+            DbmsMetrics::not_recorded(),
+            "the default of older runs"
+        );
+        m.dbms = dbms;
+        m
+    }
+
+    #[test]
+    fn every_dbms_counter_has_a_field_a_unit_and_a_family() {
+        // Each DBMS figure reads its own field of DbmsMetrics.
+        for d in METRICS.iter().filter(|d| d.source != Source::Host) {
+            assert!(
+                d.shown.terminal && d.shown.series && !d.unit.is_empty(),
+                "{}",
+                d.name
+            );
+            assert!(
+                d.name.len() <= 8,
+                "{} is wider than a terminal column",
+                d.name
+            );
+            let mut json = serde_json::to_value(DbmsMetrics::not_recorded()).unwrap();
+            assert!(json.get(d.name).is_some(), "{} is no field", d.name);
+            json[d.name] = serde_json::json!({"value": 1.0});
+            let step = step_with(serde_json::from_value(json).unwrap());
+            assert_eq!((d.get)(&step), Metric::Value(1.0), "{}", d.name);
+        }
+        assert!(Source::Innodb.applies(BackendKind::Mysql, None));
+        assert!(!Source::Rocksdb.applies(BackendKind::Mysql, None));
+        assert!(!Source::Postgres.applies(BackendKind::Mysql, Some(Engine::Rocksdb)));
+        assert!(Source::Mysql.applies(BackendKind::Mysql, Some(Engine::Rocksdb)));
     }
 }

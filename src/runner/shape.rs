@@ -113,6 +113,7 @@ impl RunShape {
                 .perf
                 .then(|| Duration::from_secs_f64(opts.perf_interval_seconds)),
             profile_seconds: opts.profile_seconds,
+            engine: Some(opts.table.engine),
         };
         let recorded_options = RunOptions {
             url: target.redacted_url.clone(),

@@ -8,6 +8,7 @@
 //! reason.
 
 pub mod build;
+pub mod dbms;
 pub mod host_probe;
 pub mod locate;
 pub mod perf;
@@ -240,6 +241,8 @@ pub struct StepRaw {
     pub perf: Option<perf::PerfRecord>,
     /// The server's CPU profile over (part of) the step.
     pub profile: Option<profile::ProfileRecord>,
+    /// The DBMS's statistics read before and after the step's measured part.
+    pub dbms: dbms::StepStats,
 }
 
 enum Cmd {
@@ -260,6 +263,19 @@ pub struct Sampling {
     pub perf_turn: Option<Duration>,
     /// With `--profile-server`: the seconds of each step the server's CPU is profiled.
     pub profile_seconds: Option<f64>,
+    /// The engine of the run's tables (`--engine`): whose counters describe the run (the MySQL
+    /// family).
+    pub engine: Option<crate::results::target::Engine>,
+}
+
+impl Sampling {
+    /// What the DBMS's counters need to know of the run.
+    fn facts(&self) -> dbms::RunFacts {
+        dbms::RunFacts {
+            engine: self.engine,
+            tables: self.tables.clone(),
+        }
+    }
 }
 
 /// The running sampler: a handle to its thread.
@@ -331,7 +347,7 @@ impl Sampler {
         let state = SamplerState {
             probe,
             conn: conn.ok(),
-            tables: sampling.tables.clone(),
+            facts: sampling.facts(),
             data_paths: storage.data_paths.clone(),
             storage_na: storage.na.clone(),
             dir: dir.to_path_buf(),
@@ -428,7 +444,8 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), String> {
 struct SamplerState {
     probe: Probe,
     conn: Option<Box<dyn Conn>>,
-    tables: Vec<String>,
+    /// The run's engine and tables (the database size counts the tables').
+    facts: dbms::RunFacts,
     data_paths: Vec<PathBuf>,
     storage_na: Option<String>,
     dir: PathBuf,
@@ -445,6 +462,8 @@ struct SamplerState {
 struct Current {
     step: StepName,
     start: Reading,
+    /// The DBMS's statistics just before the measured part.
+    stats_before: Result<serde_json::Value, String>,
     max_memory: Option<u64>,
     perf: Option<perf::PerfRun>,
     profile: Option<profile::ProfileRun>,
@@ -462,7 +481,7 @@ impl SamplerState {
             .conn
             .as_mut()
             .ok_or_else(|| "the sampler has no connection to the database".to_string())?;
-        conn.database_size_bytes(&self.tables)
+        conn.database_size_bytes(&self.facts.tables)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| "the backend cannot tell the database size".to_string())
     }
@@ -509,8 +528,10 @@ impl SamplerState {
         self.write_line(&line);
     }
 
-    /// A step begins: its first reading, and `perf stat` when asked for.
+    /// A step begins: the DBMS's statistics, then its first reading (so the host's window
+    /// leaves the statistics query out), and `perf stat` when asked for.
     fn begin(&mut self, step: StepName) -> Current {
+        let stats_before = self.read_stats().map_err(|(e, _)| e);
         let start = self.probe.read();
         let max_memory = start.server.as_ref().ok().and_then(|s| s.memory);
         self.steps_begun += 1;
@@ -524,6 +545,7 @@ impl SamplerState {
         Current {
             step,
             start,
+            stats_before,
             max_memory,
             perf,
             profile,
@@ -540,7 +562,7 @@ impl SamplerState {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
-        let (stats_file, stats_failure) = self.save_stats(step, ordinal);
+        let (stats_file, stats_failure, stats_after) = self.save_stats(step, ordinal);
         StepRaw {
             totals: totals(&c.start, &end, self.probe.ticks_per_sec, max_memory),
             db_size: self.db_size(),
@@ -549,6 +571,11 @@ impl SamplerState {
             stats_failure,
             perf,
             profile,
+            dbms: dbms::StepStats {
+                before: c.stats_before,
+                after: stats_after,
+                facts: self.facts.clone(),
+            },
         }
     }
 
@@ -627,28 +654,38 @@ impl SamplerState {
         }
     }
 
-    /// Save the DBMS's statistics of the step's end: the file's path (or why there is none)
-    /// and, when the DBMS has statistics but they could not all be read, the failure.
+    /// The DBMS's statistics now, or why not: the reason, and whether it is a failure (the
+    /// DBMS has statistics but they could not be read) rather than their absence.
+    fn read_stats(&mut self) -> Result<serde_json::Value, (String, bool)> {
+        let conn = self.conn.as_mut().ok_or((
+            "the sampler has no connection to the database".to_string(),
+            false,
+        ))?;
+        match conn.server_statistics() {
+            Ok(Some(stats)) => Ok(stats),
+            Ok(None) => Err((
+                "the DBMS keeps no server statistics (SQLite)".to_string(),
+                false,
+            )),
+            Err(e) => Err((e.to_string(), true)),
+        }
+    }
+
+    /// Save the DBMS's statistics of the step's end: the file's path (or why there is none),
+    /// when the DBMS has statistics but they could not all be read, the failure, and the
+    /// statistics themselves.
     fn save_stats(
         &mut self,
         step: StepName,
         ordinal: u32,
-    ) -> (Result<String, String>, Option<String>) {
-        let Some(conn) = self.conn.as_mut() else {
-            return (
-                Err("the sampler has no connection to the database".to_string()),
-                None,
-            );
-        };
-        let stats = match conn.server_statistics() {
-            Ok(Some(stats)) => stats,
-            Ok(None) => {
-                return (
-                    Err("the DBMS keeps no server statistics (SQLite)".to_string()),
-                    None,
-                );
-            }
-            Err(e) => return (Err(e.to_string()), Some(e.to_string())),
+    ) -> (
+        Result<String, String>,
+        Option<String>,
+        Result<serde_json::Value, String>,
+    ) {
+        let stats = match self.read_stats() {
+            Ok(stats) => stats,
+            Err((e, failed)) => return (Err(e.clone()), failed.then(|| e.clone()), Err(e)),
         };
         let failure = failed_parts(&stats);
         let saved = self.write_stats(step, ordinal, &stats);
@@ -656,7 +693,7 @@ impl SamplerState {
             (Err(e), _) => Some(e.clone()),
             (Ok(_), failure) => failure,
         };
-        (saved, failure)
+        (saved, failure, Ok(stats))
     }
 
     fn write_stats(
@@ -737,6 +774,11 @@ impl StepRaw {
             stats_failure: None,
             perf: None,
             profile: None,
+            dbms: dbms::StepStats {
+                before: Err("the sampler thread is not running".into()),
+                after: Err("the sampler thread is not running".into()),
+                facts: dbms::RunFacts::default(),
+            },
         }
     }
 }
@@ -815,6 +857,7 @@ pub fn step_metrics(record: &StepRecord, raw: Option<StepRaw>) -> StepMetrics {
             }
         }),
         profile: raw.profile,
+        dbms: raw.dbms.figures(op, ops, inserted_rows),
     }
 }
 

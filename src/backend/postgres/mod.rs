@@ -530,6 +530,9 @@ impl Conn for PostgresConn {
 
     fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
         let version = self.server_version_num()?;
+        if self.flavour == Flavour::Postgres {
+            self.await_ended_sessions();
+        }
         let mut out = serde_json::Map::new();
         for view in stat_views(version) {
             let sql = format!("SELECT coalesce(json_agg(t), '[]'::json)::text FROM {view} t");
@@ -542,6 +545,9 @@ impl Conn for PostgresConn {
                 })
                 .unwrap_or_else(|e| serde_json::json!({ "error": e }));
             out.insert(view.to_string(), value);
+        }
+        if self.flavour == Flavour::Postgres {
+            out.insert("server".to_string(), self.wal_position());
         }
         Ok(Some(serde_json::Value::Object(out)))
     }
@@ -619,6 +625,45 @@ impl PostgresConn {
         Ok(i64_u64(self.number(sql, context)?))
     }
 
+    /// Wait, at most [`SESSIONS_SETTLE_MAX`], until no client session of this database has
+    /// ended for [`SESSIONS_STABLE`]: a backend adds its last counts to the statistics when it
+    /// exits (before it leaves `pg_stat_activity`), so a read just after a step's connections
+    /// closed would miss up to a second of their work.
+    fn await_ended_sessions(&mut self) {
+        let sql = "SELECT count(*) FROM pg_stat_activity \
+                   WHERE datname = current_database() AND backend_type = 'client backend'";
+        let started = Instant::now();
+        let (mut last, mut stable_since) = (None, Instant::now());
+        while started.elapsed() < SESSIONS_SETTLE_MAX {
+            let Ok(now) = self.wire.query_value(sql) else {
+                return;
+            };
+            if now != last {
+                (last, stable_since) = (now, Instant::now());
+            } else if stable_since.elapsed() >= SESSIONS_STABLE {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The statistics' `server` object: the database the run's `pg_stat_database` row is
+    /// named by, whether the server is in recovery, and the WAL insert position in bytes
+    /// (`null` in recovery, where there is none), or `{"error": ...}`.
+    fn wal_position(&mut self) -> serde_json::Value {
+        let sql = "SELECT json_build_object('current_database', current_database(), \
+                   'in_recovery', pg_is_in_recovery(), 'wal_insert_lsn_bytes', \
+                   CASE WHEN pg_is_in_recovery() THEN NULL \
+                   ELSE pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') END)::text";
+        self.wire
+            .query_value(sql)
+            .map_err(|e| wire_detail(&e))
+            .and_then(|text| {
+                serde_json::from_str(&text.unwrap_or_default()).map_err(|e| e.to_string())
+            })
+            .unwrap_or_else(|e| serde_json::json!({ "error": e }))
+    }
+
     /// `version()` and, when this user may read it, `pg_config`'s CONFIGURE, CC and CFLAGS.
     fn read_build_facts(&mut self) -> BackendResult<BuildFacts> {
         let version_string = self.value("SELECT version()", "SELECT version()")?;
@@ -654,6 +699,13 @@ impl PostgresConn {
         Ok(facts)
     }
 }
+
+/// How long the count of a database's client sessions must stay the same before the
+/// statistics are read (see `PostgresConn::await_ended_sessions`).
+const SESSIONS_STABLE: Duration = Duration::from_millis(40);
+
+/// The longest wait for a database's client sessions to stop ending.
+const SESSIONS_SETTLE_MAX: Duration = Duration::from_secs(1);
 
 /// The statistics views saved at every step end, with the `server_version_num` each came in.
 const STAT_VIEWS: &[(&str, i32)] = &[
