@@ -421,12 +421,12 @@ fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
         [
             "a.base.tiny.r1",
             "b.base.tiny.r1",
-            "a.base.tiny.r2",
             "b.base.tiny.r2",
+            "a.base.tiny.r2",
             "a.base.tiny.r3",
             "b.base.tiny.r3"
         ],
-        "interleaved: A B A B"
+        "interleaved, every other round backwards: A B B A A B"
     );
     let out_dir = work.join("out");
     run_and_report(&f, &out_dir);

@@ -116,8 +116,16 @@ fn plan_cells(
             }
         }
         Order::Interleaved => {
+            // Every other round backwards (A B, B A, A B, ...): each combination runs first
+            // in a pair as often as second, so neither the host's drift nor the position in
+            // a pair (right after another cell's server stopped) favours one.
             for r in 1..=repeats {
-                cells.extend(combos.iter().map(|combo| make(combo, r)));
+                let round = combos.iter().map(|combo| make(combo, r));
+                if r % 2 == 0 {
+                    cells.extend(round.rev());
+                } else {
+                    cells.extend(round);
+                }
             }
         }
     }

@@ -57,8 +57,8 @@ pub enum Order {
     /// Every repeat of a cell back to back: A A B B.
     #[default]
     Sequential,
-    /// One repeat of every cell, then the next: A B A B (slow drift of the host does not
-    /// favour one cell).
+    /// One repeat of every cell, then the next, every other round backwards: A B B A A B
+    /// (neither a slow drift of the host nor the position in a pair favours one cell).
     Interleaved,
 }
 
