@@ -553,7 +553,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
         for &step in &steps {
             let mut v: Vec<f64> = repeats
                 .iter()
-                .filter_map(|r| r.record.steps.iter().find(|s| s.name == step))
+                .filter_map(|r| r.record.step(step))
                 .map(|s| s.throughput)
                 .collect();
             let min = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -567,9 +567,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
                 .iter()
                 .map(|(step, med, _, _)| {
                     r.record
-                        .steps
-                        .iter()
-                        .find(|s| s.name == *step)
+                        .step(*step)
                         .map(|s| {
                             if s.throughput > 0.0 && *med > 0.0 {
                                 (s.throughput / med).ln().abs()

@@ -424,7 +424,9 @@ fn micro_view(
                     cells: runs
                         .iter()
                         .map(|r| {
-                            let value = find_step(r, step)
+                            let value = r
+                                .record
+                                .step(step)
                                 .and_then(|s| s.metrics.as_ref())
                                 .and_then(|m| f(m).value());
                             Cell {
@@ -503,10 +505,6 @@ pub fn background_colour(achieved: f64, target: f64) -> Colour {
     } else {
         Colour::None
     }
-}
-
-pub(super) fn find_step(run: &LoadedRun, step: StepName) -> Option<&StepRecord> {
-    run.record.steps.iter().find(|s| s.name == step)
 }
 
 /// Whether a step ran writers in the background of its main operation (a query step's
@@ -979,7 +977,7 @@ fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> Vec<StepName> {
     for run in runs {
         let missing: Vec<String> = names
             .iter()
-            .filter(|&&s| find_step(run, s).is_none())
+            .filter(|&&s| run.record.step(s).is_none())
             .map(ToString::to_string)
             .collect();
         if !missing.is_empty() {
@@ -998,7 +996,7 @@ fn absolute_table(runs: &[LoadedRun], steps: &[StepName]) -> (Table, Vec<Vec<Cel
     // 1. Absolute throughput.
     let mut abs_cells: Vec<Vec<Cell>> = vec![Vec::new(); runs.len()];
     for &step in steps {
-        let column: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, step)).collect();
+        let column: Vec<Option<&StepRecord>> = runs.iter().map(|r| r.record.step(step)).collect();
         let values: Vec<Option<(f64, bool)>> = column
             .iter()
             .map(|s| s.map(|s| (s.throughput, sla_failed(s))))
@@ -1079,7 +1077,7 @@ fn background_table(runs: &[LoadedRun], steps: &[StepName]) -> (Table, Vec<Optio
         .copied()
         .filter(|&n| {
             runs.iter()
-                .filter_map(|r| find_step(r, n))
+                .filter_map(|r| r.record.step(n))
                 .any(has_background_writers)
         })
         .collect();
@@ -1094,7 +1092,7 @@ fn background_table(runs: &[LoadedRun], steps: &[StepName]) -> (Table, Vec<Optio
                     .iter()
                     .enumerate()
                     .map(
-                        |(j, &step)| match find_step(r, step).and_then(|s| s.sla.as_ref()) {
+                        |(j, &step)| match r.record.step(step).and_then(|s| s.sla.as_ref()) {
                             None => Cell::missing(CellNote::Missing),
                             Some(sla) => {
                                 targets[j] = Some(sla.target_rows_per_sec);
@@ -1148,14 +1146,14 @@ fn diagnoses(
 ) -> Vec<super::diagnosis::Diagnosis> {
     let mut out = Vec::new();
     for &step in steps {
-        let Some(b) = runs.get(base).and_then(|r| find_step(r, step)) else {
+        let Some(b) = runs.get(base).and_then(|r| r.record.step(step)) else {
             continue;
         };
         for (i, run) in runs.iter().enumerate() {
             if i == base {
                 continue;
             }
-            if let Some(s) = find_step(run, step)
+            if let Some(s) = run.record.step(step)
                 && s.status == Status::Completed
                 && b.status == Status::Completed
                 && let Some(mut d) = super::diagnosis::diagnose(&run.label, s, b, noise.of(step))
@@ -1193,7 +1191,7 @@ fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
 }
 
 fn step_detail(runs: &[LoadedRun], base: usize, name: StepName) -> StepDetail {
-    let records: Vec<Option<&StepRecord>> = runs.iter().map(|r| find_step(r, name)).collect();
+    let records: Vec<Option<&StepRecord>> = runs.iter().map(|r| r.record.step(name)).collect();
     let main = records
         .iter()
         .flatten()

@@ -365,7 +365,6 @@ pub fn scaling(
     {
         return None;
     }
-    let find = super::compare::find_step;
     let cell = |value: Option<f64>, colour: Colour| Cell {
         value,
         colour,
@@ -390,7 +389,7 @@ pub fn scaling(
     };
     let per_client = table(
         &|r, step| {
-            let s = find(r, step)?;
+            let s = r.record.step(step)?;
             (s.clients > 0).then(|| s.throughput / f64::from(s.clients))
         },
         &|_| Colour::None,
@@ -398,7 +397,7 @@ pub fn scaling(
     let base_run = runs.get(base)?;
     let efficiency = table(
         &|r, step| {
-            let (s, b) = (find(r, step)?, find(base_run, step)?);
+            let (s, b) = (r.record.step(step)?, base_run.record.step(step)?);
             if b.throughput <= 0.0 || b.clients == 0 || s.clients == 0 {
                 return None;
             }
