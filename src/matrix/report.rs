@@ -15,11 +15,11 @@ use serde::Serialize;
 
 use super::plan::{Cell, Plan, PlanGroup};
 use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
-use crate::report::compare;
 use crate::report::diagnosis::{NoiseBand, StepBands};
 use crate::report::document::{self, Block, DocCell, DocRow, DocTable, Link};
 use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
+use crate::report::{compare, model, run_table};
 use crate::workload::steps::StepName;
 
 /// One combination's spread over its repeats, per step.
@@ -289,7 +289,7 @@ fn group_report(
     cmp.axis = Some(axis_check(plan, &units, &members, base_member));
     // Name the runs by their server and config names, less what they all share.
     let members: Vec<String> = spreads.iter().map(|s| s.member.replace('.', " ")).collect();
-    cmp.set_keys(compare::short_keys(&members));
+    cmp.set_keys(run_table::short_keys(&members));
     let stem = format!("{}.{}", g.name, w);
     let mut files = Vec::new();
     for (format, ext) in [
@@ -387,13 +387,13 @@ fn axis_check(
     units: &[(String, String)],
     members: &[(String, Vec<PathBuf>)],
     base_member: &str,
-) -> compare::AxisCheck {
+) -> model::AxisCheck {
     let cells: Vec<&Cell> = members
         .iter()
         .filter_map(|(m, _)| member_cell(plan, units, m))
         .collect();
     let Some(base_cell) = member_cell(plan, units, base_member) else {
-        return compare::AxisCheck::default();
+        return model::AxisCheck::default();
     };
     let mut varies = Vec::new();
     let distinct = |f: fn(&Cell) -> &str| {
@@ -431,7 +431,7 @@ fn axis_check(
     flags.sort();
     varies.extend(flags.iter().map(|(f, v)| format!("{f} ({})", v.join(", "))));
     let warnings = beyond_axis(plan, units, members, base_member, base_cell);
-    compare::AxisCheck {
+    model::AxisCheck {
         varies: if varies.is_empty() {
             "nothing (its cells are one setup)".into()
         } else {
@@ -609,7 +609,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
 
 /// The spread of each combination's throughput over its repeats, as report blocks: a table
 /// with a row per combination (by its key) and a column per step.
-fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
+fn spread_blocks(cmp: &model::Comparison, spreads: &[Spread]) -> Vec<Block> {
     let mut columns: Vec<StepName> = Vec::new();
     for s in spreads {
         for (n, ..) in &s.steps {
@@ -669,7 +669,7 @@ fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
 }
 
 fn render(
-    cmp: &compare::Comparison,
+    cmp: &model::Comparison,
     runs: &[LoadedRun],
     (spreads, host): (&[Spread], &[Block]),
     format: Format,

@@ -295,7 +295,7 @@ fn client_cpu_verdict(
     r: f64,
     alike: bool,
 ) {
-    if let Some(why) = super::setup::shape_difference(run, s, b, bs) {
+    if let Some(why) = super::differs::shape_difference(run, s, b, bs) {
         v.not_compared = Some(why);
         return;
     }

@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use super::compare::{
+use super::document::{Block, DocCell, DocRow, DocTable};
+use super::load::LoadedRun;
+use super::model::{
     Cell, CellNote, Colour, Comparison, MetricRow, MicroView, StepDetail, StepRows, Table,
     micro_groups,
 };
-use super::document::{Block, DocCell, DocRow, DocTable};
-use super::load::LoadedRun;
 use super::text::{fmt_binary, fmt_metric, fmt_us, group_f};
 use super::{cell_text, partial_note, profile_line};
 use crate::stats::BUCKET_LABELS;
@@ -62,7 +62,7 @@ fn heading(level: u8, text: &str) -> Block {
 fn head(cmp: &Comparison) -> Vec<Block> {
     let base = cmp.keys.get(cmp.base).map_or("", String::as_str);
     let mut b = vec![
-        heading(1, super::compare::title(cmp)),
+        heading(1, super::model::title(cmp)),
         Block::Paragraph(if cmp.runs.len() == 1 {
             "One run: nothing to compare. Give `ibench report` two or more results dirs to compare them.".to_string()
         } else {
@@ -734,7 +734,7 @@ fn clock_warning(cmp: &Comparison, d: &StepDetail) -> Option<String> {
     })
 }
 
-fn latency_table(cmp: &Comparison, rows: &[super::compare::LatencyRow]) -> DocTable {
+fn latency_table(cmp: &Comparison, rows: &[super::model::LatencyRow]) -> DocTable {
     let mut columns: Vec<String> = BUCKET_LABELS.iter().map(|b| (*b).to_string()).collect();
     columns.extend(["p50", "p99", "p99.9", "max"].map(String::from));
     DocTable {

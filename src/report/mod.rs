@@ -2,6 +2,7 @@
 //! renders one run or compares several as terminal text, Markdown, self-contained HTML or JSON.
 
 pub mod compare;
+pub mod details;
 pub mod diagnosis;
 pub mod differs;
 pub mod document;
@@ -11,17 +12,22 @@ pub mod html;
 pub mod layout;
 pub mod load;
 pub mod markdown;
+pub mod model;
+mod notes;
+pub mod run_table;
 pub mod series;
 pub mod setup;
 pub mod shift;
 pub mod svg;
+pub mod tables;
 pub mod text;
+mod warnings;
 
 use std::path::PathBuf;
 
-pub use compare::profile_line;
-use compare::{Cell, Comparison};
+pub use details::profile_line;
 use load::LoadedRun;
+use model::{Cell, Comparison};
 
 /// Output formats of `ibench report`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -104,7 +110,7 @@ pub fn render_with(
     colour: bool,
     extra: Vec<document::Block>,
 ) -> anyhow::Result<String> {
-    let title = compare::title(cmp);
+    let title = model::title(cmp);
     let doc = |charts| layout::blocks(cmp, runs, charts, extra.clone());
     Ok(match format {
         Format::Text => document::write(title, &doc(false), &text::TextSyntax { colour }),
@@ -123,7 +129,7 @@ pub fn cell_text(c: &Cell, ratio: bool) -> String {
             .note
             .as_ref()
             .map_or_else(|| "-".into(), ToString::to_string),
-        Some(v) if ratio && compare::host_affected(c) => format!("{v:.2}~"),
+        Some(v) if ratio && model::host_affected(c) => format!("{v:.2}~"),
         Some(v) if ratio => format!("{v:.2}"),
         Some(v) if v.abs() >= 100.0 => text::group_f(v),
         Some(v) => format!("{v:.1}"),
@@ -159,7 +165,7 @@ pub fn clean_label(label: &str) -> String {
 /// The note of a cell whose figure needs a mark: it covers only part of its step (the step
 /// failed, was interrupted, or was still running when the run ended), or a check after the
 /// step failed (the figure is as measured).
-pub fn partial_note(c: &Cell) -> Option<&compare::CellNote> {
+pub fn partial_note(c: &Cell) -> Option<&model::CellNote> {
     c.note
         .as_ref()
         .filter(|n| c.value.is_some() && n.is_partial())

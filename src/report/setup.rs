@@ -1,14 +1,15 @@
 //! The setup in a report: the "What differs" section (first in every format), the setup named
 //! first in the diagnosis, throughput per client and scaling efficiency when the runs' clients
-//! differ, and the shape of a step that decides whether two steps are like for like (the
-//! client's CPU per op is a host signal only between steps of one shape).
+//! differ.
 //!
-//! What differs is computed by `report::differs`; this module only says it.
+//! What differs is computed by `report::differs` (with the shape of a step that decides
+//! whether two steps are like for like: `differs::shape_difference`); this module only says
+//! it.
 
-use super::compare::{Cell, Colour, Comparison, RunSetup, Scaling, Table, TableRow};
 use super::differs::{Area, Difference, SetupDifferences};
 use super::document::{Block, DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
+use super::model::{Cell, Colour, Comparison, RunSetup, Scaling, Table, TableRow};
 use crate::results::StepRecord;
 use crate::workload::steps::StepName;
 
@@ -404,50 +405,12 @@ pub fn scaling(
             let ratio = f64::from(s.clients) / f64::from(b.clients);
             Some(s.throughput / (b.throughput * ratio))
         },
-        &super::compare::relative_colour,
+        &super::tables::relative_colour,
     );
     Some(Scaling {
         per_client,
         efficiency,
     })
-}
-
-/// How a step of a run differs in shape from the base's same step, as far as the client's
-/// work per operation goes: its clients, whether they share one table, and the rows each of
-/// its inserts writes. `None`: the same shape (like for like).
-pub fn shape_difference(
-    run: &LoadedRun,
-    step: &StepRecord,
-    base: &LoadedRun,
-    base_step: &StepRecord,
-) -> Option<String> {
-    let (o, bo) = (&run.record.options, &base.record.options);
-    let mut parts = Vec::new();
-    if step.clients != base_step.clients {
-        parts.push(format!(
-            "--clients {} → {}",
-            base_step.clients, step.clients
-        ));
-    }
-    if o.shared_table != bo.shared_table {
-        parts.push(format!(
-            "--shared-table {} → {}",
-            bo.shared_table, o.shared_table
-        ));
-    }
-    let batch = |o: &crate::results::options::RunOptions| match step.name {
-        StepName::LoadInitial => Some(("--load-batch", o.load_rows_per_insert)),
-        StepName::InsertDelete1 => Some(("--i1-batch", o.i1_rows_per_insert)),
-        StepName::InsertDelete2 => Some(("--i2-batch", o.i2_rows_per_insert)),
-        StepName::Query { .. } => Some(("--query-batch", o.query_rows_per_insert)),
-        _ => None,
-    };
-    if let (Some((flag, v)), Some((_, bv))) = (batch(o), batch(bo))
-        && v != bv
-    {
-        parts.push(format!("{flag} {bv} → {v}"));
-    }
-    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// Blocks of the throughput per client and the scaling efficiency, after the relative table.
