@@ -1,5 +1,6 @@
 //! `ibench matrix report`: per group and workload, the comparison of `ibench report` in every
-//! format, and an index page linking them. Reads the union of one or more output dirs (the
+//! format that writes a comparison (`report::Format::comparisons`: the series formats are
+//! left out), and an index page linking them. Reads the union of one or more output dirs (the
 //! shards of one matrix).
 //!
 //! With repeats, a combination's throughput is the median over its completed repeats; the
@@ -292,12 +293,8 @@ fn group_report(
     cmp.set_keys(run_table::short_keys(&members));
     let stem = format!("{}.{}", g.name, w);
     let mut files = Vec::new();
-    for (format, ext) in [
-        (Format::Text, "txt"),
-        (Format::Markdown, "md"),
-        (Format::Html, "html"),
-        (Format::Json, "json"),
-    ] {
+    for format in Format::comparisons() {
+        let ext = format.extension();
         let text = render(&cmp, &synth, (&spreads, &host), format, plan.repeats)?;
         let path = out.join(format!("{stem}.{ext}"));
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;

@@ -47,6 +47,74 @@ pub enum Format {
     Nyrkio,
 }
 
+impl Format {
+    /// Every format, in the order `--format` lists them.
+    pub fn all() -> &'static [Format] {
+        <Format as clap::ValueEnum>::value_variants()
+    }
+
+    /// The formats a comparison is written in (every format but the series): a matrix's
+    /// group reports are written in each of them.
+    pub fn comparisons() -> impl Iterator<Item = Format> {
+        Format::all().iter().copied().filter(|f| !f.is_series())
+    }
+
+    /// Its name as `--format` takes it (`text`, `otava`).
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .map_or_else(String::new, |v| v.get_name().to_string())
+    }
+
+    /// The extension of a report file in this format, without the dot; a format that writes
+    /// several files names its main one's (Otava's CSV).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Text => "txt",
+            Format::Markdown => "md",
+            Format::Html => "html",
+            Format::Json | Format::Nyrkio => "json",
+            Format::Otava => "csv",
+        }
+    }
+
+    /// The files it writes into `--output DIR` when it writes several (see
+    /// [`render_files`]); empty for a format that writes one report.
+    pub fn file_names(self) -> &'static [&'static str] {
+        match self {
+            Format::Otava => &[series::OTAVA_CSV, series::OTAVA_YAML],
+            _ => &[],
+        }
+    }
+
+    /// Whether it writes several files (into `--output DIR`, never to standard output).
+    pub fn writes_several_files(self) -> bool {
+        self.file_names().len() > 1
+    }
+
+    /// Whether it is a series of the runs for change detection over time (one result per
+    /// run), not a comparison of them.
+    pub fn is_series(self) -> bool {
+        matches!(self, Format::Otava | Format::Nyrkio)
+    }
+}
+
+/// The files of a format that writes several ([`Format::file_names`]), each with its text;
+/// empty for a format that writes one report.
+pub fn render_files(runs: &[LoadedRun], format: Format) -> Vec<(&'static str, String)> {
+    match format {
+        Format::Otava => {
+            let (csv, yaml) = series::otava(runs);
+            format
+                .file_names()
+                .iter()
+                .copied()
+                .zip([csv, yaml])
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// A rendered report and the problems met on the way (one line each).
 pub struct Rendered {
     /// The report.
@@ -169,4 +237,33 @@ pub fn partial_note(c: &Cell) -> Option<&model::CellNote> {
     c.note
         .as_ref()
         .filter(|n| c.value.is_some() && n.is_partial())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_format_owns_its_extension_and_its_files() {
+        let comparisons: Vec<Format> = Format::comparisons().collect();
+        assert_eq!(
+            comparisons,
+            [Format::Text, Format::Markdown, Format::Html, Format::Json]
+        );
+        let exts: Vec<&str> = comparisons.iter().map(|f| f.extension()).collect();
+        assert_eq!(exts, ["txt", "md", "html", "json"]);
+        assert_eq!(Format::all().len(), 6);
+        for &f in Format::all() {
+            assert_eq!(f.writes_several_files(), f == Format::Otava, "{f:?}");
+            assert!(!f.name().is_empty());
+        }
+        assert_eq!(Format::Otava.file_names(), ["ibench.csv", "otava.yaml"]);
+        assert_eq!(Format::Otava.name(), "otava");
+        assert!(render_files(&[], Format::Html).is_empty());
+        let names: Vec<&str> = render_files(&[], Format::Otava)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, Format::Otava.file_names());
+    }
 }
