@@ -160,24 +160,7 @@ fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
 
 /// A table whose rows are runs: each row named by its key (the label on hover).
 fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
-    DocTable {
-        corner: "run".into(),
-        columns: t.columns.iter().map(ToString::to_string).collect(),
-        rows: t
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| DocRow {
-                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
-                title: Some(super::clean_label(&r.label)),
-                link: None,
-                cells: r.cells.iter().map(|c| doc_cell(c, ratio)).collect(),
-            })
-            .collect(),
-        footer: None,
-        text_columns: false,
-        columns_are: String::new(),
-    }
+    super::run_table::runs_as_rows(cmp, t, &|c| doc_cell(c, ratio))
 }
 
 /// A table whose columns are runs (microbenchmarks as rows): the columns named by key.
@@ -345,22 +328,25 @@ fn host(b: &mut Vec<Block>, cmp: &Comparison) {
         )));
         b.push(Block::Fold {
             summary: "Host-affected steps and why".into(),
-            blocks: vec![Block::List(
-                h.flags
-                    .iter()
-                    .map(|f| {
-                        format!(
-                            "{} {}: {}",
-                            f.step,
-                            cmp.key_of(&f.run),
-                            f.reasons.join("; ")
-                        )
-                    })
-                    .collect(),
-            )],
+            blocks: vec![Block::List(flag_lines(cmp, &h.flags))],
         });
     }
     host_notes(b, cmp);
+}
+
+/// One line per host flag: `step key: reasons`.
+fn flag_lines(cmp: &Comparison, flags: &[super::host::HostFlag]) -> Vec<String> {
+    flags
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}: {}",
+                f.step,
+                cmp.key_of(&f.run),
+                f.reasons.join("; ")
+            )
+        })
+        .collect()
 }
 
 /// The steps whose client CPU per op was unclear as a host signal, and those not compared on
@@ -372,19 +358,7 @@ fn host_notes(b: &mut Vec<Block>, cmp: &Comparison) {
             "{} step(s) are unclear, not flagged: the client's CPU per op moved, but nothing else says the host did.",
             h.unclear.len()
         )));
-        b.push(Block::List(
-            h.unclear
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{} {}: {}",
-                        f.step,
-                        cmp.key_of(&f.run),
-                        f.reasons.join("; ")
-                    )
-                })
-                .collect(),
-        ));
+        b.push(Block::List(flag_lines(cmp, &h.unclear)));
     }
     let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
     for f in &h.not_compared {

@@ -1,10 +1,12 @@
-//! The run table: the short key that names each run in the report's tables, and each run's
-//! row (label, DBMS, build, TLS, status, results dir).
+//! The run table: the short key that names each run in the report's tables, each run's row
+//! (label, DBMS, build, TLS, status, results dir), and a table whose rows are runs written
+//! as a document table named by those keys.
 
 use std::collections::BTreeSet;
 
+use super::document::{DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
-use super::model::RunRow;
+use super::model::{Cell, Comparison, RunRow, Table};
 
 /// Longest short key; longer ones fall back to `r1..rN`.
 pub const MAX_KEY_CHARS: usize = 24;
@@ -44,6 +46,29 @@ pub fn short_keys(names: &[String]) -> Vec<String> {
         numbered()
     } else {
         keys
+    }
+}
+
+/// A table whose rows are runs, as a document table: each row named by the run's key (its
+/// label on hover), each cell written by `cell`.
+pub fn runs_as_rows(cmp: &Comparison, t: &Table, cell: &dyn Fn(&Cell) -> DocCell) -> DocTable {
+    DocTable {
+        corner: "run".into(),
+        columns: t.columns.iter().map(ToString::to_string).collect(),
+        rows: t
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| DocRow {
+                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
+                title: Some(super::clean_label(&r.label)),
+                link: None,
+                cells: r.cells.iter().map(cell).collect(),
+            })
+            .collect(),
+        footer: None,
+        text_columns: false,
+        columns_are: String::new(),
     }
 }
 

@@ -418,31 +418,12 @@ pub fn scaling_blocks(cmp: &Comparison) -> Vec<Block> {
     let Some(sc) = &cmp.scaling else {
         return Vec::new();
     };
-    let rows = |t: &Table, ratio: bool| DocTable {
-        corner: "run".into(),
-        columns: t.columns.iter().map(ToString::to_string).collect(),
-        rows: t
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| DocRow {
-                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
-                title: Some(super::clean_label(&r.label)),
-                link: None,
-                cells: r
-                    .cells
-                    .iter()
-                    .map(|c| {
-                        let mut d = DocCell::plain(super::cell_text(c, ratio));
-                        d.colour = c.colour;
-                        d
-                    })
-                    .collect(),
-            })
-            .collect(),
-        footer: None,
-        text_columns: false,
-        columns_are: String::new(),
+    let rows = |t: &Table, ratio: bool| {
+        super::run_table::runs_as_rows(cmp, t, &|c| {
+            let mut d = DocCell::plain(super::cell_text(c, ratio));
+            d.colour = c.colour;
+            d
+        })
     };
     vec![
         Block::Heading {
