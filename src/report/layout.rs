@@ -4,14 +4,15 @@
 
 use std::collections::BTreeMap;
 
+use super::details::profile_line;
 use super::document::{Block, DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
 use super::model::{
     Cell, CellNote, Colour, Comparison, MetricRow, MicroView, StepDetail, StepRows, Table,
     micro_groups,
 };
+use super::model::{cell_text, partial_note};
 use super::text::{fmt_binary, fmt_metric, fmt_us, group_f};
-use super::{cell_text, partial_note, profile_line};
 use crate::stats::BUCKET_LABELS;
 use crate::stats::convert::count_f64;
 use crate::workload::steps::StepName;
@@ -88,7 +89,7 @@ fn head(cmp: &Comparison) -> Vec<Block> {
 fn labelled(cmp: &Comparison) -> bool {
     cmp.runs
         .iter()
-        .any(|r| r.key != super::clean_label(&r.label))
+        .any(|r| r.key != super::load::clean_label(&r.label))
 }
 
 /// The run table: a row per run, its key first. The label column is left out when every key
@@ -128,7 +129,7 @@ fn run_table(cmp: &Comparison) -> DocTable {
                     cells.insert(3, r.tls.clone().unwrap_or_else(|| "none".into()));
                 }
                 if labelled {
-                    cells.insert(0, super::clean_label(&r.label));
+                    cells.insert(0, super::load::clean_label(&r.label));
                 }
                 DocRow {
                     label: r.key.clone(),
@@ -449,7 +450,7 @@ fn host_table(cmp: &Comparison) -> DocTable {
             cells.push(DocCell::plain(super::host::pct(r.iowait_share_max)));
             DocRow {
                 label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.run.clone()),
-                title: Some(super::clean_label(&r.run)),
+                title: Some(super::load::clean_label(&r.run)),
                 link: None,
                 cells,
             }
@@ -579,7 +580,7 @@ fn summary_table(cmp: &Comparison, families: &[&str]) -> DocTable {
             }
             DocRow {
                 label: cmp.keys[i].clone(),
-                title: Some(super::clean_label(label)),
+                title: Some(super::load::clean_label(label)),
                 link: None,
                 cells,
             }
@@ -735,7 +736,7 @@ fn latency_table(cmp: &Comparison, rows: &[super::model::LatencyRow]) -> DocTabl
                 }
                 DocRow {
                     label: cmp.key_of(&r.label).to_string(),
-                    title: Some(super::clean_label(&r.label)),
+                    title: Some(super::load::clean_label(&r.label)),
                     link: None,
                     cells,
                 }

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 pub use details::profile_line;
 use load::LoadedRun;
-use model::{Cell, Comparison};
+use model::Comparison;
 
 /// Output formats of `ibench report`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -188,55 +188,6 @@ pub fn render_with(
         Format::Otava => series::otava(runs).0,
         Format::Nyrkio => serde_json::to_string_pretty(&series::nyrkio(runs))? + "\n",
     })
-}
-
-/// A cell's value as text: rates and counts without decimals, ratios with 2.
-pub fn cell_text(c: &Cell, ratio: bool) -> String {
-    match c.value {
-        None => c
-            .note
-            .as_ref()
-            .map_or_else(|| "-".into(), ToString::to_string),
-        Some(v) if ratio && model::host_affected(c) => format!("{v:.2}~"),
-        Some(v) if ratio => format!("{v:.2}"),
-        Some(v) if v.abs() >= 100.0 => text::group_f(v),
-        Some(v) => format!("{v:.1}"),
-    }
-}
-
-/// Longest label a report shows, in characters; longer ones end in `…`.
-pub const MAX_LABEL_CHARS: usize = 80;
-
-/// A run's label as reports show it: control characters (a terminal's escape sequences, line
-/// breaks) written out as `\u{1b}` and the like, and cut to [`MAX_LABEL_CHARS`] characters.
-/// A label comes from whoever wrote the run.json, so nothing in it may steer the terminal.
-pub fn clean_label(label: &str) -> String {
-    let mut out = String::new();
-    let mut chars = 0;
-    for c in label.chars() {
-        let piece: String = if c.is_control() {
-            c.escape_unicode().to_string()
-        } else {
-            c.to_string()
-        };
-        let n = piece.chars().count();
-        if chars + n > MAX_LABEL_CHARS {
-            out.push('…');
-            return out;
-        }
-        out.push_str(&piece);
-        chars += n;
-    }
-    out
-}
-
-/// The note of a cell whose figure needs a mark: it covers only part of its step (the step
-/// failed, was interrupted, or was still running when the run ended), or a check after the
-/// step failed (the figure is as measured).
-pub fn partial_note(c: &Cell) -> Option<&model::CellNote> {
-    c.note
-        .as_ref()
-        .filter(|n| c.value.is_some() && n.is_partial())
 }
 
 #[cfg(test)]

@@ -416,6 +416,29 @@ pub fn transpose(t: &Table, labels: &[String]) -> StepRows {
     }
 }
 
+/// A cell's value as text: rates and counts without decimals, ratios with 2.
+pub fn cell_text(c: &Cell, ratio: bool) -> String {
+    match c.value {
+        None => c
+            .note
+            .as_ref()
+            .map_or_else(|| "-".into(), ToString::to_string),
+        Some(v) if ratio && host_affected(c) => format!("{v:.2}~"),
+        Some(v) if ratio => format!("{v:.2}"),
+        Some(v) if v.abs() >= 100.0 => crate::stats::thousands::group_f(v),
+        Some(v) => format!("{v:.1}"),
+    }
+}
+
+/// The note of a cell whose figure needs a mark: it covers only part of its step (the step
+/// failed, was interrupted, or was still running when the run ended), or a check after the
+/// step failed (the figure is as measured).
+pub fn partial_note(c: &Cell) -> Option<&CellNote> {
+    c.note
+        .as_ref()
+        .filter(|n| c.value.is_some() && n.is_partial())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

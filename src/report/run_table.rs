@@ -18,7 +18,7 @@ pub const MAX_KEY_CHARS: usize = 24;
 pub fn short_keys(names: &[String]) -> Vec<String> {
     let numbered = || (1..=names.len()).map(|i| format!("r{i}")).collect();
     if names.len() == 1 {
-        let n = super::clean_label(&names[0]);
+        let n = super::load::clean_label(&names[0]);
         return if n.chars().count() <= MAX_KEY_CHARS && !n.is_empty() {
             vec![n]
         } else {
@@ -34,7 +34,7 @@ pub fn short_keys(names: &[String]) -> Vec<String> {
         .iter()
         .map(|ws| {
             let own: Vec<&str> = ws.iter().copied().filter(|w| !shared(w)).collect();
-            super::clean_label(&own.join(" "))
+            super::load::clean_label(&own.join(" "))
         })
         .collect();
     let distinct: BTreeSet<&String> = keys.iter().collect();
@@ -61,7 +61,7 @@ pub fn runs_as_rows(cmp: &Comparison, t: &Table, cell: &dyn Fn(&Cell) -> DocCell
             .enumerate()
             .map(|(i, r)| DocRow {
                 label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
-                title: Some(super::clean_label(&r.label)),
+                title: Some(super::load::clean_label(&r.label)),
                 link: None,
                 cells: r.cells.iter().map(cell).collect(),
             })

@@ -420,7 +420,7 @@ pub fn scaling_blocks(cmp: &Comparison) -> Vec<Block> {
     };
     let rows = |t: &Table, ratio: bool| {
         super::run_table::runs_as_rows(cmp, t, &|c| {
-            let mut d = DocCell::plain(super::cell_text(c, ratio));
+            let mut d = DocCell::plain(super::model::cell_text(c, ratio));
             d.colour = c.colour;
             d
         })
