@@ -88,7 +88,7 @@ fn html_report(dir: &std::path::Path) -> anyhow::Result<report::Rendered> {
 /// Write `rendered` as `DIR/report.html` and say where; a failure is a warning.
 fn write_html_report(dir: &std::path::Path, rendered: anyhow::Result<report::Rendered>) {
     match rendered.and_then(|r| {
-        let path = dir.join("report.html");
+        let path = dir.join(format!("report.{}", report::Format::Html.extension()));
         std::fs::write(&path, r.text)?;
         Ok(path)
     }) {
@@ -146,12 +146,19 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-/// `ibench report --format otava --output DIR`: Otava's CSV and test config, side by side.
-fn otava_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
+/// `ibench report --format F --output DIR` for a format that writes several files (Otava's
+/// CSV and test config), side by side in DIR.
+fn files_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
+    let names = a.format.file_names();
     let Some(dir) = &a.output else {
         anyhow::bail!(
-            "--format otava writes two files ({} and otava.yaml): give --output DIR",
-            report::series::OTAVA_CSV
+            "--format {} writes {} files ({}): give --output DIR",
+            a.format.name(),
+            match names.len() {
+                2 => "two".to_string(),
+                n => n.to_string(),
+            },
+            names.join(" and ")
         );
     };
     let (runs, problems) = report::load::load_runs(&a.runs);
@@ -161,14 +168,14 @@ fn otava_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
     if runs.is_empty() {
         anyhow::bail!("no run could be read: give results directories (each holds a run.json)");
     }
-    let (csv, yaml) = report::series::otava(&runs);
+    let files = report::render_files(&runs, a.format);
     std::fs::create_dir_all(dir).map_err(|e| {
         anyhow::anyhow!(
             "cannot create {}: {e}; choose another --output",
             dir.display()
         )
     })?;
-    for (name, text) in [(report::series::OTAVA_CSV, &csv), ("otava.yaml", &yaml)] {
+    for (name, text) in &files {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| {
             anyhow::anyhow!(
@@ -183,8 +190,8 @@ fn otava_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
 
 /// `ibench report`: render the runs in one format, to a file or standard output.
 fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
-    if a.format == report::Format::Otava {
-        return otava_command(a);
+    if a.format.writes_several_files() {
+        return files_command(a);
     }
     use std::io::IsTerminal;
     let colour = a.output.is_none()
@@ -288,11 +295,10 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
                 eprintln!("warning: {p}");
             }
             println!("index: {}", w.index.display());
-            for r in w
-                .reports
-                .iter()
-                .filter(|r| r.extension().is_some_and(|e| e == "html"))
-            {
+            for r in w.reports.iter().filter(|r| {
+                r.extension()
+                    .is_some_and(|e| e == report::Format::Html.extension())
+            }) {
                 println!("report: {}", r.display());
             }
             Ok(ExitCode::SUCCESS)

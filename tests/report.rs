@@ -15,8 +15,9 @@ use ibench::stats::convert::count_f64;
 use std::path::PathBuf;
 use std::process::Command;
 
-use ibench::report::compare::{CellNote, Colour, Comparison, compare};
+use ibench::report::compare::compare;
 use ibench::report::load::load_runs;
+use ibench::report::model::{CellNote, Colour, Comparison};
 
 use Colour::{Green as G, Grey as Y, None as N, Red as R};
 use ibench::workload::steps::StepName;
@@ -50,11 +51,11 @@ fn comparison(dirs: &[PathBuf], base: Option<&str>) -> Comparison {
     compare(&runs, base, problems)
 }
 
-fn colours(t: &ibench::report::compare::Table, row: usize) -> Vec<Colour> {
+fn colours(t: &ibench::report::model::Table, row: usize) -> Vec<Colour> {
     t.rows[row].cells.iter().map(|c| c.colour).collect()
 }
 
-fn values(t: &ibench::report::compare::Table, row: usize) -> Vec<Option<f64>> {
+fn values(t: &ibench::report::model::Table, row: usize) -> Vec<Option<f64>> {
     t.rows[row].cells.iter().map(|c| c.value).collect()
 }
 
@@ -803,7 +804,7 @@ fn a_run_whose_host_probe_is_slower_than_the_bases_is_warned_about_and_not_paint
     for (i, c) in cmp.relative.rows[1].cells.iter().enumerate() {
         assert!((c.value.unwrap() - 0.5).abs() < 1e-9);
         assert_eq!(c.colour, Y, "step {}", cmp.relative.columns[i]);
-        assert!(ibench::report::compare::host_affected(c), "{c:?}");
+        assert!(ibench::report::model::host_affected(c), "{c:?}");
     }
     assert!(
         cmp.host.flags.iter().all(|f| f.run == "slow host"),
@@ -919,7 +920,7 @@ fn a_level_shift_of_the_bases_per_second_rate_flags_the_step_in_every_run() {
         .unwrap();
     let cell = &cmp.relative.rows[1].cells[col];
     assert_eq!(cell.colour, Y, "{cell:?}");
-    assert!(ibench::report::compare::host_affected(cell), "{cell:?}");
+    assert!(ibench::report::model::host_affected(cell), "{cell:?}");
 }
 
 /// 20 runs, each with 30 settings of its own (a config per run): What differs comes first,

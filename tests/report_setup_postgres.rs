@@ -10,9 +10,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use common::*;
-use ibench::report::compare::Comparison;
 use ibench::report::differs::Area;
 use ibench::report::load::load_runs;
+use ibench::report::model::Comparison;
 use ibench::results::target::Engine;
 use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;

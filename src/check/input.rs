@@ -146,8 +146,8 @@ fn dirs_pair(dirs: &[PathBuf], base: &str) -> Result<Pair> {
     let names = load::distinct_tails(&paths);
     Ok(Pair {
         title: String::new(),
-        base_label: crate::report::clean_label(base),
-        candidate_label: crate::report::clean_label(&candidate),
+        base_label: crate::report::load::clean_label(base),
+        candidate_label: crate::report::load::clean_label(&candidate),
         runs: b,
         base_count,
         names,
@@ -158,7 +158,7 @@ fn dirs_pair(dirs: &[PathBuf], base: &str) -> Result<Pair> {
 fn quoted(labels: &[&str]) -> String {
     labels
         .iter()
-        .map(|l| format!("{:?}", crate::report::clean_label(l)))
+        .map(|l| format!("{:?}", crate::report::load::clean_label(l)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -246,8 +246,8 @@ fn matrix_pair(
     };
     Ok(Pair {
         title,
-        base_label: crate::report::clean_label(&label(0)),
-        candidate_label: crate::report::clean_label(&label(b.len())),
+        base_label: crate::report::load::clean_label(&label(0)),
+        candidate_label: crate::report::load::clean_label(&label(b.len())),
         base_count: b.len(),
         names: b.iter().chain(&c).map(|(_, n)| n.clone()).collect(),
         runs,

@@ -318,7 +318,7 @@ fn typical_run(pair: &Pair, step: StepName) -> usize {
         .iter()
         .enumerate()
         .filter_map(|(i, r)| {
-            let s = r.record.steps.iter().find(|s| s.name == step)?;
+            let s = r.record.step(step)?;
             let best = s.host_probe.as_ref()?.best(ProbeFigure::Cpu)?;
             Some((best, i))
         })
@@ -351,7 +351,7 @@ fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate:
             continue;
         }
         let name = format!("{which} {}", pair.names[i]);
-        let s = run.record.steps.iter().find(|s| s.name == step);
+        let s = run.record.step(step);
         if let Some(why) = partial(s) {
             out.partial.push(format!("{name}: {why}"));
             continue;
@@ -457,8 +457,7 @@ fn step_verdict(
         Figure::Throughput => pair
             .runs
             .iter()
-            .flat_map(|r| &r.record.steps)
-            .find(|s| s.name == step)
+            .find_map(|r| r.record.step(step))
             .map_or_else(String::new, |s| s.throughput_unit.as_str().to_string()),
     };
     let mut judgement = with_host_flags(&b, &c, figure.higher_is_better(), rules);

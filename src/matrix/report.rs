@@ -1,5 +1,6 @@
 //! `ibench matrix report`: per group and workload, the comparison of `ibench report` in every
-//! format, and an index page linking them. Reads the union of one or more output dirs (the
+//! format that writes a comparison (`report::Format::comparisons`: the series formats are
+//! left out), and an index page linking them. Reads the union of one or more output dirs (the
 //! shards of one matrix).
 //!
 //! With repeats, a combination's throughput is the median over its completed repeats; the
@@ -15,11 +16,11 @@ use serde::Serialize;
 
 use super::plan::{Cell, Plan, PlanGroup};
 use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
-use crate::report::compare;
 use crate::report::diagnosis::{NoiseBand, StepBands};
 use crate::report::document::{self, Block, DocCell, DocRow, DocTable, Link};
 use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
+use crate::report::{compare, model, run_table};
 use crate::workload::steps::StepName;
 
 /// One combination's spread over its repeats, per step.
@@ -289,15 +290,11 @@ fn group_report(
     cmp.axis = Some(axis_check(plan, &units, &members, base_member));
     // Name the runs by their server and config names, less what they all share.
     let members: Vec<String> = spreads.iter().map(|s| s.member.replace('.', " ")).collect();
-    cmp.set_keys(compare::short_keys(&members));
+    cmp.set_keys(run_table::short_keys(&members));
     let stem = format!("{}.{}", g.name, w);
     let mut files = Vec::new();
-    for (format, ext) in [
-        (Format::Text, "txt"),
-        (Format::Markdown, "md"),
-        (Format::Html, "html"),
-        (Format::Json, "json"),
-    ] {
+    for format in Format::comparisons() {
+        let ext = format.extension();
         let text = render(&cmp, &synth, (&spreads, &host), format, plan.repeats)?;
         let path = out.join(format!("{stem}.{ext}"));
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
@@ -387,13 +384,13 @@ fn axis_check(
     units: &[(String, String)],
     members: &[(String, Vec<PathBuf>)],
     base_member: &str,
-) -> compare::AxisCheck {
+) -> model::AxisCheck {
     let cells: Vec<&Cell> = members
         .iter()
         .filter_map(|(m, _)| member_cell(plan, units, m))
         .collect();
     let Some(base_cell) = member_cell(plan, units, base_member) else {
-        return compare::AxisCheck::default();
+        return model::AxisCheck::default();
     };
     let mut varies = Vec::new();
     let distinct = |f: fn(&Cell) -> &str| {
@@ -431,7 +428,7 @@ fn axis_check(
     flags.sort();
     varies.extend(flags.iter().map(|(f, v)| format!("{f} ({})", v.join(", "))));
     let warnings = beyond_axis(plan, units, members, base_member, base_cell);
-    compare::AxisCheck {
+    model::AxisCheck {
         varies: if varies.is_empty() {
             "nothing (its cells are one setup)".into()
         } else {
@@ -553,7 +550,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
         for &step in &steps {
             let mut v: Vec<f64> = repeats
                 .iter()
-                .filter_map(|r| r.record.steps.iter().find(|s| s.name == step))
+                .filter_map(|r| r.record.step(step))
                 .map(|s| s.throughput)
                 .collect();
             let min = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -567,9 +564,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
                 .iter()
                 .map(|(step, med, _, _)| {
                     r.record
-                        .steps
-                        .iter()
-                        .find(|s| s.name == *step)
+                        .step(*step)
                         .map(|s| {
                             if s.throughput > 0.0 && *med > 0.0 {
                                 (s.throughput / med).ln().abs()
@@ -611,7 +606,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
 
 /// The spread of each combination's throughput over its repeats, as report blocks: a table
 /// with a row per combination (by its key) and a column per step.
-fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
+fn spread_blocks(cmp: &model::Comparison, spreads: &[Spread]) -> Vec<Block> {
     let mut columns: Vec<StepName> = Vec::new();
     for s in spreads {
         for (n, ..) in &s.steps {
@@ -671,7 +666,7 @@ fn spread_blocks(cmp: &compare::Comparison, spreads: &[Spread]) -> Vec<Block> {
 }
 
 fn render(
-    cmp: &compare::Comparison,
+    cmp: &model::Comparison,
     runs: &[LoadedRun],
     (spreads, host): (&[Spread], &[Block]),
     format: Format,

@@ -2,7 +2,10 @@
 //! build, ibench's options, the server's settings (the seeds' `conf.diff`), the host and
 //! ibench's own version. A comparison of unlike runs reads the setup first; signals that
 //! assume like for like (the client's CPU per op as a host signal) apply only to like runs,
-//! and `ibench check` judges only runs that differ in what the comparison means to vary.
+//! and `ibench check` judges only runs that differ in what the comparison means to vary. A
+//! step's shape (its clients, a shared table, the rows per insert) decides whether two steps
+//! are like for like ([`shape_difference`]): the client's CPU per op is a host signal only
+//! between steps of one shape.
 //!
 //! What always differs between two runs and says nothing of the setup (ports, paths, data
 //! directories, pids, the host's name) is left out, and listed in one place each:
@@ -11,9 +14,10 @@
 use serde::Serialize;
 
 use super::load::LoadedRun;
-use crate::results::RunRecord;
 use crate::results::settings::{ServerSettings, SettingValue};
 use crate::results::target::TargetInfo;
+use crate::results::{RunRecord, StepRecord};
+use crate::workload::steps::StepName;
 
 /// Run options (`run.json` `options`) that differ between any two runs or name no setup:
 /// where the results go, the label, the terminal's quietness, how the sampler finds the
@@ -504,6 +508,44 @@ fn compare_setting_maps(
             }),
         }
     }
+}
+
+/// How a step of a run differs in shape from the base's same step, as far as the client's
+/// work per operation goes: its clients, whether they share one table, and the rows each of
+/// its inserts writes. `None`: the same shape (like for like).
+pub fn shape_difference(
+    run: &LoadedRun,
+    step: &StepRecord,
+    base: &LoadedRun,
+    base_step: &StepRecord,
+) -> Option<String> {
+    let (o, bo) = (&run.record.options, &base.record.options);
+    let mut parts = Vec::new();
+    if step.clients != base_step.clients {
+        parts.push(format!(
+            "--clients {} → {}",
+            base_step.clients, step.clients
+        ));
+    }
+    if o.shared_table != bo.shared_table {
+        parts.push(format!(
+            "--shared-table {} → {}",
+            bo.shared_table, o.shared_table
+        ));
+    }
+    let batch = |o: &crate::results::options::RunOptions| match step.name {
+        StepName::LoadInitial => Some(("--load-batch", o.load_rows_per_insert)),
+        StepName::InsertDelete1 => Some(("--i1-batch", o.i1_rows_per_insert)),
+        StepName::InsertDelete2 => Some(("--i2-batch", o.i2_rows_per_insert)),
+        StepName::Query { .. } => Some(("--query-batch", o.query_rows_per_insert)),
+        _ => None,
+    };
+    if let (Some((flag, v)), Some((_, bv))) = (batch(o), batch(bo))
+        && v != bv
+    {
+        parts.push(format!("{flag} {bv} → {v}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! that only says how each block is written. Layout rules that hold for every format (tables
 //! no wider than the page, split by columns when they would be) live here, once.
 
-use super::compare::Colour;
+use super::model::Colour;
 
 /// One block of a report.
 #[derive(Clone, Debug)]

@@ -295,7 +295,7 @@ fn client_cpu_verdict(
     r: f64,
     alike: bool,
 ) {
-    if let Some(why) = super::setup::shape_difference(run, s, b, bs) {
+    if let Some(why) = super::differs::shape_difference(run, s, b, bs) {
         v.not_compared = Some(why);
         return;
     }
@@ -438,12 +438,14 @@ pub fn host_view(
         })
         .collect();
     for &step in steps {
-        let base_step = base_run.and_then(|b| Some((b, find(b, step)?)));
+        let base_step = base_run.and_then(|b| Some((b, b.record.step(step)?)));
         let base_reasons = base_step
             .map(|(b, s)| step_reasons(b, s, None, shifts, true).reasons)
             .unwrap_or_default();
         for (i, run) in runs.iter().enumerate() {
-            let Some(s) = find(run, step) else { continue };
+            let Some(s) = run.record.step(step) else {
+                continue;
+            };
             let mut reasons = if i == base {
                 base_reasons.clone()
             } else {
@@ -477,10 +479,6 @@ pub fn host_view(
         not_compared,
         thresholds: THRESHOLDS,
     }
-}
-
-fn find(run: &LoadedRun, step: StepName) -> Option<&StepRecord> {
-    run.record.steps.iter().find(|s| s.name == step)
 }
 
 /// Share (0..1) as a percentage text, `n/a` when missing.

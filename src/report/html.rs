@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
-use super::compare::{Colour, Comparison, StepDetail};
 use super::document::{Block, DocCell, DocTable, Syntax};
 use super::load::LoadedRun;
+use super::model::{Colour, Comparison, StepDetail};
 use super::svg::esc;
 use crate::flame::{differential_svg, flamegraph_svg};
 use crate::results::metrics::ProfileRecord;

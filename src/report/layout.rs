@@ -4,14 +4,15 @@
 
 use std::collections::BTreeMap;
 
-use super::compare::{
+use super::details::profile_line;
+use super::document::{Block, DocCell, DocRow, DocTable};
+use super::load::LoadedRun;
+use super::model::{
     Cell, CellNote, Colour, Comparison, MetricRow, MicroView, StepDetail, StepRows, Table,
     micro_groups,
 };
-use super::document::{Block, DocCell, DocRow, DocTable};
-use super::load::LoadedRun;
+use super::model::{cell_text, partial_note};
 use super::text::{fmt_binary, fmt_metric, fmt_us, group_f};
-use super::{cell_text, partial_note, profile_line};
 use crate::stats::BUCKET_LABELS;
 use crate::stats::convert::count_f64;
 use crate::workload::steps::StepName;
@@ -62,7 +63,7 @@ fn heading(level: u8, text: &str) -> Block {
 fn head(cmp: &Comparison) -> Vec<Block> {
     let base = cmp.keys.get(cmp.base).map_or("", String::as_str);
     let mut b = vec![
-        heading(1, super::compare::title(cmp)),
+        heading(1, super::model::title(cmp)),
         Block::Paragraph(if cmp.runs.len() == 1 {
             "One run: nothing to compare. Give `ibench report` two or more results dirs to compare them.".to_string()
         } else {
@@ -88,7 +89,7 @@ fn head(cmp: &Comparison) -> Vec<Block> {
 fn labelled(cmp: &Comparison) -> bool {
     cmp.runs
         .iter()
-        .any(|r| r.key != super::clean_label(&r.label))
+        .any(|r| r.key != super::load::clean_label(&r.label))
 }
 
 /// The run table: a row per run, its key first. The label column is left out when every key
@@ -128,7 +129,7 @@ fn run_table(cmp: &Comparison) -> DocTable {
                     cells.insert(3, r.tls.clone().unwrap_or_else(|| "none".into()));
                 }
                 if labelled {
-                    cells.insert(0, super::clean_label(&r.label));
+                    cells.insert(0, super::load::clean_label(&r.label));
                 }
                 DocRow {
                     label: r.key.clone(),
@@ -160,24 +161,7 @@ fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
 
 /// A table whose rows are runs: each row named by its key (the label on hover).
 fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
-    DocTable {
-        corner: "run".into(),
-        columns: t.columns.iter().map(ToString::to_string).collect(),
-        rows: t
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| DocRow {
-                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
-                title: Some(super::clean_label(&r.label)),
-                link: None,
-                cells: r.cells.iter().map(|c| doc_cell(c, ratio)).collect(),
-            })
-            .collect(),
-        footer: None,
-        text_columns: false,
-        columns_are: String::new(),
-    }
+    super::run_table::runs_as_rows(cmp, t, &|c| doc_cell(c, ratio))
 }
 
 /// A table whose columns are runs (microbenchmarks as rows): the columns named by key.
@@ -345,22 +329,25 @@ fn host(b: &mut Vec<Block>, cmp: &Comparison) {
         )));
         b.push(Block::Fold {
             summary: "Host-affected steps and why".into(),
-            blocks: vec![Block::List(
-                h.flags
-                    .iter()
-                    .map(|f| {
-                        format!(
-                            "{} {}: {}",
-                            f.step,
-                            cmp.key_of(&f.run),
-                            f.reasons.join("; ")
-                        )
-                    })
-                    .collect(),
-            )],
+            blocks: vec![Block::List(flag_lines(cmp, &h.flags))],
         });
     }
     host_notes(b, cmp);
+}
+
+/// One line per host flag: `step key: reasons`.
+fn flag_lines(cmp: &Comparison, flags: &[super::host::HostFlag]) -> Vec<String> {
+    flags
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}: {}",
+                f.step,
+                cmp.key_of(&f.run),
+                f.reasons.join("; ")
+            )
+        })
+        .collect()
 }
 
 /// The steps whose client CPU per op was unclear as a host signal, and those not compared on
@@ -372,19 +359,7 @@ fn host_notes(b: &mut Vec<Block>, cmp: &Comparison) {
             "{} step(s) are unclear, not flagged: the client's CPU per op moved, but nothing else says the host did.",
             h.unclear.len()
         )));
-        b.push(Block::List(
-            h.unclear
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{} {}: {}",
-                        f.step,
-                        cmp.key_of(&f.run),
-                        f.reasons.join("; ")
-                    )
-                })
-                .collect(),
-        ));
+        b.push(Block::List(flag_lines(cmp, &h.unclear)));
     }
     let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
     for f in &h.not_compared {
@@ -475,7 +450,7 @@ fn host_table(cmp: &Comparison) -> DocTable {
             cells.push(DocCell::plain(super::host::pct(r.iowait_share_max)));
             DocRow {
                 label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.run.clone()),
-                title: Some(super::clean_label(&r.run)),
+                title: Some(super::load::clean_label(&r.run)),
                 link: None,
                 cells,
             }
@@ -605,7 +580,7 @@ fn summary_table(cmp: &Comparison, families: &[&str]) -> DocTable {
             }
             DocRow {
                 label: cmp.keys[i].clone(),
-                title: Some(super::clean_label(label)),
+                title: Some(super::load::clean_label(label)),
                 link: None,
                 cells,
             }
@@ -734,7 +709,7 @@ fn clock_warning(cmp: &Comparison, d: &StepDetail) -> Option<String> {
     })
 }
 
-fn latency_table(cmp: &Comparison, rows: &[super::compare::LatencyRow]) -> DocTable {
+fn latency_table(cmp: &Comparison, rows: &[super::model::LatencyRow]) -> DocTable {
     let mut columns: Vec<String> = BUCKET_LABELS.iter().map(|b| (*b).to_string()).collect();
     columns.extend(["p50", "p99", "p99.9", "max"].map(String::from));
     DocTable {
@@ -761,7 +736,7 @@ fn latency_table(cmp: &Comparison, rows: &[super::compare::LatencyRow]) -> DocTa
                 }
                 DocRow {
                     label: cmp.key_of(&r.label).to_string(),
-                    title: Some(super::clean_label(&r.label)),
+                    title: Some(super::load::clean_label(&r.label)),
                     link: None,
                     cells,
                 }

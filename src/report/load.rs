@@ -147,7 +147,7 @@ pub fn load_runs(dirs: &[PathBuf]) -> (Vec<LoadedRun>, Vec<String>) {
         match load_run(dir) {
             Ok((record, timeline, problem)) => {
                 problems.extend(problem);
-                let label = super::clean_label(&record.label);
+                let label = clean_label(&record.label);
                 let samples = if dir.join(crate::results::metrics::METRICS_FILE).exists() {
                     match crate::results::metrics::read_metrics(dir) {
                         Ok(s) => s,
@@ -191,10 +191,36 @@ pub fn load_runs(dirs: &[PathBuf]) -> (Vec<LoadedRun>, Vec<String>) {
             let dirs: Vec<&Path> = same.iter().map(|&j| runs[j].dir.as_path()).collect();
             let at = same.iter().position(|&j| j == i).unwrap_or(0);
             let name = distinct_tails(&dirs).swap_remove(at);
-            runs[i].label = super::clean_label(&format!("{} ({name})", runs[i].record.label));
+            runs[i].label = clean_label(&format!("{} ({name})", runs[i].record.label));
         }
     }
     (runs, problems)
+}
+
+/// Longest label a report shows, in characters; longer ones end in `…`.
+pub const MAX_LABEL_CHARS: usize = 80;
+
+/// A run's label as reports show it: control characters (a terminal's escape sequences, line
+/// breaks) written out as `\u{1b}` and the like, and cut to [`MAX_LABEL_CHARS`] characters.
+/// A label comes from whoever wrote the run.json, so nothing in it may steer the terminal.
+pub fn clean_label(label: &str) -> String {
+    let mut out = String::new();
+    let mut chars = 0;
+    for c in label.chars() {
+        let piece: String = if c.is_control() {
+            c.escape_unicode().to_string()
+        } else {
+            c.to_string()
+        };
+        let n = piece.chars().count();
+        if chars + n > MAX_LABEL_CHARS {
+            out.push('…');
+            return out;
+        }
+        out.push_str(&piece);
+        chars += n;
+    }
+    out
 }
 
 #[cfg(test)]

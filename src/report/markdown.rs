@@ -7,8 +7,8 @@
 
 use std::fmt::Write;
 
-use super::compare::Colour;
 use super::document::{DocCell, DocTable, Syntax, wrap};
+use super::model::Colour;
 use super::text::{MAX_LINE_CHARS, truncate};
 
 /// A label or figure as Markdown text: HTML in it is shown, not interpreted, and it cannot

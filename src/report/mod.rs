@@ -2,6 +2,7 @@
 //! renders one run or compares several as terminal text, Markdown, self-contained HTML or JSON.
 
 pub mod compare;
+pub mod details;
 pub mod diagnosis;
 pub mod differs;
 pub mod document;
@@ -11,17 +12,22 @@ pub mod html;
 pub mod layout;
 pub mod load;
 pub mod markdown;
+pub mod model;
+mod notes;
+pub mod run_table;
 pub mod series;
 pub mod setup;
 pub mod shift;
 pub mod svg;
+pub mod tables;
 pub mod text;
+mod warnings;
 
 use std::path::PathBuf;
 
-pub use compare::profile_line;
-use compare::{Cell, Comparison};
+pub use details::profile_line;
 use load::LoadedRun;
+use model::Comparison;
 
 /// Output formats of `ibench report`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -39,6 +45,74 @@ pub enum Format {
     Otava,
     /// Nyrkiö's result JSON: one result per run with its metrics and attributes.
     Nyrkio,
+}
+
+impl Format {
+    /// Every format, in the order `--format` lists them.
+    pub fn all() -> &'static [Format] {
+        <Format as clap::ValueEnum>::value_variants()
+    }
+
+    /// The formats a comparison is written in (every format but the series): a matrix's
+    /// group reports are written in each of them.
+    pub fn comparisons() -> impl Iterator<Item = Format> {
+        Format::all().iter().copied().filter(|f| !f.is_series())
+    }
+
+    /// Its name as `--format` takes it (`text`, `otava`).
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .map_or_else(String::new, |v| v.get_name().to_string())
+    }
+
+    /// The extension of a report file in this format, without the dot; a format that writes
+    /// several files names its main one's (Otava's CSV).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Text => "txt",
+            Format::Markdown => "md",
+            Format::Html => "html",
+            Format::Json | Format::Nyrkio => "json",
+            Format::Otava => "csv",
+        }
+    }
+
+    /// The files it writes into `--output DIR` when it writes several (see
+    /// [`render_files`]); empty for a format that writes one report.
+    pub fn file_names(self) -> &'static [&'static str] {
+        match self {
+            Format::Otava => &[series::OTAVA_CSV, series::OTAVA_YAML],
+            _ => &[],
+        }
+    }
+
+    /// Whether it writes several files (into `--output DIR`, never to standard output).
+    pub fn writes_several_files(self) -> bool {
+        self.file_names().len() > 1
+    }
+
+    /// Whether it is a series of the runs for change detection over time (one result per
+    /// run), not a comparison of them.
+    pub fn is_series(self) -> bool {
+        matches!(self, Format::Otava | Format::Nyrkio)
+    }
+}
+
+/// The files of a format that writes several ([`Format::file_names`]), each with its text;
+/// empty for a format that writes one report.
+pub fn render_files(runs: &[LoadedRun], format: Format) -> Vec<(&'static str, String)> {
+    match format {
+        Format::Otava => {
+            let (csv, yaml) = series::otava(runs);
+            format
+                .file_names()
+                .iter()
+                .copied()
+                .zip([csv, yaml])
+                .collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// A rendered report and the problems met on the way (one line each).
@@ -104,7 +178,7 @@ pub fn render_with(
     colour: bool,
     extra: Vec<document::Block>,
 ) -> anyhow::Result<String> {
-    let title = compare::title(cmp);
+    let title = model::title(cmp);
     let doc = |charts| layout::blocks(cmp, runs, charts, extra.clone());
     Ok(match format {
         Format::Text => document::write(title, &doc(false), &text::TextSyntax { colour }),
@@ -116,51 +190,31 @@ pub fn render_with(
     })
 }
 
-/// A cell's value as text: rates and counts without decimals, ratios with 2.
-pub fn cell_text(c: &Cell, ratio: bool) -> String {
-    match c.value {
-        None => c
-            .note
-            .as_ref()
-            .map_or_else(|| "-".into(), ToString::to_string),
-        Some(v) if ratio && compare::host_affected(c) => format!("{v:.2}~"),
-        Some(v) if ratio => format!("{v:.2}"),
-        Some(v) if v.abs() >= 100.0 => text::group_f(v),
-        Some(v) => format!("{v:.1}"),
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Longest label a report shows, in characters; longer ones end in `…`.
-pub const MAX_LABEL_CHARS: usize = 80;
-
-/// A run's label as reports show it: control characters (a terminal's escape sequences, line
-/// breaks) written out as `\u{1b}` and the like, and cut to [`MAX_LABEL_CHARS`] characters.
-/// A label comes from whoever wrote the run.json, so nothing in it may steer the terminal.
-pub fn clean_label(label: &str) -> String {
-    let mut out = String::new();
-    let mut chars = 0;
-    for c in label.chars() {
-        let piece: String = if c.is_control() {
-            c.escape_unicode().to_string()
-        } else {
-            c.to_string()
-        };
-        let n = piece.chars().count();
-        if chars + n > MAX_LABEL_CHARS {
-            out.push('…');
-            return out;
+    #[test]
+    fn a_format_owns_its_extension_and_its_files() {
+        let comparisons: Vec<Format> = Format::comparisons().collect();
+        assert_eq!(
+            comparisons,
+            [Format::Text, Format::Markdown, Format::Html, Format::Json]
+        );
+        let exts: Vec<&str> = comparisons.iter().map(|f| f.extension()).collect();
+        assert_eq!(exts, ["txt", "md", "html", "json"]);
+        assert_eq!(Format::all().len(), 6);
+        for &f in Format::all() {
+            assert_eq!(f.writes_several_files(), f == Format::Otava, "{f:?}");
+            assert!(!f.name().is_empty());
         }
-        out.push_str(&piece);
-        chars += n;
+        assert_eq!(Format::Otava.file_names(), ["ibench.csv", "otava.yaml"]);
+        assert_eq!(Format::Otava.name(), "otava");
+        assert!(render_files(&[], Format::Html).is_empty());
+        let names: Vec<&str> = render_files(&[], Format::Otava)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, Format::Otava.file_names());
     }
-    out
-}
-
-/// The note of a cell whose figure needs a mark: it covers only part of its step (the step
-/// failed, was interrupted, or was still running when the run ended), or a check after the
-/// step failed (the figure is as measured).
-pub fn partial_note(c: &Cell) -> Option<&compare::CellNote> {
-    c.note
-        .as_ref()
-        .filter(|n| c.value.is_some() && n.is_partial())
 }

@@ -22,6 +22,9 @@ pub const OTAVA_TEST: &str = "ibench";
 /// The CSV file name the Otava config points to.
 pub const OTAVA_CSV: &str = "ibench.csv";
 
+/// The Otava test config's file name.
+pub const OTAVA_YAML: &str = "otava.yaml";
+
 /// One figure of one run.
 struct Figure {
     name: String,
@@ -154,7 +157,7 @@ pub fn otava(runs: &[LoadedRun]) -> (String, String) {
 
     let mut yaml = format!(
         "# Apache Otava test config written by `ibench report --format otava`.\n\
-         # Run from this directory: otava analyze --config-file otava.yaml {OTAVA_TEST}\n\
+         # Run from this directory: otava analyze --config-file {OTAVA_YAML} {OTAVA_TEST}\n\
          tests:\n  {OTAVA_TEST}:\n    type: csv\n    file: {OTAVA_CSV}\n    time_column: time\n    attributes: [{}]\n    metrics:\n",
         attr_names.join(", ")
     );

@@ -1,14 +1,15 @@
 //! The setup in a report: the "What differs" section (first in every format), the setup named
 //! first in the diagnosis, throughput per client and scaling efficiency when the runs' clients
-//! differ, and the shape of a step that decides whether two steps are like for like (the
-//! client's CPU per op is a host signal only between steps of one shape).
+//! differ.
 //!
-//! What differs is computed by `report::differs`; this module only says it.
+//! What differs is computed by `report::differs` (with the shape of a step that decides
+//! whether two steps are like for like: `differs::shape_difference`); this module only says
+//! it.
 
-use super::compare::{Cell, Colour, Comparison, RunSetup, Scaling, Table, TableRow};
 use super::differs::{Area, Difference, SetupDifferences};
 use super::document::{Block, DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
+use super::model::{Cell, Colour, Comparison, RunSetup, Scaling, Table, TableRow};
 use crate::results::StepRecord;
 use crate::workload::steps::StepName;
 
@@ -365,7 +366,6 @@ pub fn scaling(
     {
         return None;
     }
-    let find = super::compare::find_step;
     let cell = |value: Option<f64>, colour: Colour| Cell {
         value,
         colour,
@@ -390,7 +390,7 @@ pub fn scaling(
     };
     let per_client = table(
         &|r, step| {
-            let s = find(r, step)?;
+            let s = r.record.step(step)?;
             (s.clients > 0).then(|| s.throughput / f64::from(s.clients))
         },
         &|_| Colour::None,
@@ -398,14 +398,14 @@ pub fn scaling(
     let base_run = runs.get(base)?;
     let efficiency = table(
         &|r, step| {
-            let (s, b) = (find(r, step)?, find(base_run, step)?);
+            let (s, b) = (r.record.step(step)?, base_run.record.step(step)?);
             if b.throughput <= 0.0 || b.clients == 0 || s.clients == 0 {
                 return None;
             }
             let ratio = f64::from(s.clients) / f64::from(b.clients);
             Some(s.throughput / (b.throughput * ratio))
         },
-        &super::compare::relative_colour,
+        &super::tables::relative_colour,
     );
     Some(Scaling {
         per_client,
@@ -413,74 +413,17 @@ pub fn scaling(
     })
 }
 
-/// How a step of a run differs in shape from the base's same step, as far as the client's
-/// work per operation goes: its clients, whether they share one table, and the rows each of
-/// its inserts writes. `None`: the same shape (like for like).
-pub fn shape_difference(
-    run: &LoadedRun,
-    step: &StepRecord,
-    base: &LoadedRun,
-    base_step: &StepRecord,
-) -> Option<String> {
-    let (o, bo) = (&run.record.options, &base.record.options);
-    let mut parts = Vec::new();
-    if step.clients != base_step.clients {
-        parts.push(format!(
-            "--clients {} → {}",
-            base_step.clients, step.clients
-        ));
-    }
-    if o.shared_table != bo.shared_table {
-        parts.push(format!(
-            "--shared-table {} → {}",
-            bo.shared_table, o.shared_table
-        ));
-    }
-    let batch = |o: &crate::results::options::RunOptions| match step.name {
-        StepName::LoadInitial => Some(("--load-batch", o.load_rows_per_insert)),
-        StepName::InsertDelete1 => Some(("--i1-batch", o.i1_rows_per_insert)),
-        StepName::InsertDelete2 => Some(("--i2-batch", o.i2_rows_per_insert)),
-        StepName::Query { .. } => Some(("--query-batch", o.query_rows_per_insert)),
-        _ => None,
-    };
-    if let (Some((flag, v)), Some((_, bv))) = (batch(o), batch(bo))
-        && v != bv
-    {
-        parts.push(format!("{flag} {bv} → {v}"));
-    }
-    (!parts.is_empty()).then(|| parts.join(", "))
-}
-
 /// Blocks of the throughput per client and the scaling efficiency, after the relative table.
 pub fn scaling_blocks(cmp: &Comparison) -> Vec<Block> {
     let Some(sc) = &cmp.scaling else {
         return Vec::new();
     };
-    let rows = |t: &Table, ratio: bool| DocTable {
-        corner: "run".into(),
-        columns: t.columns.iter().map(ToString::to_string).collect(),
-        rows: t
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| DocRow {
-                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
-                title: Some(super::clean_label(&r.label)),
-                link: None,
-                cells: r
-                    .cells
-                    .iter()
-                    .map(|c| {
-                        let mut d = DocCell::plain(super::cell_text(c, ratio));
-                        d.colour = c.colour;
-                        d
-                    })
-                    .collect(),
-            })
-            .collect(),
-        footer: None,
-        text_columns: false,
-        columns_are: String::new(),
+    let rows = |t: &Table, ratio: bool| {
+        super::run_table::runs_as_rows(cmp, t, &|c| {
+            let mut d = DocCell::plain(super::model::cell_text(c, ratio));
+            d.colour = c.colour;
+            d
+        })
     };
     vec![
         Block::Heading {

@@ -3,8 +3,8 @@
 use crate::stats::convert::{count_f64, round_to_u64};
 use std::fmt::Write;
 
-use super::compare::Colour;
 use super::document::{DocCell, DocTable, Syntax, wrap};
+use super::model::Colour;
 use crate::results::{CheckFailure, RunRecord, Status, StepRecord};
 use crate::stats::thousands::group;
 pub use crate::stats::thousands::group_f;

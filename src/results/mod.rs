@@ -209,6 +209,11 @@ pub struct CheckFailure {
 }
 
 impl RunRecord {
+    /// The run's record of step `name`, if it ran that step.
+    pub fn step(&self, name: StepName) -> Option<&StepRecord> {
+        self.steps.iter().find(|s| s.name == name)
+    }
+
     /// What the last settle phase before `steps[index]` left undone when its budget ran out:
     /// that step started from an unsettled server. `None` when that settle phase finished,
     /// or none came before the step.

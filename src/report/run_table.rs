@@ -1,0 +1,131 @@
+//! The run table: the short key that names each run in the report's tables, each run's row
+//! (label, DBMS, build, TLS, status, results dir), and a table whose rows are runs written
+//! as a document table named by those keys.
+
+use std::collections::BTreeSet;
+
+use super::document::{DocCell, DocRow, DocTable};
+use super::load::LoadedRun;
+use super::model::{Cell, Comparison, RunRow, Table};
+
+/// Longest short key; longer ones fall back to `r1..rN`.
+pub const MAX_KEY_CHARS: usize = 24;
+
+/// The shortest names that tell the runs apart: the words of each name that not every name
+/// shares (`PostgreSQL 17.10 sync0` and `PostgreSQL 17.10 sync1` become `sync0` and
+/// `sync1`). When that leaves a name empty, two alike, or one longer than
+/// [`MAX_KEY_CHARS`], the runs are `r1` to `rN`.
+pub fn short_keys(names: &[String]) -> Vec<String> {
+    let numbered = || (1..=names.len()).map(|i| format!("r{i}")).collect();
+    if names.len() == 1 {
+        let n = super::load::clean_label(&names[0]);
+        return if n.chars().count() <= MAX_KEY_CHARS && !n.is_empty() {
+            vec![n]
+        } else {
+            numbered()
+        };
+    }
+    let words: Vec<Vec<&str>> = names
+        .iter()
+        .map(|n| n.split_whitespace().collect())
+        .collect();
+    let shared = |w: &str| words.iter().all(|ws| ws.contains(&w));
+    let keys: Vec<String> = words
+        .iter()
+        .map(|ws| {
+            let own: Vec<&str> = ws.iter().copied().filter(|w| !shared(w)).collect();
+            super::load::clean_label(&own.join(" "))
+        })
+        .collect();
+    let distinct: BTreeSet<&String> = keys.iter().collect();
+    if distinct.len() < keys.len()
+        || keys
+            .iter()
+            .any(|k| k.is_empty() || k.chars().count() > MAX_KEY_CHARS)
+    {
+        numbered()
+    } else {
+        keys
+    }
+}
+
+/// A table whose rows are runs, as a document table: each row named by the run's key (its
+/// label on hover), each cell written by `cell`.
+pub fn runs_as_rows(cmp: &Comparison, t: &Table, cell: &dyn Fn(&Cell) -> DocCell) -> DocTable {
+    DocTable {
+        corner: "run".into(),
+        columns: t.columns.iter().map(ToString::to_string).collect(),
+        rows: t
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| DocRow {
+                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
+                title: Some(super::load::clean_label(&r.label)),
+                link: None,
+                cells: r.cells.iter().map(cell).collect(),
+            })
+            .collect(),
+        footer: None,
+        text_columns: false,
+        columns_are: String::new(),
+    }
+}
+
+/// The run table's rows.
+pub(super) fn run_rows(runs: &[LoadedRun], keys: &[String]) -> Vec<RunRow> {
+    runs.iter()
+        .zip(keys)
+        .map(|(r, key)| {
+            let build = r.record.build.as_ref();
+            RunRow {
+                key: key.clone(),
+                label: r.label.clone(),
+                dbms: r
+                    .record
+                    .target
+                    .as_ref()
+                    .map(|t| format!("{} {}", t.dbms, t.version))
+                    .unwrap_or_default(),
+                build_flags: build.and_then(crate::results::target::BuildFacts::flags_summary),
+                binary_bytes: build.and_then(|b| b.binary_bytes),
+                tls: r
+                    .record
+                    .target
+                    .as_ref()
+                    .and_then(|t| t.tls.as_ref())
+                    .map(ToString::to_string),
+                status: format!("{:?}", r.record.status).to_lowercase(),
+                dir: r.dir.display().to_string(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_keys_keep_the_words_that_tell_runs_apart() {
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            short_keys(&names(&[
+                "PostgreSQL 17.10 sync0_comp0",
+                "PostgreSQL 17.10 sync1_comp0"
+            ])),
+            ["sync0_comp0", "sync1_comp0"]
+        );
+        assert_eq!(
+            short_keys(&names(&["pg10", "pg17 fpi0"])),
+            ["pg10", "pg17 fpi0"]
+        );
+        // Alike, empty or too long: numbered.
+        assert_eq!(short_keys(&names(&["a", "a"])), ["r1", "r2"]);
+        assert_eq!(short_keys(&names(&["x y", "y x"])), ["r1", "r2"]);
+        let long = "L".repeat(MAX_KEY_CHARS + 1);
+        assert_eq!(short_keys(&names(&[&long, "b"])), ["r1", "r2"]);
+        assert_eq!(short_keys(&names(&["SQLite base"])), ["SQLite base"]);
+        assert_eq!(short_keys(&names(&[&long])), ["r1"]);
+    }
+}

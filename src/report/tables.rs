@@ -1,0 +1,373 @@
+//! The comparison's tables: absolute throughput, throughput relative to the base, the
+//! background insert rates of the query steps, and the microbenchmark view; each cell's colour
+//! (spec section 7) and note (SLA failed, unfinished, check failed, unsettled start,
+//! host-affected, within the base's spread).
+
+use super::diagnosis::StepBands;
+
+use super::load::LoadedRun;
+use super::model::{Cell, CellNote, Colour, MicroView, Table, TableRow, transpose};
+use crate::results::metrics::METRICS;
+use crate::results::{CheckKind, Status, StepRecord};
+use crate::stats::OpKind;
+use crate::workload::steps::StepName;
+
+/// The absolute throughput table, and its cells per run (the relative table divides them).
+pub(super) fn absolute_table(runs: &[LoadedRun], steps: &[StepName]) -> (Table, Vec<Vec<Cell>>) {
+    // 1. Absolute throughput.
+    let mut abs_cells: Vec<Vec<Cell>> = vec![Vec::new(); runs.len()];
+    for &step in steps {
+        let column: Vec<Option<&StepRecord>> = runs.iter().map(|r| r.record.step(step)).collect();
+        let values: Vec<Option<(f64, bool)>> = column
+            .iter()
+            .map(|s| s.map(|s| (s.throughput, sla_failed(s))))
+            .collect();
+        let colours = absolute_colours(&values);
+        for (i, s) in column.iter().enumerate() {
+            abs_cells[i].push(match s {
+                None => Cell::missing(CellNote::Missing),
+                Some(s) => Cell {
+                    value: Some(s.throughput),
+                    colour: colours[i],
+                    note: if sla_failed(s) {
+                        Some(CellNote::SlaFailed)
+                    } else {
+                        status_note(s)
+                            .or_else(|| check_note(s))
+                            .or_else(|| unsettled_note(&runs[i], step))
+                    },
+                },
+            });
+        }
+    }
+    let absolute = Table {
+        columns: steps.to_vec(),
+        rows: runs
+            .iter()
+            .zip(abs_cells.iter())
+            .map(|(r, cells)| TableRow {
+                label: r.label.clone(),
+                cells: cells.clone(),
+            })
+            .collect(),
+    };
+    (absolute, abs_cells)
+}
+
+/// Each run's throughput divided by the base's, per step.
+pub(super) fn relative_table(
+    runs: &[LoadedRun],
+    steps: &[StepName],
+    abs_cells: &[Vec<Cell>],
+    base_index: usize,
+) -> Table {
+    // 2. Relative to the base.
+    Table {
+        columns: steps.to_vec(),
+        rows: abs_cells
+            .iter()
+            .zip(runs)
+            .map(|(cells, r)| TableRow {
+                label: r.label.clone(),
+                cells: cells
+                    .iter()
+                    .zip(&abs_cells[base_index])
+                    .map(|(c, b)| match (c.value, b.value) {
+                        (Some(v), Some(bv)) if bv > 0.0 => {
+                            let rel = v / bv;
+                            Cell {
+                                value: Some(rel),
+                                colour: relative_colour(rel),
+                                note: c.note.clone(),
+                            }
+                        }
+                        (None, _) => Cell::missing(CellNote::Missing),
+                        _ => Cell::missing(CellNote::NoBase),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// The background insert rates of the query steps, and their targets.
+pub(super) fn background_table(
+    runs: &[LoadedRun],
+    steps: &[StepName],
+) -> (Table, Vec<Option<f64>>) {
+    // 3. Background insert rates of the steps with background writers (the query steps).
+    let query_steps: Vec<StepName> = steps
+        .iter()
+        .copied()
+        .filter(|&n| {
+            runs.iter()
+                .filter_map(|r| r.record.step(n))
+                .any(has_background_writers)
+        })
+        .collect();
+    let mut targets = vec![None; query_steps.len()];
+    let background = Table {
+        columns: query_steps.clone(),
+        rows: runs
+            .iter()
+            .map(|r| TableRow {
+                label: r.label.clone(),
+                cells: query_steps
+                    .iter()
+                    .enumerate()
+                    .map(
+                        |(j, &step)| match r.record.step(step).and_then(|s| s.sla.as_ref()) {
+                            None => Cell::missing(CellNote::Missing),
+                            Some(sla) => {
+                                targets[j] = Some(sla.target_rows_per_sec);
+                                Cell {
+                                    value: Some(sla.achieved_rows_per_sec),
+                                    colour: background_colour(
+                                        sla.achieved_rows_per_sec,
+                                        sla.target_rows_per_sec,
+                                    ),
+                                    note: (!sla.passed).then_some(CellNote::SlaFailed),
+                                }
+                            }
+                        },
+                    )
+                    .collect(),
+            })
+            .collect(),
+    };
+    (background, targets)
+}
+
+/// The microbenchmark view of a comparison whose steps are all microbenchmark steps.
+pub(super) fn micro_view(
+    runs: &[LoadedRun],
+    names: &[StepName],
+    labels: &[String],
+    absolute: &Table,
+    relative: &Table,
+) -> Option<MicroView> {
+    if names.is_empty() || !names.iter().all(|n| n.is_micro()) {
+        return None;
+    }
+    let per_op = METRICS
+        .iter()
+        .filter_map(|d| Some((d.shown.micro?, d.meaning, d.get)))
+        .map(|(name, meaning, f)| {
+            let rows = names
+                .iter()
+                .map(|&step| TableRow {
+                    label: step,
+                    cells: runs
+                        .iter()
+                        .map(|r| {
+                            let value = r
+                                .record
+                                .step(step)
+                                .and_then(|s| s.metrics.as_ref())
+                                .and_then(|m| f(m).value());
+                            Cell {
+                                value,
+                                colour: Colour::None,
+                                note: value.is_none().then_some(CellNote::NotMeasured),
+                            }
+                        })
+                        .collect(),
+                })
+                .collect();
+            let table = Table {
+                columns: labels.to_vec(),
+                rows,
+            };
+            ((*name).to_string(), (*meaning).to_string(), table)
+        })
+        .collect();
+    Some(MicroView {
+        absolute: transpose(absolute, labels),
+        relative: transpose(relative, labels),
+        per_op,
+    })
+}
+
+/// Colours of the absolute-throughput column (spec section 7): top quarter of the column's
+/// range green, bottom quarter red (no red when min ≥ 0.8 × max); SLA failures grey and left
+/// out of the range. `values[i]` is `(value, sla_failed)`.
+pub fn absolute_colours(values: &[Option<(f64, bool)>]) -> Vec<Colour> {
+    let ok: Vec<f64> = values
+        .iter()
+        .flatten()
+        .filter(|(_, failed)| !failed)
+        .map(|(v, _)| *v)
+        .collect();
+    let max = ok.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min = ok.iter().copied().fold(f64::INFINITY, f64::min);
+    values
+        .iter()
+        .map(|v| match v {
+            None => Colour::None,
+            Some((_, true)) => Colour::Grey,
+            Some((v, false)) => {
+                if ok.len() < 2 || max <= min {
+                    Colour::None
+                } else {
+                    let quarter = (max - min) / 4.0;
+                    if *v >= max - quarter {
+                        Colour::Green
+                    } else if *v <= min + quarter && min < 0.8 * max {
+                        Colour::Red
+                    } else {
+                        Colour::None
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// Colour of a relative value: red ≤ 0.95, green ≥ 1.05, grey between.
+pub fn relative_colour(r: f64) -> Colour {
+    if r <= 0.95 {
+        Colour::Red
+    } else if r >= 1.05 {
+        Colour::Green
+    } else {
+        Colour::Grey
+    }
+}
+
+/// Colour of a background insert rate: red below 95% of the target.
+pub fn background_colour(achieved: f64, target: f64) -> Colour {
+    if achieved < 0.95 * target {
+        Colour::Red
+    } else {
+        Colour::None
+    }
+}
+
+/// Grey the relative cells of host-affected steps (never painted as a DBMS change) and note
+/// why, unless the cell already carries a note (a [`CellNote::UnsettledStart`] gives way: the
+/// notes list those steps anyway).
+pub(super) fn mark_host_affected(relative: &mut Table, host: &super::host::HostView) {
+    for row in &mut relative.rows {
+        for (cell, step) in row.cells.iter_mut().zip(&relative.columns) {
+            let Some(flag) = host.flag(*step, &row.label) else {
+                continue;
+            };
+            if cell.value.is_none() {
+                continue;
+            }
+            cell.colour = Colour::Grey;
+            if matches!(cell.note, None | Some(CellNote::UnsettledStart)) {
+                cell.note = Some(CellNote::HostAffected(flag.reasons.clone()));
+            }
+        }
+    }
+}
+
+/// Grey the relative cells that lie inside the base's spread over repeats (`noise`: its
+/// steps' own bands) and note why, unless the cell is grey already (host-affected, or within
+/// ±5%).
+pub(super) fn mark_within_base_spread(relative: &mut Table, base: usize, noise: &StepBands) {
+    for (i, row) in relative.rows.iter_mut().enumerate() {
+        if i == base {
+            continue;
+        }
+        for (cell, step) in row.cells.iter_mut().zip(&relative.columns) {
+            let (Some(r), Some(band)) = (cell.value, noise.own(*step)) else {
+                continue;
+            };
+            if band.contains(r) && cell.colour != Colour::Grey {
+                cell.colour = Colour::Grey;
+                if cell.note.is_none() {
+                    cell.note = Some(CellNote::WithinBaseSpread);
+                }
+            }
+        }
+    }
+}
+
+/// Whether a step ran writers in the background of its main operation (a query step's
+/// inserts and deletes): it recorded inserts while its throughput counts another op kind.
+pub(super) fn has_background_writers(s: &StepRecord) -> bool {
+    s.main_op() != OpKind::Insert && s.ops.contains_key(OpKind::Insert.name())
+}
+
+fn sla_failed(s: &StepRecord) -> bool {
+    s.sla.as_ref().is_some_and(|x| !x.passed)
+}
+
+pub(super) fn status_note(s: &StepRecord) -> Option<CellNote> {
+    (s.status != Status::Completed).then_some(CellNote::Unfinished(s.status))
+}
+
+/// The note of a figure whose step's checks failed: `check failed: integrity`.
+fn check_note(s: &StepRecord) -> Option<CellNote> {
+    let mut kinds: Vec<CheckKind> = s.check_failures.iter().map(|f| f.kind).collect();
+    kinds.sort_by_key(ToString::to_string);
+    kinds.dedup();
+    (!kinds.is_empty()).then_some(CellNote::CheckFailed(kinds))
+}
+
+/// [`CellNote::UnsettledStart`] when the run's `step` started from an unsettled server.
+fn unsettled_note(run: &LoadedRun, step: StepName) -> Option<CellNote> {
+    let i = run.record.steps.iter().position(|s| s.name == step)?;
+    run.record
+        .unsettled_before(i)
+        .map(|_| CellNote::UnsettledStart)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolute_colours_follow_the_quarters() {
+        // Range 100..200: top quarter >= 175 green, bottom quarter <= 125 red.
+        let v = [
+            Some((200.0, false)),
+            Some((180.0, false)),
+            Some((150.0, false)),
+            Some((120.0, false)),
+            Some((100.0, false)),
+        ];
+        assert_eq!(
+            absolute_colours(&v),
+            [
+                Colour::Green,
+                Colour::Green,
+                Colour::None,
+                Colour::Red,
+                Colour::Red
+            ]
+        );
+    }
+
+    #[test]
+    fn no_red_when_the_spread_is_small_and_sla_failures_are_grey_and_ignored() {
+        // min 85 >= 0.8 * 100: no red.
+        let v = [Some((100.0, false)), Some((85.0, false))];
+        assert_eq!(absolute_colours(&v), [Colour::Green, Colour::None]);
+        // The 500 failed its SLA: grey, and the max is 100, not 500.
+        let v = [
+            Some((500.0, true)),
+            Some((100.0, false)),
+            Some((50.0, false)),
+            None,
+        ];
+        assert_eq!(
+            absolute_colours(&v),
+            [Colour::Grey, Colour::Green, Colour::Red, Colour::None]
+        );
+        // One run: nothing to compare against.
+        assert_eq!(absolute_colours(&[Some((1.0, false))]), [Colour::None]);
+    }
+
+    #[test]
+    fn relative_and_background_thresholds() {
+        assert_eq!(relative_colour(0.95), Colour::Red);
+        assert_eq!(relative_colour(0.96), Colour::Grey);
+        assert_eq!(relative_colour(1.04), Colour::Grey);
+        assert_eq!(relative_colour(1.05), Colour::Green);
+        assert_eq!(background_colour(94.9, 100.0), Colour::Red);
+        assert_eq!(background_colour(95.0, 100.0), Colour::None);
+    }
+}
