@@ -6,6 +6,7 @@
 //! prepared once per connection and kept in this module's own cache. The settings come from
 //! the URL, `~/.my.cnf` and `MYSQL_PWD` ([`config`]).
 
+pub mod codec;
 pub mod config;
 pub mod wire;
 

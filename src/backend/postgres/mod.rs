@@ -11,6 +11,7 @@
 //! statement of the hot path is prepared once per connection and bound in the binary format
 //! without allocating per row.
 
+pub mod codec;
 pub mod config;
 pub mod wire;
 
