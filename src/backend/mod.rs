@@ -13,6 +13,7 @@ pub mod mysql;
 pub mod postgres;
 pub mod protocol;
 pub mod sqlite;
+pub mod target;
 pub mod tls;
 
 use std::time::Duration;
@@ -439,7 +440,8 @@ pub struct BackendDescriptor {
     /// Functions a CPU profile of the server passes through while it plans a statement (the
     /// planner's share of a step's profile; empty: none to look for).
     pub planner_frames: &'static [&'static str],
-    build: fn(&str, &DriverOptions) -> anyhow::Result<Box<dyn Driver>>,
+    /// Read a URL of this backend into its family's settings (see [`target::ConnectTarget`]).
+    read: fn(&str) -> anyhow::Result<target::Settings>,
 }
 
 /// Every backend ibench drives.
@@ -453,7 +455,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         engines: &[],
         flavours: &[Flavour::Sqlite],
         planner_frames: &[],
-        build: |url, _| Ok(Box::new(sqlite::SqliteDriver::new(url)?)),
+        read: |url| sqlite::SqliteSettings::from_url(url).map(target::Settings::Sqlite),
     },
     BackendDescriptor {
         kind: BackendKind::Postgres,
@@ -464,7 +466,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         engines: &[],
         flavours: &[Flavour::Postgres, Flavour::Cockroachdb, Flavour::Yugabytedb],
         planner_frames: &["standard_planner", "planner", "pg_plan_query"],
-        build: |url, o| Ok(Box::new(postgres::PostgresDriver::new(url, o.flavour)?)),
+        read: |url| postgres::PgSettings::from_url(url).map(target::Settings::Postgres),
     },
     BackendDescriptor {
         kind: BackendKind::Mysql,
@@ -475,13 +477,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         engines: &[Engine::Innodb, Engine::Rocksdb],
         flavours: &[Flavour::Mysql, Flavour::Mariadb, Flavour::Tidb],
         planner_frames: &["JOIN::optimize", "JOIN::optimize_inner", "mysql_make_join"],
-        build: |url, o| {
-            Ok(Box::new(mysql::MysqlDriver::new(
-                url,
-                o.engine.unwrap_or_default(),
-                o.flavour,
-            )?))
-        },
+        read: |url| mysql::MySettings::from_url(url).map(target::Settings::Mysql),
     },
 ];
 
@@ -506,12 +502,6 @@ pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlErr
         .iter()
         .find(|d| d.schemes.iter().any(|s| lower.starts_with(s)))
         .ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&redact_url(url))))
-}
-
-/// Which backend family a URL names (the test-only `mock:` scheme counts as embedded, as
-/// SQLite).
-pub fn kind_of_url(url: &str) -> Result<BackendKind, UrlError> {
-    descriptor_of_url(url).map(|d| d.kind)
 }
 
 /// Check run options in full: first what the backend registry answers (the URL names a
@@ -545,28 +535,10 @@ pub fn validate_options(opts: &RunOptions) -> Result<(), OptionsError> {
 #[cfg(test)]
 pub(crate) const MOCK_SCHEME: &str = "mock:";
 
-/// Choose and build the driver for a URL. Does not connect yet.
+/// Read `url` into its [`target::ConnectTarget`] and build that target's driver (for callers
+/// that hold a URL alone; a run builds its target once, in its shape). Does not connect yet.
 pub fn driver_for_url(url: &str, options: &DriverOptions) -> anyhow::Result<Box<dyn Driver>> {
-    #[cfg(test)]
-    if url.starts_with(MOCK_SCHEME) {
-        return Ok(Box::new(mock::MockDriver::new(url)));
-    }
-    let d = descriptor_of_url(url)?;
-    if let Some(f) = options.flavour
-        && !d.flavours.contains(&f)
-    {
-        anyhow::bail!(
-            "--flavour {} is not served by {} URLs ({}); use a {} URL or drop --flavour",
-            format!("{f:?}").to_lowercase(),
-            d.name,
-            d.schemes.join(", "),
-            BACKENDS
-                .iter()
-                .find(|b| b.flavours.contains(&f))
-                .map_or("matching", |b| b.schemes[0])
-        );
-    }
-    (d.build)(url, options)
+    Ok(target::ConnectTarget::parse(url, options)?.driver())
 }
 
 #[cfg(test)]
@@ -666,21 +638,30 @@ mod tests {
 
     #[test]
     fn scheme_picks_backend() {
-        assert_eq!(kind_of_url("sqlite:x.db").unwrap(), BackendKind::Sqlite);
         assert_eq!(
-            kind_of_url("postgres://u@h/db").unwrap(),
+            descriptor_of_url("sqlite:x.db").map(|d| d.kind).unwrap(),
+            BackendKind::Sqlite
+        );
+        assert_eq!(
+            descriptor_of_url("postgres://u@h/db")
+                .map(|d| d.kind)
+                .unwrap(),
             BackendKind::Postgres
         );
         assert_eq!(
-            kind_of_url("postgresql://u@h/db").unwrap(),
+            descriptor_of_url("postgresql://u@h/db")
+                .map(|d| d.kind)
+                .unwrap(),
             BackendKind::Postgres
         );
         assert_eq!(
-            kind_of_url("mysql://root@h/db").unwrap(),
+            descriptor_of_url("mysql://root@h/db")
+                .map(|d| d.kind)
+                .unwrap(),
             BackendKind::Mysql
         );
         assert!(matches!(
-            kind_of_url("oracle://x"),
+            descriptor_of_url("oracle://x").map(|d| d.kind),
             Err(UrlError::UnknownScheme(_))
         ));
     }

@@ -35,10 +35,18 @@ pub struct SqliteDriver {
     url: String,
 }
 
-impl SqliteDriver {
-    /// Build from `sqlite:PATH` (also `sqlite://PATH`). The file is created when missing; its
+/// What a `sqlite:` URL says, read once: the database file and the URL as given (it holds no
+/// password, so it is also what messages and `run.json` show).
+#[derive(Clone, Debug)]
+pub struct SqliteSettings {
+    path: PathBuf,
+    url: String,
+}
+
+impl SqliteSettings {
+    /// Read `sqlite:PATH` (also `sqlite://PATH`). The file is created when missing; its
     /// directory must exist.
-    pub fn new(url: &str) -> anyhow::Result<Self> {
+    pub fn from_url(url: &str) -> anyhow::Result<Self> {
         let path = parse_url(url)?;
         if let Some(parent) = path.parent()
             && !parent.as_os_str().is_empty()
@@ -49,10 +57,20 @@ impl SqliteDriver {
                 path.display()
             );
         }
-        Ok(SqliteDriver {
+        Ok(SqliteSettings {
             path,
             url: url.to_string(),
         })
+    }
+}
+
+impl SqliteDriver {
+    /// The driver of the database file `settings` name. Does not open it yet.
+    pub fn new(settings: SqliteSettings) -> Self {
+        SqliteDriver {
+            path: settings.path,
+            url: settings.url,
+        }
     }
 }
 
@@ -660,8 +678,8 @@ mod tests {
 
     #[test]
     fn url_needs_a_path() {
-        assert!(SqliteDriver::new("sqlite:").is_err());
-        assert!(SqliteDriver::new("sqlite:/no/such/dir/x.db").is_err());
+        assert!(SqliteSettings::from_url("sqlite:").is_err());
+        assert!(SqliteSettings::from_url("sqlite:/no/such/dir/x.db").is_err());
         assert_eq!(
             parse_url("sqlite://a/b.db").unwrap(),
             PathBuf::from("a/b.db")
@@ -673,7 +691,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ibench-sqlite-unit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let url = format!("sqlite:{}", dir.join("t.db").display());
-        let driver = SqliteDriver::new(&url).unwrap();
+        let driver = SqliteDriver::new(SqliteSettings::from_url(&url).unwrap());
         let mut conn = driver.connect().unwrap();
         conn.create_table("pi1", &TableOptions::default()).unwrap();
         let mut g = RowGenerator::new(Rng::for_stream(1, 0, 0), RowShape::default(), None);

@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use crate::backend::driver_for_url;
 use crate::results::target::TargetInfo;
 use crate::results::{self, RunRecord, SCHEMA_VERSION, Status, StepRecord, TimelineWriter};
 use crate::sampler::{self, Sampler};
@@ -48,15 +47,16 @@ pub struct RunOutcome {
 /// and hands each step's record to `on_step` as the step ends (the caller prints its line).
 ///
 /// Returns `Ok` for a completed or interrupted run (see `record.status`) and `Err` when the
-/// run could not start or a step failed (run.json then says `failed` and why).
+/// run could not start or a step failed (run.json then says `failed` and why). `opts` are
+/// validated options, as `RunArgs::to_options` makes them (the command line and the matrix
+/// both build them so); they are not checked again here.
 pub fn run(
     opts: RunOptions,
     command_line: Vec<String>,
     on_step: &mut dyn FnMut(&StepRecord),
 ) -> anyhow::Result<RunOutcome> {
-    crate::backend::validate_options(&opts)?;
-    let shape = RunShape::of(&opts);
-    let driver = driver_for_url(shape.target.url(), &shape.driver)?;
+    let shape = RunShape::of(&opts)?;
+    let driver = shape.target.driver();
     // Reach the database before creating anything, so a wrong URL leaves no empty results dir.
     let target = driver.describe()?;
     // --server-dir / --server-pid must name the server at the URL, or the figures measure

@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use crate::backend::DriverOptions;
+use crate::backend::target::ConnectTarget;
 use crate::results::options::RunOptions;
 use crate::results::options::TableOptions;
 use crate::sampler::Sampling;
 use crate::sampler::locate::ServerClaim;
-use crate::url::{UrlParts, redact_url};
 use crate::workload::RowShape;
 use crate::workload::plan::StepPlan;
 
@@ -17,10 +17,9 @@ use super::monitor::ProgressMode;
 
 /// A run's shape, built once from its options by [`RunShape::of`].
 pub struct RunShape {
-    /// The database the run measures.
-    pub target: Target,
-    /// How the driver connects, beyond the URL.
-    pub driver: DriverOptions,
+    /// The database the run measures: its URL read once (the backend, the family's parsed
+    /// settings, the text `run.json` records, the host); the driver is built from it.
+    pub target: ConnectTarget,
     /// The run's tables, in order; client `c` works on the `c`-th (modulo their number).
     pub tables: Vec<String>,
     /// One plan per step, in the order they run.
@@ -39,37 +38,6 @@ pub struct RunShape {
     pub progress: ProgressMode,
     /// The options as `run.json` records them (the URL's password masked).
     pub recorded_options: RunOptions,
-}
-
-/// The database a run measures: its URL read once, as given (to connect), with its password
-/// masked (for the record), and the host it names (for the sampler).
-pub struct Target {
-    /// The URL as given: it may hold a password, so it goes only to the driver.
-    url: String,
-    /// The URL with its password masked.
-    pub redacted_url: String,
-    /// The URL's first host (`""` for a Unix socket, none given, or SQLite).
-    pub host: String,
-}
-
-impl Target {
-    /// The target at `url`, its text read once for both the redacted form and the host.
-    pub fn of(url: &str) -> Target {
-        let (redacted_url, host) = match UrlParts::parse(url) {
-            Some(u) => (u.redacted(), u.first_host()),
-            None => (redact_url(url), String::new()),
-        };
-        Target {
-            url: url.to_string(),
-            redacted_url,
-            host,
-        }
-    }
-
-    /// The URL as given, to connect with.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
 }
 
 /// What the workers of a step's connections are built from.
@@ -92,9 +60,17 @@ pub struct WorkerSettings {
 }
 
 impl RunShape {
-    /// The shape of a run with the (validated) options `opts`.
-    pub fn of(opts: &RunOptions) -> RunShape {
-        let target = Target::of(&opts.url);
+    /// The shape of a run with the options `opts`, validated by the command line
+    /// (`RunArgs::to_options`, which checks them against the backend registry). The URL is
+    /// read here, once; an error names `--url` or `--flavour`.
+    pub fn of(opts: &RunOptions) -> anyhow::Result<RunShape> {
+        let target = ConnectTarget::parse(
+            &opts.url,
+            &DriverOptions {
+                engine: opts.engine,
+                flavour: opts.flavour,
+            },
+        )?;
         let tables = opts.tables();
         let sizes = opts.step_sizes();
         let steps = opts
@@ -119,12 +95,8 @@ impl RunShape {
             url: target.redacted_url.clone(),
             ..opts.clone()
         };
-        RunShape {
+        Ok(RunShape {
             target,
-            driver: DriverOptions {
-                engine: opts.engine,
-                flavour: opts.flavour,
-            },
             tables,
             steps,
             table_options: opts.table.clone(),
@@ -142,7 +114,7 @@ impl RunShape {
             settle_max_seconds: opts.settle_max_seconds,
             progress: ProgressMode::detect(opts.quiet),
             recorded_options,
-        }
+        })
     }
 
     /// The table client `c` works on.
@@ -162,14 +134,14 @@ mod tests {
     fn each_client_works_on_its_table() {
         let mut o = RunOptions::from_profile("sqlite:x.db", &Profile::small());
         o.clients = 3;
-        let shape = RunShape::of(&o);
+        let shape = RunShape::of(&o).unwrap();
         assert_eq!(shape.tables, ["pi1", "pi2", "pi3"]);
         assert_eq!(shape.table_of(2), "pi3");
         o.shared_table = true;
-        assert_eq!(RunShape::of(&o).table_of(2), "pi1");
+        assert_eq!(RunShape::of(&o).unwrap().table_of(2), "pi1");
         o.workload = Workload::Micro;
         o.micro.tables = 2;
-        let shape = RunShape::of(&o);
+        let shape = RunShape::of(&o).unwrap();
         assert_eq!(shape.tables, ["sbtest1", "sbtest2"]);
         assert_eq!(shape.table_of(2), "sbtest1");
         assert_eq!(shape.table_of(3), "sbtest2");
@@ -179,8 +151,7 @@ mod tests {
     fn the_target_reads_the_url_once_and_records_it_without_its_password() {
         let o =
             RunOptions::from_profile("postgres://u:secret@db.example:5432/x", &Profile::small());
-        let shape = RunShape::of(&o);
-        assert_eq!(shape.target.url(), o.url);
+        let shape = RunShape::of(&o).unwrap();
         assert_eq!(shape.target.host, "db.example");
         assert_eq!(shape.sampling.server.host, "db.example");
         assert!(!shape.target.redacted_url.contains("secret"));

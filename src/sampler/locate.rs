@@ -9,16 +9,12 @@ use crate::backend::{Conn, ServerFiles};
 use crate::results::metrics::EMBEDDED_NA;
 pub use crate::results::metrics::{ServerLocation, StorageLocation};
 
-/// The host part of a URL (`""` for a Unix socket or none given).
-pub fn url_host(url: &str) -> String {
-    crate::url::UrlParts::parse(url).map_or_else(String::new, |u| u.first_host())
-}
-
 /// Where a run says its server is: the host its URL names and the instance
 /// (`--server-dir`) or process (`--server-pid`) it was given, if any.
 #[derive(Clone, Debug, Default)]
 pub struct ServerClaim {
-    /// The URL's first host (`""` for a Unix socket or none given), see [`url_host`].
+    /// The URL's first host (`""` for a Unix socket or none given), as the run's
+    /// `ConnectTarget` read it.
     pub host: String,
     /// `--server-dir`: the instance dir of an `ibench server start` server.
     pub server_dir: Option<PathBuf>,
@@ -286,6 +282,11 @@ pub fn locate_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The host part of a URL, as a run's target reads it.
+    fn url_host(url: &str) -> String {
+        crate::url::UrlParts::parse(url).map_or_else(String::new, |u| u.first_host())
+    }
 
     /// The claim of a run against `url` given neither --server-dir nor --server-pid.
     fn claim_of(url: &str) -> ServerClaim {

@@ -6,6 +6,7 @@
 //! prepared once per connection and kept in this module's own cache. The settings come from
 //! the URL, `~/.my.cnf` and `MYSQL_PWD` ([`config`]).
 
+pub mod codec;
 pub mod config;
 pub mod wire;
 
@@ -48,32 +49,54 @@ pub struct MysqlDriver {
     forced: Option<Flavour>,
 }
 
-impl MysqlDriver {
-    /// Build from a `mysql://` or `mariadb://` URL, e.g. `mysql://root@127.0.0.1:3306/ibench`
+/// What a `mysql://` URL says, read once: the settings completed as the MySQL client
+/// completes them (the URL, `~/.my.cnf`, `MYSQL_PWD`) and the URL with its password masked.
+#[derive(Clone)]
+pub struct MySettings {
+    config: MyConfig,
+    /// The URL, password redacted: what error messages and `run.json` show.
+    shown: String,
+}
+
+impl MySettings {
+    /// Read a `mysql://` or `mariadb://` URL, e.g. `mysql://root@127.0.0.1:3306/ibench`
     /// (TCP) or `mysql://root@localhost/ibench?socket=/path/mysqld.sock` (Unix socket). The URL
     /// must name a database, which must exist. The password comes from the URL, else from the
     /// file named by `?password_file=PATH`, else from `~/.my.cnf`, else from `MYSQL_PWD`
     /// ([`config`]). Does not connect.
-    pub fn new(url: &str, engine: Engine, forced: Option<Flavour>) -> anyhow::Result<Self> {
-        let target = redact_url(url);
+    pub fn from_url(url: &str) -> anyhow::Result<Self> {
+        let shown = redact_url(url);
         let url = resolve_password(url, None)?;
         let mut config =
-            MyConfig::from_url(&url).map_err(|e| anyhow::anyhow!("bad --url '{target}': {e}"))?;
+            MyConfig::from_url(&url).map_err(|e| anyhow::anyhow!("bad --url '{shown}': {e}"))?;
         if config.database.is_none() {
             anyhow::bail!(
-                "--url '{target}' names no database: add one, e.g. mysql://root@127.0.0.1:3306/ibench \
+                "--url '{shown}' names no database: add one, e.g. mysql://root@127.0.0.1:3306/ibench \
                  (`ibench server start mariadb` creates `ibench`)"
             );
         }
         if config.connect_timeout.is_none() {
             config.connect_timeout = Some(CONNECT_TIMEOUT);
         }
-        Ok(MysqlDriver {
-            config,
-            target,
+        Ok(MySettings { config, shown })
+    }
+
+    /// The URL, password masked.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+}
+
+impl MysqlDriver {
+    /// The driver of the server `settings` name, its tables on `engine`, of flavour `forced`
+    /// when given. Does not connect.
+    pub fn new(settings: MySettings, engine: Engine, forced: Option<Flavour>) -> Self {
+        MysqlDriver {
+            config: settings.config,
+            target: settings.shown,
             engine,
             forced,
-        })
+        }
     }
 
     /// A connection of the driver's own (describe, settle), checked for RocksDB when that is
@@ -1325,16 +1348,13 @@ mod tests {
 
     #[test]
     fn url_scheme_and_database() {
-        let d = MysqlDriver::new("MariaDB://root@h:1/ibench", Engine::Innodb, None).unwrap();
+        let settings = MySettings::from_url("MariaDB://root@h:1/ibench").unwrap();
+        let d = MysqlDriver::new(settings, Engine::Innodb, None);
         assert_eq!(d.config.database.as_deref(), Some("ibench"));
-        let d = MysqlDriver::new(
-            "mariadb://u:secret@127.0.0.1:1/ibench",
-            Engine::Innodb,
-            None,
-        )
-        .unwrap();
+        let settings = MySettings::from_url("mariadb://u:secret@127.0.0.1:1/ibench").unwrap();
+        let d = MysqlDriver::new(settings, Engine::Innodb, None);
         assert_eq!(d.target, "mariadb://u:***@127.0.0.1:1/ibench");
-        let e = MysqlDriver::new("mysql://root@127.0.0.1:1", Engine::Innodb, None)
+        let e = MySettings::from_url("mysql://root@127.0.0.1:1")
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();

@@ -291,9 +291,24 @@ impl PgConfig {
 
     /// Read a `postgres://` URL completed from `env`.
     pub fn from_url_in(url: &str, env: &Environment<'_>) -> Result<PgConfig, String> {
+        PgConfig::from_filled_in(&fill_pg_url(url, env.var), env)
+    }
+
+    /// Read a `postgres://` URL already completed by [`fill_pg_url`] from the process's
+    /// environment (so that the completed text is made once, for both the settings and the
+    /// text messages show), with the process's files.
+    pub fn from_filled(filled: &str) -> Result<PgConfig, String> {
+        let env = Environment {
+            var: &process_var,
+            home: process_var("HOME").map(PathBuf::from),
+        };
+        PgConfig::from_filled_in(filled, &env)
+    }
+
+    /// Read a `postgres://` URL already completed from `env` by [`fill_pg_url`].
+    fn from_filled_in(filled: &str, env: &Environment<'_>) -> Result<PgConfig, String> {
         check_unsupported_env(env)?;
-        let filled = fill_pg_url(url, env.var);
-        let parts = UrlParts::parse(&filled).ok_or_else(|| "not a postgres:// URL".to_string())?;
+        let parts = UrlParts::parse(filled).ok_or_else(|| "not a postgres:// URL".to_string())?;
         let mut config = PgConfig {
             hosts: Vec::new(),
             ports: Vec::new(),

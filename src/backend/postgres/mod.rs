@@ -11,6 +11,7 @@
 //! statement of the hot path is prepared once per connection and bound in the binary format
 //! without allocating per row.
 
+pub mod codec;
 pub mod config;
 pub mod wire;
 
@@ -57,16 +58,26 @@ pub struct PostgresDriver {
     flavour: std::sync::OnceLock<Flavour>,
 }
 
-impl PostgresDriver {
-    /// Build from a `postgres://` or `postgresql://` URL. `?password_file=PATH` reads the
-    /// password from a file. Parts the URL leaves out come from the libpq environment and
-    /// files ([`config`]); with no host at all the Unix socket directory
-    /// `/var/run/postgresql` is tried, then `localhost`. Does not connect.
-    pub fn new(url: &str, forced: Option<Flavour>) -> anyhow::Result<Self> {
+/// What a `postgres://` URL says, read once: the settings completed as libpq completes them
+/// (the URL, the `PG*` variables, the password file, the service defaults) and the completed
+/// URL with its password masked.
+#[derive(Clone, Debug)]
+pub struct PgSettings {
+    config: PgConfig,
+    /// The completed URL, password redacted: what error messages and `run.json` show.
+    shown: String,
+}
+
+impl PgSettings {
+    /// Read a `postgres://` or `postgresql://` URL. `?password_file=PATH` reads the password
+    /// from a file. Parts the URL leaves out come from the libpq environment and files
+    /// ([`config`]); with no host at all the Unix socket directory `/var/run/postgresql` is
+    /// tried, then `localhost`. Does not connect.
+    pub fn from_url(url: &str) -> anyhow::Result<Self> {
         let url = &resolve_password(url, None)?;
         let filled = config::fill_pg_url(url, &config::process_var);
-        let target = redact_url(&filled);
-        let mut config = PgConfig::from_url(url)
+        let shown = redact_url(&filled);
+        let mut config = PgConfig::from_filled(&filled)
             .map_err(|e| anyhow::anyhow!("bad --url '{}': {e}", redact_url(url)))?;
         if config.connect_timeout.is_none() {
             config.connect_timeout = Some(CONNECT_TIMEOUT);
@@ -74,12 +85,25 @@ impl PostgresDriver {
         if config.application_name.is_none() {
             config.application_name = Some("ibench".to_string());
         }
-        Ok(PostgresDriver {
-            config,
-            target,
+        Ok(PgSettings { config, shown })
+    }
+
+    /// The completed URL, password masked.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+}
+
+impl PostgresDriver {
+    /// The driver of the server `settings` name, of flavour `forced` when given. Does not
+    /// connect.
+    pub fn new(settings: PgSettings, forced: Option<Flavour>) -> Self {
+        PostgresDriver {
+            config: settings.config,
+            target: settings.shown,
             forced,
             flavour: std::sync::OnceLock::new(),
-        })
+        }
     }
 
     /// The server's flavour: as given, else from `version()` (asked once per driver).
@@ -1208,7 +1232,8 @@ mod tests {
 
     #[test]
     fn driver_redacts_the_password() {
-        let d = PostgresDriver::new("postgres://bob:secret@127.0.0.1:1/db", None).unwrap();
+        let settings = PgSettings::from_url("postgres://bob:secret@127.0.0.1:1/db").unwrap();
+        let d = PostgresDriver::new(settings, None);
         assert_eq!(d.target, "postgres://bob:***@127.0.0.1:1/db");
     }
 }

@@ -12,6 +12,9 @@
 //! latency means what it always meant. Every connection ibench opens to a PostgreSQL server
 //! is one of these: the benchmark's, the driver's describe and settle, the sampler's.
 //!
+//! The messages' bytes (encoding into the send buffer, decoding a body read in place) are
+//! [`super::codec`]'s; this file does the I/O, the login and the reply loops.
+//!
 //! TLS as libpq's `sslmode` says ([`super::config`], [`crate::backend::tls`]).
 //! Authentication: trust, cleartext password (over a Unix socket or TLS whose certificate was
 //! checked, or elsewhere with `require_auth=password`), MD5, SCRAM-SHA-256 and
@@ -23,7 +26,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::ToSocketAddrs;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use super::config::{AuthMethods, ChannelBinding, Host, PgConfig, SslMode, socket_file};
 use crate::backend::protocol::{self, Address, Channel, Stream};
@@ -32,72 +35,14 @@ use crate::backend::tls::Verify;
 use crate::results::target::TlsInfo;
 use postgres_protocol::authentication::{md5_hash, sasl};
 
-/// Object ids of the parameter types ibench binds (`pg_type.oid`).
-mod oid {
-    pub const INT2: u32 = 21;
-    pub const INT4: u32 = 23;
-    pub const INT8: u32 = 20;
-    pub const TEXT: u32 = 25;
-    pub const NAME: u32 = 19;
-    pub const BPCHAR: u32 = 1042;
-    pub const VARCHAR: u32 = 1043;
-    pub const UNKNOWN: u32 = 705;
-    pub const TIMESTAMP: u32 = 1114;
-    pub const TIMESTAMPTZ: u32 = 1184;
-}
-
-/// Seconds from the Unix epoch to PostgreSQL's (2000-01-01 00:00:00 UTC).
-const PG_EPOCH_UNIX_SECONDS: u64 = 946_684_800;
+use super::codec::*;
+pub use super::codec::{ServerError, Value, WireError};
 
 /// Protocol version 3.0.
 const PROTOCOL_3_0: i32 = 196_608;
 
 /// The code of a `CancelRequest`.
 const CANCEL_REQUEST_CODE: i32 = 80_877_102;
-
-/// What the server said when it refused something (an `ErrorResponse`).
-#[derive(Debug, Clone)]
-pub struct ServerError {
-    /// `ERROR`, `FATAL`, ... (the non-localized field when the server sends it).
-    pub severity: String,
-    /// The SQLSTATE, e.g. `40P01`.
-    pub code: String,
-    /// The primary message.
-    pub message: String,
-    /// The `DETAIL` line, if any.
-    pub detail: Option<String>,
-    /// The `HINT` line, if any.
-    pub hint: Option<String>,
-}
-
-impl std::fmt::Display for ServerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.severity, self.message)?;
-        if let Some(d) = &self.detail {
-            write!(f, "\nDETAIL: {d}")?;
-        }
-        if let Some(h) = &self.hint {
-            write!(f, "\nHINT: {h}")?;
-        }
-        Ok(())
-    }
-}
-
-/// Why a call failed.
-pub type WireError = protocol::WireError<ServerError>;
-
-type WireResult<T> = Result<T, WireError>;
-
-/// One value to bind; encoded by the type the server described for its parameter.
-#[derive(Debug, Clone, Copy)]
-pub enum Value<'a> {
-    /// An integer, for an `int2`, `int4` or `int8` parameter (range-checked).
-    Int(i64),
-    /// A string, for a `text`, `varchar`, `char` or `name` parameter.
-    Text(&'a str),
-    /// A point in time, for a `timestamp` (as UTC) or `timestamptz` parameter.
-    Timestamp(SystemTime),
-}
 
 /// A statement prepared on one connection.
 #[derive(Debug, Clone)]
@@ -1065,265 +1010,9 @@ fn ssl_mode_name(mode: SslMode) -> &'static str {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Encoding.
-
-fn put_i16(out: &mut Vec<u8>, v: i16) {
-    out.extend_from_slice(&v.to_be_bytes());
-}
-
-fn put_i32(out: &mut Vec<u8>, v: i32) {
-    out.extend_from_slice(&v.to_be_bytes());
-}
-
-fn put_cstr(out: &mut Vec<u8>, s: &str) -> WireResult<()> {
-    if s.as_bytes().contains(&0) {
-        return Err(WireError::Param(format!(
-            "a NUL byte in '{}'",
-            s.replace('\0', "\\0")
-        )));
-    }
-    out.extend_from_slice(s.as_bytes());
-    out.push(0);
-    Ok(())
-}
-
-fn len_i32(n: usize) -> WireResult<i32> {
-    i32::try_from(n).map_err(|_| WireError::Param(format!("{n} bytes is too long a message")))
-}
-
-fn len_i16(n: usize) -> WireResult<i16> {
-    i16::try_from(n).map_err(|_| WireError::Param(format!("{n} parameters is too many")))
-}
-
-/// Start a message with `tag`: returns where its length goes.
-fn begin_message(out: &mut Vec<u8>, tag: u8) -> usize {
-    out.push(tag);
-    begin_untagged(out)
-}
-
-fn begin_untagged(out: &mut Vec<u8>) -> usize {
-    let at = out.len();
-    out.extend_from_slice(&[0; 4]);
-    at
-}
-
-/// Write the length of the message whose length field is at `at`.
-fn end_message(out: &mut [u8], at: usize) -> WireResult<()> {
-    let len = len_i32(out.len() - at)?;
-    out[at..at + 4].copy_from_slice(&len.to_be_bytes());
-    Ok(())
-}
-
-fn sync(out: &mut Vec<u8>) {
-    out.extend_from_slice(&[b'S', 0, 0, 0, 4]);
-}
-
-/// Append parameter `$n` (`value`, for a parameter of type `ty`) as length and binary bytes.
-fn encode(out: &mut Vec<u8>, value: Value<'_>, ty: u32, n: usize) -> WireResult<()> {
-    let misfit = |what: &str| {
-        WireError::Param(format!(
-            "parameter ${n}: {what} does not fit the server's type (oid {ty})"
-        ))
-    };
-    match (value, ty) {
-        (Value::Int(v), oid::INT8) => {
-            put_i32(out, 8);
-            out.extend_from_slice(&v.to_be_bytes());
-        }
-        (Value::Int(v), oid::INT4) => {
-            let v = i32::try_from(v).map_err(|_| misfit(&format!("{v}")))?;
-            put_i32(out, 4);
-            out.extend_from_slice(&v.to_be_bytes());
-        }
-        (Value::Int(v), oid::INT2) => {
-            let v = i16::try_from(v).map_err(|_| misfit(&format!("{v}")))?;
-            put_i32(out, 2);
-            out.extend_from_slice(&v.to_be_bytes());
-        }
-        (Value::Text(s), oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME | oid::UNKNOWN) => {
-            put_i32(out, len_i32(s.len())?);
-            out.extend_from_slice(s.as_bytes());
-        }
-        (Value::Timestamp(t), oid::TIMESTAMP | oid::TIMESTAMPTZ) => {
-            put_i32(out, 8);
-            out.extend_from_slice(&pg_timestamp_us(t).to_be_bytes());
-        }
-        (Value::Int(_), _) => return Err(misfit("an integer")),
-        (Value::Text(_), _) => return Err(misfit("a string")),
-        (Value::Timestamp(_), _) => return Err(misfit("a timestamp")),
-    }
-    Ok(())
-}
-
-/// Microseconds since 2000-01-01 00:00:00 UTC: the binary `timestamp`.
-fn pg_timestamp_us(t: SystemTime) -> i64 {
-    let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
-    let epoch = UNIX_EPOCH + Duration::from_secs(PG_EPOCH_UNIX_SECONDS);
-    match t.duration_since(epoch) {
-        Ok(d) => micros(d),
-        Err(e) => -micros(e.duration()),
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Decoding.
-
-fn be_i32(b: &[u8]) -> i32 {
-    i32::from_be_bytes([b[0], b[1], b[2], b[3]])
-}
-
-fn be_u32(b: &[u8]) -> u32 {
-    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
-}
-
-/// The number at the end of a command tag (`INSERT 0 5` is 5, `BEGIN` is 0).
-fn tag_count(body: &[u8]) -> u64 {
-    let tag = body.split(|b| *b == 0).next().unwrap_or_default();
-    std::str::from_utf8(tag)
-        .ok()
-        .and_then(|t| t.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
-/// The first column of a binary `DataRow` as an integer, when it is a non-NULL 2, 4 or
-/// 8-byte value.
-fn first_int(body: &[u8]) -> Option<i64> {
-    if body.len() < 6 {
-        return None;
-    }
-    let len = be_i32(&body[2..6]);
-    let v = body.get(6..6 + usize::try_from(len).ok()?)?;
-    match v.len() {
-        8 => Some(i64::from_be_bytes(v.try_into().ok()?)),
-        4 => Some(i64::from(be_i32(v))),
-        2 => Some(i64::from(i16::from_be_bytes([v[0], v[1]]))),
-        _ => None,
-    }
-}
-
-/// A text-format `DataRow`'s columns.
-fn text_row(body: &[u8]) -> Vec<Option<String>> {
-    let mut out = Vec::new();
-    if body.len() < 2 {
-        return out;
-    }
-    let n = i16::from_be_bytes([body[0], body[1]]);
-    let mut at = 2;
-    for _ in 0..n {
-        let Some(len) = body.get(at..at + 4).map(be_i32) else {
-            break;
-        };
-        at += 4;
-        match usize::try_from(len) {
-            Ok(len) => {
-                let v = body.get(at..at + len).unwrap_or_default();
-                out.push(Some(String::from_utf8_lossy(v).into_owned()));
-                at += len;
-            }
-            Err(_) => out.push(None),
-        }
-    }
-    out
-}
-
-/// The fields of an `ErrorResponse`.
-fn parse_error_fields(body: &[u8]) -> ServerError {
-    let mut e = ServerError {
-        severity: "ERROR".to_string(),
-        code: String::new(),
-        message: String::new(),
-        detail: None,
-        hint: None,
-    };
-    let mut localized_severity = None;
-    let mut nonlocalized = false;
-    for field in body.split(|b| *b == 0) {
-        let Some((&kind, value)) = field.split_first() else {
-            continue;
-        };
-        let value = protocol::server_text(value);
-        match kind {
-            b'V' => {
-                e.severity = value;
-                nonlocalized = true;
-            }
-            b'S' => localized_severity = Some(value),
-            b'C' => e.code = value,
-            b'M' => e.message = value,
-            b'D' => e.detail = Some(value),
-            b'H' => e.hint = Some(value),
-            _ => {}
-        }
-    }
-    if !nonlocalized && let Some(s) = localized_severity {
-        e.severity = s;
-    }
-    e
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_bind_encodes_each_value_by_the_described_type() {
-        let mut out = Vec::new();
-        encode(&mut out, Value::Int(7), oid::INT4, 1).unwrap();
-        assert_eq!(out, [0, 0, 0, 4, 0, 0, 0, 7]);
-        out.clear();
-        encode(&mut out, Value::Int(-2), oid::INT8, 1).unwrap();
-        assert_eq!(out, [0, 0, 0, 8, 255, 255, 255, 255, 255, 255, 255, 254]);
-        out.clear();
-        encode(&mut out, Value::Text("ab"), oid::VARCHAR, 1).unwrap();
-        assert_eq!(out, [0, 0, 0, 2, b'a', b'b']);
-        out.clear();
-        let t = UNIX_EPOCH + Duration::from_secs(PG_EPOCH_UNIX_SECONDS + 1);
-        encode(&mut out, Value::Timestamp(t), oid::TIMESTAMP, 1).unwrap();
-        assert_eq!(out, [0, 0, 0, 8, 0, 0, 0, 0, 0, 0x0f, 0x42, 0x40]);
-        assert_eq!(pg_timestamp_us(UNIX_EPOCH), -946_684_800_000_000);
-    }
-
-    #[test]
-    fn a_value_that_does_not_fit_names_the_parameter() {
-        let mut out = Vec::new();
-        let e = encode(&mut out, Value::Int(1 << 40), oid::INT4, 3).unwrap_err();
-        assert!(
-            e.to_string().starts_with("parameter $3: 1099511627776"),
-            "{e}"
-        );
-        let e = encode(&mut out, Value::Text("x"), oid::INT8, 2).unwrap_err();
-        assert!(e.to_string().contains("a string"), "{e}");
-    }
-
-    #[test]
-    fn messages_carry_their_length() {
-        let mut out = Vec::new();
-        let at = begin_message(&mut out, b'Q');
-        put_cstr(&mut out, "SELECT 1").unwrap();
-        end_message(&mut out, at).unwrap();
-        assert_eq!(out[0], b'Q');
-        assert_eq!(be_i32(&out[1..5]), 4 + 9);
-        assert!(put_cstr(&mut out, "a\0b").is_err());
-    }
-
-    #[test]
-    fn replies_are_read_in_place() {
-        assert_eq!(tag_count(b"INSERT 0 100\0"), 100);
-        assert_eq!(tag_count(b"DELETE 7\0"), 7);
-        assert_eq!(tag_count(b"BEGIN\0"), 0);
-        // One column, 8 bytes: 42; then a NULL.
-        let mut row = vec![0, 1, 0, 0, 0, 8];
-        row.extend_from_slice(&42i64.to_be_bytes());
-        assert_eq!(first_int(&row), Some(42));
-        assert_eq!(first_int(&[0, 1, 255, 255, 255, 255]), None);
-        let text = [0, 2, 0, 0, 0, 2, b'1', b'2', 255, 255, 255, 255];
-        assert_eq!(text_row(&text), vec![Some("12".to_string()), None]);
-        let e = parse_error_fields(b"SERROR\0VERROR\0C40P01\0Mdeadlock detected\0Dwho\0\0");
-        assert_eq!(e.code, "40P01");
-        assert_eq!(e.to_string(), "ERROR: deadlock detected\nDETAIL: who");
-    }
 
     #[test]
     fn a_server_that_accepts_but_never_answers_is_an_error_not_a_hang() {

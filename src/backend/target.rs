@@ -1,0 +1,148 @@
+//! The database a run connects to, read once from its URL: the backend's descriptor (its
+//! scheme looked up once), the family's parsed settings, the URL as `run.json`'s options
+//! record it and the host the sampler looks for. Drivers are built from this value, never
+//! from URL text.
+
+use super::mysql::{MySettings, MysqlDriver};
+use super::postgres::{PgSettings, PostgresDriver};
+use super::sqlite::{SqliteDriver, SqliteSettings};
+use super::{BACKENDS, BackendDescriptor, Driver, DriverOptions, descriptor_of_url};
+use crate::url::{UrlParts, redact_url};
+
+/// A backend family's settings, parsed once from the URL (and, for a server, completed from
+/// the environment and files its client reads).
+#[derive(Clone)]
+pub enum Settings {
+    /// SQLite's database file.
+    Sqlite(SqliteSettings),
+    /// PostgreSQL's completed settings (URL, `PG*`, the password file, the service defaults).
+    Postgres(PgSettings),
+    /// MySQL's completed settings (URL, `~/.my.cnf`, `MYSQL_PWD`).
+    Mysql(MySettings),
+    /// The in-memory test backend's URL (unit tests only).
+    #[cfg(test)]
+    Mock(String),
+}
+
+/// The database a run connects to, built once by [`ConnectTarget::parse`].
+pub struct ConnectTarget {
+    descriptor: &'static BackendDescriptor,
+    settings: Settings,
+    options: DriverOptions,
+    /// The URL as given with its password masked (what `run.json`'s options record).
+    pub redacted_url: String,
+    /// The URL's first host (`""` for a Unix socket, none given, or SQLite).
+    pub host: String,
+}
+
+impl ConnectTarget {
+    /// Read `url` once: its scheme chooses the backend, `options.flavour` must be one it
+    /// serves, and the family's settings are parsed (and completed) here. The errors name
+    /// `--url` or `--flavour`.
+    pub fn parse(url: &str, options: &DriverOptions) -> anyhow::Result<ConnectTarget> {
+        let (descriptor, settings) = read_settings(url, options)?;
+        let (redacted_url, host) = match UrlParts::parse(url) {
+            Some(u) => (u.redacted(), u.first_host()),
+            None => (redact_url(url), String::new()),
+        };
+        Ok(ConnectTarget {
+            descriptor,
+            settings,
+            options: options.clone(),
+            redacted_url,
+            host,
+        })
+    }
+
+    /// The backend's registry entry.
+    pub fn descriptor(&self) -> &'static BackendDescriptor {
+        self.descriptor
+    }
+
+    /// The family's parsed settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The driver of this target. Does not connect yet.
+    pub fn driver(&self) -> Box<dyn Driver> {
+        let o = &self.options;
+        match self.settings.clone() {
+            Settings::Sqlite(s) => Box::new(SqliteDriver::new(s)),
+            Settings::Postgres(s) => Box::new(PostgresDriver::new(s, o.flavour)),
+            Settings::Mysql(s) => {
+                Box::new(MysqlDriver::new(s, o.engine.unwrap_or_default(), o.flavour))
+            }
+            #[cfg(test)]
+            Settings::Mock(url) => Box::new(super::mock::MockDriver::new(&url)),
+        }
+    }
+}
+
+/// The backend `url` names (one look-up of its scheme), checked against `--flavour`, and its
+/// family's settings.
+fn read_settings(
+    url: &str,
+    options: &DriverOptions,
+) -> anyhow::Result<(&'static BackendDescriptor, Settings)> {
+    #[cfg(test)]
+    if url.starts_with(super::MOCK_SCHEME) {
+        return Ok((&BACKENDS[0], Settings::Mock(url.to_string())));
+    }
+    let d = descriptor_of_url(url)?;
+    if let Some(f) = options.flavour
+        && !d.flavours.contains(&f)
+    {
+        anyhow::bail!(
+            "--flavour {} is not served by {} URLs ({}); use a {} URL or drop --flavour",
+            format!("{f:?}").to_lowercase(),
+            d.name,
+            d.schemes.join(", "),
+            BACKENDS
+                .iter()
+                .find(|b| b.flavours.contains(&f))
+                .map_or("matching", |b| b.schemes[0])
+        );
+    }
+    Ok((d, (d.read)(url)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::target::BackendKind;
+
+    #[test]
+    fn the_url_is_read_once_into_the_family_settings_the_record_and_the_host() {
+        let t = ConnectTarget::parse(
+            "postgres://u:secret@db.example:5432/x",
+            &DriverOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(t.descriptor().kind, BackendKind::Postgres);
+        assert_eq!(t.host, "db.example");
+        assert_eq!(t.redacted_url, "postgres://u:***@db.example:5432/x");
+        match t.settings() {
+            Settings::Postgres(s) => assert!(!s.shown().contains("secret"), "{}", s.shown()),
+            _ => panic!("not PostgreSQL settings"),
+        }
+        let t = ConnectTarget::parse("mysql://root@h:1/ibench", &DriverOptions::default()).unwrap();
+        assert!(matches!(t.settings(), Settings::Mysql(_)));
+        assert_eq!(t.host, "h");
+        let t = ConnectTarget::parse("sqlite:x.db", &DriverOptions::default()).unwrap();
+        assert!(matches!(t.settings(), Settings::Sqlite(_)));
+        assert_eq!(
+            (t.host.as_str(), t.redacted_url.as_str()),
+            ("", "sqlite:x.db")
+        );
+    }
+
+    #[test]
+    fn an_unknown_scheme_names_the_url_flag() {
+        let e = ConnectTarget::parse("oracle://u:pw@x", &DriverOptions::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("--url") && !e.contains("pw"), "{e}");
+    }
+}
