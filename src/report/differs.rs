@@ -441,6 +441,12 @@ fn normalised(value: &SettingValue, instance: Option<&str>) -> SettingValue {
 
 fn compare_settings(base: &LoadedRun, run: &LoadedRun, out: &mut SetupDifferences) {
     let (b, r) = (&base.record, &run.record);
+    // Two products (SQLite against MariaDB) share no settings: the DBMS row says they differ,
+    // and hundreds of settings of one side against none of the other would say nothing more.
+    let fact = |name: &str| dbms_facts(b, r).into_iter().find(|(n, _, _)| *n == name);
+    if fact("DBMS").is_some_and(|(_, bv, rv)| bv != rv) {
+        return;
+    }
     let session = |rec: &RunRecord| ServerSettings {
         values: rec
             .session_settings
@@ -458,9 +464,7 @@ fn compare_settings(base: &LoadedRun, run: &LoadedRun, out: &mut SetupDifference
     compare_setting_maps(&session(b), &session(r), false, None, out);
     match (&base.settings, &run.settings) {
         (Some(bs), Some(rs)) => {
-            let versions_differ = dbms_facts(b, r)
-                .iter()
-                .any(|(n, bv, rv)| *n == "version" && bv != rv);
+            let versions_differ = fact("version").is_some_and(|(_, bv, rv)| bv != rv);
             let dirs = (instance_dir(b), instance_dir(r));
             compare_setting_maps(bs, rs, versions_differ, Some(dirs), out);
         }
@@ -677,6 +681,25 @@ mod tests {
         b.settings = instance("42983", "MJnVpnHCrtDRKnxdkC3oWHewQv4=");
         let d = setup_differences(&a, &b);
         assert!(d.is_empty(), "{d:?}");
+    }
+
+    #[test]
+    fn the_settings_of_two_products_are_not_compared() {
+        let base = fixture("postgres");
+        let mut run = fixture("sqlite-base");
+        run.record.options = base.record.options.clone();
+        run.record.host = base.record.host.clone();
+        let d = setup_differences(&base, &run);
+        assert!(
+            d.in_area(Area::Settings).next().is_none(),
+            "{:?}",
+            d.differences
+        );
+        assert_eq!(
+            (d.default_settings_differing, d.settings_on_one_side),
+            (0, 0)
+        );
+        assert!(d.named("DBMS").is_some());
     }
 
     #[test]
