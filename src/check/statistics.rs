@@ -17,16 +17,10 @@ pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 /// The bootstrap's seed: the same samples always give the same interval.
 pub const BOOTSTRAP_SEED: u64 = 0x1b_e4c8;
 
-/// The median (the mean of the middle two for an even count); `None` for no value.
+/// The median (the mean of the middle two for an even count); `None` for no value: the one
+/// median of the project (`results::probe::median`), over a slice.
 pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
+    crate::results::probe::median(values.to_vec())
 }
 
 /// How the p-values of a U test were computed.
