@@ -186,12 +186,24 @@ pub struct SetupDifferences {
     /// Settings at their built-in default on both sides whose defaults differ: counted, not
     /// listed, when the two runs' DBMS versions differ (a new major changes dozens).
     pub default_settings_differing: usize,
-    /// Settings only one side has (added or removed between the versions): counted, not
-    /// listed, when the DBMS versions differ and the side that has one did not set it.
+    /// Settings only one side has (added or removed between two versions, or a plugin or
+    /// extension one side loaded, e.g. MyRocks' 170 `rocksdb_*` variables): counted, not
+    /// listed, unless the side that has one says it was set (a configuration file, the
+    /// command line). A server that does not say where a value came from (MySQL, MariaDB)
+    /// counts as not having set it.
     pub settings_on_one_side: usize,
     /// True when one of the runs recorded no server settings (an older run, or a server
     /// that could not be asked), so the settings could not be compared.
     pub settings_unknown: bool,
+    /// True when the two runs are different products (SQLite against MariaDB): their
+    /// settings are not compared, and a report shows `n/a` for this run's settings.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub settings_of_another_product: bool,
+    /// Build facts (`binary size`, `CC`, ...) one of the two runs could not tell (an
+    /// embedded DBMS has no server binary; a remote server's binary cannot be read): not a
+    /// difference, and not the same either; a report shows `n/a`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown_build_facts: Vec<String>,
 }
 
 impl SetupDifferences {
@@ -243,8 +255,11 @@ pub fn setup_differences(base: &LoadedRun, run: &LoadedRun) -> SetupDifferences 
     for (name, bv, rv) in dbms_facts(b, r) {
         push(Area::Dbms, name, bv, rv);
     }
-    for (name, bv, rv) in build_facts(b, r) {
-        push(Area::Build, name, bv, rv);
+    for (name, values) in build_facts(b, r) {
+        match values {
+            Some((bv, rv)) => push(Area::Build, name, bv, rv),
+            None => out.unknown_build_facts.push(name.to_string()),
+        }
     }
     for (name, bv, rv) in flat_pairs(&options_json(b), &options_json(r)) {
         push(Area::Options, &option_flag(&name), bv, rv);
@@ -289,7 +304,9 @@ fn dbms_facts(b: &RunRecord, r: &RunRecord) -> Facts {
         .collect()
 }
 
-fn build_facts(b: &RunRecord, r: &RunRecord) -> Facts {
+/// The build facts, each with both runs' values, or `None` when one side could not tell it
+/// and the other could (both unknown: not listed at all).
+fn build_facts(b: &RunRecord, r: &RunRecord) -> Vec<(&'static str, Option<(String, String)>)> {
     type Getter = fn(&crate::results::target::BuildFacts) -> Option<String>;
     let facts: [(&'static str, Getter); 7] = [
         ("compiler flags", |f| f.flags_summary()),
@@ -310,9 +327,11 @@ fn build_facts(b: &RunRecord, r: &RunRecord) -> Facts {
     facts
         .iter()
         .filter_map(|(name, f)| {
-            let bv = b.build.as_ref().and_then(f)?;
-            let rv = r.build.as_ref().and_then(f)?;
-            Some((*name, bv, rv))
+            match (b.build.as_ref().and_then(f), r.build.as_ref().and_then(f)) {
+                (Some(bv), Some(rv)) => Some((*name, Some((bv, rv)))),
+                (None, None) => None,
+                _ => Some((*name, None)),
+            }
         })
         .collect()
 }
@@ -445,6 +464,7 @@ fn compare_settings(base: &LoadedRun, run: &LoadedRun, out: &mut SetupDifference
     // and hundreds of settings of one side against none of the other would say nothing more.
     let fact = |name: &str| dbms_facts(b, r).into_iter().find(|(n, _, _)| *n == name);
     if fact("DBMS").is_some_and(|(_, bv, rv)| bv != rv) {
+        out.settings_of_another_product = true;
         return;
     }
     let session = |rec: &RunRecord| ServerSettings {
@@ -495,12 +515,16 @@ fn compare_setting_maps(
         {
             continue;
         }
-        let set = |v: &Option<SettingValue>| v.as_ref().is_some_and(|v| !v.is_default());
+        // Set on purpose: the server says so (a source other than the built-in default).
+        let set = |v: &Option<SettingValue>| {
+            v.as_ref()
+                .is_some_and(|v| v.source.is_some() && !v.is_default())
+        };
         match (&bv, &rv) {
             (Some(x), Some(y)) if versions_differ && x.is_default() && y.is_default() => {
                 out.default_settings_differing += 1;
             }
-            (None, _) | (_, None) if versions_differ && !set(&bv) && !set(&rv) => {
+            (None, _) | (_, None) if !set(&bv) && !set(&rv) => {
                 out.settings_on_one_side += 1;
             }
             _ => out.differences.push(Difference {
@@ -685,8 +709,13 @@ mod tests {
 
     #[test]
     fn the_settings_of_two_products_are_not_compared() {
-        let base = fixture("postgres");
+        let mut base = fixture("postgres");
+        base.record.build = Some(crate::results::target::BuildFacts {
+            binary_bytes: Some(8_448_616),
+            ..Default::default()
+        });
         let mut run = fixture("sqlite-base");
+        run.record.build = None;
         run.record.options = base.record.options.clone();
         run.record.host = base.record.host.clone();
         let d = setup_differences(&base, &run);
@@ -700,6 +729,43 @@ mod tests {
             (0, 0)
         );
         assert!(d.named("DBMS").is_some());
+        assert!(d.settings_of_another_product);
+        // SQLite has no server binary: its build facts are unknown, not the base's.
+        assert!(
+            d.unknown_build_facts.iter().any(|f| f == "binary size"),
+            "{:?}",
+            d.unknown_build_facts
+        );
+        assert!(d.in_area(Area::Build).next().is_none(), "{d:?}");
+    }
+
+    /// MyRocks against InnoDB on one MariaDB: the plugin's variables exist on one side only
+    /// and MariaDB says nothing of where a value came from, so they are counted (170 rows of
+    /// `rocksdb_*` once filled the section); a setting one side set in its configuration file
+    /// is still listed.
+    #[test]
+    fn settings_one_run_alone_has_are_counted_unless_it_set_them() {
+        let base = fixture("postgres");
+        let mut run = base.clone();
+        let settings = run.settings.as_mut().expect("fixture has settings");
+        for (name, source) in [
+            ("rocksdb_block_size", None),
+            ("rocksdb_bulk_load", None),
+            ("pg_stat_statements.max", Some("default")),
+            ("auto_explain.log_min_duration", Some("configuration file")),
+        ] {
+            let value = SettingValue {
+                value: "1".into(),
+                unit: None,
+                source: source.map(str::to_string),
+            };
+            settings.values.insert(name.into(), value);
+        }
+        let d = setup_differences(&base, &run);
+        assert_eq!(d.settings_on_one_side, 3, "{d:?}");
+        let names: Vec<&str> = d.differences.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["auto_explain.log_min_duration"]);
+        assert!(!d.settings_of_another_product && d.unknown_build_facts.is_empty());
     }
 
     #[test]

@@ -109,7 +109,7 @@ pub fn blocks(cmp: &Comparison) -> Vec<Block> {
         return b;
     }
     b.push(Block::Note(format!(
-        "Each run's setup against the base's ({}): the DBMS, its build, ibench's options (by their flags), the server's settings that differ (with where the run's value came from: [conf] the configuration file, [default], [cmdline], [ibench] set per session), the host's kind and ibench's version; a cell of = holds the base's value. Left out as always different: ports, paths, data directories, pids and the host's name.",
+        "Each run's setup against the base's ({}): the DBMS, its build, ibench's options (by their flags), the server's settings that differ (with where the run's value came from: [conf] the configuration file, [default], [cmdline], [ibench] set per session), the host's kind and ibench's version; a cell of = holds the base's value, n/a a value not known for that run or not comparable (another product's settings). Left out as always different: ports, paths, data directories, pids and the host's name.",
         cmp.keys.get(cmp.base).map_or("", String::as_str)
     )));
     if cmp.axis.is_none() {
@@ -191,12 +191,28 @@ fn counted_line(key: &str, s: &SetupDifferences) -> Option<String> {
         ));
     }
     if s.settings_on_one_side > 0 {
+        let side = if s.named("version").is_some() {
+            "version only"
+        } else {
+            "of the two runs only (a plugin or extension loaded on one side)"
+        };
         parts.push(format!(
-            "{} exist in one version only",
+            "{} settings exist in one {side}",
             s.settings_on_one_side
         ));
     }
     (!parts.is_empty()).then(|| format!("{key}: {} (counted, not listed).", parts.join("; ")))
+}
+
+/// True when a row's field is not known for a run, or not comparable with the base's: a
+/// build fact one side could not tell, the settings of another product or of a run that
+/// recorded none. Its cell says `n/a`, not `=`.
+fn not_compared(s: &SetupDifferences, area: Area, name: &str) -> bool {
+    match area {
+        Area::Settings => s.settings_of_another_product || s.settings_unknown,
+        Area::Build => s.unknown_build_facts.iter().any(|f| f == name),
+        _ => false,
+    }
 }
 
 /// The table of the fields that differ: a row per field, a column per run (the base's first).
@@ -225,6 +241,7 @@ fn table(cmp: &Comparison, all: &[&RunSetup]) -> Vec<Block> {
         let mut cells = vec![value_cell(any.base.clone())];
         cells.extend(all.iter().map(|r| match found(r) {
             Some(d) => value_cell(run_value(&d)),
+            None if not_compared(&r.setup, *area, name) => DocCell::plain("n/a"),
             None => DocCell::plain("="),
         }));
         out_rows.push(DocRow {
@@ -473,6 +490,14 @@ mod tests {
         s.source = Some("configuration file".into());
         assert_eq!(run_value(&s), "1GB [conf]");
         assert_eq!(range_x(0.5, 0.5), "0.50x");
+        let mut other = SetupDifferences::default();
+        assert!(!not_compared(&other, Area::Settings, "shared_buffers"));
+        other.settings_of_another_product = true;
+        other.unknown_build_facts.push("binary size".into());
+        assert!(not_compared(&other, Area::Settings, "shared_buffers"));
+        assert!(not_compared(&other, Area::Build, "binary size"));
+        assert!(!not_compared(&other, Area::Build, "CC"));
+        assert!(!not_compared(&other, Area::Options, "--clients"));
         assert_eq!(range_x(0.06, 0.5), "0.06x-0.50x");
     }
 }
