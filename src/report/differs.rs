@@ -539,8 +539,9 @@ fn compare_setting_maps(
 }
 
 /// How a step of a run differs in shape from the base's same step, as far as the client's
-/// work per operation goes: its clients, whether they share one table, and the rows each of
-/// its inserts writes. `None`: the same shape (like for like).
+/// work per operation goes: the protocol its client speaks (the backend, TLS), its clients,
+/// whether they share one table, and the rows each of its inserts writes. `None`: the same
+/// shape (like for like).
 pub fn shape_difference(
     run: &LoadedRun,
     step: &StepRecord,
@@ -549,6 +550,19 @@ pub fn shape_difference(
 ) -> Option<String> {
     let (o, bo) = (&run.record.options, &base.record.options);
     let mut parts = Vec::new();
+    // The client's work per op is its protocol's: another wire client (PostgreSQL against
+    // MySQL, or SQLite inside ibench) or TLS on one side only costs the client other CPU.
+    let (t, bt) = (run.record.target.as_ref(), base.record.target.as_ref());
+    let kind = |t: Option<&TargetInfo>| t.map(|t| t.backend);
+    if kind(t) != kind(bt) {
+        let name = |t: Option<&TargetInfo>| t.map_or("-".to_string(), |t| t.dbms.clone());
+        parts.push(format!("the client's protocol {} → {}", name(bt), name(t)));
+    }
+    let tls = |t: Option<&TargetInfo>| t.and_then(|t| t.tls.as_ref()).is_some();
+    if kind(t) == kind(bt) && tls(t) != tls(bt) {
+        let on = |b: bool| if b { "on" } else { "off" };
+        parts.push(format!("TLS {} → {}", on(tls(bt)), on(tls(t))));
+    }
     if step.clients != base_step.clients {
         parts.push(format!(
             "--clients {} → {}",
@@ -778,6 +792,31 @@ mod tests {
         let names: Vec<&str> = d.differences.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["--seed", "--steps"]);
         assert!(d.unlike().is_empty(), "{d:?}");
+    }
+
+    /// A 12-run report of MariaDB, PostgreSQL 10-18 and SQLite read the client's CPU per op
+    /// of a PostgreSQL step against the MariaDB base's as "same client work per op".
+    #[test]
+    fn another_protocol_or_tls_on_one_side_is_another_shape() {
+        let base = fixture("postgres");
+        let step = &base.record.steps[0];
+        assert_eq!(shape_difference(&base, step, &base, step), None);
+        let mut sqlite = base.clone();
+        if let Some(t) = sqlite.record.target.as_mut() {
+            t.backend = crate::results::target::BackendKind::Sqlite;
+            t.dbms = "SQLite".into();
+        }
+        let why = shape_difference(&sqlite, step, &base, step).unwrap_or_default();
+        assert_eq!(why, "the client's protocol PostgreSQL → SQLite");
+        let mut tls = base.clone();
+        if let Some(t) = tls.record.target.as_mut() {
+            t.tls = Some(crate::results::target::TlsInfo {
+                version: "TLSv1.3".into(),
+                cipher: "TLS13_AES_256_GCM_SHA384".into(),
+            });
+        }
+        let why = shape_difference(&tls, step, &base, step).unwrap_or_default();
+        assert_eq!(why, "TLS off → on");
     }
 
     #[test]

@@ -369,6 +369,8 @@ fn host_notes(b: &mut Vec<Block>, cmp: &Comparison) {
             None => lines.push((f.run.clone(), why, vec![f.step.to_string()])),
         }
     }
+    // In the runs' order (stable: a run's reasons keep the order of its first step).
+    lines.sort_by_key(|(run, ..)| cmp.labels.iter().position(|l| l == run));
     if !lines.is_empty() {
         b.push(Block::Note(
             "Not comparable on the client's CPU per op (a host signal only between steps of one shape: the client's work per op differs), so never a host verdict:".into(),
