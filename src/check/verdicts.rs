@@ -346,6 +346,18 @@ impl Side {
 fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate: bool) -> Side {
     let mut out = Side::default();
     let which = if candidate { "candidate" } else { "base" };
+    // The host check held every repeat against the typical one, which its lines call "the
+    // base": name it, so a base repeat is not said to differ from the base.
+    let reference = typical_run(pair, step);
+    let reference = format!(
+        "of the typical repeat's ({} {})",
+        if reference >= pair.base_count {
+            "candidate"
+        } else {
+            "base"
+        },
+        pair.names.get(reference).map_or("", String::as_str)
+    );
     for (i, run) in pair.runs.iter().enumerate() {
         if (i >= pair.base_count) != candidate {
             continue;
@@ -364,7 +376,7 @@ fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate:
             Some(flag) => {
                 out.host.push(format!(
                     "{name}: host-affected: {}",
-                    flag.reasons.join("; ")
+                    flag.reasons.join("; ").replace("of the base's", &reference)
                 ));
                 out.flagged.push(v);
             }
