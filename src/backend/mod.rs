@@ -24,7 +24,7 @@ use crate::results::metrics::DbSize;
 use crate::results::options::{OptionsError, RunOptions, TableOptions};
 use crate::results::target::{BackendKind, BuildFacts, Engine, Flavour, TargetInfo};
 use crate::results::{IndexBuildProgress, SettleAction};
-use crate::url::{UrlError, redact_key_value, redact_url};
+use crate::url::{Url, UrlError, redact_key_value};
 use crate::workload::RowBatch;
 
 impl Engine {
@@ -441,7 +441,7 @@ pub struct BackendDescriptor {
     /// planner's share of a step's profile; empty: none to look for).
     pub planner_frames: &'static [&'static str],
     /// Read a URL of this backend into its family's settings (see [`target::ConnectTarget`]).
-    read: fn(&str) -> anyhow::Result<target::Settings>,
+    read: fn(&Url<'_>) -> anyhow::Result<target::Settings>,
 }
 
 /// Every backend ibench drives.
@@ -455,7 +455,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         engines: &[],
         flavours: &[Flavour::Sqlite],
         planner_frames: &[],
-        read: |url| sqlite::SqliteSettings::from_url(url).map(target::Settings::Sqlite),
+        read: |url| sqlite::SqliteSettings::from_url(url.text).map(target::Settings::Sqlite),
     },
     BackendDescriptor {
         kind: BackendKind::Postgres,
@@ -466,7 +466,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         engines: &[],
         flavours: &[Flavour::Postgres, Flavour::Cockroachdb, Flavour::Yugabytedb],
         planner_frames: &["standard_planner", "planner", "pg_plan_query"],
-        read: |url| postgres::PgSettings::from_url(url).map(target::Settings::Postgres),
+        read: |url| postgres::PgSettings::read(url).map(target::Settings::Postgres),
     },
     BackendDescriptor {
         kind: BackendKind::Mysql,
@@ -477,7 +477,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         engines: &[Engine::Innodb, Engine::Rocksdb],
         flavours: &[Flavour::Mysql, Flavour::Mariadb, Flavour::Tidb],
         planner_frames: &["JOIN::optimize", "JOIN::optimize_inner", "mysql_make_join"],
-        read: |url| mysql::MySettings::from_url(url).map(target::Settings::Mysql),
+        read: |url| mysql::MySettings::read(url).map(target::Settings::Mysql),
     },
 ];
 
@@ -492,7 +492,13 @@ pub fn descriptor_of_kind(kind: BackendKind) -> &'static BackendDescriptor {
 /// The backend a URL names, by its scheme (the test-only `mock:` scheme counts as embedded:
 /// SQLite's).
 pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlError> {
-    let lower = url.to_ascii_lowercase();
+    descriptor_of(&Url::parse(url))
+}
+
+/// The backend an already split URL names, by its scheme: the one look-up of a run's scheme
+/// ([`target::ConnectTarget::parse`]).
+pub fn descriptor_of(url: &Url<'_>) -> Result<&'static BackendDescriptor, UrlError> {
+    let lower = url.text.to_ascii_lowercase();
     #[cfg(test)]
     let lower = match lower.strip_prefix(MOCK_SCHEME) {
         Some(path) => format!("sqlite:{path}"),
@@ -501,7 +507,7 @@ pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlErr
     BACKENDS
         .iter()
         .find(|d| d.schemes.iter().any(|s| lower.starts_with(s)))
-        .ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&redact_url(url))))
+        .ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&url.masked())))
 }
 
 /// Check run options in full: first what the backend registry answers (the URL names a

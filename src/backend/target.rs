@@ -6,8 +6,8 @@
 use super::mysql::{MySettings, MysqlDriver};
 use super::postgres::{PgSettings, PostgresDriver};
 use super::sqlite::{SqliteDriver, SqliteSettings};
-use super::{BACKENDS, BackendDescriptor, Driver, DriverOptions, descriptor_of_url};
-use crate::url::{UrlParts, redact_url};
+use super::{BACKENDS, BackendDescriptor, Driver, DriverOptions, descriptor_of};
+use crate::url::Url;
 
 /// A backend family's settings, parsed once from the URL (and, for a server, completed from
 /// the environment and files its client reads).
@@ -40,17 +40,14 @@ impl ConnectTarget {
     /// serves, and the family's settings are parsed (and completed) here. The errors name
     /// `--url` or `--flavour`.
     pub fn parse(url: &str, options: &DriverOptions) -> anyhow::Result<ConnectTarget> {
-        let (descriptor, settings) = read_settings(url, options)?;
-        let (redacted_url, host) = match UrlParts::parse(url) {
-            Some(u) => (u.redacted(), u.first_host()),
-            None => (redact_url(url), String::new()),
-        };
+        let url = Url::parse(url);
+        let (descriptor, settings) = read_settings(&url, options)?;
         Ok(ConnectTarget {
             descriptor,
             settings,
             options: options.clone(),
-            redacted_url,
-            host,
+            redacted_url: url.redacted(),
+            host: url.host(),
         })
     }
 
@@ -82,14 +79,14 @@ impl ConnectTarget {
 /// The backend `url` names (one look-up of its scheme), checked against `--flavour`, and its
 /// family's settings.
 fn read_settings(
-    url: &str,
+    url: &Url<'_>,
     options: &DriverOptions,
 ) -> anyhow::Result<(&'static BackendDescriptor, Settings)> {
     #[cfg(test)]
-    if url.starts_with(super::MOCK_SCHEME) {
-        return Ok((&BACKENDS[0], Settings::Mock(url.to_string())));
+    if url.text.starts_with(super::MOCK_SCHEME) {
+        return Ok((&BACKENDS[0], Settings::Mock(url.text.to_string())));
     }
-    let d = descriptor_of_url(url)?;
+    let d = descriptor_of(url)?;
     if let Some(f) = options.flavour
         && !d.flavours.contains(&f)
     {
