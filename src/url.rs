@@ -625,6 +625,17 @@ mod tests {
         assert_eq!((u.userinfo, u.hosts, u.path), (Some("root"), "h", "x"));
     }
 
+    /// The host a run's sampler looks for: the first host, a socket directory, or none.
+    #[test]
+    fn the_host_of_a_url() {
+        let host = |url| Url::parse(url).host();
+        assert_eq!(host("postgres://u:p@10.0.0.5:5432/db"), "10.0.0.5");
+        assert_eq!(host("postgres://u@[::1]:5432/db"), "::1");
+        assert_eq!(host("postgres://u@/db?host=/run/pg"), "/run/pg");
+        assert_eq!(host("mysql://root@db.example/x"), "db.example");
+        assert_eq!(host("sqlite:x.db"), "");
+    }
+
     #[test]
     fn key_value_passwords_are_masked() {
         assert_eq!(

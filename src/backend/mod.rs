@@ -24,7 +24,7 @@ use crate::results::metrics::DbSize;
 use crate::results::options::{OptionsError, RunOptions, TableOptions};
 use crate::results::target::{BackendKind, BuildFacts, Engine, Flavour, TargetInfo};
 use crate::results::{IndexBuildProgress, SettleAction};
-use crate::url::{Url, UrlError, redact_key_value};
+use crate::url::{Url, UrlError, redact_key_value, redact_url};
 use crate::workload::RowBatch;
 
 impl Engine {
@@ -490,15 +490,19 @@ pub fn descriptor_of_kind(kind: BackendKind) -> &'static BackendDescriptor {
 }
 
 /// The backend a URL names, by its scheme (the test-only `mock:` scheme counts as embedded:
-/// SQLite's).
+/// SQLite's). For a matrix file's servers; a run looks its scheme up once, in
+/// [`target::ConnectTarget::for_run`].
 pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlError> {
-    descriptor_of(&Url::parse(url))
+    by_scheme(url).ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&redact_url(url))))
 }
 
-/// The backend an already split URL names, by its scheme: the one look-up of a run's scheme
-/// ([`target::ConnectTarget::parse`]).
+/// The backend an already split URL names, by its scheme.
 pub fn descriptor_of(url: &Url<'_>) -> Result<&'static BackendDescriptor, UrlError> {
-    let lower = url.text.to_ascii_lowercase();
+    by_scheme(url.text).ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&url.masked())))
+}
+
+fn by_scheme(url: &str) -> Option<&'static BackendDescriptor> {
+    let lower = url.to_ascii_lowercase();
     #[cfg(test)]
     let lower = match lower.strip_prefix(MOCK_SCHEME) {
         Some(path) => format!("sqlite:{path}"),
@@ -507,34 +511,59 @@ pub fn descriptor_of(url: &Url<'_>) -> Result<&'static BackendDescriptor, UrlErr
     BACKENDS
         .iter()
         .find(|d| d.schemes.iter().any(|s| lower.starts_with(s)))
-        .ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&url.masked())))
 }
 
-/// Check run options in full: first what the backend registry answers (the URL names a
-/// backend, `--engine` is one of its engines, `--profile-server` has a server process to
-/// profile), then [`RunOptions::validate`]. The error names the flag to fix.
+/// Check a matrix cell's options against the backend its URL names, as a run checks them
+/// when it builds its target ([`target::ConnectTarget::for_run`]): the options' own checks
+/// are `RunOptions::validate`'s, made when they are built.
 pub fn validate_options(opts: &RunOptions) -> Result<(), OptionsError> {
     let d = descriptor_of_url(&opts.url).map_err(|e| OptionsError(e.to_string()))?;
-    if let Some(engine) = opts.engine
-        && !d.engines.contains(&engine)
-    {
-        let schemes: Vec<&str> = BACKENDS
-            .iter()
-            .filter(|b| b.engines.contains(&engine))
-            .map(|b| b.schemes[0])
-            .collect();
-        let schemes = schemes.join(" or ");
-        return Err(OptionsError(format!(
-            "--engine applies to {schemes} URLs only; drop --engine or use a {schemes} --url"
-        )));
+    d.check(opts)
+}
+
+impl BackendDescriptor {
+    /// Check the options that depend on the backend against this entry: `--engine` is one of
+    /// its engines, `--profile-server` has a server process to profile, `--flavour` is one it
+    /// serves. The error names the flag to fix.
+    pub fn check(&self, opts: &RunOptions) -> Result<(), OptionsError> {
+        if let Some(engine) = opts.engine
+            && !self.engines.contains(&engine)
+        {
+            let schemes: Vec<&str> = BACKENDS
+                .iter()
+                .filter(|b| b.engines.contains(&engine))
+                .map(|b| b.schemes[0])
+                .collect();
+            let schemes = schemes.join(" or ");
+            return Err(OptionsError(format!(
+                "--engine applies to {schemes} URLs only; drop --engine or use a {schemes} --url"
+            )));
+        }
+        if opts.profile_seconds.is_some() && self.embedded {
+            return Err(OptionsError(format!(
+                "--profile-server profiles a server's processes, and {} runs inside ibench: drop --profile-server (or profile ibench itself with perf)",
+                self.name
+            )));
+        }
+        self.check_flavour(opts.flavour)
     }
-    if opts.profile_seconds.is_some() && d.embedded {
-        return Err(OptionsError(format!(
-            "--profile-server profiles a server's processes, and {} runs inside ibench: drop --profile-server (or profile ibench itself with perf)",
-            d.name
-        )));
+
+    /// Check that `--flavour` (when given) is one this entry serves.
+    pub fn check_flavour(&self, flavour: Option<Flavour>) -> Result<(), OptionsError> {
+        match flavour {
+            Some(f) if !self.flavours.contains(&f) => Err(OptionsError(format!(
+                "--flavour {} is not served by {} URLs ({}); use a {} URL or drop --flavour",
+                format!("{f:?}").to_lowercase(),
+                self.name,
+                self.schemes.join(", "),
+                BACKENDS
+                    .iter()
+                    .find(|b| b.flavours.contains(&f))
+                    .map_or("matching", |b| b.schemes[0])
+            ))),
+            _ => Ok(()),
+        }
     }
-    opts.validate()
 }
 
 /// The hidden scheme of the in-memory test backend (unit tests only; see `backend::mock`).
@@ -630,15 +659,6 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("--url")
-        );
-        // The options' own checks follow.
-        let mut o = small();
-        o.clients = 0;
-        assert!(
-            validate_options(&o)
-                .unwrap_err()
-                .to_string()
-                .contains("--clients")
         );
     }
 
