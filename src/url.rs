@@ -1,8 +1,9 @@
-//! URLs as text: the one parser (`scheme://[user[:password]@]hosts[/path][?query]` split into
-//! its parts and put back together), the redaction of passwords (what `run.json`, messages
-//! and errors show), the password file and environment that fill a URL for the client, and
-//! percent-encoding. The backends' settings, the Postgres environment completion and the
-//! sampler's "is the server on this host?" all read URLs through it.
+//! URLs: the one parser (`scheme://[user[:password]@]hosts[/path][?query]` split into its
+//! parts; [`Url`], a `--url` split once), a server URL's parts owned ([`ServerUrl`]: what the
+//! password file fills in for the client, what the backends complete, and what renders the
+//! text messages show), the redaction of passwords (what `run.json`, messages and errors
+//! show), and percent-encoding. The backends' settings, the Postgres environment completion
+//! and the sampler's "is the server on this host?" all read URLs through it.
 
 /// A server URL split into its parts (borrowed from the URL's text).
 #[derive(Clone, Debug, PartialEq, Eq)]

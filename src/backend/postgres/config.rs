@@ -815,7 +815,10 @@ mod tests {
         &[("PGPASSWORD", "p@:ss"), ("PGDATABASE", "d/b")],
     ];
 
-    /// What the table renders: `ENV URL => completed URL, password masked`.
+    /// What the table renders: `ENV URL => completed URL, password masked`. The last two URLs
+    /// have no path, so their query stands in the authority, where the redaction's safety net
+    /// masks everything between the user's `:` and the last `@`: more than the password, as it
+    /// always did (`redact_url`).
     const RENDERED: &str = "\
 0 postgres://bob:pw@db.example:6000/ibench => postgres://bob:***@db.example:6000/ibench\n\
 0 postgres://bob:pw@h:1/db => postgres://bob:***@h:1/db\n\
