@@ -483,7 +483,9 @@ impl RunArgs {
         o.perf_interval_seconds = self.perf_interval;
         o.profile_seconds = self.profile_server.then_some(self.profile_seconds);
         o.host_probe_ms = self.host_probe_ms;
-        crate::backend::validate_options(&o)?;
+        // What depends on the backend is checked where the run reads its URL, once
+        // (`ConnectTarget::for_run`).
+        o.validate()?;
         if o.perf && !crate::process::program_on_path("perf") {
             anyhow::bail!(
                 "--perf needs perf, which is not installed: apt-get install linux-perf (or drop --perf)"

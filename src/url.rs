@@ -1,8 +1,9 @@
-//! URLs as text: the one parser (`scheme://[user[:password]@]hosts[/path][?query]` split into
-//! its parts and put back together), the redaction of passwords (what `run.json`, messages
-//! and errors show), the password file and environment that fill a URL for the client, and
-//! percent-encoding. The backends' settings, the Postgres environment completion and the
-//! sampler's "is the server on this host?" all read URLs through it.
+//! URLs: the one parser (`scheme://[user[:password]@]hosts[/path][?query]` split into its
+//! parts; [`Url`], a `--url` split once), a server URL's parts owned ([`ServerUrl`]: what the
+//! password file fills in for the client, what the backends complete, and what renders the
+//! text messages show), the redaction of passwords (what `run.json`, messages and errors
+//! show), and percent-encoding. The backends' settings, the Postgres environment completion
+//! and the sampler's "is the server on this host?" all read URLs through it.
 
 /// A server URL split into its parts (borrowed from the URL's text).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,7 +153,7 @@ fn starts_a_parameter_before(text: &str) -> bool {
 /// printed whole in the error that said the URL was wrong.
 pub fn redact_url(url: &str) -> String {
     match UrlParts::parse(url) {
-        Some(u) => redact_authority(&u.redacted()),
+        Some(u) => u.masked(),
         // Not a URL: maybe a libpq key/value string (`host=... password=SECRET`).
         None => redact_key_value(url),
     }
@@ -184,6 +185,12 @@ fn redact_authority(url: &str) -> String {
 }
 
 impl UrlParts<'_> {
+    /// What [`redact_url`] gives for this URL: [`UrlParts::redacted`], then whatever stands
+    /// between the user's `:` and the authority's last `@` masked too.
+    pub fn masked(&self) -> String {
+        redact_authority(&self.redacted())
+    }
+
     /// The URL with its password (in the userinfo or a `password=` parameter) as `***`.
     pub fn redacted(&self) -> String {
         let userinfo = match self.password() {
@@ -308,53 +315,206 @@ pub(crate) fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// A `--url` read once: the text as given and its parts (`None` for a URL without `://`, e.g.
+/// `sqlite:PATH`). Everything a run needs from its URL is taken from this value: the scheme,
+/// the family's settings, the text `run.json` records and the host the sampler looks for.
+#[derive(Clone, Debug)]
+pub struct Url<'a> {
+    /// The URL as given (it may hold a password: never show it).
+    pub text: &'a str,
+    /// Its parts, split once.
+    pub parts: Option<UrlParts<'a>>,
+}
+
+impl<'a> Url<'a> {
+    /// Split `text` once.
+    pub fn parse(text: &'a str) -> Url<'a> {
+        Url {
+            text,
+            parts: UrlParts::parse(text),
+        }
+    }
+
+    /// The URL with its password masked, as `run.json`'s options record it.
+    pub fn redacted(&self) -> String {
+        match &self.parts {
+            Some(u) => u.redacted(),
+            None => redact_key_value(self.text),
+        }
+    }
+
+    /// The URL with its password masked as [`redact_url`] masks it (also what the parser took
+    /// for a query in the authority): what errors show.
+    pub fn masked(&self) -> String {
+        match &self.parts {
+            Some(u) => u.masked(),
+            None => redact_key_value(self.text),
+        }
+    }
+
+    /// The URL's first host (`""` for a Unix socket, none given, or no `://`).
+    pub fn host(&self) -> String {
+        self.parts
+            .as_ref()
+            .map_or_else(String::new, UrlParts::first_host)
+    }
+}
+
+/// A server URL's parts, owned, as a client completes them: the password file's password, a
+/// family's completion (PostgreSQL's `PG*` variables) and the text messages show are made
+/// from this value and rendered from it, never written back into text and parsed again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerUrl {
+    /// `postgres://`, `mysql://`, ... (with the `://`).
+    pub scheme: String,
+    /// The URL has a userinfo (`user@`, even an empty one).
+    pub has_userinfo: bool,
+    /// The user as written (percent-encoded; empty when none).
+    pub user: String,
+    /// The password as written (percent-encoded), if any.
+    pub password: Option<String>,
+    /// One host or several, comma-separated, each with an optional port, as written.
+    pub hosts: String,
+    /// The database (the path without its `/`), as written.
+    pub path: String,
+    /// The query's parameters as written (`key=value` or `key`), in order, none empty.
+    pub params: Vec<String>,
+}
+
+impl ServerUrl {
+    /// The parts of `u`, owned.
+    pub fn of(u: &UrlParts<'_>) -> ServerUrl {
+        ServerUrl {
+            scheme: u.scheme.to_string(),
+            has_userinfo: u.userinfo.is_some(),
+            user: u.user().to_string(),
+            password: u.password().map(str::to_string),
+            hosts: u.hosts.to_string(),
+            path: u.path.to_string(),
+            params: u
+                .query
+                .into_iter()
+                .flat_map(|q| q.split('&'))
+                .filter(|kv| !kv.is_empty())
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+
+    /// The parts of `u` with the password put in when it has none: from the file named by
+    /// `?password_file=PATH` (the file's first line), else from the environment variable
+    /// `env_var` (e.g. `MYSQL_PWD`). The parameter is always removed; a password written in
+    /// the URL itself wins over both. The value holds the password in clear: give it only to
+    /// the client, never to a message or a file (its [`ServerUrl::redacted`] masks it).
+    pub fn with_password_file(
+        u: &UrlParts<'_>,
+        env_var: Option<&str>,
+    ) -> Result<ServerUrl, UrlError> {
+        let mut url = ServerUrl::of(u);
+        let mut file = None;
+        url.params.retain(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            if k == PASSWORD_FILE_PARAM {
+                file = Some(percent_decode(v));
+            }
+            k != PASSWORD_FILE_PARAM
+        });
+        if url.password.is_some() {
+            return Ok(url);
+        }
+        let password = if let Some(path) = &file {
+            let text = std::fs::read_to_string(path).map_err(|e| UrlError::Malformed {
+                url: u.masked(),
+                detail: format!(
+                    "cannot read the password file {path} ({e}); fix {PASSWORD_FILE_PARAM}= in --url"
+                ),
+            })?;
+            Some(
+                text.lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_end_matches('\r')
+                    .to_string(),
+            )
+        } else {
+            env_var
+                .and_then(|v| std::env::var(v).ok())
+                .filter(|p| !p.is_empty())
+        };
+        if let Some(p) = password {
+            url.password = Some(percent_encode(&p));
+            url.has_userinfo = true;
+        }
+        Ok(url)
+    }
+
+    /// The query's `key=value` pairs, in order (a key without `=` has an empty value).
+    pub fn params(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.params
+            .iter()
+            .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
+    }
+
+    /// Whether the query names `key`.
+    pub fn has_param(&self, key: &str) -> bool {
+        self.params().any(|(k, _)| k == key)
+    }
+
+    /// The URL, the password in clear (for the client's tests and [`resolve_password`] only).
+    pub fn render(&self) -> String {
+        self.join(self.password.as_deref(), &self.params)
+    }
+
+    /// The URL with its password (in the userinfo or a `password=` parameter) as `***`: what
+    /// messages and `run.json` show.
+    pub fn redacted(&self) -> String {
+        let params: Vec<String> = self
+            .params()
+            .zip(&self.params)
+            .map(|((k, _), kv)| {
+                if k.eq_ignore_ascii_case("password") {
+                    format!("{k}=***")
+                } else {
+                    kv.clone()
+                }
+            })
+            .collect();
+        redact_authority(&self.join(self.password.as_ref().map(|_| "***"), &params))
+    }
+
+    fn join(&self, password: Option<&str>, params: &[String]) -> String {
+        let mut out = self.scheme.clone();
+        if self.has_userinfo {
+            out.push_str(&self.user);
+            if let Some(p) = password {
+                out.push(':');
+                out.push_str(p);
+            }
+            out.push('@');
+        }
+        out.push_str(&self.hosts);
+        if !self.path.is_empty() {
+            out.push('/');
+            out.push_str(&self.path);
+        }
+        if !params.is_empty() {
+            out.push('?');
+            out.push_str(&params.join("&"));
+        }
+        out
+    }
+}
+
 /// Put the password into a `scheme://user@host/...` URL that has none: from the file named
 /// by `?password_file=PATH` (the file's first line), else from the environment variable
 /// `env_var` (e.g. `MYSQL_PWD`). The parameter is always removed; a password written in the
 /// URL itself wins over both. A URL with neither is returned unchanged. The result holds the password in
 /// clear: give it only to the client library, never to a message or a file.
 pub fn resolve_password(url: &str, env_var: Option<&str>) -> Result<String, UrlError> {
-    let Some(u) = UrlParts::parse(url) else {
-        return Ok(url.to_string());
-    };
-    let mut file = None;
-    let mut kept = Vec::new();
-    for (k, v) in u.params() {
-        if k == PASSWORD_FILE_PARAM {
-            file = Some(percent_decode(v));
-        } else if v.is_empty() && !u.query.is_some_and(|q| q.contains(&format!("{k}="))) {
-            kept.push(k.to_string());
-        } else {
-            kept.push(format!("{k}={v}"));
-        }
+    match UrlParts::parse(url) {
+        Some(u) => Ok(ServerUrl::with_password_file(&u, env_var)?.render()),
+        None => Ok(url.to_string()),
     }
-    // A password written in the URL itself wins; then the file; then the environment.
-    let password = if u.password().is_some() {
-        None
-    } else if let Some(path) = &file {
-        let text = std::fs::read_to_string(path).map_err(|e| UrlError::Malformed {
-            url: redact_url(url),
-            detail: format!(
-                "cannot read the password file {path} ({e}); fix {PASSWORD_FILE_PARAM}= in --url"
-            ),
-        })?;
-        Some(
-            text.lines()
-                .next()
-                .unwrap_or("")
-                .trim_end_matches('\r')
-                .to_string(),
-        )
-    } else {
-        env_var
-            .and_then(|v| std::env::var(v).ok())
-            .filter(|p| !p.is_empty())
-    };
-    let userinfo = match password {
-        Some(p) => Some(format!("{}:{}", u.user(), percent_encode(&p))),
-        None => u.userinfo.map(str::to_string),
-    };
-    Ok(u.join(userinfo.as_deref(), &kept))
 }
 
 /// Errors in choosing a backend from a URL.
@@ -464,6 +624,17 @@ mod tests {
         // An `@` only after the query's `?`, the userinfo given in the authority as well.
         let u = UrlParts::parse("mysql://root@h/x?socket=/run/a@b.sock").unwrap();
         assert_eq!((u.userinfo, u.hosts, u.path), (Some("root"), "h", "x"));
+    }
+
+    /// The host a run's sampler looks for: the first host, a socket directory, or none.
+    #[test]
+    fn the_host_of_a_url() {
+        let host = |url| Url::parse(url).host();
+        assert_eq!(host("postgres://u:p@10.0.0.5:5432/db"), "10.0.0.5");
+        assert_eq!(host("postgres://u@[::1]:5432/db"), "::1");
+        assert_eq!(host("postgres://u@/db?host=/run/pg"), "/run/pg");
+        assert_eq!(host("mysql://root@db.example/x"), "db.example");
+        assert_eq!(host("sqlite:x.db"), "");
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::results::metrics::DbSize;
 use crate::results::options::{OptionsError, RunOptions, TableOptions};
 use crate::results::target::{BackendKind, BuildFacts, Engine, Flavour, TargetInfo};
 use crate::results::{IndexBuildProgress, SettleAction};
-use crate::url::{UrlError, redact_key_value, redact_url};
+use crate::url::{Url, UrlError, redact_key_value, redact_url};
 use crate::workload::RowBatch;
 
 impl Engine {
@@ -441,7 +441,7 @@ pub struct BackendDescriptor {
     /// planner's share of a step's profile; empty: none to look for).
     pub planner_frames: &'static [&'static str],
     /// Read a URL of this backend into its family's settings (see [`target::ConnectTarget`]).
-    read: fn(&str) -> anyhow::Result<target::Settings>,
+    read: fn(&Url<'_>) -> anyhow::Result<target::Settings>,
 }
 
 /// Every backend ibench drives.
@@ -455,7 +455,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         engines: &[],
         flavours: &[Flavour::Sqlite],
         planner_frames: &[],
-        read: |url| sqlite::SqliteSettings::from_url(url).map(target::Settings::Sqlite),
+        read: |url| sqlite::SqliteSettings::from_url(url.text).map(target::Settings::Sqlite),
     },
     BackendDescriptor {
         kind: BackendKind::Postgres,
@@ -466,7 +466,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         engines: &[],
         flavours: &[Flavour::Postgres, Flavour::Cockroachdb, Flavour::Yugabytedb],
         planner_frames: &["standard_planner", "planner", "pg_plan_query"],
-        read: |url| postgres::PgSettings::from_url(url).map(target::Settings::Postgres),
+        read: |url| postgres::PgSettings::read(url).map(target::Settings::Postgres),
     },
     BackendDescriptor {
         kind: BackendKind::Mysql,
@@ -477,7 +477,7 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
         engines: &[Engine::Innodb, Engine::Rocksdb],
         flavours: &[Flavour::Mysql, Flavour::Mariadb, Flavour::Tidb],
         planner_frames: &["JOIN::optimize", "JOIN::optimize_inner", "mysql_make_join"],
-        read: |url| mysql::MySettings::from_url(url).map(target::Settings::Mysql),
+        read: |url| mysql::MySettings::read(url).map(target::Settings::Mysql),
     },
 ];
 
@@ -490,8 +490,18 @@ pub fn descriptor_of_kind(kind: BackendKind) -> &'static BackendDescriptor {
 }
 
 /// The backend a URL names, by its scheme (the test-only `mock:` scheme counts as embedded:
-/// SQLite's).
+/// SQLite's). For a matrix file's servers; a run looks its scheme up once, in
+/// [`target::ConnectTarget::for_run`].
 pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlError> {
+    by_scheme(url).ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&redact_url(url))))
+}
+
+/// The backend an already split URL names, by its scheme.
+pub fn descriptor_of(url: &Url<'_>) -> Result<&'static BackendDescriptor, UrlError> {
+    by_scheme(url.text).ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&url.masked())))
+}
+
+fn by_scheme(url: &str) -> Option<&'static BackendDescriptor> {
     let lower = url.to_ascii_lowercase();
     #[cfg(test)]
     let lower = match lower.strip_prefix(MOCK_SCHEME) {
@@ -501,34 +511,59 @@ pub fn descriptor_of_url(url: &str) -> Result<&'static BackendDescriptor, UrlErr
     BACKENDS
         .iter()
         .find(|d| d.schemes.iter().any(|s| lower.starts_with(s)))
-        .ok_or_else(|| UrlError::UnknownScheme(redact_key_value(&redact_url(url))))
 }
 
-/// Check run options in full: first what the backend registry answers (the URL names a
-/// backend, `--engine` is one of its engines, `--profile-server` has a server process to
-/// profile), then [`RunOptions::validate`]. The error names the flag to fix.
+/// Check a matrix cell's options against the backend its URL names, as a run checks them
+/// when it builds its target ([`target::ConnectTarget::for_run`]): the options' own checks
+/// are `RunOptions::validate`'s, made when they are built.
 pub fn validate_options(opts: &RunOptions) -> Result<(), OptionsError> {
     let d = descriptor_of_url(&opts.url).map_err(|e| OptionsError(e.to_string()))?;
-    if let Some(engine) = opts.engine
-        && !d.engines.contains(&engine)
-    {
-        let schemes: Vec<&str> = BACKENDS
-            .iter()
-            .filter(|b| b.engines.contains(&engine))
-            .map(|b| b.schemes[0])
-            .collect();
-        let schemes = schemes.join(" or ");
-        return Err(OptionsError(format!(
-            "--engine applies to {schemes} URLs only; drop --engine or use a {schemes} --url"
-        )));
+    d.check(opts)
+}
+
+impl BackendDescriptor {
+    /// Check the options that depend on the backend against this entry: `--engine` is one of
+    /// its engines, `--profile-server` has a server process to profile, `--flavour` is one it
+    /// serves. The error names the flag to fix.
+    pub fn check(&self, opts: &RunOptions) -> Result<(), OptionsError> {
+        if let Some(engine) = opts.engine
+            && !self.engines.contains(&engine)
+        {
+            let schemes: Vec<&str> = BACKENDS
+                .iter()
+                .filter(|b| b.engines.contains(&engine))
+                .map(|b| b.schemes[0])
+                .collect();
+            let schemes = schemes.join(" or ");
+            return Err(OptionsError(format!(
+                "--engine applies to {schemes} URLs only; drop --engine or use a {schemes} --url"
+            )));
+        }
+        if opts.profile_seconds.is_some() && self.embedded {
+            return Err(OptionsError(format!(
+                "--profile-server profiles a server's processes, and {} runs inside ibench: drop --profile-server (or profile ibench itself with perf)",
+                self.name
+            )));
+        }
+        self.check_flavour(opts.flavour)
     }
-    if opts.profile_seconds.is_some() && d.embedded {
-        return Err(OptionsError(format!(
-            "--profile-server profiles a server's processes, and {} runs inside ibench: drop --profile-server (or profile ibench itself with perf)",
-            d.name
-        )));
+
+    /// Check that `--flavour` (when given) is one this entry serves.
+    pub fn check_flavour(&self, flavour: Option<Flavour>) -> Result<(), OptionsError> {
+        match flavour {
+            Some(f) if !self.flavours.contains(&f) => Err(OptionsError(format!(
+                "--flavour {} is not served by {} URLs ({}); use a {} URL or drop --flavour",
+                format!("{f:?}").to_lowercase(),
+                self.name,
+                self.schemes.join(", "),
+                BACKENDS
+                    .iter()
+                    .find(|b| b.flavours.contains(&f))
+                    .map_or("matching", |b| b.schemes[0])
+            ))),
+            _ => Ok(()),
+        }
     }
-    opts.validate()
 }
 
 /// The hidden scheme of the in-memory test backend (unit tests only; see `backend::mock`).
@@ -624,15 +659,6 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("--url")
-        );
-        // The options' own checks follow.
-        let mut o = small();
-        o.clients = 0;
-        assert!(
-            validate_options(&o)
-                .unwrap_err()
-                .to_string()
-                .contains("--clients")
         );
     }
 

@@ -6,8 +6,9 @@
 use super::mysql::{MySettings, MysqlDriver};
 use super::postgres::{PgSettings, PostgresDriver};
 use super::sqlite::{SqliteDriver, SqliteSettings};
-use super::{BACKENDS, BackendDescriptor, Driver, DriverOptions, descriptor_of_url};
-use crate::url::{UrlParts, redact_url};
+use super::{BackendDescriptor, Driver, DriverOptions, descriptor_of};
+use crate::results::options::{OptionsError, RunOptions};
+use crate::url::Url;
 
 /// A backend family's settings, parsed once from the URL (and, for a server, completed from
 /// the environment and files its client reads).
@@ -36,21 +37,50 @@ pub struct ConnectTarget {
 }
 
 impl ConnectTarget {
+    /// A run's target: its URL split once, its scheme looked up once, the options that depend
+    /// on the backend (`--engine`, `--profile-server`, `--flavour`) checked against it, and the
+    /// family's settings read (and completed). The errors name the flag to fix.
+    pub fn for_run(opts: &RunOptions) -> anyhow::Result<ConnectTarget> {
+        let options = DriverOptions {
+            engine: opts.engine,
+            flavour: opts.flavour,
+        };
+        ConnectTarget::read(&Url::parse(&opts.url), options, |d| d.check(opts))
+    }
+
     /// Read `url` once: its scheme chooses the backend, `options.flavour` must be one it
     /// serves, and the family's settings are parsed (and completed) here. The errors name
     /// `--url` or `--flavour`.
     pub fn parse(url: &str, options: &DriverOptions) -> anyhow::Result<ConnectTarget> {
-        let (descriptor, settings) = read_settings(url, options)?;
-        let (redacted_url, host) = match UrlParts::parse(url) {
-            Some(u) => (u.redacted(), u.first_host()),
-            None => (redact_url(url), String::new()),
-        };
+        ConnectTarget::read(&Url::parse(url), options.clone(), |d| {
+            d.check_flavour(options.flavour)
+        })
+    }
+
+    /// The target of `url`: its backend (checked by `check`) and the family's settings.
+    fn read(
+        url: &Url<'_>,
+        options: DriverOptions,
+        check: impl FnOnce(&BackendDescriptor) -> Result<(), OptionsError>,
+    ) -> anyhow::Result<ConnectTarget> {
+        #[cfg(test)]
+        if url.text.starts_with(super::MOCK_SCHEME) {
+            return Ok(ConnectTarget {
+                descriptor: &super::BACKENDS[0],
+                settings: Settings::Mock(url.text.to_string()),
+                options,
+                redacted_url: url.redacted(),
+                host: String::new(),
+            });
+        }
+        let descriptor = descriptor_of(url)?;
+        check(descriptor)?;
         Ok(ConnectTarget {
             descriptor,
-            settings,
-            options: options.clone(),
-            redacted_url,
-            host,
+            settings: (descriptor.read)(url)?,
+            options,
+            redacted_url: url.redacted(),
+            host: url.host(),
         })
     }
 
@@ -77,34 +107,6 @@ impl ConnectTarget {
             Settings::Mock(url) => Box::new(super::mock::MockDriver::new(&url)),
         }
     }
-}
-
-/// The backend `url` names (one look-up of its scheme), checked against `--flavour`, and its
-/// family's settings.
-fn read_settings(
-    url: &str,
-    options: &DriverOptions,
-) -> anyhow::Result<(&'static BackendDescriptor, Settings)> {
-    #[cfg(test)]
-    if url.starts_with(super::MOCK_SCHEME) {
-        return Ok((&BACKENDS[0], Settings::Mock(url.to_string())));
-    }
-    let d = descriptor_of_url(url)?;
-    if let Some(f) = options.flavour
-        && !d.flavours.contains(&f)
-    {
-        anyhow::bail!(
-            "--flavour {} is not served by {} URLs ({}); use a {} URL or drop --flavour",
-            format!("{f:?}").to_lowercase(),
-            d.name,
-            d.schemes.join(", "),
-            BACKENDS
-                .iter()
-                .find(|b| b.flavours.contains(&f))
-                .map_or("matching", |b| b.schemes[0])
-        );
-    }
-    Ok((d, (d.read)(url)?))
 }
 
 #[cfg(test)]

@@ -140,6 +140,7 @@ pub(super) fn plan_server(
             None,
             true,
         )
+        .and_then(|o| Ok(crate::backend::validate_options(&o)?))
         .map_err(|e| {
             src.err(
                 &format!("workloads.{}", w.name),

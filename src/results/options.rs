@@ -248,8 +248,8 @@ impl RunOptions {
     }
 
     /// Check the options against each other; the error names the flag to fix. What depends on
-    /// the backend (the URL's scheme, `--engine`, a server to profile) is checked against the
-    /// backend registry by `backend::validate_options`, which calls this.
+    /// the backend (the URL's scheme, `--engine`, a server to profile, `--flavour`) is checked
+    /// against the backend registry where the run reads its URL (`ConnectTarget::for_run`).
     pub fn validate(&self) -> Result<(), OptionsError> {
         let fail = |m: &str| Err(OptionsError(m.to_string()));
         if self.clients == 0 {

@@ -49,7 +49,8 @@ pub struct RunOutcome {
 /// Returns `Ok` for a completed or interrupted run (see `record.status`) and `Err` when the
 /// run could not start or a step failed (run.json then says `failed` and why). `opts` are
 /// validated options, as `RunArgs::to_options` makes them (the command line and the matrix
-/// both build them so); they are not checked again here.
+/// both build them so); what depends on the backend is checked where the URL is read, once
+/// ([`RunShape::of`]).
 pub fn run(
     opts: RunOptions,
     command_line: Vec<String>,

@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use crate::backend::DriverOptions;
 use crate::backend::target::ConnectTarget;
 use crate::results::options::RunOptions;
 use crate::results::options::TableOptions;
@@ -61,16 +60,10 @@ pub struct WorkerSettings {
 
 impl RunShape {
     /// The shape of a run with the options `opts`, validated by the command line
-    /// (`RunArgs::to_options`, which checks them against the backend registry). The URL is
-    /// read here, once; an error names `--url` or `--flavour`.
+    /// (`RunArgs::to_options`). The URL is read here, once, and the options that depend on
+    /// its backend are checked against it; an error names the flag to fix.
     pub fn of(opts: &RunOptions) -> anyhow::Result<RunShape> {
-        let target = ConnectTarget::parse(
-            &opts.url,
-            &DriverOptions {
-                engine: opts.engine,
-                flavour: opts.flavour,
-            },
-        )?;
+        let target = ConnectTarget::for_run(opts)?;
         let tables = opts.tables();
         let sizes = opts.step_sizes();
         let steps = opts

@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use crate::backend::protocol::TlsLedger;
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
-use crate::url::UrlParts;
-use crate::url::percent_decode;
+use crate::url::{ServerUrl, UrlParts, percent_decode};
 
 /// The client's `ssl-mode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -180,24 +179,47 @@ impl MyConfig {
         home: Option<&Path>,
     ) -> Result<MyConfig, String> {
         let parts = UrlParts::parse(url).ok_or_else(|| "not a mysql:// URL".to_string())?;
+        MyConfig::from_parts_in(&ServerUrl::of(&parts), env, home)
+    }
+
+    /// Read a `mysql://` URL completed from the process's environment and `~/.my.cnf`.
+    pub fn from_url(url: &str) -> Result<MyConfig, String> {
+        let parts = UrlParts::parse(url).ok_or_else(|| "not a mysql:// URL".to_string())?;
+        MyConfig::from_parts(&ServerUrl::of(&parts))
+    }
+
+    /// Read a `mysql://` URL's parts (password already resolved from `password_file=`),
+    /// completed from the process's environment and `~/.my.cnf`.
+    pub fn from_parts(url: &ServerUrl) -> Result<MyConfig, String> {
+        let home = std::env::var("HOME").ok().map(PathBuf::from);
+        MyConfig::from_parts_in(url, &|name| std::env::var(name).ok(), home.as_deref())
+    }
+
+    /// Read a `mysql://` URL's parts, completed from `~/.my.cnf` (under `home`) and
+    /// `MYSQL_PWD` (`env`).
+    pub fn from_parts_in(
+        url: &ServerUrl,
+        env: &dyn Fn(&str) -> Option<String>,
+        home: Option<&Path>,
+    ) -> Result<MyConfig, String> {
         let mut given = Given::default();
-        if !parts.user().is_empty() {
-            given.add("user", percent_decode(parts.user()), "--url")?;
+        if !url.user.is_empty() {
+            given.add("user", percent_decode(&url.user), "--url")?;
         }
-        if let Some(p) = parts.password() {
+        if let Some(p) = &url.password {
             given.add("password", percent_decode(p), "--url")?;
         }
-        let (host, port) = split_host_port(parts.hosts)?;
+        let (host, port) = split_host_port(&url.hosts)?;
         if !host.is_empty() {
             given.add("host", host, "--url")?;
         }
         if let Some(p) = port {
             given.add("port", p, "--url")?;
         }
-        if !parts.path.is_empty() {
-            given.add("database", percent_decode(parts.path), "--url")?;
+        if !url.path.is_empty() {
+            given.add("database", percent_decode(&url.path), "--url")?;
         }
-        for (k, v) in parts.params() {
+        for (k, v) in url.params() {
             given.add(k, percent_decode(v), "--url")?;
         }
         if let Some(home) = home {
@@ -212,12 +234,6 @@ impl MyConfig {
             given.add("password", p, "MYSQL_PWD")?;
         }
         MyConfig::from_given(&given)
-    }
-
-    /// Read a `mysql://` URL completed from the process's environment and `~/.my.cnf`.
-    pub fn from_url(url: &str) -> Result<MyConfig, String> {
-        let home = std::env::var("HOME").ok().map(PathBuf::from);
-        MyConfig::from_url_in(url, &|name| std::env::var(name).ok(), home.as_deref())
     }
 
     fn from_given(given: &Given) -> Result<MyConfig, String> {

@@ -18,7 +18,7 @@ use super::*;
 use crate::calendar::civil_from_system_time;
 use crate::results::target::Flavour;
 use crate::stats::convert::i64_u64;
-use crate::url::{redact_url, resolve_password};
+use crate::url::{ServerUrl, Url};
 use crate::workload::micro::MicroStatement;
 use config::MyConfig;
 use wire::{Executed, MyWire, Prepared, TextResult, Value as Param, WireError};
@@ -65,10 +65,19 @@ impl MySettings {
     /// file named by `?password_file=PATH`, else from `~/.my.cnf`, else from `MYSQL_PWD`
     /// ([`config`]). Does not connect.
     pub fn from_url(url: &str) -> anyhow::Result<Self> {
-        let shown = redact_url(url);
-        let url = resolve_password(url, None)?;
-        let mut config =
-            MyConfig::from_url(&url).map_err(|e| anyhow::anyhow!("bad --url '{shown}': {e}"))?;
+        MySettings::read(&Url::parse(url))
+    }
+
+    /// [`MySettings::from_url`] of a URL already split: the settings are read from its parts.
+    pub fn read(url: &Url<'_>) -> anyhow::Result<Self> {
+        let shown = url.masked();
+        let parts = url
+            .parts
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("bad --url '{shown}': not a mysql:// URL"))?;
+        let given = ServerUrl::with_password_file(parts, None)?;
+        let mut config = MyConfig::from_parts(&given)
+            .map_err(|e| anyhow::anyhow!("bad --url '{shown}': {e}"))?;
         if config.database.is_none() {
             anyhow::bail!(
                 "--url '{shown}' names no database: add one, e.g. mysql://root@127.0.0.1:3306/ibench \

@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use crate::backend::protocol::TlsLedger;
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
-use crate::url::UrlParts;
-use crate::url::{percent_decode, percent_encode};
+use crate::url::{ServerUrl, UrlParts, percent_decode, percent_encode};
 
 /// One host of the URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -273,6 +272,16 @@ impl Environment<'_> {
     }
 }
 
+impl Environment<'static> {
+    /// The process's environment and home directory.
+    pub fn process() -> Environment<'static> {
+        Environment {
+            var: &process_var,
+            home: process_var("HOME").map(PathBuf::from),
+        }
+    }
+}
+
 /// The process's environment variable `name`.
 pub fn process_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
@@ -282,39 +291,31 @@ impl PgConfig {
     /// Read a `postgres://` URL (password already resolved), completed from the process's
     /// environment and files.
     pub fn from_url(url: &str) -> Result<PgConfig, String> {
-        let env = Environment {
-            var: &process_var,
-            home: process_var("HOME").map(PathBuf::from),
-        };
-        PgConfig::from_url_in(url, &env)
+        PgConfig::from_url_in(url, &Environment::process())
     }
 
     /// Read a `postgres://` URL completed from `env`.
     pub fn from_url_in(url: &str, env: &Environment<'_>) -> Result<PgConfig, String> {
-        PgConfig::from_filled_in(&fill_pg_url(url, env.var), env)
+        let parts = UrlParts::parse(url).ok_or_else(|| "not a postgres:// URL".to_string())?;
+        PgConfig::from_completed_in(&complete(&ServerUrl::of(&parts), env.var), env)
     }
 
-    /// Read a `postgres://` URL already completed by [`fill_pg_url`] from the process's
-    /// environment (so that the completed text is made once, for both the settings and the
-    /// text messages show), with the process's files.
-    pub fn from_filled(filled: &str) -> Result<PgConfig, String> {
-        let env = Environment {
-            var: &process_var,
-            home: process_var("HOME").map(PathBuf::from),
-        };
-        PgConfig::from_filled_in(filled, &env)
+    /// Read a `postgres://` URL's parts already completed by [`complete`] (so that they are
+    /// completed once, for both the settings and the text messages show), with the process's
+    /// environment and files.
+    pub fn from_completed(url: &ServerUrl) -> Result<PgConfig, String> {
+        PgConfig::from_completed_in(url, &Environment::process())
     }
 
-    /// Read a `postgres://` URL already completed from `env` by [`fill_pg_url`].
-    fn from_filled_in(filled: &str, env: &Environment<'_>) -> Result<PgConfig, String> {
+    /// Read a `postgres://` URL's parts already completed from `env` by [`complete`].
+    fn from_completed_in(url: &ServerUrl, env: &Environment<'_>) -> Result<PgConfig, String> {
         check_unsupported_env(env)?;
-        let parts = UrlParts::parse(filled).ok_or_else(|| "not a postgres:// URL".to_string())?;
         let mut config = PgConfig {
             hosts: Vec::new(),
             ports: Vec::new(),
-            user: percent_decode(parts.user()),
-            password: parts.password().map(percent_decode),
-            dbname: Some(percent_decode(parts.path)).filter(|d| !d.is_empty()),
+            user: percent_decode(&url.user),
+            password: url.password.as_deref().map(percent_decode),
+            dbname: Some(percent_decode(&url.path)).filter(|d| !d.is_empty()),
             application_name: env.get("PGAPPNAME"),
             options: env.get("PGOPTIONS"),
             connect_timeout: None,
@@ -326,7 +327,7 @@ impl PgConfig {
             tls_ledger: TlsLedger::default(),
             passfile: Vec::new(),
         };
-        config.read_hosts(parts.hosts)?;
+        config.read_hosts(&url.hosts)?;
         let mut ssl = SslSettings::from_env(env)?;
         let mut timeout = env.get("PGCONNECT_TIMEOUT");
         if let Some(methods) = env.get("PGREQUIREAUTH") {
@@ -337,7 +338,7 @@ impl PgConfig {
         }
         let mut query_hosts = Vec::new();
         let mut query_ports = Vec::new();
-        for (key, value) in parts.params() {
+        for (key, value) in url.params() {
             let value = percent_decode(value);
             match key {
                 "host" => query_hosts.extend(value.split(',').map(str::to_string)),
@@ -652,77 +653,39 @@ pub fn socket_file(dir: &Path, port: u16) -> PathBuf {
 // ---------------------------------------------------------------------------------------------
 // URL completion from the environment.
 
-/// Complete a Postgres URL from the libpq environment variables for the parts it leaves out:
-/// user (`PGUSER`, else `USER`/`LOGNAME`, else `postgres`), password (`PGPASSWORD`), hosts
-/// (`PGHOST`, else the socket directory `/var/run/postgresql` then `localhost`), the port of
-/// every host without one (`PGPORT`) and the database (`PGDATABASE`). Parts given as query
-/// parameters (`?host=...`) count as given.
-pub fn fill_pg_url(url: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
-    let Some(parts) = UrlParts::parse(url) else {
-        return url.to_string();
-    };
-    let scheme = parts.scheme;
-    let query = parts.query;
-    let path = parts.path;
-    let hosts = parts.hosts;
-    let userinfo = parts.userinfo.unwrap_or("");
-    let keys: Vec<&str> = parts.params().map(|(k, _)| k).collect();
-    let in_query = |k: &str| keys.contains(&k);
+/// Complete a Postgres URL's parts from the libpq environment variables for the parts it
+/// leaves out: user (`PGUSER`, else `USER`/`LOGNAME`, else `postgres`), password
+/// (`PGPASSWORD`), hosts (`PGHOST`, else the socket directory `/var/run/postgresql` then
+/// `localhost`), the port of every host without one (`PGPORT`) and the database
+/// (`PGDATABASE`). Parts given as query parameters (`?host=...`) count as given.
+pub fn complete(url: &ServerUrl, env: &dyn Fn(&str) -> Option<String>) -> ServerUrl {
     let env_set = |name: &str| env(name).filter(|v| !v.is_empty());
-
-    let (mut user, mut password) = match userinfo.find(':') {
-        Some(i) => (
-            userinfo[..i].to_string(),
-            Some(userinfo[i + 1..].to_string()),
-        ),
-        None => (userinfo.to_string(), None),
-    };
-    if user.is_empty() && !in_query("user") {
+    let mut out = url.clone();
+    out.has_userinfo = true;
+    if out.user.is_empty() && !url.has_param("user") {
         let name = env_set("PGUSER")
             .or_else(|| env_set("USER"))
             .or_else(|| env_set("LOGNAME"))
             .unwrap_or_else(|| "postgres".to_string());
-        user = percent_encode(&name);
+        out.user = percent_encode(&name);
     }
-    if password.is_none() && !in_query("password") {
-        password = env_set("PGPASSWORD").map(|p| percent_encode(&p));
+    if out.password.is_none() && !url.has_param("password") {
+        out.password = env_set("PGPASSWORD").map(|p| percent_encode(&p));
     }
-
-    let port = if in_query("port") {
+    let port = if url.has_param("port") {
         None
     } else {
         env_set("PGPORT")
     };
-    let (hosts, extra_query) = pg_hosts(hosts, in_query("host"), port.as_deref(), &env_set);
-    let path = if path.is_empty() && !in_query("dbname") {
-        env_set("PGDATABASE")
+    let (hosts, extra_query) =
+        pg_hosts(&url.hosts, url.has_param("host"), port.as_deref(), &env_set);
+    out.hosts = hosts;
+    if out.path.is_empty() && !url.has_param("dbname") {
+        out.path = env_set("PGDATABASE")
             .map(|d| percent_encode(&d))
-            .unwrap_or_default()
-    } else {
-        path.to_string()
-    };
-
-    let mut out = String::from(scheme);
-    out.push_str(&user);
-    if let Some(p) = password {
-        out.push(':');
-        out.push_str(&p);
+            .unwrap_or_default();
     }
-    out.push('@');
-    out.push_str(&hosts);
-    if !path.is_empty() {
-        out.push('/');
-        out.push_str(&path);
-    }
-    let mut params: Vec<String> = query
-        .filter(|q| !q.is_empty())
-        .map(|q| vec![q.to_string()])
-        .unwrap_or_default();
-    params.extend(extra_query);
-    if !params.is_empty() {
-        out.push('?');
-        out.push_str(&params.join("&"));
-    }
+    out.params.extend(extra_query);
     out
 }
 
@@ -774,7 +737,9 @@ fn host_has_port(host: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    fn env_of(
+        pairs: &'static [(&'static str, &'static str)],
+    ) -> impl Fn(&str) -> Option<String> + use<> {
         move |name| {
             pairs
                 .iter()
@@ -797,11 +762,217 @@ mod tests {
         )
     }
 
+    /// `url` completed from `env`, the password in clear.
+    fn filled(url: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+        complete(&ServerUrl::of(&UrlParts::parse(url).unwrap()), env).render()
+    }
+
+    /// The URLs and environments of the rendering's table.
+    const URLS: &[&str] = &[
+        "postgres://bob:pw@db.example:6000/ibench",
+        "postgres://bob:pw@h:1/db",
+        "postgresql://",
+        "postgres://",
+        "postgres:///ibench",
+        "postgres://bob@h1,h2:7/x",
+        "postgres:///db?host=/tmp/s",
+        "postgres://u@/db?host=/run/pg&port=5433",
+        "postgres://u:p%40ss@[::1]:7,h:8/d?sslmode=disable",
+        "postgres://u@[::1]/d",
+        "postgres://bob:se/c@ret@h1:5,h2/db?sslmode=disable&x",
+        "postgres://u:pa?ss@h/db",
+        "postgres://u:S3c?x=retPW@host/db",
+        "postgres://h/db?user=bob@corp",
+        "postgres://h/db?user=bob&password=secret&application_name=a",
+        "postgres://u@h/db?PASSWORD=s&sslmode=require&",
+        "postgres://u@h/db?&&connect_timeout=3&&",
+        "postgres://:pw@h/db?user=x",
+        "postgres://@h:5/db",
+        "postgres://u@h/",
+        "postgres://u@h?dbname=x&user=y",
+        "postgres://u@%2Ftmp%2Fsock/db",
+        "POSTGRES://u@H/db",
+        "postgres://h:5432?user=bob@corp",
+        "postgres://u:pw@h?application_name=a@b",
+    ];
+
+    /// The environments of the rendering's table (each variable `libpq` reads, or none).
+    const ENVS: &[&[(&str, &str)]] = &[
+        &[],
+        &[("USER", "root")],
+        &[
+            ("PGHOST", "/tmp/sock"),
+            ("PGPORT", "55432"),
+            ("PGUSER", "alice"),
+            ("PGPASSWORD", "s/cret"),
+            ("PGDATABASE", "bench"),
+        ],
+        &[
+            ("PGHOST", "a,[::1]:9,b"),
+            ("PGPORT", "6"),
+            ("LOGNAME", "l o"),
+        ],
+        &[("PGPASSWORD", "p@:ss"), ("PGDATABASE", "d/b")],
+    ];
+
+    /// What the table renders: `ENV URL => completed URL, password masked`. The last two URLs
+    /// have no path, so their query stands in the authority, where the redaction's safety net
+    /// masks everything between the user's `:` and the last `@`: more than the password, as it
+    /// always did (`redact_url`).
+    const RENDERED: &str = "\
+0 postgres://bob:pw@db.example:6000/ibench => postgres://bob:***@db.example:6000/ibench\n\
+0 postgres://bob:pw@h:1/db => postgres://bob:***@h:1/db\n\
+0 postgresql:// => postgresql://postgres@%2Fvar%2Frun%2Fpostgresql,localhost\n\
+0 postgres:// => postgres://postgres@%2Fvar%2Frun%2Fpostgresql,localhost\n\
+0 postgres:///ibench => postgres://postgres@%2Fvar%2Frun%2Fpostgresql,localhost/ibench\n\
+0 postgres://bob@h1,h2:7/x => postgres://bob@h1,h2:7/x\n\
+0 postgres:///db?host=/tmp/s => postgres://postgres@/db?host=/tmp/s\n\
+0 postgres://u@/db?host=/run/pg&port=5433 => postgres://u@/db?host=/run/pg&port=5433\n\
+0 postgres://u:p%40ss@[::1]:7,h:8/d?sslmode=disable => postgres://u:***@[::1]:7,h:8/d?sslmode=disable\n\
+0 postgres://u@[::1]/d => postgres://u@[::1]/d\n\
+0 postgres://bob:se/c@ret@h1:5,h2/db?sslmode=disable&x => postgres://bob:***@h1:5,h2/db?sslmode=disable&x\n\
+0 postgres://u:pa?ss@h/db => postgres://u:***@h/db\n\
+0 postgres://u:S3c?x=retPW@host/db => postgres://u:***@host/db\n\
+0 postgres://h/db?user=bob@corp => postgres://@h/db?user=bob@corp\n\
+0 postgres://h/db?user=bob&password=secret&application_name=a => postgres://@h/db?user=bob&password=***&application_name=a\n\
+0 postgres://u@h/db?PASSWORD=s&sslmode=require& => postgres://u@h/db?PASSWORD=***&sslmode=require\n\
+0 postgres://u@h/db?&&connect_timeout=3&& => postgres://u@h/db?connect_timeout=3\n\
+0 postgres://:pw@h/db?user=x => postgres://:***@h/db?user=x\n\
+0 postgres://@h:5/db => postgres://postgres@h:5/db\n\
+0 postgres://u@h/ => postgres://u@h\n\
+0 postgres://u@h?dbname=x&user=y => postgres://u@h?dbname=x&user=y\n\
+0 postgres://u@%2Ftmp%2Fsock/db => postgres://u@%2Ftmp%2Fsock/db\n\
+0 POSTGRES://u@H/db => POSTGRES://u@H/db\n\
+0 postgres://h:5432?user=bob@corp => postgres://h:***@corp\n\
+0 postgres://u:pw@h?application_name=a@b => postgres://u:***@b\n\
+1 postgres://bob:pw@db.example:6000/ibench => postgres://bob:***@db.example:6000/ibench\n\
+1 postgres://bob:pw@h:1/db => postgres://bob:***@h:1/db\n\
+1 postgresql:// => postgresql://root@%2Fvar%2Frun%2Fpostgresql,localhost\n\
+1 postgres:// => postgres://root@%2Fvar%2Frun%2Fpostgresql,localhost\n\
+1 postgres:///ibench => postgres://root@%2Fvar%2Frun%2Fpostgresql,localhost/ibench\n\
+1 postgres://bob@h1,h2:7/x => postgres://bob@h1,h2:7/x\n\
+1 postgres:///db?host=/tmp/s => postgres://root@/db?host=/tmp/s\n\
+1 postgres://u@/db?host=/run/pg&port=5433 => postgres://u@/db?host=/run/pg&port=5433\n\
+1 postgres://u:p%40ss@[::1]:7,h:8/d?sslmode=disable => postgres://u:***@[::1]:7,h:8/d?sslmode=disable\n\
+1 postgres://u@[::1]/d => postgres://u@[::1]/d\n\
+1 postgres://bob:se/c@ret@h1:5,h2/db?sslmode=disable&x => postgres://bob:***@h1:5,h2/db?sslmode=disable&x\n\
+1 postgres://u:pa?ss@h/db => postgres://u:***@h/db\n\
+1 postgres://u:S3c?x=retPW@host/db => postgres://u:***@host/db\n\
+1 postgres://h/db?user=bob@corp => postgres://@h/db?user=bob@corp\n\
+1 postgres://h/db?user=bob&password=secret&application_name=a => postgres://@h/db?user=bob&password=***&application_name=a\n\
+1 postgres://u@h/db?PASSWORD=s&sslmode=require& => postgres://u@h/db?PASSWORD=***&sslmode=require\n\
+1 postgres://u@h/db?&&connect_timeout=3&& => postgres://u@h/db?connect_timeout=3\n\
+1 postgres://:pw@h/db?user=x => postgres://:***@h/db?user=x\n\
+1 postgres://@h:5/db => postgres://root@h:5/db\n\
+1 postgres://u@h/ => postgres://u@h\n\
+1 postgres://u@h?dbname=x&user=y => postgres://u@h?dbname=x&user=y\n\
+1 postgres://u@%2Ftmp%2Fsock/db => postgres://u@%2Ftmp%2Fsock/db\n\
+1 POSTGRES://u@H/db => POSTGRES://u@H/db\n\
+1 postgres://h:5432?user=bob@corp => postgres://h:***@corp\n\
+1 postgres://u:pw@h?application_name=a@b => postgres://u:***@b\n\
+2 postgres://bob:pw@db.example:6000/ibench => postgres://bob:***@db.example:6000/ibench\n\
+2 postgres://bob:pw@h:1/db => postgres://bob:***@h:1/db\n\
+2 postgresql:// => postgresql://alice:***@%2Ftmp%2Fsock:55432/bench\n\
+2 postgres:// => postgres://alice:***@%2Ftmp%2Fsock:55432/bench\n\
+2 postgres:///ibench => postgres://alice:***@%2Ftmp%2Fsock:55432/ibench\n\
+2 postgres://bob@h1,h2:7/x => postgres://bob:***@h1:55432,h2:7/x\n\
+2 postgres:///db?host=/tmp/s => postgres://alice:***@/db?host=/tmp/s&port=55432\n\
+2 postgres://u@/db?host=/run/pg&port=5433 => postgres://u:***@/db?host=/run/pg&port=5433\n\
+2 postgres://u:p%40ss@[::1]:7,h:8/d?sslmode=disable => postgres://u:***@[::1]:7,h:8/d?sslmode=disable\n\
+2 postgres://u@[::1]/d => postgres://u:***@[::1]:55432/d\n\
+2 postgres://bob:se/c@ret@h1:5,h2/db?sslmode=disable&x => postgres://bob:***@h1:5,h2:55432/db?sslmode=disable&x\n\
+2 postgres://u:pa?ss@h/db => postgres://u:***@h:55432/db\n\
+2 postgres://u:S3c?x=retPW@host/db => postgres://u:***@host:55432/db\n\
+2 postgres://h/db?user=bob@corp => postgres://:***@h:55432/db?user=bob@corp\n\
+2 postgres://h/db?user=bob&password=secret&application_name=a => postgres://@h:55432/db?user=bob&password=***&application_name=a\n\
+2 postgres://u@h/db?PASSWORD=s&sslmode=require& => postgres://u:***@h:55432/db?PASSWORD=***&sslmode=require\n\
+2 postgres://u@h/db?&&connect_timeout=3&& => postgres://u:***@h:55432/db?connect_timeout=3\n\
+2 postgres://:pw@h/db?user=x => postgres://:***@h:55432/db?user=x\n\
+2 postgres://@h:5/db => postgres://alice:***@h:5/db\n\
+2 postgres://u@h/ => postgres://u:***@h:55432/bench\n\
+2 postgres://u@h?dbname=x&user=y => postgres://u:***@h:55432?dbname=x&user=y\n\
+2 postgres://u@%2Ftmp%2Fsock/db => postgres://u:***@%2Ftmp%2Fsock:55432/db\n\
+2 POSTGRES://u@H/db => POSTGRES://u:***@H:55432/db\n\
+2 postgres://h:5432?user=bob@corp => postgres://h:***@corp:55432/bench\n\
+2 postgres://u:pw@h?application_name=a@b => postgres://u:***@b:55432/bench\n\
+3 postgres://bob:pw@db.example:6000/ibench => postgres://bob:***@db.example:6000/ibench\n\
+3 postgres://bob:pw@h:1/db => postgres://bob:***@h:1/db\n\
+3 postgresql:// => postgresql://l%20o@a:6,%5B%3A%3A1%5D%3A9:6,b:6\n\
+3 postgres:// => postgres://l%20o@a:6,%5B%3A%3A1%5D%3A9:6,b:6\n\
+3 postgres:///ibench => postgres://l%20o@a:6,%5B%3A%3A1%5D%3A9:6,b:6/ibench\n\
+3 postgres://bob@h1,h2:7/x => postgres://bob@h1:6,h2:7/x\n\
+3 postgres:///db?host=/tmp/s => postgres://l%20o@/db?host=/tmp/s&port=6\n\
+3 postgres://u@/db?host=/run/pg&port=5433 => postgres://u@/db?host=/run/pg&port=5433\n\
+3 postgres://u:p%40ss@[::1]:7,h:8/d?sslmode=disable => postgres://u:***@[::1]:7,h:8/d?sslmode=disable\n\
+3 postgres://u@[::1]/d => postgres://u@[::1]:6/d\n\
+3 postgres://bob:se/c@ret@h1:5,h2/db?sslmode=disable&x => postgres://bob:***@h1:5,h2:6/db?sslmode=disable&x\n\
+3 postgres://u:pa?ss@h/db => postgres://u:***@h:6/db\n\
+3 postgres://u:S3c?x=retPW@host/db => postgres://u:***@host:6/db\n\
+3 postgres://h/db?user=bob@corp => postgres://@h:6/db?user=bob@corp\n\
+3 postgres://h/db?user=bob&password=secret&application_name=a => postgres://@h:6/db?user=bob&password=***&application_name=a\n\
+3 postgres://u@h/db?PASSWORD=s&sslmode=require& => postgres://u@h:6/db?PASSWORD=***&sslmode=require\n\
+3 postgres://u@h/db?&&connect_timeout=3&& => postgres://u@h:6/db?connect_timeout=3\n\
+3 postgres://:pw@h/db?user=x => postgres://:***@h:6/db?user=x\n\
+3 postgres://@h:5/db => postgres://l%20o@h:5/db\n\
+3 postgres://u@h/ => postgres://u@h:6\n\
+3 postgres://u@h?dbname=x&user=y => postgres://u@h:6?dbname=x&user=y\n\
+3 postgres://u@%2Ftmp%2Fsock/db => postgres://u@%2Ftmp%2Fsock:6/db\n\
+3 POSTGRES://u@H/db => POSTGRES://u@H:6/db\n\
+3 postgres://h:5432?user=bob@corp => postgres://h:***@corp:6\n\
+3 postgres://u:pw@h?application_name=a@b => postgres://u:***@b:6\n\
+4 postgres://bob:pw@db.example:6000/ibench => postgres://bob:***@db.example:6000/ibench\n\
+4 postgres://bob:pw@h:1/db => postgres://bob:***@h:1/db\n\
+4 postgresql:// => postgresql://postgres:***@%2Fvar%2Frun%2Fpostgresql,localhost/d%2Fb\n\
+4 postgres:// => postgres://postgres:***@%2Fvar%2Frun%2Fpostgresql,localhost/d%2Fb\n\
+4 postgres:///ibench => postgres://postgres:***@%2Fvar%2Frun%2Fpostgresql,localhost/ibench\n\
+4 postgres://bob@h1,h2:7/x => postgres://bob:***@h1,h2:7/x\n\
+4 postgres:///db?host=/tmp/s => postgres://postgres:***@/db?host=/tmp/s\n\
+4 postgres://u@/db?host=/run/pg&port=5433 => postgres://u:***@/db?host=/run/pg&port=5433\n\
+4 postgres://u:p%40ss@[::1]:7,h:8/d?sslmode=disable => postgres://u:***@[::1]:7,h:8/d?sslmode=disable\n\
+4 postgres://u@[::1]/d => postgres://u:***@[::1]/d\n\
+4 postgres://bob:se/c@ret@h1:5,h2/db?sslmode=disable&x => postgres://bob:***@h1:5,h2/db?sslmode=disable&x\n\
+4 postgres://u:pa?ss@h/db => postgres://u:***@h/db\n\
+4 postgres://u:S3c?x=retPW@host/db => postgres://u:***@host/db\n\
+4 postgres://h/db?user=bob@corp => postgres://:***@h/db?user=bob@corp\n\
+4 postgres://h/db?user=bob&password=secret&application_name=a => postgres://@h/db?user=bob&password=***&application_name=a\n\
+4 postgres://u@h/db?PASSWORD=s&sslmode=require& => postgres://u:***@h/db?PASSWORD=***&sslmode=require\n\
+4 postgres://u@h/db?&&connect_timeout=3&& => postgres://u:***@h/db?connect_timeout=3\n\
+4 postgres://:pw@h/db?user=x => postgres://:***@h/db?user=x\n\
+4 postgres://@h:5/db => postgres://postgres:***@h:5/db\n\
+4 postgres://u@h/ => postgres://u:***@h/d%2Fb\n\
+4 postgres://u@h?dbname=x&user=y => postgres://u:***@h?dbname=x&user=y\n\
+4 postgres://u@%2Ftmp%2Fsock/db => postgres://u:***@%2Ftmp%2Fsock/db\n\
+4 POSTGRES://u@H/db => POSTGRES://u:***@H/db\n\
+4 postgres://h:5432?user=bob@corp => postgres://h:***@corp/d%2Fb\n\
+4 postgres://u:pw@h?application_name=a@b => postgres://u:***@b/d%2Fb\n\
+";
+
+    /// The completed text that errors and `run.json` show, rendered from the completed parts
+    /// (never from text parsed again), byte for byte what the text round trip it replaced
+    /// (`fill_pg_url`, then `redact_url`) gave, over every URL form and environment above.
+    #[test]
+    fn the_completed_text_is_rendered_as_before() {
+        let mut rendered = String::new();
+        for (i, env) in ENVS.iter().enumerate() {
+            let var = env_of(env);
+            for url in URLS {
+                let parts = UrlParts::parse(url).unwrap();
+                let given = ServerUrl::with_password_file(&parts, None).unwrap();
+                let shown = complete(&given, &var).redacted();
+                rendered.push_str(&format!("{i} {url} => {shown}\n"));
+            }
+        }
+        for (want, got) in RENDERED.lines().zip(rendered.lines()) {
+            assert_eq!(got, want);
+        }
+        assert_eq!(rendered, RENDERED);
+    }
+
     #[test]
     fn url_is_completed_from_the_environment() {
         let none = env_of(&[]);
         assert_eq!(
-            fill_pg_url("postgres://bob:pw@db.example:6000/ibench", &none),
+            filled("postgres://bob:pw@db.example:6000/ibench", &none),
             "postgres://bob:pw@db.example:6000/ibench"
         );
         // Host and port in the URL win; nothing is added when all parts are there.
@@ -813,28 +984,28 @@ mod tests {
             ("PGDATABASE", "bench"),
         ]);
         assert_eq!(
-            fill_pg_url("postgres://bob:pw@h:1/db", &all),
+            filled("postgres://bob:pw@h:1/db", &all),
             "postgres://bob:pw@h:1/db"
         );
         assert_eq!(
-            fill_pg_url("postgresql://", &all),
+            filled("postgresql://", &all),
             "postgresql://alice:s%2Fcret@%2Ftmp%2Fsock:55432/bench"
         );
         assert_eq!(
-            fill_pg_url("postgres://bob@h1,h2:7/x", &all),
+            filled("postgres://bob@h1,h2:7/x", &all),
             "postgres://bob:s%2Fcret@h1:55432,h2:7/x"
         );
         assert_eq!(
-            fill_pg_url("postgres:///db?host=/tmp/s", &all),
+            filled("postgres:///db?host=/tmp/s", &all),
             "postgres://alice:s%2Fcret@/db?host=/tmp/s&port=55432"
         );
         let user_only = env_of(&[("USER", "root")]);
         assert_eq!(
-            fill_pg_url("postgres://", &user_only),
+            filled("postgres://", &user_only),
             "postgres://root@%2Fvar%2Frun%2Fpostgresql,localhost"
         );
         assert_eq!(
-            fill_pg_url("postgres://", &none),
+            filled("postgres://", &none),
             "postgres://postgres@%2Fvar%2Frun%2Fpostgresql,localhost"
         );
     }

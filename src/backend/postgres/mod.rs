@@ -22,7 +22,7 @@ use std::time::{Instant, SystemTime};
 use super::micro_sql::{self, Outcome, Placeholders};
 use super::*;
 use crate::results::target::Flavour;
-use crate::url::{redact_url, resolve_password};
+use crate::url::{ServerUrl, Url};
 use crate::workload::micro::MicroStatement;
 use config::PgConfig;
 use wire::{Executed, PgWire, Prepared, Value, WireError};
@@ -74,11 +74,20 @@ impl PgSettings {
     /// ([`config`]); with no host at all the Unix socket directory `/var/run/postgresql` is
     /// tried, then `localhost`. Does not connect.
     pub fn from_url(url: &str) -> anyhow::Result<Self> {
-        let url = &resolve_password(url, None)?;
-        let filled = config::fill_pg_url(url, &config::process_var);
-        let shown = redact_url(&filled);
-        let mut config = PgConfig::from_filled(&filled)
-            .map_err(|e| anyhow::anyhow!("bad --url '{}': {e}", redact_url(url)))?;
+        PgSettings::read(&Url::parse(url))
+    }
+
+    /// [`PgSettings::from_url`] of a URL already split: its parts are completed once, and the
+    /// settings and the text messages show are both made from the completed parts.
+    pub fn read(url: &Url<'_>) -> anyhow::Result<Self> {
+        let parts = url.parts.as_ref().ok_or_else(|| {
+            anyhow::anyhow!("bad --url '{}': not a postgres:// URL", url.masked())
+        })?;
+        let given = ServerUrl::with_password_file(parts, None)?;
+        let completed = config::complete(&given, &config::process_var);
+        let shown = completed.redacted();
+        let mut config = PgConfig::from_completed(&completed)
+            .map_err(|e| anyhow::anyhow!("bad --url '{}': {e}", given.redacted()))?;
         if config.connect_timeout.is_none() {
             config.connect_timeout = Some(CONNECT_TIMEOUT);
         }
