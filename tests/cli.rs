@@ -2,7 +2,7 @@
 //! exit, no panic; Ctrl-C leaves a readable run.json marked interrupted.
 
 mod common;
-use common::ibench;
+use common::{ibench, ok};
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -279,11 +279,7 @@ fn a_small_run_prints_the_summary_and_the_results_dir() {
         "0",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     for s in [
         "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "p99.9", "256us", ">16s",
     ] {
@@ -368,11 +364,7 @@ fn server_start_prints_the_url_on_its_own_line_and_stop_stops_it() {
         "--dir",
         dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let url = stdout.lines().last().unwrap_or("").trim().to_string();
     assert!(
@@ -401,24 +393,18 @@ fn server_start_prints_the_url_on_its_own_line_and_stop_stops_it() {
 
 /// The one private MariaDB of this test binary.
 fn mariadb_server() -> &'static ibench::server::ServerHandle {
-    static SERVER: std::sync::OnceLock<ibench::server::ServerHandle> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| {
-        common::start_server(
-            ibench::server::ServerKind::Mariadb,
-            ibench::results::target::Engine::Innodb,
-        )
-    })
+    common::shared_server(
+        ibench::server::ServerKind::Mariadb,
+        ibench::results::target::Engine::Innodb,
+    )
 }
 
 /// The one private Postgres of this test binary.
 fn postgres_server() -> &'static ibench::server::ServerHandle {
-    static SERVER: std::sync::OnceLock<ibench::server::ServerHandle> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| {
-        common::start_server(
-            ibench::server::ServerKind::Postgres,
-            ibench::results::target::Engine::Innodb,
-        )
-    })
+    common::shared_server(
+        ibench::server::ServerKind::Postgres,
+        ibench::results::target::Engine::Innodb,
+    )
 }
 
 /// Every regular file under `dir`, read as text.

@@ -3,7 +3,7 @@
 //! name exist), and one cell of the config-variants example runs as written.
 
 mod common;
-use common::ibench;
+use common::{ibench, ok};
 
 use std::path::{Path, PathBuf};
 
@@ -58,11 +58,7 @@ fn a_cell_of_the_config_variants_example_runs_as_written() {
         "0/4",
         "--quiet",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let cells: Vec<String> = std::fs::read_dir(out_dir.join("cells"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

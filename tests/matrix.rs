@@ -4,11 +4,11 @@
 //! once), one of them interrupted with Ctrl-C during a cell and resumed; then the group reports.
 
 mod common;
-use common::ibench;
+use common::{ibench, ok};
 
 use ibench::stats::convert::u64_usize;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::fresh_dir;
@@ -36,12 +36,6 @@ fn pg15_bindir() -> PathBuf {
         "PostgreSQL 15 is missing (apt-get install postgresql; ./scripts/test.sh does it)"
     );
     dir
-}
-
-fn ok(out: &Output) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "failed: {stderr}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn matrix_file(dir: &Path) -> PathBuf {
@@ -235,11 +229,7 @@ fn a_matrix_runs_in_two_shards_resumes_after_ctrl_c_and_reports_each_group() {
         .env_remove("SLURM_ARRAY_TASK_ID")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
 
     // Every cell completed in exactly one shard, with its run.json and label.
     for (cell, prefix, suffix) in CELLS {

@@ -2,7 +2,7 @@
 //! a config the server refuses is a failed cell (recorded, the matrix goes on) and a clear error.
 
 mod common;
-use common::ibench;
+use common::{ibench, ok};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -537,11 +537,7 @@ fn a_matrix_workload_can_be_the_microbenchmarks() {
     );
     let out = plan(&f);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     assert!(stdout.contains("pg15.base.micro.r1"), "{stdout}");
     // 42 microbenchmarks of 2 s each, the load and the server's start: 1m29s.
     assert!(stdout.contains("1m29s"), "{stdout}");
@@ -691,21 +687,13 @@ fn run_matrix(file: &Path, out_dir: &Path) {
         out_dir.to_str().unwrap(),
         "--quiet",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
 }
 
 /// `ibench matrix report DIR`, which must succeed.
 fn report_matrix(out_dir: &Path) {
     let out = ibench(&["matrix", "report", out_dir.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
 }
 
 fn run_and_report(file: &Path, out_dir: &Path) {

@@ -7,25 +7,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use common::fresh_dir;
-
-fn ibench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run ibench")
-}
-
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::{fresh_dir, ibench, ok};
 
 fn matrix_file(dir: &Path) -> std::path::PathBuf {
     let bindir = Path::new("/usr/lib/postgresql/15/bin");

@@ -22,13 +22,7 @@ use proc_reading::own_reading;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn server() -> &'static ServerHandle {
-    static SERVER: std::sync::OnceLock<ServerHandle> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| start_server(ServerKind::Mariadb, Engine::Rocksdb))
-}
-
-fn value(m: &Metric, what: &str) -> f64 {
-    m.value()
-        .unwrap_or_else(|| panic!("{what} should be measured, is {m:?}"))
+    shared_server(ServerKind::Mariadb, Engine::Rocksdb)
 }
 
 #[test]
@@ -48,25 +42,7 @@ fn mariadb_figures_match_the_tests_own_proc_reading() {
     assert_eq!(info.server.pid, Some(s.pid), "{:?}", info.server);
     assert!(info.server.how.contains("pid file"), "{}", info.server.how);
     let totals = info.totals.as_ref().unwrap();
-    let server_cpu = value(&totals.server_cpu_seconds, "server cpu");
-    let client_cpu = value(&totals.client_cpu_seconds, "client cpu");
-    let written = value(&totals.server_write_bytes, "server write_bytes");
-    eprintln!(
-        "server cpu {server_cpu:.3} s (own reading {own_cpu:.3}), client cpu {client_cpu:.3} s, \
-         written {written} (own reading {own_written})"
-    );
-    assert!(
-        (server_cpu - own_cpu).abs() <= 0.1 * own_cpu + 0.03,
-        "server cpu {server_cpu} vs the test's own reading {own_cpu}"
-    );
-    assert!(
-        (written - own_written).abs() <= 0.1 * own_written + 256.0 * 1024.0,
-        "written {written} vs {own_written}"
-    );
-    assert!(
-        client_cpu > 0.1 * own_cpu,
-        "client {client_cpu} vs {own_cpu}"
-    );
+    check_totals_match_own_reading(totals, own_cpu, own_written);
 
     for step in &run.steps {
         let m = step.metrics.as_ref().unwrap();
@@ -95,15 +71,6 @@ fn status(c: &mut ibench::backend::mysql::wire::MyWire, names: &[&str]) -> Vec<f
             rows[0][1].as_deref().unwrap().parse().unwrap()
         })
         .collect()
-}
-
-/// Within 1% of the counter's own change.
-fn within_1pct(what: &str, figure: f64, delta: f64) {
-    eprintln!("{what}: figure × divisor {figure:.0}, the counter's own change {delta:.0}");
-    assert!(
-        (figure - delta).abs() <= 0.01 * delta,
-        "{what}: {figure} against the server's own {delta}"
-    );
 }
 
 /// Run l.i0 and l.i1 on a table of `engine`, with the test reading `names` as each step's

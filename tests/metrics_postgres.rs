@@ -19,13 +19,7 @@ use proc_reading::own_reading;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn server() -> &'static ServerHandle {
-    static SERVER: std::sync::OnceLock<ServerHandle> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| start_server(ServerKind::Postgres, Engine::Innodb))
-}
-
-fn value(m: &Metric, what: &str) -> f64 {
-    m.value()
-        .unwrap_or_else(|| panic!("{what} should be measured, is {m:?}"))
+    shared_server(ServerKind::Postgres, Engine::Innodb)
 }
 
 #[test]
@@ -50,27 +44,7 @@ fn server_figures_match_the_tests_own_proc_reading() {
     );
     assert!(info.storage.device.is_some(), "{:?}", info.storage);
     let totals = info.totals.as_ref().expect("run totals");
-    let server_cpu = value(&totals.server_cpu_seconds, "server cpu");
-    let client_cpu = value(&totals.client_cpu_seconds, "client cpu");
-    let written = value(&totals.server_write_bytes, "server write_bytes");
-    eprintln!(
-        "server cpu {server_cpu:.3} s (own reading {own_cpu:.3}), client cpu {client_cpu:.3} s, \
-         written {written} (own reading {own_written})"
-    );
-    // Same tree, same interval but for the few ms around the sampler's start and stop.
-    assert!(
-        (server_cpu - own_cpu).abs() <= 0.1 * own_cpu + 0.03,
-        "server cpu {server_cpu} vs the test's own reading {own_cpu}"
-    );
-    assert!(
-        (written - own_written).abs() <= 0.1 * own_written + 256.0 * 1024.0,
-        "written {written} vs {own_written}"
-    );
-    // ibench's own CPU is real and large enough that counting it would break the 10% bound.
-    assert!(
-        client_cpu > 0.1 * own_cpu,
-        "client {client_cpu} vs server {own_cpu}: the check would not discriminate"
-    );
+    let server_cpu = check_totals_match_own_reading(totals, own_cpu, own_written);
 
     // Every step has the spec's metrics; the measurable ones are numbers.
     let mut step_cpu = 0.0;
@@ -381,15 +355,6 @@ fn pg_counters(c: &mut ibench::backend::postgres::wire::PgWire, db: &str) -> [f6
         format!("SELECT blks_read FROM pg_stat_database WHERE datname = '{db}'"),
     ]
     .map(|sql| count_f64(u64::try_from(pg_number(c, &sql)).unwrap()))
-}
-
-/// Within 1% of the counter's own change.
-fn within_1pct(what: &str, figure: f64, delta: f64) {
-    eprintln!("{what}: figure × divisor {figure:.0}, the counter's own change {delta:.0}");
-    assert!(
-        (figure - delta).abs() <= 0.01 * delta,
-        "{what}: {figure} against the server's own {delta}"
-    );
 }
 
 /// Checked against the source: over one step, each DBMS figure times the step's rows or ops

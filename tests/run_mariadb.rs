@@ -4,16 +4,13 @@
 mod common;
 mod micro_checks;
 
-use std::sync::OnceLock;
-
 use common::*;
 use ibench::backend::mysql::config::MyConfig;
 use ibench::results::target::Engine;
 use ibench::server::{ServerHandle, ServerKind};
 
 fn server() -> &'static ServerHandle {
-    static SERVER: OnceLock<ServerHandle> = OnceLock::new();
-    SERVER.get_or_init(|| start_server(ServerKind::Mariadb, Engine::Rocksdb))
+    shared_server(ServerKind::Mariadb, Engine::Rocksdb)
 }
 
 /// A URL to a new database of the shared server.
@@ -97,19 +94,11 @@ fn the_microbenchmark_suite_keeps_its_invariants_on_innodb() {
     let url = database_url("it_micro");
     let read = || {
         let mut c = my_connect(&url);
-        let mut rows = 0i64;
-        let mut sum_k = 0i64;
-        for t in 1..=micro_checks::TABLES {
-            let r = c
-                .query(&format!(
-                    "SELECT COUNT(*), CAST(COALESCE(SUM(k), 0) AS SIGNED) FROM sbtest{t}"
-                ))
-                .unwrap();
+        micro_checks::rows_and_sum_k("CAST(COALESCE(SUM(k), 0) AS SIGNED)", |sql| {
+            let r = c.query(sql).unwrap();
             let cell = |i: usize| -> i64 { r.rows[0][i].as_deref().unwrap().parse().unwrap() };
-            rows += cell(0);
-            sum_k += cell(1);
-        }
-        (rows, sum_k)
+            (cell(0), cell(1))
+        })
     };
     micro_checks::check_suite(&url, "maria-micro", 2, &read);
 }

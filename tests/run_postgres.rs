@@ -4,15 +4,12 @@
 mod common;
 mod micro_checks;
 
-use std::sync::OnceLock;
-
 use common::*;
 use ibench::results::target::Engine;
 use ibench::server::{ServerHandle, ServerKind};
 
 fn server() -> &'static ServerHandle {
-    static SERVER: OnceLock<ServerHandle> = OnceLock::new();
-    SERVER.get_or_init(|| start_server(ServerKind::Postgres, Engine::Innodb))
+    shared_server(ServerKind::Postgres, Engine::Innodb)
 }
 
 #[test]
@@ -92,19 +89,11 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
     let url = new_database(server(), "it_micro");
     let read = || {
         let mut c = common::pg_connect(&url);
-        let mut rows = 0i64;
-        let mut sum_k = 0i64;
-        for t in 1..=micro_checks::TABLES {
-            let r = c
-                .query(&format!(
-                    "SELECT COUNT(*), COALESCE(SUM(k), 0)::bigint FROM sbtest{t}"
-                ))
-                .unwrap();
+        micro_checks::rows_and_sum_k("COALESCE(SUM(k), 0)::bigint", |sql| {
+            let r = c.query(sql).unwrap();
             let cell = |i: usize| -> i64 { r[0][i].as_deref().unwrap().parse().unwrap() };
-            rows += cell(0);
-            sum_k += cell(1);
-        }
-        (rows, sum_k)
+            (cell(0), cell(1))
+        })
     };
     micro_checks::check_suite(&url, "pg-micro", 2, &read);
 }

@@ -66,20 +66,10 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
     let path = url.trim_start_matches("sqlite:").to_string();
     let read = || {
         let c = rusqlite::Connection::open(&path).unwrap();
-        let mut rows = 0i64;
-        let mut sum_k = 0i64;
-        for t in 1..=micro_checks::TABLES {
-            let (n, k): (i64, i64) = c
-                .query_row(
-                    &format!("SELECT COUNT(*), COALESCE(SUM(k), 0) FROM sbtest{t}"),
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .unwrap();
-            rows += n;
-            sum_k += k;
-        }
-        (rows, sum_k)
+        micro_checks::rows_and_sum_k("COALESCE(SUM(k), 0)", |sql| {
+            c.query_row(sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+        })
     };
     micro_checks::check_suite(&url, "sqlite-micro", 1, &read);
 }
