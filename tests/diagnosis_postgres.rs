@@ -15,13 +15,8 @@ use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 use proc_reading::own_reading;
 
-/// The tests of this file one at a time: the slowdown test reads the host's other processes'
-/// CPU, which the other test's servers would be.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+// The tests of this file run one at a time (`one_at_a_time`): the slowdown test reads the
+// host's other processes' CPU, which the other test's servers would be.
 
 /// Bytes the server wrote by its own count: WAL plus data pages written by backends, the
 /// background writer and checkpoints.

@@ -6,8 +6,6 @@
 mod common;
 mod proc_reading;
 
-use std::sync::Mutex;
-
 use common::*;
 use ibench::results::target::Engine;
 use ibench::sampler::Metric;
@@ -15,28 +13,23 @@ use ibench::server::ServerHandle;
 use ibench::server::ServerKind;
 use ibench::stats::convert::count_f64;
 use ibench::workload::steps::parse_step_list;
-use proc_reading::own_reading;
+use proc_reading::run_between_own_readings;
 
 /// The runs share one server (MyRocks loaded, InnoDB the default engine); they run one at a
-/// time so each sees only its own load.
-static SERIAL: Mutex<()> = Mutex::new(());
-
+/// time (`one_at_a_time`) so each sees only its own load.
 fn server() -> &'static ServerHandle {
     shared_server(ServerKind::Mariadb, Engine::Rocksdb)
 }
 
 #[test]
 fn mariadb_figures_match_the_tests_own_proc_reading() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let s = server();
     let mut opts = small_options(&s.url, "maria-metrics");
     opts.steps = parse_step_list("l.i0,l.x,l.i1,qr100").unwrap();
     opts.load_rows = 20_000;
     opts.i1_rows = 4_000;
-    let (cpu0, w0) = own_reading(s.pid);
-    let (run, dir) = run_and_read(opts);
-    let (cpu1, w1) = own_reading(s.pid);
-    let (own_cpu, own_written) = (cpu1 - cpu0, count_f64(w1 - w0));
+    let (run, dir, own_cpu, own_written) = run_between_own_readings(s.pid, opts);
 
     let info = run.metrics.as_ref().expect("run.json has metrics");
     assert_eq!(info.server.pid, Some(s.pid), "{:?}", info.server);
@@ -115,7 +108,7 @@ fn l_i1_between_reads(
 /// counter each reads, read by the test around the step, within 1%.
 #[test]
 fn innodb_and_myrocks_figures_times_the_steps_rows_match_the_status_counters() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let (m, d) = l_i1_between_reads(
         Engine::Innodb,
         "dbms_innodb",
@@ -217,7 +210,7 @@ impl Drop for Forward {
 /// there.
 #[test]
 fn a_server_reached_through_another_address_has_its_counters_and_no_proc_figures() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let s = server();
     let forward = Forward::to(s.port);
     let url = s

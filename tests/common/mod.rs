@@ -109,6 +109,31 @@ pub fn shared_server(kind: ServerKind, engine: Engine) -> &'static ServerHandle 
     s
 }
 
+/// The tests of this binary that hold it run one at a time (a test that measures the host or
+/// a shared server must see only its own load).
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Runs `statement` while another thread runs `cancel` 300 ms in; asserts that the statement
+/// came back well before its 60 s; what it returned.
+pub fn cancelled_after_300ms<T>(
+    cancel: impl FnOnce() + Send + 'static,
+    statement: impl FnOnce() -> T,
+) -> T {
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        cancel();
+    });
+    let started = std::time::Instant::now();
+    let result = statement();
+    canceller.join().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    result
+}
+
 /// A private server of `kind` whose configuration adds `settings` (a file `name` in a fresh
 /// dir), not registered: the caller registers it or stops it itself.
 pub fn start_configured(
