@@ -4,7 +4,7 @@
 //! once), one of them interrupted with Ctrl-C during a cell and resumed; then the group reports.
 
 mod common;
-use common::{ibench, ok};
+use common::{ibench, matrix_run, ok};
 
 use ibench::stats::convert::u64_usize;
 use std::path::{Path, PathBuf};
@@ -204,16 +204,7 @@ fn a_matrix_runs_in_two_shards_resumes_after_ctrl_c_and_reports_each_group() {
     assert!(kept.join("server.log").exists() || kept.join("error.log").exists());
 
     // Resume: the finished cell is skipped, the interrupted one redone.
-    let out = ibench(&[
-        "matrix",
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out0.to_str().unwrap(),
-        "--shard",
-        "0/2",
-        "--quiet",
-    ]);
+    let out = matrix_run(&file, &out0, &["--shard", "0/2", "--quiet"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("already done"), "{stderr}");

@@ -34,6 +34,12 @@ pub fn ibench_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().expect("run ibench")
 }
 
+/// `ibench matrix run FILE --out DIR` with `extra` arguments.
+pub fn matrix_run(file: &Path, out_dir: &Path, extra: &[&str]) -> Output {
+    let (file, out_dir) = (file.to_str().unwrap(), out_dir.to_str().unwrap());
+    ibench(&[&["matrix", "run", file, "--out", out_dir][..], extra].concat())
+}
+
 /// Asserts that the command succeeded (its stderr in the message); its stdout.
 pub fn ok(out: &Output) -> String {
     assert!(
