@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::fresh_dir;
+use common::{fresh_dir, pg15_bindir};
 use ibench::results::{self, Status};
 
 /// Where scripts/install-registry-postgres.sh puts the second major.
@@ -25,15 +25,6 @@ fn pg17_bindir() -> PathBuf {
         dir.join("postgres").is_file(),
         "the registry PostgreSQL 17 is missing in {} (set IBENCH_PG17_BINDIR or run ./scripts/install-registry-postgres.sh, which ./scripts/test.sh runs)",
         dir.display()
-    );
-    dir
-}
-
-fn pg15_bindir() -> PathBuf {
-    let dir = PathBuf::from("/usr/lib/postgresql/15/bin");
-    assert!(
-        dir.join("postgres").is_file(),
-        "PostgreSQL 15 is missing (apt-get install postgresql; ./scripts/test.sh does it)"
     );
     dir
 }

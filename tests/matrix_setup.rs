@@ -8,14 +8,10 @@ mod common;
 
 use std::path::Path;
 
-use common::{fresh_dir, ibench, ok};
+use common::{fresh_dir, ibench, ok, pg15_bindir};
 
 fn matrix_file(dir: &Path) -> std::path::PathBuf {
-    let bindir = Path::new("/usr/lib/postgresql/15/bin");
-    assert!(
-        bindir.join("postgres").is_file(),
-        "PostgreSQL 15 is missing (apt-get install postgresql; ./scripts/test.sh does it)"
-    );
+    let bindir = pg15_bindir();
     std::fs::create_dir_all(dir).unwrap();
     let text = format!(
         r#"

@@ -40,6 +40,16 @@ pub fn matrix_run(file: &Path, out_dir: &Path, extra: &[&str]) -> Output {
     ibench(&[&["matrix", "run", file, "--out", out_dir][..], extra].concat())
 }
 
+/// Debian's PostgreSQL 15, which must be installed.
+pub fn pg15_bindir() -> PathBuf {
+    let dir = PathBuf::from("/usr/lib/postgresql/15/bin");
+    assert!(
+        dir.join("postgres").is_file(),
+        "PostgreSQL 15 is missing (apt-get install postgresql; ./scripts/test.sh does it)"
+    );
+    dir
+}
+
 /// Asserts that the command succeeded (its stderr in the message); its stdout.
 pub fn ok(out: &Output) -> String {
     assert!(
