@@ -111,18 +111,8 @@ fn the_microbenchmark_suite_keeps_its_invariants_on_innodb() {
 fn the_protocol_client_connects_reports_errors_and_is_cancelled() {
     use ibench::backend::mysql::wire::MyWire;
     use ibench::backend::{BackendError, DriverOptions, driver_for_url};
-    use ibench::results::options::TableOptions;
     let url = database_url("it_wire");
-    let driver = driver_for_url(&url, &DriverOptions::default()).unwrap();
-    let mut conn = driver.connect().unwrap();
-    let e = conn.count_rows("no_such_table").unwrap_err();
-    assert!(
-        matches!(&e, BackendError::Sql { detail, .. } if detail.starts_with("ERROR 1146 (42S02)")),
-        "{e}"
-    );
-    conn.create_table("pi1", &TableOptions::default()).unwrap();
-    assert_eq!(conn.count_rows("pi1").unwrap(), 0);
-    assert_eq!(conn.min_max_id("pi1").unwrap(), None);
+    check_driver_basics(&url, |detail| detail.starts_with("ERROR 1146 (42S02)"));
 
     let s = server();
     let wrong = driver_for_url(

@@ -198,18 +198,8 @@ fn the_protocol_client_reports_errors_and_cancels() {
     use ibench::backend::postgres::config::PgConfig;
     use ibench::backend::postgres::wire::PgWire;
     use ibench::backend::{BackendError, DriverOptions, driver_for_url};
-    use ibench::results::options::TableOptions;
     let url = new_database(server(), "wire_errors");
-    let driver = driver_for_url(&url, &DriverOptions::default()).unwrap();
-    let mut conn = driver.connect().unwrap();
-    let e = conn.count_rows("no_such_table").unwrap_err();
-    assert!(
-        matches!(&e, BackendError::Sql { detail, .. } if detail.contains("SQLSTATE 42P01")),
-        "{e}"
-    );
-    conn.create_table("pi1", &TableOptions::default()).unwrap();
-    assert_eq!(conn.count_rows("pi1").unwrap(), 0);
-    assert_eq!(conn.min_max_id("pi1").unwrap(), None);
+    check_driver_basics(&url, |detail| detail.contains("SQLSTATE 42P01"));
 
     let resolved = client_url(&url);
     let wrong = driver_for_url(

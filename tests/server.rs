@@ -108,17 +108,23 @@ fn psql_query(handle: &ServerHandle, sql: &str) -> String {
 /// `mariadb -e SQL` over TCP on 127.0.0.1 to the handle's port, database ibench.
 fn mariadb_query(handle: &ServerHandle, sql: &str) -> String {
     let port = url_port(&handle.url);
-    run(Command::new(mariadb_client())
+    run(mariadb_as_root_over_tcp(port)
         .env("MYSQL_PWD", password(handle))
-        .args([
-            "--no-defaults",
-            "--protocol=TCP",
-            "-h",
-            "127.0.0.1",
-            "-uroot",
-        ])
-        .arg(format!("-P{port}"))
         .args(["--batch", "--skip-column-names", "ibench", "-e", sql]))
+}
+
+/// The `mariadb` client as root over TCP to 127.0.0.1:`port`, no option files read.
+fn mariadb_as_root_over_tcp(port: impl std::fmt::Display) -> Command {
+    let mut c = Command::new(mariadb_client());
+    c.args([
+        "--no-defaults",
+        "--protocol=TCP",
+        "-h",
+        "127.0.0.1",
+        "-uroot",
+    ])
+    .arg(format!("-P{port}"));
+    c
 }
 
 /// The instance's password, from the file its URL names.
@@ -224,18 +230,7 @@ fn check_closed_to_others(h: &ServerHandle) {
             }
         }
         ServerKind::Mariadb => {
-            let (ok, stderr) = as_nobody(
-                Command::new(mariadb_client())
-                    .args([
-                        "--no-defaults",
-                        "--protocol=TCP",
-                        "-h",
-                        "127.0.0.1",
-                        "-uroot",
-                    ])
-                    .arg(format!("-P{port}"))
-                    .args(["-e", "SELECT 1"]),
-            );
+            let (ok, stderr) = as_nobody(mariadb_as_root_over_tcp(port).args(["-e", "SELECT 1"]));
             assert!(!ok, "nobody got in over TCP");
             assert!(stderr.contains("Access denied"), "{stderr}");
             let (ok, stderr) = as_nobody(

@@ -403,6 +403,24 @@ pub fn check_totals_match_own_reading(
     server_cpu
 }
 
+/// The benchmark's driver for `url` connects; counting the rows of a missing table is an SQL
+/// error whose detail `is_missing_table` accepts (the server's own code for it); a new `pi1`
+/// is empty.
+pub fn check_driver_basics(url: &str, is_missing_table: impl Fn(&str) -> bool) {
+    use ibench::backend::{BackendError, DriverOptions, driver_for_url};
+    let driver = driver_for_url(url, &DriverOptions::default()).unwrap();
+    let mut conn = driver.connect().unwrap();
+    let e = conn.count_rows("no_such_table").unwrap_err();
+    assert!(
+        matches!(&e, BackendError::Sql { detail, .. } if is_missing_table(detail)),
+        "{e}"
+    );
+    conn.create_table("pi1", &ibench::results::options::TableOptions::default())
+        .unwrap();
+    assert_eq!(conn.count_rows("pi1").unwrap(), 0);
+    assert_eq!(conn.min_max_id("pi1").unwrap(), None);
+}
+
 /// A URL of a new, empty database `name` on a private Postgres server (created here), so that
 /// tests sharing one server do not share tables.
 pub fn new_database(server: &ServerHandle, name: &str) -> String {
