@@ -90,8 +90,7 @@ fn l_i1_between_reads(
     opts.load_rows = 10_000;
     opts.i1_rows = 10_000;
     opts.check = false;
-    opts.engine = Some(engine);
-    opts.table.engine = engine;
+    use_engine(&mut opts, engine);
     let mut reads = Vec::new();
     let outcome = ibench::runner::run(opts, vec![], &mut |_| {
         reads.push(status(&mut admin, names));

@@ -25,8 +25,7 @@ fn database_url(name: &str) -> String {
 #[test]
 fn all_ten_steps_on_innodb() {
     let mut opts = small_options(&database_url("it_innodb"), "maria-innodb");
-    opts.engine = Some(Engine::Innodb);
-    opts.table.engine = Engine::Innodb;
+    use_engine(&mut opts, Engine::Innodb);
     let (run, dir) = run_and_read(opts);
     check_full_run(&run, &dir);
     let target = run.target.as_ref().unwrap();
@@ -60,12 +59,9 @@ fn all_ten_steps_on_innodb() {
 /// Two deleters of one table: each deletes as many rows as its inserter added.
 #[test]
 fn deleters_of_a_shared_table_delete_as_many_rows_as_were_inserted() {
-    let mut opts = small_options(&database_url("it_shared"), "maria-shared");
-    opts.engine = Some(Engine::Innodb);
-    opts.table.engine = Engine::Innodb;
-    opts.clients = 2;
-    opts.shared_table = true;
-    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1,l.i2").unwrap();
+    let url = database_url("it_shared");
+    let mut opts = shared_table_options(&url, "maria-shared", 2, "l.i0,l.x,l.i1,l.i2");
+    use_engine(&mut opts, Engine::Innodb);
     let (run, _) = run_and_read(opts);
     check_shared_table_keeps_its_rows(&run, 2);
 }
@@ -73,8 +69,7 @@ fn deleters_of_a_shared_table_delete_as_many_rows_as_were_inserted() {
 #[test]
 fn all_ten_steps_on_rocksdb() {
     let mut opts = small_options(&database_url("it_rocksdb"), "maria-rocksdb");
-    opts.engine = Some(Engine::Rocksdb);
-    opts.table.engine = Engine::Rocksdb;
+    use_engine(&mut opts, Engine::Rocksdb);
     let (run, dir) = run_and_read(opts);
     check_full_run(&run, &dir);
     assert_eq!(run.target.as_ref().unwrap().engine, Some(Engine::Rocksdb));
@@ -223,8 +218,7 @@ fn index_builds_report_their_progress_with_performance_schema_on() {
     register_server(handle.clone());
     let options = |tag: &str, steps: &str| {
         let mut o = small_options(&handle.url, tag);
-        o.engine = Some(Engine::Innodb);
-        o.table.engine = Engine::Innodb;
+        use_engine(&mut o, Engine::Innodb);
         o.steps = ibench::workload::steps::parse_step_list(steps).unwrap();
         o
     };

@@ -51,10 +51,7 @@ fn all_ten_steps_on_a_private_postgres() {
 #[test]
 fn deleters_of_a_shared_table_delete_as_many_rows_as_were_inserted() {
     let url = new_database(server(), "shared_table");
-    let mut opts = small_options(&url, "pg-shared");
-    opts.clients = 2;
-    opts.shared_table = true;
-    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1,l.i2").unwrap();
+    let opts = shared_table_options(&url, "pg-shared", 2, "l.i0,l.x,l.i1,l.i2");
     let (run, _) = run_and_read(opts);
     check_shared_table_keeps_its_rows(&run, 2);
 }
@@ -65,13 +62,10 @@ fn deleters_of_a_shared_table_delete_as_many_rows_as_were_inserted() {
 #[test]
 fn eight_deleters_of_a_shared_table_keep_its_count_exact() {
     let url = new_database(server(), "shared_eight");
-    let mut opts = small_options(&url, "pg-shared-8");
-    opts.clients = 8;
-    opts.shared_table = true;
+    let mut opts = shared_table_options(&url, "pg-shared-8", 8, "l.i0,l.x,l.i1");
     opts.load_rows = 2000;
     opts.i1_rows = 2000;
     opts.i1_rows_per_insert = 7;
-    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1").unwrap();
     let (run, _) = run_and_read(opts);
     let li1 = &run.steps[2];
     let t = &li1.integrity.as_ref().unwrap().tables[0];

@@ -30,11 +30,9 @@ fn all_ten_steps_keep_counts_and_indexes_consistent() {
 
 #[test]
 fn several_clients_on_a_shared_table_with_client_ids() {
-    let mut opts = small_options(&sqlite_url("sqlite-shared-db"), "sqlite-shared");
-    opts.clients = 3;
-    opts.shared_table = true;
+    let url = sqlite_url("sqlite-shared-db");
+    let mut opts = shared_table_options(&url, "sqlite-shared", 3, "l.i0,l.x,l.i1");
     opts.table.client_assigns_ids = true;
-    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1").unwrap();
     let (run, _) = run_and_read(opts);
     assert_eq!(run.status, Status::Completed, "{:?}", run.error);
     let li1 = &run.steps[2];

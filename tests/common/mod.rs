@@ -207,6 +207,21 @@ pub fn small_options(url: &str, tag: &str) -> RunOptions {
     o
 }
 
+/// The MySQL-family storage engine of a run and of its tables (`--engine`).
+pub fn use_engine(o: &mut RunOptions, engine: Engine) {
+    o.engine = Some(engine);
+    o.table.engine = engine;
+}
+
+/// Options for a small run of `steps` by `clients` clients that share one table.
+pub fn shared_table_options(url: &str, tag: &str, clients: u32, steps: &str) -> RunOptions {
+    let mut o = small_options(url, tag);
+    o.clients = clients;
+    o.shared_table = true;
+    o.steps = ibench::workload::steps::parse_step_list(steps).unwrap();
+    o
+}
+
 /// Run and return the record read back from disk (not the in-memory copy).
 pub fn run_and_read(opts: RunOptions) -> (RunRecord, PathBuf) {
     let outcome = ibench::runner::run(opts, vec!["test".into()], &mut |_| {})
