@@ -5,22 +5,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-use common::fresh_dir;
+use common::{fresh_dir, ibench, ibench_with_env};
 
 const FIXTURE: &str = "tests/fixtures/postgres";
-
-fn ibench(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ibench"));
-    c.args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_STEP_SUMMARY");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run ibench")
-}
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -107,7 +96,7 @@ fn assert_bad_input(out: &Output, needles: &[&str]) {
 #[test]
 fn like_runs_within_noise_never_regress() {
     let dirs = three_a_side("check-same", |_, _| {});
-    let out = ibench(&args(&dirs, &[]), &[]);
+    let out = ibench(&args(&dirs, &[]));
     let text = stdout(&out);
     assert!(
         matches!(out.status.code(), Some(0 | 3)),
@@ -133,7 +122,7 @@ fn a_step_that_got_slower_is_named_with_exit_1_in_every_format() {
     let junit = root.join("junit.xml");
     let summary = root.join("summary.md");
     let junit_arg = junit.display().to_string();
-    let out = ibench(
+    let out = ibench_with_env(
         &args(&dirs, &["--junit", &junit_arg]),
         &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
     );
@@ -148,7 +137,7 @@ fn a_step_that_got_slower_is_named_with_exit_1_in_every_format() {
     let md = std::fs::read_to_string(&summary).unwrap();
     assert!(md.starts_with("## ibench check"), "{md}");
     assert!(md.contains("**REGRESSED**"), "{md}");
-    let out = ibench(&args(&dirs, &["--format", "json"]), &[]);
+    let out = ibench(&args(&dirs, &["--format", "json"]));
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["exit_code"], 1);
@@ -165,14 +154,14 @@ fn one_repeat_a_side_decides_only_beyond_the_wide_threshold() {
     let b = run_copy(&root, "b", "base", 1.0, |_| {});
     let c = run_copy(&root, "c", "patch", 0.9, |_| {});
     let dirs = [b.display().to_string(), c.display().to_string()];
-    let out = ibench(&args(&dirs, &[]), &[]);
+    let out = ibench(&args(&dirs, &[]));
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(3), "{text}");
     assert!(text.contains("too few repeats"), "{text}");
     assert!(text.contains("3 repeats a side would decide"), "{text}");
-    let out = ibench(&args(&dirs, &["--fail-on-inconclusive"]), &[]);
+    let out = ibench(&args(&dirs, &["--fail-on-inconclusive"]));
     assert_eq!(out.status.code(), Some(1));
-    let out = ibench(&args(&dirs, &["--few-repeats-threshold", "8"]), &[]);
+    let out = ibench(&args(&dirs, &["--few-repeats-threshold", "8"]));
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
 }
 
@@ -185,7 +174,7 @@ fn a_failed_step_cannot_tell() {
             s["error"] = "server closed the connection".into();
         }
     });
-    let out = ibench(&args(&dirs, &[]), &[]);
+    let out = ibench(&args(&dirs, &[]));
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(3), "{text}");
     assert!(text.contains("failed or partial step"), "{text}");
@@ -203,7 +192,7 @@ fn runs_at_different_clients_are_refused_naming_the_difference() {
         v["options"]["clients"] = 4.into()
     });
     let dirs = [b.display().to_string(), c.display().to_string()];
-    let out = ibench(&args(&dirs, &[]), &[]);
+    let out = ibench(&args(&dirs, &[]));
     assert_bad_input(
         &out,
         &["not like for like", "--clients (base 1, candidate 4)"],
@@ -221,9 +210,9 @@ fn bad_input_is_one_line_and_exit_2() {
         c.display().to_string(),
         d.display().to_string(),
     );
-    let out = ibench(&["check", &b, &c], &[]);
+    let out = ibench(&["check", &b, &c]);
     assert_bad_input(&out, &["--base"]);
-    let out = ibench(&["check", "--base", "nope", &b, &c], &[]);
+    let out = ibench(&["check", "--base", "nope", &b, &c]);
     assert_bad_input(
         &out,
         &[
@@ -232,39 +221,36 @@ fn bad_input_is_one_line_and_exit_2() {
             "--base",
         ],
     );
-    let out = ibench(&["check", "--base", "base", &b, &c, &d], &[]);
+    let out = ibench(&["check", "--base", "base", &b, &c, &d]);
     assert_bad_input(&out, &["2 labels", "one candidate at a time"]);
-    let out = ibench(&["check", "--base", "base", &b], &[]);
+    let out = ibench(&["check", "--base", "base", &b]);
     assert_bad_input(&out, &["give the candidate's runs too"]);
     let empty = root.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let e = empty.display().to_string();
-    let out = ibench(&["check", "--base", "base", &b, &e], &[]);
+    let out = ibench(&["check", "--base", "base", &b, &e]);
     assert_bad_input(&out, &["holds no run.json", &e]);
-    let out = ibench(&["check", "--base", "base", "--group", "g", &b, &c], &[]);
+    let out = ibench(&["check", "--base", "base", "--group", "g", &b, &c]);
     assert_bad_input(&out, &["--group is for a matrix"]);
     for (flag, value, needle) in [
         ("--alpha", "1.5", "between 0 and 1"),
         ("--threshold", "150", "percentage"),
         ("--few-repeats-threshold", "2", "below --threshold"),
     ] {
-        let out = ibench(&["check", "--base", "base", flag, value, &b, &c], &[]);
+        let out = ibench(&["check", "--base", "base", flag, value, &b, &c]);
         assert_bad_input(&out, &[flag, needle]);
     }
-    let out = ibench(&["check", "--base", "base", "--junit", &e, &b, &c], &[]);
+    let out = ibench(&["check", "--base", "base", "--junit", &e, &b, &c]);
     assert_bad_input(&out, &["--junit", "is a directory"]);
     let corrupt = run_copy(&root, "x", "patch", 1.0, |_| {});
     std::fs::write(corrupt.join("run.json"), "{").unwrap();
-    let out = ibench(
-        &[
-            "check",
-            "--base",
-            "base",
-            &b,
-            &corrupt.display().to_string(),
-        ],
-        &[],
-    );
+    let out = ibench(&[
+        "check",
+        "--base",
+        "base",
+        &b,
+        &corrupt.display().to_string(),
+    ]);
     assert_bad_input(&out, &["run.json is unreadable"]);
 }
 
@@ -280,7 +266,7 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
     )
     .unwrap();
     // The plan alone (what `matrix run` writes first) is enough to read the groups.
-    let plan = ibench(&["matrix", "plan", file.to_str().unwrap()], &[]);
+    let plan = ibench(&["matrix", "plan", file.to_str().unwrap()]);
     assert!(
         plan.status.success(),
         "{}",
@@ -295,15 +281,15 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
     )
     .unwrap();
     let o = out_dir.display().to_string();
-    let out = ibench(&["check", &o], &[]);
+    let out = ibench(&["check", &o]);
     assert_bad_input(&out, &["2 groups (one, two)", "--group"]);
-    let out = ibench(&["check", &o, "--group", "three"], &[]);
+    let out = ibench(&["check", &o, "--group", "three"]);
     assert_bad_input(&out, &["no group \"three\"", "--group"]);
-    let out = ibench(&["check", &o, "--group", "two"], &[]);
+    let out = ibench(&["check", &o, "--group", "two"]);
     assert_bad_input(&out, &["one member", "add a server or config"]);
-    let out = ibench(&["check", &o, "--group", "one"], &[]);
+    let out = ibench(&["check", &o, "--group", "one"]);
     assert_bad_input(&out, &["has no run", "ibench matrix run"]);
-    let out = ibench(&["check", &o, "--base", "x"], &[]);
+    let out = ibench(&["check", &o, "--base", "x"]);
     assert_bad_input(&out, &["--base is for run directories"]);
     // Each cell's run where `matrix run` puts it: the group's base against its other member.
     for cell in &plan.cells {
@@ -311,7 +297,7 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
         let factor = if cell.server == "b" { 0.5 } else { 1.0 };
         run_copy(&run, "run", &cell.server, factor, |_| {});
     }
-    let out = ibench(&["check", &o, "--group", "one", "--format", "json"], &[]);
+    let out = ibench(&["check", &o, "--group", "one", "--format", "json"]);
     assert_eq!(
         out.status.code(),
         Some(1),

@@ -6,18 +6,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use common::fresh_dir;
-
-fn ibench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .expect("run ibench")
-}
+use common::{fresh_dir, ibench};
 
 fn matrix(dir: &Path) -> std::path::PathBuf {
     std::fs::create_dir_all(dir).unwrap();

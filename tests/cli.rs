@@ -2,7 +2,7 @@
 //! exit, no panic; Ctrl-C leaves a readable run.json marked interrupted.
 
 mod common;
-use common::ibench;
+use common::{ibench, ok};
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -26,6 +26,11 @@ fn assert_clear_error(out: &Output, needles: &[&str]) {
     }
 }
 
+/// `ibench run --url URL` with `extra` arguments.
+fn run_url(url: &str, extra: &[&str]) -> Output {
+    ibench(&[&["run", "--url", url][..], extra].concat())
+}
+
 fn sqlite_url(tag: &str) -> String {
     let dir = fresh_dir(tag);
     std::fs::create_dir_all(&dir).unwrap();
@@ -34,7 +39,7 @@ fn sqlite_url(tag: &str) -> String {
 
 #[test]
 fn fails_for_an_unknown_url_scheme() {
-    let out = ibench(&["run", "--url", "oracle://scott@db/x", "--quiet"]);
+    let out = run_url("oracle://scott@db/x", &["--quiet"]);
     assert_clear_error(&out, &["unknown URL scheme", "--url"]);
     assert_eq!(out.status.code(), Some(1));
 }
@@ -44,29 +49,20 @@ fn fails_for_an_unknown_url_scheme() {
 /// not exist, a CA file that is not there.
 #[test]
 fn tls_settings_that_cannot_work_are_refused_naming_the_setting() {
-    let out = ibench(&[
-        "run",
-        "--url",
+    let out = run_url(
         "postgres://u:SECRET@127.0.0.1:1/db?sslmode=verify-full",
-        "--quiet",
-    ]);
+        &["--quiet"],
+    );
     assert_clear_error(&out, &["sslrootcert=", "--url"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("SECRET"));
     assert_eq!(out.status.code(), Some(1));
-    let out = ibench(&[
-        "run",
-        "--url",
+    let out = run_url(
         "mysql://u:SECRET@127.0.0.1:1/db?ssl-mode=VERIFY_CA&ssl-ca=/no/such/ca.pem",
-        "--quiet",
-    ]);
+        &["--quiet"],
+    );
     assert_clear_error(&out, &["/no/such/ca.pem", "--url"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("SECRET"));
-    let out = ibench(&[
-        "run",
-        "--url",
-        "postgres://u@127.0.0.1:1/db?sslmode=always",
-        "--quiet",
-    ]);
+    let out = run_url("postgres://u@127.0.0.1:1/db?sslmode=always", &["--quiet"]);
     assert_clear_error(&out, &["sslmode=always", "verify-full"]);
 }
 
@@ -74,37 +70,24 @@ fn tls_settings_that_cannot_work_are_refused_naming_the_setting() {
 /// silently ignored.
 #[test]
 fn unsupported_connection_settings_are_refused_in_one_line() {
-    let out = ibench(&[
-        "run",
-        "--url",
+    let out = run_url(
         "postgres://u@127.0.0.1:1/db?gssencmode=require",
-        "--quiet",
-    ]);
+        &["--quiet"],
+    );
     assert_clear_error(&out, &["'gssencmode'", "--url"]);
-    let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(["run", "--url", "postgres://u@127.0.0.1:1/db", "--quiet"])
-        .env("PGSERVICE", "prod")
-        .output()
-        .unwrap();
+    let out = common::ibench_with_env(
+        &["run", "--url", "postgres://u@127.0.0.1:1/db", "--quiet"],
+        &[("PGSERVICE", "prod")],
+    );
     assert_clear_error(&out, &["PGSERVICE=prod", "unset it"]);
-    let out = ibench(&[
-        "run",
-        "--url",
-        "mysql://u@127.0.0.1:1/db?compress=true",
-        "--quiet",
-    ]);
+    let out = run_url("mysql://u@127.0.0.1:1/db?compress=true", &["--quiet"]);
     assert_clear_error(&out, &["'compress'", "--url"]);
 }
 
 /// A libpq key/value string is not a URL: the error says so without echoing its password.
 #[test]
 fn a_key_value_connection_string_is_refused_with_its_password_masked() {
-    let out = ibench(&[
-        "run",
-        "--url",
-        "host=127.0.0.1 password=SECRET dbname=x",
-        "--quiet",
-    ]);
+    let out = run_url("host=127.0.0.1 password=SECRET dbname=x", &["--quiet"]);
     assert_clear_error(&out, &["unknown URL scheme", "password=***", "--url"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("SECRET"));
 }
@@ -122,6 +105,26 @@ fn dir_run(extra: &[&str]) -> Output {
     let mut args = vec!["run", "--quiet", "--out", out_dir.to_str().unwrap()];
     args.extend_from_slice(extra);
     ibench(&args)
+}
+
+/// l.i0 of 1,000 rows into `url`, which must succeed.
+fn load_1000_rows(url: &str) {
+    ok(&dir_run(&[
+        "--url",
+        url,
+        "--steps",
+        "l.i0",
+        "--load-rows",
+        "1000",
+    ]));
+}
+
+/// The run in `out_dir`, which must be marked interrupted, and its first step too.
+fn interrupted_in_its_first_step(out_dir: &Path) -> ibench::results::RunRecord {
+    let run = ibench::results::read_run(out_dir).unwrap();
+    assert_eq!(run.status, ibench::results::Status::Interrupted);
+    assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
+    run
 }
 
 #[test]
@@ -259,31 +262,27 @@ fn help_explains_every_subcommand() {
 #[test]
 fn a_small_run_prints_the_summary_and_the_results_dir() {
     let out_dir = fresh_dir("cli-ok");
-    let out = ibench(&[
-        "run",
-        "--url",
+    let out = run_url(
         &sqlite_url("cli-ok-db"),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--load-rows",
-        "3000",
-        "--i1-rows",
-        "500",
-        "--i2-rows",
-        "100",
-        "--query-seconds",
-        "1",
-        "--query-rates",
-        "100",
-        "--settle-seconds",
-        "0",
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &[
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--load-rows",
+            "3000",
+            "--i1-rows",
+            "500",
+            "--i2-rows",
+            "100",
+            "--query-seconds",
+            "1",
+            "--query-rates",
+            "100",
+            "--settle-seconds",
+            "0",
+        ],
     );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    ok(&out);
     for s in [
         "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "p99.9", "256us", ">16s",
     ] {
@@ -368,11 +367,7 @@ fn server_start_prints_the_url_on_its_own_line_and_stop_stops_it() {
         "--dir",
         dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let url = stdout.lines().last().unwrap_or("").trim().to_string();
     assert!(
@@ -385,40 +380,26 @@ fn server_start_prints_the_url_on_its_own_line_and_stop_stops_it() {
     // The URL works for a run.
     let run_out = dir_run(&["--url", &url, "--steps", "l.i0", "--load-rows", "1000"]);
     let stop = ibench(&["server", "stop", "--dir", dir.to_str().unwrap()]);
-    assert!(
-        run_out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run_out.stderr)
-    );
-    assert!(
-        stop.status.success(),
-        "{}",
-        String::from_utf8_lossy(&stop.stderr)
-    );
+    ok(&run_out);
+    ok(&stop);
     assert!(!handle.is_running());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The one private MariaDB of this test binary.
 fn mariadb_server() -> &'static ibench::server::ServerHandle {
-    static SERVER: std::sync::OnceLock<ibench::server::ServerHandle> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| {
-        common::start_server(
-            ibench::server::ServerKind::Mariadb,
-            ibench::results::target::Engine::Innodb,
-        )
-    })
+    common::shared_server(
+        ibench::server::ServerKind::Mariadb,
+        ibench::results::target::Engine::Innodb,
+    )
 }
 
 /// The one private Postgres of this test binary.
 fn postgres_server() -> &'static ibench::server::ServerHandle {
-    static SERVER: std::sync::OnceLock<ibench::server::ServerHandle> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| {
-        common::start_server(
-            ibench::server::ServerKind::Postgres,
-            ibench::results::target::Engine::Innodb,
-        )
-    })
+    common::shared_server(
+        ibench::server::ServerKind::Postgres,
+        ibench::results::target::Engine::Innodb,
+    )
 }
 
 /// Every regular file under `dir`, read as text.
@@ -607,10 +588,8 @@ fn ctrl_c_during_table_setup_stops_at_once() {
         made < 1000,
         "all {made} tables were made: the stop was ignored"
     );
-    let run = ibench::results::read_run(&out_dir).unwrap();
-    assert_eq!(run.status, ibench::results::Status::Interrupted);
+    let run = interrupted_in_its_first_step(&out_dir);
     assert_eq!(run.steps.len(), 1);
-    assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
 }
 
 /// Ctrl-C during l.x cancels the index build on the server. The build here waits on a lock
@@ -618,12 +597,7 @@ fn ctrl_c_during_table_setup_stops_at_once() {
 #[test]
 fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
     let url = common::new_database(postgres_server(), "cli_lx_stop");
-    let load = dir_run(&["--url", &url, "--steps", "l.i0", "--load-rows", "1000"]);
-    assert!(
-        load.status.success(),
-        "{}",
-        String::from_utf8_lossy(&load.stderr)
-    );
+    load_1000_rows(&url);
     let mut locker = pg_admin("cli_lx_stop");
     // EXCLUSIVE blocks CREATE INDEX (SHARE) but not the reads l.x does before it.
     locker
@@ -657,9 +631,7 @@ fn ctrl_c_during_l_x_cancels_the_index_build_on_the_server() {
         0,
         "the CREATE INDEX still runs on the server"
     );
-    let run = ibench::results::read_run(&out_dir).unwrap();
-    assert_eq!(run.status, ibench::results::Status::Interrupted);
-    assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
+    let run = interrupted_in_its_first_step(&out_dir);
     assert_eq!(run.steps[0].error, None);
     locker.query("ROLLBACK").unwrap();
 }
@@ -781,12 +753,7 @@ fn ctrl_c_during_l_x_kills_the_alter_on_mariadb() {
         .query("CREATE DATABASE IF NOT EXISTS cli_lx_my")
         .unwrap();
     let url = common::url_with_database(&server.url, "cli_lx_my");
-    let load = dir_run(&["--url", &url, "--steps", "l.i0", "--load-rows", "1000"]);
-    assert!(
-        load.status.success(),
-        "{}",
-        String::from_utf8_lossy(&load.stderr)
-    );
+    load_1000_rows(&url);
     let mut locker = common::my_connect(&common::url_with_database(&server.url, "cli_lx_my"));
     locker.query("LOCK TABLES pi1 READ").unwrap();
     let out_dir = fresh_dir("cli-lx-my");
@@ -820,9 +787,7 @@ fn ctrl_c_during_l_x_kills_the_alter_on_mariadb() {
         wait_until(Duration::from_secs(5), || altering() == 0),
         "the ALTER still runs on the server"
     );
-    let run = ibench::results::read_run(&out_dir).unwrap();
-    assert_eq!(run.status, ibench::results::Status::Interrupted);
-    assert_eq!(run.steps[0].status, ibench::results::Status::Interrupted);
+    interrupted_in_its_first_step(&out_dir);
     locker.query("UNLOCK TABLES").unwrap();
 }
 
@@ -916,84 +881,50 @@ fn a_misplaced_url_has_its_password_masked_in_the_usage_error() {
 
 #[test]
 fn profile_server_needs_a_server_process() {
-    let dir = common::fresh_dir("cli-profile");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = format!("sqlite:{}", dir.join("x.db").display());
-    let out = ibench(&["run", "--url", &db, "--steps", "l.i0", "--profile-server"]);
+    let db = sqlite_url("cli-profile");
+    let out = run_url(&db, &["--steps", "l.i0", "--profile-server"]);
     assert_clear_error(&out, &["--profile-server", "SQLite"]);
-    let out = ibench(&["run", "--url", &db, "--profile-seconds", "5"]);
+    let out = run_url(&db, &["--profile-seconds", "5"]);
     assert_clear_error(&out, &["--profile-server"]);
-    let out = ibench(&[
-        "run",
-        "--url",
+    let out = run_url(
         "postgres://u@127.0.0.1:1/x",
-        "--profile-server",
-        "--profile-seconds",
-        "0",
-    ]);
+        &["--profile-server", "--profile-seconds", "0"],
+    );
     assert_clear_error(&out, &["--profile-seconds"]);
 }
 
 #[test]
 fn perf_interval_is_checked() {
-    let dir = common::fresh_dir("cli-perf");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = format!("sqlite:{}", dir.join("x.db").display());
+    let db = sqlite_url("cli-perf");
     // Without --perf it has nothing to pace.
-    let out = ibench(&["run", "--url", &db, "--perf-interval", "5"]);
+    let out = run_url(&db, &["--perf-interval", "5"]);
     assert_clear_error(&out, &["--perf"]);
     for bad in ["0", "0.01", "-1", "inf"] {
-        let out = ibench(&[
-            "run",
-            "--url",
+        let out = run_url(
             &db,
-            "--steps",
-            "l.i0",
-            "--perf",
-            &format!("--perf-interval={bad}"),
-        ]);
+            &[
+                "--steps",
+                "l.i0",
+                "--perf",
+                &format!("--perf-interval={bad}"),
+            ],
+        );
         assert_clear_error(&out, &["--perf-interval must be at least 0.1"]);
     }
 }
 
 #[test]
 fn microbenchmark_steps_and_workload_flags_are_checked() {
-    let dir = common::fresh_dir("cli-micro");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = format!("sqlite:{}", dir.join("x.db").display());
-    let out = ibench(&["run", "--url", &db, "--steps", "point-query_range=100"]);
+    let db = sqlite_url("cli-micro");
+    let out = run_url(&db, &["--steps", "point-query_range=100"]);
     assert_clear_error(&out, &["point-query_range=100", "--workload micro"]);
-    let out = ibench(&[
-        "run",
-        "--url",
-        &db,
-        "--workload",
-        "micro",
-        "--steps",
-        "l.i0",
-    ]);
+    let out = run_url(&db, &["--workload", "micro", "--steps", "l.i0"]);
     assert_clear_error(&out, &["l.i0", "--workload"]);
-    let out = ibench(&["run", "--url", &db, "--workload", "macro"]);
+    let out = run_url(&db, &["--workload", "macro"]);
     assert_clear_error(&out, &["macro", "--workload"]);
-    let out = ibench(&[
-        "run",
-        "--url",
-        &db,
-        "--workload",
-        "micro",
-        "--micro-rows",
-        "0",
-    ]);
+    let out = run_url(&db, &["--workload", "micro", "--micro-rows", "0"]);
     assert_clear_error(&out, &["--micro-rows"]);
-    let out = ibench(&[
-        "run",
-        "--url",
-        &db,
-        "--workload",
-        "micro",
-        "--steps",
-        "nope_range=5",
-    ]);
+    let out = run_url(&db, &["--workload", "micro", "--steps", "nope_range=5"]);
     assert_clear_error(&out, &["nope_range=5", "--steps"]);
 }
 
@@ -1012,17 +943,7 @@ fn docs_name_every_microbenchmark() {
 
 #[test]
 fn a_microbenchmark_without_its_tables_names_m_load() {
-    let dir = common::fresh_dir("cli-micro-load");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = format!("sqlite:{}", dir.join("x.db").display());
-    let out = ibench(&[
-        "run",
-        "--url",
-        &db,
-        "--workload",
-        "micro",
-        "--steps",
-        "scan_range=100",
-    ]);
+    let db = sqlite_url("cli-micro-load");
+    let out = run_url(&db, &["--workload", "micro", "--steps", "scan_range=100"]);
     assert_clear_error(&out, &["sbtest1", "m.load"]);
 }

@@ -15,13 +15,8 @@ use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 use proc_reading::own_reading;
 
-/// The tests of this file one at a time: the slowdown test reads the host's other processes'
-/// CPU, which the other test's servers would be.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+// The tests of this file run one at a time (`one_at_a_time`): the slowdown test reads the
+// host's other processes' CPU, which the other test's servers would be.
 
 /// Bytes the server wrote by its own count: WAL plus data pages written by backends, the
 /// background writer and checkpoints.
@@ -86,23 +81,13 @@ fn the_diagnosis_of_a_slower_config_names_what_the_tests_own_readings_saw_move()
     // pool, not how long the shared disk takes to sync at that moment (a clean clone's build
     // leaves gigabytes of writeback behind, which once made the base's fsyncs slower than the
     // tiny-buffers server's whole l.i1).
-    let config_dir = fresh_dir("diag-config");
-    std::fs::create_dir_all(&config_dir).unwrap();
     let start = |name: &str, settings: &str| {
-        let config = config_dir.join(name);
-        std::fs::write(&config, settings).unwrap();
-        Guard(
-            server::start(&ServerSpec {
-                kind: ServerKind::Postgres,
-                engine: Engine::Innodb,
-                bindir: None,
-                config: Some(config),
-                dir: None,
-                port: None,
-                init_args: Vec::new(),
-            })
-            .unwrap_or_else(|e| panic!("a private Postgres with {name} starts: {e:#}")),
-        )
+        Guard(start_configured(
+            ServerKind::Postgres,
+            Engine::Innodb,
+            name,
+            settings,
+        ))
     };
     let base = start("base.conf", "synchronous_commit = off\n");
     let slow = start(
@@ -192,11 +177,7 @@ fn a_step_that_slows_down_on_the_server_is_named_a_dbms_slowdown() {
         server::start(&ServerSpec {
             kind: ServerKind::Postgres,
             engine: Engine::Innodb,
-            bindir: None,
-            config: None,
-            dir: None,
-            port: None,
-            init_args: Vec::new(),
+            ..ServerSpec::default()
         })
         .unwrap_or_else(|e| panic!("a private Postgres starts: {e:#}")),
     );

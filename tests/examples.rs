@@ -3,7 +3,7 @@
 //! name exist), and one cell of the config-variants example runs as written.
 
 mod common;
-use common::ibench;
+use common::{ibench, matrix_run, ok};
 
 use std::path::{Path, PathBuf};
 
@@ -48,21 +48,8 @@ fn a_cell_of_the_config_variants_example_runs_as_written() {
     let file =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pg-config-variants/matrix.toml");
     let out_dir = fresh_dir("example-run");
-    let out = ibench(&[
-        "matrix",
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--shard",
-        "0/4",
-        "--quiet",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = matrix_run(&file, &out_dir, &["--shard", "0/4", "--quiet"]);
+    ok(&out);
     let cells: Vec<String> = std::fs::read_dir(out_dir.join("cells"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

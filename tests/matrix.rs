@@ -4,14 +4,14 @@
 //! once), one of them interrupted with Ctrl-C during a cell and resumed; then the group reports.
 
 mod common;
-use common::ibench;
+use common::{ibench, matrix_run, ok};
 
 use ibench::stats::convert::u64_usize;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::fresh_dir;
+use common::{fresh_dir, pg15_bindir};
 use ibench::results::{self, Status};
 
 /// Where scripts/install-registry-postgres.sh puts the second major.
@@ -27,21 +27,6 @@ fn pg17_bindir() -> PathBuf {
         dir.display()
     );
     dir
-}
-
-fn pg15_bindir() -> PathBuf {
-    let dir = PathBuf::from("/usr/lib/postgresql/15/bin");
-    assert!(
-        dir.join("postgres").is_file(),
-        "PostgreSQL 15 is missing (apt-get install postgresql; ./scripts/test.sh does it)"
-    );
-    dir
-}
-
-fn ok(out: &Output) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "failed: {stderr}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn matrix_file(dir: &Path) -> PathBuf {
@@ -210,16 +195,7 @@ fn a_matrix_runs_in_two_shards_resumes_after_ctrl_c_and_reports_each_group() {
     assert!(kept.join("server.log").exists() || kept.join("error.log").exists());
 
     // Resume: the finished cell is skipped, the interrupted one redone.
-    let out = ibench(&[
-        "matrix",
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out0.to_str().unwrap(),
-        "--shard",
-        "0/2",
-        "--quiet",
-    ]);
+    let out = matrix_run(&file, &out0, &["--shard", "0/2", "--quiet"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("already done"), "{stderr}");
@@ -235,11 +211,7 @@ fn a_matrix_runs_in_two_shards_resumes_after_ctrl_c_and_reports_each_group() {
         .env_remove("SLURM_ARRAY_TASK_ID")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
 
     // Every cell completed in exactly one shard, with its run.json and label.
     for (cell, prefix, suffix) in CELLS {

@@ -2,7 +2,7 @@
 //! a config the server refuses is a failed cell (recorded, the matrix goes on) and a clear error.
 
 mod common;
-use common::ibench;
+use common::{ibench, matrix_run, ok};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -31,8 +31,16 @@ fn assert_clear_error(out: &Output, needles: &[&str]) {
     }
 }
 
-fn plan(path: &Path) -> Output {
+fn matrix_plan(path: &Path) -> Output {
     ibench(&["matrix", "plan", path.to_str().unwrap()])
+}
+
+/// The cell names (second word of each line) of `matrix plan`'s output that `keep` keeps.
+fn cells_of(plan: &str, keep: impl Fn(&str) -> bool) -> Vec<&str> {
+    plan.lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|n| keep(n))
+        .collect()
 }
 
 const GOOD_SERVER: &str =
@@ -46,7 +54,7 @@ fn unknown_keys_name_the_file_and_the_entry() {
         &format!("{GOOD_SERVER}{GOOD_WORKLOAD}repeat = 2\n"),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &["m.toml", "unknown key `repeat`", "docs/matrix.md"],
     );
     let f = write(
@@ -54,7 +62,7 @@ fn unknown_keys_name_the_file_and_the_entry() {
         &format!("[servers.pg15]\nkind = \"postgres\"\nbindr = \"{PG15}\"\n{GOOD_WORKLOAD}"),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &[
             "m.toml",
             "servers.pg15",
@@ -70,7 +78,7 @@ fn a_missing_bindir_names_the_fix() {
         &format!("[servers.pg17]\nkind = \"postgres\"\n{GOOD_WORKLOAD}"),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &["m.toml", "servers.pg17", "no bindir", "set bindir"],
     );
     let f = write(
@@ -80,7 +88,7 @@ fn a_missing_bindir_names_the_fix() {
         ),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &[
             "m.toml",
             "servers.pg17",
@@ -93,7 +101,7 @@ fn a_missing_bindir_names_the_fix() {
         &format!("[servers.pg17]\nkind = \"postgres\"\nbindir = \"/tmp\"\n{GOOD_WORKLOAD}"),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &["servers.pg17", "no postgres in bindir /tmp", "set bindir"],
     );
 }
@@ -106,7 +114,7 @@ fn duplicate_names_are_refused() {
         &format!("{GOOD_SERVER}{GOOD_SERVER}{GOOD_WORKLOAD}"),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &[
             "m.toml",
             "duplicate key",
@@ -123,7 +131,7 @@ fn duplicate_names_are_refused() {
         ),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &[
             "m.toml",
             "configs.postgres",
@@ -142,7 +150,7 @@ fn an_empty_axis_is_refused() {
         ),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &[
             "m.toml",
             "configs.postgres.axes[0] (wal_compression)",
@@ -161,7 +169,7 @@ fn huge_matrices_and_config_injection_are_refused() {
         &format!("repeats = 100000000\n{GOOD_SERVER}{GOOD_WORKLOAD}"),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &["m.toml", "repeats", "more cells than a matrix may have"],
     );
     let axes: String = (0..8)
@@ -181,7 +189,7 @@ fn huge_matrices_and_config_injection_are_refused() {
         .collect();
     let f = write("mx-axes", &format!("{GOOD_SERVER}{GOOD_WORKLOAD}{axes}"));
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &["configs.postgres.axes", "100000000 configs", "shrink"],
     );
     let f = write(
@@ -191,7 +199,7 @@ fn huge_matrices_and_config_injection_are_refused() {
         ),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &["m.toml", "variants.evil", "is not a setting name"],
     );
     let f = write(
@@ -200,7 +208,7 @@ fn huge_matrices_and_config_injection_are_refused() {
             "{GOOD_SERVER}{GOOD_WORKLOAD}[configs.postgres]\nvariants.evil = {{ fsync = \"off\\nshared_preload_libraries = 'evil'\" }}\n"
         ),
     );
-    assert_clear_error(&plan(&f), &["m.toml", "variants.evil", "line break"]);
+    assert_clear_error(&matrix_plan(&f), &["m.toml", "variants.evil", "line break"]);
 }
 
 /// A results dir records its shard and plan: another shard (or another split) is refused
@@ -217,15 +225,7 @@ fn a_results_dir_of_another_shard_is_refused() {
         serde_json::to_string(&zero).unwrap(),
     )
     .unwrap();
-    let out = ibench(&[
-        "matrix",
-        "run",
-        f.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--shard",
-        "1/2",
-    ]);
+    let out = matrix_run(&f, &out_dir, &["--shard", "1/2"]);
     let hash = &zero.plan_hash;
     assert_clear_error(
         &out,
@@ -245,26 +245,29 @@ fn bad_workloads_groups_and_shards_name_the_entry() {
         &format!("{GOOD_SERVER}[workloads.tiny]\nsteps = [\"l.i9\"]\n"),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &["m.toml", "workloads.tiny", "unknown step 'l.i9'"],
     );
     let f = write(
         "mx-wl2",
         &format!("{GOOD_SERVER}[workloads.tiny]\nurl = \"sqlite:x\"\n"),
     );
-    assert_clear_error(&plan(&f), &["workloads.tiny", "url is set by the matrix"]);
+    assert_clear_error(
+        &matrix_plan(&f),
+        &["workloads.tiny", "url is set by the matrix"],
+    );
     // Every run option is a key; the old list of flags is refused with the fix.
     let f = write(
         "mx-wl3",
         &format!("{GOOD_SERVER}[workloads.tiny]\nargs = [\"--load-batch\", \"10\"]\n"),
     );
-    assert_clear_error(&plan(&f), &["workloads.tiny", "load_batch = 10"]);
+    assert_clear_error(&matrix_plan(&f), &["workloads.tiny", "load_batch = 10"]);
     let f = write(
         "mx-wl4",
         &format!("{GOOD_SERVER}[workloads.tiny]\nload_bach = 10\n"),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &[
             "workloads.tiny",
             "unknown key `load_bach` (the nearest key is `load_batch`)",
@@ -275,7 +278,7 @@ fn bad_workloads_groups_and_shards_name_the_entry() {
         &format!("{GOOD_SERVER}{GOOD_WORKLOAD}[groups.g]\nbase = \"pg16.base\"\n"),
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &["m.toml", "groups.g.base", "'pg16.base' is not in the group"],
     );
     let f = write("mx-shard", &format!("{GOOD_SERVER}{GOOD_WORKLOAD}"));
@@ -337,14 +340,7 @@ fn a_config_the_server_refuses_fails_its_cell_and_the_matrix_goes_on() {
         ),
     );
     let out_dir = fresh_dir("mx-refused-out");
-    let out = ibench(&[
-        "matrix",
-        "run",
-        f.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let out = matrix_run(&f, &out_dir, &["--quiet"]);
     assert_clear_error(
         &out,
         &[
@@ -384,7 +380,7 @@ fn a_sqlite_server_needs_a_file_per_cell() {
         "[servers.lite]\nurl = \"sqlite:/tmp/one.db\"\n[workloads.tiny]\nload_rows = 100\n",
     );
     assert_clear_error(
-        &plan(&f),
+        &matrix_plan(&f),
         &[
             "m.toml",
             "servers.lite",
@@ -409,13 +405,8 @@ fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
         ),
     )
     .unwrap();
-    let plan = String::from_utf8_lossy(&ibench(&["matrix", "plan", f.to_str().unwrap()]).stdout)
-        .into_owned();
-    let order: Vec<&str> = plan
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(1))
-        .filter(|n| n.contains(".r"))
-        .collect();
+    let plan = String::from_utf8_lossy(&matrix_plan(&f).stdout).into_owned();
+    let order = cells_of(&plan, |n| n.contains(".r"));
     assert_eq!(
         order,
         [
@@ -535,13 +526,9 @@ fn a_matrix_workload_can_be_the_microbenchmarks() {
             "{GOOD_SERVER}[workloads.micro]\nworkload = \"micro\"\nmicro_rows = 1000\nmicro_seconds = 2\n"
         ),
     );
-    let out = plan(&f);
+    let out = matrix_plan(&f);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     assert!(stdout.contains("pg15.base.micro.r1"), "{stdout}");
     // 42 microbenchmarks of 2 s each, the load and the server's start: 1m29s.
     assert!(stdout.contains("1m29s"), "{stdout}");
@@ -549,7 +536,7 @@ fn a_matrix_workload_can_be_the_microbenchmarks() {
         "mx-micro-bad",
         &format!("{GOOD_SERVER}[workloads.micro]\nworkload = \"micro\"\nsteps = [\"l.i0\"]\n"),
     );
-    assert_clear_error(&plan(&f), &["workloads.micro", "--workload"]);
+    assert_clear_error(&matrix_plan(&f), &["workloads.micro", "--workload"]);
 }
 
 /// A workload with a clients axis (1 and 4) and a batch-size axis: the variants run as cells of their own, each with its options, and
@@ -571,13 +558,8 @@ fn workload_axes_run_each_variant_and_one_report_compares_them() {
         ),
     )
     .unwrap();
-    let plan = String::from_utf8_lossy(&ibench(&["matrix", "plan", f.to_str().unwrap()]).stdout)
-        .into_owned();
-    let cells: Vec<&str> = plan
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(1))
-        .filter(|n| n.ends_with(".r1"))
-        .collect();
+    let plan = String::from_utf8_lossy(&matrix_plan(&f).stdout).into_owned();
+    let cells = cells_of(&plan, |n| n.ends_with(".r1"));
     assert_eq!(
         cells,
         [
@@ -662,7 +644,7 @@ fn workload_axes_run_each_variant_and_one_report_compares_them() {
             db = work.join("{cell}.db").display()
         ),
     );
-    assert_clear_error(&plan_of(&bad), &["workloads.w", "clients"]);
+    assert_clear_error(&matrix_plan(&bad), &["workloads.w", "clients"]);
     // An option ibench run does not have is named with the variant.
     let bad = write(
         "mx-axes-unknown",
@@ -672,40 +654,21 @@ fn workload_axes_run_each_variant_and_one_report_compares_them() {
         ),
     );
     assert_clear_error(
-        &plan_of(&bad),
+        &matrix_plan(&bad),
         &["workloads.w.axes (variant colour-1)", "colour"],
     );
 }
 
-fn plan_of(path: &Path) -> Output {
-    plan(path)
-}
-
 /// `ibench matrix run FILE --out DIR --quiet`, which must succeed.
 fn run_matrix(file: &Path, out_dir: &Path) {
-    let out = ibench(&[
-        "matrix",
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = matrix_run(file, out_dir, &["--quiet"]);
+    ok(&out);
 }
 
 /// `ibench matrix report DIR`, which must succeed.
 fn report_matrix(out_dir: &Path) {
     let out = ibench(&["matrix", "report", out_dir.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
 }
 
 fn run_and_report(file: &Path, out_dir: &Path) {

@@ -7,32 +7,11 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use common::fresh_dir;
-
-fn ibench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run ibench")
-}
-
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::{fresh_dir, ibench, ok, pg15_bindir};
 
 fn matrix_file(dir: &Path) -> std::path::PathBuf {
-    let bindir = Path::new("/usr/lib/postgresql/15/bin");
-    assert!(
-        bindir.join("postgres").is_file(),
-        "PostgreSQL 15 is missing (apt-get install postgresql; ./scripts/test.sh does it)"
-    );
+    let bindir = pg15_bindir();
     std::fs::create_dir_all(dir).unwrap();
     let text = format!(
         r#"

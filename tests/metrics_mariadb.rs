@@ -6,8 +6,6 @@
 mod common;
 mod proc_reading;
 
-use std::sync::Mutex;
-
 use common::*;
 use ibench::results::target::Engine;
 use ibench::sampler::Metric;
@@ -15,58 +13,29 @@ use ibench::server::ServerHandle;
 use ibench::server::ServerKind;
 use ibench::stats::convert::count_f64;
 use ibench::workload::steps::parse_step_list;
-use proc_reading::own_reading;
+use proc_reading::run_between_own_readings;
 
 /// The runs share one server (MyRocks loaded, InnoDB the default engine); they run one at a
-/// time so each sees only its own load.
-static SERIAL: Mutex<()> = Mutex::new(());
-
+/// time (`one_at_a_time`) so each sees only its own load.
 fn server() -> &'static ServerHandle {
-    static SERVER: std::sync::OnceLock<ServerHandle> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| start_server(ServerKind::Mariadb, Engine::Rocksdb))
-}
-
-fn value(m: &Metric, what: &str) -> f64 {
-    m.value()
-        .unwrap_or_else(|| panic!("{what} should be measured, is {m:?}"))
+    shared_server(ServerKind::Mariadb, Engine::Rocksdb)
 }
 
 #[test]
 fn mariadb_figures_match_the_tests_own_proc_reading() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let s = server();
     let mut opts = small_options(&s.url, "maria-metrics");
     opts.steps = parse_step_list("l.i0,l.x,l.i1,qr100").unwrap();
     opts.load_rows = 20_000;
     opts.i1_rows = 4_000;
-    let (cpu0, w0) = own_reading(s.pid);
-    let (run, dir) = run_and_read(opts);
-    let (cpu1, w1) = own_reading(s.pid);
-    let (own_cpu, own_written) = (cpu1 - cpu0, count_f64(w1 - w0));
+    let (run, dir, own_cpu, own_written) = run_between_own_readings(s.pid, opts);
 
     let info = run.metrics.as_ref().expect("run.json has metrics");
     assert_eq!(info.server.pid, Some(s.pid), "{:?}", info.server);
     assert!(info.server.how.contains("pid file"), "{}", info.server.how);
     let totals = info.totals.as_ref().unwrap();
-    let server_cpu = value(&totals.server_cpu_seconds, "server cpu");
-    let client_cpu = value(&totals.client_cpu_seconds, "client cpu");
-    let written = value(&totals.server_write_bytes, "server write_bytes");
-    eprintln!(
-        "server cpu {server_cpu:.3} s (own reading {own_cpu:.3}), client cpu {client_cpu:.3} s, \
-         written {written} (own reading {own_written})"
-    );
-    assert!(
-        (server_cpu - own_cpu).abs() <= 0.1 * own_cpu + 0.03,
-        "server cpu {server_cpu} vs the test's own reading {own_cpu}"
-    );
-    assert!(
-        (written - own_written).abs() <= 0.1 * own_written + 256.0 * 1024.0,
-        "written {written} vs {own_written}"
-    );
-    assert!(
-        client_cpu > 0.1 * own_cpu,
-        "client {client_cpu} vs {own_cpu}"
-    );
+    check_totals_match_own_reading(totals, own_cpu, own_written);
 
     for step in &run.steps {
         let m = step.metrics.as_ref().unwrap();
@@ -97,15 +66,6 @@ fn status(c: &mut ibench::backend::mysql::wire::MyWire, names: &[&str]) -> Vec<f
         .collect()
 }
 
-/// Within 1% of the counter's own change.
-fn within_1pct(what: &str, figure: f64, delta: f64) {
-    eprintln!("{what}: figure × divisor {figure:.0}, the counter's own change {delta:.0}");
-    assert!(
-        (figure - delta).abs() <= 0.01 * delta,
-        "{what}: {figure} against the server's own {delta}"
-    );
-}
-
 /// Run l.i0 and l.i1 on a table of `engine`, with the test reading `names` as each step's
 /// record comes out: l.i1's metrics and the counters' changes between the two reads. An open
 /// read view holds InnoDB's purge of l.i1's deletes back, or it would write redo between the
@@ -130,8 +90,7 @@ fn l_i1_between_reads(
     opts.load_rows = 10_000;
     opts.i1_rows = 10_000;
     opts.check = false;
-    opts.engine = Some(engine);
-    opts.table.engine = engine;
+    use_engine(&mut opts, engine);
     let mut reads = Vec::new();
     let outcome = ibench::runner::run(opts, vec![], &mut |_| {
         reads.push(status(&mut admin, names));
@@ -148,7 +107,7 @@ fn l_i1_between_reads(
 /// counter each reads, read by the test around the step, within 1%.
 #[test]
 fn innodb_and_myrocks_figures_times_the_steps_rows_match_the_status_counters() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let (m, d) = l_i1_between_reads(
         Engine::Innodb,
         "dbms_innodb",
@@ -250,7 +209,7 @@ impl Drop for Forward {
 /// there.
 #[test]
 fn a_server_reached_through_another_address_has_its_counters_and_no_proc_figures() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let s = server();
     let forward = Forward::to(s.port);
     let url = s

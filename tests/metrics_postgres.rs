@@ -6,40 +6,29 @@ mod common;
 mod proc_reading;
 
 use ibench::stats::convert::count_f64;
-use std::sync::Mutex;
 
 use common::*;
 use ibench::results::target::Engine;
 use ibench::sampler::{self, Metric};
 use ibench::server::{ServerHandle, ServerKind};
 use ibench::workload::steps::parse_step_list;
-use proc_reading::own_reading;
+use proc_reading::run_between_own_readings;
 
-/// The runs share one server; they run one at a time so each sees only its own load.
-static SERIAL: Mutex<()> = Mutex::new(());
-
+/// The runs share one server; they run one at a time (`one_at_a_time`) so each sees only its
+/// own load.
 fn server() -> &'static ServerHandle {
-    static SERVER: std::sync::OnceLock<ServerHandle> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| start_server(ServerKind::Postgres, Engine::Innodb))
-}
-
-fn value(m: &Metric, what: &str) -> f64 {
-    m.value()
-        .unwrap_or_else(|| panic!("{what} should be measured, is {m:?}"))
+    shared_server(ServerKind::Postgres, Engine::Innodb)
 }
 
 #[test]
 fn server_figures_match_the_tests_own_proc_reading() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let s = server();
     let mut opts = small_options(&s.url, "pg-metrics");
     opts.steps = parse_step_list("l.i0,l.x,l.i1,qp100").unwrap();
     opts.load_rows = 30_000;
     opts.i1_rows = 5_000;
-    let (cpu0, w0) = own_reading(s.pid);
-    let (run, dir) = run_and_read(opts);
-    let (cpu1, w1) = own_reading(s.pid);
-    let (own_cpu, own_written) = (cpu1 - cpu0, count_f64(w1 - w0));
+    let (run, dir, own_cpu, own_written) = run_between_own_readings(s.pid, opts);
 
     let info = run.metrics.as_ref().expect("run.json has metrics");
     assert_eq!(info.server.pid, Some(s.pid), "{:?}", info.server);
@@ -50,27 +39,7 @@ fn server_figures_match_the_tests_own_proc_reading() {
     );
     assert!(info.storage.device.is_some(), "{:?}", info.storage);
     let totals = info.totals.as_ref().expect("run totals");
-    let server_cpu = value(&totals.server_cpu_seconds, "server cpu");
-    let client_cpu = value(&totals.client_cpu_seconds, "client cpu");
-    let written = value(&totals.server_write_bytes, "server write_bytes");
-    eprintln!(
-        "server cpu {server_cpu:.3} s (own reading {own_cpu:.3}), client cpu {client_cpu:.3} s, \
-         written {written} (own reading {own_written})"
-    );
-    // Same tree, same interval but for the few ms around the sampler's start and stop.
-    assert!(
-        (server_cpu - own_cpu).abs() <= 0.1 * own_cpu + 0.03,
-        "server cpu {server_cpu} vs the test's own reading {own_cpu}"
-    );
-    assert!(
-        (written - own_written).abs() <= 0.1 * own_written + 256.0 * 1024.0,
-        "written {written} vs {own_written}"
-    );
-    // ibench's own CPU is real and large enough that counting it would break the 10% bound.
-    assert!(
-        client_cpu > 0.1 * own_cpu,
-        "client {client_cpu} vs server {own_cpu}: the check would not discriminate"
-    );
+    let server_cpu = check_totals_match_own_reading(totals, own_cpu, own_written);
 
     // Every step has the spec's metrics; the measurable ones are numbers.
     let mut step_cpu = 0.0;
@@ -139,7 +108,7 @@ fn server_figures_match_the_tests_own_proc_reading() {
 
 #[test]
 fn server_dir_gives_the_pid() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let s = server();
     let mut opts = small_options(&s.url, "pg-metrics-dir");
     opts.steps = parse_step_list("l.i0").unwrap();
@@ -157,7 +126,7 @@ fn server_dir_gives_the_pid() {
 /// its IPv4-mapped IPv6 address, which ibench (rightly) cannot tell is this host.
 #[test]
 fn a_server_not_on_this_host_gives_na_with_reasons() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let s = server();
     let url = s.url.replacen("127.0.0.1", "[::ffff:127.0.0.1]", 1);
     let mut opts = small_options(&url, "pg-metrics-remote");
@@ -222,7 +191,7 @@ fn a_server_not_on_this_host_gives_na_with_reasons() {
 /// whose figures are n/a with reasons, is covered by the sampler's unit tests.)
 #[test]
 fn a_server_pid_or_dir_of_another_server_is_refused() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let s = server();
     for pid in [1, u32::MAX - 3] {
         let mut opts = small_options(&s.url, "pg-metrics-otherpid");
@@ -266,7 +235,7 @@ fn a_server_pid_or_dir_of_another_server_is_refused() {
 #[test]
 fn perf_counts_every_group_per_operation_of_its_own_intervals() {
     use ibench::sampler::perf::GROUPS;
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let s = server();
     let mut opts = small_options(&s.url, "pg-perf");
     opts.steps = parse_step_list("l.i0,l.x,qp100").unwrap();
@@ -383,21 +352,12 @@ fn pg_counters(c: &mut ibench::backend::postgres::wire::PgWire, db: &str) -> [f6
     .map(|sql| count_f64(u64::try_from(pg_number(c, &sql)).unwrap()))
 }
 
-/// Within 1% of the counter's own change.
-fn within_1pct(what: &str, figure: f64, delta: f64) {
-    eprintln!("{what}: figure × divisor {figure:.0}, the counter's own change {delta:.0}");
-    assert!(
-        (figure - delta).abs() <= 0.01 * delta,
-        "{what}: {figure} against the server's own {delta}"
-    );
-}
-
 /// Checked against the source: over one step, each DBMS figure times the step's rows or ops
 /// equals the change of the counter it reads, read by the test with its own SQL just before
 /// the run and as the step's record comes out, within 1%.
 #[test]
 fn dbms_figures_times_the_steps_rows_match_the_servers_own_counters() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     let s = server();
     let url = new_database(s, "dbms_counters");
     let _quiet = AutovacuumOff::new(&s.url);

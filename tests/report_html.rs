@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{chromium, console_lines};
+use common::{chromium, console_lines, ok};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -33,11 +33,7 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
         .arg(&page)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
 
     // Charts expected from the fixtures themselves: the throughput bar chart, and per step
     // one rate chart per op kind in any run's timeline, the max-latency chart, and the

@@ -14,7 +14,7 @@ use ibench::report::differs::Area;
 use ibench::report::load::load_runs;
 use ibench::report::model::Comparison;
 use ibench::results::target::Engine;
-use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
+use ibench::server::{ServerHandle, ServerKind};
 use ibench::workload::steps::parse_step_list;
 
 /// The runs every test reads, made once, one at a time (the host is shared).
@@ -58,20 +58,12 @@ fn runs() -> &'static Runs {
         admin.query("SELECT pg_reload_conf()").unwrap();
         // A second private server whose only difference is shared_buffers (the first runs
         // at initdb's 128MB).
-        let dir = fresh_dir("setup-sb");
-        std::fs::create_dir_all(&dir).unwrap();
-        let config = dir.join("sb.conf");
-        std::fs::write(&config, "shared_buffers = 32MB\n").unwrap();
-        let other = server::start(&ServerSpec {
-            kind: ServerKind::Postgres,
-            engine: Engine::Innodb,
-            bindir: None,
-            config: Some(config),
-            dir: None,
-            port: None,
-            init_args: Vec::new(),
-        })
-        .expect("a second private PostgreSQL");
+        let other = start_configured(
+            ServerKind::Postgres,
+            Engine::Innodb,
+            "sb.conf",
+            "shared_buffers = 32MB\n",
+        );
         register_server(other.clone());
         let small_buffers = small_run(&other, "sb32", 1);
         Runs {

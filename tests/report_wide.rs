@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{chromium, console_lines};
+use common::{chromium, console_lines, ok};
 
 const RUNS: usize = 20;
 const LABEL_CHARS: usize = 40;
@@ -75,13 +75,7 @@ fn report(runs: &[PathBuf], format: &str, output: Option<&Path>) -> String {
     if let Some(o) = output {
         cmd.arg("--output").arg(o);
     }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    ok(&cmd.output().unwrap())
 }
 
 /// The page as Chromium lays it out in a window `width` pixels wide: (scrollWidth,

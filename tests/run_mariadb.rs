@@ -4,16 +4,13 @@
 mod common;
 mod micro_checks;
 
-use std::sync::OnceLock;
-
 use common::*;
 use ibench::backend::mysql::config::MyConfig;
 use ibench::results::target::Engine;
 use ibench::server::{ServerHandle, ServerKind};
 
 fn server() -> &'static ServerHandle {
-    static SERVER: OnceLock<ServerHandle> = OnceLock::new();
-    SERVER.get_or_init(|| start_server(ServerKind::Mariadb, Engine::Rocksdb))
+    shared_server(ServerKind::Mariadb, Engine::Rocksdb)
 }
 
 /// A URL to a new database of the shared server.
@@ -28,8 +25,7 @@ fn database_url(name: &str) -> String {
 #[test]
 fn all_ten_steps_on_innodb() {
     let mut opts = small_options(&database_url("it_innodb"), "maria-innodb");
-    opts.engine = Some(Engine::Innodb);
-    opts.table.engine = Engine::Innodb;
+    use_engine(&mut opts, Engine::Innodb);
     let (run, dir) = run_and_read(opts);
     check_full_run(&run, &dir);
     let target = run.target.as_ref().unwrap();
@@ -63,12 +59,9 @@ fn all_ten_steps_on_innodb() {
 /// Two deleters of one table: each deletes as many rows as its inserter added.
 #[test]
 fn deleters_of_a_shared_table_delete_as_many_rows_as_were_inserted() {
-    let mut opts = small_options(&database_url("it_shared"), "maria-shared");
-    opts.engine = Some(Engine::Innodb);
-    opts.table.engine = Engine::Innodb;
-    opts.clients = 2;
-    opts.shared_table = true;
-    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1,l.i2").unwrap();
+    let url = database_url("it_shared");
+    let mut opts = shared_table_options(&url, "maria-shared", 2, "l.i0,l.x,l.i1,l.i2");
+    use_engine(&mut opts, Engine::Innodb);
     let (run, _) = run_and_read(opts);
     check_shared_table_keeps_its_rows(&run, 2);
 }
@@ -76,8 +69,7 @@ fn deleters_of_a_shared_table_delete_as_many_rows_as_were_inserted() {
 #[test]
 fn all_ten_steps_on_rocksdb() {
     let mut opts = small_options(&database_url("it_rocksdb"), "maria-rocksdb");
-    opts.engine = Some(Engine::Rocksdb);
-    opts.table.engine = Engine::Rocksdb;
+    use_engine(&mut opts, Engine::Rocksdb);
     let (run, dir) = run_and_read(opts);
     check_full_run(&run, &dir);
     assert_eq!(run.target.as_ref().unwrap().engine, Some(Engine::Rocksdb));
@@ -97,19 +89,11 @@ fn the_microbenchmark_suite_keeps_its_invariants_on_innodb() {
     let url = database_url("it_micro");
     let read = || {
         let mut c = my_connect(&url);
-        let mut rows = 0i64;
-        let mut sum_k = 0i64;
-        for t in 1..=micro_checks::TABLES {
-            let r = c
-                .query(&format!(
-                    "SELECT COUNT(*), CAST(COALESCE(SUM(k), 0) AS SIGNED) FROM sbtest{t}"
-                ))
-                .unwrap();
+        micro_checks::rows_and_sum_k("CAST(COALESCE(SUM(k), 0) AS SIGNED)", |sql| {
+            let r = c.query(sql).unwrap();
             let cell = |i: usize| -> i64 { r.rows[0][i].as_deref().unwrap().parse().unwrap() };
-            rows += cell(0);
-            sum_k += cell(1);
-        }
-        (rows, sum_k)
+            (cell(0), cell(1))
+        })
     };
     micro_checks::check_suite(&url, "maria-micro", 2, &read);
 }
@@ -122,18 +106,8 @@ fn the_microbenchmark_suite_keeps_its_invariants_on_innodb() {
 fn the_protocol_client_connects_reports_errors_and_is_cancelled() {
     use ibench::backend::mysql::wire::MyWire;
     use ibench::backend::{BackendError, DriverOptions, driver_for_url};
-    use ibench::results::options::TableOptions;
     let url = database_url("it_wire");
-    let driver = driver_for_url(&url, &DriverOptions::default()).unwrap();
-    let mut conn = driver.connect().unwrap();
-    let e = conn.count_rows("no_such_table").unwrap_err();
-    assert!(
-        matches!(&e, BackendError::Sql { detail, .. } if detail.starts_with("ERROR 1146 (42S02)")),
-        "{e}"
-    );
-    conn.create_table("pi1", &TableOptions::default()).unwrap();
-    assert_eq!(conn.count_rows("pi1").unwrap(), 0);
-    assert_eq!(conn.min_max_id("pi1").unwrap(), None);
+    check_driver_basics(&url, |detail| detail.starts_with("ERROR 1146 (42S02)"));
 
     let s = server();
     let wrong = driver_for_url(
@@ -165,20 +139,15 @@ fn the_protocol_client_connects_reports_errors_and_is_cancelled() {
 
     let mut w = MyWire::connect(&config).unwrap();
     let id = w.connection_id();
-    let killer = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
+    let kill = move || {
         let mut admin = my_connect(&resolved);
         admin.query(&format!("KILL QUERY {id}")).unwrap();
-    });
-    let started = std::time::Instant::now();
+    };
     // An interrupted SLEEP fails with ER_QUERY_INTERRUPTED (MySQL returns 1 instead).
-    let slept = w.query("SELECT SLEEP(60)");
-    killer.join().unwrap();
-    match slept {
+    match cancelled_after_300ms(kill, || w.query("SELECT SLEEP(60)")) {
         Ok(r) => assert_eq!(r.first(), Some("1")),
         Err(e) => assert_eq!(e.server().map(|s| s.code), Some(1317), "{e}"),
     }
-    assert!(started.elapsed() < std::time::Duration::from_secs(30));
     assert_eq!(
         w.query("SELECT 1").unwrap().first(),
         Some("1"),
@@ -249,8 +218,7 @@ fn index_builds_report_their_progress_with_performance_schema_on() {
     register_server(handle.clone());
     let options = |tag: &str, steps: &str| {
         let mut o = small_options(&handle.url, tag);
-        o.engine = Some(Engine::Innodb);
-        o.table.engine = Engine::Innodb;
+        use_engine(&mut o, Engine::Innodb);
         o.steps = ibench::workload::steps::parse_step_list(steps).unwrap();
         o
     };

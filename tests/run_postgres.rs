@@ -4,15 +4,12 @@
 mod common;
 mod micro_checks;
 
-use std::sync::OnceLock;
-
 use common::*;
 use ibench::results::target::Engine;
 use ibench::server::{ServerHandle, ServerKind};
 
 fn server() -> &'static ServerHandle {
-    static SERVER: OnceLock<ServerHandle> = OnceLock::new();
-    SERVER.get_or_init(|| start_server(ServerKind::Postgres, Engine::Innodb))
+    shared_server(ServerKind::Postgres, Engine::Innodb)
 }
 
 #[test]
@@ -54,10 +51,7 @@ fn all_ten_steps_on_a_private_postgres() {
 #[test]
 fn deleters_of_a_shared_table_delete_as_many_rows_as_were_inserted() {
     let url = new_database(server(), "shared_table");
-    let mut opts = small_options(&url, "pg-shared");
-    opts.clients = 2;
-    opts.shared_table = true;
-    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1,l.i2").unwrap();
+    let opts = shared_table_options(&url, "pg-shared", 2, "l.i0,l.x,l.i1,l.i2");
     let (run, _) = run_and_read(opts);
     check_shared_table_keeps_its_rows(&run, 2);
 }
@@ -68,13 +62,10 @@ fn deleters_of_a_shared_table_delete_as_many_rows_as_were_inserted() {
 #[test]
 fn eight_deleters_of_a_shared_table_keep_its_count_exact() {
     let url = new_database(server(), "shared_eight");
-    let mut opts = small_options(&url, "pg-shared-8");
-    opts.clients = 8;
-    opts.shared_table = true;
+    let mut opts = shared_table_options(&url, "pg-shared-8", 8, "l.i0,l.x,l.i1");
     opts.load_rows = 2000;
     opts.i1_rows = 2000;
     opts.i1_rows_per_insert = 7;
-    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1").unwrap();
     let (run, _) = run_and_read(opts);
     let li1 = &run.steps[2];
     let t = &li1.integrity.as_ref().unwrap().tables[0];
@@ -92,19 +83,11 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
     let url = new_database(server(), "it_micro");
     let read = || {
         let mut c = common::pg_connect(&url);
-        let mut rows = 0i64;
-        let mut sum_k = 0i64;
-        for t in 1..=micro_checks::TABLES {
-            let r = c
-                .query(&format!(
-                    "SELECT COUNT(*), COALESCE(SUM(k), 0)::bigint FROM sbtest{t}"
-                ))
-                .unwrap();
+        micro_checks::rows_and_sum_k("COALESCE(SUM(k), 0)::bigint", |sql| {
+            let r = c.query(sql).unwrap();
             let cell = |i: usize| -> i64 { r[0][i].as_deref().unwrap().parse().unwrap() };
-            rows += cell(0);
-            sum_k += cell(1);
-        }
-        (rows, sum_k)
+            (cell(0), cell(1))
+        })
     };
     micro_checks::check_suite(&url, "pg-micro", 2, &read);
 }
@@ -209,18 +192,8 @@ fn the_protocol_client_reports_errors_and_cancels() {
     use ibench::backend::postgres::config::PgConfig;
     use ibench::backend::postgres::wire::PgWire;
     use ibench::backend::{BackendError, DriverOptions, driver_for_url};
-    use ibench::results::options::TableOptions;
     let url = new_database(server(), "wire_errors");
-    let driver = driver_for_url(&url, &DriverOptions::default()).unwrap();
-    let mut conn = driver.connect().unwrap();
-    let e = conn.count_rows("no_such_table").unwrap_err();
-    assert!(
-        matches!(&e, BackendError::Sql { detail, .. } if detail.contains("SQLSTATE 42P01")),
-        "{e}"
-    );
-    conn.create_table("pi1", &TableOptions::default()).unwrap();
-    assert_eq!(conn.count_rows("pi1").unwrap(), 0);
-    assert_eq!(conn.min_max_id("pi1").unwrap(), None);
+    check_driver_basics(&url, |detail| detail.contains("SQLSTATE 42P01"));
 
     let resolved = client_url(&url);
     let wrong = driver_for_url(
@@ -244,15 +217,11 @@ fn the_protocol_client_reports_errors_and_cancels() {
     let config = PgConfig::from_url(&resolved).unwrap();
     let mut wire = PgWire::connect(&config).unwrap();
     let key = wire.cancel_key();
-    let canceller = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        key.cancel().unwrap();
-    });
-    let started = std::time::Instant::now();
-    let e = wire.query("SELECT pg_sleep(60)").unwrap_err();
-    canceller.join().unwrap();
+    let e = cancelled_after_300ms(
+        move || key.cancel().unwrap(),
+        || wire.query("SELECT pg_sleep(60)").unwrap_err(),
+    );
     assert_eq!(e.server().map(|s| s.code.as_str()), Some("57014"), "{e}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(30));
     assert_eq!(
         wire.query_value("SELECT 1").unwrap().as_deref(),
         Some("1"),

@@ -30,11 +30,9 @@ fn all_ten_steps_keep_counts_and_indexes_consistent() {
 
 #[test]
 fn several_clients_on_a_shared_table_with_client_ids() {
-    let mut opts = small_options(&sqlite_url("sqlite-shared-db"), "sqlite-shared");
-    opts.clients = 3;
-    opts.shared_table = true;
+    let url = sqlite_url("sqlite-shared-db");
+    let mut opts = shared_table_options(&url, "sqlite-shared", 3, "l.i0,l.x,l.i1");
     opts.table.client_assigns_ids = true;
-    opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i1").unwrap();
     let (run, _) = run_and_read(opts);
     assert_eq!(run.status, Status::Completed, "{:?}", run.error);
     let li1 = &run.steps[2];
@@ -66,20 +64,10 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
     let path = url.trim_start_matches("sqlite:").to_string();
     let read = || {
         let c = rusqlite::Connection::open(&path).unwrap();
-        let mut rows = 0i64;
-        let mut sum_k = 0i64;
-        for t in 1..=micro_checks::TABLES {
-            let (n, k): (i64, i64) = c
-                .query_row(
-                    &format!("SELECT COUNT(*), COALESCE(SUM(k), 0) FROM sbtest{t}"),
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .unwrap();
-            rows += n;
-            sum_k += k;
-        }
-        (rows, sum_k)
+        micro_checks::rows_and_sum_k("COALESCE(SUM(k), 0)", |sql| {
+            c.query_row(sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+        })
     };
     micro_checks::check_suite(&url, "sqlite-micro", 1, &read);
 }

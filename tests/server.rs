@@ -45,6 +45,21 @@ fn fresh_path(tag: &str) -> PathBuf {
 }
 
 /// Whether the process is gone (a zombie counts as gone: it no longer serves).
+/// Makes table `t` with `create` (which inserts one row) and reads its count back with `query`
+/// (psql or the mariadb client).
+fn check_one_row_table(h: &ServerHandle, query: fn(&ServerHandle, &str) -> String, create: &str) {
+    query(h, create);
+    assert_eq!(query(h, "SELECT count(*) FROM t"), "1");
+}
+
+/// Stops the server by its dir and asserts that its process (`what`) is gone; its handle.
+fn stop_and_check_gone(guard: Guard, what: &str) -> ServerHandle {
+    let pid = guard.handle().pid;
+    let handle = guard.stop_by_dir();
+    assert!(pid_gone(pid), "{what} {pid} still running after stop");
+    handle
+}
+
 fn pid_gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
@@ -93,17 +108,23 @@ fn psql_query(handle: &ServerHandle, sql: &str) -> String {
 /// `mariadb -e SQL` over TCP on 127.0.0.1 to the handle's port, database ibench.
 fn mariadb_query(handle: &ServerHandle, sql: &str) -> String {
     let port = url_port(&handle.url);
-    run(Command::new(mariadb_client())
+    run(mariadb_as_root_over_tcp(port)
         .env("MYSQL_PWD", password(handle))
-        .args([
-            "--no-defaults",
-            "--protocol=TCP",
-            "-h",
-            "127.0.0.1",
-            "-uroot",
-        ])
-        .arg(format!("-P{port}"))
         .args(["--batch", "--skip-column-names", "ibench", "-e", sql]))
+}
+
+/// The `mariadb` client as root over TCP to 127.0.0.1:`port`, no option files read.
+fn mariadb_as_root_over_tcp(port: impl std::fmt::Display) -> Command {
+    let mut c = Command::new(mariadb_client());
+    c.args([
+        "--no-defaults",
+        "--protocol=TCP",
+        "-h",
+        "127.0.0.1",
+        "-uroot",
+    ])
+    .arg(format!("-P{port}"));
+    c
 }
 
 /// The instance's password, from the file its URL names.
@@ -209,18 +230,7 @@ fn check_closed_to_others(h: &ServerHandle) {
             }
         }
         ServerKind::Mariadb => {
-            let (ok, stderr) = as_nobody(
-                Command::new(mariadb_client())
-                    .args([
-                        "--no-defaults",
-                        "--protocol=TCP",
-                        "-h",
-                        "127.0.0.1",
-                        "-uroot",
-                    ])
-                    .arg(format!("-P{port}"))
-                    .args(["-e", "SELECT 1"]),
-            );
+            let (ok, stderr) = as_nobody(mariadb_as_root_over_tcp(port).args(["-e", "SELECT 1"]));
             assert!(!ok, "nobody got in over TCP");
             assert!(stderr.contains("Access denied"), "{stderr}");
             let (ok, stderr) = as_nobody(
@@ -318,15 +328,13 @@ fn postgres_starts_answers_and_stops() {
     assert_eq!(psql_query(h, "SELECT 1"), "1");
     assert_eq!(psql_query(h, "SHOW shared_buffers"), "48MB");
     assert_eq!(psql_query(h, "SHOW max_connections"), "57");
-    psql_query(
+    check_one_row_table(
         h,
+        psql_query,
         "CREATE TABLE t (id bigint primary key); INSERT INTO t VALUES (1)",
     );
-    assert_eq!(psql_query(h, "SELECT count(*) FROM t"), "1");
 
-    let pid = h.pid;
-    let handle = guard.stop_by_dir();
-    assert!(pid_gone(pid), "postmaster {pid} still running after stop");
+    let handle = stop_and_check_gone(guard, "postmaster");
     // Stopping again is harmless.
     handle.stop().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
@@ -357,16 +365,14 @@ fn mariadb_innodb_starts_answers_and_stops() {
     assert_eq!(mariadb_query(h, "SELECT 1"), "1");
     assert_eq!(mariadb_query(h, "SELECT DATABASE()"), "ibench");
     assert_eq!(mariadb_query(h, "SELECT @@max_connections"), "77");
-    mariadb_query(
+    check_one_row_table(
         h,
+        mariadb_query,
         "CREATE TABLE t (id BIGINT PRIMARY KEY) ENGINE=InnoDB; INSERT INTO t VALUES (1)",
     );
-    assert_eq!(mariadb_query(h, "SELECT count(*) FROM t"), "1");
 
-    let pid = h.pid;
-    let dir = h.dir.clone();
-    let handle = guard.stop_by_dir();
-    assert!(pid_gone(pid), "mariadbd {pid} still running after stop");
+    let (pid, dir) = (h.pid, h.dir.clone());
+    let handle = stop_and_check_gone(guard, "mariadbd");
     assert!(
         !Path::new(&format!("/proc/{pid}")).exists(),
         "mariadbd {pid} was not reaped"
@@ -406,10 +412,8 @@ fn mariadb_rocksdb_starts_answers_and_stops() {
         "ROCKSDB"
     );
 
-    let pid = h.pid;
     let dir = h.dir.clone();
-    let handle = guard.stop_by_dir();
-    assert!(pid_gone(pid), "mariadbd {pid} still running after stop");
+    let handle = stop_and_check_gone(guard, "mariadbd");
     assert!(!handle.is_running());
     std::fs::remove_dir_all(&dir).unwrap();
 }

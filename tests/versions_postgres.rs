@@ -160,11 +160,7 @@ fn debian_and_registry_builds_of_15_are_told_apart() {
             .arg(&registry)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ok(&out);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             text.contains("Build flags differ: -O2, lz4") && text.contains("-Os, no lz4"),

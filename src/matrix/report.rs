@@ -21,6 +21,7 @@ use crate::report::document::{self, Block, DocCell, DocRow, DocTable, Link};
 use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
 use crate::report::{compare, model, run_table};
+use crate::results::probe::median;
 use crate::workload::steps::StepName;
 
 /// One combination's spread over its repeats, per step.
@@ -67,19 +68,6 @@ pub struct Written {
     pub reports: Vec<PathBuf>,
     /// Problems, one line each.
     pub problems: Vec<String>,
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// Read the plans of the dirs: one matrix, or an error naming the odd dir.
@@ -548,14 +536,15 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
         }
         let mut per_step = Vec::new();
         for &step in &steps {
-            let mut v: Vec<f64> = repeats
+            let v: Vec<f64> = repeats
                 .iter()
                 .filter_map(|r| r.record.step(step))
                 .map(|s| s.throughput)
                 .collect();
             let min = v.iter().copied().fold(f64::INFINITY, f64::min);
             let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let med = median(&mut v);
+            // Never empty (the step is some repeat's); a throughput read back is finite.
+            let med = median(v).unwrap_or(0.0);
             per_step.push((step, med, min, max));
         }
         // The repeat closest to the medians (sum of |log ratio|).
@@ -693,7 +682,7 @@ fn render(
 /// the three share an axis and 1 is the matrix's typical host. A chart (HTML) and the same
 /// points as a folded list; nothing when no cell has a probe.
 fn host_blocks(members: &[(String, Vec<PathBuf>)]) -> Vec<Block> {
-    use crate::results::probe::{ProbeFigure, median};
+    use crate::results::probe::ProbeFigure;
     let mut cells: Vec<(f64, String, crate::results::probe::HostProbe)> = members
         .iter()
         .flat_map(|(m, dirs)| dirs.iter().map(move |d| (m, d)))
@@ -712,7 +701,7 @@ fn host_blocks(members: &[(String, Vec<PathBuf>)]) -> Vec<Block> {
     let figures = [ProbeFigure::Cpu, ProbeFigure::Memory, ProbeFigure::Loopback];
     let mut series = Vec::new();
     for f in figures {
-        let Some(mid) = median(cells.iter().filter_map(|c| f.of(&c.2)).collect()) else {
+        let Some(mid) = median(cells.iter().filter_map(|c| f.of(&c.2))) else {
             continue;
         };
         let points: Vec<(f64, f64)> = cells
@@ -842,15 +831,4 @@ fn index_md(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
         }
     }
     t
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
-    }
 }

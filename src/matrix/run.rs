@@ -17,7 +17,8 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::plan::{
-    Cell, Plan, PlanConfig, ServerSource, Shard, ShardIdentity, duration_text, run_options,
+    Cell, Plan, PlanConfig, PlanWorkload, ServerSource, Shard, ShardIdentity, duration_text,
+    run_options,
 };
 use crate::results::{self, Status};
 use crate::runner::stop;
@@ -318,7 +319,14 @@ fn execute_cell(
         ended_at: None,
         instance_dir: None,
     };
-    let result = run_cell(plan, cell, config, dir, &mut state, quiet);
+    let job = CellJob {
+        plan,
+        cell,
+        config,
+        dir,
+        quiet,
+    };
+    let result = run_cell(job, &mut state);
     state.ended_at = Some(results::now_rfc3339());
     state.instance_dir = None;
     match result {
@@ -336,46 +344,58 @@ fn execute_cell(
     Ok(state)
 }
 
-/// Run one cell; `Ok(status)` for completed or interrupted, `Err` for a failure.
-fn run_cell(
-    plan: &Plan,
-    cell: &Cell,
-    config: &PlanConfig,
-    dir: &Path,
-    state: &mut CellState,
+/// One cell to run: the plan it is in, its config, its own dir, and whether to print steps.
+#[derive(Clone, Copy)]
+struct CellJob<'a> {
+    plan: &'a Plan,
+    cell: &'a Cell,
+    config: &'a PlanConfig,
+    dir: &'a Path,
     quiet: bool,
-) -> Result<CellStatus> {
+}
+
+/// Run one cell; `Ok(status)` for completed or interrupted, `Err` for a failure.
+fn run_cell(job: CellJob, state: &mut CellState) -> Result<CellStatus> {
+    let CellJob {
+        plan,
+        cell,
+        dir,
+        quiet,
+        ..
+    } = job;
     let server = plan
         .server(&cell.server)
         .context("the plan has no such server")?;
     let workload = plan
         .workload(&cell.workload)
         .context("the plan has no such workload")?;
-    let run_dir = dir.join("run");
     match &server.source {
         ServerSource::Url { url, engine } => {
             let url = url.replace(super::plan::CELL_PLACEHOLDER, &cell.name);
+            let run_dir = dir.join("run");
             let opts = run_options(workload, &url, *engine, &run_dir, &cell.label, None, quiet)?;
             results::write_json_atomic(&dir.join(STATE_FILE), &*state)?;
             run_steps(opts)
         }
-        ServerSource::Managed { .. } => {
-            run_managed_cell(plan, cell, config, dir, state, quiet, &server.source)
-        }
+        ServerSource::Managed { .. } => run_managed_cell(job, state, workload, &server.source),
     }
 }
 
 /// Run one cell on a fresh private instance: start it with the cell's config, run the steps,
 /// stop it and keep its log in the cell's dir.
 fn run_managed_cell(
-    plan: &Plan,
-    cell: &Cell,
-    config: &PlanConfig,
-    dir: &Path,
+    job: CellJob,
     state: &mut CellState,
-    quiet: bool,
+    workload: &PlanWorkload,
     source: &ServerSource,
 ) -> Result<CellStatus> {
+    let CellJob {
+        plan,
+        cell,
+        config,
+        dir,
+        quiet,
+    } = job;
     let ServerSource::Managed {
         kind,
         engine,
@@ -383,11 +403,8 @@ fn run_managed_cell(
         init_args,
     } = source
     else {
-        anyhow::bail!("cell {} is not on a managed server", cell.name);
+        bail!("cell {} is not on a managed server", cell.name);
     };
-    let workload = plan
-        .workload(&cell.workload)
-        .context("the plan has no such workload")?;
     let run_dir = dir.join("run");
     let file = plan.file.display();
     let config_file = write_cell_config(config, *kind, dir)?;

@@ -158,10 +158,6 @@ impl Span {
     }
 }
 
-fn median_of(v: &[f64]) -> Option<f64> {
-    median(v.to_vec())
-}
-
 /// Prefix sums of a series and of its squares: the squared error of any stretch about its
 /// mean in O(1).
 struct Prefix {
@@ -200,18 +196,20 @@ impl Prefix {
 
 /// How many times the faster of `rates[a..k]` and `rates[k..b]` ran the slower (medians).
 fn level_factor(rates: &[f64], a: usize, k: usize, b: usize) -> Option<f64> {
-    let (x, y) = (median_of(&rates[a..k])?, median_of(&rates[k..b])?);
+    let (x, y) = (
+        median(rates[a..k].iter().copied())?,
+        median(rates[k..b].iter().copied())?,
+    );
     Some(x.max(y) / x.min(y).max(1.0))
 }
 
 fn span_of(rates: &[f64], from: usize, to: usize) -> Option<Span> {
-    let rest: Vec<f64> = rates[..from].iter().chain(&rates[to..]).copied().collect();
-    let slow = median_of(&rates[from..to])?;
+    let slow = median(rates[from..to].iter().copied())?;
     Some(Span {
         from,
         to,
         slow,
-        rest: median_of(&rest)?,
+        rest: median(rates[..from].iter().chain(&rates[to..]).copied())?,
         fastest: (from, to, slow),
     })
 }

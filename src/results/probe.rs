@@ -116,9 +116,10 @@ pub struct RunHostProbe {
     pub median: Option<HostProbe>,
 }
 
-/// Median; `None` for no values.
-pub fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.retain(|v| v.is_finite());
+/// The median of the finite values (the mean of the two middle ones for an even count); NaN
+/// and infinities are left out; `None` when no finite value is left. The project's one median.
+pub fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut values: Vec<f64> = values.into_iter().filter(|v| v.is_finite()).collect();
     if values.is_empty() {
         return None;
     }
@@ -135,9 +136,8 @@ pub fn median(mut values: Vec<f64>) -> Option<f64> {
 /// there is none.
 pub fn median_probe(probes: &[&HostProbe]) -> Option<HostProbe> {
     let first = probes.first()?;
-    let med = |get: &dyn Fn(&HostProbe) -> Option<f64>| {
-        median(probes.iter().filter_map(|p| get(p)).collect())
-    };
+    let med =
+        |get: &dyn Fn(&HostProbe) -> Option<f64>| median(probes.iter().filter_map(|p| get(p)));
     Some(HostProbe {
         at: first.at.clone(),
         cpu_ns_per_iteration: med(&|p| ProbeFigure::Cpu.of(p)),
@@ -270,6 +270,15 @@ mod tests {
         assert_eq!(CpuTicks::parse("cpu  1 2 3 4 5\n").unwrap().steal, 0);
         assert_eq!(CpuTicks::parse("cpu  1 2 x 4 5\n"), None);
         assert_eq!(CpuTicks::parse("intr 5\n"), None);
+    }
+
+    #[test]
+    fn the_median_of_odd_and_even_counts_leaves_out_what_is_not_finite() {
+        assert_eq!(median([3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median([4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median([f64::NAN, 4.0, f64::INFINITY, 2.0]), Some(3.0));
+        assert_eq!(median([f64::NAN]), None);
+        assert_eq!(median(Vec::new()), None);
     }
 
     #[test]

@@ -70,9 +70,9 @@ pub fn client_loop(
 ) -> Result<bool, BackendError> {
     let cpu0 = crate::stats::thread_cpu_seconds();
     let result = run_ops(worker, conn, pacer, stop, rec);
-    rec.thread_cpu_seconds += crate::stats::thread_cpu_seconds() - cpu0;
+    rec.figures.thread_cpu_seconds += crate::stats::thread_cpu_seconds() - cpu0;
     worker.finish();
-    rec.short_statements += worker.short_statements();
+    rec.figures.short_statements += worker.short_statements();
     result.map(|()| worker.finished_work() || stop.deadline_passed() || !stop.stopped_early())
 }
 
@@ -110,7 +110,7 @@ fn run_ops(
                     if attempts < MAX_RETRIES && !stop.should_stop() =>
                 {
                     attempts += 1;
-                    rec.retries += 1;
+                    rec.figures.retries += 1;
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 // The step ended while this op was in a conflict: it was never done, so it
@@ -534,7 +534,7 @@ mod tests {
                 let mut conn = Ids::with_rows(0);
                 let mut rec = OpRecorder::new(OpKind::Insert);
                 let r = client_loop(&mut inserter, &mut conn, None, &inserter_stop, &mut rec);
-                let _ = done_tx.send((r.is_ok(), rec.ops));
+                let _ = done_tx.send((r.is_ok(), rec.figures.ops));
             });
             std::thread::sleep(Duration::from_millis(200));
             let asked = Instant::now();
@@ -575,8 +575,8 @@ mod tests {
         });
         assert!(ins.0.unwrap(), "the inserter did all its rows");
         assert!(del.0.unwrap(), "the deleter used every permission");
-        assert_eq!((ins.1.rows, ins.1.ops), (2000, 40));
-        assert_eq!((del.1.rows, del.1.ops), (2000, 40));
+        assert_eq!((ins.1.figures.rows, ins.1.figures.ops), (2000, 40));
+        assert_eq!((del.1.figures.rows, del.1.figures.ops), (2000, 40));
         assert_eq!(ins_conn.len(), 1000, "the table kept its rows");
     }
 
@@ -604,8 +604,12 @@ mod tests {
         assert!(end.unwrap());
         // Due times start, start + 5 ms, ...: at most 100 fall before the deadline. A busy
         // machine may delay the loop, never run it ahead.
-        assert!(rec.ops <= 100, "{} ops", rec.ops);
-        assert!(rec.ops >= 50, "{} ops: the pacer fell far behind", rec.ops);
+        assert!(rec.figures.ops <= 100, "{} ops", rec.figures.ops);
+        assert!(
+            rec.figures.ops >= 50,
+            "{} ops: the pacer fell far behind",
+            rec.figures.ops
+        );
     }
 
     /// A transient conflict (deadlock, busy) is retried, counted, and the statement's rows
@@ -618,7 +622,10 @@ mod tests {
         let stop = StopSignal::new(None);
         let mut rec = OpRecorder::new(OpKind::Insert);
         assert!(client_loop(&mut inserter, &mut conn, None, &stop, &mut rec).unwrap());
-        assert_eq!((rec.ops, rec.rows, rec.retries), (2, 20, 3));
+        assert_eq!(
+            (rec.figures.ops, rec.figures.rows, rec.figures.retries),
+            (2, 20, 3)
+        );
         assert_eq!(conn.len(), 20, "no batch inserted twice, none lost");
     }
 
@@ -633,9 +640,9 @@ mod tests {
         let mut rec = OpRecorder::new(OpKind::Insert);
         let reached_end = client_loop(&mut inserter, &mut conn, None, &stop, &mut rec);
         assert!(reached_end.unwrap(), "a deadline is the natural end");
-        assert_eq!((rec.ops, conn.len()), (0, 0));
+        assert_eq!((rec.figures.ops, conn.len()), (0, 0));
         assert!(
-            rec.retries > 0,
+            rec.figures.retries > 0,
             "conflicts before the deadline were retried"
         );
     }
@@ -650,6 +657,6 @@ mod tests {
         let mut rec = OpRecorder::new(OpKind::Insert);
         let reached_end = client_loop(&mut inserter, &mut conn, None, &stop, &mut rec).unwrap();
         assert!(!reached_end);
-        assert_eq!(rec.ops, 0);
+        assert_eq!(rec.figures.ops, 0);
     }
 }

@@ -146,7 +146,7 @@ pub(super) fn book_rows(state: &mut TableState, plan: &StepPlan, finished: &[Fin
         if let Some(id) = f.worker.next_client_id() {
             state.next_client_id.insert(f.client, id);
         }
-        let rows = f.recorder.rows;
+        let rows = f.recorder.figures.rows;
         let entry = state.expected_rows.entry(f.table.clone()).or_insert(0);
         match f.recorder.kind {
             OpKind::Insert => *entry += rows,
@@ -162,7 +162,7 @@ pub(super) fn book_rows(state: &mut TableState, plan: &StepPlan, finished: &[Fin
 /// The step's main figure (rows or operations of its main op kind) and its per-second series.
 pub(super) fn main_figures(
     throughput: Throughput,
-    merged: &BTreeMap<OpKind, stats::MergedOps>,
+    merged: &BTreeMap<OpKind, stats::OpFigures>,
     seen: &monitor::Seconds,
 ) -> (u64, Vec<u64>) {
     let main = merged.get(&throughput.kind());
@@ -175,7 +175,7 @@ pub(super) fn main_figures(
 
 /// The step's figures per op kind; paced writers carry the step's target rate.
 pub(super) fn op_records(
-    merged: &BTreeMap<OpKind, stats::MergedOps>,
+    merged: &BTreeMap<OpKind, stats::OpFigures>,
     seconds: f64,
     target_rows_per_sec: Option<f64>,
 ) -> BTreeMap<String, OpRecord> {
@@ -206,7 +206,7 @@ pub(super) fn op_records(
 /// The step's SLA verdict on its inserts, when its plan has a target.
 pub(super) fn step_sla(
     plan: &StepPlan,
-    merged: &BTreeMap<OpKind, stats::MergedOps>,
+    merged: &BTreeMap<OpKind, stats::OpFigures>,
     seconds: f64,
     seen: &monitor::Seconds,
 ) -> Option<SlaRecord> {

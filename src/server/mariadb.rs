@@ -22,10 +22,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    RunAs, START_TIMEOUT, ServerHandle, ServerKind, ServerSpec, check_reachable, check_socket_path,
-    choose_port, copy_config, create_instance_dir, find_in, first_line, generate_password,
-    owner_only, password_file_query, path_dirs, pid_alive, pid_is, read_password, run_capture,
-    tail, terminate, wait_pid_gone, write_password_file,
+    RunAs, START_TIMEOUT, ServerHandle, ServerKind, ServerSpec, choose_port, copy_config, find_in,
+    first_line, generate_password, owner_only, password_file_query, path_dirs, pid_alive, pid_is,
+    prepare_instance_dir, read_password, run_capture, tail, terminate, wait_pid_gone,
+    write_password_file,
 };
 use crate::results::target::Engine;
 
@@ -84,13 +84,8 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     let port = choose_port(spec)?;
     let run_as = super::server_user(SERVER_USER, no_server_user)?;
 
-    let dir = create_instance_dir(spec)?;
+    let dir = prepare_instance_dir(spec, SOCKET, run_as.as_ref())?;
     let socket = dir.join(SOCKET);
-    check_socket_path(&socket)?;
-    if let Some(user) = &run_as {
-        check_reachable(&dir, user)?;
-    }
-    owner_only(&dir, run_as.as_ref())?;
     let password = generate_password()?;
     let password_file = write_password_file(&dir, &password, None)?;
     let data_dir = dir.join("data");

@@ -374,9 +374,26 @@ fn check_dir_usable(dir: &Path) -> Result<()> {
     }
 }
 
+/// A new server's instance dir ([`create_instance_dir`]), with the path of its socket
+/// `socket` inside it checked, reachable by the server's OS user `run_as`, and owner-only
+/// (the socket lives there, and so does the password).
+pub(crate) fn prepare_instance_dir(
+    spec: &ServerSpec,
+    socket: &str,
+    run_as: Option<&RunAs>,
+) -> Result<PathBuf> {
+    let dir = create_instance_dir(spec)?;
+    check_socket_path(&dir.join(socket))?;
+    if let Some(user) = run_as {
+        check_reachable(&dir, user)?;
+    }
+    owner_only(&dir, run_as)?;
+    Ok(dir)
+}
+
 /// Create the instance dir (the one in the spec or a fresh one under the temp dir) and return
 /// its absolute path.
-pub(crate) fn create_instance_dir(spec: &ServerSpec) -> Result<PathBuf> {
+fn create_instance_dir(spec: &ServerSpec) -> Result<PathBuf> {
     let dir = match &spec.dir {
         Some(dir) => {
             check_dir_usable(dir)?;
@@ -471,7 +488,7 @@ pub(crate) fn choose_port(spec: &ServerSpec) -> Result<u16> {
 }
 
 /// Error when a unix socket at `path` would be too long.
-pub(crate) fn check_socket_path(path: &Path) -> Result<()> {
+fn check_socket_path(path: &Path) -> Result<()> {
     let len = path.as_os_str().len();
     if len > MAX_SOCKET_PATH {
         bail!(
@@ -712,7 +729,7 @@ pub(crate) fn shell_quote(s: &str) -> String {
 
 /// Error unless `user` can traverse every ancestor of `dir` (a server running as another OS
 /// user must reach its data dir).
-pub(crate) fn check_reachable(dir: &Path, user: &RunAs) -> Result<()> {
+fn check_reachable(dir: &Path, user: &RunAs) -> Result<()> {
     for ancestor in dir.ancestors().skip(1) {
         let Ok(meta) = fs::metadata(ancestor) else {
             continue;

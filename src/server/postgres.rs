@@ -12,10 +12,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::{
-    RunAs, START_TIMEOUT, ServerHandle, ServerKind, ServerSpec, check_reachable, check_socket_path,
-    choose_port, command, copy_config, create_instance_dir, find_in, first_line, generate_password,
-    is_root, lookup_user, owner_only, password_file_query, path_dirs, pid_alive, pid_is,
-    run_capture, shell_quote, tail, terminate, wait_pid_gone, write_password_file,
+    RunAs, START_TIMEOUT, ServerHandle, ServerKind, ServerSpec, choose_port, command, copy_config,
+    find_in, first_line, generate_password, is_root, lookup_user, password_file_query, path_dirs,
+    pid_alive, pid_is, prepare_instance_dir, run_capture, shell_quote, tail, terminate,
+    wait_pid_gone, write_password_file,
 };
 
 /// The server log, in the instance dir.
@@ -40,13 +40,7 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     let port = choose_port(spec)?;
     let version = version(&bindir)?;
 
-    let dir = create_instance_dir(spec)?;
-    check_socket_path(&dir.join(format!(".s.PGSQL.{port}")))?;
-    if let Some(user) = &run_as {
-        check_reachable(&dir, user)?;
-    }
-    // Owner-only: the socket lives here, and so does the password.
-    owner_only(&dir, run_as.as_ref())?;
+    let dir = prepare_instance_dir(spec, &format!(".s.PGSQL.{port}"), run_as.as_ref())?;
     let data_dir = dir.join("data");
     // initdb reads the superuser's password from the file (as the server's OS user).
     let password_file = write_password_file(&dir, &generate_password()?, run_as.as_ref())?;

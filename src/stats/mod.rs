@@ -179,10 +179,9 @@ impl SecondCounts {
     }
 }
 
-/// What one connection measured for one op kind.
-pub struct OpRecorder {
-    /// The op kind.
-    pub kind: OpKind,
+/// The figures of one op kind: one connection's as its [`OpRecorder`] keeps them, or a step's
+/// over all its connections ([`merge`]).
+pub struct OpFigures {
     /// Latency from the intended start (the due time for paced connections, the send time
     /// otherwise), µs.
     pub latency: Histogram<u64>,
@@ -196,8 +195,50 @@ pub struct OpRecorder {
     pub retries: u64,
     /// Statements that affected fewer rows than asked (see `Worker::short_statements`).
     pub short_statements: u64,
-    /// CPU seconds of the connection's own thread over its loop (user + system).
+    /// CPU seconds of the connections' own threads over their loops (user + system).
     pub thread_cpu_seconds: f64,
+}
+
+impl OpFigures {
+    /// No operation yet.
+    pub fn new() -> Self {
+        OpFigures {
+            latency: new_histogram(),
+            service: new_histogram(),
+            ops: 0,
+            rows: 0,
+            retries: 0,
+            short_statements: 0,
+            thread_cpu_seconds: 0.0,
+        }
+    }
+
+    /// Add `other`'s figures to these.
+    pub fn add(&mut self, other: &OpFigures) {
+        // Both histograms have the same bounds, so adding cannot fail; a failure would only
+        // drop samples, which the counts below would then show.
+        let _ = self.latency.add(&other.latency);
+        let _ = self.service.add(&other.service);
+        self.ops += other.ops;
+        self.rows += other.rows;
+        self.retries += other.retries;
+        self.short_statements += other.short_statements;
+        self.thread_cpu_seconds += other.thread_cpu_seconds;
+    }
+}
+
+impl Default for OpFigures {
+    fn default() -> Self {
+        OpFigures::new()
+    }
+}
+
+/// What one connection measured for one op kind.
+pub struct OpRecorder {
+    /// The op kind.
+    pub kind: OpKind,
+    /// Its figures so far.
+    pub figures: OpFigures,
     /// Shared with the monitor thread.
     pub live: Arc<LiveCounters>,
 }
@@ -207,13 +248,7 @@ impl OpRecorder {
     pub fn new(kind: OpKind) -> Self {
         OpRecorder {
             kind,
-            latency: new_histogram(),
-            service: new_histogram(),
-            ops: 0,
-            rows: 0,
-            retries: 0,
-            short_statements: 0,
-            thread_cpu_seconds: 0.0,
+            figures: OpFigures::new(),
             live: Arc::new(LiveCounters::default()),
         }
     }
@@ -222,10 +257,11 @@ impl OpRecorder {
     #[inline]
     pub fn record(&mut self, latency: Duration, service: Duration, rows: u64) {
         let latency_us = duration_us(latency);
-        self.latency.saturating_record(latency_us.max(1));
-        self.service.saturating_record(duration_us(service).max(1));
-        self.ops += 1;
-        self.rows += rows;
+        let f = &mut self.figures;
+        f.latency.saturating_record(latency_us.max(1));
+        f.service.saturating_record(duration_us(service).max(1));
+        f.ops += 1;
+        f.rows += rows;
         let live = &self.live;
         live.ops.fetch_add(1, Ordering::Relaxed);
         live.rows.fetch_add(rows, Ordering::Relaxed);
@@ -240,46 +276,11 @@ pub fn duration_us(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
-/// Merged figures of one op kind over all connections of a step.
-pub struct MergedOps {
-    /// Latency from the intended start.
-    pub latency: Histogram<u64>,
-    /// Service time from the real send.
-    pub service: Histogram<u64>,
-    /// Operations finished.
-    pub ops: u64,
-    /// Rows affected.
-    pub rows: u64,
-    /// Retried operations.
-    pub retries: u64,
-    /// Statements that affected fewer rows than asked.
-    pub short_statements: u64,
-    /// CPU seconds of the connections' own threads.
-    pub thread_cpu_seconds: f64,
-}
-
 /// Merge recorders per op kind.
-pub fn merge(recorders: impl IntoIterator<Item = OpRecorder>) -> BTreeMap<OpKind, MergedOps> {
-    let mut out: BTreeMap<OpKind, MergedOps> = BTreeMap::new();
+pub fn merge(recorders: impl IntoIterator<Item = OpRecorder>) -> BTreeMap<OpKind, OpFigures> {
+    let mut out: BTreeMap<OpKind, OpFigures> = BTreeMap::new();
     for r in recorders {
-        let m = out.entry(r.kind).or_insert_with(|| MergedOps {
-            latency: new_histogram(),
-            service: new_histogram(),
-            ops: 0,
-            rows: 0,
-            retries: 0,
-            short_statements: 0,
-            thread_cpu_seconds: 0.0,
-        });
-        // Both histograms have the same bounds, so adding cannot fail; a failure would only
-        // drop samples, which the counts below would then show.
-        let _ = m.latency.add(&r.latency);
-        let _ = m.service.add(&r.service);
-        m.ops += r.ops;
-        m.rows += r.rows;
-        m.retries += r.retries;
-        m.short_statements += r.short_statements;
-        m.thread_cpu_seconds += r.thread_cpu_seconds;
+        out.entry(r.kind).or_default().add(&r.figures);
     }
     out
 }

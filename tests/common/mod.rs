@@ -6,6 +6,7 @@
 
 use ibench::stats::convert::count_f64;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::sync::{Mutex, OnceLock};
 
 use ibench::results::target::Engine;
@@ -15,13 +16,48 @@ use ibench::server::{self, ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::plan::StepPlan;
 use ibench::workload::steps::{Profile, StepName};
 
-/// Run the ibench binary built for these tests with `args` (no colours), and wait for it.
-pub fn ibench(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
-        .args(args)
+/// Run the ibench binary built for these tests with `args` (no colours, no CI step summary),
+/// and wait for it.
+pub fn ibench(args: &[&str]) -> Output {
+    ibench_with_env(args, &[])
+}
+
+/// [`ibench`] with `env` set on top.
+pub fn ibench_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"));
+    c.args(args)
         .env("NO_COLOR", "1")
-        .output()
-        .expect("run ibench")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run ibench")
+}
+
+/// `ibench matrix run FILE --out DIR` with `extra` arguments.
+pub fn matrix_run(file: &Path, out_dir: &Path, extra: &[&str]) -> Output {
+    let (file, out_dir) = (file.to_str().unwrap(), out_dir.to_str().unwrap());
+    ibench(&[&["matrix", "run", file, "--out", out_dir][..], extra].concat())
+}
+
+/// Debian's PostgreSQL 15, which must be installed.
+pub fn pg15_bindir() -> PathBuf {
+    let dir = PathBuf::from("/usr/lib/postgresql/15/bin");
+    assert!(
+        dir.join("postgres").is_file(),
+        "PostgreSQL 15 is missing (apt-get install postgresql; ./scripts/test.sh does it)"
+    );
+    dir
+}
+
+/// Asserts that the command succeeded (its stderr in the message); its stdout.
+pub fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Whether the step writes rows (and so gets an integrity check), as its plan says.
@@ -76,6 +112,65 @@ pub fn start_server(kind: ServerKind, engine: Engine) -> ServerHandle {
     handle
 }
 
+/// The one private server of `kind` and `engine` that the tests of this binary share, started
+/// on first use.
+pub fn shared_server(kind: ServerKind, engine: Engine) -> &'static ServerHandle {
+    static SHARED: Mutex<Vec<(ServerKind, Engine, &'static ServerHandle)>> = Mutex::new(Vec::new());
+    let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((.., s)) = shared.iter().find(|(k, e, _)| (*k, *e) == (kind, engine)) {
+        return s;
+    }
+    let s: &'static ServerHandle = Box::leak(Box::new(start_server(kind, engine)));
+    shared.push((kind, engine, s));
+    s
+}
+
+/// The tests of this binary that hold it run one at a time (a test that measures the host or
+/// a shared server must see only its own load).
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Runs `statement` while another thread runs `cancel` 300 ms in; asserts that the statement
+/// came back well before its 60 s; what it returned.
+pub fn cancelled_after_300ms<T>(
+    cancel: impl FnOnce() + Send + 'static,
+    statement: impl FnOnce() -> T,
+) -> T {
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        cancel();
+    });
+    let started = std::time::Instant::now();
+    let result = statement();
+    canceller.join().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    result
+}
+
+/// A private server of `kind` whose configuration adds `settings` (a file `name` in a fresh
+/// dir), not registered: the caller registers it or stops it itself.
+pub fn start_configured(
+    kind: ServerKind,
+    engine: Engine,
+    name: &str,
+    settings: &str,
+) -> ServerHandle {
+    let dir = fresh_dir("config");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join(name);
+    std::fs::write(&config, settings).unwrap();
+    server::start(&ServerSpec {
+        kind,
+        engine,
+        config: Some(config),
+        ..ServerSpec::default()
+    })
+    .unwrap_or_else(|e| panic!("a private {kind:?} with {name} starts: {e:#}"))
+}
+
 /// Have a server this test started stopped (and its dir removed) when the process exits.
 pub fn register_server(handle: ServerHandle) {
     register_clean_up();
@@ -109,6 +204,21 @@ pub fn small_options(url: &str, tag: &str) -> RunOptions {
     o.quiet = true;
     // The host probe is exercised, at a tenth of its default budget (it runs twice per step).
     o.host_probe_ms = 20;
+    o
+}
+
+/// The MySQL-family storage engine of a run and of its tables (`--engine`).
+pub fn use_engine(o: &mut RunOptions, engine: Engine) {
+    o.engine = Some(engine);
+    o.table.engine = engine;
+}
+
+/// Options for a small run of `steps` by `clients` clients that share one table.
+pub fn shared_table_options(url: &str, tag: &str, clients: u32, steps: &str) -> RunOptions {
+    let mut o = small_options(url, tag);
+    o.clients = clients;
+    o.shared_table = true;
+    o.steps = ibench::workload::steps::parse_step_list(steps).unwrap();
     o
 }
 
@@ -259,6 +369,71 @@ pub fn check_shared_table_keeps_its_rows(run: &RunRecord, clients: u64) {
             assert_eq!(i.unwrap().tables[0].allowed_drift_rows, 0);
         }
     }
+}
+
+/// A measured figure's value; panics, naming `what`, when it is n/a.
+pub fn value(m: &ibench::sampler::Metric, what: &str) -> f64 {
+    m.value()
+        .unwrap_or_else(|| panic!("{what} should be measured, is {m:?}"))
+}
+
+/// Asserts that `figure` is within 1% of the counter's own change `delta`.
+pub fn within_1pct(what: &str, figure: f64, delta: f64) {
+    eprintln!("{what}: figure × divisor {figure:.0}, the counter's own change {delta:.0}");
+    assert!(
+        (figure - delta).abs() <= 0.01 * delta,
+        "{what}: {figure} against the server's own {delta}"
+    );
+}
+
+/// Asserts that a run's server totals agree with the test's own reading of the server's
+/// process tree over the run (`own_cpu` seconds, `own_written` bytes), and that ibench's own
+/// CPU is large enough that counting it would break the bound; the server's CPU seconds.
+pub fn check_totals_match_own_reading(
+    totals: &ibench::results::metrics::Totals,
+    own_cpu: f64,
+    own_written: f64,
+) -> f64 {
+    let server_cpu = value(&totals.server_cpu_seconds, "server cpu");
+    let client_cpu = value(&totals.client_cpu_seconds, "client cpu");
+    let written = value(&totals.server_write_bytes, "server write_bytes");
+    eprintln!(
+        "server cpu {server_cpu:.3} s (own reading {own_cpu:.3}), client cpu {client_cpu:.3} s, \
+         written {written} (own reading {own_written})"
+    );
+    // Same tree, same interval but for the few ms around the sampler's start and stop.
+    assert!(
+        (server_cpu - own_cpu).abs() <= 0.1 * own_cpu + 0.03,
+        "server cpu {server_cpu} vs the test's own reading {own_cpu}"
+    );
+    assert!(
+        (written - own_written).abs() <= 0.1 * own_written + 256.0 * 1024.0,
+        "written {written} vs {own_written}"
+    );
+    // ibench's own CPU is real and large enough that counting it would break the 10% bound.
+    assert!(
+        client_cpu > 0.1 * own_cpu,
+        "client {client_cpu} vs server {own_cpu}: the check would not discriminate"
+    );
+    server_cpu
+}
+
+/// The benchmark's driver for `url` connects; counting the rows of a missing table is an SQL
+/// error whose detail `is_missing_table` accepts (the server's own code for it); a new `pi1`
+/// is empty.
+pub fn check_driver_basics(url: &str, is_missing_table: impl Fn(&str) -> bool) {
+    use ibench::backend::{BackendError, DriverOptions, driver_for_url};
+    let driver = driver_for_url(url, &DriverOptions::default()).unwrap();
+    let mut conn = driver.connect().unwrap();
+    let e = conn.count_rows("no_such_table").unwrap_err();
+    assert!(
+        matches!(&e, BackendError::Sql { detail, .. } if is_missing_table(detail)),
+        "{e}"
+    );
+    conn.create_table("pi1", &ibench::results::options::TableOptions::default())
+        .unwrap();
+    assert_eq!(conn.count_rows("pi1").unwrap(), 0);
+    assert_eq!(conn.min_max_id("pi1").unwrap(), None);
 }
 
 /// A URL of a new, empty database `name` on a private Postgres server (created here), so that

@@ -32,6 +32,18 @@ pub fn micro_options(url: &str, tag: &str, steps: Option<&str>) -> RunOptions {
     o
 }
 
+/// (rows, sum of k) over every table, `count_and_sum` giving both for one table from the SQL
+/// `SELECT COUNT(*), {sum_k} FROM sbtestN` (`sum_k`: the dialect's `COALESCE(SUM(k), 0)` as
+/// a 64-bit integer).
+pub fn rows_and_sum_k(
+    sum_k: &str,
+    mut count_and_sum: impl FnMut(&str) -> (i64, i64),
+) -> (i64, i64) {
+    (1..=TABLES)
+        .map(|t| count_and_sum(&format!("SELECT COUNT(*), {sum_k} FROM sbtest{t}")))
+        .fold((0, 0), |(rows, sum_k), (n, k)| (rows + n, sum_k + k))
+}
+
 fn ops_of(run: &RunRecord, step: &str) -> (u64, u64) {
     let s = run
         .steps

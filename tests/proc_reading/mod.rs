@@ -1,7 +1,24 @@
 //! The metrics tests' own reading of a process tree from /proc: written apart from ibench's
 //! sampler so the two can be compared.
 
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use ibench::results::RunRecord;
+use ibench::runner::RunOptions;
 use ibench::stats::convert::count_f64;
+
+use super::common::run_and_read;
+
+/// A run read back, with the test's own reading of the server's process tree `pid` around
+/// it: (record, directory, CPU seconds, bytes written).
+pub fn run_between_own_readings(pid: u32, opts: RunOptions) -> (RunRecord, PathBuf, f64, f64) {
+    let (cpu0, w0) = own_reading(pid);
+    let (run, dir) = run_and_read(opts);
+    let (cpu1, w1) = own_reading(pid);
+    (run, dir, cpu1 - cpu0, count_f64(w1 - w0))
+}
 
 /// The test's own reading of the server's process tree: CPU ticks (utime + stime + cutime +
 /// cstime of every process, reaped children included) and write_bytes.
