@@ -176,7 +176,7 @@ fn the_protocol_client_connects_reports_errors_and_is_cancelled() {
     killer.join().unwrap();
     match slept {
         Ok(r) => assert_eq!(r.first(), Some("1")),
-        Err(e) => assert_eq!(e.server().map(|s| s.code), Some(1317), "{e}"),
+        Err(e) => assert_eq!(e.server().and_then(|s| s.number), Some(1317), "{e}"),
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
     assert_eq!(
