@@ -552,7 +552,30 @@ impl Dialect for MyDialect {
     }
 
     fn insert_sql(table: &str, rows: usize, client_ids: bool) -> String {
-        insert_sql(table, rows, client_ids)
+        let (cols, row) = if client_ids {
+            (
+                "transactionid, dateandtime, cashregisterid, customerid, productid, price, data",
+                "(?, ?, ?, ?, ?, ?, ?)",
+            )
+        } else {
+            (
+                "dateandtime, cashregisterid, customerid, productid, price, data",
+                "(?, ?, ?, ?, ?, ?)",
+            )
+        };
+        let mut sql = String::with_capacity(80 + rows * (row.len() + 2));
+        sql.push_str("INSERT INTO ");
+        sql.push_str(table);
+        sql.push_str(" (");
+        sql.push_str(cols);
+        sql.push_str(") VALUES ");
+        for i in 0..rows {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(row);
+        }
+        sql
     }
 
     fn delete_sql(&self, table: &str) -> String {
@@ -560,15 +583,23 @@ impl Dialect for MyDialect {
     }
 
     fn range_sql(table: &str, index: SecondaryIndex) -> String {
-        range_sql(table, index)
+        let cols = index.column_list();
+        let first = index.columns()[0];
+        format!(
+            "SELECT {cols} FROM {table} FORCE INDEX ({}) WHERE {first} >= ? ORDER BY {cols} LIMIT 10",
+            index.name(table)
+        )
     }
 
     fn point_sql(table: &str, n: usize) -> String {
-        point_sql(table, n)
+        let marks = vec!["?"; n].join(", ");
+        format!(
+            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({marks})"
+        )
     }
 
     fn min_max_sql(table: &str) -> String {
-        min_max_sql(table)
+        format!("SELECT MIN(transactionid), MAX(transactionid) FROM {table}")
     }
 
     fn count_sql(table: &str) -> String {
@@ -899,53 +930,8 @@ fn create_indexes_sql(table: &str, one_per_index: bool) -> Vec<String> {
     }
 }
 
-fn insert_sql(table: &str, rows: usize, client_ids: bool) -> String {
-    let (cols, row) = if client_ids {
-        (
-            "transactionid, dateandtime, cashregisterid, customerid, productid, price, data",
-            "(?, ?, ?, ?, ?, ?, ?)",
-        )
-    } else {
-        (
-            "dateandtime, cashregisterid, customerid, productid, price, data",
-            "(?, ?, ?, ?, ?, ?)",
-        )
-    };
-    let mut sql = String::with_capacity(80 + rows * (row.len() + 2));
-    sql.push_str("INSERT INTO ");
-    sql.push_str(table);
-    sql.push_str(" (");
-    sql.push_str(cols);
-    sql.push_str(") VALUES ");
-    for i in 0..rows {
-        if i > 0 {
-            sql.push_str(", ");
-        }
-        sql.push_str(row);
-    }
-    sql
-}
-
 fn delete_sql(table: &str) -> String {
     format!("DELETE FROM {table} WHERE transactionid >= ? ORDER BY transactionid LIMIT ?")
-}
-
-fn range_sql(table: &str, index: SecondaryIndex) -> String {
-    let cols = index.column_list();
-    let first = index.columns()[0];
-    format!(
-        "SELECT {cols} FROM {table} FORCE INDEX ({}) WHERE {first} >= ? ORDER BY {cols} LIMIT 10",
-        index.name(table)
-    )
-}
-
-fn point_sql(table: &str, n: usize) -> String {
-    let marks = vec!["?"; n].join(", ");
-    format!("SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({marks})")
-}
-
-fn min_max_sql(table: &str) -> String {
-    format!("SELECT MIN(transactionid), MAX(transactionid) FROM {table}")
 }
 
 fn count_sql(table: &str, index: &str) -> String {
@@ -1034,16 +1020,21 @@ mod tests {
     #[test]
     fn insert_text() {
         assert_eq!(
-            insert_sql("pi1", 2, false),
+            MyDialect::insert_sql("pi1", 2, false),
             "INSERT INTO pi1 (dateandtime, cashregisterid, customerid, productid, price, data) \
              VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)"
         );
         assert_eq!(
-            insert_sql("pi1", 1, true),
+            MyDialect::insert_sql("pi1", 1, true),
             "INSERT INTO pi1 (transactionid, dateandtime, cashregisterid, customerid, \
              productid, price, data) VALUES (?, ?, ?, ?, ?, ?, ?)"
         );
-        assert_eq!(insert_sql("pi1", 100, false).matches('?').count(), 600);
+        assert_eq!(
+            MyDialect::insert_sql("pi1", 100, false)
+                .matches('?')
+                .count(),
+            600
+        );
     }
 
     #[test]
@@ -1081,26 +1072,26 @@ mod tests {
             "DELETE FROM pi1 WHERE transactionid >= ? ORDER BY transactionid LIMIT ?"
         );
         assert_eq!(
-            range_sql("pi1", SecondaryIndex::MarketSegment),
+            MyDialect::range_sql("pi1", SecondaryIndex::MarketSegment),
             "SELECT productid, customerid, price FROM pi1 FORCE INDEX (pi1_marketsegment) \
              WHERE productid >= ? ORDER BY productid, customerid, price LIMIT 10"
         );
         assert_eq!(
-            range_sql("pi1", SecondaryIndex::RegisterSegment),
+            MyDialect::range_sql("pi1", SecondaryIndex::RegisterSegment),
             "SELECT cashregisterid, customerid, price FROM pi1 FORCE INDEX (pi1_registersegment) \
              WHERE cashregisterid >= ? ORDER BY cashregisterid, customerid, price LIMIT 10"
         );
         assert_eq!(
-            range_sql("pi2", SecondaryIndex::Pdc),
+            MyDialect::range_sql("pi2", SecondaryIndex::Pdc),
             "SELECT price, dateandtime, customerid FROM pi2 FORCE INDEX (pi2_pdc) \
              WHERE price >= ? ORDER BY price, dateandtime, customerid LIMIT 10"
         );
         assert_eq!(
-            point_sql("pi1", 3),
+            MyDialect::point_sql("pi1", 3),
             "SELECT transactionid, productid, data FROM pi1 WHERE transactionid IN (?, ?, ?)"
         );
         assert_eq!(
-            min_max_sql("pi1"),
+            MyDialect::min_max_sql("pi1"),
             "SELECT MIN(transactionid), MAX(transactionid) FROM pi1"
         );
         assert_eq!(

@@ -502,81 +502,6 @@ impl MyWire {
         self.send_raw(&encrypted)
     }
 
-    /// Prepare `sql`.
-    pub fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
-        self.command(0x16, sql.as_bytes())?;
-        let p = self.next_packet()?;
-        let body = self.body(p);
-        if body.first() == Some(&0xFF) {
-            let e = self.server_error_of(body);
-            return Err(e);
-        }
-        if body.len() < 9 || body[0] != 0 {
-            return Err(self.protocol("an unexpected reply to COM_STMT_PREPARE".into()));
-        }
-        let id = u32::from_le_bytes([body[1], body[2], body[3], body[4]]);
-        let columns = u16::from_le_bytes([body[5], body[6]]);
-        let params = u16::from_le_bytes([body[7], body[8]]);
-        for count in [params, columns] {
-            if count > 0 {
-                for _ in 0..count {
-                    self.next_packet()?;
-                }
-                if self.caps & cap::DEPRECATE_EOF == 0 {
-                    self.next_packet()?;
-                }
-            }
-        }
-        Ok(Prepared { id, params })
-    }
-
-    /// Forget a prepared statement on the server (no reply comes).
-    pub fn close(&mut self, statement: &Prepared) -> WireResult<()> {
-        self.command(0x19, &statement.id.to_le_bytes())
-    }
-
-    /// Run a prepared statement with `params` (one per `?`, in order) and read its result.
-    pub fn execute<'a>(
-        &mut self,
-        statement: &Prepared,
-        params: impl IntoIterator<Item = Value<'a>>,
-    ) -> WireResult<Executed> {
-        self.start_command()?;
-        self.seq = 0;
-        self.ch.out.clear();
-        let at = self.begin_packet();
-        self.ch.out.push(0x17);
-        self.ch.out.extend_from_slice(&statement.id.to_le_bytes());
-        self.ch.out.push(0); // no cursor
-        self.ch.out.extend_from_slice(&1u32.to_le_bytes());
-        let n = usize::from(statement.params);
-        if n > 0 {
-            // NULL bitmap (nothing is NULL), new-params-bound, then types, then values.
-            let bitmap_at = self.ch.out.len();
-            self.ch.out.resize(bitmap_at + n.div_ceil(8), 0);
-            self.ch.out.push(1);
-            let types_at = self.ch.out.len();
-            self.ch.out.resize(types_at + 2 * n, 0);
-            let mut given = 0;
-            for value in params {
-                if given < n {
-                    let (t, flag) = encode(&mut self.ch.out, value);
-                    self.ch.out[types_at + 2 * given] = t;
-                    self.ch.out[types_at + 2 * given + 1] = flag;
-                }
-                given += 1;
-            }
-            if given != n {
-                return Err(WireError::Param(format!(
-                    "the statement takes {n} parameters, {given} were given"
-                )));
-            }
-        }
-        self.end_packet(at)?;
-        self.ch.send()?;
-        self.read_result()
-    }
-
     /// Run `sql` (text protocol), the text query that `PgWire::query` is for PostgreSQL; its
     /// rows as text.
     pub fn query(&mut self, sql: &str) -> WireResult<TextResult> {
@@ -820,25 +745,83 @@ impl Wire for MyWire {
         MyWire::connect(config)
     }
 
+    /// Prepare `sql`.
     fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
-        MyWire::prepare(self, sql)
+        self.command(0x16, sql.as_bytes())?;
+        let p = self.next_packet()?;
+        let body = self.body(p);
+        if body.first() == Some(&0xFF) {
+            let e = self.server_error_of(body);
+            return Err(e);
+        }
+        if body.len() < 9 || body[0] != 0 {
+            return Err(self.protocol("an unexpected reply to COM_STMT_PREPARE".into()));
+        }
+        let id = u32::from_le_bytes([body[1], body[2], body[3], body[4]]);
+        let columns = u16::from_le_bytes([body[5], body[6]]);
+        let params = u16::from_le_bytes([body[7], body[8]]);
+        for count in [params, columns] {
+            if count > 0 {
+                for _ in 0..count {
+                    self.next_packet()?;
+                }
+                if self.caps & cap::DEPRECATE_EOF == 0 {
+                    self.next_packet()?;
+                }
+            }
+        }
+        Ok(Prepared { id, params })
     }
 
-    #[inline]
+    /// Forget a prepared statement on the server (no reply comes).
+    fn close(&mut self, statement: &Prepared) -> WireResult<()> {
+        self.command(0x19, &statement.id.to_le_bytes())
+    }
+
+    /// Run a prepared statement with `params` (one per `?`, in order) and read its result.
     fn execute<'a>(
         &mut self,
         statement: &Prepared,
         params: impl IntoIterator<Item = Value<'a>>,
     ) -> WireResult<Executed> {
-        MyWire::execute(self, statement, params)
+        self.start_command()?;
+        self.seq = 0;
+        self.ch.out.clear();
+        let at = self.begin_packet();
+        self.ch.out.push(0x17);
+        self.ch.out.extend_from_slice(&statement.id.to_le_bytes());
+        self.ch.out.push(0); // no cursor
+        self.ch.out.extend_from_slice(&1u32.to_le_bytes());
+        let n = usize::from(statement.params);
+        if n > 0 {
+            // NULL bitmap (nothing is NULL), new-params-bound, then types, then values.
+            let bitmap_at = self.ch.out.len();
+            self.ch.out.resize(bitmap_at + n.div_ceil(8), 0);
+            self.ch.out.push(1);
+            let types_at = self.ch.out.len();
+            self.ch.out.resize(types_at + 2 * n, 0);
+            let mut given = 0;
+            for value in params {
+                if given < n {
+                    let (t, flag) = encode(&mut self.ch.out, value);
+                    self.ch.out[types_at + 2 * given] = t;
+                    self.ch.out[types_at + 2 * given + 1] = flag;
+                }
+                given += 1;
+            }
+            if given != n {
+                return Err(WireError::Param(format!(
+                    "the statement takes {n} parameters, {given} were given"
+                )));
+            }
+        }
+        self.end_packet(at)?;
+        self.ch.send()?;
+        self.read_result()
     }
 
     fn query(&mut self, sql: &str) -> WireResult<TextResult> {
         MyWire::query(self, sql)
-    }
-
-    fn close(&mut self, statement: &Prepared) -> WireResult<()> {
-        MyWire::close(self, statement)
     }
 
     fn tls_info(&self) -> Option<TlsInfo> {

@@ -328,8 +328,50 @@ impl Dialect for PgDialect {
         wire_detail(e)
     }
 
+    /// The multi-row insert: `$1` is the batch timestamp, shared by every row.
     fn insert_sql(table: &str, rows: usize, client_ids: bool) -> String {
-        insert_sql(table, rows, client_ids)
+        use std::fmt::Write;
+        let per_row = if client_ids { 6 } else { 5 };
+        let mut sql = String::with_capacity(100 + rows * 40);
+        sql.push_str("INSERT INTO ");
+        sql.push_str(table);
+        if client_ids {
+            sql.push_str(" (transactionid, dateandtime, cashregisterid, customerid, productid, price, data) VALUES ");
+        } else {
+            sql.push_str(
+                " (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ",
+            );
+        }
+        for row in 0..rows {
+            if row > 0 {
+                sql.push_str(", ");
+            }
+            let base = 2 + row * per_row;
+            // Writing to a String cannot fail.
+            let _ = if client_ids {
+                write!(
+                    sql,
+                    "(${}, $1, ${}, ${}, ${}, ${}, ${})",
+                    base,
+                    base + 1,
+                    base + 2,
+                    base + 3,
+                    base + 4,
+                    base + 5
+                )
+            } else {
+                write!(
+                    sql,
+                    "($1, ${}, ${}, ${}, ${}, ${})",
+                    base,
+                    base + 1,
+                    base + 2,
+                    base + 3,
+                    base + 4
+                )
+            };
+        }
+        sql
     }
 
     fn delete_sql(&self, table: &str) -> String {
@@ -337,15 +379,21 @@ impl Dialect for PgDialect {
     }
 
     fn range_sql(table: &str, index: SecondaryIndex) -> String {
-        range_sql(table, index)
+        let cols = index.column_list();
+        let first = index.columns()[0];
+        format!("SELECT {cols} FROM {table} WHERE {first} >= $1 ORDER BY {cols} LIMIT 10")
     }
 
     fn point_sql(table: &str, n: usize) -> String {
-        point_sql(table, n)
+        let list: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
+        format!(
+            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
+            list.join(", ")
+        )
     }
 
     fn min_max_sql(table: &str) -> String {
-        min_max_sql(table)
+        format!("SELECT min(transactionid), max(transactionid) FROM {table}")
     }
 
     fn count_sql(table: &str) -> String {
@@ -718,68 +766,6 @@ fn create_index_sql(table: &str, index: SecondaryIndex) -> String {
     )
 }
 
-/// The multi-row insert: `$1` is the batch timestamp, shared by every row.
-fn insert_sql(table: &str, rows: usize, client_ids: bool) -> String {
-    use std::fmt::Write;
-    let per_row = if client_ids { 6 } else { 5 };
-    let mut sql = String::with_capacity(100 + rows * 40);
-    sql.push_str("INSERT INTO ");
-    sql.push_str(table);
-    if client_ids {
-        sql.push_str(" (transactionid, dateandtime, cashregisterid, customerid, productid, price, data) VALUES ");
-    } else {
-        sql.push_str(" (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ");
-    }
-    for row in 0..rows {
-        if row > 0 {
-            sql.push_str(", ");
-        }
-        let base = 2 + row * per_row;
-        // Writing to a String cannot fail.
-        let _ = if client_ids {
-            write!(
-                sql,
-                "(${}, $1, ${}, ${}, ${}, ${}, ${})",
-                base,
-                base + 1,
-                base + 2,
-                base + 3,
-                base + 4,
-                base + 5
-            )
-        } else {
-            write!(
-                sql,
-                "($1, ${}, ${}, ${}, ${}, ${})",
-                base,
-                base + 1,
-                base + 2,
-                base + 3,
-                base + 4
-            )
-        };
-    }
-    sql
-}
-
-fn range_sql(table: &str, index: SecondaryIndex) -> String {
-    let cols = index.column_list();
-    let first = index.columns()[0];
-    format!("SELECT {cols} FROM {table} WHERE {first} >= $1 ORDER BY {cols} LIMIT 10")
-}
-
-fn point_sql(table: &str, n: usize) -> String {
-    let list: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
-    format!(
-        "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
-        list.join(", ")
-    )
-}
-
-fn min_max_sql(table: &str) -> String {
-    format!("SELECT min(transactionid), max(transactionid) FROM {table}")
-}
-
 /// A count that only `index` can answer without a sort: a predicate on its first column that
 /// every row satisfies, and its full key order.
 fn count_via_index_sql(table: &str, index: SecondaryIndex) -> String {
@@ -928,16 +914,16 @@ mod tests {
     #[test]
     fn insert_text() {
         assert_eq!(
-            insert_sql("pi1", 2, false),
+            PgDialect::insert_sql("pi1", 2, false),
             "INSERT INTO pi1 (dateandtime, cashregisterid, customerid, productid, price, data) \
              VALUES ($1, $2, $3, $4, $5, $6), ($1, $7, $8, $9, $10, $11)"
         );
         assert_eq!(
-            insert_sql("pi3", 2, true),
+            PgDialect::insert_sql("pi3", 2, true),
             "INSERT INTO pi3 (transactionid, dateandtime, cashregisterid, customerid, productid, \
              price, data) VALUES ($2, $1, $3, $4, $5, $6, $7), ($8, $1, $9, $10, $11, $12, $13)"
         );
-        let hundred = insert_sql("pi1", 100, false);
+        let hundred = PgDialect::insert_sql("pi1", 100, false);
         assert!(hundred.ends_with("($1, $497, $498, $499, $500, $501)"));
     }
 
@@ -969,26 +955,26 @@ mod tests {
              FROM pi1 WHERE transactionid >= $1 ORDER BY transactionid LIMIT $2))"
         );
         assert_eq!(
-            range_sql("pi1", SecondaryIndex::MarketSegment),
+            PgDialect::range_sql("pi1", SecondaryIndex::MarketSegment),
             "SELECT productid, customerid, price FROM pi1 WHERE productid >= $1 \
              ORDER BY productid, customerid, price LIMIT 10"
         );
         assert_eq!(
-            range_sql("pi2", SecondaryIndex::RegisterSegment),
+            PgDialect::range_sql("pi2", SecondaryIndex::RegisterSegment),
             "SELECT cashregisterid, customerid, price FROM pi2 WHERE cashregisterid >= $1 \
              ORDER BY cashregisterid, customerid, price LIMIT 10"
         );
         assert_eq!(
-            range_sql("pi1", SecondaryIndex::Pdc),
+            PgDialect::range_sql("pi1", SecondaryIndex::Pdc),
             "SELECT price, dateandtime, customerid FROM pi1 WHERE price >= $1 \
              ORDER BY price, dateandtime, customerid LIMIT 10"
         );
         assert_eq!(
-            point_sql("pi1", 3),
+            PgDialect::point_sql("pi1", 3),
             "SELECT transactionid, productid, data FROM pi1 WHERE transactionid IN ($1, $2, $3)"
         );
         assert_eq!(
-            min_max_sql("pi1"),
+            PgDialect::min_max_sql("pi1"),
             "SELECT min(transactionid), max(transactionid) FROM pi1"
         );
         assert_eq!(

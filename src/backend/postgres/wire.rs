@@ -610,108 +610,6 @@ impl PgWire {
         &self.notices
     }
 
-    /// Prepare `sql` as a named statement and learn its parameter types.
-    pub fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
-        self.start_command()?;
-        let name = format!("ib{}", self.next_statement);
-        self.next_statement += 1;
-        self.ch.out.clear();
-        let at = begin_message(&mut self.ch.out, b'P');
-        put_cstr(&mut self.ch.out, &name)?;
-        put_cstr(&mut self.ch.out, sql)?;
-        put_i16(&mut self.ch.out, 0);
-        end_message(&mut self.ch.out, at)?;
-        let at = begin_message(&mut self.ch.out, b'D');
-        self.ch.out.push(b'S');
-        put_cstr(&mut self.ch.out, &name)?;
-        end_message(&mut self.ch.out, at)?;
-        sync(&mut self.ch.out);
-        self.ch.send()?;
-        let mut param_types = Vec::new();
-        let mut error = None;
-        loop {
-            let f = self.reply_frame(&mut error)?;
-            match f.tag {
-                b't' => {
-                    let body = self.body(f);
-                    if body.len() >= 2 {
-                        param_types = body[2..].chunks_exact(4).map(be_u32).collect();
-                    }
-                }
-                b'E' => error = Some(self.server_error(f)),
-                b'Z' => break,
-                b'1' | b'T' | b'n' | b'S' | b'N' | b'A' => {}
-                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
-            }
-        }
-        match error {
-            Some(e) => Err(e),
-            None => Ok(Prepared { name, param_types }),
-        }
-    }
-
-    /// Run a prepared statement with `params` (one per `$n`, in order) and wait for its end.
-    pub fn execute<'a>(
-        &mut self,
-        statement: &Prepared,
-        params: impl IntoIterator<Item = Value<'a>>,
-    ) -> WireResult<Executed> {
-        self.start_command()?;
-        self.ch.out.clear();
-        let at = begin_message(&mut self.ch.out, b'B');
-        self.ch.out.push(0); // unnamed portal
-        put_cstr(&mut self.ch.out, &statement.name)?;
-        put_i16(&mut self.ch.out, 1);
-        put_i16(&mut self.ch.out, 1); // every parameter in binary
-        let n = statement.param_types.len();
-        put_i16(&mut self.ch.out, len_i16(n)?);
-        let mut given = 0;
-        for value in params {
-            let Some(&ty) = statement.param_types.get(given) else {
-                given += 1;
-                continue;
-            };
-            given += 1;
-            encode(&mut self.ch.out, value, ty, given)?;
-        }
-        if given != n {
-            return Err(WireError::Param(format!(
-                "the statement takes {n} parameters, {given} were given"
-            )));
-        }
-        put_i16(&mut self.ch.out, 1);
-        put_i16(&mut self.ch.out, 1); // every result column in binary
-        end_message(&mut self.ch.out, at)?;
-        // Execute the unnamed portal, all rows.
-        self.ch
-            .out
-            .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
-        sync(&mut self.ch.out);
-        self.ch.send()?;
-        let mut done = Executed::default();
-        let mut error = None;
-        loop {
-            let f = self.reply_frame(&mut error)?;
-            match f.tag {
-                b'D' => {
-                    if done.rows_returned == 0 {
-                        done.first_int = first_int(self.body(f));
-                    }
-                    done.rows_returned += 1;
-                }
-                b'C' => done.rows_affected = tag_count(self.body(f)),
-                b'E' => error = Some(self.server_error(f)),
-                b'Z' => break,
-                b'2' | b'I' | b'n' | b'S' | b'N' | b'A' | b's' => {}
-                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
-            }
-        }
-        match error {
-            Some(e) => Err(e),
-            None => Ok(done),
-        }
-    }
-
     /// Run `sql` (one or more statements) with the simple protocol, the text query that
     /// `MyWire::query` is for MySQL: the column names of the first result, and the rows of
     /// every result as text (NULL is `None`).
@@ -847,17 +745,106 @@ impl Wire for PgWire {
         PgWire::connect(config)
     }
 
+    /// Prepare `sql` as a named statement and learn its parameter types.
     fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
-        PgWire::prepare(self, sql)
+        self.start_command()?;
+        let name = format!("ib{}", self.next_statement);
+        self.next_statement += 1;
+        self.ch.out.clear();
+        let at = begin_message(&mut self.ch.out, b'P');
+        put_cstr(&mut self.ch.out, &name)?;
+        put_cstr(&mut self.ch.out, sql)?;
+        put_i16(&mut self.ch.out, 0);
+        end_message(&mut self.ch.out, at)?;
+        let at = begin_message(&mut self.ch.out, b'D');
+        self.ch.out.push(b'S');
+        put_cstr(&mut self.ch.out, &name)?;
+        end_message(&mut self.ch.out, at)?;
+        sync(&mut self.ch.out);
+        self.ch.send()?;
+        let mut param_types = Vec::new();
+        let mut error = None;
+        loop {
+            let f = self.reply_frame(&mut error)?;
+            match f.tag {
+                b't' => {
+                    let body = self.body(f);
+                    if body.len() >= 2 {
+                        param_types = body[2..].chunks_exact(4).map(be_u32).collect();
+                    }
+                }
+                b'E' => error = Some(self.server_error(f)),
+                b'Z' => break,
+                b'1' | b'T' | b'n' | b'S' | b'N' | b'A' => {}
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(Prepared { name, param_types }),
+        }
     }
 
-    #[inline]
+    /// Run a prepared statement with `params` (one per `$n`, in order) and wait for its end.
     fn execute<'a>(
         &mut self,
         statement: &Prepared,
         params: impl IntoIterator<Item = Value<'a>>,
     ) -> WireResult<Executed> {
-        PgWire::execute(self, statement, params)
+        self.start_command()?;
+        self.ch.out.clear();
+        let at = begin_message(&mut self.ch.out, b'B');
+        self.ch.out.push(0); // unnamed portal
+        put_cstr(&mut self.ch.out, &statement.name)?;
+        put_i16(&mut self.ch.out, 1);
+        put_i16(&mut self.ch.out, 1); // every parameter in binary
+        let n = statement.param_types.len();
+        put_i16(&mut self.ch.out, len_i16(n)?);
+        let mut given = 0;
+        for value in params {
+            let Some(&ty) = statement.param_types.get(given) else {
+                given += 1;
+                continue;
+            };
+            given += 1;
+            encode(&mut self.ch.out, value, ty, given)?;
+        }
+        if given != n {
+            return Err(WireError::Param(format!(
+                "the statement takes {n} parameters, {given} were given"
+            )));
+        }
+        put_i16(&mut self.ch.out, 1);
+        put_i16(&mut self.ch.out, 1); // every result column in binary
+        end_message(&mut self.ch.out, at)?;
+        // Execute the unnamed portal, all rows.
+        self.ch
+            .out
+            .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+        sync(&mut self.ch.out);
+        self.ch.send()?;
+        let mut done = Executed::default();
+        let mut error = None;
+        loop {
+            let f = self.reply_frame(&mut error)?;
+            match f.tag {
+                b'D' => {
+                    if done.rows_returned == 0 {
+                        done.first_int = first_int(self.body(f));
+                    }
+                    done.rows_returned += 1;
+                }
+                b'C' => done.rows_affected = tag_count(self.body(f)),
+                b'E' => error = Some(self.server_error(f)),
+                b'Z' => break,
+                b'2' | b'I' | b'n' | b'S' | b'N' | b'A' | b's' => {}
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(done),
+        }
     }
 
     fn query(&mut self, sql: &str) -> WireResult<TextResult> {
