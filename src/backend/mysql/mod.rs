@@ -1,9 +1,11 @@
 //! MySQL and MariaDB backend (InnoDB and MyRocks).
 //!
 //! Every connection runs on [`wire`], ibench's own blocking protocol client that reads results
-//! in place: the benchmark's connections ([`MysqlConn`]) and the driver's short ones
+//! in place: the benchmark's connections (`MysqlConn`: the generic `ServerConn`, in
+//! `backend/server_conn.rs`, with this module's `MyDialect`: its SQL, error numbers and the
+//! operations MySQL does its own way) and the driver's short ones
 //! (describe, settle, the `KILL QUERY` of a cancel) alike. Statements of the hot path are
-//! prepared once per connection and kept in this module's own cache. The settings come from
+//! prepared once per connection and kept in the connection's cache. The settings come from
 //! the URL, `~/.my.cnf` and `MYSQL_PWD` ([`config`]).
 
 pub mod codec;

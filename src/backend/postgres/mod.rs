@@ -1,8 +1,10 @@
 //! PostgreSQL backend.
 //!
-//! The benchmark's connections ([`PostgresConn`]) run on [`wire`], a blocking protocol client
-//! that costs what libpq costs or less: the thread blocks on its own socket, a statement's
-//! `Bind` is encoded into one reused buffer, replies are read in place. The driver's short
+//! The benchmark's connections (`PostgresConn`: the generic `ServerConn`, in
+//! `backend/server_conn.rs`, with this module's `PgDialect`: its SQL, SQLSTATEs and the
+//! operations PostgreSQL does its own way) run on [`wire`], a blocking protocol client that
+//! costs what libpq costs or less: the thread blocks on its own socket, a statement's `Bind`
+//! is encoded into one reused buffer, replies are read in place. The driver's short
 //! connections (describe, the settle phase's VACUUM and CHECKPOINT, a cancel) are the same
 //! client.
 //!
