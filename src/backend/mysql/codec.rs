@@ -7,6 +7,7 @@
 use crate::backend::protocol;
 use crate::backend::wire::{ServerError, Value};
 use crate::calendar::civil_from_system_time;
+use std::time::SystemTime;
 
 /// Capability flags (`CLIENT_*`).
 pub(super) mod cap {
@@ -47,9 +48,9 @@ pub(super) const CHARSET_UTF8MB4: u8 = 45;
 
 /// Append `value` in the binary protocol; returns its type and flag bytes: an integer as a
 /// `LONGLONG`, a string as a `VAR_STRING`, a timestamp as the `DATETIME` of its UTC
-/// calendar date and time.
+/// calendar date and time (through `dates`, which converts a repeated time once).
 #[inline]
-pub(super) fn encode(out: &mut Vec<u8>, value: Value<'_>) -> (u8, u8) {
+pub(super) fn encode(out: &mut Vec<u8>, value: Value<'_>, dates: &mut Datetimes) -> (u8, u8) {
     match value {
         Value::Int(v) => {
             out.extend_from_slice(&v.to_le_bytes());
@@ -60,28 +61,55 @@ pub(super) fn encode(out: &mut Vec<u8>, value: Value<'_>) -> (u8, u8) {
             (ty::VAR_STRING, 0)
         }
         Value::Timestamp(t) => {
-            put_datetime(out, t);
+            out.extend_from_slice(dates.bytes(t));
             (ty::DATETIME, 0)
         }
     }
 }
 
-/// A `DATETIME` value: its length (11, 7 or 4: the shortest that holds it), the year, month,
-/// day, hour, minute, second and microsecond.
-#[inline]
-fn put_datetime(out: &mut Vec<u8>, t: std::time::SystemTime) {
+/// The `DATETIME` bytes of the last time encoded: a batch's insert binds the same
+/// timestamp in every row, and it is turned into a calendar date once, not once per row.
+#[derive(Default)]
+pub(super) struct Datetimes {
+    last: Option<(SystemTime, [u8; 12], usize)>,
+}
+
+impl Datetimes {
+    /// The `DATETIME` value of `t`: its length (11, 7 or 4: the shortest that holds it),
+    /// then the year, month, day, hour, minute, second and microsecond.
+    #[inline]
+    fn bytes(&mut self, t: SystemTime) -> &[u8] {
+        let fresh = match self.last {
+            Some(last) if last.0 == t => last,
+            _ => {
+                let (bytes, len) = datetime(t);
+                (t, bytes, len)
+            }
+        };
+        let (_, bytes, len) = self.last.insert(fresh);
+        &bytes[..*len]
+    }
+}
+
+/// The `DATETIME` value of `t` and its length.
+fn datetime(t: SystemTime) -> ([u8; 12], usize) {
     let (y, mo, d, h, mi, s, us) = civil_from_system_time(t);
     let part = |v: u32| u8::try_from(v).unwrap_or(0);
     let [y0, y1] = u16::try_from(y).unwrap_or(0).to_le_bytes();
     let (mo, d, h, mi, s) = (part(mo), part(d), part(h), part(mi), part(s));
-    if us != 0 {
-        out.extend_from_slice(&[11, y0, y1, mo, d, h, mi, s]);
-        out.extend_from_slice(&us.to_le_bytes());
+    let mut out = [0u8; 12];
+    let len = if us != 0 {
+        out[..8].copy_from_slice(&[11, y0, y1, mo, d, h, mi, s]);
+        out[8..].copy_from_slice(&us.to_le_bytes());
+        12
     } else if h != 0 || mi != 0 || s != 0 {
-        out.extend_from_slice(&[7, y0, y1, mo, d, h, mi, s]);
+        out[..8].copy_from_slice(&[7, y0, y1, mo, d, h, mi, s]);
+        8
     } else {
-        out.extend_from_slice(&[4, y0, y1, mo, d]);
-    }
+        out[..5].copy_from_slice(&[4, y0, y1, mo, d]);
+        5
+    };
+    (out, len)
 }
 
 /// The part the handshake response and the `SSLRequest` share: capabilities, the largest
@@ -264,22 +292,27 @@ mod tests {
     #[test]
     fn parameters_are_encoded_with_the_mysql_crates_types() {
         let mut out = Vec::new();
-        assert_eq!(encode(&mut out, Value::Int(-1)), (ty::LONGLONG, 0));
+        let mut dates = Datetimes::default();
+        let mut put = |out: &mut Vec<u8>, v| encode(out, v, &mut dates);
+        assert_eq!(put(&mut out, Value::Int(-1)), (ty::LONGLONG, 0));
         assert_eq!(out, [255; 8]);
         out.clear();
-        assert_eq!(encode(&mut out, Value::Text("ab")), (ty::VAR_STRING, 0));
+        assert_eq!(put(&mut out, Value::Text("ab")), (ty::VAR_STRING, 0));
         assert_eq!(out, [2, b'a', b'b']);
         out.clear();
-        // 2026-11-25 00:00:00 UTC, then 01:02:03.000004 and 01:02:03.
+        // 2026-11-25 00:00:00 UTC, then 01:02:03.000004 (twice: the second from the last
+        // conversion), then 01:02:03.
         let day = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_564_800);
-        encode(&mut out, Value::Timestamp(day));
+        put(&mut out, Value::Timestamp(day));
         assert_eq!(out, [4, 0xEA, 0x07, 11, 25]);
-        out.clear();
         let t = day + std::time::Duration::from_micros(3_723_000_004);
-        assert_eq!(encode(&mut out, Value::Timestamp(t)), (ty::DATETIME, 0));
-        assert_eq!(out, [11, 0xEA, 0x07, 11, 25, 1, 2, 3, 4, 0, 0, 0]);
+        for _ in 0..2 {
+            out.clear();
+            assert_eq!(put(&mut out, Value::Timestamp(t)), (ty::DATETIME, 0));
+            assert_eq!(out, [11, 0xEA, 0x07, 11, 25, 1, 2, 3, 4, 0, 0, 0]);
+        }
         out.clear();
-        encode(
+        put(
             &mut out,
             Value::Timestamp(day + std::time::Duration::from_secs(3723)),
         );

@@ -801,9 +801,10 @@ impl Wire for MyWire {
             let types_at = self.ch.out.len();
             self.ch.out.resize(types_at + 2 * n, 0);
             let mut given = 0;
+            let mut dates = Datetimes::default();
             for value in params {
                 if given < n {
-                    let (t, flag) = encode(&mut self.ch.out, value);
+                    let (t, flag) = encode(&mut self.ch.out, value, &mut dates);
                     self.ch.out[types_at + 2 * given] = t;
                     self.ch.out[types_at + 2 * given + 1] = flag;
                 }
