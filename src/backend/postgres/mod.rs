@@ -988,6 +988,43 @@ mod tests {
     }
 
     #[test]
+    fn errors_are_classified_by_their_sqlstate() {
+        let e = |code: &str| {
+            WireError::Server(Box::new(ServerError {
+                sqlstate: code.to_string(),
+                severity: Some("ERROR".to_string()),
+                message: "m".to_string(),
+                ..ServerError::default()
+            }))
+        };
+        for retryable in ["40P01", "40001", "55P03"] {
+            let mapped = wire_error("t", "c", &e(retryable));
+            assert_eq!(
+                mapped.to_string(),
+                format!("transient conflict: c: ERROR: m (SQLSTATE {retryable})")
+            );
+        }
+        assert!(matches!(
+            wire_error("t", "c", &e("28P01")),
+            BackendError::Auth { .. }
+        ));
+        assert!(matches!(
+            wire_error("t", "c", &e("42P01")),
+            BackendError::Sql { .. }
+        ));
+        let io = WireError::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(matches!(
+            wire_error("t", "c", &io),
+            BackendError::Unreachable { .. }
+        ));
+        let broken = WireError::Protocol("bad message length 3".to_string());
+        assert_eq!(
+            wire_error("t", "c", &broken).to_string(),
+            "c: protocol error: bad message length 3 (server t)"
+        );
+    }
+
+    #[test]
     fn driver_redacts_the_password() {
         let settings = PgSettings::from_url("postgres://bob:secret@127.0.0.1:1/db").unwrap();
         let d = PostgresDriver::new(settings, None);
