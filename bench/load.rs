@@ -282,7 +282,8 @@ fn table_shape(admin: &mut Client, table: &str) -> Result<(i64, f64, i64)> {
         ))
         .with_context(|| format!("cannot read the shape of {table}"))?;
     let cell = |i: usize| -> Result<String> {
-        rows.first()
+        rows.rows
+            .first()
             .and_then(|r| r.get(i).cloned().flatten())
             .with_context(|| format!("no shape of {table}"))
     };

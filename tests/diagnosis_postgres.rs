@@ -29,7 +29,7 @@ fn pg_written_bytes(url: &str) -> f64 {
              * current_setting('block_size')::float8 FROM pg_stat_bgwriter",
         )
         .unwrap();
-    let cell = |i: usize| -> f64 { rows[0][i].as_deref().unwrap().parse().unwrap() };
+    let cell = |i: usize| -> f64 { rows.rows[0][i].as_deref().unwrap().parse().unwrap() };
     let (wal, pages): (f64, f64) = (cell(0), cell(1));
     wal + pages
 }
@@ -207,8 +207,8 @@ fn a_step_that_slows_down_on_the_server_is_named_a_dbms_slowdown() {
         let names = c
             .query("SELECT indexname FROM pg_indexes WHERE tablename = 'pi1' AND indexname <> 'pi1_pkey'")
             .unwrap();
-        assert_eq!(names.len(), 3, "{names:?}");
-        for n in names {
+        assert_eq!(names.rows.len(), 3, "{names:?}");
+        for n in names.rows {
             c.query(&format!("DROP INDEX {}", n[0].as_deref().unwrap()))
                 .unwrap();
         }

@@ -146,7 +146,7 @@ fn the_protocol_client_connects_reports_errors_and_is_cancelled() {
     // An interrupted SLEEP fails with ER_QUERY_INTERRUPTED (MySQL returns 1 instead).
     match cancelled_after_300ms(kill, || w.query("SELECT SLEEP(60)")) {
         Ok(r) => assert_eq!(r.first(), Some("1")),
-        Err(e) => assert_eq!(e.server().map(|s| s.code), Some(1317), "{e}"),
+        Err(e) => assert_eq!(e.server().and_then(|s| s.number), Some(1317), "{e}"),
     }
     assert_eq!(
         w.query("SELECT 1").unwrap().first(),

@@ -85,7 +85,7 @@ fn the_microbenchmark_suite_keeps_its_invariants() {
         let mut c = common::pg_connect(&url);
         micro_checks::rows_and_sum_k("COALESCE(SUM(k), 0)::bigint", |sql| {
             let r = c.query(sql).unwrap();
-            let cell = |i: usize| -> i64 { r[0][i].as_deref().unwrap().parse().unwrap() };
+            let cell = |i: usize| -> i64 { r.rows[0][i].as_deref().unwrap().parse().unwrap() };
             (cell(0), cell(1))
         })
     };
@@ -171,7 +171,7 @@ fn the_protocol_client_logs_in_with_scram_md5_cleartext_and_over_the_socket() {
     let wrong = PgWire::connect(&config("ib_md5", "not it", ""))
         .err()
         .unwrap();
-    let code = wrong.server().map(|s| s.code.clone());
+    let code = wrong.server().map(|s| s.sqlstate.clone());
     assert_eq!(code.as_deref(), Some("28P01"), "{wrong}");
     let no_password = PgConfig::from_url(&format!(
         "postgres://ib_md5@127.0.0.1:{}/postgres?sslmode=disable",
@@ -221,7 +221,11 @@ fn the_protocol_client_reports_errors_and_cancels() {
         move || key.cancel().unwrap(),
         || wire.query("SELECT pg_sleep(60)").unwrap_err(),
     );
-    assert_eq!(e.server().map(|s| s.code.as_str()), Some("57014"), "{e}");
+    assert_eq!(
+        e.server().map(|s| s.sqlstate.as_str()),
+        Some("57014"),
+        "{e}"
+    );
     assert_eq!(
         wire.query_value("SELECT 1").unwrap().as_deref(),
         Some("1"),

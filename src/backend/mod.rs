@@ -12,9 +12,11 @@ pub(crate) mod mock;
 pub mod mysql;
 pub mod postgres;
 pub mod protocol;
+pub(crate) mod server_conn;
 pub mod sqlite;
 pub mod target;
 pub mod tls;
+pub mod wire;
 
 use std::time::Duration;
 

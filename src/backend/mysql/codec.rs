@@ -5,6 +5,9 @@
 //! socket: [`super::wire`] does, and calls these.
 
 use crate::backend::protocol;
+use crate::backend::wire::{ServerError, Value};
+use crate::calendar::civil_from_system_time;
+use std::time::SystemTime;
 
 /// Capability flags (`CLIENT_*`).
 pub(super) mod cap {
@@ -43,70 +46,70 @@ pub(super) const MORE_RESULTS: u16 = 0x0008;
 /// `utf8mb4_general_ci`.
 pub(super) const CHARSET_UTF8MB4: u8 = 45;
 
-/// What the server said when it refused something (an ERR packet).
-#[derive(Debug, Clone)]
-pub struct ServerError {
-    /// The error number, e.g. 1213.
-    pub code: u16,
-    /// The SQLSTATE, e.g. `40001`.
-    pub state: String,
-    /// The message.
-    pub message: String,
-}
-
-impl std::fmt::Display for ServerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ERROR {} ({}): {}", self.code, self.state, self.message)
-    }
-}
-
-/// Why a call failed.
-pub type WireError = protocol::WireError<ServerError>;
-
-pub(super) type WireResult<T> = Result<T, WireError>;
-
-/// One value to bind, with its protocol type.
-#[derive(Debug, Clone, Copy)]
-pub enum Value<'a> {
-    /// `LONGLONG`.
-    Int(i64),
-    /// `LONGLONG UNSIGNED`.
-    UInt(u64),
-    /// `VAR_STRING`.
-    Bytes(&'a [u8]),
-    /// `DATETIME`: year, month, day, hour, minute, second, microsecond.
-    DateTime(u16, u8, u8, u8, u8, u8, u32),
-}
-
-/// Append `value` in the binary protocol; returns its type and flag bytes.
+/// Append `value` in the binary protocol; returns its type and flag bytes: an integer as a
+/// `LONGLONG`, a string as a `VAR_STRING`, a timestamp as the `DATETIME` of its UTC
+/// calendar date and time (through `dates`, which converts a repeated time once).
 #[inline]
-pub(super) fn encode(out: &mut Vec<u8>, value: Value<'_>) -> (u8, u8) {
+pub(super) fn encode(out: &mut Vec<u8>, value: Value<'_>, dates: &mut Datetimes) -> (u8, u8) {
     match value {
         Value::Int(v) => {
             out.extend_from_slice(&v.to_le_bytes());
             (ty::LONGLONG, 0)
         }
-        Value::UInt(v) => {
-            out.extend_from_slice(&v.to_le_bytes());
-            (ty::LONGLONG, 0x80)
-        }
-        Value::Bytes(b) => {
-            put_lenenc_bytes(out, b);
+        Value::Text(s) => {
+            put_lenenc_bytes(out, s.as_bytes());
             (ty::VAR_STRING, 0)
         }
-        Value::DateTime(y, mo, d, h, mi, s, us) => {
-            let [y0, y1] = y.to_le_bytes();
-            if us != 0 {
-                out.extend_from_slice(&[11, y0, y1, mo, d, h, mi, s]);
-                out.extend_from_slice(&us.to_le_bytes());
-            } else if h != 0 || mi != 0 || s != 0 {
-                out.extend_from_slice(&[7, y0, y1, mo, d, h, mi, s]);
-            } else {
-                out.extend_from_slice(&[4, y0, y1, mo, d]);
-            }
+        Value::Timestamp(t) => {
+            out.extend_from_slice(dates.bytes(t));
             (ty::DATETIME, 0)
         }
     }
+}
+
+/// The `DATETIME` bytes of the last time encoded: a batch's insert binds the same
+/// timestamp in every row, and it is turned into a calendar date once, not once per row.
+#[derive(Default)]
+pub(super) struct Datetimes {
+    last: Option<(SystemTime, [u8; 12], usize)>,
+}
+
+impl Datetimes {
+    /// The `DATETIME` value of `t`: its length (11, 7 or 4: the shortest that holds it),
+    /// then the year, month, day, hour, minute, second and microsecond.
+    #[inline]
+    fn bytes(&mut self, t: SystemTime) -> &[u8] {
+        let fresh = match self.last {
+            Some(last) if last.0 == t => last,
+            _ => {
+                let (bytes, len) = datetime(t);
+                (t, bytes, len)
+            }
+        };
+        let (_, bytes, len) = self.last.insert(fresh);
+        &bytes[..*len]
+    }
+}
+
+/// The `DATETIME` value of `t` and its length.
+fn datetime(t: SystemTime) -> ([u8; 12], usize) {
+    let (y, mo, d, h, mi, s, us) = civil_from_system_time(t);
+    let part = |v: u32| u8::try_from(v).unwrap_or(0);
+    let [y0, y1] = u16::try_from(y).unwrap_or(0).to_le_bytes();
+    let (mo, d, h, mi, s) = (part(mo), part(d), part(h), part(mi), part(s));
+    let mut out = [0u8; 12];
+    let len = if us != 0 {
+        out[..8].copy_from_slice(&[11, y0, y1, mo, d, h, mi, s]);
+        out[8..].copy_from_slice(&us.to_le_bytes());
+        12
+    } else if h != 0 || mi != 0 || s != 0 {
+        out[..8].copy_from_slice(&[7, y0, y1, mo, d, h, mi, s]);
+        8
+    } else {
+        out[..5].copy_from_slice(&[4, y0, y1, mo, d]);
+        5
+    };
+    (out, len)
 }
 
 /// The part the handshake response and the `SSLRequest` share: capabilities, the largest
@@ -215,9 +218,10 @@ pub(super) fn parse_error(b: &[u8]) -> ServerError {
         _ => ("HY000".to_string(), b.get(3..).unwrap_or_default()),
     };
     ServerError {
-        code,
-        state: protocol::server_text(&state.into_bytes()),
+        sqlstate: protocol::server_text(&state.into_bytes()),
+        number: Some(code),
         message: protocol::server_text(message),
+        ..ServerError::default()
     }
 }
 
@@ -288,19 +292,31 @@ mod tests {
     #[test]
     fn parameters_are_encoded_with_the_mysql_crates_types() {
         let mut out = Vec::new();
-        assert_eq!(encode(&mut out, Value::Int(-1)), (ty::LONGLONG, 0));
+        let mut dates = Datetimes::default();
+        let mut put = |out: &mut Vec<u8>, v| encode(out, v, &mut dates);
+        assert_eq!(put(&mut out, Value::Int(-1)), (ty::LONGLONG, 0));
         assert_eq!(out, [255; 8]);
         out.clear();
-        assert_eq!(encode(&mut out, Value::UInt(3)), (ty::LONGLONG, 0x80));
-        out.clear();
-        assert_eq!(encode(&mut out, Value::Bytes(b"ab")), (ty::VAR_STRING, 0));
+        assert_eq!(put(&mut out, Value::Text("ab")), (ty::VAR_STRING, 0));
         assert_eq!(out, [2, b'a', b'b']);
         out.clear();
-        encode(&mut out, Value::DateTime(2026, 11, 25, 1, 2, 3, 4));
-        assert_eq!(out, [11, 0xEA, 0x07, 11, 25, 1, 2, 3, 4, 0, 0, 0]);
-        out.clear();
-        encode(&mut out, Value::DateTime(2026, 11, 25, 0, 0, 0, 0));
+        // 2026-11-25 00:00:00 UTC, then 01:02:03.000004 (twice: the second from the last
+        // conversion), then 01:02:03.
+        let day = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_564_800);
+        put(&mut out, Value::Timestamp(day));
         assert_eq!(out, [4, 0xEA, 0x07, 11, 25]);
+        let t = day + std::time::Duration::from_micros(3_723_000_004);
+        for _ in 0..2 {
+            out.clear();
+            assert_eq!(put(&mut out, Value::Timestamp(t)), (ty::DATETIME, 0));
+            assert_eq!(out, [11, 0xEA, 0x07, 11, 25, 1, 2, 3, 4, 0, 0, 0]);
+        }
+        out.clear();
+        put(
+            &mut out,
+            Value::Timestamp(day + std::time::Duration::from_secs(3723)),
+        );
+        assert_eq!(out, [7, 0xEA, 0x07, 11, 25, 1, 2, 3]);
         out.clear();
         put_lenenc_bytes(&mut out, &[7; 300]);
         assert_eq!(&out[..3], &[0xFC, 0x2C, 0x01]);
@@ -310,7 +326,7 @@ mod tests {
     #[test]
     fn replies_are_read_in_place() {
         let e = parse_error(b"\xFF\xbd\x04#40001Deadlock found");
-        assert_eq!((e.code, e.state.as_str()), (1213, "40001"));
+        assert_eq!((e.number, e.sqlstate.as_str()), (Some(1213), "40001"));
         assert_eq!(e.to_string(), "ERROR 1213 (40001): Deadlock found");
         let ok = ok_packet(&[0, 5, 0, 8, 0, 0, 0]);
         assert_eq!((ok.affected, ok.status), (5, MORE_RESULTS));

@@ -1,30 +1,27 @@
 //! MySQL and MariaDB backend (InnoDB and MyRocks).
 //!
 //! Every connection runs on [`wire`], ibench's own blocking protocol client that reads results
-//! in place: the benchmark's connections ([`MysqlConn`]) and the driver's short ones
+//! in place: the benchmark's connections (`MysqlConn`: the generic `ServerConn`, in
+//! `backend/server_conn.rs`, with this module's `MyDialect`: its SQL, error numbers and the
+//! operations MySQL does its own way) and the driver's short ones
 //! (describe, settle, the `KILL QUERY` of a cancel) alike. Statements of the hot path are
-//! prepared once per connection and kept in this module's own cache. The settings come from
+//! prepared once per connection and kept in the connection's cache. The settings come from
 //! the URL, `~/.my.cnf` and `MYSQL_PWD` ([`config`]).
 
 pub mod codec;
 pub mod config;
 pub mod wire;
 
-use std::collections::HashMap;
 use std::time::Instant;
 
-use super::micro_sql::{self, Outcome, Placeholders};
+use super::micro_sql::Placeholders;
+use super::server_conn::{self, Dialect, ErrorClass, ServerConn};
 use super::*;
-use crate::calendar::civil_from_system_time;
 use crate::results::target::Flavour;
 use crate::stats::convert::i64_u64;
 use crate::url::{ServerUrl, Url};
-use crate::workload::micro::MicroStatement;
 use config::MyConfig;
-use wire::{Executed, MyWire, Prepared, TextResult, Value as Param, WireError};
-
-/// MySQL marks parameters with `?`.
-const PLACEHOLDERS: Placeholders = Placeholders::Question;
+use wire::{MyWire, ServerError, WireError};
 
 /// How long a connection attempt may take before the server counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -125,7 +122,7 @@ impl MysqlDriver {
     fn wire_connect_error(&self, e: &WireError) -> BackendError {
         let context = format!("connect to {}", self.target);
         match e {
-            WireError::Server(m) if m.code == ER_BAD_DB_ERROR => {
+            WireError::Server(m) if m.number == Some(ER_BAD_DB_ERROR) => {
                 BackendError::sql(context, self.missing_database(&m.to_string()))
             }
             WireError::Auth(_) => BackendError::Auth {
@@ -187,12 +184,10 @@ impl MysqlDriver {
 impl Driver for MysqlDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
         let wire = MyWire::connect(&self.config).map_err(|e| self.wire_connect_error(&e))?;
-        let mut conn = MysqlConn {
-            wire,
+        let dialect = MyDialect {
             config: self.config.clone(),
-            target: self.target.clone(),
-            statements: HashMap::new(),
         };
+        let mut conn = MysqlConn::new(wire, self.target.clone(), dialect);
         if self.engine == Engine::Rocksdb {
             let support = conn.query(ROCKSDB_SUPPORT_SQL, "check the ROCKSDB engine")?;
             rocksdb_usable(support.first(), &self.target)?;
@@ -502,14 +497,14 @@ fn compact_l0(conn: &mut MyWire) -> SettleAction {
     }
 }
 
-/// One MySQL/MariaDB connection with its prepared statements, on the blocking protocol
-/// client ([`wire`]): every statement the steps send, admin ones included, goes over it.
-pub struct MysqlConn {
-    wire: MyWire,
-    /// How to open a second connection (for `KILL QUERY`).
+/// One MySQL/MariaDB connection with its prepared statements: the generic server connection
+/// with MySQL's dialect, on the blocking protocol client ([`wire`]).
+pub(crate) type MysqlConn = ServerConn<MyDialect>;
+
+/// What a MySQL connection keeps of its own: how to open a second connection (for
+/// `KILL QUERY`).
+pub(crate) struct MyDialect {
     config: MyConfig,
-    target: String,
-    statements: HashMap<String, TableStatements<Prepared>>,
 }
 
 /// Cancels a MySQL connection's statement with `KILL QUERY` from a second connection: its
@@ -533,67 +528,20 @@ impl Canceller for MyCanceller {
     }
 }
 
-impl MysqlConn {
-    fn err(&self, context: &str, e: &WireError) -> BackendError {
-        wire_error(&self.target, context, e)
-    }
+/// The engine of an existing table, `None` when the table does not exist.
+fn table_engine(c: &mut MysqlConn, table: &str) -> BackendResult<Option<String>> {
+    let sql = format!(
+        "SELECT ENGINE FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {}",
+        quote_literal(table)
+    );
+    let result = c.query(&sql, &format!("read the engine of {table}"))?;
+    Ok(result.first().map(str::to_string))
+}
 
-    /// Run `sql` as text; its result.
-    fn query(&mut self, sql: &str, context: &str) -> BackendResult<TextResult> {
-        self.wire.query(sql).map_err(|e| self.err(context, &e))
-    }
-
-    /// The first column of the first row of `sql` as a number (0 for no row or NULL).
-    fn number(&mut self, sql: &str, context: &str) -> BackendResult<u64> {
-        let result = self.query(sql, context)?;
-        let text = result.first().unwrap_or("0");
-        text.trim()
-            .parse()
-            .map_err(|e| BackendError::sql(context, format!("'{text}': {e}")))
-    }
-
-    /// Run the statement `key` of `table` with `params`, preparing it from `sql()` on first
-    /// use. The hot path looks the statement up once and clones nothing.
-    fn execute<'a>(
-        &mut self,
-        table: &str,
-        key: StatementKey,
-        sql: impl FnOnce() -> String,
-        context: &dyn Fn() -> String,
-        params: impl IntoIterator<Item = Param<'a>>,
-    ) -> BackendResult<Executed> {
-        let target = &self.target;
-        with_cached_statement(
-            &mut self.statements,
-            table,
-            key,
-            &mut self.wire,
-            |wire| {
-                wire.prepare(&sql())
-                    .map_err(|e| wire_error(target, &context(), &e))
-            },
-            |wire, stmt| {
-                wire.execute(stmt, params)
-                    .map_err(|e| wire_error(target, &context(), &e))
-            },
-        )
-    }
-
-    /// The engine of an existing table, `None` when the table does not exist.
-    fn table_engine(&mut self, table: &str) -> BackendResult<Option<String>> {
-        let sql = format!(
-            "SELECT ENGINE FROM information_schema.TABLES \
-             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {}",
-            quote_literal(table)
-        );
-        let result = self.query(&sql, &format!("read the engine of {table}"))?;
-        Ok(result.first().map(str::to_string))
-    }
-
-    /// Every column of every row of `sql` as text.
-    fn text_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, WireError> {
-        self.wire.query(sql).map(|r| r.rows)
-    }
+/// Every column of every row of `sql` as text.
+fn text_rows(c: &mut MysqlConn, sql: &str) -> Result<Vec<Vec<Option<String>>>, WireError> {
+    c.wire.query(sql).map(|r| r.rows)
 }
 
 /// `s` as an SQL string literal (backslashes and quotes escaped; ibench's own table and index
@@ -602,73 +550,104 @@ fn quote_literal(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
 }
 
-impl MysqlConn {
-    /// One microbenchmark statement: rows read (a scan: rows counted) or changed.
-    fn micro_statement(&mut self, table: &str, s: &MicroStatement) -> BackendResult<u64> {
-        let context = || format!("{:?} on {table}", s.kind);
-        let outcome = micro_sql::outcome(s.kind);
-        if outcome == Outcome::Control {
-            let sql = micro_sql::statement_sql(s.kind, table, 0, PLACEHOLDERS);
-            self.query(&sql, &context())?;
-            return Ok(0);
-        }
-        let n = s.ints.len();
-        let params = micro_sql::params(
-            s,
-            |v| Param::Int(i64::from(*v)),
-            |t| Param::Bytes(t.as_bytes()),
-        );
-        let done = self.execute(
-            table,
-            StatementKey::Micro(s.kind, n),
-            || micro_sql::statement_sql(s.kind, table, n, PLACEHOLDERS),
-            &context,
-            params,
-        )?;
-        Ok(match outcome {
-            Outcome::Count => done.first_int.map_or(0, i64_u64),
-            Outcome::Changed => done.rows_affected,
-            Outcome::Rows | Outcome::Control => done.rows_returned,
-        })
-    }
-}
+impl Dialect for MyDialect {
+    type Wire = MyWire;
+    const PLACEHOLDERS: Placeholders = Placeholders::Question;
 
-impl Conn for MysqlConn {
-    fn create_micro_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()> {
-        self.drop_table(table)?;
-        let suffix = format!(" ENGINE={}", options.engine.sql_name());
-        for sql in micro_sql::create_table_sql(table, &suffix) {
-            self.query(&sql, &format!("create table {table}"))?;
+    fn class(e: &ServerError) -> ErrorClass {
+        match e.number {
+            Some(ER_LOCK_DEADLOCK | ER_LOCK_WAIT_TIMEOUT) => ErrorClass::Retryable,
+            Some(ER_ACCESS_DENIED | ER_DBACCESS_DENIED) => ErrorClass::Auth,
+            _ => ErrorClass::Other,
         }
-        Ok(())
     }
 
-    fn micro(&mut self, table: &str, statements: &[MicroStatement]) -> BackendResult<u64> {
-        micro_sql::run_operation(
-            self,
-            statements,
-            |c, s| c.micro_statement(table, s),
-            |c| {
-                let _ = c.wire.query("ROLLBACK");
-            },
+    fn insert_sql(table: &str, rows: usize, client_ids: bool) -> String {
+        let (cols, row) = if client_ids {
+            (
+                "transactionid, dateandtime, cashregisterid, customerid, productid, price, data",
+                "(?, ?, ?, ?, ?, ?, ?)",
+            )
+        } else {
+            (
+                "dateandtime, cashregisterid, customerid, productid, price, data",
+                "(?, ?, ?, ?, ?, ?)",
+            )
+        };
+        let mut sql = String::with_capacity(80 + rows * (row.len() + 2));
+        sql.push_str("INSERT INTO ");
+        sql.push_str(table);
+        sql.push_str(" (");
+        sql.push_str(cols);
+        sql.push_str(") VALUES ");
+        for i in 0..rows {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(row);
+        }
+        sql
+    }
+
+    fn delete_sql(&self, table: &str) -> String {
+        delete_sql(table)
+    }
+
+    fn range_sql(table: &str, index: SecondaryIndex) -> String {
+        let cols = index.column_list();
+        let first = index.columns()[0];
+        format!(
+            "SELECT {cols} FROM {table} FORCE INDEX ({}) WHERE {first} >= ? ORDER BY {cols} LIMIT 10",
+            index.name(table)
         )
     }
 
-    fn canceller(&self) -> Option<Box<dyn Canceller>> {
+    fn point_sql(table: &str, n: usize) -> String {
+        let marks = vec!["?"; n].join(", ");
+        format!(
+            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({marks})"
+        )
+    }
+
+    fn min_max_sql(table: &str) -> String {
+        format!("SELECT MIN(transactionid), MAX(transactionid) FROM {table}")
+    }
+
+    fn count_sql(table: &str) -> String {
+        count_sql(table, "PRIMARY")
+    }
+
+    fn count_indexes_sql(table: &str) -> String {
+        let names: Vec<String> = SecondaryIndex::ALL
+            .iter()
+            .map(|i| quote_literal(&i.name(table)))
+            .collect();
+        format!(
+            "SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {} AND INDEX_NAME IN ({})",
+            quote_literal(table),
+            names.join(", ")
+        )
+    }
+
+    fn micro_table_suffix(options: &TableOptions) -> String {
+        format!(" ENGINE={}", options.engine.sql_name())
+    }
+
+    fn canceller(c: &MysqlConn) -> Option<Box<dyn Canceller>> {
         Some(Box::new(MyCanceller {
-            config: self.config.clone(),
-            connection_id: self.wire.connection_id(),
+            config: c.dialect.config.clone(),
+            connection_id: c.wire.connection_id(),
         }))
     }
 
-    fn create_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()> {
-        self.drop_table(table)?;
+    fn create_table(c: &mut MysqlConn, table: &str, options: &TableOptions) -> BackendResult<()> {
         let sql = create_table_sql(table, options);
-        self.wire.query(&sql).map(drop).map_err(|e| {
+        c.wire.query(&sql).map(drop).map_err(|e| {
             let unknown_engine = e
                 .server()
-                .is_some_and(|s| s.code == ER_UNKNOWN_STORAGE_ENGINE);
-            let mapped = self.err(&format!("create table {table}"), &e);
+                .is_some_and(|s| s.number == Some(ER_UNKNOWN_STORAGE_ENGINE));
+            let mapped = c.err(&format!("create table {table}"), &e);
             match mapped {
                 BackendError::Sql { context, detail }
                     if unknown_engine && options.engine == Engine::Rocksdb =>
@@ -683,120 +662,25 @@ impl Conn for MysqlConn {
         })
     }
 
-    fn drop_table(&mut self, table: &str) -> BackendResult<()> {
-        if let Some(old) = self.statements.remove(table) {
-            for s in old.into_values() {
-                // Best effort: the server forgets them with the connection anyway.
-                let _ = self.wire.close(&s);
-            }
-        }
-        self.query(
-            &format!("DROP TABLE IF EXISTS {table}"),
-            &format!("drop table {table}"),
-        )
-        .map(drop)
-    }
-
-    fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()> {
-        let engine = self.table_engine(table)?;
+    fn create_secondary_indexes(c: &mut MysqlConn, table: &str) -> BackendResult<()> {
+        let engine = table_engine(c, table)?;
         let rocksdb = engine.is_some_and(|e| e.eq_ignore_ascii_case("ROCKSDB"));
         for sql in create_indexes_sql(table, rocksdb) {
-            self.query(&sql, &format!("create the secondary indexes of {table}"))?;
+            c.query(&sql, &format!("create the secondary indexes of {table}"))?;
         }
         Ok(())
     }
 
-    fn has_secondary_indexes(&mut self, table: &str) -> BackendResult<bool> {
-        let names: Vec<String> = SecondaryIndex::ALL
-            .iter()
-            .map(|i| quote_literal(&i.name(table)))
-            .collect();
-        let sql = format!(
-            "SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS \
-             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {} AND INDEX_NAME IN ({})",
-            quote_literal(table),
-            names.join(", ")
-        );
-        let n = self.number(&sql, &format!("list the indexes of {table}"))?;
-        Ok(n == 3)
-    }
-
-    fn insert(&mut self, table: &str, batch: &RowBatch) -> BackendResult<u64> {
-        let rows = batch.len();
-        if rows == 0 {
-            return Ok(0);
-        }
-        let ids = batch.has_client_ids();
-        let key = StatementKey::Insert {
-            rows,
-            client_ids: ids,
-        };
-        let done = self.execute(
-            table,
-            key,
-            || insert_sql(table, rows, ids),
-            &|| insert_context(table),
-            InsertParams::new(batch),
-        )?;
-        Ok(done.rows_affected)
-    }
-
-    fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
-        let done = self.execute(
-            table,
-            StatementKey::Delete,
-            || delete_sql(table),
-            &|| format!("delete from {table}"),
-            [Param::Int(min_id), Param::UInt(u64::from(limit))],
-        )?;
-        Ok(done.rows_affected)
-    }
-
-    fn min_max_id(&mut self, table: &str) -> BackendResult<Option<(i64, i64)>> {
-        let context = format!("read min and max transactionid of {table}");
-        let result = self.query(&min_max_sql(table), &context)?;
-        min_max_of_text(result.rows.into_iter().next(), &context)
-    }
-
-    fn range_query(&mut self, table: &str, index: SecondaryIndex, from: i32) -> BackendResult<u64> {
-        let done = self.execute(
-            table,
-            StatementKey::Range(index),
-            || range_sql(table, index),
-            &|| format!("range query on {table} via {}", index.name(table)),
-            [Param::Int(i64::from(from))],
-        )?;
-        Ok(done.rows_returned)
-    }
-
-    fn point_query(&mut self, table: &str, ids: &[i64]) -> BackendResult<u64> {
-        if ids.is_empty() {
-            return Ok(0);
-        }
-        let n = ids.len();
-        let done = self.execute(
-            table,
-            StatementKey::Point(n),
-            || point_sql(table, n),
-            &|| format!("point query on {table}"),
-            ids.iter().map(|&id| Param::Int(id)),
-        )?;
-        Ok(done.rows_returned)
-    }
-
-    fn count_rows(&mut self, table: &str) -> BackendResult<u64> {
-        self.number(
-            &count_sql(table, "PRIMARY"),
-            &format!("count rows of {table}"),
-        )
-    }
-
-    fn count_rows_via_index(&mut self, table: &str, index: SecondaryIndex) -> BackendResult<u64> {
+    fn count_rows_via_index(
+        c: &mut MysqlConn,
+        table: &str,
+        index: SecondaryIndex,
+    ) -> BackendResult<u64> {
         let name = index.name(table);
         let context = format!("count rows of {table} via {name}");
         let sql = count_sql(table, &name);
         // Check that the optimizer really reads this index, so the count means what it says.
-        let plan = self.query(&format!("EXPLAIN {sql}"), &context)?;
+        let plan = c.query(&format!("EXPLAIN {sql}"), &context)?;
         let key_column = plan
             .columns
             .iter()
@@ -812,179 +696,195 @@ impl Conn for MysqlConn {
                 format!("the optimizer would not read {name} (keys used: {keys:?})"),
             ));
         }
-        self.number(&sql, &context)
+        Ok(i64_u64(c.number(&sql, &context)?))
     }
 
-    fn database_size_bytes(&mut self, tables: &[String]) -> BackendResult<Option<DbSize>> {
-        let context = "read the table sizes from information_schema.TABLES";
-        let rows = self
-            .text_rows(
-                "SELECT TABLE_NAME, DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES \
-                 WHERE TABLE_SCHEMA = DATABASE()",
-            )
-            .map_err(|e| self.err(context, &e))?;
-        let mut total = 0u64;
-        let mut sizes = std::collections::BTreeMap::new();
-        for row in rows {
-            let (Some(Some(name)), Some(size)) = (row.first(), row.get(1)) else {
-                continue;
-            };
-            let size = size
-                .as_deref()
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0);
-            total += size;
-            if tables.iter().any(|t| t.eq_ignore_ascii_case(name)) {
-                sizes.insert(name.clone(), size);
-            }
-        }
-        Ok(Some(DbSize {
-            total_bytes: total,
-            tables: sizes,
-            source: "information_schema.TABLES data_length + index_length (the engine's estimate)"
-                .to_string(),
-        }))
+    fn database_size_bytes(c: &mut MysqlConn, tables: &[String]) -> BackendResult<Option<DbSize>> {
+        database_size_bytes(c, tables)
     }
 
-    fn server_files(&mut self) -> BackendResult<Option<ServerFiles>> {
-        let context = "read @@datadir and @@pid_file";
-        let rows = self
-            .text_rows("SELECT @@datadir, @@pid_file")
-            .map_err(|e| self.err(context, &e))?;
-        let Some(Some(datadir)) = rows.first().and_then(|r| r.first()).cloned() else {
-            return Ok(None);
-        };
-        let datadir = std::path::PathBuf::from(datadir);
-        let pid_file = rows
-            .first()
-            .and_then(|r| r.get(1))
-            .cloned()
-            .flatten()
-            .map(|p| datadir.join(p));
-        Ok(Some(ServerFiles {
-            data_paths: vec![datadir],
-            pid_file,
-            embedded: false,
-        }))
+    fn server_files(c: &mut MysqlConn) -> BackendResult<Option<ServerFiles>> {
+        server_files(c)
     }
 
-    fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
-        let mut out = serde_json::Map::new();
-        let status = self
-            .text_rows("SHOW GLOBAL STATUS")
-            .map(name_value_object)
-            .unwrap_or_else(|e| serde_json::json!({ "error": wire_detail(&e) }));
-        out.insert("global_status".into(), status);
-        let engines = self
-            .text_rows(
-                "SELECT ENGINE FROM information_schema.ENGINES WHERE SUPPORT IN ('YES', 'DEFAULT')",
-            )
-            .map_err(|e| self.err("list the engines", &e))?;
-        for (engine, key) in [("InnoDB", "innodb_status"), ("ROCKSDB", "rocksdb_status")] {
-            let loaded = engines.iter().any(|r| {
-                r.first()
-                    .cloned()
-                    .flatten()
-                    .is_some_and(|e| e.eq_ignore_ascii_case(engine))
-            });
-            if !loaded {
-                continue;
-            }
-            let value = self
-                .text_rows(&format!("SHOW ENGINE {engine} STATUS"))
-                .map(|rows| {
-                    serde_json::Value::Array(
-                        rows.into_iter()
-                            .map(|r| {
-                                let col = |i: usize| r.get(i).cloned().flatten();
-                                serde_json::json!({"type": col(0), "name": col(1), "status": col(2)})
-                            })
-                            .collect(),
-                    )
-                })
-                .unwrap_or_else(|e| serde_json::json!({ "error": wire_detail(&e) }));
-            out.insert(key.into(), value);
-        }
-        Ok(Some(serde_json::Value::Object(out)))
+    fn server_statistics(c: &mut MysqlConn) -> BackendResult<Option<serde_json::Value>> {
+        server_statistics(c)
     }
 
-    fn index_build_progress(&mut self) -> BackendResult<IndexProgress> {
-        let context = "read the index build's progress from performance_schema";
-        if self.number("SELECT @@performance_schema", context)? == 0 {
-            return Ok(IndexProgress::NotReported(
-                "performance_schema is off (MariaDB's default); start the server with \
-                 performance_schema=ON to see it"
-                    .to_string(),
-            ));
-        }
-        let sql = "SELECT (SELECT COUNT(*) FROM performance_schema.setup_consumers \
-                   WHERE NAME = 'events_stages_current' AND ENABLED = 'YES'), \
-                   (SELECT COUNT(*) FROM performance_schema.setup_instruments \
-                   WHERE NAME LIKE 'stage/innodb/alter table%' AND ENABLED = 'YES')";
-        let rows = self.text_rows(sql).map_err(|e| self.err(context, &e))?;
-        let count = |i: usize| {
-            rows.first()
-                .and_then(|r| r.get(i).cloned().flatten())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        if count(0) == 0 || count(1) == 0 {
-            return Ok(IndexProgress::NotReported(
-                "performance_schema's events_stages_current consumer or its \
-                 stage/innodb/alter table% instruments are off"
-                    .to_string(),
-            ));
-        }
-        let rows = self
-            .text_rows(
-                "SELECT EVENT_NAME, WORK_COMPLETED, WORK_ESTIMATED \
-                 FROM performance_schema.events_stages_current \
-                 WHERE EVENT_NAME LIKE 'stage/%alter table%'",
-            )
-            .map_err(|e| self.err(context, &e))?;
-        Ok(IndexProgress::merged(rows.iter().map(|r| {
-            let text = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
-            let number = |i: usize| text(i).trim().parse::<u64>().unwrap_or(0);
-            let name = text(0);
-            IndexBuildProgress {
-                phase: name.rsplit('/').next().unwrap_or(&name).to_string(),
-                done: number(1),
-                total: number(2),
-                unit: "work units".to_string(),
-                builds: 1,
-            }
-        })))
-    }
-
-    fn build_facts(&mut self) -> BackendResult<BuildFacts> {
-        let sql = "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
-                   ('version', 'version_comment', 'version_compile_machine', 'version_compile_os')";
-        let rows = self.text_rows(sql).map_err(|e| self.err(sql, &e))?;
-        let mut facts = BuildFacts::default();
-        for row in rows {
-            let (Some(Some(name)), Some(Some(value))) = (row.first(), row.get(1)) else {
-                continue;
-            };
-            let slot = match name.as_str() {
-                "version" => &mut facts.version_string,
-                "version_comment" => &mut facts.version_comment,
-                "version_compile_machine" => &mut facts.compile_machine,
-                "version_compile_os" => &mut facts.compile_os,
-                _ => continue,
-            };
-            *slot = Some(value.clone());
-        }
-        facts
-            .na
-            .push("compiler flags: MySQL and MariaDB do not report them".to_string());
-        Ok(facts)
-    }
-
-    fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
-        self.text_rows("SHOW GLOBAL VARIABLES")
+    fn server_settings(c: &mut MysqlConn) -> BackendResult<Option<serde_json::Value>> {
+        text_rows(c, "SHOW GLOBAL VARIABLES")
             .map(|rows| Some(name_value_object(rows)))
-            .map_err(|e| self.err("SHOW GLOBAL VARIABLES", &e))
+            .map_err(|e| c.err("SHOW GLOBAL VARIABLES", &e))
     }
+
+    fn build_facts(c: &mut MysqlConn) -> BackendResult<BuildFacts> {
+        build_facts(c)
+    }
+
+    fn index_build_progress(c: &mut MysqlConn) -> BackendResult<IndexProgress> {
+        index_build_progress(c)
+    }
+}
+
+fn database_size_bytes(c: &mut MysqlConn, tables: &[String]) -> BackendResult<Option<DbSize>> {
+    let context = "read the table sizes from information_schema.TABLES";
+    let rows = text_rows(
+        c,
+        "SELECT TABLE_NAME, DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = DATABASE()",
+    )
+    .map_err(|e| c.err(context, &e))?;
+    let mut total = 0u64;
+    let mut sizes = std::collections::BTreeMap::new();
+    for row in rows {
+        let (Some(Some(name)), Some(size)) = (row.first(), row.get(1)) else {
+            continue;
+        };
+        let size = size
+            .as_deref()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        total += size;
+        if tables.iter().any(|t| t.eq_ignore_ascii_case(name)) {
+            sizes.insert(name.clone(), size);
+        }
+    }
+    Ok(Some(DbSize {
+        total_bytes: total,
+        tables: sizes,
+        source: "information_schema.TABLES data_length + index_length (the engine's estimate)"
+            .to_string(),
+    }))
+}
+
+fn server_files(c: &mut MysqlConn) -> BackendResult<Option<ServerFiles>> {
+    let context = "read @@datadir and @@pid_file";
+    let rows = text_rows(c, "SELECT @@datadir, @@pid_file").map_err(|e| c.err(context, &e))?;
+    let Some(Some(datadir)) = rows.first().and_then(|r| r.first()).cloned() else {
+        return Ok(None);
+    };
+    let datadir = std::path::PathBuf::from(datadir);
+    let pid_file = rows
+        .first()
+        .and_then(|r| r.get(1))
+        .cloned()
+        .flatten()
+        .map(|p| datadir.join(p));
+    Ok(Some(ServerFiles {
+        data_paths: vec![datadir],
+        pid_file,
+        embedded: false,
+    }))
+}
+
+fn server_statistics(c: &mut MysqlConn) -> BackendResult<Option<serde_json::Value>> {
+    let mut out = serde_json::Map::new();
+    let status = text_rows(c, "SHOW GLOBAL STATUS")
+        .map(name_value_object)
+        .unwrap_or_else(|e| serde_json::json!({ "error": wire_detail(&e) }));
+    out.insert("global_status".into(), status);
+    let engines = text_rows(
+        c,
+        "SELECT ENGINE FROM information_schema.ENGINES WHERE SUPPORT IN ('YES', 'DEFAULT')",
+    )
+    .map_err(|e| c.err("list the engines", &e))?;
+    for (engine, key) in [("InnoDB", "innodb_status"), ("ROCKSDB", "rocksdb_status")] {
+        let loaded = engines.iter().any(|r| {
+            r.first()
+                .cloned()
+                .flatten()
+                .is_some_and(|e| e.eq_ignore_ascii_case(engine))
+        });
+        if !loaded {
+            continue;
+        }
+        let value = text_rows(c, &format!("SHOW ENGINE {engine} STATUS"))
+            .map(|rows| {
+                serde_json::Value::Array(
+                    rows.into_iter()
+                        .map(|r| {
+                            let col = |i: usize| r.get(i).cloned().flatten();
+                            serde_json::json!({"type": col(0), "name": col(1), "status": col(2)})
+                        })
+                        .collect(),
+                )
+            })
+            .unwrap_or_else(|e| serde_json::json!({ "error": wire_detail(&e) }));
+        out.insert(key.into(), value);
+    }
+    Ok(Some(serde_json::Value::Object(out)))
+}
+
+fn index_build_progress(c: &mut MysqlConn) -> BackendResult<IndexProgress> {
+    let context = "read the index build's progress from performance_schema";
+    if c.number("SELECT @@performance_schema", context)? == 0 {
+        return Ok(IndexProgress::NotReported(
+            "performance_schema is off (MariaDB's default); start the server with \
+             performance_schema=ON to see it"
+                .to_string(),
+        ));
+    }
+    let sql = "SELECT (SELECT COUNT(*) FROM performance_schema.setup_consumers \
+               WHERE NAME = 'events_stages_current' AND ENABLED = 'YES'), \
+               (SELECT COUNT(*) FROM performance_schema.setup_instruments \
+               WHERE NAME LIKE 'stage/innodb/alter table%' AND ENABLED = 'YES')";
+    let rows = text_rows(c, sql).map_err(|e| c.err(context, &e))?;
+    let count = |i: usize| {
+        rows.first()
+            .and_then(|r| r.get(i).cloned().flatten())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    if count(0) == 0 || count(1) == 0 {
+        return Ok(IndexProgress::NotReported(
+            "performance_schema's events_stages_current consumer or its \
+             stage/innodb/alter table% instruments are off"
+                .to_string(),
+        ));
+    }
+    let rows = text_rows(
+        c,
+        "SELECT EVENT_NAME, WORK_COMPLETED, WORK_ESTIMATED \
+         FROM performance_schema.events_stages_current \
+         WHERE EVENT_NAME LIKE 'stage/%alter table%'",
+    )
+    .map_err(|e| c.err(context, &e))?;
+    Ok(IndexProgress::merged(rows.iter().map(|r| {
+        let text = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+        let number = |i: usize| text(i).trim().parse::<u64>().unwrap_or(0);
+        let name = text(0);
+        IndexBuildProgress {
+            phase: name.rsplit('/').next().unwrap_or(&name).to_string(),
+            done: number(1),
+            total: number(2),
+            unit: "work units".to_string(),
+            builds: 1,
+        }
+    })))
+}
+
+fn build_facts(c: &mut MysqlConn) -> BackendResult<BuildFacts> {
+    let sql = "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
+               ('version', 'version_comment', 'version_compile_machine', 'version_compile_os')";
+    let rows = text_rows(c, sql).map_err(|e| c.err(sql, &e))?;
+    let mut facts = BuildFacts::default();
+    for row in rows {
+        let (Some(Some(name)), Some(Some(value))) = (row.first(), row.get(1)) else {
+            continue;
+        };
+        let slot = match name.as_str() {
+            "version" => &mut facts.version_string,
+            "version_comment" => &mut facts.version_comment,
+            "version_compile_machine" => &mut facts.compile_machine,
+            "version_compile_os" => &mut facts.compile_os,
+            _ => continue,
+        };
+        *slot = Some(value.clone());
+    }
+    facts
+        .na
+        .push("compiler flags: MySQL and MariaDB do not report them".to_string());
+    Ok(facts)
 }
 
 /// Two-column rows (name, value) as a JSON object.
@@ -1003,83 +903,6 @@ fn name_value_object(rows: Vec<Vec<Option<String>>>) -> serde_json::Value {
             .collect(),
     )
 }
-
-fn insert_context(table: &str) -> String {
-    format!("insert into {table}")
-}
-
-/// A month, day, hour, minute or second (each below 256) as the `u8` MySQL's protocol takes.
-fn calendar_u8(v: u32) -> u8 {
-    u8::try_from(v).unwrap_or(0)
-}
-
-/// The values of [`insert_sql`], row by row: (`transactionid`,) `dateandtime`,
-/// `cashregisterid`, `customerid`, `productid`, `price`, `data`; borrowed from the batch, no
-/// allocation per row.
-struct InsertParams<'a> {
-    batch: &'a RowBatch,
-    timestamp: Param<'a>,
-    per_row: usize,
-    next: usize,
-    total: usize,
-}
-
-impl<'a> InsertParams<'a> {
-    fn new(batch: &'a RowBatch) -> Self {
-        let (y, mo, d, h, mi, s, us) = civil_from_system_time(batch.timestamp());
-        let per_row = if batch.has_client_ids() { 7 } else { 6 };
-        InsertParams {
-            batch,
-            timestamp: Param::DateTime(
-                u16::try_from(y).unwrap_or(0),
-                calendar_u8(mo),
-                calendar_u8(d),
-                calendar_u8(h),
-                calendar_u8(mi),
-                calendar_u8(s),
-                us,
-            ),
-            per_row,
-            next: 0,
-            total: per_row * batch.len(),
-        }
-    }
-}
-
-impl<'a> Iterator for InsertParams<'a> {
-    type Item = Param<'a>;
-
-    fn next(&mut self) -> Option<Param<'a>> {
-        if self.next >= self.total {
-            return None;
-        }
-        let row = self.next / self.per_row;
-        let mut col = self.next % self.per_row;
-        self.next += 1;
-        let b = self.batch;
-        if self.per_row == 7 {
-            if col == 0 {
-                return Some(Param::Int(b.transactionid[row]));
-            }
-            col -= 1;
-        }
-        Some(match col {
-            0 => self.timestamp,
-            1 => Param::Int(i64::from(b.cashregisterid[row])),
-            2 => Param::Int(i64::from(b.customerid[row])),
-            3 => Param::Int(i64::from(b.productid[row])),
-            4 => Param::Int(i64::from(b.price[row])),
-            _ => Param::Bytes(b.data(row).as_bytes()),
-        })
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.total - self.next;
-        (left, Some(left))
-    }
-}
-
-impl ExactSizeIterator for InsertParams<'_> {}
 
 // ---------------------------------------------------------------------------------------------
 // SQL text, as pure functions.
@@ -1118,53 +941,8 @@ fn create_indexes_sql(table: &str, one_per_index: bool) -> Vec<String> {
     }
 }
 
-fn insert_sql(table: &str, rows: usize, client_ids: bool) -> String {
-    let (cols, row) = if client_ids {
-        (
-            "transactionid, dateandtime, cashregisterid, customerid, productid, price, data",
-            "(?, ?, ?, ?, ?, ?, ?)",
-        )
-    } else {
-        (
-            "dateandtime, cashregisterid, customerid, productid, price, data",
-            "(?, ?, ?, ?, ?, ?)",
-        )
-    };
-    let mut sql = String::with_capacity(80 + rows * (row.len() + 2));
-    sql.push_str("INSERT INTO ");
-    sql.push_str(table);
-    sql.push_str(" (");
-    sql.push_str(cols);
-    sql.push_str(") VALUES ");
-    for i in 0..rows {
-        if i > 0 {
-            sql.push_str(", ");
-        }
-        sql.push_str(row);
-    }
-    sql
-}
-
 fn delete_sql(table: &str) -> String {
     format!("DELETE FROM {table} WHERE transactionid >= ? ORDER BY transactionid LIMIT ?")
-}
-
-fn range_sql(table: &str, index: SecondaryIndex) -> String {
-    let cols = index.column_list();
-    let first = index.columns()[0];
-    format!(
-        "SELECT {cols} FROM {table} FORCE INDEX ({}) WHERE {first} >= ? ORDER BY {cols} LIMIT 10",
-        index.name(table)
-    )
-}
-
-fn point_sql(table: &str, n: usize) -> String {
-    let marks = vec!["?"; n].join(", ");
-    format!("SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({marks})")
-}
-
-fn min_max_sql(table: &str) -> String {
-    format!("SELECT MIN(transactionid), MAX(transactionid) FROM {table}")
 }
 
 fn count_sql(table: &str, index: &str) -> String {
@@ -1194,50 +972,16 @@ fn wire_detail(e: &WireError) -> String {
     e.to_string()
 }
 
-/// Map an error of a statement on a benchmark connection. A protocol error names the server
-/// that broke the protocol.
+/// Map an error of a statement (see [`server_conn::wire_error`]).
 fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
-    if let WireError::Protocol(_) = e {
-        return BackendError::sql(context, format!("{e} (server {target})"));
-    }
-    classify(
-        target,
-        context,
-        e.server().map(|s| s.code),
-        wire_detail(e),
-        matches!(e, WireError::Io(_)),
-    )
-}
-
-/// What a caller branches on, from the server's error number (if it sent one), the text, and
-/// whether the connection is gone.
-fn classify(
-    target: &str,
-    context: &str,
-    code: Option<u16>,
-    detail: String,
-    connectivity: bool,
-) -> BackendError {
-    match code {
-        Some(ER_LOCK_DEADLOCK | ER_LOCK_WAIT_TIMEOUT) => {
-            BackendError::Retryable(format!("{context}: {detail}"))
-        }
-        Some(ER_ACCESS_DENIED | ER_DBACCESS_DENIED) => BackendError::Auth {
-            target: target.to_string(),
-            detail,
-        },
-        Some(_) => BackendError::sql(context, detail),
-        None if connectivity => BackendError::Unreachable {
-            target: target.to_string(),
-            detail,
-        },
-        None => BackendError::sql(context, detail),
-    }
+    server_conn::wire_error::<MyDialect>(target, context, e)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::server_conn::InsertParams;
+    use crate::backend::wire::Value;
 
     #[test]
     fn create_table_text() {
@@ -1287,16 +1031,21 @@ mod tests {
     #[test]
     fn insert_text() {
         assert_eq!(
-            insert_sql("pi1", 2, false),
+            MyDialect::insert_sql("pi1", 2, false),
             "INSERT INTO pi1 (dateandtime, cashregisterid, customerid, productid, price, data) \
              VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)"
         );
         assert_eq!(
-            insert_sql("pi1", 1, true),
+            MyDialect::insert_sql("pi1", 1, true),
             "INSERT INTO pi1 (transactionid, dateandtime, cashregisterid, customerid, \
              productid, price, data) VALUES (?, ?, ?, ?, ?, ?, ?)"
         );
-        assert_eq!(insert_sql("pi1", 100, false).matches('?').count(), 600);
+        assert_eq!(
+            MyDialect::insert_sql("pi1", 100, false)
+                .matches('?')
+                .count(),
+            600
+        );
     }
 
     #[test]
@@ -1307,17 +1056,24 @@ mod tests {
         g.fill(&mut b, 2);
         b.dateandtime =
             Some(std::time::SystemTime::UNIX_EPOCH + Duration::from_micros(1_700_000_000_123_456));
-        assert_eq!(InsertParams::new(&b).len(), 14);
-        let p: Vec<Param<'_>> = InsertParams::new(&b).collect();
+        fn of(b: &RowBatch) -> Vec<Value<'_>> {
+            InsertParams::new(b, Placeholders::Question).collect()
+        }
+        assert_eq!(InsertParams::new(&b, Placeholders::Question).len(), 14);
+        let p = of(&b);
         assert_eq!(p.len(), 14);
-        assert!(matches!(p[0], Param::Int(5)));
-        assert!(matches!(
-            p[1],
-            Param::DateTime(2023, 11, 14, 22, 13, 20, 123_456)
-        ));
-        assert!(matches!(p[7], Param::Int(6)));
-        assert!(matches!(p[12], Param::Int(v) if v == i64::from(b.price[1])));
-        assert!(matches!(p[13], Param::Bytes(d) if d == b.data(1).as_bytes()));
+        assert!(matches!(p[0], Value::Int(5)));
+        assert_eq!(p[1], Value::Timestamp(b.timestamp()));
+        assert_eq!(p[8], Value::Timestamp(b.timestamp()));
+        assert!(matches!(p[7], Value::Int(6)));
+        assert!(matches!(p[12], Value::Int(v) if v == i64::from(b.price[1])));
+        assert!(matches!(p[13], Value::Text(d) if d == b.data(1)));
+        let mut g = RowGenerator::new(Rng::for_stream(1, 1, 0), RowShape::default(), None);
+        g.fill(&mut b, 2);
+        let p = of(&b);
+        assert_eq!(p.len(), 12);
+        assert_eq!(p[6], Value::Timestamp(b.timestamp()));
+        assert!(matches!(p[7], Value::Int(v) if v == i64::from(b.cashregisterid[1])));
     }
 
     #[test]
@@ -1327,26 +1083,26 @@ mod tests {
             "DELETE FROM pi1 WHERE transactionid >= ? ORDER BY transactionid LIMIT ?"
         );
         assert_eq!(
-            range_sql("pi1", SecondaryIndex::MarketSegment),
+            MyDialect::range_sql("pi1", SecondaryIndex::MarketSegment),
             "SELECT productid, customerid, price FROM pi1 FORCE INDEX (pi1_marketsegment) \
              WHERE productid >= ? ORDER BY productid, customerid, price LIMIT 10"
         );
         assert_eq!(
-            range_sql("pi1", SecondaryIndex::RegisterSegment),
+            MyDialect::range_sql("pi1", SecondaryIndex::RegisterSegment),
             "SELECT cashregisterid, customerid, price FROM pi1 FORCE INDEX (pi1_registersegment) \
              WHERE cashregisterid >= ? ORDER BY cashregisterid, customerid, price LIMIT 10"
         );
         assert_eq!(
-            range_sql("pi2", SecondaryIndex::Pdc),
+            MyDialect::range_sql("pi2", SecondaryIndex::Pdc),
             "SELECT price, dateandtime, customerid FROM pi2 FORCE INDEX (pi2_pdc) \
              WHERE price >= ? ORDER BY price, dateandtime, customerid LIMIT 10"
         );
         assert_eq!(
-            point_sql("pi1", 3),
+            MyDialect::point_sql("pi1", 3),
             "SELECT transactionid, productid, data FROM pi1 WHERE transactionid IN (?, ?, ?)"
         );
         assert_eq!(
-            min_max_sql("pi1"),
+            MyDialect::min_max_sql("pi1"),
             "SELECT MIN(transactionid), MAX(transactionid) FROM pi1"
         );
         assert_eq!(
@@ -1381,9 +1137,10 @@ mod tests {
     fn errors_are_classified() {
         let e = |code| {
             WireError::Server(Box::new(wire::ServerError {
-                state: "HY000".to_string(),
+                sqlstate: "HY000".to_string(),
+                number: Some(code),
                 message: "m".to_string(),
-                code,
+                ..wire::ServerError::default()
             }))
         };
         assert!(matches!(

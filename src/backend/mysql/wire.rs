@@ -5,9 +5,8 @@
 //! `COM_STMT_EXECUTE` encoded into one reused buffer and sent with one `write`, and the
 //! result read in place: rows are counted, not decoded into values (a `Row` of owned values
 //! per row was most of the client CPU on range queries with the `mysql` crate ibench once
-//! used). The parameters are sent with the types that crate sent (`LONGLONG`, `LONGLONG
-//! UNSIGNED`, `VAR_STRING`, `DATETIME`), so the server does the same work for them as in
-//! runs recorded before.
+//! used). The parameters are sent with the types that crate sent (`LONGLONG`, `VAR_STRING`,
+//! `DATETIME`), so the server does the same work for them as in runs recorded before.
 //!
 //! The packets' bytes (encoding into the send buffer, decoding a payload read in place) are
 //! [`super::codec`]'s; this file does the I/O, the login and the reply loops.
@@ -36,7 +35,8 @@ use crate::backend::tls;
 use crate::results::target::TlsInfo;
 
 use super::codec::*;
-pub use super::codec::{ServerError, Value, WireError};
+pub use crate::backend::wire::{Executed, ServerError, TextResult, Value, WireError};
+use crate::backend::wire::{Wire, WireResult};
 
 /// The longest payload of one packet; a longer one continues in the next.
 const MAX_PAYLOAD: usize = 0x00FF_FFFF;
@@ -60,38 +60,6 @@ pub struct Prepared {
     params: u16,
 }
 
-/// What one execution returned.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Executed {
-    /// Rows returned (counted, not decoded).
-    pub rows_returned: u64,
-    /// The OK packet's affected rows (changed rows: `CLIENT_FOUND_ROWS` is not set).
-    pub rows_affected: u64,
-    /// The first column of the first row as an integer, if there was a row and that column
-    /// was a non-NULL integer or decimal.
-    pub first_int: Option<i64>,
-}
-
-/// A text query's result: column names and rows as text (NULL is `None`).
-#[derive(Debug, Clone, Default)]
-pub struct TextResult {
-    /// The column names of the first result set.
-    pub columns: Vec<String>,
-    /// The rows of every result set.
-    pub rows: Vec<Vec<Option<String>>>,
-    /// Bytes of row data kept so far.
-    bytes: usize,
-    /// Why the reply cannot be kept (a malformed row, more than the caps).
-    refused: Option<String>,
-}
-
-impl TextResult {
-    /// The first column of the first row.
-    pub fn first(&self) -> Option<&str> {
-        self.rows.first()?.first()?.as_deref()
-    }
-}
-
 /// What a reply's result sets are handed to, column definitions and rows as they come.
 trait ResultSink {
     /// Column definition `i` of result set `set` (0 is the first).
@@ -104,27 +72,23 @@ trait ResultSink {
     }
 }
 
-impl ResultSink for TextResult {
+/// A text query's result as its rows come, and why it cannot be kept, once.
+#[derive(Default)]
+struct TextSink {
+    result: TextResult,
+    refused: Option<String>,
+}
+
+impl ResultSink for TextSink {
     fn column(&mut self, set: usize, _i: u64, def: &[u8]) {
         if set == 0 {
-            self.columns.push(column_name(def));
+            self.result.columns.push(column_name(def));
         }
     }
 
     fn row(&mut self, _set: usize, _columns: usize, body: &[u8]) {
-        self.bytes = self.bytes.saturating_add(body.len());
-        match text_row(body) {
-            Some(row) => self.rows.push(row),
-            None => {
-                self.refused = Some(
-                    "a text row whose column is longer than its packet (a length the row does \
-                     not hold)"
-                        .to_string(),
-                );
-            }
-        }
-        if self.rows.len() > protocol::MAX_TEXT_ROWS || self.bytes > protocol::MAX_TEXT_BYTES {
-            self.refused = Some(protocol::text_reply_too_long());
+        if let Err(why) = self.result.keep_row(body.len(), || text_row(body)) {
+            self.refused = Some(why);
         }
     }
 
@@ -538,88 +502,13 @@ impl MyWire {
         self.send_raw(&encrypted)
     }
 
-    /// Prepare `sql`.
-    pub fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
-        self.command(0x16, sql.as_bytes())?;
-        let p = self.next_packet()?;
-        let body = self.body(p);
-        if body.first() == Some(&0xFF) {
-            let e = self.server_error_of(body);
-            return Err(e);
-        }
-        if body.len() < 9 || body[0] != 0 {
-            return Err(self.protocol("an unexpected reply to COM_STMT_PREPARE".into()));
-        }
-        let id = u32::from_le_bytes([body[1], body[2], body[3], body[4]]);
-        let columns = u16::from_le_bytes([body[5], body[6]]);
-        let params = u16::from_le_bytes([body[7], body[8]]);
-        for count in [params, columns] {
-            if count > 0 {
-                for _ in 0..count {
-                    self.next_packet()?;
-                }
-                if self.caps & cap::DEPRECATE_EOF == 0 {
-                    self.next_packet()?;
-                }
-            }
-        }
-        Ok(Prepared { id, params })
-    }
-
-    /// Forget a prepared statement on the server (no reply comes).
-    pub fn close(&mut self, statement: &Prepared) -> WireResult<()> {
-        self.command(0x19, &statement.id.to_le_bytes())
-    }
-
-    /// Run a prepared statement with `params` (one per `?`, in order) and read its result.
-    pub fn execute<'a>(
-        &mut self,
-        statement: &Prepared,
-        params: impl IntoIterator<Item = Value<'a>>,
-    ) -> WireResult<Executed> {
-        self.start_command()?;
-        self.seq = 0;
-        self.ch.out.clear();
-        let at = self.begin_packet();
-        self.ch.out.push(0x17);
-        self.ch.out.extend_from_slice(&statement.id.to_le_bytes());
-        self.ch.out.push(0); // no cursor
-        self.ch.out.extend_from_slice(&1u32.to_le_bytes());
-        let n = usize::from(statement.params);
-        if n > 0 {
-            // NULL bitmap (nothing is NULL), new-params-bound, then types, then values.
-            let bitmap_at = self.ch.out.len();
-            self.ch.out.resize(bitmap_at + n.div_ceil(8), 0);
-            self.ch.out.push(1);
-            let types_at = self.ch.out.len();
-            self.ch.out.resize(types_at + 2 * n, 0);
-            let mut given = 0;
-            for value in params {
-                if given < n {
-                    let (t, flag) = encode(&mut self.ch.out, value);
-                    self.ch.out[types_at + 2 * given] = t;
-                    self.ch.out[types_at + 2 * given + 1] = flag;
-                }
-                given += 1;
-            }
-            if given != n {
-                return Err(WireError::Param(format!(
-                    "the statement takes {n} parameters, {given} were given"
-                )));
-            }
-        }
-        self.end_packet(at)?;
-        self.ch.send()?;
-        self.read_result()
-    }
-
     /// Run `sql` (text protocol), the text query that `PgWire::query` is for PostgreSQL; its
     /// rows as text.
     pub fn query(&mut self, sql: &str) -> WireResult<TextResult> {
         self.command(0x03, sql.as_bytes())?;
-        let mut result = TextResult::default();
-        self.read_reply(&mut result)?;
-        Ok(result)
+        let mut sink = TextSink::default();
+        self.read_reply(&mut sink)?;
+        Ok(sink.result)
     }
 
     /// Read a command's reply: OK packets and result sets (each handed to `sink`), repeated
@@ -845,6 +734,99 @@ impl MyWire {
         self.seq = seq.wrapping_add(1);
         self.ch.fill(4 + len)?;
         Ok((self.ch.received.take(4 + len) + 4, len))
+    }
+}
+
+impl Wire for MyWire {
+    type Config = MyConfig;
+    type Prepared = Prepared;
+
+    fn connect(config: &MyConfig) -> WireResult<MyWire> {
+        MyWire::connect(config)
+    }
+
+    /// Prepare `sql`.
+    fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
+        self.command(0x16, sql.as_bytes())?;
+        let p = self.next_packet()?;
+        let body = self.body(p);
+        if body.first() == Some(&0xFF) {
+            let e = self.server_error_of(body);
+            return Err(e);
+        }
+        if body.len() < 9 || body[0] != 0 {
+            return Err(self.protocol("an unexpected reply to COM_STMT_PREPARE".into()));
+        }
+        let id = u32::from_le_bytes([body[1], body[2], body[3], body[4]]);
+        let columns = u16::from_le_bytes([body[5], body[6]]);
+        let params = u16::from_le_bytes([body[7], body[8]]);
+        for count in [params, columns] {
+            if count > 0 {
+                for _ in 0..count {
+                    self.next_packet()?;
+                }
+                if self.caps & cap::DEPRECATE_EOF == 0 {
+                    self.next_packet()?;
+                }
+            }
+        }
+        Ok(Prepared { id, params })
+    }
+
+    /// Forget a prepared statement on the server (no reply comes).
+    fn close(&mut self, statement: &Prepared) -> WireResult<()> {
+        self.command(0x19, &statement.id.to_le_bytes())
+    }
+
+    /// Run a prepared statement with `params` (one per `?`, in order) and read its result.
+    fn execute<'a>(
+        &mut self,
+        statement: &Prepared,
+        params: impl IntoIterator<Item = Value<'a>>,
+    ) -> WireResult<Executed> {
+        self.start_command()?;
+        self.seq = 0;
+        self.ch.out.clear();
+        let at = self.begin_packet();
+        self.ch.out.push(0x17);
+        self.ch.out.extend_from_slice(&statement.id.to_le_bytes());
+        self.ch.out.push(0); // no cursor
+        self.ch.out.extend_from_slice(&1u32.to_le_bytes());
+        let n = usize::from(statement.params);
+        if n > 0 {
+            // NULL bitmap (nothing is NULL), new-params-bound, then types, then values.
+            let bitmap_at = self.ch.out.len();
+            self.ch.out.resize(bitmap_at + n.div_ceil(8), 0);
+            self.ch.out.push(1);
+            let types_at = self.ch.out.len();
+            self.ch.out.resize(types_at + 2 * n, 0);
+            let mut given = 0;
+            let mut dates = Datetimes::default();
+            for value in params {
+                if given < n {
+                    let (t, flag) = encode(&mut self.ch.out, value, &mut dates);
+                    self.ch.out[types_at + 2 * given] = t;
+                    self.ch.out[types_at + 2 * given + 1] = flag;
+                }
+                given += 1;
+            }
+            if given != n {
+                return Err(WireError::Param(format!(
+                    "the statement takes {n} parameters, {given} were given"
+                )));
+            }
+        }
+        self.end_packet(at)?;
+        self.ch.send()?;
+        self.read_result()
+    }
+
+    fn query(&mut self, sql: &str) -> WireResult<TextResult> {
+        MyWire::query(self, sql)
+    }
+
+    fn tls_info(&self) -> Option<TlsInfo> {
+        MyWire::tls_info(self)
     }
 }
 

@@ -7,6 +7,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::backend::protocol;
+use crate::backend::wire::{ServerError, Value, WireError, WireResult};
 
 /// Object ids of the parameter types ibench binds (`pg_type.oid`).
 pub(super) mod oid {
@@ -24,50 +25,6 @@ pub(super) mod oid {
 
 /// Seconds from the Unix epoch to PostgreSQL's (2000-01-01 00:00:00 UTC).
 pub(super) const PG_EPOCH_UNIX_SECONDS: u64 = 946_684_800;
-
-/// What the server said when it refused something (an `ErrorResponse`).
-#[derive(Debug, Clone)]
-pub struct ServerError {
-    /// `ERROR`, `FATAL`, ... (the non-localized field when the server sends it).
-    pub severity: String,
-    /// The SQLSTATE, e.g. `40P01`.
-    pub code: String,
-    /// The primary message.
-    pub message: String,
-    /// The `DETAIL` line, if any.
-    pub detail: Option<String>,
-    /// The `HINT` line, if any.
-    pub hint: Option<String>,
-}
-
-impl std::fmt::Display for ServerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.severity, self.message)?;
-        if let Some(d) = &self.detail {
-            write!(f, "\nDETAIL: {d}")?;
-        }
-        if let Some(h) = &self.hint {
-            write!(f, "\nHINT: {h}")?;
-        }
-        Ok(())
-    }
-}
-
-/// Why a call failed.
-pub type WireError = protocol::WireError<ServerError>;
-
-pub(super) type WireResult<T> = Result<T, WireError>;
-
-/// One value to bind; encoded by the type the server described for its parameter.
-#[derive(Debug, Clone, Copy)]
-pub enum Value<'a> {
-    /// An integer, for an `int2`, `int4` or `int8` parameter (range-checked).
-    Int(i64),
-    /// A string, for a `text`, `varchar`, `char` or `name` parameter.
-    Text(&'a str),
-    /// A point in time, for a `timestamp` (as UTC) or `timestamptz` parameter.
-    Timestamp(SystemTime),
-}
 
 // ---------------------------------------------------------------------------------------------
 // Encoding.
@@ -248,11 +205,8 @@ pub(super) fn text_row(body: &[u8]) -> Vec<Option<String>> {
 /// The fields of an `ErrorResponse`.
 pub(super) fn parse_error_fields(body: &[u8]) -> ServerError {
     let mut e = ServerError {
-        severity: "ERROR".to_string(),
-        code: String::new(),
-        message: String::new(),
-        detail: None,
-        hint: None,
+        severity: Some("ERROR".to_string()),
+        ..ServerError::default()
     };
     let mut localized_severity = None;
     let mut nonlocalized = false;
@@ -263,11 +217,11 @@ pub(super) fn parse_error_fields(body: &[u8]) -> ServerError {
         let value = protocol::server_text(value);
         match kind {
             b'V' => {
-                e.severity = value;
+                e.severity = Some(value);
                 nonlocalized = true;
             }
             b'S' => localized_severity = Some(value),
-            b'C' => e.code = value,
+            b'C' => e.sqlstate = value,
             b'M' => e.message = value,
             b'D' => e.detail = Some(value),
             b'H' => e.hint = Some(value),
@@ -275,9 +229,29 @@ pub(super) fn parse_error_fields(body: &[u8]) -> ServerError {
         }
     }
     if !nonlocalized && let Some(s) = localized_severity {
-        e.severity = s;
+        e.severity = Some(s);
     }
     e
+}
+
+/// A `RowDescription`'s column names (each a C string followed by 18 bytes of type facts).
+pub(super) fn column_names(body: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(n) = body.get(..2).map(|b| i16::from_be_bytes([b[0], b[1]])) else {
+        return out;
+    };
+    let mut at = 2;
+    for _ in 0..n {
+        let Some(len) = body
+            .get(at..)
+            .and_then(|rest| rest.iter().position(|b| *b == 0))
+        else {
+            break;
+        };
+        out.push(protocol::server_text(&body[at..at + len]));
+        at += len + 1 + 18;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -338,7 +312,14 @@ mod tests {
         let text = [0, 2, 0, 0, 0, 2, b'1', b'2', 255, 255, 255, 255];
         assert_eq!(text_row(&text), vec![Some("12".to_string()), None]);
         let e = parse_error_fields(b"SERROR\0VERROR\0C40P01\0Mdeadlock detected\0Dwho\0\0");
-        assert_eq!(e.code, "40P01");
+        assert_eq!(e.sqlstate, "40P01");
         assert_eq!(e.to_string(), "ERROR: deadlock detected\nDETAIL: who");
+        let mut desc = vec![0, 2];
+        for name in [&b"min"[..], b"max"] {
+            desc.extend_from_slice(name);
+            desc.extend_from_slice(&[0; 19]);
+        }
+        assert_eq!(column_names(&desc), ["min", "max"]);
+        assert_eq!(column_names(&[0, 1, b'x']), Vec::<String>::new());
     }
 }

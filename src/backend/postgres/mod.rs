@@ -1,8 +1,10 @@
 //! PostgreSQL backend.
 //!
-//! The benchmark's connections ([`PostgresConn`]) run on [`wire`], a blocking protocol client
-//! that costs what libpq costs or less: the thread blocks on its own socket, a statement's
-//! `Bind` is encoded into one reused buffer, replies are read in place. The driver's short
+//! The benchmark's connections (`PostgresConn`: the generic `ServerConn`, in
+//! `backend/server_conn.rs`, with this module's `PgDialect`: its SQL, SQLSTATEs and the
+//! operations PostgreSQL does its own way) run on [`wire`], a blocking protocol client that
+//! costs what libpq costs or less: the thread blocks on its own socket, a statement's `Bind`
+//! is encoded into one reused buffer, replies are read in place. The driver's short
 //! connections (describe, the settle phase's VACUUM and CHECKPOINT, a cancel) are the same
 //! client.
 //!
@@ -15,20 +17,16 @@ pub mod codec;
 pub mod config;
 pub mod wire;
 
-use crate::stats::convert::i64_u64;
-use std::collections::HashMap;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
-use super::micro_sql::{self, Outcome, Placeholders};
+use super::micro_sql::Placeholders;
+use super::server_conn::{self, Dialect, ErrorClass, ServerConn};
 use super::*;
 use crate::results::target::Flavour;
+use crate::stats::convert::i64_u64;
 use crate::url::{ServerUrl, Url};
-use crate::workload::micro::MicroStatement;
 use config::PgConfig;
-use wire::{Executed, PgWire, Prepared, Value, WireError};
-
-/// Postgres numbers its parameters.
-const PLACEHOLDERS: Placeholders = Placeholders::Numbered;
+use wire::{PgWire, ServerError, WireError};
 
 /// How long a connection attempt may take before the server counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -141,13 +139,15 @@ impl Driver for PostgresDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
         let mut wire = self.admin()?;
         let flavour = self.flavour(|| Self::version_of(&mut wire));
-        Ok(Box::new(PostgresConn {
-            wire,
+        let dialect = PgDialect {
             flavour,
-            target: self.target.clone(),
-            statements: HashMap::new(),
             server_version_num: None,
-        }))
+        };
+        Ok(Box::new(PostgresConn::new(
+            wire,
+            self.target.clone(),
+            dialect,
+        )))
     }
 
     fn describe(&self) -> BackendResult<TargetInfo> {
@@ -267,7 +267,7 @@ fn run_bounded(wire: &mut PgWire, sql: &str, deadline: Instant) -> Result<Bounde
 /// `statement_timeout`).
 fn is_query_canceled(e: &WireError) -> bool {
     e.server()
-        .is_some_and(|s| s.code == sqlstate::QUERY_CANCELED)
+        .is_some_and(|s| s.sqlstate == sqlstate::QUERY_CANCELED)
 }
 
 /// A settle action from its outcome: done, failed, or cut short by the budget's end.
@@ -287,13 +287,14 @@ fn settle_action(action: String, started: Instant, result: BackendResult<Bounded
     }
 }
 
-/// One PostgreSQL connection with its prepared statements, on the blocking protocol client
-/// ([`wire`]): every statement the steps send, admin ones included, goes over it.
-pub struct PostgresConn {
-    wire: PgWire,
+/// One PostgreSQL connection with its prepared statements: the generic server connection
+/// with PostgreSQL's dialect, on the blocking protocol client ([`wire`]).
+pub(crate) type PostgresConn = ServerConn<PgDialect>;
+
+/// What a PostgreSQL connection knows of its server: the flavour, and the server's version
+/// number once read.
+pub(crate) struct PgDialect {
     flavour: Flavour,
-    target: String,
-    statements: HashMap<String, TableStatements<Prepared>>,
     server_version_num: Option<i32>,
 }
 
@@ -306,236 +307,178 @@ impl Canceller for PgCanceller {
     }
 }
 
-impl PostgresConn {
-    fn err(&self, context: &str, e: &WireError) -> BackendError {
-        wire_error(&self.target, context, e)
+/// `SHOW server_version_num`, read once per connection.
+fn server_version_num(c: &mut PostgresConn) -> BackendResult<i32> {
+    if let Some(v) = c.dialect.server_version_num {
+        return Ok(v);
     }
-
-    /// Run `sql` with the simple protocol; its rows as text.
-    fn run(&mut self, sql: &str, context: &str) -> BackendResult<Vec<Vec<Option<String>>>> {
-        self.wire.query(sql).map_err(|e| self.err(context, &e))
-    }
-
-    /// The first column of the first row of `sql`, as text (`None` for no row or NULL).
-    fn value(&mut self, sql: &str, context: &str) -> BackendResult<Option<String>> {
-        self.wire
-            .query_value(sql)
-            .map_err(|e| self.err(context, &e))
-    }
-
-    /// The first column of the first row of `sql`, as a number.
-    fn number(&mut self, sql: &str, context: &str) -> BackendResult<i64> {
-        let text = self.value(sql, context)?.unwrap_or_default();
-        text.trim()
-            .parse::<i64>()
-            .map_err(|e| BackendError::sql(context, format!("'{text}': {e}")))
-    }
-
-    fn server_version_num(&mut self) -> BackendResult<i32> {
-        if let Some(v) = self.server_version_num {
-            return Ok(v);
-        }
-        let context = "read server_version_num";
-        let v = i32::try_from(self.number("SHOW server_version_num", context)?)
-            .map_err(|e| BackendError::sql(context, e))?;
-        self.server_version_num = Some(v);
-        Ok(v)
-    }
-
-    /// Run the statement `key` of `table` with `params`, preparing it from `sql()` on first
-    /// use. The hot path looks the statement up once and clones nothing.
-    fn execute<'a>(
-        &mut self,
-        table: &str,
-        key: StatementKey,
-        sql: impl FnOnce() -> String,
-        context: &dyn Fn() -> String,
-        params: impl IntoIterator<Item = Value<'a>>,
-    ) -> BackendResult<Executed> {
-        let target = &self.target;
-        with_cached_statement(
-            &mut self.statements,
-            table,
-            key,
-            &mut self.wire,
-            |wire| {
-                wire.prepare(&sql())
-                    .map_err(|e| wire_error(target, &context(), &e))
-            },
-            |wire, stmt| {
-                wire.execute(stmt, params)
-                    .map_err(|e| wire_error(target, &context(), &e))
-            },
-        )
-    }
+    let context = "read server_version_num";
+    let v = i32::try_from(c.number("SHOW server_version_num", context)?)
+        .map_err(|e| BackendError::sql(context, e))?;
+    c.dialect.server_version_num = Some(v);
+    Ok(v)
 }
 
-impl Conn for PostgresConn {
-    fn canceller(&self) -> Option<Box<dyn Canceller>> {
-        Some(Box::new(PgCanceller(self.wire.cancel_key())))
+impl Dialect for PgDialect {
+    type Wire = PgWire;
+    const PLACEHOLDERS: Placeholders = Placeholders::Numbered;
+
+    fn class(e: &ServerError) -> ErrorClass {
+        match e.sqlstate.as_str() {
+            sqlstate::DEADLOCK_DETECTED
+            | sqlstate::SERIALIZATION_FAILURE
+            | sqlstate::LOCK_NOT_AVAILABLE => ErrorClass::Retryable,
+            sqlstate::INVALID_PASSWORD | sqlstate::INVALID_AUTHORIZATION_SPECIFICATION => {
+                ErrorClass::Auth
+            }
+            _ => ErrorClass::Other,
+        }
     }
 
-    fn create_table(&mut self, table: &str, options: &TableOptions) -> BackendResult<()> {
-        self.drop_table(table)?;
-        let version = self.server_version_num()?;
+    fn detail(e: &WireError) -> String {
+        wire_detail(e)
+    }
+
+    /// The multi-row insert: `$1` is the batch timestamp, shared by every row.
+    fn insert_sql(table: &str, rows: usize, client_ids: bool) -> String {
+        use std::fmt::Write;
+        let per_row = if client_ids { 6 } else { 5 };
+        let mut sql = String::with_capacity(100 + rows * 40);
+        sql.push_str("INSERT INTO ");
+        sql.push_str(table);
+        if client_ids {
+            sql.push_str(" (transactionid, dateandtime, cashregisterid, customerid, productid, price, data) VALUES ");
+        } else {
+            sql.push_str(
+                " (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ",
+            );
+        }
+        for row in 0..rows {
+            if row > 0 {
+                sql.push_str(", ");
+            }
+            let base = 2 + row * per_row;
+            // Writing to a String cannot fail.
+            let _ = if client_ids {
+                write!(
+                    sql,
+                    "(${}, $1, ${}, ${}, ${}, ${}, ${})",
+                    base,
+                    base + 1,
+                    base + 2,
+                    base + 3,
+                    base + 4,
+                    base + 5
+                )
+            } else {
+                write!(
+                    sql,
+                    "($1, ${}, ${}, ${}, ${}, ${})",
+                    base,
+                    base + 1,
+                    base + 2,
+                    base + 3,
+                    base + 4
+                )
+            };
+        }
+        sql
+    }
+
+    fn delete_sql(&self, table: &str) -> String {
+        self.flavour.pg_delete_sql(table)
+    }
+
+    fn range_sql(table: &str, index: SecondaryIndex) -> String {
+        let cols = index.column_list();
+        let first = index.columns()[0];
+        format!("SELECT {cols} FROM {table} WHERE {first} >= $1 ORDER BY {cols} LIMIT 10")
+    }
+
+    fn point_sql(table: &str, n: usize) -> String {
+        let list: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
+        format!(
+            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
+            list.join(", ")
+        )
+    }
+
+    fn min_max_sql(table: &str) -> String {
+        format!("SELECT min(transactionid), max(transactionid) FROM {table}")
+    }
+
+    fn count_sql(table: &str) -> String {
+        format!("SELECT count(*) FROM {table}")
+    }
+
+    fn count_indexes_sql(table: &str) -> String {
+        count_indexes_sql(table)
+    }
+
+    fn micro_table_suffix(_options: &TableOptions) -> String {
+        String::new()
+    }
+
+    fn canceller(c: &PostgresConn) -> Option<Box<dyn Canceller>> {
+        Some(Box::new(PgCanceller(c.wire.cancel_key())))
+    }
+
+    fn create_table(
+        c: &mut PostgresConn,
+        table: &str,
+        options: &TableOptions,
+    ) -> BackendResult<()> {
+        let version = server_version_num(c)?;
         let context = format!("create table {table}");
-        for sql in create_table_sql(table, options, version, self.flavour) {
-            self.run(&sql, &context)?;
+        for sql in create_table_sql(table, options, version, c.dialect.flavour) {
+            c.query(&sql, &context)?;
         }
         Ok(())
     }
 
-    fn drop_table(&mut self, table: &str) -> BackendResult<()> {
-        self.statements.remove(table);
-        self.run(
-            &format!("DROP TABLE IF EXISTS {table}"),
-            &format!("drop table {table}"),
-        )
-        .map(drop)
-    }
-
-    fn create_micro_table(&mut self, table: &str, _options: &TableOptions) -> BackendResult<()> {
-        self.drop_table(table)?;
-        for sql in micro_sql::create_table_sql(table, "") {
-            self.run(&sql, &format!("create table {table}"))?;
-        }
-        Ok(())
-    }
-
-    fn micro(&mut self, table: &str, statements: &[MicroStatement]) -> BackendResult<u64> {
-        micro_sql::run_operation(
-            self,
-            statements,
-            |c, s| c.micro_statement(table, s),
-            |c| {
-                let _ = c.wire.query("ROLLBACK");
-            },
-        )
-    }
-
-    fn create_secondary_indexes(&mut self, table: &str) -> BackendResult<()> {
+    fn create_secondary_indexes(c: &mut PostgresConn, table: &str) -> BackendResult<()> {
         for index in SecondaryIndex::ALL {
             let sql = create_index_sql(table, index);
-            self.run(&sql, &format!("create index {}", index.name(table)))?;
+            c.query(&sql, &format!("create index {}", index.name(table)))?;
         }
         Ok(())
     }
 
-    fn has_secondary_indexes(&mut self, table: &str) -> BackendResult<bool> {
-        let names: Vec<String> = SecondaryIndex::ALL
-            .iter()
-            .map(|i| quote_literal(&i.name(table).to_lowercase()))
-            .collect();
-        let sql = format!(
-            "SELECT count(DISTINCT indexname) FROM pg_indexes \
-             WHERE schemaname = current_schema() AND tablename = {} AND indexname IN ({})",
-            quote_literal(&table.to_lowercase()),
-            names.join(", ")
-        );
-        let n = self.number(&sql, &format!("list the indexes of {table}"))?;
-        Ok(usize::try_from(n).is_ok_and(|n| n == names.len()))
-    }
-
-    fn insert(&mut self, table: &str, batch: &RowBatch) -> BackendResult<u64> {
-        let rows = batch.len();
-        if rows == 0 {
-            return Ok(0);
-        }
-        let ids = batch.has_client_ids();
-        let key = StatementKey::Insert {
-            rows,
-            client_ids: ids,
-        };
-        let done = self.execute(
-            table,
-            key,
-            || insert_sql(table, rows, ids),
-            &|| insert_context(table),
-            InsertParams::new(batch),
-        )?;
-        Ok(done.rows_affected)
-    }
-
-    fn delete_oldest(&mut self, table: &str, min_id: i64, limit: u32) -> BackendResult<u64> {
-        let flavour = self.flavour;
-        let done = self.execute(
-            table,
-            StatementKey::Delete,
-            || flavour.pg_delete_sql(table),
-            &|| format!("delete from {table}"),
-            [Value::Int(min_id), Value::Int(i64::from(limit))],
-        )?;
-        Ok(done.rows_affected)
-    }
-
-    fn min_max_id(&mut self, table: &str) -> BackendResult<Option<(i64, i64)>> {
-        let context = format!("read min and max transactionid of {table}");
-        let rows = self.run(&min_max_sql(table), &context)?;
-        min_max_of_text(rows.into_iter().next(), &context)
-    }
-
-    fn range_query(&mut self, table: &str, index: SecondaryIndex, from: i32) -> BackendResult<u64> {
-        let done = self.execute(
-            table,
-            StatementKey::Range(index),
-            || range_sql(table, index),
-            &|| format!("range query on {table} via {}", index.name(table)),
-            [Value::Int(i64::from(from))],
-        )?;
-        Ok(done.rows_returned)
-    }
-
-    fn point_query(&mut self, table: &str, ids: &[i64]) -> BackendResult<u64> {
-        if ids.is_empty() {
-            return Ok(0);
-        }
-        let n = ids.len();
-        let done = self.execute(
-            table,
-            StatementKey::Point(n),
-            || point_sql(table, n),
-            &|| format!("point query on {table}"),
-            ids.iter().map(|id| Value::Int(*id)),
-        )?;
-        Ok(done.rows_returned)
-    }
-
-    fn count_rows(&mut self, table: &str) -> BackendResult<u64> {
-        let n = self.number(
-            &format!("SELECT count(*) FROM {table}"),
-            &format!("count rows of {table}"),
-        )?;
-        Ok(i64_u64(n))
-    }
-
-    fn count_rows_via_index(&mut self, table: &str, index: SecondaryIndex) -> BackendResult<u64> {
+    fn count_rows_via_index(
+        c: &mut PostgresConn,
+        table: &str,
+        index: SecondaryIndex,
+    ) -> BackendResult<u64> {
         let name = index.name(table);
         let context = format!("count rows of {table} via {name}");
         let sql = count_via_index_sql(table, index);
-        let settings = force_index_settings(self.server_version_num()?);
-        self.run(&format!("BEGIN; {settings}"), &context)?;
-        let counted = self.count_in_transaction(&sql, &name, &context);
+        let settings = force_index_settings(server_version_num(c)?);
+        c.query(&format!("BEGIN; {settings}"), &context)?;
+        let counted = count_in_transaction(c, &sql, &name, &context);
         let end = if counted.is_ok() {
             "COMMIT"
         } else {
             "ROLLBACK"
         };
-        let ended = self.run(end, &context);
+        let ended = c.query(end, &context);
         let n = counted?;
         ended?;
         Ok(n)
     }
 
-    fn database_size_bytes(&mut self, tables: &[String]) -> BackendResult<Option<DbSize>> {
+    fn database_size_bytes(
+        c: &mut PostgresConn,
+        tables: &[String],
+    ) -> BackendResult<Option<DbSize>> {
         let context = "read the database size";
-        let total = self.number("SELECT pg_database_size(current_database())", context)?;
+        let total = c.number("SELECT pg_database_size(current_database())", context)?;
         let mut sizes = std::collections::BTreeMap::new();
         for t in tables {
             let sql = format!(
                 "SELECT pg_total_relation_size(to_regclass({}))",
                 quote_literal(t)
             );
-            if let Some(size) = self.value(&sql, context)? {
+            if let Some(size) = c.value(&sql, context)? {
                 let size: i64 = size
                     .parse()
                     .map_err(|e| BackendError::sql(context, format!("'{size}': {e}")))?;
@@ -549,8 +492,8 @@ impl Conn for PostgresConn {
         }))
     }
 
-    fn server_files(&mut self) -> BackendResult<Option<ServerFiles>> {
-        let dir = self
+    fn server_files(c: &mut PostgresConn) -> BackendResult<Option<ServerFiles>> {
+        let dir = c
             .value("SHOW data_directory", "SHOW data_directory")?
             .unwrap_or_default();
         let dir = std::path::PathBuf::from(dir);
@@ -561,15 +504,16 @@ impl Conn for PostgresConn {
         }))
     }
 
-    fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
-        let version = self.server_version_num()?;
-        if self.flavour == Flavour::Postgres {
-            self.await_ended_sessions();
+    fn server_statistics(c: &mut PostgresConn) -> BackendResult<Option<serde_json::Value>> {
+        let version = server_version_num(c)?;
+        let flavour = c.dialect.flavour;
+        if flavour == Flavour::Postgres {
+            await_ended_sessions(&mut c.wire);
         }
         let mut out = serde_json::Map::new();
         for view in stat_views(version) {
             let sql = format!("SELECT coalesce(json_agg(t), '[]'::json)::text FROM {view} t");
-            let value = self
+            let value = c
                 .wire
                 .query_value(&sql)
                 .map_err(|e| e.to_string())
@@ -579,44 +523,15 @@ impl Conn for PostgresConn {
                 .unwrap_or_else(|e| serde_json::json!({ "error": e }));
             out.insert(view.to_string(), value);
         }
-        if self.flavour == Flavour::Postgres {
-            out.insert("server".to_string(), self.wal_position());
+        if flavour == Flavour::Postgres {
+            out.insert("server".to_string(), wal_position(&mut c.wire));
         }
         Ok(Some(serde_json::Value::Object(out)))
     }
 
-    fn build_facts(&mut self) -> BackendResult<BuildFacts> {
-        self.read_build_facts()
-    }
-
-    fn index_build_progress(&mut self) -> BackendResult<IndexProgress> {
-        if self.flavour != Flavour::Postgres {
-            return Ok(IndexProgress::NotReported(format!(
-                "{} does not report an index build's progress",
-                self.flavour.dbms()
-            )));
-        }
-        let version = self.server_version_num()?;
-        if version < 120_000 {
-            return Ok(IndexProgress::NotReported(format!(
-                "PostgreSQL {} does not report an index build's progress \
-                 (pg_stat_progress_create_index came in 12)",
-                version / 10_000
-            )));
-        }
-        let rows = self.run(
-            "SELECT phase, blocks_done, blocks_total, tuples_done, tuples_total \
-             FROM pg_stat_progress_create_index WHERE datname = current_database()",
-            "read pg_stat_progress_create_index",
-        )?;
-        Ok(IndexProgress::merged(
-            rows.iter().map(|r| pg_index_build(r)),
-        ))
-    }
-
-    fn server_settings(&mut self) -> BackendResult<Option<serde_json::Value>> {
+    fn server_settings(c: &mut PostgresConn) -> BackendResult<Option<serde_json::Value>> {
         let context = "read pg_settings";
-        let text = self
+        let text = c
             .value(
                 "SELECT coalesce(json_object_agg(name, json_build_object('setting', setting, \
                  'unit', unit, 'source', source) ORDER BY name), '{}'::json)::text FROM pg_settings",
@@ -627,114 +542,139 @@ impl Conn for PostgresConn {
             .map(Some)
             .map_err(|e| BackendError::sql(context, e))
     }
+
+    fn build_facts(c: &mut PostgresConn) -> BackendResult<BuildFacts> {
+        read_build_facts(c)
+    }
+
+    fn index_build_progress(c: &mut PostgresConn) -> BackendResult<IndexProgress> {
+        let flavour = c.dialect.flavour;
+        if flavour != Flavour::Postgres {
+            return Ok(IndexProgress::NotReported(format!(
+                "{} does not report an index build's progress",
+                flavour.dbms()
+            )));
+        }
+        let version = server_version_num(c)?;
+        if version < 120_000 {
+            return Ok(IndexProgress::NotReported(format!(
+                "PostgreSQL {} does not report an index build's progress \
+                 (pg_stat_progress_create_index came in 12)",
+                version / 10_000
+            )));
+        }
+        let result = c.query(
+            "SELECT phase, blocks_done, blocks_total, tuples_done, tuples_total \
+             FROM pg_stat_progress_create_index WHERE datname = current_database()",
+            "read pg_stat_progress_create_index",
+        )?;
+        Ok(IndexProgress::merged(
+            result.rows.iter().map(|r| pg_index_build(r)),
+        ))
+    }
 }
 
-impl PostgresConn {
-    /// Inside the forced-index transaction: check the plan reads `index_name`, then count.
-    fn count_in_transaction(
-        &mut self,
-        sql: &str,
-        index_name: &str,
-        context: &str,
-    ) -> BackendResult<u64> {
-        // Check that the planner really reads this index, so the count means what it says.
-        let plan: Vec<String> = self
-            .run(&format!("EXPLAIN {sql}"), context)?
-            .into_iter()
-            .filter_map(|row| row.into_iter().next().flatten())
-            .collect();
-        let uses_index = plan
-            .iter()
-            .any(|line| line.contains(&format!("using {} ", index_name.to_lowercase())));
-        if !uses_index {
-            return Err(BackendError::sql(
-                context,
-                format!(
-                    "the planner would not read {index_name}: {}",
-                    plan.join(" / ")
-                ),
-            ));
-        }
-        Ok(i64_u64(self.number(sql, context)?))
+/// Inside the forced-index transaction: check the plan reads `index_name`, then count.
+fn count_in_transaction(
+    c: &mut PostgresConn,
+    sql: &str,
+    index_name: &str,
+    context: &str,
+) -> BackendResult<u64> {
+    // Check that the planner really reads this index, so the count means what it says.
+    let plan: Vec<String> = c
+        .query(&format!("EXPLAIN {sql}"), context)?
+        .rows
+        .into_iter()
+        .filter_map(|row| row.into_iter().next().flatten())
+        .collect();
+    let uses_index = plan
+        .iter()
+        .any(|line| line.contains(&format!("using {} ", index_name.to_lowercase())));
+    if !uses_index {
+        return Err(BackendError::sql(
+            context,
+            format!(
+                "the planner would not read {index_name}: {}",
+                plan.join(" / ")
+            ),
+        ));
     }
+    Ok(i64_u64(c.number(sql, context)?))
+}
 
-    /// Wait, at most [`SESSIONS_SETTLE_MAX`], until no client session of this database has
-    /// ended for [`SESSIONS_STABLE`]: a backend adds its last counts to the statistics when it
-    /// exits (before it leaves `pg_stat_activity`), so a read just after a step's connections
-    /// closed would miss up to a second of their work.
-    fn await_ended_sessions(&mut self) {
-        let sql = "SELECT count(*) FROM pg_stat_activity \
-                   WHERE datname = current_database() AND backend_type = 'client backend'";
-        let started = Instant::now();
-        let (mut last, mut stable_since) = (None, Instant::now());
-        while started.elapsed() < SESSIONS_SETTLE_MAX {
-            let Ok(now) = self.wire.query_value(sql) else {
-                return;
-            };
-            if now != last {
-                (last, stable_since) = (now, Instant::now());
-            } else if stable_since.elapsed() >= SESSIONS_STABLE {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// The statistics' `server` object: the database the run's `pg_stat_database` row is
-    /// named by, whether the server is in recovery, and the WAL insert position in bytes
-    /// (`null` in recovery, where there is none), or `{"error": ...}`.
-    fn wal_position(&mut self) -> serde_json::Value {
-        let sql = "SELECT json_build_object('current_database', current_database(), \
-                   'in_recovery', pg_is_in_recovery(), 'wal_insert_lsn_bytes', \
-                   CASE WHEN pg_is_in_recovery() THEN NULL \
-                   ELSE pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') END)::text";
-        self.wire
-            .query_value(sql)
-            .map_err(|e| wire_detail(&e))
-            .and_then(|text| {
-                serde_json::from_str(&text.unwrap_or_default()).map_err(|e| e.to_string())
-            })
-            .unwrap_or_else(|e| serde_json::json!({ "error": e }))
-    }
-
-    /// `version()` and, when this user may read it, `pg_config`'s CONFIGURE, CC and CFLAGS.
-    fn read_build_facts(&mut self) -> BackendResult<BuildFacts> {
-        let version_string = self.value("SELECT version()", "SELECT version()")?;
-        let mut facts = BuildFacts {
-            version_string,
-            ..BuildFacts::default()
+/// Wait, at most [`SESSIONS_SETTLE_MAX`], until no client session of this database has
+/// ended for [`SESSIONS_STABLE`]: a backend adds its last counts to the statistics when it
+/// exits (before it leaves `pg_stat_activity`), so a read just after a step's connections
+/// closed would miss up to a second of their work.
+fn await_ended_sessions(wire: &mut PgWire) {
+    let sql = "SELECT count(*) FROM pg_stat_activity \
+               WHERE datname = current_database() AND backend_type = 'client backend'";
+    let started = Instant::now();
+    let (mut last, mut stable_since) = (None, Instant::now());
+    while started.elapsed() < SESSIONS_SETTLE_MAX {
+        let Ok(now) = wire.query_value(sql) else {
+            return;
         };
-        // pg_config is readable by superusers (and members of pg_read_all_settings from 10).
-        let rows = self.wire.query(
-            "SELECT name, setting FROM pg_config WHERE name IN ('CONFIGURE', 'CC', 'CFLAGS')",
-        );
-        match rows {
-            Ok(rows) => {
-                for row in rows {
-                    let mut cells = row.into_iter();
-                    let (Some(Some(name)), Some(Some(setting))) = (cells.next(), cells.next())
-                    else {
-                        continue;
-                    };
-                    match name.as_str() {
-                        "CONFIGURE" => facts.configure = Some(setting),
-                        "CC" => facts.cc = Some(setting),
-                        "CFLAGS" => facts.cflags = Some(setting),
-                        _ => {}
-                    }
+        if now != last {
+            (last, stable_since) = (now, Instant::now());
+        } else if stable_since.elapsed() >= SESSIONS_STABLE {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The statistics' `server` object: the database the run's `pg_stat_database` row is
+/// named by, whether the server is in recovery, and the WAL insert position in bytes
+/// (`null` in recovery, where there is none), or `{"error": ...}`.
+fn wal_position(wire: &mut PgWire) -> serde_json::Value {
+    let sql = "SELECT json_build_object('current_database', current_database(), \
+               'in_recovery', pg_is_in_recovery(), 'wal_insert_lsn_bytes', \
+               CASE WHEN pg_is_in_recovery() THEN NULL \
+               ELSE pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') END)::text";
+    wire.query_value(sql)
+        .map_err(|e| wire_detail(&e))
+        .and_then(|text| serde_json::from_str(&text.unwrap_or_default()).map_err(|e| e.to_string()))
+        .unwrap_or_else(|e| serde_json::json!({ "error": e }))
+}
+
+/// `version()` and, when this user may read it, `pg_config`'s CONFIGURE, CC and CFLAGS.
+fn read_build_facts(c: &mut PostgresConn) -> BackendResult<BuildFacts> {
+    let version_string = c.value("SELECT version()", "SELECT version()")?;
+    let mut facts = BuildFacts {
+        version_string,
+        ..BuildFacts::default()
+    };
+    // pg_config is readable by superusers (and members of pg_read_all_settings from 10).
+    let rows = c
+        .wire
+        .query("SELECT name, setting FROM pg_config WHERE name IN ('CONFIGURE', 'CC', 'CFLAGS')");
+    match rows {
+        Ok(result) => {
+            for row in result.rows {
+                let mut cells = row.into_iter();
+                let (Some(Some(name)), Some(Some(setting))) = (cells.next(), cells.next()) else {
+                    continue;
+                };
+                match name.as_str() {
+                    "CONFIGURE" => facts.configure = Some(setting),
+                    "CC" => facts.cc = Some(setting),
+                    "CFLAGS" => facts.cflags = Some(setting),
+                    _ => {}
                 }
             }
-            Err(e) => facts.na.push(format!(
-                "pg_config: {} (reading it needs a superuser)",
-                wire_detail(&e)
-            )),
         }
-        Ok(facts)
+        Err(e) => facts.na.push(format!(
+            "pg_config: {} (reading it needs a superuser)",
+            wire_detail(&e)
+        )),
     }
+    Ok(facts)
 }
 
 /// How long the count of a database's client sessions must stay the same before the
-/// statistics are read (see `PostgresConn::await_ended_sessions`).
+/// statistics are read (see [`await_ended_sessions`]).
 const SESSIONS_STABLE: Duration = Duration::from_millis(40);
 
 /// The longest wait for a database's client sessions to stop ending.
@@ -772,106 +712,11 @@ fn force_index_settings(server_version_num: i32) -> &'static str {
     }
 }
 
-fn insert_context(table: &str) -> String {
-    format!("insert into {table}")
-}
-
 /// `s` as an SQL string literal (quotes doubled; `standard_conforming_strings` is on in
 /// every supported server).
 fn quote_literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
-
-impl PostgresConn {
-    /// One microbenchmark statement: rows read (a scan: rows counted) or changed.
-    fn micro_statement(&mut self, table: &str, s: &MicroStatement) -> BackendResult<u64> {
-        let context = || format!("{:?} on {table}", s.kind);
-        let outcome = micro_sql::outcome(s.kind);
-        if outcome == Outcome::Control {
-            let sql = micro_sql::statement_sql(s.kind, table, 0, PLACEHOLDERS);
-            self.run(&sql, &context())?;
-            return Ok(0);
-        }
-        let n = s.ints.len();
-        let params = micro_sql::params(s, |v| Value::Int(i64::from(*v)), |v| Value::Text(v));
-        let done = self.execute(
-            table,
-            StatementKey::Micro(s.kind, n),
-            || micro_sql::statement_sql(s.kind, table, n, PLACEHOLDERS),
-            &context,
-            params,
-        )?;
-        Ok(match outcome {
-            Outcome::Count => i64_u64(done.first_int.unwrap_or(0)),
-            Outcome::Changed => done.rows_affected,
-            Outcome::Rows | Outcome::Control => done.rows_returned,
-        })
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Parameters of the insert: borrowed from the batch, no allocation per row.
-
-/// The parameters of [`insert_sql`] in order: `$1` the batch timestamp, then per row
-/// (`transactionid`,) `cashregisterid`, `customerid`, `productid`, `price`, `data`.
-struct InsertParams<'a> {
-    batch: &'a RowBatch,
-    timestamp: SystemTime,
-    per_row: usize,
-    next: usize,
-    total: usize,
-}
-
-impl<'a> InsertParams<'a> {
-    fn new(batch: &'a RowBatch) -> Self {
-        let per_row = if batch.has_client_ids() { 6 } else { 5 };
-        InsertParams {
-            batch,
-            timestamp: batch.timestamp(),
-            per_row,
-            next: 0,
-            total: 1 + per_row * batch.len(),
-        }
-    }
-}
-
-impl<'a> Iterator for InsertParams<'a> {
-    type Item = Value<'a>;
-
-    fn next(&mut self) -> Option<Value<'a>> {
-        if self.next >= self.total {
-            return None;
-        }
-        let n = self.next;
-        self.next += 1;
-        if n == 0 {
-            return Some(Value::Timestamp(self.timestamp));
-        }
-        let row = (n - 1) / self.per_row;
-        let mut col = (n - 1) % self.per_row;
-        let b = self.batch;
-        if self.per_row == 6 {
-            if col == 0 {
-                return Some(Value::Int(b.transactionid[row]));
-            }
-            col -= 1;
-        }
-        Some(match col {
-            0 => Value::Int(i64::from(b.cashregisterid[row])),
-            1 => Value::Int(i64::from(b.customerid[row])),
-            2 => Value::Int(i64::from(b.productid[row])),
-            3 => Value::Int(i64::from(b.price[row])),
-            _ => Value::Text(b.data(row)),
-        })
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.total - self.next;
-        (left, Some(left))
-    }
-}
-
-impl ExactSizeIterator for InsertParams<'_> {}
 
 // ---------------------------------------------------------------------------------------------
 // SQL text, as pure functions.
@@ -909,74 +754,27 @@ fn create_table_sql(
     sql
 }
 
+/// How many of the table's three secondary indexes exist (names folded to lower case, as
+/// PostgreSQL folds unquoted names).
+fn count_indexes_sql(table: &str) -> String {
+    let names: Vec<String> = SecondaryIndex::ALL
+        .iter()
+        .map(|i| quote_literal(&i.name(table).to_lowercase()))
+        .collect();
+    format!(
+        "SELECT count(DISTINCT indexname) FROM pg_indexes \
+         WHERE schemaname = current_schema() AND tablename = {} AND indexname IN ({})",
+        quote_literal(&table.to_lowercase()),
+        names.join(", ")
+    )
+}
+
 fn create_index_sql(table: &str, index: SecondaryIndex) -> String {
     format!(
         "CREATE INDEX {} ON {table} ({})",
         index.name(table),
         index.column_list()
     )
-}
-
-/// The multi-row insert: `$1` is the batch timestamp, shared by every row.
-fn insert_sql(table: &str, rows: usize, client_ids: bool) -> String {
-    use std::fmt::Write;
-    let per_row = if client_ids { 6 } else { 5 };
-    let mut sql = String::with_capacity(100 + rows * 40);
-    sql.push_str("INSERT INTO ");
-    sql.push_str(table);
-    if client_ids {
-        sql.push_str(" (transactionid, dateandtime, cashregisterid, customerid, productid, price, data) VALUES ");
-    } else {
-        sql.push_str(" (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ");
-    }
-    for row in 0..rows {
-        if row > 0 {
-            sql.push_str(", ");
-        }
-        let base = 2 + row * per_row;
-        // Writing to a String cannot fail.
-        let _ = if client_ids {
-            write!(
-                sql,
-                "(${}, $1, ${}, ${}, ${}, ${}, ${})",
-                base,
-                base + 1,
-                base + 2,
-                base + 3,
-                base + 4,
-                base + 5
-            )
-        } else {
-            write!(
-                sql,
-                "($1, ${}, ${}, ${}, ${}, ${})",
-                base,
-                base + 1,
-                base + 2,
-                base + 3,
-                base + 4
-            )
-        };
-    }
-    sql
-}
-
-fn range_sql(table: &str, index: SecondaryIndex) -> String {
-    let cols = index.column_list();
-    let first = index.columns()[0];
-    format!("SELECT {cols} FROM {table} WHERE {first} >= $1 ORDER BY {cols} LIMIT 10")
-}
-
-fn point_sql(table: &str, n: usize) -> String {
-    let list: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
-    format!(
-        "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
-        list.join(", ")
-    )
-}
-
-fn min_max_sql(table: &str) -> String {
-    format!("SELECT min(transactionid), max(transactionid) FROM {table}")
 }
 
 /// A count that only `index` can answer without a sort: a predicate on its first column that
@@ -1023,67 +821,24 @@ fn vacuum_sql(table: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
-/// What a caller branches on, from an error's SQLSTATE (if the server sent one), its text,
-/// and whether the connection is gone.
-fn classify(
-    target: &str,
-    context: &str,
-    code: Option<&str>,
-    detail: String,
-    connectivity: bool,
-) -> BackendError {
-    match code {
-        Some(
-            sqlstate::DEADLOCK_DETECTED
-            | sqlstate::SERIALIZATION_FAILURE
-            | sqlstate::LOCK_NOT_AVAILABLE,
-        ) => BackendError::Retryable(format!("{context}: {detail}")),
-        Some(sqlstate::INVALID_PASSWORD | sqlstate::INVALID_AUTHORIZATION_SPECIFICATION) => {
-            BackendError::Auth {
-                target: target.to_string(),
-                detail,
-            }
-        }
-        Some(_) => BackendError::sql(context, detail),
-        None if connectivity => BackendError::Unreachable {
-            target: target.to_string(),
-            detail,
-        },
-        None => BackendError::sql(context, detail),
-    }
-}
-
 /// The error's text, with the server's SQLSTATE when it sent one.
 fn wire_detail(e: &WireError) -> String {
     match e {
-        WireError::Server(s) => format!("{s} (SQLSTATE {})", s.code),
+        WireError::Server(s) => format!("{s} (SQLSTATE {})", s.sqlstate),
         other => other.to_string(),
     }
 }
 
-/// Map an error of a statement. A protocol error names the server that broke the protocol.
+/// Map an error of a statement (see [`server_conn::wire_error`]).
 fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
-    match e {
-        WireError::Protocol(_) => BackendError::sql(context, format!("{e} (server {target})")),
-        WireError::Auth(_) => BackendError::Auth {
-            target: target.to_string(),
-            detail: wire_detail(e),
-        },
-        _ => classify(
-            target,
-            context,
-            e.server().map(|s| s.code.as_str()),
-            wire_detail(e),
-            matches!(e, WireError::Io(_)),
-        ),
-    }
+    server_conn::wire_error::<PgDialect>(target, context, e)
 }
 
 /// Map an error of opening a connection.
 fn wire_connect_error(target: &str, e: &WireError) -> BackendError {
     let context = format!("connect to {target}");
     match e {
-        WireError::Server(s) if s.code == sqlstate::INVALID_CATALOG_NAME => {
+        WireError::Server(s) if s.sqlstate == sqlstate::INVALID_CATALOG_NAME => {
             BackendError::sql(context, missing_database(&wire_detail(e)))
         }
         WireError::Server(_) | WireError::Auth(_) => wire_error(target, &context, e),
@@ -1108,6 +863,8 @@ fn missing_database(detail: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::server_conn::InsertParams;
+    use crate::backend::wire::Value;
 
     #[test]
     fn forced_count_settings_follow_the_version() {
@@ -1168,16 +925,16 @@ mod tests {
     #[test]
     fn insert_text() {
         assert_eq!(
-            insert_sql("pi1", 2, false),
+            PgDialect::insert_sql("pi1", 2, false),
             "INSERT INTO pi1 (dateandtime, cashregisterid, customerid, productid, price, data) \
              VALUES ($1, $2, $3, $4, $5, $6), ($1, $7, $8, $9, $10, $11)"
         );
         assert_eq!(
-            insert_sql("pi3", 2, true),
+            PgDialect::insert_sql("pi3", 2, true),
             "INSERT INTO pi3 (transactionid, dateandtime, cashregisterid, customerid, productid, \
              price, data) VALUES ($2, $1, $3, $4, $5, $6, $7), ($8, $1, $9, $10, $11, $12, $13)"
         );
-        let hundred = insert_sql("pi1", 100, false);
+        let hundred = PgDialect::insert_sql("pi1", 100, false);
         assert!(hundred.ends_with("($1, $497, $498, $499, $500, $501)"));
     }
 
@@ -1187,16 +944,16 @@ mod tests {
         let mut g = RowGenerator::new(Rng::for_stream(1, 1, 0), RowShape::default(), Some(7));
         let mut b = RowBatch::default();
         g.fill(&mut b, 3);
-        let params: Vec<Value<'_>> = InsertParams::new(&b).collect();
+        let params: Vec<Value<'_>> = InsertParams::new(&b, Placeholders::Numbered).collect();
         assert_eq!(params.len(), 1 + 3 * 6);
-        assert_eq!(InsertParams::new(&b).len(), 19);
+        assert_eq!(InsertParams::new(&b, Placeholders::Numbered).len(), 19);
         assert!(matches!(params[0], Value::Timestamp(_)));
         assert!(matches!(params[1], Value::Int(7)));
         assert!(matches!(params[8], Value::Int(v) if v == i64::from(b.cashregisterid[1])));
         assert!(matches!(params[18], Value::Text(s) if s == b.data(2)));
         let mut g = RowGenerator::new(Rng::for_stream(1, 1, 0), RowShape::default(), None);
         g.fill(&mut b, 2);
-        let params: Vec<Value<'_>> = InsertParams::new(&b).collect();
+        let params: Vec<Value<'_>> = InsertParams::new(&b, Placeholders::Numbered).collect();
         assert_eq!(params.len(), 11);
         assert!(matches!(params[9], Value::Int(v) if v == i64::from(b.price[1])));
     }
@@ -1209,26 +966,26 @@ mod tests {
              FROM pi1 WHERE transactionid >= $1 ORDER BY transactionid LIMIT $2))"
         );
         assert_eq!(
-            range_sql("pi1", SecondaryIndex::MarketSegment),
+            PgDialect::range_sql("pi1", SecondaryIndex::MarketSegment),
             "SELECT productid, customerid, price FROM pi1 WHERE productid >= $1 \
              ORDER BY productid, customerid, price LIMIT 10"
         );
         assert_eq!(
-            range_sql("pi2", SecondaryIndex::RegisterSegment),
+            PgDialect::range_sql("pi2", SecondaryIndex::RegisterSegment),
             "SELECT cashregisterid, customerid, price FROM pi2 WHERE cashregisterid >= $1 \
              ORDER BY cashregisterid, customerid, price LIMIT 10"
         );
         assert_eq!(
-            range_sql("pi1", SecondaryIndex::Pdc),
+            PgDialect::range_sql("pi1", SecondaryIndex::Pdc),
             "SELECT price, dateandtime, customerid FROM pi1 WHERE price >= $1 \
              ORDER BY price, dateandtime, customerid LIMIT 10"
         );
         assert_eq!(
-            point_sql("pi1", 3),
+            PgDialect::point_sql("pi1", 3),
             "SELECT transactionid, productid, data FROM pi1 WHERE transactionid IN ($1, $2, $3)"
         );
         assert_eq!(
-            min_max_sql("pi1"),
+            PgDialect::min_max_sql("pi1"),
             "SELECT min(transactionid), max(transactionid) FROM pi1"
         );
         assert_eq!(
@@ -1237,6 +994,43 @@ mod tests {
              ORDER BY price, dateandtime, customerid) AS s"
         );
         assert_eq!(vacuum_sql("pi2"), "VACUUM (ANALYZE) pi2");
+    }
+
+    #[test]
+    fn errors_are_classified_by_their_sqlstate() {
+        let e = |code: &str| {
+            WireError::Server(Box::new(ServerError {
+                sqlstate: code.to_string(),
+                severity: Some("ERROR".to_string()),
+                message: "m".to_string(),
+                ..ServerError::default()
+            }))
+        };
+        for retryable in ["40P01", "40001", "55P03"] {
+            let mapped = wire_error("t", "c", &e(retryable));
+            assert_eq!(
+                mapped.to_string(),
+                format!("transient conflict: c: ERROR: m (SQLSTATE {retryable})")
+            );
+        }
+        assert!(matches!(
+            wire_error("t", "c", &e("28P01")),
+            BackendError::Auth { .. }
+        ));
+        assert!(matches!(
+            wire_error("t", "c", &e("42P01")),
+            BackendError::Sql { .. }
+        ));
+        let io = WireError::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(matches!(
+            wire_error("t", "c", &io),
+            BackendError::Unreachable { .. }
+        ));
+        let broken = WireError::Protocol("bad message length 3".to_string());
+        assert_eq!(
+            wire_error("t", "c", &broken).to_string(),
+            "c: protocol error: bad message length 3 (server t)"
+        );
     }
 
     #[test]

@@ -36,7 +36,8 @@ use crate::results::target::TlsInfo;
 use postgres_protocol::authentication::{md5_hash, sasl};
 
 use super::codec::*;
-pub use super::codec::{ServerError, Value, WireError};
+pub use crate::backend::wire::{Executed, ServerError, TextResult, Value, WireError};
+use crate::backend::wire::{Wire, WireResult};
 
 /// Protocol version 3.0.
 const PROTOCOL_3_0: i32 = 196_608;
@@ -51,18 +52,6 @@ pub struct Prepared {
     name: String,
     /// The type of each parameter, as the server described it.
     param_types: Vec<u32>,
-}
-
-/// What one execution of a prepared statement returned.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Executed {
-    /// Rows the statement returned (counted, not decoded).
-    pub rows_returned: u64,
-    /// The count in the command tag (`INSERT 0 100`, `DELETE 7`, `SELECT 10`).
-    pub rows_affected: u64,
-    /// The first column of the first row as an integer (binary `int2`/`int4`/`int8`), if
-    /// there was a row and that column was not NULL.
-    pub first_int: Option<i64>,
 }
 
 /// Logins that go on longer than this many messages are a protocol error, not a loop.
@@ -621,8 +610,143 @@ impl PgWire {
         &self.notices
     }
 
+    /// Run `sql` (one or more statements) with the simple protocol, the text query that
+    /// `MyWire::query` is for MySQL: the column names of the first result, and the rows of
+    /// every result as text (NULL is `None`).
+    pub fn query(&mut self, sql: &str) -> WireResult<TextResult> {
+        self.start_command()?;
+        self.ch.out.clear();
+        let at = begin_message(&mut self.ch.out, b'Q');
+        put_cstr(&mut self.ch.out, sql)?;
+        end_message(&mut self.ch.out, at)?;
+        self.ch.send()?;
+        let mut result = TextResult::default();
+        let mut described = false;
+        let mut error = None;
+        loop {
+            let f = self.reply_frame(&mut error)?;
+            match f.tag {
+                b'D' => {
+                    let body = self.ch.received.get(f.at, f.len);
+                    if let Err(why) = result.keep_row(f.len, || Some(text_row(body))) {
+                        return Err(self.protocol(why));
+                    }
+                }
+                b'T' if !described => {
+                    described = true;
+                    result.columns = column_names(self.body(f));
+                }
+                b'E' => error = Some(self.server_error(f)),
+                b'Z' => break,
+                b'N' => {
+                    let notice = parse_error_fields(self.body(f));
+                    if notice.severity.as_deref() == Some("WARNING")
+                        && self.notices.len() < MAX_NOTICES
+                    {
+                        self.notices.push(format!("WARNING: {}", notice.message));
+                    }
+                }
+                b'T' | b'C' | b'I' | b'S' | b'A' => {}
+                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(result),
+        }
+    }
+
+    /// The first column of the first row of `sql`, as text.
+    pub fn query_value(&mut self, sql: &str) -> WireResult<Option<String>> {
+        Ok(self
+            .query(sql)?
+            .rows
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next().flatten()))
+    }
+
+    fn protocol(&mut self, what: String) -> WireError {
+        self.ch.broken = true;
+        WireError::Protocol(what)
+    }
+
+    fn body(&self, f: Frame) -> &[u8] {
+        self.ch.received.get(f.at, f.len)
+    }
+
+    fn server_error(&self, f: Frame) -> WireError {
+        WireError::Server(Box::new(parse_error_fields(self.body(f))))
+    }
+
+    /// The next whole message; its body stays in the buffer until the next call.
+    fn next_frame(&mut self) -> WireResult<Frame> {
+        let r = self.read_frame();
+        if matches!(r, Err(WireError::Io(_) | WireError::Protocol(_))) {
+            self.ch.broken = true;
+        }
+        r
+    }
+
+    /// The next message of a reply in which the server may already have sent an error:
+    /// when the connection then ends, that error is the one to show (a FATAL such as
+    /// "terminating connection due to administrator command" or an idle-session timeout,
+    /// sent before the server closed), not "the server closed the connection".
+    fn reply_frame(&mut self, error: &mut Option<WireError>) -> WireResult<Frame> {
+        match self.next_frame() {
+            Err(WireError::Io(e)) => match error.take() {
+                Some(fatal @ WireError::Server(_))
+                    if fatal.server().is_some_and(|s| {
+                        matches!(s.severity.as_deref(), Some("FATAL" | "PANIC"))
+                    }) =>
+                {
+                    Err(fatal)
+                }
+                _ => Err(WireError::Io(e)),
+            },
+            other => other,
+        }
+    }
+
+    fn read_frame(&mut self) -> WireResult<Frame> {
+        self.ch.fill(5)?;
+        let head = self.ch.received.pending();
+        let tag = head[0];
+        let len_field = be_i32(&head[1..5]);
+        let len = usize::try_from(len_field)
+            .ok()
+            .filter(|l| *l >= 4)
+            .ok_or_else(|| WireError::Protocol(format!("bad message length {len_field}")))?
+            - 4;
+        let limit = if self.in_login {
+            MAX_LOGIN_MESSAGE_BYTES
+        } else if matches!(tag, b'D' | b'T' | b'E' | b'N' | b'A' | b'd') {
+            MAX_LONG_MESSAGE_BYTES
+        } else {
+            MAX_SHORT_MESSAGE_BYTES
+        };
+        if len > limit {
+            return Err(WireError::Protocol(format!(
+                "a {:?} message of {len} bytes, more than the {limit} ibench accepts",
+                tag as char
+            )));
+        }
+        self.ch.fill(5 + len)?;
+        let at = self.ch.received.take(5 + len) + 5;
+        Ok(Frame { tag, at, len })
+    }
+}
+
+impl Wire for PgWire {
+    type Config = PgConfig;
+    type Prepared = Prepared;
+
+    fn connect(config: &PgConfig) -> WireResult<PgWire> {
+        PgWire::connect(config)
+    }
+
     /// Prepare `sql` as a named statement and learn its parameter types.
-    pub fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
+    fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
         self.start_command()?;
         let name = format!("ib{}", self.next_statement);
         self.next_statement += 1;
@@ -662,7 +786,7 @@ impl PgWire {
     }
 
     /// Run a prepared statement with `params` (one per `$n`, in order) and wait for its end.
-    pub fn execute<'a>(
+    fn execute<'a>(
         &mut self,
         statement: &Prepared,
         params: impl IntoIterator<Item = Value<'a>>,
@@ -723,123 +847,18 @@ impl PgWire {
         }
     }
 
-    /// Run `sql` (one or more statements) with the simple protocol, the text query that
-    /// `MyWire::query` is for MySQL; the rows of every result, as text (NULL is `None`).
-    pub fn query(&mut self, sql: &str) -> WireResult<Vec<Vec<Option<String>>>> {
-        self.start_command()?;
-        self.ch.out.clear();
-        let at = begin_message(&mut self.ch.out, b'Q');
-        put_cstr(&mut self.ch.out, sql)?;
-        end_message(&mut self.ch.out, at)?;
-        self.ch.send()?;
-        let mut rows = Vec::new();
-        let mut bytes = 0usize;
-        let mut error = None;
-        loop {
-            let f = self.reply_frame(&mut error)?;
-            match f.tag {
-                b'D' => {
-                    bytes = bytes.saturating_add(f.len);
-                    if rows.len() >= protocol::MAX_TEXT_ROWS || bytes > protocol::MAX_TEXT_BYTES {
-                        return Err(self.protocol(protocol::text_reply_too_long()));
-                    }
-                    rows.push(text_row(self.body(f)));
-                }
-                b'E' => error = Some(self.server_error(f)),
-                b'Z' => break,
-                b'N' => {
-                    let notice = parse_error_fields(self.body(f));
-                    if notice.severity == "WARNING" && self.notices.len() < MAX_NOTICES {
-                        self.notices.push(format!("WARNING: {}", notice.message));
-                    }
-                }
-                b'T' | b'C' | b'I' | b'S' | b'A' => {}
-                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
-            }
-        }
-        match error {
-            Some(e) => Err(e),
-            None => Ok(rows),
-        }
+    fn query(&mut self, sql: &str) -> WireResult<TextResult> {
+        PgWire::query(self, sql)
     }
 
-    /// The first column of the first row of `sql`, as text.
-    pub fn query_value(&mut self, sql: &str) -> WireResult<Option<String>> {
-        Ok(self
-            .query(sql)?
-            .into_iter()
-            .next()
-            .and_then(|row| row.into_iter().next().flatten()))
+    /// A no-op: the server keeps a named statement until the connection ends, and ibench
+    /// never reuses a name on one connection.
+    fn close(&mut self, _statement: &Prepared) -> WireResult<()> {
+        Ok(())
     }
 
-    fn protocol(&mut self, what: String) -> WireError {
-        self.ch.broken = true;
-        WireError::Protocol(what)
-    }
-
-    fn body(&self, f: Frame) -> &[u8] {
-        self.ch.received.get(f.at, f.len)
-    }
-
-    fn server_error(&self, f: Frame) -> WireError {
-        WireError::Server(Box::new(parse_error_fields(self.body(f))))
-    }
-
-    /// The next whole message; its body stays in the buffer until the next call.
-    fn next_frame(&mut self) -> WireResult<Frame> {
-        let r = self.read_frame();
-        if matches!(r, Err(WireError::Io(_) | WireError::Protocol(_))) {
-            self.ch.broken = true;
-        }
-        r
-    }
-
-    /// The next message of a reply in which the server may already have sent an error:
-    /// when the connection then ends, that error is the one to show (a FATAL such as
-    /// "terminating connection due to administrator command" or an idle-session timeout,
-    /// sent before the server closed), not "the server closed the connection".
-    fn reply_frame(&mut self, error: &mut Option<WireError>) -> WireResult<Frame> {
-        match self.next_frame() {
-            Err(WireError::Io(e)) => match error.take() {
-                Some(fatal @ WireError::Server(_))
-                    if fatal
-                        .server()
-                        .is_some_and(|s| matches!(s.severity.as_str(), "FATAL" | "PANIC")) =>
-                {
-                    Err(fatal)
-                }
-                _ => Err(WireError::Io(e)),
-            },
-            other => other,
-        }
-    }
-
-    fn read_frame(&mut self) -> WireResult<Frame> {
-        self.ch.fill(5)?;
-        let head = self.ch.received.pending();
-        let tag = head[0];
-        let len_field = be_i32(&head[1..5]);
-        let len = usize::try_from(len_field)
-            .ok()
-            .filter(|l| *l >= 4)
-            .ok_or_else(|| WireError::Protocol(format!("bad message length {len_field}")))?
-            - 4;
-        let limit = if self.in_login {
-            MAX_LOGIN_MESSAGE_BYTES
-        } else if matches!(tag, b'D' | b'T' | b'E' | b'N' | b'A' | b'd') {
-            MAX_LONG_MESSAGE_BYTES
-        } else {
-            MAX_SHORT_MESSAGE_BYTES
-        };
-        if len > limit {
-            return Err(WireError::Protocol(format!(
-                "a {:?} message of {len} bytes, more than the {limit} ibench accepts",
-                tag as char
-            )));
-        }
-        self.ch.fill(5 + len)?;
-        let at = self.ch.received.take(5 + len) + 5;
-        Ok(Frame { tag, at, len })
+    fn tls_info(&self) -> Option<TlsInfo> {
+        PgWire::tls_info(self)
     }
 }
 
