@@ -1,7 +1,8 @@
 //! `ibench check` on a real matrix: Debian's PostgreSQL 15 with `synchronous_commit = off` (the
 //! base) against `on` (the "patch"), three interleaved repeats of small write and read steps
-//! on private servers. The check must see the write steps slower and never call the read step
-//! slower. Under a second in the check itself; about a minute for the six cells here.
+//! on private servers. The check must see the load (one row a commit) slower and never call
+//! the read step slower. Under a second in the check itself; about 35 s for the six cells
+//! here.
 
 mod common;
 
@@ -25,12 +26,12 @@ bindir = "/usr/lib/postgresql/15/bin"
 base = "off.conf"
 variants.on = { synchronous_commit = "on" }
 [workloads.w]
-load_rows = 5000
+load_rows = 3000
+load_batch = 1
 i1_rows = 1000
-i2_rows = 3000
 query_seconds = 1
 settle_seconds = 0
-steps = ["l.i0", "l.x", "l.i1", "l.i2", "qp100"]
+steps = ["l.i0", "l.x", "l.i1", "qp100"]
 "#,
     )
     .unwrap();
@@ -77,17 +78,21 @@ fn synchronous_commit_on_is_seen_slower_on_the_write_steps_only() {
                 .any(|d| d["name"] == "synchronous_commit"),
             "{pair}"
         );
-        // l.i2 commits every 5 rows: fsync makes it several times slower here. (With 500
-        // rows the step lasted about 60 ms and once came out -1.8% on a quiet host: 3,000.)
-        let i2 = verdict(&v, "l.i2", "throughput");
+        // l.i0 commits every row here (`load_batch = 1`) and has no deleter beside it, so
+        // each commit waits for a WAL flush with synchronous_commit on: ×0.51 in a debug
+        // build (base 7,973 to 8,844 rows/s, candidate 4,054 to 4,886). l.i2 was the step
+        // checked before: its deleter beside the inserter made it a poor witness (5 rows a
+        // commit: -6.7% at p = 0.35 once in a clean clone's suite; 1 row a commit: on ran
+        // ×1.96 faster than off).
+        let i0 = verdict(&v, "l.i0", "throughput");
         assert!(
-            matches!(i2["verdict"].as_str(), Some("regressed" | "cannot_tell")),
-            "{i2}"
+            matches!(i0["verdict"].as_str(), Some("regressed" | "cannot_tell")),
+            "{i0}"
         );
-        // (No ratio when a repeat's l.i2 failed a check on a loaded host: then it cannot tell.)
-        match i2["ratio"].as_f64() {
-            Some(r) => assert!(r < 0.9, "{i2}"),
-            None => assert_eq!(i2["reason"], "failed_or_partial", "{i2}"),
+        // (No ratio when a repeat's l.i0 failed a check on a loaded host: then it cannot tell.)
+        match i0["ratio"].as_f64() {
+            Some(r) => assert!(r < 0.8, "{i0}"),
+            None => assert_eq!(i0["reason"], "failed_or_partial", "{i0}"),
         }
         // The query step's inserts are paced at 100 rows/s: waiting on fsync leaves the
         // queries more CPU, never less.
