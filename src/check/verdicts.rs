@@ -295,7 +295,19 @@ pub fn pair_verdicts(pair: &Pair, rules: &Rules) -> Vec<StepVerdict> {
     let shifts = shift::shifts(&pair.runs);
     let mut out = Vec::new();
     for &step in &steps {
-        let host = host_view(&pair.runs, typical_run(pair, step), &[step], &shifts);
+        // The host check holds every repeat against the typical one: its lines name it, so
+        // a base repeat is not said to differ from the base.
+        let typical = typical_run(pair, step);
+        let called = format!(
+            "the typical repeat's ({} {})",
+            if typical >= pair.base_count {
+                "candidate"
+            } else {
+                "base"
+            },
+            pair.names.get(typical).map_or("", String::as_str)
+        );
+        let host = host_view(&pair.runs, typical, &[step], &shifts, &called);
         let figures: &[Figure] = if matches!(step, StepName::Query { .. }) {
             &[Figure::Throughput, Figure::P99Latency]
         } else {
@@ -346,18 +358,6 @@ impl Side {
 fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate: bool) -> Side {
     let mut out = Side::default();
     let which = if candidate { "candidate" } else { "base" };
-    // The host check held every repeat against the typical one, which its lines call "the
-    // base": name it, so a base repeat is not said to differ from the base.
-    let reference = typical_run(pair, step);
-    let reference = format!(
-        "of the typical repeat's ({} {})",
-        if reference >= pair.base_count {
-            "candidate"
-        } else {
-            "base"
-        },
-        pair.names.get(reference).map_or("", String::as_str)
-    );
     for (i, run) in pair.runs.iter().enumerate() {
         if (i >= pair.base_count) != candidate {
             continue;
@@ -376,7 +376,7 @@ fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate:
             Some(flag) => {
                 out.host.push(format!(
                     "{name}: host-affected: {}",
-                    flag.reasons.join("; ").replace("of the base's", &reference)
+                    flag.reasons.join("; ")
                 ));
                 out.flagged.push(v);
             }

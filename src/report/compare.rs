@@ -42,7 +42,7 @@ pub fn compare_with_spreads(
     let (absolute, abs_cells) = absolute_table(runs, &steps);
     let mut relative = relative_table(runs, &steps, &abs_cells, base_index);
     let shifts = super::shift::shifts(runs);
-    let host = super::host::host_view(runs, base_index, &steps, &shifts);
+    let host = super::host::host_view(runs, base_index, &steps, &shifts, "the base's");
     mark_host_affected(&mut relative, &host);
     mark_within_base_spread(&mut relative, base_index, &noise);
     let (background, targets) = background_table(runs, &steps);

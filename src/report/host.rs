@@ -234,13 +234,15 @@ fn other_signals(s: &StepRecord, bs: &StepRecord) -> String {
     parts.join("; ")
 }
 
-/// The verdict on one step of one run against the base's same step.
+/// The verdict on one step of one run against the base's same step; `called` is what its
+/// lines call the base's figures (`the base's`).
 fn step_reasons(
     run: &LoadedRun,
     s: &StepRecord,
     base: Option<(&LoadedRun, &StepRecord)>,
     shifts: &[StepShift],
     alike: bool,
+    called: &str,
 ) -> StepVerdict {
     let t = &THRESHOLDS;
     let mut v = StepVerdict::default();
@@ -252,7 +254,7 @@ fn step_reasons(
         if let Some(bh) = base.and_then(|(_, b)| b.host_probe.as_ref()) {
             let diff = probe_differences(&step_best(h), &step_best(bh), t);
             if !diff.is_empty() {
-                reasons.push(format!("host probe {} of the base's", diff.join(", ")));
+                reasons.push(format!("host probe {} of {called}", diff.join(", ")));
             }
         }
     }
@@ -278,7 +280,7 @@ fn step_reasons(
         && let (Some(c), Some(bc)) = (client_cpu_us_per_op(s), client_cpu_us_per_op(bs))
         && let Some(r) = beyond(c, bc, CLIENT_CPU_RATIO - 1.0)
     {
-        client_cpu_verdict(&mut v, (run, s), (b, bs), r, alike);
+        client_cpu_verdict(&mut v, (run, s), (b, bs), r, alike, called);
     }
     v
 }
@@ -294,12 +296,13 @@ fn client_cpu_verdict(
     (b, bs): (&LoadedRun, &StepRecord),
     r: f64,
     alike: bool,
+    called: &str,
 ) {
     if let Some(why) = super::differs::shape_difference(run, s, b, bs) {
         v.not_compared = Some(why);
         return;
     }
-    let client = format!("client CPU/op ×{r:.2} of the base's (same client work per op)");
+    let client = format!("client CPU/op ×{r:.2} of {called} (same client work per op)");
     let probed = s.host_probe.is_some() && bs.host_probe.is_some();
     if !v.reasons.is_empty() || (!probed && alike) {
         v.reasons.push(client);
@@ -307,7 +310,7 @@ fn client_cpu_verdict(
         v.reasons.push(format!("{client}; {others}"));
     } else {
         v.unclear = Some(format!(
-            "client CPU/op ×{r:.2} of the base's, but {}: unclear (the client's CPU per op also moves with the server's latency), not flagged",
+            "client CPU/op ×{r:.2} of {called}, but {}: unclear (the client's CPU per op also moves with the server's latency), not flagged",
             other_signals(s, bs)
         ));
     }
@@ -409,12 +412,14 @@ fn host_warnings(
 
 /// The host view of `runs` against `runs[base]`, over `steps`; `shifts` are the runs'
 /// slowdowns inside steps (`shift::shifts`), whose cause says whether a rate jump is the
-/// host's.
+/// host's. `called` is what the step lines call the figures of `runs[base]`: `the base's` in
+/// a report; `ibench check` names the typical repeat it holds the others against.
 pub fn host_view(
     runs: &[LoadedRun],
     base: usize,
     steps: &[StepName],
     shifts: &[StepShift],
+    called: &str,
 ) -> HostView {
     let base_run = runs.get(base);
     let base_median = base_run.and_then(|b| median_probe(&run_probes(&b.record.steps)));
@@ -440,7 +445,7 @@ pub fn host_view(
     for &step in steps {
         let base_step = base_run.and_then(|b| Some((b, b.record.step(step)?)));
         let base_reasons = base_step
-            .map(|(b, s)| step_reasons(b, s, None, shifts, true).reasons)
+            .map(|(b, s)| step_reasons(b, s, None, shifts, true, called).reasons)
             .unwrap_or_default();
         for (i, run) in runs.iter().enumerate() {
             let Some(s) = run.record.step(step) else {
@@ -449,7 +454,7 @@ pub fn host_view(
             let mut reasons = if i == base {
                 base_reasons.clone()
             } else {
-                let v = step_reasons(run, s, base_step, shifts, alike[i]);
+                let v = step_reasons(run, s, base_step, shifts, alike[i], called);
                 let note = |text: String| HostFlag {
                     step,
                     run: run.label.clone(),
