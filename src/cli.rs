@@ -5,16 +5,43 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use serde::{Deserialize, Serialize};
 
-use crate::results::options::{MicroSizes, Workload};
+use crate::results::options::{MicroSizes, OptionsError, Workload};
 use crate::results::target::Engine;
 use crate::runner::RunOptions;
 use crate::server::ServerKind;
 use crate::workload::steps::{Profile, StepName, parse_step_list};
 
+/// Heading of `ibench run --help`: where the database is and which server process it is.
+const CONNECTION: &str = "Connection";
+/// Heading: which steps run.
+const STEPS: &str = "Steps";
+/// Heading: rows, clients, durations.
+const SIZES: &str = "Sizes";
+/// Heading: what the rows and tables hold.
+const ROWS: &str = "Rows and tables";
+/// Heading: what is measured besides throughput and latency.
+const MEASUREMENT: &str = "Measurement";
+/// Heading: where the results go and what is printed.
+const OUTPUT: &str = "Output";
+
+/// What `ibench --help` says after the commands: the exit statuses and where to read more.
+const AFTER_HELP: &str = "Exit status: 0 done; 1 the work failed (a server unreachable, a \
+file unreadable, a failed step or check); 2 the command line is wrong (the error names the \
+flag); 130 interrupted. `ibench check` has its own: 0 no regression, 1 regressed, 2 bad input, \
+3 some steps cannot tell.\n\nStart with `ibench run` (SQLite, about a minute); \
+`ibench COMMAND --help` for each command; the README and docs/ for the method.";
+
 /// The Insert Benchmark as one binary: loads, indexes, inserts and deletes, then queries with
 /// paced background writes, on PostgreSQL, MySQL/MariaDB (InnoDB, MyRocks) and SQLite.
 #[derive(Debug, Parser)]
-#[command(name = "ibench", version, about, long_about = None)]
+#[command(
+    name = "ibench",
+    version,
+    about,
+    long_about = None,
+    after_help = AFTER_HELP,
+    arg_required_else_help = true
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -28,7 +55,8 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Render one run or compare several: summary tables, latency distributions, charts.
     Report(ReportArgs),
-    /// Start or stop a private server instance (own data dir, loopback port, private socket).
+    /// Start, stop or list private server instances (own data dir, loopback port, private
+    /// socket).
     #[command(subcommand)]
     Server(ServerCommand),
     /// Run versions × configs × workloads from one matrix file and compare them by group.
@@ -37,6 +65,20 @@ pub enum Command {
     /// Did the candidate get slower than the base? One verdict per step, and an exit code:
     /// 0 no regression, 1 regressed, 2 bad input or unlike runs, 3 some steps cannot tell.
     Check(CheckArgs),
+    /// Print a shell completion script, e.g. `ibench completions bash >
+    /// ~/.local/share/bash-completion/completions/ibench`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on standard output, e.g. `ibench man | man -l -`; with
+    /// --dir, write one page per command there.
+    Man {
+        /// Write ibench.1 and a page per command (ibench-run.1, ...) into this directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// `ibench check ...`
@@ -165,12 +207,18 @@ pub struct ReportArgs {
 pub enum ServerCommand {
     /// Create a fresh instance and start it; prints the URL to use on a line of its own.
     Start(ServerStartArgs),
-    /// Stop an instance started with `ibench server start`.
+    /// Stop an instance started with `ibench server start`; says what it leaves on disk.
     Stop {
         /// The instance directory given to (or printed by) `server start`.
         #[arg(long)]
         dir: PathBuf,
+        /// Also delete the instance directory (data, logs, password) once the server is down.
+        #[arg(long)]
+        remove: bool,
     },
+    /// List the private servers running on this host that `ibench server start` started
+    /// (found from the running processes; no registry).
+    List,
 }
 
 /// `ibench server start ...`
@@ -208,148 +256,148 @@ pub struct RunArgs {
     /// and MYSQL_PWD fill the gaps; TLS with ?ssl-mode=VERIFY_IDENTITY&ssl-ca=CA.pem).
     /// `?password_file=PATH` reads the password from a file; a password written here is
     /// visible in `ps`.
-    #[arg(long, default_value_t = defaults().url)]
+    #[arg(help_heading = CONNECTION, long, default_value_t = defaults().url)]
     pub url: String,
     /// Storage engine of the tables (mysql:// only).
-    #[arg(long, value_enum)]
+    #[arg(help_heading = CONNECTION, long, value_enum)]
     pub engine: Option<Engine>,
     /// The server's flavour, when its version string does not tell (detected otherwise):
     /// cockroachdb or yugabytedb over postgres://, tidb over mysql://.
-    #[arg(long, value_enum)]
+    #[arg(help_heading = CONNECTION, long, value_enum)]
     pub flavour: Option<crate::results::target::Flavour>,
-    /// Sizes and durations: small (under a minute on SQLite, a 5 s settle after l.i2), cached (30M/40M/10M rows, 1800 s query steps) or io-bound (800M/4M/1M,
-    /// 1800 s).
-    #[arg(long, default_value_t = defaults().profile)]
-    pub profile: String,
-    /// Steps to run, comma-separated, in order (default: l.i0,l.x,l.i1,l.i2 then qr/qp per
-    /// --query-rates; with --workload micro: m.load then the whole microbenchmark suite).
-    #[arg(long, value_delimiter = ',')]
-    pub steps: Option<Vec<String>>,
-    /// The benchmark: the insert benchmark, or the microbenchmark suite (sysbench-style
-    /// tests on tables sbtestN; see docs/micro.md).
-    #[arg(long, default_value_t = defaults().workload, value_enum)]
-    pub workload: Workload,
-    /// Microbenchmark tables (each operation picks one at random).
-    #[arg(long, default_value_t = defaults().micro_tables)]
-    pub micro_tables: u32,
-    /// Rows per microbenchmark table loaded by m.load.
-    #[arg(long, default_value_t = defaults().micro_rows)]
-    pub micro_rows: u32,
-    /// Seconds each microbenchmark runs.
-    #[arg(long, default_value_t = defaults().micro_seconds)]
-    pub micro_seconds: f64,
-    /// Background insert rates (rows/s per client) of the default query steps (default
-    /// 100,500,1000). With --steps, name the query steps instead (e.g. qr2000,qp2000).
-    #[arg(long, value_delimiter = ',', conflicts_with = "steps")]
-    pub query_rates: Option<Vec<u32>>,
-    /// Number of clients (1 to 1024); each has its own table pi1..piN unless --shared-table.
-    #[arg(long, default_value_t = defaults().clients)]
-    pub clients: u32,
-    /// All clients use one table, pi1.
-    #[arg(long)]
-    pub shared_table: bool,
-    /// X: rows per table inserted by l.i0 (default from --profile).
-    #[arg(long)]
-    pub load_rows: Option<u64>,
-    /// Y: rows per table inserted and deleted by l.i1 (default from --profile).
-    #[arg(long)]
-    pub i1_rows: Option<u64>,
-    /// Z: rows per table inserted and deleted by l.i2 (default from --profile).
-    #[arg(long)]
-    pub i2_rows: Option<u64>,
-    /// Rows per insert in l.i0.
-    #[arg(long, default_value_t = defaults().load_batch)]
-    pub load_batch: u32,
-    /// Rows per insert and per delete in l.i1.
-    #[arg(long, default_value_t = defaults().i1_batch)]
-    pub i1_batch: u32,
-    /// Rows per insert and per delete in l.i2.
-    #[arg(long, default_value_t = defaults().i2_batch)]
-    pub i2_batch: u32,
-    /// Rows per background insert and delete in the query steps.
-    #[arg(long, default_value_t = defaults().query_batch)]
-    pub query_batch: u32,
-    /// Seconds each query step runs (default from --profile).
-    #[arg(long)]
-    pub query_seconds: Option<f64>,
-    /// Cap on the settle phase after l.i2, seconds (default from --profile; 0 skips the rest).
-    #[arg(long)]
-    pub settle_seconds: Option<f64>,
-    /// Seed of every random stream.
-    #[arg(long, default_value_t = defaults().seed)]
-    pub seed: u64,
-    /// The client assigns transactionid instead of the server.
-    #[arg(long)]
-    pub client_ids: bool,
-    /// Text appended to CREATE TABLE (...), e.g. "USING heap" or a partitioning clause.
-    #[arg(long)]
-    pub table_options: Option<String>,
-    /// cashregisterid is uniform in [0, N).
-    #[arg(long, default_value_t = defaults().cashregisters)]
-    pub cashregisters: i32,
-    /// customerid is uniform in [0, N).
-    #[arg(long, default_value_t = defaults().customers)]
-    pub customers: i32,
-    /// productid is uniform in [0, N).
-    #[arg(long, default_value_t = defaults().products)]
-    pub products: i32,
-    /// price is uniform in [0, N).
-    #[arg(long, default_value_t = defaults().max_price)]
-    pub max_price: i32,
-    /// Shortest data value, characters.
-    #[arg(long, default_value_t = defaults().data_min_len)]
-    pub data_min_len: u32,
-    /// Longest data value, characters.
-    #[arg(long, default_value_t = defaults().data_max_len)]
-    pub data_max_len: u32,
-    /// Percent of random characters in data (floor(L * 0.75 * pct / 100) are random).
-    #[arg(long, default_value_t = defaults().data_random_pct)]
-    pub data_random_pct: u32,
-    /// The deleter re-reads min(transactionid) every N deletes.
-    #[arg(long, default_value_t = defaults().delete_min_refresh)]
-    pub delete_min_refresh: u64,
-    /// Skip the row-count and index check after each step that writes.
-    #[arg(long)]
-    pub no_check: bool,
-    /// Results directory (default: ibench-results/<date>-<time>).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Label of the run in reports (default: DBMS and version).
-    #[arg(long)]
-    pub label: Option<String>,
-    /// No progress lines and no summary.
-    #[arg(long, short)]
-    pub quiet: bool,
     /// Instance dir of a server started with `ibench server start`: its pid and data dir let
     /// ibench measure the server's CPU, memory and IO (otherwise found from the server itself).
     /// Must be the instance of the server at --url.
-    #[arg(long, conflicts_with = "server_pid")]
+    #[arg(help_heading = CONNECTION, long, conflicts_with = "server_pid")]
     pub server_dir: Option<PathBuf>,
     /// Pid of the server's main process (postmaster, mariadbd) on this host; must be the
     /// server at --url.
-    #[arg(long)]
+    #[arg(help_heading = CONNECTION, long)]
     pub server_pid: Option<u32>,
-    /// Count hardware and software events on the server's processes during each step (`perf
-    /// stat`, needs perf): seven groups in turn, each divided by the operations of its own
-    /// intervals (docs/method.md).
-    #[arg(long)]
-    pub perf: bool,
-    /// Seconds each --perf group is counted before the next one's turn; a step shorter than
-    /// 7 turns counts only some groups (steps take turns at the first group).
-    #[arg(long, default_value_t = defaults().perf_interval, value_name = "SECONDS", requires = "perf")]
-    pub perf_interval: f64,
-    /// Profile the server's CPU in each step (`perf record` on its processes; needs perf and
-    /// a server on this host): folded stacks, a flamegraph and the top functions per step.
-    #[arg(long)]
-    pub profile_server: bool,
-    /// Seconds of each step's measured part that --profile-server records.
-    #[arg(long, default_value_t = defaults().profile_seconds, requires = "profile_server")]
-    pub profile_seconds: f64,
+    /// Steps to run, comma-separated, in order (default: l.i0,l.x,l.i1,l.i2 then qr/qp per
+    /// --query-rates; with --workload micro: m.load then the whole microbenchmark suite).
+    #[arg(help_heading = STEPS, long, value_delimiter = ',')]
+    pub steps: Option<Vec<String>>,
+    /// Background insert rates (rows/s per client) of the default query steps (default
+    /// 100,500,1000). With --steps, name the query steps instead (e.g. qr2000,qp2000).
+    #[arg(help_heading = STEPS, long, value_delimiter = ',', conflicts_with = "steps")]
+    pub query_rates: Option<Vec<u32>>,
+    /// The benchmark: the insert benchmark, or the microbenchmark suite (sysbench-style
+    /// tests on tables sbtestN; see docs/micro.md).
+    #[arg(help_heading = STEPS, long, default_value_t = defaults().workload, value_enum)]
+    pub workload: Workload,
+    /// Skip the row-count and index check after each step that writes.
+    #[arg(help_heading = STEPS, long)]
+    pub no_check: bool,
+    /// Sizes and durations: small (under a minute on SQLite, a 5 s settle after l.i2), cached (30M/40M/10M rows, 1800 s query steps) or io-bound (800M/4M/1M,
+    /// 1800 s).
+    #[arg(help_heading = SIZES, long, default_value_t = defaults().profile)]
+    pub profile: String,
+    /// Number of clients (1 to 1024); each has its own table pi1..piN unless --shared-table.
+    #[arg(help_heading = SIZES, long, default_value_t = defaults().clients)]
+    pub clients: u32,
+    /// All clients use one table, pi1.
+    #[arg(help_heading = SIZES, long)]
+    pub shared_table: bool,
+    /// X: rows per table inserted by l.i0 (default from --profile).
+    #[arg(help_heading = SIZES, long)]
+    pub load_rows: Option<u64>,
+    /// Y: rows per table inserted and deleted by l.i1 (default from --profile).
+    #[arg(help_heading = SIZES, long)]
+    pub i1_rows: Option<u64>,
+    /// Z: rows per table inserted and deleted by l.i2 (default from --profile).
+    #[arg(help_heading = SIZES, long)]
+    pub i2_rows: Option<u64>,
+    /// Seconds each query step runs (default from --profile).
+    #[arg(help_heading = SIZES, long)]
+    pub query_seconds: Option<f64>,
+    /// Cap on the settle phase after l.i2, seconds (default from --profile; 0 skips the rest).
+    #[arg(help_heading = SIZES, long)]
+    pub settle_seconds: Option<f64>,
+    /// Rows per insert in l.i0.
+    #[arg(help_heading = SIZES, long, default_value_t = defaults().load_batch)]
+    pub load_batch: u32,
+    /// Rows per insert and per delete in l.i1.
+    #[arg(help_heading = SIZES, long, default_value_t = defaults().i1_batch)]
+    pub i1_batch: u32,
+    /// Rows per insert and per delete in l.i2.
+    #[arg(help_heading = SIZES, long, default_value_t = defaults().i2_batch)]
+    pub i2_batch: u32,
+    /// Rows per background insert and delete in the query steps.
+    #[arg(help_heading = SIZES, long, default_value_t = defaults().query_batch)]
+    pub query_batch: u32,
+    /// Microbenchmark tables (each operation picks one at random).
+    #[arg(help_heading = SIZES, long, default_value_t = defaults().micro_tables)]
+    pub micro_tables: u32,
+    /// Rows per microbenchmark table loaded by m.load.
+    #[arg(help_heading = SIZES, long, default_value_t = defaults().micro_rows)]
+    pub micro_rows: u32,
+    /// Seconds each microbenchmark runs.
+    #[arg(help_heading = SIZES, long, default_value_t = defaults().micro_seconds)]
+    pub micro_seconds: f64,
+    /// Seed of every random stream.
+    #[arg(help_heading = ROWS, long, default_value_t = defaults().seed)]
+    pub seed: u64,
+    /// The client assigns transactionid instead of the server.
+    #[arg(help_heading = ROWS, long)]
+    pub client_ids: bool,
+    /// Text appended to CREATE TABLE (...), e.g. "USING heap" or a partitioning clause.
+    #[arg(help_heading = ROWS, long)]
+    pub table_options: Option<String>,
+    /// cashregisterid is uniform in [0, N).
+    #[arg(help_heading = ROWS, long, default_value_t = defaults().cashregisters)]
+    pub cashregisters: i32,
+    /// customerid is uniform in [0, N).
+    #[arg(help_heading = ROWS, long, default_value_t = defaults().customers)]
+    pub customers: i32,
+    /// productid is uniform in [0, N).
+    #[arg(help_heading = ROWS, long, default_value_t = defaults().products)]
+    pub products: i32,
+    /// price is uniform in [0, N).
+    #[arg(help_heading = ROWS, long, default_value_t = defaults().max_price)]
+    pub max_price: i32,
+    /// Shortest data value, characters.
+    #[arg(help_heading = ROWS, long, default_value_t = defaults().data_min_len)]
+    pub data_min_len: u32,
+    /// Longest data value, characters.
+    #[arg(help_heading = ROWS, long, default_value_t = defaults().data_max_len)]
+    pub data_max_len: u32,
+    /// Percent of random characters in data (floor(L * 0.75 * pct / 100) are random).
+    #[arg(help_heading = ROWS, long, default_value_t = defaults().data_random_pct)]
+    pub data_random_pct: u32,
+    /// The deleter re-reads min(transactionid) every N deletes.
+    #[arg(help_heading = ROWS, long, default_value_t = defaults().delete_min_refresh)]
+    pub delete_min_refresh: u64,
     /// Time the host before and after every step for this many ms (CPU loop, memory walk,
     /// loopback round trips, fsyncs on the data dir's filesystem), so reports can tell a slow
     /// host from a slow DBMS; 0 turns the probe off.
-    #[arg(long, default_value_t = defaults().host_probe_ms, value_name = "MS")]
+    #[arg(help_heading = MEASUREMENT, long, default_value_t = defaults().host_probe_ms, value_name = "MS")]
     pub host_probe_ms: u32,
+    /// Count hardware and software events on the server's processes during each step (`perf
+    /// stat`, needs perf): seven groups in turn, each divided by the operations of its own
+    /// intervals (docs/method.md).
+    #[arg(help_heading = MEASUREMENT, long)]
+    pub perf: bool,
+    /// Seconds each --perf group is counted before the next one's turn; a step shorter than
+    /// 7 turns counts only some groups (steps take turns at the first group).
+    #[arg(help_heading = MEASUREMENT, long, default_value_t = defaults().perf_interval, value_name = "SECONDS", requires = "perf")]
+    pub perf_interval: f64,
+    /// Profile the server's CPU in each step (`perf record` on its processes; needs perf and
+    /// a server on this host): folded stacks, a flamegraph and the top functions per step.
+    #[arg(help_heading = MEASUREMENT, long)]
+    pub profile_server: bool,
+    /// Seconds of each step's measured part that --profile-server records.
+    #[arg(help_heading = MEASUREMENT, long, default_value_t = defaults().profile_seconds, requires = "profile_server")]
+    pub profile_seconds: f64,
+    /// Results directory (default: ibench-results/<date>-<time>).
+    #[arg(help_heading = OUTPUT, long)]
+    pub out: Option<PathBuf>,
+    /// Label of the run in reports (default: DBMS and version).
+    #[arg(help_heading = OUTPUT, long)]
+    pub label: Option<String>,
+    /// No progress lines and no summary.
+    #[arg(help_heading = OUTPUT, long, short)]
+    pub quiet: bool,
 }
 
 /// The run options' defaults (clap's `default_value_t` reads them too).
@@ -415,14 +463,15 @@ impl Default for RunArgs {
 pub const DEFAULT_PROFILE_SECONDS: f64 = 10.0;
 
 impl RunArgs {
-    /// Turn the flags into validated options.
+    /// Turn the flags into validated options. A flag that breaks its own rules is an
+    /// [`OptionsError`] (the command line is wrong: exit 2); a missing tool is another error.
     pub fn to_options(&self) -> anyhow::Result<RunOptions> {
         let profile = Profile::named(&self.profile).ok_or_else(|| {
-            anyhow::anyhow!(
+            OptionsError(format!(
                 "unknown profile '{}': use one of {} (--profile)",
                 self.profile,
                 crate::workload::steps::PROFILE_NAMES.join(", ")
-            )
+            ))
         })?;
         let mut o = RunOptions::from_profile(&self.url, &profile);
         let rates = self
@@ -430,7 +479,7 @@ impl RunArgs {
             .as_deref()
             .unwrap_or(&crate::workload::steps::DEFAULT_QUERY_RATES_ROWS_PER_SEC);
         if rates.contains(&0) {
-            anyhow::bail!("--query-rates must be above 0 rows/s");
+            return Err(OptionsError("--query-rates must be above 0 rows/s".into()).into());
         }
         o.workload = self.workload;
         o.micro = MicroSizes {
@@ -439,7 +488,9 @@ impl RunArgs {
             seconds: self.micro_seconds,
         };
         o.steps = match (&self.steps, self.workload) {
-            (Some(s), _) => parse_step_list(&s.join(","))?,
+            (Some(s), _) => {
+                parse_step_list(&s.join(",")).map_err(|e| OptionsError(format!("{e:#}")))?
+            }
             (None, Workload::Insert) => StepName::default_list(rates),
             (None, Workload::Micro) => StepName::micro_list(),
         };

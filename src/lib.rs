@@ -7,6 +7,7 @@ pub mod backend;
 pub mod calendar;
 pub mod check;
 pub mod cli;
+pub mod console;
 pub mod flame;
 pub mod matrix;
 pub mod process;
@@ -21,46 +22,24 @@ pub mod workload;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use cli::{Cli, Command, MatrixCommand, ServerCommand};
 
 /// Exit status of a run stopped by Ctrl-C / SIGTERM.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
-/// Parse `args`, do the work, print an error as one line; returns the process exit code.
+/// Parse `args`, do the work, print an error as one line; returns the process exit code: 2
+/// for a command line that is wrong, 1 for work that failed (`console`), `ibench check`'s own.
 pub fn main_entry(args: Vec<String>) -> ExitCode {
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
-        Err(e) if e.use_stderr() => {
-            // A usage error: one line (clap's first line and its tip), not the usage block.
-            let text = e.render().to_string();
-            // The first paragraph: the message, and what it lists (the missing arguments).
-            let head: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.trim().is_empty())
-                .map(str::trim)
-                .collect();
-            let head = head.join(" ");
-            let mut parts: Vec<&str> = vec![head.as_str()];
-            parts.extend(
-                text.lines()
-                    .map(str::trim)
-                    .filter(|l| l.starts_with("tip:")),
-            );
-            // clap quotes what it did not understand: a URL given without --url, say.
-            let line = crate::url::redact_in_text(&parts.join("; "));
-            eprintln!("{line}; see --help");
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            // --help, --version.
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
+        Err(e) => return clap_error(&e),
     };
     match dispatch(cli, args) {
         Ok(code) => code,
+        // The reader of standard output went away (`ibench report … | head`): end quietly.
+        Err(e) if console::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             // Server text is escaped where it enters (protocol::server_text); this covers
             // what came in any other way (a value a query returned, a file's text).
@@ -70,9 +49,44 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
                     &report::text::one_line(&format!("{e:#}"))
                 ))
             );
-            ExitCode::FAILURE
+            ExitCode::from(console::exit_status(&e))
         }
     }
+}
+
+/// What clap found instead of a command: the help or the version (exit 0), the help of a
+/// command given without its subcommand (`ibench`, `ibench server`: exit 2), or a usage error
+/// in one line (exit 2).
+fn clap_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if !e.use_stderr() {
+        // --help, --version (clap returns a closed pipe as an error, which is no error here).
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        let _ = e.print();
+        return ExitCode::from(console::EXIT_USAGE);
+    }
+    // A usage error: one line (clap's first line and its tip), not the usage block.
+    let text = e.render().to_string();
+    // The first paragraph: the message, and what it lists (the missing arguments).
+    let head: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let head = head.join(" ");
+    let mut parts: Vec<&str> = vec![head.as_str()];
+    parts.extend(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("tip:")),
+    );
+    // clap quotes what it did not understand: a URL given without --url, say.
+    let line = crate::url::redact_in_text(&parts.join("; "));
+    eprintln!("{line}; see --help");
+    ExitCode::from(console::EXIT_USAGE)
 }
 
 /// The HTML report of the run in `dir`.
@@ -92,7 +106,10 @@ fn write_html_report(dir: &std::path::Path, rendered: anyhow::Result<report::Ren
         std::fs::write(&path, r.text)?;
         Ok(path)
     }) {
-        Ok(path) => println!("report: {}", path.display()),
+        // A closed standard output ends the program at its next write.
+        Ok(path) => {
+            let _ = console::print_out(&format!("report: {}\n", path.display()));
+        }
         Err(e) => eprintln!("warning: could not write the HTML report: {e:#}"),
     }
 }
@@ -105,12 +122,8 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     let out_dir = opts.out_dir.clone();
     let had_run = out_dir.join(results::RUN_FILE).exists();
     runner::stop::install_interrupt_handler();
-    let mut print_step = |step: &results::StepRecord| {
-        if !quiet {
-            eprintln!("{}", report::text::step_line(step));
-        }
-    };
-    let outcome = match runner::run(opts, args, &mut print_step) {
+    let mut console = console::RunConsole::new(quiet);
+    let outcome = match runner::run_observed(opts, args, &mut console) {
         Ok(o) => o,
         Err(e) => {
             // A run that failed part-way still gets its report of what it measured
@@ -122,9 +135,15 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
             return Err(e);
         }
     };
+    // Standard output whose reader went away (`ibench run | head`) does not stop the command:
+    // report.html is still written and the exit status still tells the run's outcome.
+    let mut printed = Ok(());
     if !quiet {
-        println!("{}", report::text::summary(&outcome.record));
-        print!("{}", report::efficiency::metrics_table(&outcome.record));
+        printed = console::print_out(&format!(
+            "{}\n{}",
+            report::text::summary(&outcome.record),
+            report::efficiency::metrics_table(&outcome.record)
+        ));
     }
     let html = html_report(&outcome.dir);
     if let Some(r) = html
@@ -132,13 +151,20 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
         .ok()
         .filter(|r| !quiet && !r.slowdowns.is_empty())
     {
-        println!("slowdowns inside steps (docs/method.md):");
+        let mut text = "slowdowns inside steps (docs/method.md):\n".to_string();
         for line in &r.slowdowns {
-            println!("  {line}");
+            text.push_str(&format!("  {line}\n"));
         }
+        printed = printed.and_then(|()| console::print_out(&text));
     }
-    println!("results: {}", outcome.dir.display());
+    printed =
+        printed.and_then(|()| console::print_out(&format!("results: {}\n", outcome.dir.display())));
     write_html_report(&outcome.dir, html);
+    if let Err(e) = printed
+        && !console::is_broken_pipe(&e)
+    {
+        return Err(e);
+    }
     if outcome.record.status == results::Status::Interrupted {
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
@@ -151,7 +177,7 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
 fn files_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
     let names = a.format.file_names();
     let Some(dir) = &a.output else {
-        anyhow::bail!(
+        return Err(results::options::OptionsError(format!(
             "--format {} writes {} files ({}): give --output DIR",
             a.format.name(),
             match names.len() {
@@ -159,7 +185,8 @@ fn files_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
                 n => n.to_string(),
             },
             names.join(" and ")
-        );
+        ))
+        .into());
     };
     let (runs, problems) = report::load::load_runs(&a.runs);
     for p in &problems {
@@ -212,7 +239,7 @@ fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
             })?;
             eprintln!("wrote {}", path.display());
         }
-        None => print!("{}", rendered.text),
+        None => console::print_out(&rendered.text)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -236,24 +263,71 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                 handle.dir.display(),
                 handle.dir.display()
             );
-            println!("{}", handle.url);
+            console::print_out(&format!("{}\n", handle.url))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Server(ServerCommand::Stop { dir }) => {
-            server::stop(&dir)?;
+        Command::Server(ServerCommand::Stop { dir, remove }) => {
+            let left = server::instances::stop(&dir, remove)?;
+            eprintln!("{left}");
             Ok(ExitCode::SUCCESS)
         }
+        Command::Server(ServerCommand::List) => {
+            let running = server::instances::running();
+            if running.is_empty() {
+                eprintln!(
+                    "no private server is running (ibench lists those `ibench server start` started, found from the running processes)"
+                );
+            }
+            console::print_out(&server::instances::render(&running))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut cli::Cli::command(), "ibench", &mut text);
+            console::print_out(&String::from_utf8_lossy(&text))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir } => man_command(dir.as_deref()),
         Command::Matrix(m) => matrix_command(m),
         Command::Check(a) => Ok(check::command(&a)),
     }
 }
 
+/// `ibench man`: the manual page on standard output, or with `--dir` a page per command
+/// written there (`ibench.1`, `ibench-run.1`, ...).
+fn man_command(dir: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let cmd = cli::Cli::command();
+    let Some(dir) = dir else {
+        let mut page = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut page)?;
+        console::print_out(&String::from_utf8_lossy(&page))?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    std::fs::create_dir_all(dir).map_err(|e| {
+        anyhow::anyhow!("cannot create {}: {e}; choose another --dir", dir.display())
+    })?;
+    clap_mangen::generate_to(cmd, dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write the pages into {}: {e}; choose another --dir",
+            dir.display()
+        )
+    })?;
+    eprintln!("wrote the manual pages into {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The shard `--shard` or `--shards` names; a wrong one is a wrong command line.
+fn shard_of(args: &cli::ShardArgs) -> anyhow::Result<matrix::Shard> {
+    matrix::Shard::from_args(args)
+        .map_err(|e| results::options::OptionsError(format!("{e:#}")).into())
+}
+
 fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
     match m {
         MatrixCommand::Plan { file, shard } => {
-            let shard = matrix::Shard::from_args(&shard)?;
+            let shard = shard_of(&shard)?;
             let (_, plan) = matrix::load(&file)?;
-            print!("{}", plan.render(shard));
+            console::print_out(&plan.render(shard))?;
             Ok(ExitCode::SUCCESS)
         }
         MatrixCommand::Run {
@@ -262,7 +336,7 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
             shard,
             quiet,
         } => {
-            let shard = matrix::Shard::from_args(&shard)?;
+            let shard = shard_of(&shard)?;
             let (src, plan) = matrix::load(&file)?;
             let s = matrix::run::run(&plan, &src.text, &out, shard, quiet)?;
             eprintln!(
@@ -285,7 +359,7 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
                         .display()
                 );
             }
-            println!("next: ibench matrix report {}", out.display());
+            console::print_out(&format!("next: ibench matrix report {}\n", out.display()))?;
             Ok(ExitCode::SUCCESS)
         }
         MatrixCommand::Report { dirs, out } => {
@@ -294,13 +368,14 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
             for p in &w.problems {
                 eprintln!("warning: {p}");
             }
-            println!("index: {}", w.index.display());
+            let mut text = format!("index: {}\n", w.index.display());
             for r in w.reports.iter().filter(|r| {
                 r.extension()
                     .is_some_and(|e| e == report::Format::Html.extension())
             }) {
-                println!("report: {}", r.display());
+                text.push_str(&format!("report: {}\n", r.display()));
             }
+            console::print_out(&text)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -423,7 +423,7 @@ impl ServerUrl {
             return Ok(url);
         }
         let password = if let Some(path) = &file {
-            let text = std::fs::read_to_string(path).map_err(|e| UrlError::Malformed {
+            let text = std::fs::read_to_string(path).map_err(|e| UrlError::FileUnreadable {
                 url: u.masked(),
                 detail: format!(
                     "cannot read the password file {path} ({e}); fix {PASSWORD_FILE_PARAM}= in --url"
@@ -533,6 +533,23 @@ pub enum UrlError {
         /// What is wrong with it.
         detail: String,
     },
+    /// A file the URL names cannot be read (its password file): the URL is right, the work
+    /// of reading it failed.
+    #[error("bad --url '{url}': {detail}")]
+    FileUnreadable {
+        /// The URL, redacted.
+        url: String,
+        /// What could not be read, and why.
+        detail: String,
+    },
+}
+
+impl UrlError {
+    /// Whether the URL as written is wrong (a command line to fix), rather than a file it
+    /// names unreadable.
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, UrlError::FileUnreadable { .. })
+    }
 }
 
 #[cfg(test)]

@@ -41,7 +41,8 @@ fn sqlite_url(tag: &str) -> String {
 fn fails_for_an_unknown_url_scheme() {
     let out = run_url("oracle://scott@db/x", &["--quiet"]);
     assert_clear_error(&out, &["unknown URL scheme", "--url"]);
-    assert_eq!(out.status.code(), Some(1));
+    // A URL ibench does not read is a command line that is wrong.
+    assert_eq!(out.status.code(), Some(2));
 }
 
 /// TLS settings that cannot work are refused before any connection, in one line that names
@@ -96,8 +97,11 @@ fn a_key_value_connection_string_is_refused_with_its_password_masked() {
 fn fails_for_an_unreachable_server() {
     let out = dir_run(&["--url", "postgres://postgres@127.0.0.1:1/postgres"]);
     assert_clear_error(&out, &["cannot reach", "--url"]);
+    // Work that failed, not a wrong command line.
+    assert_eq!(out.status.code(), Some(1));
     let out = dir_run(&["--url", "mysql://root@127.0.0.1:1/ibench"]);
     assert_clear_error(&out, &["cannot reach", "--url"]);
+    assert_eq!(out.status.code(), Some(1));
 }
 
 fn dir_run(extra: &[&str]) -> Output {
@@ -242,7 +246,14 @@ fn fails_for_a_wrong_password() {
 fn help_explains_every_subcommand() {
     let out = ibench(&["--help"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    for word in ["run", "server", "matrix"] {
+    for word in [
+        "run",
+        "server",
+        "matrix",
+        "completions",
+        "man",
+        "Exit status",
+    ] {
         assert!(text.contains(word), "{text}");
     }
     let out = ibench(&["run", "--help"]);
@@ -257,6 +268,223 @@ fn help_explains_every_subcommand() {
     ] {
         assert!(text.contains(flag), "{flag} missing from run --help");
     }
+}
+
+/// `run --help` groups its flags under headings, wraps its lines (to 100 columns when
+/// standard output is no terminal) and shows no source comment; plain `ibench` and `ibench
+/// server` list their subcommands.
+#[test]
+fn help_is_grouped_wrapped_and_plain_ibench_lists_the_commands() {
+    let text = ok(&ibench(&["run", "--help"]));
+    for heading in [
+        "Connection:",
+        "Steps:",
+        "Sizes:",
+        "Rows and tables:",
+        "Measurement:",
+        "Output:",
+    ] {
+        assert!(text.contains(heading), "{heading} missing:\n{text}");
+    }
+    let at = |h: &str| text.find(h).unwrap();
+    assert!(at("Connection:") < at("--url") && at("--url") < at("Steps:"));
+    assert!(at("Sizes:") < at("--load-rows") && at("Output:") < at("--out <OUT>"));
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 100, "a line of {widest} characters:\n{text}");
+    assert!(!text.contains("the one place"), "{text}");
+    for args in [&[][..], &["server"][..], &["matrix"][..]] {
+        let out = ibench(args);
+        assert_eq!(out.status.code(), Some(2), "ibench {args:?}");
+        let help = String::from_utf8_lossy(&out.stderr);
+        let commands: &[&str] = match args {
+            [] => &[
+                "run",
+                "report",
+                "server",
+                "matrix",
+                "check",
+                "completions",
+                "man",
+            ],
+            ["server"] => &["start", "stop", "list"],
+            _ => &["plan", "run", "report"],
+        };
+        for c in commands {
+            assert!(help.contains(&format!("  {c} ")), "{c} not listed:\n{help}");
+        }
+    }
+}
+
+/// Usage errors exit 2 in every command, work that failed 1, each with one line naming the
+/// fix.
+#[test]
+fn a_wrong_command_line_exits_2_and_failed_work_1() {
+    let url = sqlite_url("cli-exit");
+    let usage: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", "--clients", "0"], "--clients"),
+        (vec!["run", "--clients", "abc"], "--clients"),
+        (vec!["run", "--url", &url, "--steps", "l.i9"], "--steps"),
+        (
+            vec!["run", "--url", &url, "--engine", "rocksdb"],
+            "--engine",
+        ),
+        (vec!["run", "--nosuch"], "--nosuch"),
+        (vec!["report"], "RUNS"),
+        (vec!["report", "--format", "otava", "x"], "--output"),
+        (vec!["server", "start", "oracle"], "oracle"),
+        (
+            vec![
+                "matrix", "plan", "m.toml", "--shard", "1/2", "--shards", "2",
+            ],
+            "--shard",
+        ),
+        (vec!["completions", "cmd"], "cmd"),
+        (vec!["check"], "DIRS"),
+    ];
+    for (args, needle) in &usage {
+        let mut full = args.clone();
+        if full[0] == "run" {
+            full.extend(["--quiet", "--out"]);
+            let out_dir = fresh_dir("cli-exit-out");
+            let out_dir = out_dir.to_str().unwrap().to_string();
+            let out = ibench(&[&full[..], &[out_dir.as_str()][..]].concat());
+            check_usage(&out, args, needle);
+        } else {
+            check_usage(&ibench(&full), args, needle);
+        }
+    }
+    // Failed work: a file that is not there, a server that does not answer.
+    let out = ibench(&["report", "/no/such/run"]);
+    assert_clear_error(&out, &["no run could be read"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = ibench(&["server", "stop", "--dir", "/no/such/instance"]);
+    assert_clear_error(&out, &["--dir"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+fn check_usage(out: &Output, args: &[&str], needle: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "ibench {args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains(needle),
+        "ibench {args:?}: {needle} not in {stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "ibench {args:?}: {stderr}");
+}
+
+/// The fixture runs under new directories named `names`, relabelled `labels`.
+fn fixture_copies(names: &[&str], labels: &[&str]) -> Vec<String> {
+    let root = fresh_dir("cli-fixtures");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let sources = ["postgres", "postgres-commit-delay"];
+    names
+        .iter()
+        .zip(labels)
+        .zip(sources)
+        .map(|((name, label), source)| {
+            let dir = root.join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            for e in std::fs::read_dir(fixtures.join(source)).unwrap().flatten() {
+                if e.path().is_file() {
+                    std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+                }
+            }
+            let run = dir.join("run.json");
+            let mut json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
+            json["label"] = serde_json::Value::from(*label);
+            std::fs::write(&run, serde_json::to_string(&json).unwrap()).unwrap();
+            dir.to_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+/// `report --base` that names no run is a wrong command line (exit 2, as in `check`); runs
+/// whose labels give no short key are named by their directories, not r1 and r2.
+#[test]
+fn report_refuses_an_unknown_base_and_names_runs_by_their_dirs() {
+    let dirs = fixture_copies(
+        &["pg15", "maria"],
+        &[
+            "PostgreSQL-15.18-built-from-source-with-debug",
+            "MariaDB-10.11.19-built-from-source-with-debug",
+        ],
+    );
+    let out = ibench(&["report", "--base", "nosuch", &dirs[0], &dirs[1]]);
+    assert_clear_error(&out, &["no run is labelled \"nosuch\"", "--base"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let text = ok(&ibench(&[
+        "report", "--format", "markdown", &dirs[0], &dirs[1],
+    ]));
+    assert!(text.contains("| pg15 |") || text.contains("pg15"), "{text}");
+    assert!(text.contains("maria"), "{text}");
+    assert!(
+        !text.contains("| r1 |") && !text.contains("| r2 |"),
+        "{text}"
+    );
+}
+
+/// A reader that closes the pipe early (`ibench report A B | head`) ends ibench quietly:
+/// no panic, exit 0.
+#[test]
+fn a_closed_pipe_ends_the_report_quietly() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let (a, b) = (
+        fixtures.join("postgres"),
+        fixtures.join("postgres-commit-delay"),
+    );
+    for format in ["text", "html"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ibench"))
+            .args(["report", "--format", format])
+            .args([&a, &b])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before ibench writes (or after its first 64 KB at most).
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{stderr}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{format}: {stderr}");
+    }
+}
+
+/// `ibench completions SHELL` and `ibench man` are made from the same definitions as the
+/// parser: every command and flag is in them.
+#[test]
+fn completions_and_man_pages_come_from_the_definitions() {
+    let bash = ok(&ibench(&["completions", "bash"]));
+    assert!(
+        bash.contains("_ibench") && bash.contains("--load-rows"),
+        "{bash}"
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let text = ok(&ibench(&["completions", shell]));
+        assert!(
+            text.contains("completions") && text.contains("load-rows"),
+            "{shell}"
+        );
+    }
+    let page = ok(&ibench(&["man"]));
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH ibench"),
+        "{page}"
+    );
+    for c in ["run", "report", "server", "completions"] {
+        assert!(page.contains(c), "{c} missing from the man page");
+    }
+    let dir = fresh_dir("cli-man");
+    let out = ibench(&["man", "--dir", dir.to_str().unwrap()]);
+    ok(&out);
+    let run_page = std::fs::read_to_string(dir.join("ibench-run.1")).unwrap();
+    assert!(run_page.contains("load\\-rows"), "{run_page}");
+    assert!(dir.join("ibench.1").is_file() && dir.join("ibench-server-list.1").is_file());
 }
 
 #[test]
@@ -290,6 +518,30 @@ fn a_small_run_prints_the_summary_and_the_results_dir() {
     }
     assert!(stdout.contains("results: "), "{stdout}");
     assert!(out_dir.join("run.json").exists());
+    // The closing line says the sizes were not the profile's.
+    assert!(
+        stdout.contains("profile small with --load-rows 3,000 --i1-rows 500 --i2-rows 100"),
+        "{stdout}"
+    );
+    // The run speaks first: the banner (target, steps, sizes, results dir), then each step
+    // announced as it starts, before its line.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let at = |needle: &str| {
+        stderr
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing:\n{stderr}"))
+    };
+    let banner = at("run: SQLite");
+    assert!(banner < at("  steps    l.i0 l.x l.i1 l.i2 qr100 qp100 (6)"));
+    assert!(at("  sizes    1 client; l.i0 3,000 rows per table") > banner);
+    let results = at("  results  ");
+    assert!(stderr[results..].starts_with(&format!(
+        "  results  {}",
+        out_dir.canonicalize().unwrap().display()
+    )));
+    assert!(results < at("step 1/6: l.i0"));
+    assert!(at("step 1/6: l.i0") < at("step 2/6: l.x"));
+    assert!(at("step 6/6: qp100") > at("step 5/6: qr100"));
 }
 
 /// Wait until `path` holds a line containing `needle`.
@@ -377,13 +629,42 @@ fn server_start_prints_the_url_on_its_own_line_and_stop_stops_it() {
     let handle = ibench::server::ServerHandle::load(&dir).unwrap();
     assert_eq!(handle.url, url);
     assert!(handle.is_running());
+    // `server list` shows it: its dir, pid, port and URL.
+    let list = ok(&ibench(&["server", "list"]));
+    let line = list
+        .lines()
+        .find(|l| l.contains(dir.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("not listed:\n{list}"));
+    assert!(line.starts_with("postgres "), "{line}");
+    assert!(
+        line.contains(&handle.pid.to_string()) && line.ends_with(&url),
+        "{line}"
+    );
+    assert!(line.contains(" MB "), "{line}");
     // The URL works for a run.
     let run_out = dir_run(&["--url", &url, "--steps", "l.i0", "--load-rows", "1000"]);
     let stop = ibench(&["server", "stop", "--dir", dir.to_str().unwrap()]);
     ok(&run_out);
     ok(&stop);
     assert!(!handle.is_running());
-    let _ = std::fs::remove_dir_all(&dir);
+    // Stop says what it leaves, and leaves it; --remove deletes it.
+    let said = String::from_utf8_lossy(&stop.stderr);
+    assert!(said.contains("stopped the postgres server"), "{said}");
+    assert!(
+        said.contains("stays") && said.contains(" MB") && said.contains("--remove"),
+        "{said}"
+    );
+    assert!(dir.join("data").is_dir());
+    let list = ok(&ibench(&["server", "list"]));
+    assert!(!list.contains(dir.to_str().unwrap()), "{list}");
+    let remove = ibench(&["server", "stop", "--dir", dir.to_str().unwrap(), "--remove"]);
+    ok(&remove);
+    let said = String::from_utf8_lossy(&remove.stderr);
+    assert!(
+        said.contains("was not running") && said.contains("removed"),
+        "{said}"
+    );
+    assert!(!dir.exists());
 }
 
 /// The one private MariaDB of this test binary.
@@ -470,6 +751,8 @@ fn fails_for_an_unreadable_password_file() {
         "postgres://postgres@127.0.0.1:1/postgres?password_file=/no/such/password",
     ]);
     assert_clear_error(&out, &["/no/such/password", "password_file=", "--url"]);
+    // A file that cannot be read is failed work, not a wrong command line.
+    assert_eq!(out.status.code(), Some(1));
 }
 
 /// `--bindir` without the server binary is refused, never replaced by the system's server

@@ -35,8 +35,11 @@ pub fn write(report: &CheckReport, args: &CheckArgs) -> Result<()> {
         CheckFormat::Markdown => markdown(report),
         CheckFormat::Json => serde_json::to_string_pretty(report)? + "\n",
     };
-    print!("{text}");
-    Ok(())
+    match crate::console::print_out(&text) {
+        // A reader that went away (`ibench check … | head`) leaves the verdict's exit code.
+        Err(e) if crate::console::is_broken_pipe(&e) => Ok(()),
+        other => other,
+    }
 }
 
 fn figure(v: Option<f64>) -> String {

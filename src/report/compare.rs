@@ -9,7 +9,7 @@ use super::diagnosis::StepBands;
 use super::load::LoadedRun;
 use super::model::{Comparison, FamilySummary, RunSetup};
 use super::notes::{check_failure_lines, unsettled_lines};
-use super::run_table::{run_rows, short_keys};
+use super::run_table::{keys_of_runs, run_rows};
 use super::tables::{
     absolute_table, background_table, mark_host_affected, mark_within_base_spread, micro_view,
     relative_table,
@@ -62,7 +62,7 @@ pub fn compare_with_spreads(
     let diagnoses = diagnoses(runs, base_index, &steps, &host, &noise, &differences);
     let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
     let scaling = super::setup::scaling(runs, base_index, &steps, &differences);
-    let keys = short_keys(&labels);
+    let keys = keys_of_runs(&labels, runs);
     let run_rows = run_rows(runs, &keys);
     let mut cmp = Comparison {
         labels,

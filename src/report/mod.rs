@@ -127,7 +127,8 @@ pub struct Rendered {
 }
 
 /// Read the runs in `dirs` and render them (the first, or the one labelled `base`, is the
-/// base). Fails only when no run at all could be read.
+/// base). Fails when no run at all could be read, or when `base` names none of them (an
+/// `OptionsError`: the command line is wrong).
 pub fn render_dirs(
     dirs: &[PathBuf],
     base: Option<&str>,
@@ -144,6 +145,20 @@ pub fn render_dirs(
                 problems.join("; ")
             }
         );
+    }
+    if let Some(b) = base
+        && !runs.iter().any(|r| r.label == b || r.record.label == b)
+    {
+        let labels: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
+        return Err(crate::results::options::OptionsError(format!(
+            "no run is labelled {b:?}; the runs' labels are {}: give one of them to --base",
+            labels
+                .iter()
+                .map(|l| format!("{l:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .into());
     }
     let cmp = compare::compare(&runs, base, problems);
     let text = render(&cmp, &runs, format, colour)?;

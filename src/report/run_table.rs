@@ -3,6 +3,7 @@
 //! as a document table named by those keys.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use super::document::{DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
@@ -47,6 +48,36 @@ pub fn short_keys(names: &[String]) -> Vec<String> {
     } else {
         keys
     }
+}
+
+/// The keys of loaded runs: their [`short_keys`], or, where their labels give none (the runs
+/// would be `r1` to `rN`) but the ends of their results directories' paths tell them apart
+/// within [`MAX_KEY_CHARS`] (`pg15`, `maria`), those.
+pub fn keys_of_runs(labels: &[String], runs: &[LoadedRun]) -> Vec<String> {
+    let paths: Vec<&Path> = runs.iter().map(|r| r.dir.as_path()).collect();
+    keys_or_dir_names(labels, &paths)
+}
+
+/// [`keys_of_runs`] of runs labelled `labels` in the directories `dirs`.
+fn keys_or_dir_names(labels: &[String], dirs: &[&Path]) -> Vec<String> {
+    let keys = short_keys(labels);
+    let numbered = keys
+        .iter()
+        .enumerate()
+        .all(|(i, k)| *k == format!("r{}", i + 1));
+    if !numbered {
+        return keys;
+    }
+    let names: Vec<String> = super::load::distinct_tails(dirs)
+        .iter()
+        .map(|d| super::load::clean_label(d))
+        .collect();
+    let distinct: BTreeSet<&String> = names.iter().collect();
+    let usable = distinct.len() == names.len()
+        && names
+            .iter()
+            .all(|d| !d.is_empty() && d != "." && d.chars().count() <= MAX_KEY_CHARS);
+    if usable { names } else { keys }
 }
 
 /// A table whose rows are runs, as a document table: each row named by the run's key (its
@@ -127,5 +158,38 @@ mod tests {
         assert_eq!(short_keys(&names(&[&long, "b"])), ["r1", "r2"]);
         assert_eq!(short_keys(&names(&["SQLite base"])), ["SQLite base"]);
         assert_eq!(short_keys(&names(&[&long])), ["r1"]);
+    }
+
+    /// Runs whose labels tell them apart in no short key are named by their directories,
+    /// when those are short and distinct; else they stay numbered.
+    #[test]
+    fn runs_without_short_keys_take_their_directories_names() {
+        let long = |v: &str| format!("{}-{v}", "L".repeat(MAX_KEY_CHARS + 1));
+        let labels = [long("a"), long("b")];
+        fn dirs(v: &[&'static str]) -> Vec<&'static Path> {
+            v.iter().map(|s| Path::new(*s)).collect()
+        }
+        assert_eq!(
+            keys_or_dir_names(&labels, &dirs(&["results/pg15", "results/maria"])),
+            ["pg15", "maria"]
+        );
+        assert_eq!(
+            keys_or_dir_names(&labels, &dirs(&["a/run", "b/run"])),
+            ["a/run", "b/run"]
+        );
+        // Labels that give keys keep them.
+        let short = ["PostgreSQL 15 a".to_string(), "PostgreSQL 15 b".to_string()];
+        assert_eq!(
+            keys_or_dir_names(&short, &dirs(&["x/1", "x/2"])),
+            ["a", "b"]
+        );
+        // The same directory twice, or a name too long: numbered.
+        assert_eq!(keys_or_dir_names(&labels, &dirs(&["x", "x"])), ["r1", "r2"]);
+        let deep = format!("{}/run", "d".repeat(MAX_KEY_CHARS));
+        let deep2 = format!("{}/run", "e".repeat(MAX_KEY_CHARS));
+        assert_eq!(
+            keys_or_dir_names(&labels, &[Path::new(&deep), Path::new(&deep2)]),
+            ["r1", "r2"]
+        );
     }
 }

@@ -122,8 +122,12 @@ pub fn summary(run: &RunRecord) -> String {
         .unwrap_or_default();
     let _ = writeln!(
         out,
-        "ibench {} — {} — {} client(s), profile {}, run {:?}",
-        run.ibench_version, target, run.options.clients, run.options.profile, run.status
+        "ibench {} — {} — {} client(s), {}, run {:?}",
+        run.ibench_version,
+        target,
+        run.options.clients,
+        run.options.sizes_source(),
+        run.status
     );
     let _ = writeln!(
         out,

@@ -356,11 +356,65 @@ impl RunOptions {
             micro: self.micro,
         }
     }
+
+    /// Where the sizes came from, in words for the banners: `profile small` when they are
+    /// the profile's, else the profile with the flags that changed it (`profile small with
+    /// --load-rows 1,000`); `microbenchmarks` and their sizes for that workload.
+    pub fn sizes_source(&self) -> String {
+        use crate::stats::thousands::group;
+        if self.workload == Workload::Micro {
+            return format!(
+                "microbenchmarks: {} table(s) of {} rows, {} s each",
+                self.micro.tables,
+                group(u64::from(self.micro.rows)),
+                self.micro.seconds
+            );
+        }
+        let Some(p) = Profile::named(&self.profile) else {
+            return format!("profile {}", self.profile);
+        };
+        let mut changed = Vec::new();
+        for (flag, ours, its) in [
+            ("--load-rows", self.load_rows, p.load_rows),
+            ("--i1-rows", self.i1_rows, p.i1_rows),
+            ("--i2-rows", self.i2_rows, p.i2_rows),
+        ] {
+            if ours != its {
+                changed.push(format!("{flag} {}", group(ours)));
+            }
+        }
+        if self.query_seconds != p.query_seconds {
+            changed.push(format!("--query-seconds {}", self.query_seconds));
+        }
+        if self.settle_max_seconds != p.settle_max_seconds {
+            let s = self
+                .settle_max_seconds
+                .map_or("none".into(), |s| s.to_string());
+            changed.push(format!("--settle-seconds {s}"));
+        }
+        if changed.is_empty() {
+            format!("profile {}", self.profile)
+        } else {
+            format!("profile {} with {}", self.profile, changed.join(" "))
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_say_which_flags_changed_the_profile() {
+        let mut o = small();
+        assert_eq!(o.sizes_source(), "profile small");
+        o.load_rows = 1000;
+        o.query_seconds = 2.5;
+        assert_eq!(
+            o.sizes_source(),
+            "profile small with --load-rows 1,000 --query-seconds 2.5"
+        );
+    }
 
     fn small() -> RunOptions {
         RunOptions::from_profile("sqlite:x.db", &Profile::named("small").unwrap())

@@ -20,7 +20,8 @@ pub enum BackendKind {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
-    /// InnoDB, the default engine (the one place it is said to be the default).
+    /// InnoDB, the default engine.
+    // The one place the default engine is chosen.
     #[default]
     Innodb,
     /// MyRocks (the RocksDB engine).

@@ -29,6 +29,7 @@ use anyhow::{Context, bail};
 use crate::results::target::TargetInfo;
 use crate::results::{self, RunRecord, SCHEMA_VERSION, Status, StepRecord, TimelineWriter};
 use crate::sampler::{self, Sampler};
+use crate::workload::plan::StepPlan;
 
 pub use crate::results::options::{self, OptionsError, RunOptions};
 use sequence::run_steps;
@@ -55,6 +56,35 @@ pub fn run(
     opts: RunOptions,
     command_line: Vec<String>,
     on_step: &mut dyn FnMut(&StepRecord),
+) -> anyhow::Result<RunOutcome> {
+    run_observed(opts, command_line, &mut StepEnds(on_step))
+}
+
+/// What the caller hears of a run as it goes, to print it (the runner prints none of it).
+pub trait RunObserver {
+    /// The run starts, its target reached and its results dir made: the record as first
+    /// written (target, options as recorded, label), the dir and every step's plan.
+    fn run_starts(&mut self, _record: &RunRecord, _dir: &Path, _plans: &[StepPlan]) {}
+    /// Step `index` (0-based) of the plans given to `run_starts` starts.
+    fn step_starts(&mut self, _index: usize, _plan: &StepPlan) {}
+    /// A step ended (or failed): its record.
+    fn step_ends(&mut self, record: &StepRecord);
+}
+
+/// An observer that hears only the ends of steps.
+struct StepEnds<'a>(&'a mut dyn FnMut(&StepRecord));
+
+impl RunObserver for StepEnds<'_> {
+    fn step_ends(&mut self, record: &StepRecord) {
+        (self.0)(record);
+    }
+}
+
+/// [`run`], telling `observer` when the run and each step start and when each step ends.
+pub fn run_observed(
+    opts: RunOptions,
+    command_line: Vec<String>,
+    observer: &mut dyn RunObserver,
 ) -> anyhow::Result<RunOutcome> {
     let shape = RunShape::of(&opts)?;
     let driver = shape.target.driver();
@@ -103,6 +133,7 @@ pub fn run(
     let run_file = dir.join(results::RUN_FILE);
     results::write_json_atomic(&run_file, &record)?;
     stop::set_run_file(Some(run_file.clone()));
+    observer.run_starts(&record, &dir, &shape.steps);
 
     let outcome = run_steps(
         &shape,
@@ -111,7 +142,7 @@ pub fn run(
         &run_file,
         &mut record,
         (&sampler, prober.as_ref()),
-        on_step,
+        observer,
     );
     record.metrics = Some(sampler.finish());
     record.ended_at = Some(results::now_rfc3339());

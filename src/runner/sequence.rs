@@ -24,7 +24,7 @@ pub(super) fn run_steps(
     run_file: &Path,
     record: &mut RunRecord,
     (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
-    on_step: &mut dyn FnMut(&StepRecord),
+    observer: &mut dyn super::RunObserver,
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.
     let mut admin = match driver.connect() {
@@ -41,6 +41,7 @@ pub(super) fn run_steps(
             break;
         }
         let step = plan.step;
+        observer.step_starts(ordinal, plan);
         let step_record = run_step(
             shape,
             driver,
@@ -64,7 +65,7 @@ pub(super) fn run_steps(
         };
         let failed = step_record.status == Status::Failed;
         let error = step_record.error.clone();
-        on_step(&step_record);
+        observer.step_ends(&step_record);
         record.steps.push(step_record);
         if let Some(p) = record.host_probe.as_mut() {
             p.median = results::probe::median_probe(&results::probe::run_probes(&record.steps));

@@ -3,7 +3,8 @@
 //!
 //! [`start`] initialises a fresh instance dir, applies an optional config overlay, starts the
 //! server, waits until it answers and records a [`ServerHandle`] as JSON in
-//! `DIR/ibench-server.json`, so that [`stop`] works from another process.
+//! `DIR/ibench-server.json`, so that [`stop`] works from another process. [`instances`]
+//! finds the running ones and says what stopping one leaves on disk.
 //!
 //! Layout of an instance dir (mode 0700, owned by the OS user the server runs as; nobody
 //! else reaches the socket in it):
@@ -15,6 +16,7 @@
 //! - PostgreSQL: `server.log`, `initdb.log`, the socket `.s.PGSQL.PORT`;
 //! - MariaDB: `error.log`, `install-db.log`, `mysqld.sock`, `mysqld.pid`.
 
+pub mod instances;
 pub mod mariadb;
 pub mod postgres;
 
