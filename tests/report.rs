@@ -261,9 +261,12 @@ fn markdown_json_and_text_render_the_same_tables() {
         );
         if format == "markdown" {
             // Runs are named by short keys (the labels do not tell them apart in a few
-            // words, so r1..r3); the run table maps each key to its label.
-            assert!(s.contains("| r1 | SQLite base | SQLite 3.50.2 |"), "{s}");
-            assert!(s.contains("| r1 | 326,233 ▲ |"), "{s}");
+            // words, so their directories' names); the run table maps each key to its label.
+            assert!(
+                s.contains("| sqlite-base | SQLite base | SQLite 3.50.2 |"),
+                "{s}"
+            );
+            assert!(s.contains("| sqlite-base | 326,233 ▲ |"), "{s}");
             assert!(s.contains("~~3,653~~ (SLA)"), "{s}");
             assert!(
                 s.contains("| **target** | 100 | 100 | 1,000 | 1,000 |"),
@@ -303,7 +306,6 @@ fn bad_input_is_one_line_per_problem_and_the_rest_renders() {
         .arg(fixture("sqlite-base"))
         .args([&not_a_run, &newer, &truncated])
         .arg(fixture("postgres"))
-        .args(["--base", "nobody"])
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -312,7 +314,6 @@ fn bad_input_is_one_line_per_problem_and_the_rest_renders() {
         &["empty: not a run"][..],
         &["schema version 3", "upgrade ibench"],
         &["truncated: run.json is unreadable"],
-        &["no run is labelled 'nobody'", "--base"],
         &["PostgreSQL 15 has no qp1000"],
     ] {
         assert!(
