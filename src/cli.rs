@@ -250,10 +250,12 @@ pub struct ServerStartArgs {
 #[derive(Clone, Debug, Args, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RunArgs {
-    /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB (read as libpq reads
-    /// it: PG* variables and ~/.pgpass fill the gaps; TLS with
-    /// ?sslmode=verify-full&sslrootcert=CA.pem), mysql://USER[:PASS]@HOST:PORT/DB (MySQL and MariaDB; ~/.my.cnf
-    /// and MYSQL_PWD fill the gaps; TLS with ?ssl-mode=VERIFY_IDENTITY&ssl-ca=CA.pem).
+    /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB or
+    /// mysql://USER[:PASS]@HOST:PORT/DB.
+    ///
+    /// postgres:// is read as libpq reads it: PG* variables and ~/.pgpass fill the gaps; TLS
+    /// with ?sslmode=verify-full&sslrootcert=CA.pem. mysql:// serves MySQL and MariaDB:
+    /// ~/.my.cnf and MYSQL_PWD fill the gaps; TLS with ?ssl-mode=VERIFY_IDENTITY&ssl-ca=CA.pem.
     /// `?password_file=PATH` reads the password from a file; a password written here is
     /// visible in `ps`.
     #[arg(help_heading = CONNECTION, long, default_value_t = defaults().url)]
@@ -261,36 +263,47 @@ pub struct RunArgs {
     /// Storage engine of the tables (mysql:// only).
     #[arg(help_heading = CONNECTION, long, value_enum)]
     pub engine: Option<Engine>,
-    /// The server's flavour, when its version string does not tell (detected otherwise):
+    /// The server's flavour, when its version string does not tell (detected otherwise).
+    ///
     /// cockroachdb or yugabytedb over postgres://, tidb over mysql://.
     #[arg(help_heading = CONNECTION, long, value_enum)]
     pub flavour: Option<crate::results::target::Flavour>,
-    /// Instance dir of a server started with `ibench server start`: its pid and data dir let
-    /// ibench measure the server's CPU, memory and IO (otherwise found from the server itself).
-    /// Must be the instance of the server at --url.
+    /// Instance dir of a server started with `ibench server start`, to measure its CPU,
+    /// memory and IO.
+    ///
+    /// Its pid and data dir let ibench find the server's processes (otherwise found from the
+    /// server itself). Must be the instance of the server at --url.
     #[arg(help_heading = CONNECTION, long, conflicts_with = "server_pid")]
     pub server_dir: Option<PathBuf>,
-    /// Pid of the server's main process (postmaster, mariadbd) on this host; must be the
-    /// server at --url.
+    /// Pid of the server's main process (postmaster, mariadbd) on this host.
+    ///
+    /// Must be the server at --url.
     #[arg(help_heading = CONNECTION, long)]
     pub server_pid: Option<u32>,
-    /// Steps to run, comma-separated, in order (default: l.i0,l.x,l.i1,l.i2 then qr/qp per
-    /// --query-rates; with --workload micro: m.load then the whole microbenchmark suite).
+    /// Steps to run, comma-separated, in order.
+    ///
+    /// Default: l.i0,l.x,l.i1,l.i2 then qr/qp per --query-rates; with --workload micro: m.load
+    /// then the whole microbenchmark suite.
     #[arg(help_heading = STEPS, long, value_delimiter = ',')]
     pub steps: Option<Vec<String>>,
-    /// Background insert rates (rows/s per client) of the default query steps (default
-    /// 100,500,1000). With --steps, name the query steps instead (e.g. qr2000,qp2000).
+    /// Background insert rates (rows/s per client) of the default query steps.
+    ///
+    /// Default 100,500,1000. With --steps, name the query steps instead (e.g.
+    /// qr2000,qp2000).
     #[arg(help_heading = STEPS, long, value_delimiter = ',', conflicts_with = "steps")]
     pub query_rates: Option<Vec<u32>>,
-    /// The benchmark: the insert benchmark, or the microbenchmark suite (sysbench-style
-    /// tests on tables sbtestN; see docs/micro.md).
+    /// The benchmark: the insert benchmark, or the microbenchmark suite.
+    ///
+    /// The microbenchmarks are sysbench-style tests on tables sbtestN (docs/micro.md).
     #[arg(help_heading = STEPS, long, default_value_t = defaults().workload, value_enum)]
     pub workload: Workload,
     /// Skip the row-count and index check after each step that writes.
     #[arg(help_heading = STEPS, long)]
     pub no_check: bool,
-    /// Sizes and durations: small (under a minute on SQLite, a 5 s settle after l.i2), cached (30M/40M/10M rows, 1800 s query steps) or io-bound (800M/4M/1M,
-    /// 1800 s).
+    /// Sizes and durations: small, cached or io-bound; the flags below change them.
+    ///
+    /// small: under a minute on SQLite, a 5 s settle after l.i2; cached: 30M/40M/10M rows,
+    /// 1800 s query steps; io-bound: 800M/4M/1M rows, 1800 s.
     #[arg(help_heading = SIZES, long, default_value_t = defaults().profile)]
     pub profile: String,
     /// Number of clients (1 to 1024); each has its own table pi1..piN unless --shared-table.
@@ -368,22 +381,29 @@ pub struct RunArgs {
     /// The deleter re-reads min(transactionid) every N deletes.
     #[arg(help_heading = ROWS, long, default_value_t = defaults().delete_min_refresh)]
     pub delete_min_refresh: u64,
-    /// Time the host before and after every step for this many ms (CPU loop, memory walk,
-    /// loopback round trips, fsyncs on the data dir's filesystem), so reports can tell a slow
-    /// host from a slow DBMS; 0 turns the probe off.
+    /// Time the host before and after every step for this many ms, so reports can tell a
+    /// slow host from a slow DBMS; 0 turns the probe off.
+    ///
+    /// A CPU loop, a memory walk, loopback round trips and fsyncs on the data dir's
+    /// filesystem (docs/method.md).
     #[arg(help_heading = MEASUREMENT, long, default_value_t = defaults().host_probe_ms, value_name = "MS")]
     pub host_probe_ms: u32,
-    /// Count hardware and software events on the server's processes during each step (`perf
-    /// stat`, needs perf): seven groups in turn, each divided by the operations of its own
-    /// intervals (docs/method.md).
+    /// Count hardware and software events on the server's processes during each step.
+    ///
+    /// `perf stat`, which must be installed: seven groups in turn, each divided by the
+    /// operations of its own intervals (docs/method.md).
     #[arg(help_heading = MEASUREMENT, long)]
     pub perf: bool,
-    /// Seconds each --perf group is counted before the next one's turn; a step shorter than
-    /// 7 turns counts only some groups (steps take turns at the first group).
+    /// Seconds each --perf group is counted before the next one's turn.
+    ///
+    /// A step shorter than 7 turns counts only some groups (steps take turns at the first
+    /// group).
     #[arg(help_heading = MEASUREMENT, long, default_value_t = defaults().perf_interval, value_name = "SECONDS", requires = "perf")]
     pub perf_interval: f64,
-    /// Profile the server's CPU in each step (`perf record` on its processes; needs perf and
-    /// a server on this host): folded stacks, a flamegraph and the top functions per step.
+    /// Profile the server's CPU in each step: folded stacks, a flamegraph and the top
+    /// functions per step.
+    ///
+    /// `perf record` on its processes: needs perf and a server on this host.
     #[arg(help_heading = MEASUREMENT, long)]
     pub profile_server: bool,
     /// Seconds of each step's measured part that --profile-server records.

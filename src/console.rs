@@ -90,8 +90,8 @@ pub fn run_banner(record: &RunRecord, dir: &Path, plans: &[StepPlan]) -> String 
     text
 }
 
-/// The sizes of a run in one line: clients, rows per step, query seconds, and where they came
-/// from (`RunOptions::sizes_source`).
+/// The sizes of a run in one line: clients, rows per step, query seconds, and whether they
+/// are the profile's (the closing line names the flags that changed them).
 fn sizes_line(o: &RunOptions) -> String {
     let clients = format!(
         "{} client{}{}",
@@ -102,13 +102,18 @@ fn sizes_line(o: &RunOptions) -> String {
     if o.workload == crate::results::options::Workload::Micro {
         return format!("{clients}; {}", o.sizes_source());
     }
+    let source = format!("profile {}", o.profile);
+    let source = if o.sizes_source() == source {
+        source
+    } else {
+        format!("{source}, changed by flags")
+    };
     format!(
-        "{clients}; l.i0 {} rows per table, l.i1 {}, l.i2 {}; query steps {} s ({})",
+        "{clients}; l.i0 {} rows per table, l.i1 {}, l.i2 {}; query steps {} s ({source})",
         group(o.load_rows),
         group(o.i1_rows),
         group(o.i2_rows),
         o.query_seconds,
-        o.sizes_source()
     )
 }
 

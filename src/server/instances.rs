@@ -67,14 +67,20 @@ pub fn render(instances: &[RunningInstance]) -> String {
     if instances.is_empty() {
         return String::new();
     }
+    let w = instances
+        .iter()
+        .map(|i| i.handle.dir.display().to_string().chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("instance dir".len());
     let mut text = format!(
-        "{:<9} {:>8} {:>6} {:>9}  {:<40} {}\n",
+        "{:<9} {:>8} {:>6} {:>9}  {:<w$}  {}\n",
         "server", "pid", "port", "disk", "instance dir", "url"
     );
     for i in instances {
         let h = &i.handle;
         text.push_str(&format!(
-            "{:<9} {:>8} {:>6} {:>9}  {:<40} {}\n",
+            "{:<9} {:>8} {:>6} {:>9}  {:<w$}  {}\n",
             h.kind.name(),
             h.pid,
             h.port,
