@@ -29,6 +29,35 @@ pub fn print_out(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Write to standard error, never panicking: `eprint!` panics when its reader went away
+/// (`ibench run 2>&1 | head`), which would stop a run half-way; this writes nothing then.
+pub fn say_text(args: std::fmt::Arguments<'_>) {
+    let _ = std::io::stderr().lock().write_fmt(args);
+}
+
+/// [`say_text`] with a newline.
+pub fn say_line(args: std::fmt::Arguments<'_>) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args);
+    let _ = err.write_all(b"\n");
+}
+
+/// `eprintln!` that never panics ([`console::say_line`](crate::console::say_line)).
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::console::say_line(format_args!($($arg)*))
+    };
+}
+
+/// `eprint!` that never panics ([`console::say_text`](crate::console::say_text)).
+#[macro_export]
+macro_rules! say_inline {
+    ($($arg:tt)*) => {
+        $crate::console::say_text(format_args!($($arg)*))
+    };
+}
+
 /// Whether `e` is standard output closed by its reader: the program then ends quietly.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -215,7 +244,7 @@ impl RunObserver for RunConsole {
     fn run_starts(&mut self, record: &RunRecord, dir: &Path, plans: &[StepPlan]) {
         self.eta = Eta::new(plans);
         if !self.quiet {
-            eprint!("{}", run_banner(record, dir, plans));
+            crate::say_inline!("{}", run_banner(record, dir, plans));
         }
     }
 
@@ -232,7 +261,7 @@ impl RunObserver for RunConsole {
                 duration_text(self.eta.left_from(index))
             ));
         }
-        eprintln!("{line}");
+        crate::say!("{line}");
     }
 
     fn step_ends(&mut self, record: &StepRecord) {
@@ -240,7 +269,7 @@ impl RunObserver for RunConsole {
             self.eta.done(index, started.elapsed().as_secs_f64());
         }
         if !self.quiet {
-            eprintln!("{}", crate::report::text::step_line(record));
+            crate::say!("{}", crate::report::text::step_line(record));
         }
     }
 }

@@ -43,7 +43,7 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
         Err(e) => {
             // Server text is escaped where it enters (protocol::server_text); this covers
             // what came in any other way (a value a query returned, a file's text).
-            eprintln!(
+            crate::say!(
                 "error: {}",
                 crate::backend::protocol::escape_controls(&crate::url::redact_in_text(
                     &report::text::one_line(&format!("{e:#}"))
@@ -85,7 +85,7 @@ fn clap_error(e: &clap::Error) -> ExitCode {
     );
     // clap quotes what it did not understand: a URL given without --url, say.
     let line = crate::url::redact_in_text(&parts.join("; "));
-    eprintln!("{line}; see --help");
+    crate::say!("{line}; see --help");
     ExitCode::from(console::EXIT_USAGE)
 }
 
@@ -110,7 +110,7 @@ fn write_html_report(dir: &std::path::Path, rendered: anyhow::Result<report::Ren
         Ok(path) => {
             let _ = console::print_out(&format!("report: {}\n", path.display()));
         }
-        Err(e) => eprintln!("warning: could not write the HTML report: {e:#}"),
+        Err(e) => crate::say!("warning: could not write the HTML report: {e:#}"),
     }
 }
 
@@ -190,7 +190,7 @@ fn files_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
     };
     let (runs, problems) = report::load::load_runs(&a.runs);
     for p in &problems {
-        eprintln!("warning: {p}");
+        crate::say!("warning: {p}");
     }
     if runs.is_empty() {
         anyhow::bail!("no run could be read: give results directories (each holds a run.json)");
@@ -210,7 +210,7 @@ fn files_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
                 path.display()
             )
         })?;
-        eprintln!("wrote {}", path.display());
+        crate::say!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -227,7 +227,7 @@ fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let rendered = report::render_dirs(&a.runs, a.base.as_deref(), a.format, colour)?;
     for p in &rendered.problems {
-        eprintln!("warning: {p}");
+        crate::say!("warning: {p}");
     }
     match &a.output {
         Some(path) => {
@@ -237,7 +237,7 @@ fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
                     path.display()
                 )
             })?;
-            eprintln!("wrote {}", path.display());
+            crate::say!("wrote {}", path.display());
         }
         None => console::print_out(&rendered.text)?,
     }
@@ -258,7 +258,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                 port: a.port,
                 init_args: Vec::new(),
             })?;
-            eprintln!(
+            crate::say!(
                 "started in {}; stop it with: ibench server stop --dir {}",
                 handle.dir.display(),
                 handle.dir.display()
@@ -268,13 +268,13 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
         }
         Command::Server(ServerCommand::Stop { dir, remove }) => {
             let left = server::instances::stop(&dir, remove)?;
-            eprintln!("{left}");
+            crate::say!("{left}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Server(ServerCommand::List) => {
             let running = server::instances::running();
             if running.is_empty() {
-                eprintln!(
+                crate::say!(
                     "no private server is running (ibench lists those `ibench server start` started, found from the running processes)"
                 );
             }
@@ -312,7 +312,7 @@ fn man_command(dir: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
             dir.display()
         )
     })?;
-    eprintln!("wrote the manual pages into {}", dir.display());
+    crate::say!("wrote the manual pages into {}", dir.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -339,7 +339,7 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
             let shard = shard_of(&shard)?;
             let (src, plan) = matrix::load(&file)?;
             let s = matrix::run::run(&plan, &src.text, &out, shard, quiet)?;
-            eprintln!(
+            crate::say!(
                 "[matrix] {} completed now, {} already done, {} failed; results in {}",
                 s.completed,
                 s.skipped,
@@ -366,7 +366,7 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
             let out = out.unwrap_or_else(|| dirs[0].join("report"));
             let w = matrix::report::write(&dirs, &out)?;
             for p in &w.problems {
-                eprintln!("warning: {p}");
+                crate::say!("warning: {p}");
             }
             let mut text = format!("index: {}\n", w.index.display());
             for r in w.reports.iter().filter(|r| {

@@ -427,9 +427,9 @@ fn report_refuses_an_unknown_base_and_names_runs_by_their_dirs() {
 }
 
 /// A reader that closes the pipe early (`ibench report A B | head`) ends ibench quietly:
-/// no panic, exit 0.
+/// no panic, exit 0; a run goes on to its end.
 #[test]
-fn a_closed_pipe_ends_the_report_quietly() {
+fn a_closed_pipe_ends_a_report_quietly_and_a_run_goes_on() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let (a, b) = (
         fixtures.join("postgres"),
@@ -453,6 +453,28 @@ fn a_closed_pipe_ends_the_report_quietly() {
         );
         assert_eq!(out.status.code(), Some(0), "{format}: {stderr}");
     }
+    // `ibench run 2>&1 | head`: a run whose standard output and error both lose their reader
+    // goes on to its end, writes its results and exits with the run's status.
+    let out_dir = fresh_dir("cli-pipe-run");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args([
+            "run",
+            "--url",
+            &sqlite_url("cli-pipe-db"),
+            "--steps",
+            "l.i0,l.x",
+        ])
+        .args(["--load-rows", "2000", "--out", out_dir.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let run = ibench::results::read_run(&out_dir).unwrap();
+    assert_eq!(run.status, ibench::results::Status::Completed);
+    assert!(out_dir.join("report.html").is_file());
 }
 
 /// `ibench completions SHELL` and `ibench man` are made from the same definitions as the

@@ -152,14 +152,14 @@ impl TlsLedger {
             }
             (Some(f), Some(g)) if f != g && !entries.warned_version => {
                 entries.warned_version = true;
-                eprintln!(
+                crate::say!(
                     "warning: connections to {target} got different TLS: {f} and {g} (the run \
                      records the first)"
                 );
             }
             (None, None) if !entries.warned_plaintext && !loopback => {
                 entries.warned_plaintext = true;
-                eprintln!(
+                crate::say!(
                     "warning: {target}: {mode} fell back to plaintext (the server offers no TLS, \
                      or the TLS handshake failed): the run is not encrypted"
                 );

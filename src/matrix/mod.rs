@@ -40,7 +40,7 @@ impl Shard {
             (None, Some(n)) => {
                 let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
                 if let Some(note) = Shard::array_note(n, &env) {
-                    eprintln!("{note}");
+                    crate::say!("{note}");
                 }
                 Shard::from_env(n, &env)
             }

@@ -225,7 +225,7 @@ pub fn run(
             Some(p) => format!(" (was {:?}: redoing)", p.status).to_lowercase(),
             None => String::new(),
         };
-        eprintln!(
+        crate::say!(
             "[matrix] cell {}/{n}: {} ({}){redo}; {}",
             i + 1,
             cell.name,
@@ -239,7 +239,7 @@ pub fn run(
             CellStatus::Completed => summary.completed += 1,
             CellStatus::Interrupted => {
                 summary.interrupted = true;
-                eprintln!(
+                crate::say!(
                     "[matrix] interrupted in {}; run the same command again to resume",
                     cell.name
                 );
@@ -247,7 +247,7 @@ pub fn run(
             }
             _ => {
                 let err = state.error.clone().unwrap_or_default();
-                eprintln!(
+                crate::say!(
                     "[matrix] cell {} failed: {}",
                     cell.name,
                     crate::report::text::one_line(&err)
@@ -471,7 +471,7 @@ fn run_steps(opts: crate::runner::RunOptions) -> Result<CellStatus> {
     let quiet = opts.quiet;
     let mut print_step = |step: &crate::results::StepRecord| {
         if !quiet {
-            eprintln!("{}", crate::report::text::step_line(step));
+            crate::say!("{}", crate::report::text::step_line(step));
         }
     };
     let outcome = crate::runner::run(opts, cmd, &mut print_step)?;

@@ -109,13 +109,13 @@ pub(super) fn settle_phase(
     };
     let planned = settle_seconds(loaded, shape.settle_max_seconds);
     if mode != ProgressMode::Quiet {
-        eprintln!("l.i2    settle phase: {planned:.0} s of maintenance and rest");
+        crate::say!("l.i2    settle phase: {planned:.0} s of maintenance and rest");
     }
     let t0 = Instant::now();
     let actions = driver.settle(&shape.tables, Duration::from_secs_f64(planned))?;
     let unsettled = SettleRecord::unsettled_of(&actions);
     if let Some(left) = unsettled.as_deref().filter(|_| mode != ProgressMode::Quiet) {
-        eprintln!(
+        crate::say!(
             "l.i2    settle: the {planned:.0} s budget ran out ({left}); recorded, the next \
              steps start from an unsettled server"
         );

@@ -27,7 +27,7 @@ pub struct Shared {
 pub fn poll(conn: Result<Box<dyn Conn>, String>, shared: &Shared, over: &AtomicBool, quiet: bool) {
     let say = |what: &str| {
         if !quiet {
-            eprintln!("l.x     index build progress: {what}");
+            crate::say!("l.x     index build progress: {what}");
         }
     };
     let mut conn = match conn {

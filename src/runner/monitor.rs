@@ -234,12 +234,12 @@ impl<'a> Monitor<'a> {
         }
         match self.mode {
             ProgressMode::Terminal => {
-                eprint!("\r\x1b[2K{text}");
+                crate::say_inline!("\r\x1b[2K{text}");
                 let _ = std::io::stderr().flush();
             }
             ProgressMode::Plain => {
                 if self.last_plain.elapsed() >= Duration::from_secs(10) {
-                    eprintln!("{text}");
+                    crate::say!("{text}");
                     self.last_plain = Instant::now();
                 }
             }
@@ -249,7 +249,7 @@ impl<'a> Monitor<'a> {
 
     fn finish_line(&self) {
         if self.mode == ProgressMode::Terminal {
-            eprint!("\r\x1b[2K");
+            crate::say_inline!("\r\x1b[2K");
             let _ = std::io::stderr().flush();
         }
     }

@@ -31,7 +31,7 @@ pub fn install_interrupt_handler() {
             mark_run_file_interrupted();
             std::process::exit(130);
         }
-        eprintln!("\ninterrupted: stopping the current step (Ctrl-C again to quit at once)");
+        crate::say!("\ninterrupted: stopping the current step (Ctrl-C again to quit at once)");
     });
 }
 
@@ -50,7 +50,7 @@ fn mark_run_file_interrupted() {
         return;
     };
     if mark_interrupted(&path).unwrap_or(false) {
-        eprintln!("interrupted again: {} marked interrupted", path.display());
+        crate::say!("interrupted again: {} marked interrupted", path.display());
     }
 }
 
@@ -72,7 +72,7 @@ fn mark_interrupted(path: &Path) -> anyhow::Result<bool> {
 /// Give up on a stop the server does not honour: mark `run.json` interrupted (what the steps
 /// before this one measured stays in it) and exit with status 130, saying why.
 pub fn abandon(why: &str) -> ! {
-    eprintln!("{why}: giving up on them; the run is recorded interrupted");
+    crate::say!("{why}: giving up on them; the run is recorded interrupted");
     mark_run_file_interrupted();
     std::process::exit(130);
 }

@@ -348,7 +348,7 @@ fn read_option_file(file: &Path) -> std::io::Result<String> {
     if mode & 0o002 != 0 {
         static WARNED: std::sync::Once = std::sync::Once::new();
         WARNED.call_once(|| {
-            eprintln!(
+            crate::say!(
                 "warning: {} is world-writable and is ignored (as the MySQL client ignores \
                  it): chmod o-w it",
                 file.display()
