@@ -62,8 +62,9 @@ pub fn run(
 
 /// What the caller hears of a run as it goes, to print it (the runner prints none of it).
 pub trait RunObserver {
-    /// The run starts, its target reached and its results dir made: the record as first
-    /// written (target, options as recorded, label), the dir and every step's plan.
+    /// The run starts, its target reached, its results dir made and every step found what it
+    /// needs (the precheck): the record as first written (target, options as recorded,
+    /// label), the dir and every step's plan.
     fn run_starts(&mut self, _record: &RunRecord, _dir: &Path, _plans: &[StepPlan]) {}
     /// Step `index` (0-based) of the plans given to `run_starts` starts.
     fn step_starts(&mut self, _index: usize, _plan: &StepPlan) {}
@@ -133,7 +134,6 @@ pub fn run_observed(
     let run_file = dir.join(results::RUN_FILE);
     results::write_json_atomic(&run_file, &record)?;
     stop::set_run_file(Some(run_file.clone()));
-    observer.run_starts(&record, &dir, &shape.steps);
 
     let outcome = run_steps(
         &shape,

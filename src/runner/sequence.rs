@@ -35,6 +35,8 @@ pub(super) fn run_steps(
         Err(_) if stop::interrupted() => return Ok(()),
         other => other?,
     }
+    let dir = run_file.parent().unwrap_or(run_file);
+    observer.run_starts(record, dir, &shape.steps);
     let mut state = TableState::default();
     for (ordinal, plan) in shape.steps.iter().enumerate() {
         if stop::interrupted() {
