@@ -106,7 +106,7 @@ fn write_html_report(dir: &std::path::Path, rendered: anyhow::Result<report::Ren
         std::fs::write(&path, r.text)?;
         Ok(path)
     }) {
-        // A closed standard output ends the program at its next write.
+        // When the reader of standard output went away there is nothing more to do.
         Ok(path) => {
             let _ = console::print_out(&format!("report: {}\n", path.display()));
         }
