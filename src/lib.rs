@@ -259,7 +259,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                 init_args: Vec::new(),
             })?;
             crate::say!(
-                "started in {}; stop it with: ibench server stop --dir {}",
+                "started in {}; stop it with: ibench server stop --dir {} (--remove also deletes the dir)",
                 handle.dir.display(),
                 handle.dir.display()
             );
