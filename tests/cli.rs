@@ -509,6 +509,33 @@ fn completions_and_man_pages_come_from_the_definitions() {
     assert!(dir.join("ibench.1").is_file() && dir.join("ibench-server-list.1").is_file());
 }
 
+/// On a terminal each step's start line also gives the time left in the whole run (run under
+/// `script`, util-linux's pseudo-terminal, which Debian always has: bsdutils).
+#[test]
+fn on_a_terminal_each_step_says_the_time_left_in_the_run() {
+    let out_dir = fresh_dir("cli-tty");
+    let command = format!(
+        "{} run --url {} --steps l.i0,l.x --load-rows 2000 --out {}",
+        env!("CARGO_BIN_EXE_ibench"),
+        sqlite_url("cli-tty-db"),
+        out_dir.display()
+    );
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (bsdutils) runs a command on a pseudo-terminal");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for step in [
+        "step 1/2: l.i0 (the run: about ",
+        "step 2/2: l.x (the run: about ",
+    ] {
+        assert!(text.contains(step), "{step} missing:\n{text}");
+    }
+    assert!(text.contains(" left)"), "{text}");
+}
+
 #[test]
 fn a_small_run_prints_the_summary_and_the_results_dir() {
     let out_dir = fresh_dir("cli-ok");
