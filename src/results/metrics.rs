@@ -720,6 +720,38 @@ mod tests {
     }
 
     #[test]
+    fn the_schema_of_the_counters_is_the_declared_one() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/run.schema.json");
+        let text = std::fs::read_to_string(path).expect("docs/run.schema.json");
+        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let dbms = &schema["$defs"]["dbms_metrics"];
+        let declared: Vec<(&str, &str)> =
+            DBMS_METRICS.iter().map(|d| (d.name, d.meaning)).collect();
+        let properties: Vec<(&str, &str)> = dbms["properties"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| *k != "counters")
+            .map(|(k, v)| (k.as_str(), v["description"].as_str().unwrap_or("")))
+            .collect();
+        let mut sorted = declared.clone();
+        sorted.sort_unstable();
+        assert_eq!(properties, sorted, "docs/run.schema.json's dbms_metrics");
+        let required: Vec<&str> = dbms["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        let names: Vec<&str> = declared.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            required[1..],
+            names,
+            "its required list, in the table's order"
+        );
+    }
+
+    #[test]
     fn the_table_gives_each_counter_its_divisor_and_its_place_in_the_diagnosis() {
         let mut m = DbmsMetrics::all_na("x");
         let per: Vec<Per> = m.figures_mut().iter().map(|(p, _)| *p).collect();
