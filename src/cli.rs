@@ -68,7 +68,7 @@ pub struct CheckArgs {
     /// Exit 1 instead of 3 when nothing regressed but some steps cannot tell.
     #[arg(long)]
     pub fail_on_inconclusive: bool,
-    /// Judge every repeat, also those the host check flags (by default a change seen only
+    /// Judge every repeat, also those the host screening flags (by default a change seen only
     /// with them is "cannot tell: host-affected"); for a host known to be noisy, at the price
     /// of more false regressions (docs/method.md).
     #[arg(long)]

@@ -107,7 +107,7 @@ fn microbenchmark_reports_have_the_published_shape() {
         .skip_while(|l| !l.contains("Relative to the base"))
         .find(|l| l.starts_with("point-query.pre_range=100"))
         .unwrap();
-    // The base's own relative figure is 1.00; the host check may mark it `~` on a busy host
+    // The base's own relative figure is 1.00; the host screening may mark it `~` on a busy host
     // (the suite's own tests load it), which this test does not control.
     let base_cell = rel
         .split_whitespace()
