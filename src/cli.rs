@@ -308,8 +308,11 @@ pub struct RunArgs {
     /// The deleter re-reads min(transactionid) every N deletes.
     #[arg(long, default_value_t = defaults().delete_min_refresh)]
     pub delete_min_refresh: u64,
-    /// Skip the row-count and index check after each step that writes.
-    #[arg(long)]
+    /// Skip the integrity check (row counts and indexes) after each step that writes
+    /// (formerly `--no-check`, still accepted; a matrix key `no_check` or
+    /// `no_integrity_check`).
+    #[arg(long = "no-integrity-check", alias = "no-check")]
+    #[serde(alias = "no_integrity_check")]
     pub no_check: bool,
     /// Results directory (default: ibench-results/<date>-<time>).
     #[arg(long)]
