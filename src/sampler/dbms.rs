@@ -1,6 +1,7 @@
 //! The DBMS's own counters per op: the statistics a step reads over SQL before and after its
-//! measured part (the same snapshot `stats/<step>.json` saves at its end), turned into the
-//! figures of [`DbmsMetrics`]. Only SQL: a server on another host, or a managed one, has
+//! measured part (two [`Statistics`], the second the snapshot `stats/<step>.json` saves at
+//! its end), turned into the figures of [`DbmsMetrics`], each divided as its row of
+//! `results/counters.rs` says. Only SQL: a server on another host, or a managed one, has
 //! them all. Nothing here fails: a counter the server lacks is n/a with the reason.
 //!
 //! Which counter each figure reads, from which version, and what it does not count:
