@@ -110,7 +110,7 @@ pub struct CheckArgs {
     /// Exit 1 instead of 3 when nothing regressed but some steps cannot tell.
     #[arg(long)]
     pub fail_on_inconclusive: bool,
-    /// Judge every repeat, also those the host check flags (by default a change seen only
+    /// Judge every repeat, also those the host screening flags (by default a change seen only
     /// with them is "cannot tell: host-affected"); for a host known to be noisy, at the price
     /// of more false regressions (docs/method.md).
     #[arg(long)]
@@ -297,8 +297,11 @@ pub struct RunArgs {
     /// The microbenchmarks are sysbench-style tests on tables sbtestN (docs/micro.md).
     #[arg(help_heading = STEPS, long, default_value_t = defaults().workload, value_enum)]
     pub workload: Workload,
-    /// Skip the row-count and index check after each step that writes.
-    #[arg(help_heading = STEPS, long)]
+    /// Skip the integrity check (row counts and indexes) after each step that writes.
+    ///
+    /// Formerly `--no-check`, still accepted; a matrix key `no_check` or `no_integrity_check`.
+    #[arg(help_heading = STEPS, long = "no-integrity-check", alias = "no-check")]
+    #[serde(alias = "no_integrity_check")]
     pub no_check: bool,
     /// Sizes and durations: small, cached or io-bound; the flags below change them.
     ///

@@ -338,7 +338,7 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
         } => {
             let shard = shard_of(&shard)?;
             let (src, plan) = matrix::load(&file)?;
-            let s = matrix::run::run(&plan, &src.text, &out, shard, quiet)?;
+            let s = matrix::run::execute_plan(&plan, &src.text, &out, shard, quiet)?;
             crate::say!(
                 "[matrix] {} completed now, {} already done, {} failed; results in {}",
                 s.completed,

@@ -1279,3 +1279,40 @@ fn a_microbenchmark_without_its_tables_names_m_load() {
     let out = run_url(&db, &["--workload", "micro", "--steps", "scan_range=100"]);
     assert_clear_error(&out, &["sbtest1", "m.load"]);
 }
+
+/// The integrity check's flag is `--no-integrity-check`; `--no-check`, its old name, still
+/// works (hidden), and both turn the check off in the recorded options.
+#[test]
+fn the_integrity_check_flag_and_its_old_name_both_turn_it_off() {
+    for flag in ["--no-integrity-check", "--no-check"] {
+        let tag = format!("cli-{}", flag.trim_start_matches('-'));
+        let out_dir = fresh_dir(&tag);
+        let out = run_url(
+            &sqlite_url(&format!("{tag}-db")),
+            &[
+                flag,
+                "--steps",
+                "l.i0",
+                "--load-rows",
+                "100",
+                "--host-probe-ms",
+                "0",
+                "--quiet",
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+        );
+        ok(&out);
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out_dir.join("run.json")).unwrap())
+                .unwrap();
+        assert_eq!(run["options"]["check"], false, "{flag}");
+        assert!(
+            run["steps"][0]["integrity"].is_null(),
+            "{flag}: {}",
+            run["steps"][0]
+        );
+    }
+    let help = ok(&ibench(&["run", "--help"]));
+    assert!(help.contains("--no-integrity-check"), "{help}");
+}

@@ -259,7 +259,7 @@ fn a_step_that_slows_down_on_the_server_is_named_a_dbms_slowdown() {
     );
     assert!(evidence.contains("--profile-server"), "{evidence}");
     // The slowdown does not paint the step as the host's (steal on a busy VM still may; and
-    // a slowdown the host explains leaves the rate jump to the host check).
+    // a slowdown the host explains leaves the rate jump to the host screening).
     assert!(
         host_busy
             || cmp.host.flags.iter().all(|f| f

@@ -68,14 +68,11 @@ fn server_figures_match_the_tests_own_proc_reading() {
         assert!(m.rss.value().unwrap() > 0.001, "{} rss", step.name);
         step_cpu += value(&m.totals.server_cpu_seconds, "step cpu");
         let stats = m.stats_file.path().expect("stats saved");
-        let text = std::fs::read_to_string(dir.join(stats)).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        for view in [
-            "pg_stat_database",
-            "pg_stat_bgwriter",
-            "pg_stat_user_tables",
-        ] {
-            assert!(v.get(view).is_some_and(|x| x.is_array()), "{stats}: {view}");
+        let saved = ibench::results::statistics::Statistics::read(&dir, stats).unwrap();
+        let pg = saved.postgres().expect("PostgreSQL's statistics");
+        use ibench::results::statistics::PgView;
+        for view in [PgView::Database, PgView::Bgwriter, PgView::UserTables] {
+            assert!(pg.rows(view).is_ok(), "{stats}: {view:?}");
         }
         if step.name.to_string() != "l.x" {
             value(&m.wpi, "wpi");

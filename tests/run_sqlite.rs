@@ -107,7 +107,13 @@ fn microbenchmark_reports_have_the_published_shape() {
         .skip_while(|l| !l.contains("Relative to the base"))
         .find(|l| l.starts_with("point-query.pre_range=100"))
         .unwrap();
-    assert!(rel.split_whitespace().nth(1) == Some("1.00"), "{rel}");
+    // The base's own relative figure is 1.00; the host screening may mark it `~` on a busy host
+    // (the suite's own tests load it), which this test does not control.
+    let base_cell = rel
+        .split_whitespace()
+        .nth(1)
+        .map(|c| c.trim_end_matches('~'));
+    assert_eq!(base_cell, Some("1.00"), "{rel}");
     assert!(text.contains("cpu/o: server CPU") && text.contains("wKB/o"));
     let md = render_dirs(&dirs, None, Format::Markdown, false)
         .unwrap()

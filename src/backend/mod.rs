@@ -292,7 +292,9 @@ pub trait Conn: Send {
     /// The DBMS's own statistics, saved at every step end (Postgres `pg_stat_*` views,
     /// MySQL `SHOW GLOBAL STATUS` and engine status). A view that cannot be read holds
     /// `{"error": "..."}`. `None` when the backend keeps none.
-    fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
+    fn server_statistics(
+        &mut self,
+    ) -> BackendResult<Option<crate::results::statistics::Statistics>> {
         Ok(None)
     }
 

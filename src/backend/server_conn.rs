@@ -100,7 +100,9 @@ pub trait Dialect: Sized + Send {
     fn server_files(c: &mut ServerConn<Self>) -> BackendResult<Option<ServerFiles>>;
 
     /// See [`Conn::server_statistics`].
-    fn server_statistics(c: &mut ServerConn<Self>) -> BackendResult<Option<serde_json::Value>>;
+    fn server_statistics(
+        c: &mut ServerConn<Self>,
+    ) -> BackendResult<Option<crate::results::statistics::Statistics>>;
 
     /// See [`Conn::server_settings`].
     fn server_settings(c: &mut ServerConn<Self>) -> BackendResult<Option<serde_json::Value>>;
@@ -349,7 +351,9 @@ impl<D: Dialect> Conn for ServerConn<D> {
         D::server_files(self)
     }
 
-    fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
+    fn server_statistics(
+        &mut self,
+    ) -> BackendResult<Option<crate::results::statistics::Statistics>> {
         D::server_statistics(self)
     }
 

@@ -3,7 +3,7 @@
 //! - `input`: the pairs to judge, from a matrix output dir or from run directories, and
 //!   whether each pair is like for like (the "what differs" model, `report::differs`);
 //! - `statistics`: the rank test and the bootstrap interval, pure functions;
-//! - `verdicts`: the rules from per-repeat figures to a verdict, with the host check's flags
+//! - `verdicts`: the rules from per-repeat figures to a verdict, with the host screening's flags
 //!   (`report::host`) and failed or partial steps;
 //! - `outputs`: text, Markdown, JSON and JUnit XML.
 

@@ -110,7 +110,7 @@ fn pair_title(p: &PairReport) -> String {
 }
 
 /// The lines under a pair's table: what the server differs in, the notes of verdicts that
-/// need one, the repeats left out or flagged by the host check, the problems.
+/// need one, the repeats left out or flagged by the host screening, the problems.
 fn pair_notes(p: &PairReport) -> Vec<String> {
     let mut notes = Vec::new();
     let diffs: Vec<String> = p.differences.iter().map(|d| d.text()).collect();

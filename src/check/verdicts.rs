@@ -1,6 +1,6 @@
 //! One verdict per step and figure: regressed, improved, no change beyond noise, or cannot
 //! tell (with the reason). The rules are pure ([`judge`]); [`pair_verdicts`] gathers each
-//! step's per-repeat figures from the runs, holds a change on repeats the host check flags to
+//! step's per-repeat figures from the runs, holds a change on repeats the host screening flags to
 //! the unflagged repeats (`with_host_flags`) and refuses to judge a failed or partial step.
 
 use serde::Serialize;
@@ -48,7 +48,7 @@ impl Verdict {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
-    /// The host check flagged repeats of the step, leaving too few to judge.
+    /// The host screening flagged repeats of the step, leaving too few to judge.
     HostAffected,
     /// Fewer than [`MIN_REPEATS`] a side and a change between the threshold and the wide one.
     TooFewRepeats,
@@ -104,7 +104,7 @@ pub struct Rules {
     pub threshold: f64,
     /// With fewer than [`MIN_REPEATS`] a side: the smallest change that counts.
     pub few_repeats_threshold: f64,
-    /// Judge the repeats the host check flags like the others (`--keep-host-affected`).
+    /// Judge the repeats the host screening flags like the others (`--keep-host-affected`).
     pub keep_host_affected: bool,
 }
 
@@ -232,7 +232,7 @@ pub struct StepVerdict {
     /// The judgement.
     #[serde(flatten)]
     pub judgement: Judgement,
-    /// Repeats left out (a failed or partial step) or flagged by the host check, and why
+    /// Repeats left out (a failed or partial step) or flagged by the host screening, and why
     /// (`candidate r2: host-affected: steal 12% of the CPU time`).
     pub repeat_notes: Vec<String>,
 }
@@ -295,7 +295,7 @@ pub fn pair_verdicts(pair: &Pair, rules: &Rules) -> Vec<StepVerdict> {
     let shifts = shift::shifts(&pair.runs);
     let mut out = Vec::new();
     for &step in &steps {
-        // The host check holds every repeat against the typical one: its lines name it, so
+        // The host screening holds every repeat against the typical one: its lines name it, so
         // a base repeat is not said to differ from the base.
         let typical = typical_run(pair, step);
         let called = format!(
@@ -320,7 +320,7 @@ pub fn pair_verdicts(pair: &Pair, rules: &Rules) -> Vec<StepVerdict> {
     out
 }
 
-/// The run the host check compares the others with for `step`: the one whose host probe
+/// The run the host screening compares the others with for `step`: the one whose host probe
 /// around the step (its best CPU figure) is the median of all the runs', so each repeat is
 /// held against a typical host rather than one that may itself be the odd one; the base's
 /// first run when no run has a probe.
@@ -339,7 +339,7 @@ fn typical_run(pair: &Pair, step: StepName) -> usize {
     cpu.get(cpu.len() / 2).map_or(0, |&(_, i)| i)
 }
 
-/// One side's repeats of a step: the values of those the host check did not flag, of those
+/// One side's repeats of a step: the values of those the host screening did not flag, of those
 /// it flagged, and a line for each repeat left out or flagged.
 #[derive(Default)]
 struct Side {
@@ -386,7 +386,7 @@ fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate:
     out
 }
 
-/// The verdict with the host check's flags: over every repeat when none is flagged; else a
+/// The verdict with the host screening's flags: over every repeat when none is flagged; else a
 /// change (regressed or improved) stands only when the unflagged repeats alone, at least
 /// [`MIN_REPEATS`] a side, reach it too, and is "cannot tell: host-affected" otherwise. A
 /// verdict of no change or cannot tell over every repeat is kept unless the unflagged repeats
@@ -400,7 +400,7 @@ fn with_host_flags(b: &Side, c: &Side, higher_is_better: bool, rules: &Rules) ->
         let flagged = b.flagged.len() + c.flagged.len();
         return Judgement {
             detail: format!(
-                "{} (over every repeat, the {flagged} the host check flagged included: --keep-host-affected)",
+                "{} (over every repeat, the {flagged} the host screening flagged included: --keep-host-affected)",
                 all.detail
             ),
             ..all
@@ -410,7 +410,7 @@ fn with_host_flags(b: &Side, c: &Side, higher_is_better: bool, rules: &Rules) ->
     let clean = judge(&b.clean, &c.clean, higher_is_better, rules);
     let flagged = b.flagged.len() + c.flagged.len();
     let kept = format!(
-        "{} of {} repeats unflagged by the host check",
+        "{} of {} repeats unflagged by the host screening",
         b.clean.len() + c.clean.len(),
         flagged + b.clean.len() + c.clean.len()
     );
@@ -445,7 +445,7 @@ fn with_host_flags(b: &Side, c: &Side, higher_is_better: bool, rules: &Rules) ->
         },
         _ => Judgement {
             detail: format!(
-                "{} (over every repeat; the host check flagged {flagged})",
+                "{} (over every repeat; the host screening flagged {flagged})",
                 all.detail
             ),
             ..all

@@ -183,8 +183,9 @@ impl Eta {
     }
 }
 
-/// Run the shard's cells into `out`.
-pub fn run(
+/// Execute the shard's cells of `plan` into `out` (resuming: a cell finished before with the
+/// same definition is kept). Named apart from `runner::run`, which one cell calls.
+pub fn execute_plan(
     plan: &Plan,
     source_text: &str,
     out: &Path,
@@ -375,7 +376,7 @@ fn run_cell(job: CellJob, state: &mut CellState) -> Result<CellStatus> {
             let run_dir = dir.join("run");
             let opts = run_options(workload, &url, *engine, &run_dir, &cell.label, None, quiet)?;
             results::write_json_atomic(&dir.join(STATE_FILE), &*state)?;
-            run_steps(opts)
+            benchmark_cell(opts)
         }
         ServerSource::Managed { .. } => run_managed_cell(job, state, workload, &server.source),
     }
@@ -450,7 +451,7 @@ fn run_managed_cell(
             Some(&handle.dir),
             quiet,
         )
-        .and_then(run_steps)
+        .and_then(benchmark_cell)
     };
     let stopped = handle.stop();
     keep_server_files(&handle.dir, &dir.join("server"));
@@ -462,7 +463,8 @@ fn run_managed_cell(
     Ok(status)
 }
 
-fn run_steps(opts: crate::runner::RunOptions) -> Result<CellStatus> {
+/// One cell's benchmark: `runner::run` with the cell's options.
+fn benchmark_cell(opts: crate::runner::RunOptions) -> Result<CellStatus> {
     let cmd = vec![
         "ibench".to_string(),
         "matrix".to_string(),

@@ -102,12 +102,12 @@ pub const SETTINGS_LEFT_OUT: &[&str] = &[
 
 /// Options that are listed when they differ but leave the runs alike: which steps ran (a step
 /// one run lacks is shown missing, the others compare), the seed (another sample of the same
-/// workload, as repeats may take), the checks after a step and the host probe's budget (both
-/// outside the measured part).
+/// workload, as repeats may take), the integrity check after a step and the host probe's
+/// budget (both outside the measured part).
 pub const OPTIONS_STILL_LIKE: &[&str] = &[
     "--steps",
     "--seed",
-    "--no-check (checks)",
+    "--no-integrity-check",
     "--host-probe-ms",
 ];
 
@@ -424,7 +424,7 @@ pub fn option_flag(field: &str) -> String {
         "i2_rows_per_insert" => "--i2-batch",
         "query_rows_per_insert" => "--query-batch",
         "settle_max_seconds" => "--settle-seconds",
-        "check" => "--no-check (checks)",
+        "check" => "--no-integrity-check",
         "perf_interval_seconds" => "--perf-interval",
         "profile_seconds" => "--profile-seconds",
         "table.client_assigns_ids" => "--client-ids",

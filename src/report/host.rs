@@ -1,5 +1,5 @@
-//! Was it the DBMS or the host? The host's speed as the runs recorded it, compared with the
-//! base's, and the steps whose figures the host may have moved.
+//! The host screening: was it the DBMS or the host? The host's speed as the runs recorded
+//! it, compared with the base's, and the steps whose figures the host may have moved.
 //!
 //! Four signals, each checked against a threshold above its own noise:
 //! - **the host probe** (`--host-probe-ms`): a figure of a run's probes (the median over the

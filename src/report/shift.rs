@@ -22,6 +22,7 @@ use serde::Serialize;
 use super::load::LoadedRun;
 use crate::results::metrics::SavedFile;
 use crate::results::probe::median;
+use crate::results::statistics::{PgView, Row, Statistics, number};
 use crate::results::target::BackendKind;
 use crate::results::{StepRecord, rfc3339_seconds};
 use crate::stats::convert::{count_f64, round_to_u64, round_to_usize, usize_f64};
@@ -576,9 +577,7 @@ fn server_evidence(run: &LoadedRun, step: &StepRecord, from_s: u32) -> Vec<Strin
             .push("no server profile: --profile-server records where the server's CPU went".into()),
     }
     let stats = |s: &StepRecord| match s.metrics.as_ref().map(|m| &m.stats_file) {
-        Some(SavedFile::File(f)) => std::fs::read_to_string(run.dir.join(f))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()),
+        Some(SavedFile::File(f)) => Statistics::read(&run.dir, f).ok(),
         _ => None,
     };
     let previous = run
@@ -626,22 +625,18 @@ fn planner_share(run: &LoadedRun, folded_file: &str) -> Option<f64> {
     (total > 0).then(|| count_f64(planned) / count_f64(total))
 }
 
-fn num(v: &serde_json::Value) -> Option<f64> {
-    v.as_f64().or_else(|| v.as_str()?.trim().parse().ok())
-}
-
 /// PostgreSQL's `pg_stat_user_tables` at the step's end against the previous step's end: per
 /// table, the vacuums in the step (autovacuum's and any other, such as the settle phase's)
 /// and when the last ended, and the dead rows left.
 pub fn vacuum_evidence(
-    now: &serde_json::Value,
-    before: Option<&serde_json::Value>,
+    now: &Statistics,
+    before: Option<&Statistics>,
     window: Option<(f64, f64)>,
 ) -> Vec<String> {
-    let rows = |v: &serde_json::Value| -> Vec<serde_json::Value> {
-        v.get("pg_stat_user_tables")
-            .and_then(|t| t.as_array())
-            .cloned()
+    let rows = |s: &Statistics| -> Vec<Row> {
+        s.postgres()
+            .and_then(|p| p.rows(PgView::UserTables).ok())
+            .map(<[Row]>::to_vec)
             .unwrap_or_default()
     };
     let before_rows = before.map(rows).unwrap_or_default();
@@ -653,8 +648,11 @@ pub fn vacuum_evidence(
                 .iter()
                 .find(|b| b.get("relname").and_then(|r| r.as_str()) == Some(table));
             let ran = |count: &str, last: &str, who: &str| -> String {
-                let n = t.get(count).and_then(num).unwrap_or(0.0)
-                    - was.and_then(|b| b.get(count)).and_then(num).unwrap_or(0.0);
+                let n = t.get(count).and_then(number).unwrap_or(0.0)
+                    - was
+                        .and_then(|b| b.get(count))
+                        .and_then(number)
+                        .unwrap_or(0.0);
                 if n <= 0.0 {
                     return String::new();
                 }
@@ -679,9 +677,9 @@ pub fn vacuum_evidence(
             };
             Some(format!(
                 "{table}: {vacuums}{} dead rows beside {} live at its end (pg_stat_user_tables)",
-                group(round_to_u64(num(t.get("n_dead_tup")?)?)),
+                group(round_to_u64(number(t.get("n_dead_tup")?)?)),
                 group(round_to_u64(
-                    t.get("n_live_tup").and_then(num).unwrap_or(0.0)
+                    t.get("n_live_tup").and_then(number).unwrap_or(0.0)
                 )),
             ))
         })
@@ -690,12 +688,8 @@ pub fn vacuum_evidence(
 
 /// InnoDB's history list length (the undo purge has not caught up with) at the step's end
 /// and the previous step's.
-pub fn purge_evidence(
-    now: &serde_json::Value,
-    before: Option<&serde_json::Value>,
-) -> Option<String> {
-    let hll =
-        |v: &serde_json::Value| num(v.get("global_status")?.get("Innodb_history_list_length")?);
+pub fn purge_evidence(now: &Statistics, before: Option<&Statistics>) -> Option<String> {
+    let hll = |s: &Statistics| s.mysql()?.status("Innodb_history_list_length").ok();
     let n = hll(now)?;
     let was = before
         .and_then(hll)
@@ -854,14 +848,18 @@ mod tests {
         assert_eq!(pg_timestamp_seconds("yesterday"), None);
     }
 
+    fn st(v: serde_json::Value) -> Statistics {
+        serde_json::from_value(v).unwrap()
+    }
+
     #[test]
     fn vacuum_and_purge_evidence_come_from_the_saved_statistics() {
-        let before = serde_json::json!({"pg_stat_user_tables": [
+        let before = st(serde_json::json!({"pg_stat_user_tables": [
             {"relname": "pi1", "n_dead_tup": "5", "n_live_tup": "100", "autovacuum_count": "1",
-             "last_autovacuum": null}]});
-        let now = serde_json::json!({"pg_stat_user_tables": [
+             "last_autovacuum": null}]}));
+        let now = st(serde_json::json!({"pg_stat_user_tables": [
             {"relname": "pi1", "n_dead_tup": "1204", "n_live_tup": "30000000",
-             "autovacuum_count": "2", "last_autovacuum": "2023-11-14 22:17:20+00"}]});
+             "autovacuum_count": "2", "last_autovacuum": "2023-11-14 22:17:20+00"}]}));
         let window = Some((1_700_000_000.0, 1_700_000_400.0));
         assert_eq!(
             vacuum_evidence(&now, Some(&before), window),
@@ -870,18 +868,18 @@ mod tests {
             ]
         );
         assert!(vacuum_evidence(&now, Some(&now), window)[0].contains("no vacuum finished"));
-        let by_hand = serde_json::json!({"pg_stat_user_tables": [
+        let by_hand = st(serde_json::json!({"pg_stat_user_tables": [
             {"relname": "pi1", "n_dead_tup": "0", "n_live_tup": "30000000",
              "autovacuum_count": "1", "vacuum_count": "1",
-             "last_vacuum": "2023-11-14 22:14:20+00"}]});
+             "last_vacuum": "2023-11-14 22:14:20+00"}]}));
         assert_eq!(
             vacuum_evidence(&by_hand, Some(&before), window),
             [
                 "pi1: VACUUM ran 1 time(s) during the step, the last ending 60 s into the step; 0 dead rows beside 30,000,000 live at its end (pg_stat_user_tables)"
             ]
         );
-        let now = serde_json::json!({"global_status": {"Innodb_history_list_length": "43210"}});
-        let was = serde_json::json!({"global_status": {"Innodb_history_list_length": "12"}});
+        let now = st(serde_json::json!({"global_status": {"Innodb_history_list_length": "43210"}}));
+        let was = st(serde_json::json!({"global_status": {"Innodb_history_list_length": "12"}}));
         assert_eq!(
             purge_evidence(&now, Some(&was)).unwrap(),
             "InnoDB history list length (undo not yet purged) at the step's end: 43,210 (at the previous step's end: 12)"

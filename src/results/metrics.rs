@@ -5,9 +5,13 @@
 use crate::results::target::{BackendKind, Engine};
 use crate::stats::convert::count_f64;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+
+use super::counters::{Per, dbms_counters};
+pub use super::location::{BlockDevice, MountInfo, ServerLocation, StorageLocation};
+pub use super::perf::{FunctionShare, PerfGroupRecord, PerfRecord, ProfileRecord};
 
 /// File name of the per-second metrics time series inside a results directory.
 pub const METRICS_FILE: &str = "metrics.jsonl";
@@ -156,45 +160,9 @@ const fn shown(
     }
 }
 
-/// How a DBMS counter is shown: in the terminal's DBMS table, the reports, the time series,
-/// and, for a per-op cost, among the diagnosis's candidates.
-const fn dbms_shown(diagnosis: bool) -> Shown {
-    Shown {
-        terminal: true,
-        report: true,
-        diagnosis,
-        micro: None,
-        series: true,
-    }
-}
-
-/// A DBMS counter's entry: a cost (lower is better), shown as [`dbms_shown`] says.
-#[allow(clippy::too_many_arguments)]
-const fn dbms_metric(
-    name: &'static str,
-    unit: &'static str,
-    meaning: &'static str,
-    short: &'static str,
-    decimals: usize,
-    diagnosis: bool,
-    source: Source,
-    get: fn(&StepMetrics) -> Metric,
-) -> MetricDef {
-    MetricDef {
-        name,
-        unit,
-        meaning,
-        short,
-        decimals,
-        lower_is_better: true,
-        shown: dbms_shown(diagnosis),
-        source,
-        get,
-    }
-}
-
-/// Every per-step figure, in the order the tables show them.
-pub const METRICS: [MetricDef; 45] = [
+/// The figures the sampler reads from the host and ibench itself, in the order the tables
+/// show them.
+const HOST_METRICS: [MetricDef; 17] = [
     MetricDef {
         name: "cpupq",
         unit: "us/op",
@@ -387,287 +355,49 @@ pub const METRICS: [MetricDef; 45] = [
         source: Source::Host,
         get: |m| m.p1low.clone(),
     },
-    dbms_metric(
-        "walbpi",
-        "bytes/row",
-        "WAL bytes per inserted row: the advance of the WAL insert position over the step, every record of the cluster",
-        "WAL bytes/row",
-        1,
-        true,
-        Source::Postgres,
-        |m| m.dbms.walbpi.clone(),
-    ),
-    dbms_metric(
-        "fpipi",
-        "FPIs/row",
-        "full-page images written to WAL per inserted row (pg_stat_wal, PostgreSQL 14 and later)",
-        "full-page images/row",
-        4,
-        true,
-        Source::Postgres,
-        |m| m.dbms.fpipi.clone(),
-    ),
-    dbms_metric(
-        "shrpq",
-        "blocks/op",
-        "shared-buffer misses per op: blocks read into shared buffers in the run's database (pg_stat_database blks_read)",
-        "buffer reads/op",
-        3,
-        true,
-        Source::Postgres,
-        |m| m.dbms.shrpq.clone(),
-    ),
-    dbms_metric(
-        "shhpq",
-        "blocks/op",
-        "shared-buffer hits per op in the run's database (pg_stat_database blks_hit)",
-        "buffer hits/op",
-        2,
-        true,
-        Source::Postgres,
-        |m| m.dbms.shhpq.clone(),
-    ),
-    dbms_metric(
-        "iorpq",
-        "reads/op",
-        "reads per op by client backends (pg_stat_io, PostgreSQL 16 and later)",
-        "client backend reads/op",
-        3,
-        true,
-        Source::Postgres,
-        |m| m.dbms.iorpq.clone(),
-    ),
-    dbms_metric(
-        "iowpq",
-        "writes/op",
-        "writes per op by client backends (pg_stat_io): dirty buffers they had to write themselves",
-        "client backend writes/op",
-        3,
-        true,
-        Source::Postgres,
-        |m| m.dbms.iowpq.clone(),
-    ),
-    dbms_metric(
-        "ioxpq",
-        "extends/op",
-        "relation extends per op by client backends (pg_stat_io)",
-        "client backend extends/op",
-        4,
-        true,
-        Source::Postgres,
-        |m| m.dbms.ioxpq.clone(),
-    ),
-    dbms_metric(
-        "iofpq",
-        "fsyncs/op",
-        "fsyncs per op by client backends (pg_stat_io)",
-        "client backend fsyncs/op",
-        4,
-        true,
-        Source::Postgres,
-        |m| m.dbms.iofpq.clone(),
-    ),
-    dbms_metric(
-        "bgiorpq",
-        "reads/op",
-        "reads per op by every other backend type: autovacuum, checkpointer, background writer and the rest (pg_stat_io)",
-        "other backends' reads/op",
-        3,
-        true,
-        Source::Postgres,
-        |m| m.dbms.bgiorpq.clone(),
-    ),
-    dbms_metric(
-        "bgiowpq",
-        "writes/op",
-        "writes per op by every other backend type (pg_stat_io)",
-        "other backends' writes/op",
-        3,
-        true,
-        Source::Postgres,
-        |m| m.dbms.bgiowpq.clone(),
-    ),
-    dbms_metric(
-        "bgioxpq",
-        "extends/op",
-        "relation extends per op by every other backend type (pg_stat_io)",
-        "other backends' extends/op",
-        4,
-        true,
-        Source::Postgres,
-        |m| m.dbms.bgioxpq.clone(),
-    ),
-    dbms_metric(
-        "bgiofpq",
-        "fsyncs/op",
-        "fsyncs per op by every other backend type (pg_stat_io)",
-        "other backends' fsyncs/op",
-        4,
-        true,
-        Source::Postgres,
-        |m| m.dbms.bgiofpq.clone(),
-    ),
-    dbms_metric(
-        "ckpts",
-        "checkpoints",
-        "checkpoints in the step (pg_stat_checkpointer from 17, pg_stat_bgwriter before)",
-        "checkpoints",
-        0,
-        false,
-        Source::Postgres,
-        |m| m.dbms.ckpts.clone(),
-    ),
-    dbms_metric(
-        "ckbufs",
-        "buffers",
-        "buffers written by checkpoints in the step",
-        "checkpoint buffers",
-        0,
-        false,
-        Source::Postgres,
-        |m| m.dbms.ckbufs.clone(),
-    ),
-    dbms_metric(
-        "avacs",
-        "runs",
-        "autovacuum runs on the run's tables in the step (pg_stat_user_tables)",
-        "autovacuum runs",
-        0,
-        false,
-        Source::Postgres,
-        |m| m.dbms.avacs.clone(),
-    ),
-    dbms_metric(
-        "deadtup",
-        "rows",
-        "dead rows in the run's tables at step end (pg_stat_user_tables n_dead_tup)",
-        "dead rows",
-        0,
-        false,
-        Source::Postgres,
-        |m| m.dbms.deadtup.clone(),
-    ),
-    dbms_metric(
-        "rowspq",
-        "rows/op",
-        "rows read per op (Innodb_rows_read; MariaDB's Rows_read, every engine; Rocksdb_rows_read)",
-        "rows read/op",
-        2,
-        true,
-        Source::Mysql,
-        |m| m.dbms.rowspq.clone(),
-    ),
-    dbms_metric(
-        "redobpi",
-        "bytes/row",
-        "InnoDB redo log bytes per inserted row (Innodb_os_log_written)",
-        "redo bytes/row",
-        1,
-        true,
-        Source::Innodb,
-        |m| m.dbms.redobpi.clone(),
-    ),
-    dbms_metric(
-        "bprpq",
-        "pages/op",
-        "InnoDB pages read from disk into the buffer pool per op (Innodb_buffer_pool_reads)",
-        "buffer pool reads/op",
-        3,
-        true,
-        Source::Innodb,
-        |m| m.dbms.bprpq.clone(),
-    ),
-    dbms_metric(
-        "idrpq",
-        "reads/op",
-        "InnoDB data file reads per op (Innodb_data_reads)",
-        "InnoDB data reads/op",
-        3,
-        true,
-        Source::Innodb,
-        |m| m.dbms.idrpq.clone(),
-    ),
-    dbms_metric(
-        "idwpi",
-        "writes/row",
-        "InnoDB data file writes per inserted row (Innodb_data_writes, the doublewrite buffer's included)",
-        "InnoDB data writes/row",
-        3,
-        true,
-        Source::Innodb,
-        |m| m.dbms.idwpi.clone(),
-    ),
-    dbms_metric(
-        "idwkbpi",
-        "KB/row",
-        "KB InnoDB wrote to its data files per inserted row (Innodb_data_written)",
-        "InnoDB data KB written/row",
-        3,
-        true,
-        Source::Innodb,
-        |m| m.dbms.idwkbpi.clone(),
-    ),
-    dbms_metric(
-        "hll",
-        "undo logs",
-        "InnoDB history list length at step end (undo not yet purged)",
-        "history list length",
-        0,
-        false,
-        Source::Innodb,
-        |m| m.dbms.hll.clone(),
-    ),
-    dbms_metric(
-        "rbwpi",
-        "bytes/row",
-        "bytes written into MyRocks per inserted row (Rocksdb_bytes_written)",
-        "MyRocks bytes written/row",
-        1,
-        true,
-        Source::Rocksdb,
-        |m| m.dbms.rbwpi.clone(),
-    ),
-    dbms_metric(
-        "rflbpi",
-        "bytes/row",
-        "bytes MyRocks flushed from memtables to files per inserted row (Rocksdb_flush_write_bytes)",
-        "MyRocks flush bytes/row",
-        1,
-        true,
-        Source::Rocksdb,
-        |m| m.dbms.rflbpi.clone(),
-    ),
-    dbms_metric(
-        "rcrbpi",
-        "bytes/row",
-        "bytes MyRocks compaction read per inserted row (Rocksdb_compact_read_bytes)",
-        "compaction bytes read/row",
-        1,
-        true,
-        Source::Rocksdb,
-        |m| m.dbms.rcrbpi.clone(),
-    ),
-    dbms_metric(
-        "rcwbpi",
-        "bytes/row",
-        "bytes MyRocks compaction wrote per inserted row (Rocksdb_compact_write_bytes)",
-        "compaction bytes written/row",
-        1,
-        true,
-        Source::Rocksdb,
-        |m| m.dbms.rcwbpi.clone(),
-    ),
-    dbms_metric(
-        "stalls",
-        "s",
-        "seconds MyRocks stalled writes in the step (Rocksdb_stall_micros)",
-        "write stall seconds",
-        3,
-        false,
-        Source::Rocksdb,
-        |m| m.dbms.stalls.clone(),
-    ),
 ];
+
+/// How a DBMS counter is shown: in the terminal's DBMS table, the reports, the time series,
+/// and, for a cost, among the diagnosis's candidates.
+const fn dbms_shown(per: Per) -> Shown {
+    Shown {
+        terminal: true,
+        report: true,
+        diagnosis: per.is_cost(),
+        micro: None,
+        series: true,
+    }
+}
+
+dbms_counters!();
+
+impl DbmsMetrics {
+    /// The figures of a step recorded before ibench read the DBMS's counters.
+    pub fn not_recorded() -> DbmsMetrics {
+        DbmsMetrics::all_na("not recorded: the run predates ibench's DBMS counters")
+    }
+}
+
+/// How many figures there are.
+const METRIC_COUNT: usize = HOST_METRICS.len() + DBMS_METRICS.len();
+
+/// Every per-step figure, in the order the tables show them: the host's, then the DBMS
+/// counters of [`super::counters`]' table.
+pub const METRICS: [MetricDef; METRIC_COUNT] = all_metrics();
+
+const fn all_metrics() -> [MetricDef; METRIC_COUNT] {
+    let mut out = [HOST_METRICS[0]; METRIC_COUNT];
+    let mut i = 0;
+    while i < METRIC_COUNT {
+        out[i] = if i < HOST_METRICS.len() {
+            HOST_METRICS[i]
+        } else {
+            DBMS_METRICS[i - HOST_METRICS.len()]
+        };
+        i += 1;
+    }
+    out
+}
 
 /// KB the server's own processes wrote (their `write_bytes`: WAL, data files, logs) per
 /// inserted row. Unlike `wkbpi` (the data's block device, shared with anything else on the
@@ -837,115 +567,6 @@ pub struct StepMetrics {
     pub dbms: DbmsMetrics,
 }
 
-/// The DBMS's own counters over one step, per op, per inserted row or per step:
-/// `run.json`'s `steps[].metrics.dbms`. Read over SQL before and after the step's measured
-/// part, so a server on another host has them too. A figure of another DBMS or engine is n/a.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DbmsMetrics {
-    /// The counters read: each one's change over the step (by its view and column, or its
-    /// status variable), and the levels at step end (named `… at step end`).
-    pub counters: BTreeMap<String, f64>,
-    /// WAL bytes per inserted row: the advance of the WAL insert position over the step, every record of the cluster.
-    pub walbpi: Metric,
-    /// Full-page images written to WAL per inserted row (pg_stat_wal, PostgreSQL 14 and later).
-    pub fpipi: Metric,
-    /// Shared-buffer misses per op: blocks read into shared buffers in the run's database (pg_stat_database blks_read).
-    pub shrpq: Metric,
-    /// Shared-buffer hits per op in the run's database (pg_stat_database blks_hit).
-    pub shhpq: Metric,
-    /// Reads per op by client backends (pg_stat_io, PostgreSQL 16 and later).
-    pub iorpq: Metric,
-    /// Writes per op by client backends (pg_stat_io): dirty buffers they had to write themselves.
-    pub iowpq: Metric,
-    /// Relation extends per op by client backends (pg_stat_io).
-    pub ioxpq: Metric,
-    /// Fsyncs per op by client backends (pg_stat_io).
-    pub iofpq: Metric,
-    /// Reads per op by every other backend type: autovacuum, checkpointer, background writer and the rest (pg_stat_io).
-    pub bgiorpq: Metric,
-    /// Writes per op by every other backend type (pg_stat_io).
-    pub bgiowpq: Metric,
-    /// Relation extends per op by every other backend type (pg_stat_io).
-    pub bgioxpq: Metric,
-    /// Fsyncs per op by every other backend type (pg_stat_io).
-    pub bgiofpq: Metric,
-    /// Checkpoints in the step (pg_stat_checkpointer from 17, pg_stat_bgwriter before).
-    pub ckpts: Metric,
-    /// Buffers written by checkpoints in the step.
-    pub ckbufs: Metric,
-    /// Autovacuum runs on the run's tables in the step (pg_stat_user_tables).
-    pub avacs: Metric,
-    /// Dead rows in the run's tables at step end (pg_stat_user_tables n_dead_tup).
-    pub deadtup: Metric,
-    /// Rows read per op (Innodb_rows_read; MariaDB's Rows_read, every engine; Rocksdb_rows_read).
-    pub rowspq: Metric,
-    /// InnoDB redo log bytes per inserted row (Innodb_os_log_written).
-    pub redobpi: Metric,
-    /// InnoDB pages read from disk into the buffer pool per op (Innodb_buffer_pool_reads).
-    pub bprpq: Metric,
-    /// InnoDB data file reads per op (Innodb_data_reads).
-    pub idrpq: Metric,
-    /// InnoDB data file writes per inserted row (Innodb_data_writes, the doublewrite buffer's included).
-    pub idwpi: Metric,
-    /// KB InnoDB wrote to its data files per inserted row (Innodb_data_written).
-    pub idwkbpi: Metric,
-    /// InnoDB history list length at step end (undo not yet purged).
-    pub hll: Metric,
-    /// Bytes written into MyRocks per inserted row (Rocksdb_bytes_written).
-    pub rbwpi: Metric,
-    /// Bytes MyRocks flushed from memtables to files per inserted row (Rocksdb_flush_write_bytes).
-    pub rflbpi: Metric,
-    /// Bytes MyRocks compaction read per inserted row (Rocksdb_compact_read_bytes).
-    pub rcrbpi: Metric,
-    /// Bytes MyRocks compaction wrote per inserted row (Rocksdb_compact_write_bytes).
-    pub rcwbpi: Metric,
-    /// Seconds MyRocks stalled writes in the step (Rocksdb_stall_micros).
-    pub stalls: Metric,
-}
-
-impl DbmsMetrics {
-    /// Every figure n/a with `reason`, no counters.
-    pub fn all_na(reason: &str) -> DbmsMetrics {
-        let na = || Metric::na(reason);
-        DbmsMetrics {
-            counters: BTreeMap::new(),
-            walbpi: na(),
-            fpipi: na(),
-            shrpq: na(),
-            shhpq: na(),
-            iorpq: na(),
-            iowpq: na(),
-            ioxpq: na(),
-            iofpq: na(),
-            bgiorpq: na(),
-            bgiowpq: na(),
-            bgioxpq: na(),
-            bgiofpq: na(),
-            ckpts: na(),
-            ckbufs: na(),
-            avacs: na(),
-            deadtup: na(),
-            rowspq: na(),
-            redobpi: na(),
-            bprpq: na(),
-            idrpq: na(),
-            idwpi: na(),
-            idwkbpi: na(),
-            hll: na(),
-            rbwpi: na(),
-            rflbpi: na(),
-            rcrbpi: na(),
-            rcwbpi: na(),
-            stalls: na(),
-        }
-    }
-
-    /// The figures of a step recorded before ibench read the DBMS's counters.
-    pub fn not_recorded() -> DbmsMetrics {
-        DbmsMetrics::all_na("not recorded: the run predates ibench's DBMS counters")
-    }
-}
-
 /// One line of `metrics.jsonl`: one sample interval. Figures that are n/a for the run are
 /// absent (the reasons are in run.json's `metrics`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -1009,212 +630,6 @@ pub fn read_metrics(dir: &Path) -> anyhow::Result<Vec<SampleLine>> {
 /// holds SQLite's own cost: that differs per figure (its CPU is in ccpupq, its memory in
 /// ibench's own), so the efficiency table says it once, on its `server:` line.
 pub const EMBEDDED_NA: &str = "SQLite runs inside ibench: there is no server process";
-
-/// The server's process tree: where its root pid came from, or why there is none.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerLocation {
-    /// Root of the server's process tree (postmaster, mariadbd) on this host.
-    pub pid: Option<u32>,
-    /// How the pid was found (`--server-dir DIR`, `--server-pid`, `the server's pid file
-    /// PATH`), or what was tried.
-    pub how: String,
-    /// Why the process figures (cpupq, rss, per-process IO) are n/a, when they are.
-    pub na: Option<String>,
-    /// The URL names a host other than this one: host-wide figures would describe the client
-    /// only, so they are n/a too.
-    pub remote: bool,
-}
-
-impl ServerLocation {
-    /// One line for the terminal.
-    pub fn describe(&self) -> String {
-        match (&self.pid, &self.na) {
-            (Some(p), _) => format!("pid {p} ({})", self.how),
-            (None, Some(na)) => format!("n/a: {na}"),
-            (None, None) => "n/a".to_string(),
-        }
-    }
-}
-
-/// The server's storage: the data paths and the block device holding them.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StorageLocation {
-    /// The data directory (or SQLite's files) on this host.
-    pub data_paths: Vec<PathBuf>,
-    /// The block device holding the first data path.
-    pub device: Option<BlockDevice>,
-    /// Why the storage figures are n/a, when they are.
-    pub na: Option<String>,
-}
-
-impl StorageLocation {
-    /// One line for the terminal.
-    pub fn describe(&self) -> String {
-        let paths = self
-            .data_paths
-            .first()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        match (&self.device, &self.na) {
-            (Some(d), _) => format!(
-                "{paths} on /dev/{} ({}{})",
-                d.name,
-                d.dev,
-                if d.partition { ", partition" } else { "" }
-            ),
-            (None, Some(na)) => format!("n/a: {na}"),
-            (None, None) => "n/a".to_string(),
-        }
-    }
-}
-
-/// The block device that holds a path.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BlockDevice {
-    /// Kernel name, as in `/proc/diskstats` (`vda`, `nvme0n1p2`, `dm-0`).
-    pub name: String,
-    /// `MAJOR:MINOR`.
-    pub dev: String,
-    /// Whether it is a partition (its own counters are used, not the whole disk's).
-    pub partition: bool,
-}
-
-/// `perf stat` counters of one step, counted in groups (see `sampler::perf::GROUPS`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PerfRecord {
-    /// Per event: the count over its group's intervals (cpu-clock and task-clock in ms), or
-    /// why not.
-    pub counters: BTreeMap<String, Metric>,
-    /// Per event: the count per operation of its group's own intervals.
-    pub per_op: BTreeMap<String, Metric>,
-    /// perf's raw output, relative to the results dir.
-    pub file: Option<String>,
-    /// Why perf could not run, when it could not.
-    pub error: Option<String>,
-    /// The groups, in order (empty in run.json files written before groups; their counters
-    /// cover the whole step).
-    #[serde(default)]
-    pub groups: Vec<PerfGroupRecord>,
-}
-
-/// One group of counters of a step: perf counted them together (never multiplexed with
-/// another group) over its intervals, and each count is divided by the operations done in
-/// those same intervals.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PerfGroupRecord {
-    /// The group's number, 1 to 7.
-    pub group: u32,
-    /// Its events as given to `perf stat -e`.
-    pub events: Vec<String>,
-    /// Per event: the count summed over the group's intervals, or why not (perf's
-    /// `<not supported>` or `<not counted>`, perf failing, the group not reached).
-    pub counts: BTreeMap<String, Metric>,
-    /// Per event: the lowest share of its intervals, in %, that the counter ran; below 100
-    /// the kernel multiplexed it and perf scaled the count up.
-    pub running_pct: BTreeMap<String, f64>,
-    /// The group's intervals: `[start, end]` in seconds since the step's measured part
-    /// began.
-    pub intervals: Vec<[f64; 2]>,
-    /// Their total length, seconds.
-    pub seconds: f64,
-    /// Operations (the step's throughput unit: rows, queries or operations) done in those
-    /// intervals, from the per-second timeline.
-    pub ops: f64,
-    /// Per event: the count per operation.
-    pub per_op: BTreeMap<String, Metric>,
-    /// Instructions per cycle, where both are counted.
-    pub ipc: Metric,
-    /// The clock: cycles / cpu-clock, GHz, where both are counted.
-    pub ghz: Metric,
-    /// Why the group was not counted at all, when it was not.
-    pub error: Option<String>,
-}
-
-impl PerfRecord {
-    pub(crate) fn failed(error: String) -> PerfRecord {
-        PerfRecord {
-            counters: BTreeMap::new(),
-            per_op: BTreeMap::new(),
-            file: None,
-            error: Some(error),
-            groups: Vec::new(),
-        }
-    }
-
-    /// Fill `per_op` from `counters` over the whole step (records without groups).
-    pub fn per_op(mut self, ops: u64) -> PerfRecord {
-        self.per_op = self
-            .counters
-            .iter()
-            .map(|(k, v)| (k.clone(), v.per(count_f64(ops), "no ops in the step")))
-            .collect();
-        self
-    }
-
-    /// The clock of the step: cycles / cpu-clock of the group that counts both, GHz.
-    pub fn ghz(&self) -> Option<f64> {
-        self.groups.iter().find_map(|g| g.ghz.value())
-    }
-}
-
-/// A profile of the server's CPU over (part of) one step: `perf record` on the `cpu-clock`
-/// event with call graphs, folded into stacks.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ProfileRecord {
-    /// The folded stacks (`frame;frame;... weight` per line, the weight in ns of CPU), relative
-    /// to the results dir.
-    pub folded_file: Option<String>,
-    /// The flamegraph, relative to the results dir.
-    pub svg_file: Option<String>,
-    /// Seconds recorded (the first part of the step's measured part).
-    pub seconds: f64,
-    /// Samples per second and process.
-    pub frequency_hz: u32,
-    /// Samples of the server's processes (each stands for 1/frequency_hz s of CPU).
-    pub samples: u64,
-    /// The functions with the largest share of samples of their own, largest first.
-    pub top_functions: Vec<FunctionShare>,
-    /// Why there is no profile, when there is none.
-    pub error: Option<String>,
-}
-
-impl ProfileRecord {
-    pub(crate) fn failed(error: String) -> ProfileRecord {
-        ProfileRecord {
-            folded_file: None,
-            svg_file: None,
-            seconds: 0.0,
-            frequency_hz: 0,
-            samples: 0,
-            top_functions: Vec::new(),
-            error: Some(error),
-        }
-    }
-}
-
-/// One function's share of a profile's samples.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct FunctionShare {
-    /// The function (with its module when perf could not name it, e.g. `[unknown]`).
-    pub function: String,
-    /// Share of all samples in which it is the leaf frame (its own time), 0..1.
-    pub self_share: f64,
-    /// Share of all samples in which it is on the stack at all (callees included), 0..1.
-    pub total_share: f64,
-}
-
-/// The mount holding a path, from `/proc/self/mountinfo`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MountInfo {
-    /// Mount point.
-    pub mount_point: String,
-    /// Filesystem type (`ext4`, `xfs`, `tmpfs`, ...).
-    pub fs_type: String,
-    /// Mount source (`/dev/vda`, `tmpfs`, ...).
-    pub source: String,
-    /// `MAJOR:MINOR` of the filesystem.
-    pub dev: String,
-}
 
 #[cfg(test)]
 mod tests {
@@ -1287,6 +702,78 @@ mod tests {
         );
         m.dbms = dbms;
         m
+    }
+
+    #[test]
+    fn the_docs_table_of_counters_is_the_declared_one() {
+        let rows: String = DBMS_METRICS
+            .iter()
+            .map(|d| format!("| `{}` | {} | {} |\n", d.name, d.unit, d.meaning))
+            .collect();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/results.md");
+        let docs = std::fs::read_to_string(path).expect("docs/results.md");
+        assert!(
+            docs.contains(&rows),
+            "docs/results.md's table of steps[].metrics.dbms must list, after its `counters` \
+             row, exactly these rows:\n{rows}"
+        );
+    }
+
+    #[test]
+    fn the_schema_of_the_counters_is_the_declared_one() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/run.schema.json");
+        let text = std::fs::read_to_string(path).expect("docs/run.schema.json");
+        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let dbms = &schema["$defs"]["dbms_metrics"];
+        let declared: Vec<(&str, &str)> =
+            DBMS_METRICS.iter().map(|d| (d.name, d.meaning)).collect();
+        let properties: Vec<(&str, &str)> = dbms["properties"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| *k != "counters")
+            .map(|(k, v)| (k.as_str(), v["description"].as_str().unwrap_or("")))
+            .collect();
+        let mut sorted = declared.clone();
+        sorted.sort_unstable();
+        assert_eq!(properties, sorted, "docs/run.schema.json's dbms_metrics");
+        let required: Vec<&str> = dbms["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        let names: Vec<&str> = declared.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            required[1..],
+            names,
+            "its required list, in the table's order"
+        );
+    }
+
+    #[test]
+    fn the_table_gives_each_counter_its_divisor_and_its_place_in_the_diagnosis() {
+        let mut m = DbmsMetrics::all_na("x");
+        let per: Vec<Per> = m.figures_mut().iter().map(|(p, _)| *p).collect();
+        assert_eq!(per.len(), DBMS_COUNTERS);
+        let tail: Vec<&str> = METRICS[METRICS.len() - DBMS_COUNTERS..]
+            .iter()
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(
+            tail,
+            DBMS_METRICS.map(|d| d.name),
+            "METRICS ends with the counters"
+        );
+        for (d, p) in DBMS_METRICS.iter().zip(per) {
+            assert_eq!(d.shown.diagnosis, p != Per::Step, "{}", d.name);
+            let suffix = match p {
+                Per::Op => d.name.ends_with("pq"),
+                Per::Row => d.name.ends_with("pi"),
+                Per::Step => !d.name.ends_with("pq") && !d.name.ends_with("pi"),
+            };
+            assert!(suffix, "{} is {p:?}", d.name);
+        }
     }
 
     #[test]

@@ -5,11 +5,15 @@
 //! appended and flushed as it is measured). Every report renders from these two files; see
 //! `docs/results.md` for the field-by-field description.
 
+pub mod counters;
 pub mod host;
+pub mod location;
 pub mod metrics;
 pub mod options;
+pub mod perf;
 pub mod probe;
 pub mod settings;
+pub mod statistics;
 pub mod target;
 
 use std::collections::BTreeMap;

@@ -72,7 +72,8 @@ impl Checks<'_> {
     }
 }
 
-/// The integrity check after a step that writes rows (unless `--no-check` or it failed).
+/// The integrity check after a step that writes rows (unless `--no-integrity-check` or it
+/// failed).
 pub(super) fn after_check(
     shape: &RunShape,
     admin: &mut dyn Conn,

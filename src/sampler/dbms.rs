@@ -1,6 +1,7 @@
 //! The DBMS's own counters per op: the statistics a step reads over SQL before and after its
-//! measured part (the same snapshot `stats/<step>.json` saves at its end), turned into the
-//! figures of [`DbmsMetrics`]. Only SQL: a server on another host, or a managed one, has
+//! measured part (two [`Statistics`], the second the snapshot `stats/<step>.json` saves at
+//! its end), turned into the figures of [`DbmsMetrics`], each divided as its row of
+//! `results/counters.rs` says. Only SQL: a server on another host, or a managed one, has
 //! them all. Nothing here fails: a counter the server lacks is n/a with the reason.
 //!
 //! Which counter each figure reads, from which version, and what it does not count:
@@ -10,7 +11,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::results::counters::Per;
 use crate::results::metrics::{DbmsMetrics, Metric};
+use crate::results::statistics::{MyStatistics, PgStatistics, PgView, Row, Statistics};
 use crate::results::target::Engine;
 use crate::stats::convert::count_f64;
 
@@ -28,9 +31,9 @@ pub struct RunFacts {
 #[derive(Clone, Debug)]
 pub struct StepStats {
     /// Read just before the measured part began.
-    pub before: Result<Value, String>,
+    pub before: Result<Statistics, String>,
     /// Read just after it ended.
-    pub after: Result<Value, String>,
+    pub after: Result<Statistics, String>,
     /// The run's engine and tables.
     pub facts: RunFacts,
 }
@@ -61,15 +64,16 @@ pub struct Divisors<'a> {
 }
 
 impl Divisors<'_> {
-    fn per_op(&self, r: &Result<f64, String>) -> Metric {
-        Metric::from(r).per(count_f64(self.ops), &format!("no {}s in the step", self.op))
-    }
-
-    fn per_row(&self, r: &Result<f64, String>) -> Metric {
-        Metric::from(r).per(
-            count_f64(self.inserted_rows),
-            "no rows inserted in this step",
-        )
+    /// A counter's change over the step divided by what its entry in the table says.
+    fn divide(&self, per: Per, m: &Metric) -> Metric {
+        match per {
+            Per::Op => m.per(count_f64(self.ops), &format!("no {}s in the step", self.op)),
+            Per::Row => m.per(
+                count_f64(self.inserted_rows),
+                "no rows inserted in this step",
+            ),
+            Per::Step => m.clone(),
+        }
     }
 }
 
@@ -79,129 +83,75 @@ pub fn dbms_metrics(stats: &StepStats, div: &Divisors) -> DbmsMetrics {
         (Ok(b), Ok(a)) => (b, a),
         (Err(e), _) | (_, Err(e)) => return DbmsMetrics::all_na(e),
     };
-    let mut c = Counters {
-        before,
-        after,
-        read: BTreeMap::new(),
+    let mut read = BTreeMap::new();
+    let mut m = match (before, after) {
+        (Statistics::Postgres(before), Statistics::Postgres(after))
+            if after.views.contains_key(PgView::Database.name()) =>
+        {
+            let mut c = Counters::new(before, after, &mut read);
+            postgres(&mut c, &stats.facts)
+        }
+        (Statistics::Mysql(before), Statistics::Mysql(after)) => {
+            let mut c = Counters::new(before, after, &mut read);
+            mysql(&mut c, stats.facts.engine.unwrap_or(Engine::Innodb))
+        }
+        _ => DbmsMetrics::all_na("the DBMS keeps none of these counters"),
     };
-    let mut m = if after.get("pg_stat_database").is_some() {
-        postgres(&mut c, div, &stats.facts)
-    } else if after.get("global_status").is_some() {
-        mysql(&mut c, div, stats.facts.engine.unwrap_or(Engine::Innodb))
-    } else {
-        DbmsMetrics::all_na("the DBMS keeps none of these counters")
-    };
-    m.counters = c.read;
+    for (per, figure) in m.figures_mut() {
+        *figure = div.divide(per, figure);
+    }
+    m.counters = read;
     m
 }
 
-/// The two snapshots, and every counter read from them so far (for the record).
-struct Counters<'a> {
-    before: &'a Value,
-    after: &'a Value,
-    read: BTreeMap<String, f64>,
+/// The two snapshots of one DBMS, and every counter read from them so far (for the record).
+struct Counters<'a, S> {
+    before: &'a S,
+    after: &'a S,
+    read: &'a mut BTreeMap<String, f64>,
 }
 
-impl Counters<'_> {
-    /// A cumulative counter's change over the step.
-    fn delta(
-        &mut self,
-        name: &str,
-        read: impl Fn(&Value) -> Result<f64, String>,
-    ) -> Result<f64, String> {
-        let (b, a) = (read(self.before)?, read(self.after)?);
-        if a < b {
-            return Err(format!(
-                "{name} went back during the step: the server's statistics were reset"
-            ));
+impl<'a, S> Counters<'a, S> {
+    fn new(before: &'a S, after: &'a S, read: &'a mut BTreeMap<String, f64>) -> Self {
+        Counters {
+            before,
+            after,
+            read,
         }
-        self.read.insert(name.to_string(), a - b);
-        Ok(a - b)
+    }
+
+    /// A cumulative counter's change over the step.
+    fn delta(&mut self, name: &str, read: impl Fn(&S) -> Result<f64, String>) -> Metric {
+        let change = read(self.before).and_then(|b| {
+            let a = read(self.after)?;
+            if a < b {
+                return Err(format!(
+                    "{name} went back during the step: the server's statistics were reset"
+                ));
+            }
+            Ok(a - b)
+        });
+        if let Ok(d) = change {
+            self.read.insert(name.to_string(), d);
+        }
+        Metric::from(&change)
     }
 
     /// A level at the step's end.
-    fn level(
-        &mut self,
-        name: &str,
-        read: impl Fn(&Value) -> Result<f64, String>,
-    ) -> Result<f64, String> {
-        let v = read(self.after)?;
-        self.read.insert(format!("{name} at step end"), v);
-        Ok(v)
+    fn level(&mut self, name: &str, read: impl Fn(&S) -> Result<f64, String>) -> Metric {
+        let v = read(self.after);
+        if let Ok(v) = v {
+            self.read.insert(format!("{name} at step end"), v);
+        }
+        Metric::from(&v)
     }
-}
-
-/// A JSON number, or a number written as text (MySQL's status values, PostgreSQL's numerics).
-fn num(v: &Value) -> Option<f64> {
-    v.as_f64().or_else(|| v.as_str()?.trim().parse().ok())
 }
 
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL.
 
-/// The PostgreSQL major a view came in, for the reason when a server has none.
-fn view_since(view: &str) -> Option<u32> {
-    match view {
-        "pg_stat_wal" => Some(14),
-        "pg_stat_io" => Some(16),
-        "pg_stat_checkpointer" => Some(17),
-        _ => None,
-    }
-}
-
-/// A view's rows in a snapshot, or why there are none.
-fn rows<'a>(s: &'a Value, view: &str) -> Result<&'a [Value], String> {
-    match s.get(view) {
-        Some(Value::Array(rows)) => Ok(rows),
-        Some(v) => Err(v.get("error").and_then(Value::as_str).map_or_else(
-            || format!("{view} is not a list of rows"),
-            |e| format!("{view} could not be read: {e}"),
-        )),
-        None => Err(view_since(view).map_or_else(
-            || format!("the statistics hold no {view}"),
-            |v| format!("{view} came in PostgreSQL {v}: this server has none"),
-        )),
-    }
-}
-
-/// The sum of `column` over the rows `keep` selects; a `null` (an operation a context cannot
-/// do, in pg_stat_io) counts 0. An error when no row has the column.
-fn column_sum(
-    rows: &[Value],
-    view: &str,
-    column: &str,
-    keep: impl Fn(&Value) -> bool,
-) -> Result<f64, String> {
-    if !rows.iter().any(|r| r.get(column).is_some()) {
-        return Err(format!("{view} has no column {column} on this server"));
-    }
-    Ok(rows
-        .iter()
-        .filter(|r| keep(r))
-        .filter_map(|r| r.get(column).and_then(num))
-        .sum())
-}
-
-/// A field of the snapshot's `server` object (the database, the WAL insert position).
-fn server_field(s: &Value, key: &str) -> Result<Value, String> {
-    let server = s
-        .get("server")
-        .ok_or("this server does not report its WAL position and database")?;
-    if let Some(e) = server.get("error").and_then(Value::as_str) {
-        return Err(format!("the WAL position could not be read: {e}"));
-    }
-    if server.get("in_recovery").and_then(Value::as_bool) == Some(true) {
-        return Err("the server is a standby in recovery: it writes no WAL of its own".into());
-    }
-    server
-        .get(key)
-        .filter(|v| !v.is_null())
-        .cloned()
-        .ok_or_else(|| format!("the statistics hold no {key}"))
-}
-
 /// Whether a pg_stat_user_tables row is one of the run's tables (all rows when none given).
-fn is_run_table(row: &Value, tables: &[String]) -> bool {
+fn is_run_table(row: &Row, tables: &[String]) -> bool {
     let name = row.get("relname").and_then(Value::as_str).unwrap_or("");
     tables.is_empty()
         || tables.iter().any(|t| {
@@ -212,75 +162,61 @@ fn is_run_table(row: &Value, tables: &[String]) -> bool {
 
 /// Checkpoints so far: `num_done` (18), `num_timed + num_requested` (17, skipped ones
 /// included), `checkpoints_timed + checkpoints_req` before 17.
-fn checkpoints(s: &Value) -> Result<f64, String> {
-    let (view, cols): (&str, &[&str]) = match rows(s, "pg_stat_checkpointer") {
+fn checkpoints(s: &PgStatistics) -> Result<f64, String> {
+    let (view, cols): (PgView, &[&str]) = match s.rows(PgView::Checkpointer) {
         Ok(r) if r.iter().any(|x| x.get("num_done").is_some()) => {
-            ("pg_stat_checkpointer", &["num_done"])
+            (PgView::Checkpointer, &["num_done"])
         }
-        Ok(_) => ("pg_stat_checkpointer", &["num_timed", "num_requested"]),
-        Err(_) => (
-            "pg_stat_bgwriter",
-            &["checkpoints_timed", "checkpoints_req"],
-        ),
+        Ok(_) => (PgView::Checkpointer, &["num_timed", "num_requested"]),
+        Err(_) => (PgView::Bgwriter, &["checkpoints_timed", "checkpoints_req"]),
     };
-    let r = rows(s, view)?;
     cols.iter()
-        .map(|c| column_sum(r, view, c, |_| true))
+        .map(|c| s.column_sum(view, c, |_| true))
         .sum::<Result<f64, String>>()
 }
 
 /// Buffers written by checkpoints so far.
-fn checkpoint_buffers(s: &Value) -> Result<f64, String> {
-    match rows(s, "pg_stat_checkpointer") {
-        Ok(r) => column_sum(r, "pg_stat_checkpointer", "buffers_written", |_| true),
-        Err(_) => column_sum(
-            rows(s, "pg_stat_bgwriter")?,
-            "pg_stat_bgwriter",
-            "buffers_checkpoint",
-            |_| true,
-        ),
+fn checkpoint_buffers(s: &PgStatistics) -> Result<f64, String> {
+    match s.rows(PgView::Checkpointer) {
+        Ok(_) => s.column_sum(PgView::Checkpointer, "buffers_written", |_| true),
+        Err(_) => s.column_sum(PgView::Bgwriter, "buffers_checkpoint", |_| true),
     }
 }
 
 /// pg_stat_io's `column` summed over the client backends (`client`) or every other backend
 /// type, for relations only (PostgreSQL 18's WAL rows are left out: WAL is `walbpi`'s).
-fn io_sum(s: &Value, column: &str, client: bool) -> Result<f64, String> {
-    column_sum(rows(s, "pg_stat_io")?, "pg_stat_io", column, |r| {
+fn io_sum(s: &PgStatistics, column: &str, client: bool) -> Result<f64, String> {
+    s.column_sum(PgView::Io, column, |r| {
         let kind = r.get("backend_type").and_then(Value::as_str);
         let object = r.get("object").and_then(Value::as_str).unwrap_or("");
         (kind == Some("client backend")) == client && object != "wal"
     })
 }
 
-fn postgres(c: &mut Counters, d: &Divisors, facts: &RunFacts) -> DbmsMetrics {
+fn postgres(c: &mut Counters<PgStatistics>, facts: &RunFacts) -> DbmsMetrics {
     let mut m = DbmsMetrics::all_na("a MySQL/MariaDB counter: the server is PostgreSQL");
-    let wal = c.delta("WAL insert position, bytes", |s| {
-        let v = server_field(s, "wal_insert_lsn_bytes")?;
-        num(&v).ok_or_else(|| format!("the WAL position {v} is not a number"))
-    });
-    m.walbpi = d.per_row(&wal);
-    let wal_stat = |col: &'static str| {
-        move |s: &Value| column_sum(rows(s, "pg_stat_wal")?, "pg_stat_wal", col, |_| true)
-    };
+    m.walbpi = c.delta("WAL insert position, bytes", PgStatistics::wal_insert_bytes);
+    let wal_stat =
+        |col: &'static str| move |s: &PgStatistics| s.column_sum(PgView::Wal, col, |_| true);
     // Recorded beside the WAL position's advance, which walbpi reads (docs/method.md).
     let _ = c.delta("pg_stat_wal.wal_bytes", wal_stat("wal_bytes"));
-    m.fpipi = d.per_row(&c.delta("pg_stat_wal.wal_fpi", wal_stat("wal_fpi")));
-    let database = server_field(c.after, "current_database");
+    m.fpipi = c.delta("pg_stat_wal.wal_fpi", wal_stat("wal_fpi"));
+    let database = c.after.current_database();
     let db_col = |col: &'static str| {
         let database = database.clone();
-        move |s: &Value| {
+        move |s: &PgStatistics| {
             let db = database.clone()?;
-            column_sum(rows(s, "pg_stat_database")?, "pg_stat_database", col, |r| {
-                r.get("datname") == Some(&db)
+            s.column_sum(PgView::Database, col, |r| {
+                r.get("datname").and_then(Value::as_str) == Some(db.as_str())
             })
         }
     };
-    m.shrpq = d.per_op(&c.delta("pg_stat_database.blks_read", db_col("blks_read")));
-    m.shhpq = d.per_op(&c.delta("pg_stat_database.blks_hit", db_col("blks_hit")));
+    m.shrpq = c.delta("pg_stat_database.blks_read", db_col("blks_read"));
+    m.shhpq = c.delta("pg_stat_database.blks_hit", db_col("blks_hit"));
     for (client, who) in [(true, "client backends"), (false, "other backends")] {
         let mut io = |col: &'static str| {
             let name = format!("pg_stat_io.{col} ({who})");
-            d.per_op(&c.delta(&name, |s| io_sum(s, col, client)))
+            c.delta(&name, |s| io_sum(s, col, client))
         };
         let figures = [io("reads"), io("writes"), io("extends"), io("fsyncs")];
         let [r, w, x, f] = figures;
@@ -290,83 +226,48 @@ fn postgres(c: &mut Counters, d: &Divisors, facts: &RunFacts) -> DbmsMetrics {
             (m.bgiorpq, m.bgiowpq, m.bgioxpq, m.bgiofpq) = (r, w, x, f);
         }
     }
-    m.ckpts = Metric::from(&c.delta("checkpoints", checkpoints));
-    m.ckbufs = Metric::from(&c.delta("buffers written by checkpoints", checkpoint_buffers));
+    m.ckpts = c.delta("checkpoints", checkpoints);
+    m.ckbufs = c.delta("buffers written by checkpoints", checkpoint_buffers);
     let tables = |col: &'static str| {
-        move |s: &Value| {
-            let view = "pg_stat_user_tables";
-            column_sum(rows(s, view)?, view, col, |r| {
-                is_run_table(r, &facts.tables)
-            })
+        move |s: &PgStatistics| {
+            s.column_sum(PgView::UserTables, col, |r| is_run_table(r, &facts.tables))
         }
     };
-    m.avacs = Metric::from(&c.delta(
+    m.avacs = c.delta(
         "pg_stat_user_tables.autovacuum_count",
         tables("autovacuum_count"),
-    ));
-    m.deadtup = Metric::from(&c.level("pg_stat_user_tables.n_dead_tup", tables("n_dead_tup")));
+    );
+    m.deadtup = c.level("pg_stat_user_tables.n_dead_tup", tables("n_dead_tup"));
     m
 }
 
 // ---------------------------------------------------------------------------------------------
 // MySQL, MariaDB: InnoDB and MyRocks.
 
-/// A `SHOW GLOBAL STATUS` value.
-fn status(s: &Value, name: &str) -> Result<f64, String> {
-    let all = s
-        .get("global_status")
-        .ok_or("the statistics hold no global status")?;
-    if let Some(e) = all.get("error").and_then(Value::as_str) {
-        return Err(format!("SHOW GLOBAL STATUS failed: {e}"));
-    }
-    let v = all
-        .get(name)
-        .ok_or_else(|| format!("the server has no status variable {name}"))?;
-    num(v).ok_or_else(|| format!("{name} is not a number: {v}"))
-}
-
 /// The first status variable of `names` the server has (newer and older names of a counter).
-fn first_status<'a>(after: &Value, names: &[&'a str]) -> &'a str {
+fn first_status<'a>(after: &MyStatistics, names: &[&'a str]) -> &'a str {
     names
         .iter()
         .copied()
-        .find(|n| status(after, n).is_ok())
+        .find(|n| after.status(n).is_ok())
         .unwrap_or(names[0])
 }
 
-/// InnoDB's history list length: the status variable (MariaDB), else the line of `SHOW ENGINE
-/// INNODB STATUS` (MySQL).
-fn history_list_length(s: &Value) -> Result<f64, String> {
-    status(s, "Innodb_history_list_length").or_else(|e| {
-        let text = s
-            .get("innodb_status")
-            .and_then(Value::as_array)
-            .and_then(|rows| rows.first())
-            .and_then(|r| r.get("status"))
-            .and_then(Value::as_str)
-            .ok_or(e)?;
-        text.lines()
-            .find_map(|l| l.trim().strip_prefix("History list length "))
-            .and_then(|n| n.trim().parse().ok())
-            .ok_or_else(|| "SHOW ENGINE INNODB STATUS has no history list length".to_string())
-    })
-}
-
-fn mysql(c: &mut Counters, d: &Divisors, engine: Engine) -> DbmsMetrics {
+fn mysql(c: &mut Counters<MyStatistics>, engine: Engine) -> DbmsMetrics {
     let mut m = DbmsMetrics::all_na("a PostgreSQL counter: the server is MySQL/MariaDB");
     let after = c.after;
-    let mut delta = |name: &str| c.delta(name, |s| status(s, name));
+    let mut delta = |name: &str| c.delta(name, |s| s.status(name));
     match engine {
         Engine::Innodb => {
             let rows_read = first_status(after, &["Innodb_rows_read", "Rows_read"]);
             let redo = first_status(after, &["Innodb_os_log_written", "Innodb_lsn_current"]);
-            m.rowspq = d.per_op(&delta(rows_read));
-            m.redobpi = d.per_row(&delta(redo));
-            m.bprpq = d.per_op(&delta("Innodb_buffer_pool_reads"));
-            m.idrpq = d.per_op(&delta("Innodb_data_reads"));
-            m.idwpi = d.per_row(&delta("Innodb_data_writes"));
-            m.idwkbpi = d.per_row(&delta("Innodb_data_written")).scale(1.0 / 1024.0);
-            m.hll = Metric::from(&c.level("history list length", history_list_length));
+            m.rowspq = delta(rows_read);
+            m.redobpi = delta(redo);
+            m.bprpq = delta("Innodb_buffer_pool_reads");
+            m.idrpq = delta("Innodb_data_reads");
+            m.idwpi = delta("Innodb_data_writes");
+            m.idwkbpi = delta("Innodb_data_written").scale(1.0 / 1024.0);
+            m.hll = c.level("history list length", MyStatistics::history_list_length);
             let why = "an InnoDB run: its tables are not MyRocks";
             for f in [
                 &mut m.rbwpi,
@@ -379,12 +280,12 @@ fn mysql(c: &mut Counters, d: &Divisors, engine: Engine) -> DbmsMetrics {
             }
         }
         Engine::Rocksdb => {
-            m.rowspq = d.per_op(&delta("Rocksdb_rows_read"));
-            m.rbwpi = d.per_row(&delta("Rocksdb_bytes_written"));
-            m.rflbpi = d.per_row(&delta("Rocksdb_flush_write_bytes"));
-            m.rcrbpi = d.per_row(&delta("Rocksdb_compact_read_bytes"));
-            m.rcwbpi = d.per_row(&delta("Rocksdb_compact_write_bytes"));
-            m.stalls = Metric::from(&delta("Rocksdb_stall_micros")).scale(1e-6);
+            m.rowspq = delta("Rocksdb_rows_read");
+            m.rbwpi = delta("Rocksdb_bytes_written");
+            m.rflbpi = delta("Rocksdb_flush_write_bytes");
+            m.rcrbpi = delta("Rocksdb_compact_read_bytes");
+            m.rcwbpi = delta("Rocksdb_compact_write_bytes");
+            m.stalls = delta("Rocksdb_stall_micros").scale(1e-6);
             let why = "a MyRocks run: its tables are not InnoDB";
             for f in [
                 &mut m.redobpi,
@@ -435,6 +336,10 @@ mod tests {
         })
     }
 
+    fn st(v: Value) -> Statistics {
+        serde_json::from_value(v).unwrap()
+    }
+
     fn facts() -> RunFacts {
         RunFacts {
             engine: None,
@@ -457,8 +362,8 @@ mod tests {
     #[test]
     fn postgres_counters_become_figures_per_row_per_op_and_per_step() {
         let stats = StepStats {
-            before: Ok(pg_snapshot(1_000_000, 100, 5_000, 10, 7)),
-            after: Ok(pg_snapshot(3_000_000, 300, 25_000, 30, 40)),
+            before: Ok(st(pg_snapshot(1_000_000, 100, 5_000, 10, 7))),
+            after: Ok(st(pg_snapshot(3_000_000, 300, 25_000, 30, 40))),
             facts: facts(),
         };
         let m = dbms_metrics(&stats, &div(1_000, 500));
@@ -493,8 +398,8 @@ mod tests {
             s
         };
         let stats = StepStats {
-            before: Ok(strip(pg_snapshot(1_000_000, 100, 5_000, 10, 7))),
-            after: Ok(strip(pg_snapshot(3_000_000, 300, 4_000, 30, 40))),
+            before: Ok(st(strip(pg_snapshot(1_000_000, 100, 5_000, 10, 7)))),
+            after: Ok(st(strip(pg_snapshot(3_000_000, 300, 4_000, 30, 40)))),
             facts: facts(),
         };
         let m = dbms_metrics(&stats, &div(1_000, 0));
@@ -526,8 +431,8 @@ mod tests {
             s
         };
         let stats = StepStats {
-            before: Ok(snap(2)),
-            after: Ok(snap(5)),
+            before: Ok(st(snap(2))),
+            after: Ok(st(snap(5))),
             facts: facts(),
         };
         let m = dbms_metrics(&stats, &div(10, 10));
@@ -568,8 +473,8 @@ mod tests {
     #[test]
     fn innodb_and_myrocks_counters_follow_the_runs_engine() {
         let stats = |engine, extra: Value| StepStats {
-            before: Ok(my_snapshot(1, extra.clone())),
-            after: Ok(my_snapshot(3, extra)),
+            before: Ok(st(my_snapshot(1, extra.clone()))),
+            after: Ok(st(my_snapshot(3, extra))),
             facts: RunFacts {
                 engine,
                 tables: Vec::new(),

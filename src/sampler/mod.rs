@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use crate::backend::{Conn, Driver};
 use crate::results::StepRecord;
 use crate::results::metrics::DbSize;
+use crate::results::statistics::Statistics;
 use crate::workload::steps::StepName;
 
 pub use crate::results::metrics::{
@@ -435,7 +436,7 @@ fn save_settings(conn: &mut dyn Conn, dir: &Path) -> Result<String, String> {
     Ok(SETTINGS_FILE.to_string())
 }
 
-fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), String> {
+fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), String> {
     crate::results::write_json_atomic(path, value).map_err(|e| format!("{e:#}"))
 }
 
@@ -463,7 +464,7 @@ struct Current {
     step: StepName,
     start: Reading,
     /// The DBMS's statistics just before the measured part.
-    stats_before: Result<serde_json::Value, String>,
+    stats_before: Result<Statistics, String>,
     max_memory: Option<u64>,
     perf: Option<perf::PerfRun>,
     profile: Option<profile::ProfileRun>,
@@ -656,7 +657,7 @@ impl SamplerState {
 
     /// The DBMS's statistics now, or why not: the reason, and whether it is a failure (the
     /// DBMS has statistics but they could not be read) rather than their absence.
-    fn read_stats(&mut self) -> Result<serde_json::Value, (String, bool)> {
+    fn read_stats(&mut self) -> Result<Statistics, (String, bool)> {
         let conn = self.conn.as_mut().ok_or((
             "the sampler has no connection to the database".to_string(),
             false,
@@ -681,13 +682,13 @@ impl SamplerState {
     ) -> (
         Result<String, String>,
         Option<String>,
-        Result<serde_json::Value, String>,
+        Result<Statistics, String>,
     ) {
         let stats = match self.read_stats() {
             Ok(stats) => stats,
             Err((e, failed)) => return (Err(e.clone()), failed.then(|| e.clone()), Err(e)),
         };
-        let failure = failed_parts(&stats);
+        let failure = stats.failures();
         let saved = self.write_stats(step, ordinal, &stats);
         let failure = match (&saved, failure) {
             (Err(e), _) => Some(e.clone()),
@@ -700,7 +701,7 @@ impl SamplerState {
         &self,
         step: StepName,
         ordinal: u32,
-        stats: &serde_json::Value,
+        stats: &Statistics,
     ) -> Result<String, String> {
         let stats_dir = self.dir.join(STATS_DIR);
         fs::create_dir_all(&stats_dir)
@@ -712,21 +713,6 @@ impl SamplerState {
         write_json(&stats_dir.join(&name), stats)?;
         Ok(format!("{STATS_DIR}/{name}"))
     }
-}
-
-/// The parts of a statistics snapshot that could not be read: a backend records a view or
-/// status it could not read as `{"error": "..."}` in its place.
-fn failed_parts(stats: &serde_json::Value) -> Option<String> {
-    let failed: Vec<String> = stats
-        .as_object()?
-        .iter()
-        .filter_map(|(name, v)| {
-            v.get("error")
-                .and_then(serde_json::Value::as_str)
-                .map(|e| format!("{name}: {e}"))
-        })
-        .collect();
-    (!failed.is_empty()).then(|| failed.join("; "))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,11 +12,13 @@ pub mod codec;
 pub mod config;
 pub mod wire;
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::micro_sql::Placeholders;
 use super::server_conn::{self, Dialect, ErrorClass, ServerConn};
 use super::*;
+use crate::results::statistics::{EngineStatus, MyStatistics, Part, Statistics};
 use crate::results::target::Flavour;
 use crate::stats::convert::i64_u64;
 use crate::url::{ServerUrl, Url};
@@ -707,7 +709,7 @@ impl Dialect for MyDialect {
         server_files(c)
     }
 
-    fn server_statistics(c: &mut MysqlConn) -> BackendResult<Option<serde_json::Value>> {
+    fn server_statistics(c: &mut MysqlConn) -> BackendResult<Option<Statistics>> {
         server_statistics(c)
     }
 
@@ -777,42 +779,47 @@ fn server_files(c: &mut MysqlConn) -> BackendResult<Option<ServerFiles>> {
     }))
 }
 
-fn server_statistics(c: &mut MysqlConn) -> BackendResult<Option<serde_json::Value>> {
-    let mut out = serde_json::Map::new();
-    let status = text_rows(c, "SHOW GLOBAL STATUS")
-        .map(name_value_object)
-        .unwrap_or_else(|e| serde_json::json!({ "error": wire_detail(&e) }));
-    out.insert("global_status".into(), status);
+fn server_statistics(c: &mut MysqlConn) -> BackendResult<Option<Statistics>> {
+    let global_status = Part::of(
+        text_rows(c, "SHOW GLOBAL STATUS")
+            .map(name_value_map)
+            .map_err(|e| wire_detail(&e)),
+    );
     let engines = text_rows(
         c,
         "SELECT ENGINE FROM information_schema.ENGINES WHERE SUPPORT IN ('YES', 'DEFAULT')",
     )
     .map_err(|e| c.err("list the engines", &e))?;
-    for (engine, key) in [("InnoDB", "innodb_status"), ("ROCKSDB", "rocksdb_status")] {
+    let mut engine_status = |engine: &str| {
         let loaded = engines.iter().any(|r| {
             r.first()
                 .cloned()
                 .flatten()
                 .is_some_and(|e| e.eq_ignore_ascii_case(engine))
         });
-        if !loaded {
-            continue;
-        }
-        let value = text_rows(c, &format!("SHOW ENGINE {engine} STATUS"))
-            .map(|rows| {
-                serde_json::Value::Array(
-                    rows.into_iter()
-                        .map(|r| {
-                            let col = |i: usize| r.get(i).cloned().flatten();
-                            serde_json::json!({"type": col(0), "name": col(1), "status": col(2)})
-                        })
-                        .collect(),
-                )
-            })
-            .unwrap_or_else(|e| serde_json::json!({ "error": wire_detail(&e) }));
-        out.insert(key.into(), value);
-    }
-    Ok(Some(serde_json::Value::Object(out)))
+        loaded.then(|| {
+            let rows = text_rows(c, &format!("SHOW ENGINE {engine} STATUS")).map(|rows| {
+                rows.into_iter()
+                    .map(|r| {
+                        let col = |i: usize| r.get(i).cloned().flatten();
+                        EngineStatus {
+                            kind: col(0),
+                            name: col(1),
+                            status: col(2),
+                        }
+                    })
+                    .collect()
+            });
+            Part::of(rows.map_err(|e| wire_detail(&e)))
+        })
+    };
+    let innodb_status = engine_status("InnoDB");
+    let rocksdb_status = engine_status("ROCKSDB");
+    Ok(Some(Statistics::Mysql(MyStatistics {
+        global_status,
+        innodb_status,
+        rocksdb_status,
+    })))
 }
 
 fn index_build_progress(c: &mut MysqlConn) -> BackendResult<IndexProgress> {
@@ -887,19 +894,22 @@ fn build_facts(c: &mut MysqlConn) -> BackendResult<BuildFacts> {
     Ok(facts)
 }
 
+/// Two-column rows (name, value) as a map; a row without a value maps to `None`.
+fn name_value_map(rows: Vec<Vec<Option<String>>>) -> BTreeMap<String, Option<String>> {
+    rows.into_iter()
+        .filter_map(|r| {
+            let mut it = r.into_iter();
+            Some((it.next().flatten()?, it.next().flatten()))
+        })
+        .collect()
+}
+
 /// Two-column rows (name, value) as a JSON object.
 fn name_value_object(rows: Vec<Vec<Option<String>>>) -> serde_json::Value {
     serde_json::Value::Object(
-        rows.into_iter()
-            .filter_map(|r| {
-                let mut it = r.into_iter();
-                let name = it.next().flatten()?;
-                let value = it.next().flatten();
-                Some((
-                    name,
-                    value.map_or(serde_json::Value::Null, serde_json::Value::String),
-                ))
-            })
+        name_value_map(rows)
+            .into_iter()
+            .map(|(name, value)| (name, value.into()))
             .collect(),
     )
 }

@@ -22,6 +22,7 @@ use std::time::Instant;
 use super::micro_sql::Placeholders;
 use super::server_conn::{self, Dialect, ErrorClass, ServerConn};
 use super::*;
+use crate::results::statistics::{Part, PgServer, PgStatistics, PgView, Statistics};
 use crate::results::target::Flavour;
 use crate::stats::convert::i64_u64;
 use crate::url::{ServerUrl, Url};
@@ -504,29 +505,31 @@ impl Dialect for PgDialect {
         }))
     }
 
-    fn server_statistics(c: &mut PostgresConn) -> BackendResult<Option<serde_json::Value>> {
+    fn server_statistics(c: &mut PostgresConn) -> BackendResult<Option<Statistics>> {
         let version = server_version_num(c)?;
         let flavour = c.dialect.flavour;
         if flavour == Flavour::Postgres {
             await_ended_sessions(&mut c.wire);
         }
-        let mut out = serde_json::Map::new();
+        let mut out = PgStatistics::default();
         for view in stat_views(version) {
-            let sql = format!("SELECT coalesce(json_agg(t), '[]'::json)::text FROM {view} t");
-            let value = c
+            let sql = format!(
+                "SELECT coalesce(json_agg(t), '[]'::json)::text FROM {} t",
+                view.name()
+            );
+            let rows = c
                 .wire
                 .query_value(&sql)
                 .map_err(|e| e.to_string())
                 .and_then(|text| {
                     serde_json::from_str(&text.unwrap_or_default()).map_err(|e| e.to_string())
-                })
-                .unwrap_or_else(|e| serde_json::json!({ "error": e }));
-            out.insert(view.to_string(), value);
+                });
+            out.views.insert(view.name().to_string(), Part::of(rows));
         }
         if flavour == Flavour::Postgres {
-            out.insert("server".to_string(), wal_position(&mut c.wire));
+            out.server = Some(wal_position(&mut c.wire));
         }
-        Ok(Some(serde_json::Value::Object(out)))
+        Ok(Some(Statistics::Postgres(out)))
     }
 
     fn server_settings(c: &mut PostgresConn) -> BackendResult<Option<serde_json::Value>> {
@@ -628,15 +631,18 @@ fn await_ended_sessions(wire: &mut PgWire) {
 /// The statistics' `server` object: the database the run's `pg_stat_database` row is
 /// named by, whether the server is in recovery, and the WAL insert position in bytes
 /// (`null` in recovery, where there is none), or `{"error": ...}`.
-fn wal_position(wire: &mut PgWire) -> serde_json::Value {
+fn wal_position(wire: &mut PgWire) -> Part<PgServer> {
     let sql = "SELECT json_build_object('current_database', current_database(), \
                'in_recovery', pg_is_in_recovery(), 'wal_insert_lsn_bytes', \
                CASE WHEN pg_is_in_recovery() THEN NULL \
                ELSE pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') END)::text";
-    wire.query_value(sql)
-        .map_err(|e| wire_detail(&e))
-        .and_then(|text| serde_json::from_str(&text.unwrap_or_default()).map_err(|e| e.to_string()))
-        .unwrap_or_else(|e| serde_json::json!({ "error": e }))
+    Part::of(
+        wire.query_value(sql)
+            .map_err(|e| wire_detail(&e))
+            .and_then(|text| {
+                serde_json::from_str(&text.unwrap_or_default()).map_err(|e| e.to_string())
+            }),
+    )
 }
 
 /// `version()` and, when this user may read it, `pg_config`'s CONFIGURE, CC and CFLAGS.
@@ -680,24 +686,11 @@ const SESSIONS_STABLE: Duration = Duration::from_millis(40);
 /// The longest wait for a database's client sessions to stop ending.
 const SESSIONS_SETTLE_MAX: Duration = Duration::from_secs(1);
 
-/// The statistics views saved at every step end, with the `server_version_num` each came in.
-const STAT_VIEWS: &[(&str, i32)] = &[
-    ("pg_stat_database", 0),
-    ("pg_stat_bgwriter", 0),
-    ("pg_stat_checkpointer", 170_000),
-    ("pg_stat_wal", 140_000),
-    ("pg_stat_io", 160_000),
-    ("pg_stat_user_tables", 0),
-    ("pg_stat_user_indexes", 0),
-    ("pg_statio_user_tables", 0),
-];
-
-/// The statistics views a server of `server_version_num` has.
-fn stat_views(server_version_num: i32) -> impl Iterator<Item = &'static str> {
-    STAT_VIEWS
-        .iter()
-        .filter(move |(_, since)| server_version_num >= *since)
-        .map(|(view, _)| *view)
+/// The statistics views a server of `server_version_num` has, each saved at every step end.
+fn stat_views(server_version_num: i32) -> impl Iterator<Item = PgView> {
+    PgView::ALL
+        .into_iter()
+        .filter(move |view| server_version_num >= view.since())
 }
 
 /// Settings that leave the planner only index scans, and no sort, for the forced count
@@ -876,7 +869,7 @@ mod tests {
 
     #[test]
     fn statistics_views_follow_the_version() {
-        let of = |v| stat_views(v).collect::<Vec<_>>();
+        let of = |v| stat_views(v).map(PgView::name).collect::<Vec<_>>();
         assert!(of(100_023).contains(&"pg_stat_bgwriter"));
         assert!(!of(130_023).contains(&"pg_stat_wal"));
         assert!(of(140_000).contains(&"pg_stat_wal"));
