@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::cli::CheckArgs;
 use crate::report::differs::Difference;
+use crate::stats::decision::Floor;
 use verdicts::{Rules, StepVerdict, Verdict};
 
 /// Exit status: no regression.
@@ -84,34 +85,33 @@ pub fn command(args: &CheckArgs) -> ExitCode {
 }
 
 fn rules(args: &CheckArgs) -> Result<Rules> {
-    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+    if !(args.alpha > 0.0 && args.alpha < 0.5) {
         bail!(
-            "--alpha {} is not a probability: give one between 0 and 1, such as 0.05",
+            "--alpha {} is not the level of a one-sided test: give one between 0 and 0.5, such as 0.05",
             args.alpha
         );
     }
-    for (flag, v) in [
-        ("--threshold", args.threshold),
-        ("--few-repeats-threshold", args.few_repeats_threshold),
-    ] {
-        if !(0.0..100.0).contains(&v) {
-            bail!(
-                "{flag} {v} is not a percentage of change: give one from 0 to below 100, such as 5"
-            );
-        }
-    }
-    if args.few_repeats_threshold < args.threshold {
+    if !(0.0..100.0).contains(&args.threshold) {
         bail!(
-            "--few-repeats-threshold {} is below --threshold {}: fewer repeats need the wider threshold",
-            args.few_repeats_threshold,
+            "--threshold {} is not a percentage of change: give one from 0 to below 100, such as 5",
             args.threshold
+        );
+    }
+    if !(0.0..=86_400.0).contains(&args.min_step_seconds) {
+        bail!(
+            "--min-step-seconds {} is not a number of seconds: give one from 0 to 86400, such as 3",
+            args.min_step_seconds
         );
     }
     Ok(Rules {
         alpha: args.alpha,
         threshold: args.threshold / 100.0,
-        few_repeats_threshold: args.few_repeats_threshold / 100.0,
         keep_host_affected: args.keep_host_affected,
+        judge: args.judge,
+        floor: Floor {
+            seconds: args.min_step_seconds,
+            samples: crate::stats::round_to_usize(args.min_step_seconds.floor()),
+        },
     })
 }
 

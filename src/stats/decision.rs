@@ -526,6 +526,14 @@ fn interval_decision(
         -(1.0 - (1.0 - tau) * (-h).exp()) * 100.0
     };
     let (repeats_needed, seconds_needed) = plan(b, c, settings, h);
+    let detail = if verdict == Verdict::CannotTell {
+        format!(
+            "{detail}; the smallest regression these measures could decide is {smallest:+.1}%; {}",
+            plan_text(repeats_needed, seconds_needed, tau)
+        )
+    } else {
+        detail
+    };
     Decision {
         verdict,
         reason,
@@ -583,6 +591,20 @@ fn plan(b: &Estimate, c: &Estimate, settings: &Settings, h: f64) -> (Option<usiz
         Some(s) if h > 0.0 => (None, Some(s * (h / target).powi(2).max(1.0))),
         Some(s) => (None, Some(s)),
         None => (None, None),
+    }
+}
+
+/// What would decide a change of the threshold's size, for people.
+fn plan_text(repeats: Option<usize>, seconds: Option<f64>, tau: f64) -> String {
+    let change = format!("a ±{:.0}% change", tau * 100.0);
+    match (repeats, seconds) {
+        (Some(n), _) => format!("{n} repeats a side would decide {change}"),
+        (None, Some(s)) => format!(
+            "a measured part of about {s:.0} s a side (or {MIN_REPEATS_FOR_NOISE} or more repeats a side) would decide {change}"
+        ),
+        (None, None) => format!(
+            "no number of repeats up to {MAX_PLANNED_REPEATS} a side would decide {change} at this noise"
+        ),
     }
 }
 
