@@ -148,7 +148,10 @@ fn a_step_that_got_slower_is_named_with_exit_1_in_every_format() {
     let md = std::fs::read_to_string(&summary).unwrap();
     assert!(md.starts_with("## ibench check"), "{md}");
     assert!(md.contains("**REGRESSED**"), "{md}");
-    let out = ibench(&args(&dirs, &["--format", "json", "--min-step-seconds", "0"]));
+    let out = ibench(&args(
+        &dirs,
+        &["--format", "json", "--min-step-seconds", "0"],
+    ));
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["exit_code"], 1);
@@ -162,7 +165,10 @@ fn a_step_that_got_slower_is_named_with_exit_1_in_every_format() {
     assert_eq!(i1["kind"], "rate");
     assert!(i1["interval"][1].as_f64().unwrap() < 0.95, "{i1}");
     // Only work judged: the throughput is not, and nothing regressed.
-    let out = ibench(&args(&dirs, &["--judge", "work", "--min-step-seconds", "0"]));
+    let out = ibench(&args(
+        &dirs,
+        &["--judge", "work", "--min-step-seconds", "0"],
+    ));
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(!text.contains("throughput"), "{text}");
@@ -190,11 +196,20 @@ fn more_work_per_op_is_a_regression_where_the_rates_cannot_tell() {
         "{text}"
     );
     // A check of the rates alone cannot tell, and says what would decide.
-    let out = ibench(&args(&dirs, &["--min-step-seconds", "0", "--judge", "rates"]));
+    let out = ibench(&args(
+        &dirs,
+        &["--min-step-seconds", "0", "--judge", "rates"],
+    ));
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(3), "{text}");
-    assert!(text.contains("repeats a side would decide a ±5% change"), "{text}");
-    assert!(text.contains("the smallest regression these measures could decide is -"), "{text}");
+    assert!(
+        text.contains("repeats a side would decide a ±5% change"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the smallest regression these measures could decide is -"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -209,7 +224,10 @@ fn one_repeat_a_side_is_never_no_change_without_a_measure_of_its_noise() {
     assert!(text.contains("too few repeats"), "{text}");
     assert!(text.contains("2 repeats a side would"), "{text}");
     assert!(!text.contains("| no change"), "{text}");
-    let out = ibench(&args(&dirs, &["--fail-on-inconclusive", "--min-step-seconds", "0"]));
+    let out = ibench(&args(
+        &dirs,
+        &["--fail-on-inconclusive", "--min-step-seconds", "0"],
+    ));
     assert_eq!(out.status.code(), Some(1));
 }
 

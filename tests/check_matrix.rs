@@ -61,7 +61,14 @@ fn synchronous_commit_on_is_seen_slower_on_the_write_steps_only() {
     );
     for extra in [&[][..], &["--keep-host-affected"][..]] {
         // The steps here last about a second: below the default floor (3 s).
-        let mut args = vec!["check", o.as_str(), "--format", "json", "--min-step-seconds", "0"];
+        let mut args = vec![
+            "check",
+            o.as_str(),
+            "--format",
+            "json",
+            "--min-step-seconds",
+            "0",
+        ];
         args.extend(extra);
         let out = ibench(&args);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -105,7 +112,13 @@ fn synchronous_commit_on_is_seen_slower_on_the_write_steps_only() {
         }
     }
     // The text names the regressed write steps on its last line when it exits 1.
-    let out = ibench(&["check", &o, "--keep-host-affected", "--min-step-seconds", "0"]);
+    let out = ibench(&[
+        "check",
+        &o,
+        "--keep-host-affected",
+        "--min-step-seconds",
+        "0",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     if out.status.code() == Some(1) {
         let last = text.lines().last().unwrap_or("");

@@ -6,10 +6,10 @@ use std::io::Write;
 use anyhow::{Context, Result};
 
 use super::verdicts::{Judge, StepVerdict, Verdict};
-use crate::stats::decision::FigureKind;
 use super::{CheckReport, PairReport};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::report::text::group_f;
+use crate::stats::decision::FigureKind;
 
 /// Print the report in the chosen format, write `--junit`, append the step summary.
 pub fn write(report: &CheckReport, args: &CheckArgs) -> Result<()> {

@@ -540,28 +540,42 @@ fn with_host_flags(b: &Side, c: &Side, figure: Figure, rules: &Rules) -> Judgeme
 }
 
 /// For a step too short: the size that would reach the floor, at the rate measured
-/// (`about 15,000 rows would`), for the notes.
+/// (`about 15,000 inserted rows would reach it`), for the notes.
 fn size_to_reach(pair: &Pair, step: StepName, floor: &Floor) -> Option<String> {
     let s = pair
         .runs
         .iter()
         .filter_map(|r| r.record.step(step))
         .min_by(|a, b| a.seconds.total_cmp(&b.seconds))?;
-    if matches!(step, StepName::Query { .. }) || s.main_op() == OpKind::Micro {
-        return Some(format!(
-            "a step of {:.0} s or more would reach it",
-            floor.seconds
-        ));
+    Some(size_text(s, floor))
+}
+
+fn size_text(s: &StepRecord, floor: &Floor) -> String {
+    if matches!(s.name, StepName::Query { .. }) || s.main_op() == OpKind::Micro {
+        return format!("a step of {:.0} s or more would reach it", floor.seconds);
     }
     let unit = s.throughput_unit.as_str();
     let what = unit.strip_suffix("/s").unwrap_or(unit);
-    let done = s.throughput * s.seconds;
     let needed = s.throughput * floor.seconds;
-    Some(format!(
-        "it did {} {what} in {:.2} s; about {} would reach it",
-        crate::report::text::group_f(done),
-        s.seconds,
+    format!(
+        "about {} {what} would reach it",
         crate::report::text::group_f(needed.ceil())
+    )
+}
+
+/// The warning `ibench run` prints when a completed step's measured part is below the
+/// check's default floor; `None` when it is not.
+pub fn too_short_warning(s: &StepRecord) -> Option<String> {
+    let floor = decision::DEFAULT_FLOOR;
+    if s.status != Status::Completed || s.seconds >= floor.seconds {
+        return None;
+    }
+    Some(format!(
+        "warning: {} lasted {:.2} s, below the {:.0} s ibench check judges (it will say \"cannot tell: too short\"); {}",
+        s.name,
+        s.seconds,
+        floor.seconds,
+        size_text(s, &floor)
     ))
 }
 
@@ -630,7 +644,7 @@ mod tests {
         let j = judge(&[100.0, 101.0, 99.0], &[80.0, 82.0, 81.0], true, &RULES);
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         let (lo, hi) = j.interval.expect("ci");
-        assert!(lo <= 0.81 && 0.81 <= hi && hi < 0.95);
+        assert!(lo <= 0.81 && (0.81..0.95).contains(&hi));
         // The same rise is an improvement; for a latency it is the regression.
         let j = judge(&[80.0, 82.0, 81.0], &[100.0, 101.0, 99.0], true, &RULES);
         assert_eq!(j.verdict, Verdict::Improved);
@@ -647,7 +661,11 @@ mod tests {
             (Verdict::CannotTell, Some(Reason::TooNoisy)),
             "{j:?}"
         );
-        assert!(j.detail.contains("repeats a side would decide"), "{}", j.detail);
+        assert!(
+            j.detail.contains("repeats a side would decide"),
+            "{}",
+            j.detail
+        );
     }
 
     #[test]

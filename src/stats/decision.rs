@@ -332,7 +332,7 @@ pub fn batch_count(n: usize) -> usize {
 }
 
 fn estimate(e: &Evidence) -> Result<Estimate, NoEstimate> {
-    if e.values.is_empty() || e.values.iter().any(|v| !(*v > 0.0) || !v.is_finite()) {
+    if e.values.is_empty() || e.values.iter().any(|v| *v <= 0.0 || !v.is_finite()) {
         return Err(NoEstimate::NoValue);
     }
     if e.values.len() >= MIN_REPEATS_FOR_NOISE {
@@ -361,7 +361,7 @@ fn estimate(e: &Evidence) -> Result<Estimate, NoEstimate> {
     let skip = ps.len() - k * size;
     let batches: Vec<f64> = ps[skip..].chunks(size).map(mean).collect();
     let m = mean(&batches);
-    if !(m > 0.0) {
+    if m <= 0.0 || !m.is_finite() {
         return Err(NoEstimate::OneRun);
     }
     // The variance of the mean of the batches, relative to it (the delta method for the log).
