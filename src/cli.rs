@@ -70,6 +70,17 @@ pub struct CheckArgs {
     /// many per-second samples; a shorter one is "cannot tell: too short".
     #[arg(long, default_value_t = 3.0)]
     pub min_step_seconds: f64,
+    /// Run this matrix file into the output dir (the one directory given) a repeat of every
+    /// cell at a time, checking after each round, until every figure more repeats can decide
+    /// is decided or a cap is reached; resumable.
+    #[arg(long, value_name = "MATRIX.toml")]
+    pub run: Option<PathBuf>,
+    /// With --run: the most repeats a side.
+    #[arg(long, default_value_t = 10, requires = "run")]
+    pub max_repeats: u32,
+    /// With --run: stop starting rounds after this long (90s, 15m, 2h).
+    #[arg(long, value_parser = crate::check::until::parse_duration, requires = "run")]
+    pub max_time: Option<f64>,
     /// Exit 1 instead of 3 when nothing regressed but some steps cannot tell.
     #[arg(long)]
     pub fail_on_inconclusive: bool,

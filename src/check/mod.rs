@@ -2,14 +2,17 @@
 //! base? One verdict per step and figure and an exit code a CI job can act on:
 //! - `input`: the pairs to judge, from a matrix output dir or from run directories, and
 //!   whether each pair is like for like (the "what differs" model, `report::differs`);
-//! - `statistics`: the rank test and the bootstrap interval, pure functions;
-//! - `verdicts`: the rules from per-repeat figures to a verdict, with the host check's flags
-//!   (`report::host`) and failed or partial steps;
-//! - `outputs`: text, Markdown, JSON and JUnit XML.
+//! - `statistics`: the median the outputs show;
+//! - `verdicts`: each step's figures per repeat (rates, latencies, work per op) judged by the
+//!   rule of `crate::stats::decision`, with the host check's flags (`report::host`), failed or
+//!   partial steps and the floor of a step's length;
+//! - `outputs`: text, Markdown, JSON and JUnit XML;
+//! - `until`: `--run`, a matrix run a round of repeats at a time until decided.
 
 pub mod input;
 pub mod outputs;
 pub mod statistics;
+pub mod until;
 pub mod verdicts;
 
 use std::process::ExitCode;
@@ -68,7 +71,11 @@ pub struct CheckReport {
 /// Run `ibench check`: print the verdicts, write the JUnit file and the step summary; the
 /// exit code. Bad input is one line on standard error and exit 2.
 pub fn command(args: &CheckArgs) -> ExitCode {
-    let outcome = check(args).and_then(|report| {
+    let report = match &args.run {
+        Some(file) => until::run_until_decided(args, file),
+        None => check(args),
+    };
+    let outcome = report.and_then(|report| {
         outputs::write(&report, args)?;
         Ok(report.exit_code)
     });
