@@ -193,6 +193,18 @@ fn difference_text(d: &Difference) -> String {
     format!("{area}{} (base {}, candidate {})", d.name, d.base, d.run)
 }
 
+/// The first `n` names, and how many more.
+fn first_of(names: &[String], n: usize) -> String {
+    if names.len() <= n {
+        return names.join(", ");
+    }
+    format!(
+        "{} and {} more figures",
+        names[..n].join(", "),
+        names.len() - n
+    )
+}
+
 /// The exit code and the one-line summary.
 fn conclusion(pairs: &[PairReport], fail_on_inconclusive: bool) -> (u8, String) {
     let named = |want: Verdict| -> Vec<String> {
@@ -235,7 +247,7 @@ fn conclusion(pairs: &[PairReport], fail_on_inconclusive: bool) -> (u8, String) 
             code,
             format!(
                 "no regression found, but cannot tell: {}",
-                unsure.join(", ")
+                first_of(&unsure, 8)
             ),
         );
     }

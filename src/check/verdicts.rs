@@ -376,20 +376,34 @@ struct Repeat {
     flagged: bool,
 }
 
-/// One side's repeats of a step, the lines for each repeat left out or flagged, and the
-/// shortest measured part.
+/// One side's repeats of a step, the lines for each repeat left out or flagged, and each
+/// repeat's measured part (seconds and per-second samples).
 #[derive(Default)]
 struct Side {
     repeats: Vec<Repeat>,
     partial: Vec<String>,
     host: Vec<String>,
-    seconds: Option<f64>,
-    samples: Option<usize>,
+    lengths: Vec<(f64, Option<usize>)>,
 }
 
 impl Side {
     fn all(&self) -> Vec<f64> {
         self.repeats.iter().map(|r| r.value).collect()
+    }
+
+    /// The measured part of the typical repeat: the median seconds and per-second samples
+    /// of the repeats (the lower middle one for an even count), so that one repeat a busy
+    /// host made fast or slow does not decide whether the step is long enough.
+    fn typical_length(&self) -> (Option<f64>, Option<usize>) {
+        let mut seconds: Vec<f64> = self.lengths.iter().map(|l| l.0).collect();
+        seconds.sort_by(f64::total_cmp);
+        let mut samples: Vec<usize> = self.lengths.iter().filter_map(|l| l.1).collect();
+        samples.sort_unstable();
+        let mid = |n: usize| n.saturating_sub(1) / 2;
+        (
+            seconds.get(mid(seconds.len())).copied(),
+            samples.get(mid(samples.len())).copied(),
+        )
     }
 
     fn clean_count(&self) -> usize {
@@ -412,8 +426,9 @@ impl Side {
             [one] => Evidence::single_run(one.value, &one.per_second, kind),
             _ => Evidence::repeats(&values, kind),
         };
-        e.seconds = self.seconds;
-        e.samples = self.samples;
+        let (seconds, samples) = self.typical_length();
+        e.seconds = seconds;
+        e.samples = samples;
         e
     }
 }
@@ -435,10 +450,7 @@ fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate:
             out.partial.push(format!("{name}: no {}", figure.text()));
             continue;
         };
-        out.seconds = Some(out.seconds.map_or(s.seconds, |m: f64| m.min(s.seconds)));
-        if let Some(n) = samples(run, step) {
-            out.samples = Some(out.samples.map_or(n, |m: usize| m.min(n)));
-        }
+        out.lengths.push((s.seconds, samples(run, step)));
         let flag = host
             .flag(step, &run.label)
             .filter(|_| figure.host_moves_it());

@@ -414,11 +414,7 @@ pub fn decide_with(
             ),
         );
         d.seconds_needed = Some(settings.floor.seconds);
-        if let (Some(b), Some(c)) = (base.values.first(), cand.values.first())
-            && *b > 0.0
-        {
-            d.ratio = Some(c / b);
-        }
+        d.ratio = geometric_ratio(base, cand);
         return d;
     }
     let (b, c) = match (estimate(base), estimate(cand)) {
@@ -435,13 +431,20 @@ pub fn decide_with(
                     "{n}: one run a side without per-second samples does not measure the noise; {MIN_REPEATS_FOR_NOISE} repeats a side would"
                 ),
             );
-            if let (Some(b), Some(c)) = (base.values.first(), cand.values.first()) {
-                d.ratio = Some(c / b);
-            }
+            d.ratio = geometric_ratio(base, cand);
             return d;
         }
     };
     interval_decision(&b, &c, settings, lower_is_better)
+}
+
+/// The ratio of the geometric means, when every value is above 0.
+fn geometric_ratio(base: &Evidence, cand: &Evidence) -> Option<f64> {
+    let log_mean = |e: &Evidence| {
+        (!e.values.is_empty() && e.values.iter().all(|v| *v > 0.0 && v.is_finite()))
+            .then(|| mean(&e.values.iter().map(|v| v.ln()).collect::<Vec<_>>()))
+    };
+    Some((log_mean(cand)? - log_mean(base)?).exp())
 }
 
 /// Both sides without a ratio: all zero on both is no change (no work either side).
