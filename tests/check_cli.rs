@@ -306,6 +306,14 @@ fn bad_input_is_one_line_and_exit_2() {
         let out = ibench(&["check", "--base", "base", flag, value, &b, &c]);
         assert_bad_input(&out, &[flag, needle]);
     }
+    // --run: one output dir, no --base, a matrix file that exists.
+    let out = ibench(&["check", "--run", "m.toml", &b, &c]);
+    assert_bad_input(&out, &["--run takes one output dir"]);
+    let out = ibench(&["check", "--run", "m.toml", "--base", "base", &e]);
+    assert_bad_input(&out, &["--base is for run directories"]);
+    let missing = root.join("missing.toml").display().to_string();
+    let out = ibench(&["check", "--run", &missing, &e]);
+    assert_bad_input(&out, &["missing.toml"]);
     let out = ibench(&["check", "--base", "base", "--junit", &e, &b, &c]);
     assert_bad_input(&out, &["--junit", "is a directory"]);
     let corrupt = run_copy(&root, "x", "patch", 1.0, |_| {});

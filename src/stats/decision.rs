@@ -583,11 +583,24 @@ fn plan(b: &Estimate, c: &Estimate, settings: &Settings, h: f64) -> (Option<usiz
         if sd == 0.0 {
             return (Some(MIN_REPEATS_FOR_NOISE), None);
         }
-        let needed = (MIN_REPEATS_FOR_NOISE..=MAX_PLANNED_REPEATS).find(|&n| {
+        let enough = |n: usize| {
             let nf = count(n);
             t_quantile(1.0 - settings.alpha, 2.0 * nf - 2.0) * sd * (2.0 / nf).sqrt() <= target
-        });
-        return (needed, None);
+        };
+        // The half-width falls as n grows: the fewest n that is enough, by bisection.
+        if !enough(MAX_PLANNED_REPEATS) {
+            return (None, None);
+        }
+        let (mut lo, mut hi) = (MIN_REPEATS_FOR_NOISE - 1, MAX_PLANNED_REPEATS);
+        while hi - lo > 1 {
+            let mid = usize::midpoint(lo, hi);
+            if enough(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        return (Some(hi), None);
     }
     let seconds = b.per_second_seconds.or(c.per_second_seconds);
     match seconds {
@@ -707,8 +720,12 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
 
 /// The quantile `p` (above 0.5) of Student's t with `df` degrees of freedom, by bisection.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0_f64, 1e7_f64);
-    for _ in 0..200 {
+    let mut hi = 8.0_f64;
+    while t_cdf(hi, df) < p && hi < 1e12 {
+        hi *= 8.0;
+    }
+    let mut lo = 0.0_f64;
+    for _ in 0..60 {
         let mid = f64::midpoint(lo, hi);
         if t_cdf(mid, df) < p {
             lo = mid;
