@@ -51,6 +51,22 @@ fn open_figures(report: &CheckReport) -> (Vec<String>, Option<usize>) {
     (open, needed)
 }
 
+/// Whether no figure more repeats can decide would be decided within `max` repeats a side:
+/// each needs more by the planning, or is too noisy for any number up to its limit.
+fn beyond_the_cap(report: &CheckReport, max: u32) -> bool {
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    report
+        .pairs
+        .iter()
+        .flat_map(|p| p.verdicts.iter().filter(|v| repeats_can_decide(v)))
+        .all(|v| match v.judgement.repeats_needed {
+            Some(n) => n > max,
+            None => {
+                v.judgement.reason == Some(Reason::TooNoisy) && v.judgement.seconds_needed.is_none()
+            }
+        })
+}
+
 /// `90`, `90s`, `15m`, `2h` as seconds.
 pub fn parse_duration(text: &str) -> Result<f64, String> {
     let t = text.trim();
@@ -130,6 +146,12 @@ pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
             open.join(", "),
             left.map_or_else(|| "unknown".into(), |n| n.to_string())
         );
+        if beyond_the_cap(&report, max) {
+            eprintln!(
+                "[check --run] every undecided figure needs more than --max-repeats {max} a side at the noise measured: stopping; the verdict so far"
+            );
+            return Ok(report);
+        }
         let capped = repeats >= max || args.max_time.is_some_and(|t| elapsed >= t);
         if capped {
             eprintln!(

@@ -102,13 +102,19 @@ impl Figure {
         }
     }
 
-    /// Whether the host (steal, a hog, a slower clock) can move it, so that the host check's
-    /// flags hold it.
-    pub fn host_moves_it(self) -> bool {
+    /// Whether the host (steal, a hog, a slower clock) can move it in `step`, so that the
+    /// host check's flags hold it: the rates, the server's CPU and cycles always; in a query
+    /// step also a figure per op (not per row), because the paced background inserts beside
+    /// the queries weigh more in each query when the host lets fewer queries run (buffer hits
+    /// per query moved by 28% between identical repeats on a busy host, docs/method.md).
+    pub fn host_moves_it(self, step: StepName) -> bool {
         match self {
             Figure::Throughput | Figure::P99Latency => true,
-            Figure::Perf(event) => event == "cycles",
-            Figure::Metric(name) => WORK_METRICS.iter().any(|(n, _, host)| *n == name && *host),
+            Figure::Perf(event) => event == "cycles" || matches!(step, StepName::Query { .. }),
+            Figure::Metric(name) => WORK_METRICS.iter().any(|(n, unit, host)| {
+                *n == name
+                    && (*host || (matches!(step, StepName::Query { .. }) && unit.ends_with("/op")))
+            }),
         }
     }
 
@@ -453,7 +459,7 @@ fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate:
         out.lengths.push((s.seconds, samples(run, step)));
         let flag = host
             .flag(step, &run.label)
-            .filter(|_| figure.host_moves_it());
+            .filter(|_| figure.host_moves_it(step));
         if let Some(flag) = flag {
             out.host.push(format!(
                 "{name}: host-affected: {}",
@@ -478,7 +484,12 @@ fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate:
 /// [`MIN_REPEATS`] a side, reach it too, and is "cannot tell: host-affected" otherwise. A
 /// decision of no change or cannot tell over every repeat is kept unless the unflagged
 /// repeats suffice to judge on their own.
-fn with_host_flags(b: &Side, c: &Side, figure: Figure, rules: &Rules) -> Judgement {
+fn with_host_flags(
+    b: &Side,
+    c: &Side,
+    (step, figure): (StepName, Figure),
+    rules: &Rules,
+) -> Judgement {
     let settings = rules.settings();
     let kind = figure.kind();
     let lower = !figure.higher_is_better();
@@ -489,7 +500,7 @@ fn with_host_flags(b: &Side, c: &Side, figure: Figure, rules: &Rules) -> Judgeme
         lower,
     );
     let flagged = b.flagged_count() + c.flagged_count();
-    if flagged == 0 || !figure.host_moves_it() || all.reason == Some(Reason::TooShort) {
+    if flagged == 0 || !figure.host_moves_it(step) || all.reason == Some(Reason::TooShort) {
         return all;
     }
     if rules.keep_host_affected {
@@ -610,7 +621,7 @@ fn step_verdict(
             .map_or_else(String::new, |s| s.throughput_unit.as_str().to_string()),
         f => f.unit().to_string(),
     };
-    let mut judgement = with_host_flags(&b, &c, figure, rules);
+    let mut judgement = with_host_flags(&b, &c, (step, figure), rules);
     if judgement.reason == Some(Reason::TooShort)
         && let Some(size) = size_to_reach(pair, step, &rules.floor)
     {
@@ -642,6 +653,8 @@ fn step_verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const I0: StepName = StepName::LoadInitial;
 
     const RULES: Rules = Rules {
         alpha: 0.05,
@@ -728,7 +741,7 @@ mod tests {
         let base = side_of(&[100.0, 101.0, 99.0], &[]);
         // A hog slowed two candidate repeats: every repeat is lower, but only one is clean.
         let hogged = side_of(&[80.0], &[79.0, 81.0]);
-        let j = with_host_flags(&base, &hogged, Figure::Throughput, &RULES);
+        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &RULES);
         assert_eq!(
             (j.verdict, j.reason),
             (Verdict::CannotTell, Some(Reason::HostAffected)),
@@ -736,7 +749,7 @@ mod tests {
         );
         // Three clean candidate repeats that are lower decide, the flagged one aside.
         let slower = side_of(&[80.0, 81.0, 79.0], &[80.5]);
-        let j = with_host_flags(&base, &slower, Figure::Throughput, &RULES);
+        let j = with_host_flags(&base, &slower, (I0, Figure::Throughput), &RULES);
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         assert!(j.detail.contains("6 of 7"), "{}", j.detail);
         // --keep-host-affected judges every repeat.
@@ -744,11 +757,18 @@ mod tests {
             keep_host_affected: true,
             ..RULES
         };
-        let j = with_host_flags(&base, &hogged, Figure::Throughput, &keep);
+        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &keep);
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         assert!(j.detail.contains("--keep-host-affected"), "{}", j.detail);
         // The DBMS's counters are not held to the host check's flags.
-        let j = with_host_flags(&base, &hogged, Figure::Metric("walbpi"), &RULES);
+        let j = with_host_flags(&base, &hogged, (I0, Figure::Metric("walbpi")), &RULES);
+        assert_eq!(j.verdict, Verdict::Improved, "{j:?}");
+        // But a figure per query is, in a query step: the background inserts weigh more in
+        // each query when the host lets fewer queries run.
+        let qr100: StepName = "qr100".parse().expect("a step");
+        let j = with_host_flags(&base, &hogged, (qr100, Figure::Metric("shhpq")), &RULES);
+        assert_eq!(j.reason, Some(Reason::HostAffected), "{j:?}");
+        let j = with_host_flags(&base, &hogged, (qr100, Figure::Metric("walbpi")), &RULES);
         assert_eq!(j.verdict, Verdict::Improved, "{j:?}");
     }
 
@@ -756,17 +776,17 @@ mod tests {
     fn a_work_figure_with_zero_noise_decides_where_the_rate_cannot() {
         let b = side_of(&[1000.0, 1000.0], &[]);
         let c = side_of(&[1031.0, 1031.0], &[]);
-        let j = with_host_flags(&b, &c, Figure::Metric("walbpi"), &RULES);
+        let j = with_host_flags(&b, &c, (I0, Figure::Metric("walbpi")), &RULES);
         assert_eq!(j.verdict, Verdict::NoChange, "+3.1% is inside ±5%: {j:?}");
         let strict = Rules {
             threshold: 0.02,
             ..RULES
         };
-        let j = with_host_flags(&b, &c, Figure::Metric("walbpi"), &strict);
+        let j = with_host_flags(&b, &c, (I0, Figure::Metric("walbpi")), &strict);
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         let rb = side_of(&[1000.0, 900.0], &[]);
         let rc = side_of(&[950.0, 1010.0], &[]);
-        let j = with_host_flags(&rb, &rc, Figure::Throughput, &strict);
+        let j = with_host_flags(&rb, &rc, (I0, Figure::Throughput), &strict);
         assert_eq!(j.verdict, Verdict::CannotTell, "{j:?}");
     }
 
