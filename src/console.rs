@@ -271,6 +271,9 @@ impl RunObserver for RunConsole {
         if !self.quiet {
             crate::say!("{}", crate::report::text::step_line(record));
         }
+        if let Some(w) = crate::check::verdicts::too_short_warning(record) {
+            crate::say!("{w}");
+        }
     }
 }
 
