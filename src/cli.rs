@@ -194,6 +194,34 @@ pub struct ServerStartArgs {
     /// TCP port on 127.0.0.1 (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
+    /// Make the new instance a replica of the private primary in this instance dir:
+    /// PostgreSQL a streaming standby (pg_basebackup, a replication slot), MariaDB a GTID
+    /// replica (the primary started with --log-bin, before it holds tables). See
+    /// docs/replication.md.
+    #[arg(long, value_name = "PRIMARY_DIR")]
+    pub replica_of: Option<PathBuf>,
+    /// With --replica-of (PostgreSQL): a synchronous standby (synchronous_standby_names,
+    /// synchronous_commit = remote_apply).
+    #[arg(long, requires = "replica_of", conflicts_with = "semisync")]
+    pub sync: bool,
+    /// With --replica-of (MariaDB): semi-synchronous replication.
+    #[arg(long, requires = "replica_of")]
+    pub semisync: bool,
+    /// MariaDB: write a binary log (server_id 1, row format), so replicas can attach.
+    #[arg(long, conflicts_with = "replica_of")]
+    pub log_bin: bool,
+}
+
+impl ServerStartArgs {
+    /// The replica mode the flags ask for (`async` without --sync or --semisync).
+    pub fn replica_mode(&self) -> crate::server::replica::ReplicaMode {
+        use crate::server::replica::ReplicaMode;
+        match (self.sync, self.semisync) {
+            (true, _) => ReplicaMode::Sync,
+            (_, true) => ReplicaMode::Semisync,
+            _ => ReplicaMode::Async,
+        }
+    }
 }
 
 /// `ibench run ...`: every run option, declared once. The same struct is the command line
