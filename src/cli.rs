@@ -238,6 +238,11 @@ pub struct RunArgs {
     /// visible in `ps`.
     #[arg(long, default_value_t = defaults().url)]
     pub url: String,
+    /// A replica of the server at --url: the run writes a heartbeat row on the primary every
+    /// 100 ms and reads it here, and records the replica's lag per second and per step
+    /// (max, p99, seconds to catch up after it) beside the DBMS's own view (docs/replication.md).
+    #[arg(long, value_name = "URL")]
+    pub replica_url: Option<String>,
     /// Storage engine of the tables (mysql:// only).
     #[arg(long, value_enum)]
     pub engine: Option<Engine>,
@@ -393,6 +398,7 @@ impl Default for RunArgs {
         let o = RunOptions::from_profile("sqlite:ibench.db", &small);
         RunArgs {
             url: o.url,
+            replica_url: None,
             engine: None,
             flavour: None,
             profile: small.name.clone(),
@@ -471,6 +477,7 @@ impl RunArgs {
             (None, Workload::Insert) => StepName::default_list(rates),
             (None, Workload::Micro) => StepName::micro_list(),
         };
+        o.replica_url.clone_from(&self.replica_url);
         o.engine = self.engine;
         o.flavour = self.flavour;
         o.clients = self.clients;

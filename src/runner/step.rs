@@ -35,6 +35,7 @@ pub(super) fn run_step(
     prepare_tables(&shape.tables, &shape.table_options, admin, state, plan)?;
     let rows_before = state.expected_rows.clone();
     let connections = plan_connections(shape, driver, admin, state, plan, ordinal)?;
+    super::heartbeat::begin_step();
     let Probed {
         driven,
         cpu_seconds,
@@ -49,6 +50,7 @@ pub(super) fn run_step(
         (sampler, prober),
     );
 
+    let replication = super::heartbeat::end_step(driven.started_at, driven.ended_at);
     let (status, error) = driven.status();
     book_rows(state, plan, &driven.finished);
 
@@ -96,6 +98,7 @@ pub(super) fn run_step(
         metrics: None,
         check_failures,
         host_probe,
+        replication,
     };
     record.metrics = Some(sampler::step_metrics(&record, sampled));
     Ok(record)
