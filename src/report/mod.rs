@@ -13,6 +13,7 @@ pub mod layout;
 pub mod load;
 pub mod markdown;
 pub mod model;
+pub mod replication;
 mod notes;
 pub mod run_table;
 pub mod series;
