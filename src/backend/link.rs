@@ -95,7 +95,12 @@ impl SqlLink {
     pub fn row(&mut self, sql: &str) -> Result<Vec<(String, Option<String>)>, String> {
         let result = self.query(sql)?;
         Ok(match result.rows.first() {
-            Some(row) => result.columns.iter().cloned().zip(row.iter().cloned()).collect(),
+            Some(row) => result
+                .columns
+                .iter()
+                .cloned()
+                .zip(row.iter().cloned())
+                .collect(),
             None => Vec::new(),
         })
     }

@@ -256,7 +256,10 @@ pub fn setup_differences(base: &LoadedRun, run: &LoadedRun) -> SetupDifferences 
     for (name, bv, rv) in dbms_facts(b, r) {
         push(Area::Dbms, name, bv, rv);
     }
-    let (bm, rm) = (super::replication::mode_name(b), super::replication::mode_name(r));
+    let (bm, rm) = (
+        super::replication::mode_name(b),
+        super::replication::mode_name(r),
+    );
     push(Area::Dbms, "replication", bm, rm);
     for (name, values) in build_facts(b, r) {
         match values {

@@ -265,7 +265,8 @@ impl RunOptions {
         };
         match (family(&self.url), family(replica)) {
             (None, _) => Err(OptionsError(
-                "--replica-url needs a server at --url (postgres:// or mysql://), not SQLite".into(),
+                "--replica-url needs a server at --url (postgres:// or mysql://), not SQLite"
+                    .into(),
             )),
             (Some(p), Some(r)) if p == r => {
                 if replica == &self.url {

@@ -4,7 +4,7 @@
 //! only grows; a reader thread reads that row on the replica every 100 ms. The replica is
 //! `now - (commit time of the first write it has not applied)` behind (zero when it has
 //! applied every write), to within the time one read takes; a failed read marks that moment
-//! lost. Once a second the reader also reads the DBMS's own view (PostgreSQL's replay LSN and
+//! lost. Once a second, and as a step ends, the reader also reads the DBMS's own view (PostgreSQL's replay LSN and
 //! `replay_lag`; MariaDB's GTID positions and `Seconds_Behind_Master`).
 //!
 //! The runner starts it once per run ([`Heartbeat::start`], which also refuses a replica URL
@@ -75,6 +75,8 @@ struct Shared {
     view: Mutex<DbmsReplicationView>,
     /// The standby's `application_name` on a PostgreSQL primary, when known.
     application_name: Option<String>,
+    /// A step ended: read the DBMS's view at the next tick (and clear this).
+    view_due: AtomicBool,
     stop: AtomicBool,
 }
 
@@ -124,6 +126,7 @@ impl Heartbeat {
             applied: Mutex::new(Some((first, Instant::now()))),
             view: Mutex::new(DbmsReplicationView::default()),
             application_name: found.application_name,
+            view_due: AtomicBool::new(false),
             stop: AtomicBool::new(false),
         });
         let writer = {
@@ -210,7 +213,9 @@ fn check_postgres(p: &mut SqlLink, r: &mut SqlLink, shown: &str) -> anyhow::Resu
         );
     }
     if one(p, "SELECT pg_is_in_recovery()", "--url")? == "t" {
-        bail!("--url is a standby: give the primary's URL to --url and the standby's to --replica-url");
+        bail!(
+            "--url is a standby: give the primary's URL to --url and the standby's to --replica-url"
+        );
     }
     let id = "SELECT system_identifier::text FROM pg_control_system()";
     let (pid, rid) = (one(p, id, "--url")?, one(r, id, "--replica-url")?);
@@ -300,11 +305,17 @@ fn first_sequence() -> i64 {
 fn make_table(p: &mut SqlLink, first: i64) -> anyhow::Result<()> {
     let statements = match p.kind() {
         LinkKind::Postgres => [
-            format!("CREATE TABLE IF NOT EXISTS {TABLE} (id int PRIMARY KEY, seq bigint NOT NULL, ts timestamptz NOT NULL)"),
-            format!("INSERT INTO {TABLE} VALUES (1, {first}, now()) ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, ts = EXCLUDED.ts"),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {TABLE} (id int PRIMARY KEY, seq bigint NOT NULL, ts timestamptz NOT NULL)"
+            ),
+            format!(
+                "INSERT INTO {TABLE} VALUES (1, {first}, now()) ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, ts = EXCLUDED.ts"
+            ),
         ],
         LinkKind::Mysql => [
-            format!("CREATE TABLE IF NOT EXISTS {TABLE} (id INT PRIMARY KEY, seq BIGINT NOT NULL, ts DATETIME(6) NOT NULL) ENGINE=InnoDB"),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {TABLE} (id INT PRIMARY KEY, seq BIGINT NOT NULL, ts DATETIME(6) NOT NULL) ENGINE=InnoDB"
+            ),
             format!("REPLACE INTO {TABLE} VALUES (1, {first}, NOW(6))"),
         ],
     };
@@ -438,7 +449,7 @@ fn read_loop(shared: &Shared, replica: SqlLink, replica_url: &str, primary_url: 
             None => None,
         };
         lock(&shared.readings).push(Reading { at, lag_ms: lag });
-        if n % 10 == 0 {
+        if n % 10 == 0 || shared.view_due.swap(false, Ordering::Relaxed) {
             reconnect(&mut primary, primary_url, &mut last_primary_try);
             if let (Some(r), Some(p)) = (link.as_mut(), primary.as_mut()) {
                 let mut view = lock(&shared.view);
@@ -546,6 +557,12 @@ fn instant_of(t: SystemTime) -> Instant {
 pub fn end_step(started_at: SystemTime, ended_at: SystemTime) -> Option<StepReplication> {
     let shared = active()?;
     let (start, end) = (instant_of(started_at), instant_of(ended_at));
+    // The DBMS's view at the end too (a step shorter than a second has no other reading).
+    shared.view_due.store(true, Ordering::Relaxed);
+    let asked = Instant::now();
+    while shared.view_due.load(Ordering::Relaxed) && asked.elapsed() < 5 * INTERVAL {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let catch_up_seconds = wait_catch_up(&shared, end);
     let readings: Vec<Reading> = lock(&shared.readings)
         .iter()

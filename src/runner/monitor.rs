@@ -160,7 +160,8 @@ impl<'a> Monitor<'a> {
             }
         }
         if whole || any {
-            let (replica_lag_ms, replica_lost) = super::heartbeat::second(self.start, self.next_tick);
+            let (replica_lag_ms, replica_lost) =
+                super::heartbeat::second(self.start, self.next_tick);
             let line = TimelineLine {
                 step: self.step,
                 second: self.next_tick,

@@ -87,7 +87,9 @@ impl ReplicaMode {
                 bail!("MariaDB has no synchronous replication: use --semisync (or neither)")
             }
             (ReplicaMode::Semisync, ServerKind::Postgres) => {
-                bail!("--semisync is MariaDB's: a PostgreSQL standby is made synchronous with --sync")
+                bail!(
+                    "--semisync is MariaDB's: a PostgreSQL standby is made synchronous with --sync"
+                )
             }
             _ => Ok(()),
         }
@@ -139,7 +141,9 @@ pub fn log_bin_args() -> Vec<String> {
 /// defaults (`wal_level = replica`, ten WAL senders and slots) serve standbys.
 pub fn start_logging_primary(spec: &ServerSpec) -> Result<ServerHandle> {
     if spec.kind != ServerKind::Mariadb {
-        bail!("--log-bin is MariaDB's: a private PostgreSQL serves standbys as it is (drop --log-bin)");
+        bail!(
+            "--log-bin is MariaDB's: a private PostgreSQL serves standbys as it is (drop --log-bin)"
+        );
     }
     if let Some(dir) = &spec.dir {
         super::check_dir_usable(dir)?;
@@ -157,8 +161,9 @@ pub fn start_replica(
     primary_dir: &Path,
     mode: ReplicaMode,
 ) -> Result<ServerHandle> {
-    let primary = ServerHandle::load(primary_dir)
-        .context("--replica-of must name the --dir of a server started with `ibench server start`")?;
+    let primary = ServerHandle::load(primary_dir).context(
+        "--replica-of must name the --dir of a server started with `ibench server start`",
+    )?;
     if primary.kind != spec.kind {
         bail!(
             "--replica-of {} holds a {} server, not {}: a replica is the same server as its primary",
@@ -322,8 +327,7 @@ fn start_postgres(
     primary: &ServerHandle,
     mode: ReplicaMode,
 ) -> Result<(ServerHandle, String)> {
-    let bindir =
-        postgres::find_bindir(Some(spec.bindir.as_deref().unwrap_or(&primary.bindir)))?;
+    let bindir = postgres::find_bindir(Some(spec.bindir.as_deref().unwrap_or(&primary.bindir)))?;
     let version = postgres::version(&bindir)?;
     let major = pg_major(&version).unwrap_or(0);
     let primary_major = pg_major(&primary.version).unwrap_or(0);
@@ -354,7 +358,14 @@ fn start_postgres(
     )?;
     let name = format!("ibench_replica_{port}");
     let cleanup_slot = || drop_slot_quietly(primary, &name);
-    if let Err(e) = base_backup(&bindir, run_as.as_ref(), &dir, primary.port, &name, &passfile) {
+    if let Err(e) = base_backup(
+        &bindir,
+        run_as.as_ref(),
+        &dir,
+        primary.port,
+        &name,
+        &passfile,
+    ) {
         cleanup_slot();
         return Err(e);
     }
@@ -433,10 +444,26 @@ fn base_backup(
     let mut cmd = command(&tool, run_as);
     cmd.current_dir(dir)
         .env("PGPASSFILE", passfile)
-        .args(["-h", "127.0.0.1", "-p", &primary_port.to_string(), "-U", "postgres"])
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &primary_port.to_string(),
+            "-U",
+            "postgres",
+        ])
         .arg("-D")
         .arg(dir.join("data"))
-        .args(["-X", "stream", "-C", "-S", slot, "--checkpoint=fast", "--no-sync", "-w"]);
+        .args([
+            "-X",
+            "stream",
+            "-C",
+            "-S",
+            slot,
+            "--checkpoint=fast",
+            "--no-sync",
+            "-w",
+        ]);
     let out = run_capture(&mut cmd, "pg_basebackup", Some(&log))?;
     if !out.status.success() {
         bail!(
@@ -456,9 +483,15 @@ fn write_standby_config(
     lines: &[String],
     run_as: Option<&RunAs>,
 ) -> Result<()> {
-    let mut text = format!("\n# ibench: a standby of its primary\n{}\n", lines.join("\n"));
+    let mut text = format!(
+        "\n# ibench: a standby of its primary\n{}\n",
+        lines.join("\n")
+    );
     let (path, signal) = if major >= 12 {
-        (data_dir.join("postgresql.conf"), Some(data_dir.join("standby.signal")))
+        (
+            data_dir.join("postgresql.conf"),
+            Some(data_dir.join("standby.signal")),
+        )
     } else {
         text.push_str("standby_mode = 'on'\n");
         (data_dir.join("recovery.conf"), None)
@@ -522,7 +555,8 @@ fn make_synchronous(primary: &ServerHandle, name: &str) -> Result<()> {
     ] {
         p.query(&sql).map_err(anyhow::Error::msg)?;
     }
-    let sql = format!("SELECT sync_state FROM pg_stat_replication WHERE application_name = '{name}'");
+    let sql =
+        format!("SELECT sync_state FROM pg_stat_replication WHERE application_name = '{name}'");
     let deadline = Instant::now() + ATTACH_TIMEOUT;
     loop {
         let state = p.value(&sql).map_err(anyhow::Error::msg)?;
@@ -559,7 +593,10 @@ fn start_mariadb(
     primary: &ServerHandle,
     mode: ReplicaMode,
 ) -> Result<(ServerHandle, String)> {
-    let bindir = spec.bindir.clone().unwrap_or_else(|| primary.bindir.clone());
+    let bindir = spec
+        .bindir
+        .clone()
+        .unwrap_or_else(|| primary.bindir.clone());
     let bins = mariadb::find_binaries(Some(&bindir))?;
     let version = mariadb::version(&bins.mariadbd)?;
     if mariadb_version(&version) < mariadb_version(&primary.version) {
@@ -696,11 +733,14 @@ fn follow(
             break;
         }
         if Instant::now() >= deadline {
-            let error = [column(&status, "Last_IO_Error"), column(&status, "Last_SQL_Error")]
-                .into_iter()
-                .flatten()
-                .find(|e| !e.is_empty())
-                .unwrap_or("no error reported");
+            let error = [
+                column(&status, "Last_IO_Error"),
+                column(&status, "Last_SQL_Error"),
+            ]
+            .into_iter()
+            .flatten()
+            .find(|e| !e.is_empty())
+            .unwrap_or("no error reported");
             bail!(
                 "the MariaDB replica did not start replicating within {} s: {error}; see {}",
                 ATTACH_TIMEOUT.as_secs(),
@@ -745,22 +785,32 @@ mod tests {
 
     #[test]
     fn versions_are_read_from_the_version_lines() {
-        assert_eq!(pg_major("postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)"), Some(15));
+        assert_eq!(
+            pg_major("postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)"),
+            Some(15)
+        );
         assert_eq!(pg_major("postgres (PostgreSQL) 10.23"), Some(10));
         assert_eq!(
             mariadb_version("mariadbd Ver 10.11.14-MariaDB-0+deb12u2 for debian-linux-gnu"),
             (10, 11, 14)
         );
-        assert!(mariadb_version("mariadbd Ver 10.6.2-MariaDB") < mariadb_version("mariadbd Ver 10.11.1"));
+        assert!(
+            mariadb_version("mariadbd Ver 10.6.2-MariaDB")
+                < mariadb_version("mariadbd Ver 10.11.1")
+        );
     }
 
     #[test]
     fn each_server_has_its_own_synchronous_mode() {
         assert!(ReplicaMode::Sync.check_for(ServerKind::Postgres).is_ok());
         assert!(ReplicaMode::Semisync.check_for(ServerKind::Mariadb).is_ok());
-        let e = ReplicaMode::Sync.check_for(ServerKind::Mariadb).unwrap_err();
+        let e = ReplicaMode::Sync
+            .check_for(ServerKind::Mariadb)
+            .unwrap_err();
         assert!(e.to_string().contains("--semisync"), "{e}");
-        let e = ReplicaMode::Semisync.check_for(ServerKind::Postgres).unwrap_err();
+        let e = ReplicaMode::Semisync
+            .check_for(ServerKind::Postgres)
+            .unwrap_err();
         assert!(e.to_string().contains("--sync"), "{e}");
         assert!(ReplicaMode::Async.check_for(ServerKind::Mariadb).is_ok());
     }
