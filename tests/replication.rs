@@ -101,6 +101,27 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
         "{view:?}"
     );
 
+    // --semisync is MariaDB's; a replica of a replica is refused; --log-bin is MariaDB's.
+    for (args, says) in [
+        (
+            vec!["--replica-of", primary.dir.to_str().unwrap(), "--semisync"],
+            "--sync",
+        ),
+        (
+            vec!["--replica-of", sync.dir.to_str().unwrap()],
+            "itself a replica",
+        ),
+        (vec!["--log-bin"], "--log-bin is MariaDB's"),
+    ] {
+        let mut all = vec!["server", "start", "postgres"];
+        all.extend(args);
+        let out = ibench(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains(says), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+
     // The standby is not the primary: `localhost` reaches the primary itself.
     let itself = primary.url.replace("127.0.0.1", "localhost");
     let out = ibench(&[

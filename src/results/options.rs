@@ -408,6 +408,23 @@ mod tests {
     }
 
     #[test]
+    fn a_replica_url_is_a_server_of_the_primary_s_protocol() {
+        let mut o = small();
+        o.url = "postgres://u@127.0.0.1:5432/db".into();
+        o.replica_url = Some("postgres://u@127.0.0.1:5433/db".into());
+        assert!(o.validate().is_ok());
+        o.replica_url = Some(o.url.clone());
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("--replica-url is --url itself"), "{e}");
+        o.replica_url = Some("mysql://u@127.0.0.1:3306/db".into());
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("must be a postgres:// URL"), "{e}");
+        o.url = "sqlite:x.db".into();
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("not SQLite"), "{e}");
+    }
+
+    #[test]
     fn conflicting_and_bad_values_name_the_flag() {
         let mut o = small();
         o.query_seconds = 0.0;

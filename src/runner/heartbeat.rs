@@ -449,7 +449,7 @@ fn read_loop(shared: &Shared, replica: SqlLink, replica_url: &str, primary_url: 
             None => None,
         };
         lock(&shared.readings).push(Reading { at, lag_ms: lag });
-        if n % 10 == 0 || shared.view_due.swap(false, Ordering::Relaxed) {
+        if n.is_multiple_of(10) || shared.view_due.swap(false, Ordering::Relaxed) {
             reconnect(&mut primary, primary_url, &mut last_primary_try);
             if let (Some(r), Some(p)) = (link.as_mut(), primary.as_mut()) {
                 let mut view = lock(&shared.view);
