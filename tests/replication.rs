@@ -76,6 +76,18 @@ fn check_measured(run: &RunRecord, dir: &Path) {
             s.name
         );
     }
+    // After l.i2 the replica's tables were compared with the primary's, and matched.
+    let li2 = run
+        .steps
+        .iter()
+        .find(|s| s.name.to_string() == "l.i2")
+        .unwrap();
+    let integrity = li2.replication.as_ref().and_then(|r| r.integrity.as_ref());
+    let integrity = integrity.expect("l.i2 compares the replica's tables");
+    assert!(integrity.ok, "{integrity:?}");
+    assert_eq!(integrity.tables.len(), 1, "{integrity:?}");
+    assert!(integrity.tables[0].replica_rows > 0, "{integrity:?}");
+    assert!(li2.check_failures.is_empty(), "{:?}", li2.check_failures);
     let timeline = std::fs::read_to_string(dir.join("timeline.jsonl")).unwrap();
     assert!(timeline.contains("\"replica_lag_ms\""), "{timeline}");
 }
@@ -84,7 +96,13 @@ fn check_measured(run: &RunRecord, dir: &Path) {
 fn postgres_standbys_sync_and_async_with_a_killed_one() {
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
     let sync = replica_of(&primary, ReplicaMode::Sync);
-    let run = run_with_replica(&primary, &sync, "l.i0,l.x,l.i1", "rep-pg-sync", &mut |_| {});
+    let run = run_with_replica(
+        &primary,
+        &sync,
+        "l.i0,l.x,l.i1,l.i2",
+        "rep-pg-sync",
+        &mut |_| {},
+    );
     let info = run.replica.as_ref().expect("the run records its replica");
     assert_eq!(info.mode, "sync");
     assert_eq!(info.synchronous_commit.as_deref(), Some("remote_apply"));
@@ -193,7 +211,7 @@ fn mariadb_semisync_replica() {
     let run = run_with_replica(
         &primary,
         &replica,
-        "l.i0,l.x,l.i1",
+        "l.i0,l.x,l.i1,l.i2",
         "rep-my-semi",
         &mut |_| {},
     );

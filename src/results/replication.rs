@@ -47,6 +47,37 @@ pub struct StepReplication {
     /// The DBMS's own view of the same lag over the step, read once a second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dbms: Option<DbmsReplicationView>,
+    /// After l.i2, once the replica caught up: do its tables hold what the primary's hold?
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<ReplicaIntegrity>,
+}
+
+/// The replica's tables against the primary's, after l.i2 once the replica caught up.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaIntegrity {
+    /// Every table's rows and checksum match.
+    pub ok: bool,
+    /// Per table, both sides.
+    pub tables: Vec<TableMatch>,
+    /// Why the check could not run (a side could not be read); `ok` is then false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One table on the primary and on the replica: its rows and a checksum of every row.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TableMatch {
+    /// The table.
+    pub table: String,
+    /// `count(*)` on the primary.
+    pub primary_rows: u64,
+    /// `count(*)` on the replica.
+    pub replica_rows: u64,
+    /// The primary's checksum: the sum of a hash of each row's text (PostgreSQL's
+    /// `hashtext(row::text)`, MariaDB's `CRC32` of its columns joined).
+    pub primary_checksum: String,
+    /// The replica's checksum, the same way.
+    pub replica_checksum: String,
 }
 
 /// The DBMS's own view of the replica's lag over a step: the largest of its once-a-second

@@ -24,7 +24,8 @@ use anyhow::{Context, bail};
 
 use crate::backend::link::{LinkKind, SqlLink, column};
 use crate::results::replication::{
-    DbmsReplicationView, ReplicaInfo, StepReplication, lag_figures, transactions_behind,
+    DbmsReplicationView, ReplicaInfo, ReplicaIntegrity, StepReplication, TableMatch, lag_figures,
+    transactions_behind,
 };
 
 /// Time between two heartbeat writes (and two reads).
@@ -60,6 +61,8 @@ struct Reading {
     at: Instant,
     /// The lag, ms; `None`: the replica could not be read.
     lag_ms: Option<f64>,
+    /// The sequence number read; `None`: the replica could not be read.
+    applied: Option<i64>,
 }
 
 /// What the two threads share with the run.
@@ -75,6 +78,8 @@ struct Shared {
     view: Mutex<DbmsReplicationView>,
     /// The standby's `application_name` on a PostgreSQL primary, when known.
     application_name: Option<String>,
+    /// The primary's and the replica's URLs, for the integrity check after l.i2.
+    urls: (String, String),
     /// A step ended: read the DBMS's view at the next tick (and clear this).
     view_due: AtomicBool,
     stop: AtomicBool,
@@ -126,6 +131,7 @@ impl Heartbeat {
             applied: Mutex::new(Some((first, Instant::now()))),
             view: Mutex::new(DbmsReplicationView::default()),
             application_name: found.application_name,
+            urls: (primary_url.to_string(), replica_url.to_string()),
             view_due: AtomicBool::new(false),
             stop: AtomicBool::new(false),
         });
@@ -436,19 +442,26 @@ fn read_loop(shared: &Shared, replica: SqlLink, replica_url: &str, primary_url: 
         reconnect(&mut link, replica_url, &mut last_try);
         let read = link.as_mut().map(read_sequence);
         let at = Instant::now();
-        let lag = match read {
+        let (lag, applied) = match read {
             Some(Ok(Some(applied))) => {
                 *lock(&shared.applied) = Some((applied, at));
-                Some(lag_ms(&lock(&shared.commits), applied, at))
+                (
+                    Some(lag_ms(&lock(&shared.commits), applied, at)),
+                    Some(applied),
+                )
             }
-            Some(Ok(None)) => None,
+            Some(Ok(None)) => (None, None),
             Some(Err(_)) => {
                 link = None;
-                None
+                (None, None)
             }
-            None => None,
+            None => (None, None),
         };
-        lock(&shared.readings).push(Reading { at, lag_ms: lag });
+        lock(&shared.readings).push(Reading {
+            at,
+            lag_ms: lag,
+            applied,
+        });
         if n.is_multiple_of(10) || shared.view_due.swap(false, Ordering::Relaxed) {
             reconnect(&mut primary, primary_url, &mut last_primary_try);
             if let (Some(r), Some(p)) = (link.as_mut(), primary.as_mut()) {
@@ -511,6 +524,96 @@ fn read_view(
         }
     }
     Ok(())
+}
+
+/// After a step that caught up (l.i2): compare the replica's `tables` with the primary's,
+/// rows and a checksum of every row. `None` without a replica.
+pub fn check_tables(tables: &[String]) -> Option<ReplicaIntegrity> {
+    let shared = active()?;
+    let (p, r) = &shared.urls;
+    let compared = (|| -> Result<Vec<TableMatch>, String> {
+        let mut primary = SqlLink::connect(p, CONNECT_TIMEOUT)?;
+        let mut replica = SqlLink::connect(r, CONNECT_TIMEOUT)?;
+        let mut out = Vec::new();
+        for table in tables {
+            let sql = checksum_sql(shared.kind, table);
+            let (pr, pc) = count_and_sum(&mut primary, &sql)?;
+            let (rr, rc) = count_and_sum(&mut replica, &sql)?;
+            out.push(TableMatch {
+                table: table.clone(),
+                primary_rows: pr,
+                replica_rows: rr,
+                primary_checksum: pc,
+                replica_checksum: rc,
+            });
+        }
+        Ok(out)
+    })();
+    Some(match compared {
+        Ok(tables) => ReplicaIntegrity {
+            ok: tables.iter().all(|t| {
+                t.primary_rows == t.replica_rows && t.primary_checksum == t.replica_checksum
+            }),
+            tables,
+            error: None,
+        },
+        Err(e) => ReplicaIntegrity {
+            ok: false,
+            tables: Vec::new(),
+            error: Some(e),
+        },
+    })
+}
+
+/// The rows of `table` and the sum of a hash of each row's text.
+fn checksum_sql(kind: LinkKind, table: &str) -> String {
+    match kind {
+        LinkKind::Postgres => format!(
+            "SELECT count(*)::text, coalesce(sum(hashtext(t::text)::bigint), 0)::text FROM {table} t"
+        ),
+        LinkKind::Mysql => format!(
+            "SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS('|', transactionid, dateandtime, cashregisterid, \
+             customerid, productid, price, data))), 0) FROM {table}"
+        ),
+    }
+}
+
+fn count_and_sum(link: &mut SqlLink, sql: &str) -> Result<(u64, String), String> {
+    let result = link.query(sql)?;
+    let row = result.rows.first().ok_or("no row")?;
+    let rows = row
+        .first()
+        .and_then(|v| v.as_deref())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let sum = row.get(1).and_then(|v| v.clone()).unwrap_or_default();
+    Ok((rows, sum))
+}
+
+/// The failed integrity check's line: which tables differ and how.
+pub fn integrity_message(check: &ReplicaIntegrity) -> String {
+    if let Some(e) = &check.error {
+        return format!("replica: the tables could not be compared: {e}");
+    }
+    let differ: Vec<String> = check
+        .tables
+        .iter()
+        .filter(|t| t.primary_rows != t.replica_rows || t.primary_checksum != t.replica_checksum)
+        .map(|t| {
+            format!(
+                "{} holds {} rows on the replica, {} on the primary{}",
+                t.table,
+                t.replica_rows,
+                t.primary_rows,
+                if t.primary_checksum == t.replica_checksum {
+                    ""
+                } else {
+                    " (checksums differ)"
+                }
+            )
+        })
+        .collect();
+    format!("replica: {}", differ.join("; "))
 }
 
 fn active() -> Option<Arc<Shared>> {
@@ -583,6 +686,7 @@ pub fn end_step(started_at: SystemTime, ended_at: SystemTime) -> Option<StepRepl
         catch_up_seconds,
         lost_from_second,
         dbms: Some(lock(&shared.view).clone()).filter(|v| *v != DbmsReplicationView::default()),
+        integrity: None,
     })
 }
 
@@ -599,14 +703,20 @@ fn wait_catch_up(shared: &Shared, end: Instant) -> Option<f64> {
     };
     let deadline = Instant::now() + CATCH_UP_CAP;
     loop {
-        if let Some((applied, at)) = *lock(&shared.applied) {
-            if applied >= target {
-                let seconds = at.saturating_duration_since(end).as_secs_f64();
-                return Some((seconds * 1e3).round() / 1e3);
-            }
-            if at.elapsed() > LOST_AFTER {
-                return None;
-            }
+        // The first reading that showed it: it may come before the step's end (caught up
+        // at once), or while the sampler and the host probe ran after it.
+        let first = lock(&shared.readings)
+            .iter()
+            .find(|r| r.applied.is_some_and(|a| a >= target))
+            .map(|r| r.at);
+        if let Some(at) = first {
+            let seconds = at.saturating_duration_since(end).as_secs_f64();
+            return Some((seconds * 1e3).round() / 1e3);
+        }
+        if let Some((_, at)) = *lock(&shared.applied)
+            && at.elapsed() > LOST_AFTER
+        {
+            return None;
         }
         if Instant::now() >= deadline || crate::runner::stop::interrupted() {
             return None;
