@@ -195,6 +195,56 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
     assert!(!sync.is_running() && !primary.is_running());
 }
 
+/// A matrix server with `replica = "sync"`: its cell's run measured a synchronous standby,
+/// and the pair is gone after it; MariaDB's `sync` is refused by `matrix plan`.
+#[test]
+fn a_matrix_server_with_a_replica() {
+    let dir = fresh_dir("rep-matrix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("m.toml");
+    let pg = common::pg15_bindir();
+    std::fs::write(
+        &file,
+        format!(
+            "[servers.pg]\nkind = \"postgres\"\nbindir = \"{}\"\nreplica = \"sync\"\n\
+             [workloads.tiny]\nload_rows = 1000\nsteps = [\"l.i0\"]\nhost_probe_ms = 0\n",
+            pg.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let ran = common::matrix_run(&file, &out, &["--quiet"]);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let run = ibench::results::read_run(&out.join("cells/pg.base.tiny.r1/run")).unwrap();
+    let info = run.replica.expect("the cell measured its replica");
+    assert_eq!(info.mode, "sync");
+    assert!(run.label.contains("sync replica"), "{}", run.label);
+    assert!(run.steps[0].replication.is_some());
+    assert!(
+        out.join("cells/pg.base.tiny.r1/replica-server/server.log")
+            .is_file()
+    );
+
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[servers.my]\nkind = \"mariadb\"\nbindir = \"/usr/sbin\"\nreplica = \"sync\"\n\
+         [workloads.tiny]\nload_rows = 1000\n",
+    )
+    .unwrap();
+    let out = ibench(&["matrix", "plan", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("servers.my") && err.contains("semisync"),
+        "{err}"
+    );
+}
+
 fn run_dir(run: &RunRecord) -> std::path::PathBuf {
     run.options.out_dir.clone()
 }

@@ -401,6 +401,7 @@ fn run_managed_cell(
         engine,
         bindir,
         init_args,
+        replica,
     } = source
     else {
         bail!("cell {} is not on a managed server", cell.name);
@@ -424,7 +425,11 @@ fn run_managed_cell(
         port: None,
         init_args: init_args.clone(),
     };
-    let handle = server::start(&spec).or_else(|e| {
+    let started = match (replica, kind) {
+        (Some(_), ServerKind::Mariadb) => server::replica::start_logging_primary(&spec),
+        _ => server::start(&spec),
+    };
+    let handle = started.or_else(|e| {
         let kept = dir.join("server");
         keep_server_files(&inst, &kept);
         let _ = std::fs::remove_dir_all(&inst);
@@ -438,7 +443,14 @@ fn run_managed_cell(
             config.entry
         )
     })?;
-    let outcome = if stop::interrupted() {
+    let follower = replica.map(|mode| start_cell_replica(&handle, &spec, mode));
+    let replica_url = match &follower {
+        Some(Ok(r)) => Some(r.url.clone()),
+        _ => None,
+    };
+    let outcome = if let Some(Err(e)) = follower {
+        Err(e)
+    } else if stop::interrupted() {
         Ok(CellStatus::Interrupted)
     } else {
         run_options(
@@ -450,16 +462,50 @@ fn run_managed_cell(
             Some(&handle.dir),
             quiet,
         )
+        .map(|mut o| {
+            o.replica_url = replica_url;
+            o
+        })
         .and_then(run_steps)
     };
-    let stopped = handle.stop();
+    // Its replica first, then the primary.
+    let replicas = server::replica::replicas_of(&handle.dir);
+    let stopped = server::stop(&handle.dir);
     keep_server_files(&handle.dir, &dir.join("server"));
+    for r in &replicas {
+        keep_server_files(r, &dir.join("replica-server"));
+    }
     if stopped.is_ok() {
         let _ = std::fs::remove_dir_all(&handle.dir);
+        for r in &replicas {
+            let _ = std::fs::remove_dir_all(r);
+        }
     }
     let status = outcome?;
     stopped?;
     Ok(status)
+}
+
+/// A cell's private replica of `primary` (the cell's spec, in a dir of its own).
+fn start_cell_replica(
+    primary: &server::ServerHandle,
+    spec: &ServerSpec,
+    mode: server::replica::ReplicaMode,
+) -> Result<server::ServerHandle> {
+    let mut dir = primary.dir.clone().into_os_string();
+    dir.push("-r");
+    let dir = PathBuf::from(dir);
+    if dir.exists() {
+        let _ = server::stop(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let replica_spec = ServerSpec {
+        dir: Some(dir),
+        port: None,
+        ..spec.clone()
+    };
+    server::replica::start_replica(&replica_spec, &primary.dir, mode)
+        .context("the cell's replica did not start")
 }
 
 fn run_steps(opts: crate::runner::RunOptions) -> Result<CellStatus> {
