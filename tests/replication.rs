@@ -329,3 +329,27 @@ fn mariadb_semisync_replica() {
         .unwrap();
     assert_eq!(users.first(), Some("0"));
 }
+
+/// `server start --replica-of` with no server there, and `--sync` without `--replica-of`.
+#[test]
+fn replica_flags_without_a_primary_are_refused() {
+    let nowhere = fresh_dir("rep-nowhere");
+    let out = ibench(&[
+        "server",
+        "start",
+        "postgres",
+        "--replica-of",
+        nowhere.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--replica-of") && err.contains("no ibench server"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let out = ibench(&["server", "start", "postgres", "--sync"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--replica-of"), "{err}");
+}
