@@ -425,11 +425,7 @@ fn run_managed_cell(
         port: None,
         init_args: init_args.clone(),
     };
-    let started = match (replica, kind) {
-        (Some(_), ServerKind::Mariadb) => server::replica::start_logging_primary(&spec),
-        _ => server::start(&spec),
-    };
-    let handle = started.or_else(|e| {
+    let handle = start_cell_server(&spec, *replica).or_else(|e| {
         let kept = dir.join("server");
         keep_server_files(&inst, &kept);
         let _ = std::fs::remove_dir_all(&inst);
@@ -443,32 +439,43 @@ fn run_managed_cell(
             config.entry
         )
     })?;
-    let follower = replica.map(|mode| start_cell_replica(&handle, &spec, mode));
-    let replica_url = match &follower {
-        Some(Ok(r)) => Some(r.url.clone()),
-        _ => None,
-    };
-    let outcome = if let Some(Err(e)) = follower {
-        Err(e)
-    } else if stop::interrupted() {
-        Ok(CellStatus::Interrupted)
-    } else {
-        run_options(
+    let outcome = start_cell_replica(&handle, &spec, *replica).and_then(|replica_url| {
+        if stop::interrupted() {
+            return Ok(CellStatus::Interrupted);
+        }
+        let engine = Some(*engine).filter(|_| *kind == ServerKind::Mariadb);
+        let mut o = run_options(
             workload,
             &handle.url,
-            Some(*engine).filter(|_| *kind == ServerKind::Mariadb),
+            engine,
             &run_dir,
             &cell.label,
             Some(&handle.dir),
             quiet,
-        )
-        .map(|mut o| {
-            o.replica_url = replica_url;
-            o
-        })
-        .and_then(run_steps)
-    };
-    // Its replica first, then the primary.
+        )?;
+        o.replica_url = replica_url;
+        run_steps(o)
+    });
+    let stopped = stop_cell_servers(&handle, dir);
+    let status = outcome?;
+    stopped?;
+    Ok(status)
+}
+
+/// A cell's server; a MariaDB that a replica will follow writes a binary log.
+fn start_cell_server(
+    spec: &ServerSpec,
+    replica: Option<server::replica::ReplicaMode>,
+) -> Result<server::ServerHandle> {
+    match (replica, spec.kind) {
+        (Some(_), ServerKind::Mariadb) => server::replica::start_logging_primary(spec),
+        _ => server::start(spec),
+    }
+}
+
+/// Stop a cell's server (its replica first), keep their logs in the cell's dir and remove
+/// their instance dirs once stopped.
+fn stop_cell_servers(handle: &server::ServerHandle, dir: &Path) -> Result<()> {
     let replicas = server::replica::replicas_of(&handle.dir);
     let stopped = server::stop(&handle.dir);
     keep_server_files(&handle.dir, &dir.join("server"));
@@ -481,17 +488,19 @@ fn run_managed_cell(
             let _ = std::fs::remove_dir_all(r);
         }
     }
-    let status = outcome?;
-    stopped?;
-    Ok(status)
+    stopped
 }
 
-/// A cell's private replica of `primary` (the cell's spec, in a dir of its own).
+/// A cell's private replica of `primary` (the cell's spec, in a dir of its own), when its
+/// server has one: the replica's URL.
 fn start_cell_replica(
     primary: &server::ServerHandle,
     spec: &ServerSpec,
-    mode: server::replica::ReplicaMode,
-) -> Result<server::ServerHandle> {
+    mode: Option<server::replica::ReplicaMode>,
+) -> Result<Option<String>> {
+    let Some(mode) = mode else {
+        return Ok(None);
+    };
     let mut dir = primary.dir.clone().into_os_string();
     dir.push("-r");
     let dir = PathBuf::from(dir);
@@ -504,8 +513,9 @@ fn start_cell_replica(
         port: None,
         ..spec.clone()
     };
-    server::replica::start_replica(&replica_spec, &primary.dir, mode)
-        .context("the cell's replica did not start")
+    let replica = server::replica::start_replica(&replica_spec, &primary.dir, mode)
+        .context("the cell's replica did not start")?;
+    Ok(Some(replica.url))
 }
 
 fn run_steps(opts: crate::runner::RunOptions) -> Result<CellStatus> {

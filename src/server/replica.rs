@@ -343,47 +343,10 @@ fn start_postgres(
     let port = choose_port(spec)?;
     let dir = prepare_instance_dir(spec, &format!(".s.PGSQL.{port}"), run_as.as_ref())?;
     let data_dir = dir.join("data");
-    let password = read_password(&primary.dir).with_context(|| {
-        format!(
-            "the primary in {} has no password file: start a new primary with this ibench",
-            primary.dir.display()
-        )
-    })?;
-    let password_file = write_password_file(&dir, &password, run_as.as_ref())?;
-    let passfile = dir.join(PGPASS_FILE);
-    write_private_file(
-        &passfile,
-        &format!("127.0.0.1:{}:*:postgres:{password}\n", primary.port),
-        run_as.as_ref(),
-    )?;
     let name = format!("ibench_replica_{port}");
     let cleanup_slot = || drop_slot_quietly(primary, &name);
-    if let Err(e) = base_backup(
-        &bindir,
-        run_as.as_ref(),
-        &dir,
-        primary.port,
-        &name,
-        &passfile,
-    ) {
-        cleanup_slot();
-        return Err(e);
-    }
-    write_standby_config(
-        major,
-        &data_dir,
-        &[
-            format!(
-                "primary_conninfo = 'host=127.0.0.1 port={} user=postgres passfile={} application_name={name}'",
-                primary.port,
-                passfile.display()
-            ),
-            format!("primary_slot_name = '{name}'"),
-            "hot_standby = on".to_string(),
-        ],
-        run_as.as_ref(),
-    )
-    .inspect_err(|_| cleanup_slot())?;
+    let password_file = copy_primary(&bindir, run_as.as_ref(), &dir, primary, &name, major)
+        .inspect_err(|_| cleanup_slot())?;
     let pid = postgres::pg_ctl_start(&bindir, run_as.as_ref(), &dir, &data_dir, port)
         .inspect_err(|_| cleanup_slot())?;
     let handle = ServerHandle {
@@ -414,6 +377,48 @@ fn start_postgres(
         return Err(e);
     }
     Ok((handle, name))
+}
+
+/// The standby's data: the primary's password (its own file and the pgpass file the standby
+/// reads), `pg_basebackup` creating the slot `name`, the standby's settings. Returns the
+/// password file's path.
+fn copy_primary(
+    bindir: &Path,
+    run_as: Option<&RunAs>,
+    dir: &Path,
+    primary: &ServerHandle,
+    name: &str,
+    major: u32,
+) -> Result<PathBuf> {
+    let password = read_password(&primary.dir).with_context(|| {
+        format!(
+            "the primary in {} has no password file: start a new primary with this ibench",
+            primary.dir.display()
+        )
+    })?;
+    let password_file = write_password_file(dir, &password, run_as)?;
+    let passfile = dir.join(PGPASS_FILE);
+    write_private_file(
+        &passfile,
+        &format!("127.0.0.1:{}:*:postgres:{password}\n", primary.port),
+        run_as,
+    )?;
+    base_backup(bindir, run_as, dir, primary.port, name, &passfile)?;
+    write_standby_config(
+        major,
+        &dir.join("data"),
+        &[
+            format!(
+                "primary_conninfo = 'host=127.0.0.1 port={} user=postgres passfile={} application_name={name}'",
+                primary.port,
+                passfile.display()
+            ),
+            format!("primary_slot_name = '{name}'"),
+            "hot_standby = on".to_string(),
+        ],
+        run_as,
+    )?;
+    Ok(password_file)
 }
 
 /// The major version of a `postgres --version` line (`postgres (PostgreSQL) 15.14 (Debian…)`
