@@ -453,7 +453,9 @@ fn run_managed_cell(
             Some(&handle.dir),
             quiet,
         )?;
-        o.replica_url = replica_url;
+        if replica_url.is_some() {
+            o.replica_url = replica_url;
+        }
         run_steps(o)
     });
     let stopped = stop_cell_servers(&handle, dir);
