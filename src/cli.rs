@@ -258,6 +258,34 @@ pub struct ServerStartArgs {
     /// TCP port on 127.0.0.1 (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
+    /// Make the new instance a replica of the private primary in this instance dir:
+    /// PostgreSQL a streaming standby (pg_basebackup, a replication slot), MariaDB a GTID
+    /// replica (the primary started with --log-bin, before it holds tables). See
+    /// docs/replication.md.
+    #[arg(long, value_name = "PRIMARY_DIR")]
+    pub replica_of: Option<PathBuf>,
+    /// With --replica-of (PostgreSQL): a synchronous standby (synchronous_standby_names,
+    /// synchronous_commit = remote_apply).
+    #[arg(long, requires = "replica_of", conflicts_with = "semisync")]
+    pub sync: bool,
+    /// With --replica-of (MariaDB): semi-synchronous replication.
+    #[arg(long, requires = "replica_of")]
+    pub semisync: bool,
+    /// MariaDB: write a binary log (server_id 1, row format), so replicas can attach.
+    #[arg(long, conflicts_with = "replica_of")]
+    pub log_bin: bool,
+}
+
+impl ServerStartArgs {
+    /// The replica mode the flags ask for (`async` without --sync or --semisync).
+    pub fn replica_mode(&self) -> crate::server::replica::ReplicaMode {
+        use crate::server::replica::ReplicaMode;
+        match (self.sync, self.semisync) {
+            (true, _) => ReplicaMode::Sync,
+            (_, true) => ReplicaMode::Semisync,
+            _ => ReplicaMode::Async,
+        }
+    }
 }
 
 /// `ibench run ...`: every run option, declared once. The same struct is the command line
@@ -276,6 +304,11 @@ pub struct RunArgs {
     /// visible in `ps`.
     #[arg(help_heading = CONNECTION, long, default_value_t = defaults().url)]
     pub url: String,
+    /// A replica of the server at --url: the run writes a heartbeat row on the primary every
+    /// 100 ms and reads it here, and records the replica's lag per second and per step
+    /// (max, p99, seconds to catch up after it) beside the DBMS's own view (docs/replication.md).
+    #[arg(long, value_name = "URL")]
+    pub replica_url: Option<String>,
     /// Storage engine of the tables (mysql:// only).
     #[arg(help_heading = CONNECTION, long, value_enum)]
     pub engine: Option<Engine>,
@@ -452,6 +485,7 @@ impl Default for RunArgs {
         let o = RunOptions::from_profile("sqlite:ibench.db", &small);
         RunArgs {
             url: o.url,
+            replica_url: None,
             engine: None,
             flavour: None,
             profile: small.name.clone(),
@@ -533,6 +567,7 @@ impl RunArgs {
             (None, Workload::Insert) => StepName::default_list(rates),
             (None, Workload::Micro) => StepName::micro_list(),
         };
+        o.replica_url.clone_from(&self.replica_url);
         o.engine = self.engine;
         o.flavour = self.flavour;
         o.clients = self.clients;

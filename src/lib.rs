@@ -249,7 +249,8 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
         Command::Run(run_args) => run_command(&run_args, args),
         Command::Report(a) => report_command(&a),
         Command::Server(ServerCommand::Start(a)) => {
-            let handle = server::start(&server::ServerSpec {
+            let mode = a.replica_mode();
+            let spec = server::ServerSpec {
                 kind: a.kind,
                 engine: a.engine,
                 bindir: a.bindir,
@@ -257,7 +258,12 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                 dir: a.dir,
                 port: a.port,
                 init_args: Vec::new(),
-            })?;
+            };
+            let handle = match &a.replica_of {
+                Some(primary) => server::replica::start_replica(&spec, primary, mode)?,
+                None if a.log_bin => server::replica::start_logging_primary(&spec)?,
+                None => server::start(&spec)?,
+            };
             crate::say!(
                 "started in {}; stop it with: ibench server stop --dir {} (--remove also deletes the dir)",
                 handle.dir.display(),

@@ -6,6 +6,7 @@
 
 pub mod deadline;
 pub mod flavour;
+pub mod link;
 pub(crate) mod micro_sql;
 #[cfg(test)]
 pub(crate) mod mock;

@@ -83,6 +83,10 @@ pub struct ServerEntry {
     pub label: Option<String>,
     /// A server ibench does not manage: runs go to this URL; no config is applied.
     pub url: Option<String>,
+    /// Attach a private replica to each cell's server and measure it (`--replica-url`):
+    /// `async` or `sync` (PostgreSQL), `async` or `semisync` (MariaDB; its primary then
+    /// writes a binary log). docs/replication.md.
+    pub replica: Option<crate::server::replica::ReplicaMode>,
 }
 
 /// `[configs.NAME]`

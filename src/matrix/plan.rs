@@ -28,6 +28,9 @@ pub enum ServerSource {
         bindir: PathBuf,
         /// Extra initdb / mariadb-install-db arguments.
         init_args: Vec<String>,
+        /// A private replica attached to each cell's server, and how it follows.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replica: Option<crate::server::replica::ReplicaMode>,
     },
     /// A server ibench does not manage.
     Url {

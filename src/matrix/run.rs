@@ -402,6 +402,7 @@ fn run_managed_cell(
         engine,
         bindir,
         init_args,
+        replica,
     } = source
     else {
         bail!("cell {} is not on a managed server", cell.name);
@@ -425,7 +426,7 @@ fn run_managed_cell(
         port: None,
         init_args: init_args.clone(),
     };
-    let handle = server::start(&spec).or_else(|e| {
+    let handle = start_cell_server(&spec, *replica).or_else(|e| {
         let kept = dir.join("server");
         keep_server_files(&inst, &kept);
         let _ = std::fs::remove_dir_all(&inst);
@@ -439,28 +440,85 @@ fn run_managed_cell(
             config.entry
         )
     })?;
-    let outcome = if stop::interrupted() {
-        Ok(CellStatus::Interrupted)
-    } else {
-        run_options(
+    let outcome = start_cell_replica(&handle, &spec, *replica).and_then(|replica_url| {
+        if stop::interrupted() {
+            return Ok(CellStatus::Interrupted);
+        }
+        let engine = Some(*engine).filter(|_| *kind == ServerKind::Mariadb);
+        let mut o = run_options(
             workload,
             &handle.url,
-            Some(*engine).filter(|_| *kind == ServerKind::Mariadb),
+            engine,
             &run_dir,
             &cell.label,
             Some(&handle.dir),
             quiet,
-        )
-        .and_then(benchmark_cell)
-    };
-    let stopped = handle.stop();
-    keep_server_files(&handle.dir, &dir.join("server"));
-    if stopped.is_ok() {
-        let _ = std::fs::remove_dir_all(&handle.dir);
-    }
+        )?;
+        if replica_url.is_some() {
+            o.replica_url = replica_url;
+        }
+        benchmark_cell(o)
+    });
+    let stopped = stop_cell_servers(&handle, dir);
     let status = outcome?;
     stopped?;
     Ok(status)
+}
+
+/// A cell's server; a MariaDB that a replica will follow writes a binary log.
+fn start_cell_server(
+    spec: &ServerSpec,
+    replica: Option<server::replica::ReplicaMode>,
+) -> Result<server::ServerHandle> {
+    match (replica, spec.kind) {
+        (Some(_), ServerKind::Mariadb) => server::replica::start_logging_primary(spec),
+        _ => server::start(spec),
+    }
+}
+
+/// Stop a cell's server (its replica first), keep their logs in the cell's dir and remove
+/// their instance dirs once stopped.
+fn stop_cell_servers(handle: &server::ServerHandle, dir: &Path) -> Result<()> {
+    let replicas = server::replica::replicas_of(&handle.dir);
+    let stopped = server::stop(&handle.dir);
+    keep_server_files(&handle.dir, &dir.join("server"));
+    for r in &replicas {
+        keep_server_files(r, &dir.join("replica-server"));
+    }
+    if stopped.is_ok() {
+        let _ = std::fs::remove_dir_all(&handle.dir);
+        for r in &replicas {
+            let _ = std::fs::remove_dir_all(r);
+        }
+    }
+    stopped
+}
+
+/// A cell's private replica of `primary` (the cell's spec, in a dir of its own), when its
+/// server has one: the replica's URL.
+fn start_cell_replica(
+    primary: &server::ServerHandle,
+    spec: &ServerSpec,
+    mode: Option<server::replica::ReplicaMode>,
+) -> Result<Option<String>> {
+    let Some(mode) = mode else {
+        return Ok(None);
+    };
+    let mut dir = primary.dir.clone().into_os_string();
+    dir.push("-r");
+    let dir = PathBuf::from(dir);
+    if dir.exists() {
+        let _ = server::stop(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let replica_spec = ServerSpec {
+        dir: Some(dir),
+        port: None,
+        ..spec.clone()
+    };
+    let replica = server::replica::start_replica(&replica_spec, &primary.dir, mode)
+        .context("the cell's replica did not start")?;
+    Ok(Some(replica.url))
 }
 
 /// One cell's benchmark: `runner::run` with the cell's options.

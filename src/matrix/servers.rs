@@ -106,8 +106,9 @@ pub(super) fn plan_server(
                 || s.bindir.is_some()
                 || !s.init_args.is_empty()
                 || s.config_set.is_some()
+                || s.replica.is_some()
             {
-                return Err(src.err(&entry, "url is a server ibench does not manage: drop kind, bindir, init_args and config_set, or drop url"));
+                return Err(src.err(&entry, "url is a server ibench does not manage: drop kind, bindir, init_args, config_set and replica, or drop url"));
             }
             let backend =
                 descriptor_of_url(url).map_err(|e| src.err(&entry, format!("{e}; fix url")))?;
@@ -194,16 +195,34 @@ fn managed_source(src: &Source, entry: &str, s: &ServerEntry) -> Result<(ServerS
         ));
     }
     let engine = s.engine.unwrap_or_default();
+    if let Some(mode) = s.replica
+        && let Err(e) = mode.check_for(kind)
+    {
+        return Err(src.err(
+            entry,
+            format!(
+                "replica = \"{mode}\": {e}; set replica = \"async\" or {}",
+                match kind {
+                    ServerKind::Postgres => "\"sync\"",
+                    ServerKind::Mariadb => "\"semisync\"",
+                }
+            ),
+        ));
+    }
     let version = probe_version(src, entry, kind, &bindir)?;
-    let label = s
-        .label
-        .clone()
-        .unwrap_or_else(|| version_label(kind, engine, &version));
+    let label = s.label.clone().unwrap_or_else(|| {
+        let label = version_label(kind, engine, &version);
+        match s.replica {
+            Some(mode) => format!("{label} ({mode} replica)"),
+            None => label,
+        }
+    });
     let source = ServerSource::Managed {
         kind,
         engine,
         bindir,
         init_args: s.init_args.clone(),
+        replica: s.replica,
     };
     Ok((source, label))
 }

@@ -25,6 +25,7 @@ use crate::workload::steps::StepName;
 /// engine and flavour are compared as the DBMS's.
 pub const OPTIONS_LEFT_OUT: &[&str] = &[
     "url",
+    "replica_url",
     "out_dir",
     "label",
     "quiet",
@@ -255,6 +256,11 @@ pub fn setup_differences(base: &LoadedRun, run: &LoadedRun) -> SetupDifferences 
     for (name, bv, rv) in dbms_facts(b, r) {
         push(Area::Dbms, name, bv, rv);
     }
+    let (bm, rm) = (
+        super::replication::mode_name(b),
+        super::replication::mode_name(r),
+    );
+    push(Area::Dbms, "replication", bm, rm);
     for (name, values) in build_facts(b, r) {
         match values {
             Some((bv, rv)) => push(Area::Build, name, bv, rv),

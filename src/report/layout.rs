@@ -34,6 +34,7 @@ pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Blo
     host(&mut b, cmp);
     shifts(&mut b, cmp);
     background(&mut b, cmp);
+    b.extend(super::replication::blocks(runs, charts));
     diagnosis(&mut b, cmp);
     for d in &cmp.details {
         step(&mut b, cmp, runs, d, charts);

@@ -14,6 +14,7 @@ pub mod load;
 pub mod markdown;
 pub mod model;
 mod notes;
+pub mod replication;
 pub mod run_table;
 pub mod series;
 pub mod setup;

@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod options;
 pub mod perf;
 pub mod probe;
+pub mod replication;
 pub mod settings;
 pub mod statistics;
 pub mod target;
@@ -97,6 +98,10 @@ pub struct RunRecord {
     /// with the probe off and in runs recorded before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_probe: Option<probe::RunHostProbe>,
+    /// The replica the run measured (`--replica-url`); absent without one and in runs
+    /// recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<replication::ReplicaInfo>,
 }
 
 /// What one step measured.
@@ -155,6 +160,10 @@ pub struct StepRecord {
     /// during it; `None` with the probe off and in runs recorded before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_probe: Option<probe::StepHost>,
+    /// The replica's lag over the step and after it (`--replica-url`); absent without a
+    /// replica and in runs recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<replication::StepReplication>,
 }
 
 impl StepRecord {
@@ -409,6 +418,14 @@ pub struct TimelineLine {
     /// tail, where fewer connections insert); absent while all run, and in older files.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub finished_connections: u32,
+    /// With a replica (`--replica-url`): the largest lag the heartbeat read on it in that
+    /// second, ms; absent without a replica, in a second with no reading, and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_lag_ms: Option<f64>,
+    /// With a replica: true when a reading of the replica failed in that second (stopped,
+    /// killed, unreachable): its lag is lost. Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replica_lost: bool,
 }
 
 fn is_zero(n: &u32) -> bool {

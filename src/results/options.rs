@@ -35,6 +35,10 @@ pub struct RunOptions {
     /// The server's flavour when given with `--flavour` (else detected from its version).
     #[serde(default)]
     pub flavour: Option<Flavour>,
+    /// A replica of the server at `url` whose lag the run measures (`--replica-url`); stored
+    /// redacted. Absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_url: Option<String>,
     /// The profile the sizes came from.
     pub profile: String,
     /// The steps, in order.
@@ -147,6 +151,7 @@ impl RunOptions {
             url: url.to_string(),
             engine: None,
             flavour: None,
+            replica_url: None,
             profile: profile.name.clone(),
             steps: StepName::default_list(&DEFAULT_QUERY_RATES_ROWS_PER_SEC),
             clients: 1,
@@ -247,6 +252,36 @@ impl RunOptions {
         Ok(())
     }
 
+    /// `--replica-url`: a server of the same protocol as `--url` (PostgreSQL or MySQL), and
+    /// not the same text.
+    fn validate_replica(&self) -> Result<(), OptionsError> {
+        let Some(replica) = &self.replica_url else {
+            return Ok(());
+        };
+        let family = |url: &str| match url.split_once("://").map(|(s, _)| s.to_ascii_lowercase()) {
+            Some(s) if s == "postgres" || s == "postgresql" => Some("postgres"),
+            Some(s) if s == "mysql" || s == "mariadb" => Some("mysql"),
+            _ => None,
+        };
+        match (family(&self.url), family(replica)) {
+            (None, _) => Err(OptionsError(
+                "--replica-url needs a server at --url (postgres:// or mysql://), not SQLite"
+                    .into(),
+            )),
+            (Some(p), Some(r)) if p == r => {
+                if replica == &self.url {
+                    return Err(OptionsError(
+                        "--replica-url is --url itself: give the replica's URL (`ibench server start --replica-of` prints it)".into(),
+                    ));
+                }
+                Ok(())
+            }
+            (Some(p), _) => Err(OptionsError(format!(
+                "--replica-url must be a {p}:// URL like --url (a replica is the same server as its primary)"
+            ))),
+        }
+    }
+
     /// Check the options against each other; the error names the flag to fix. What depends on
     /// the backend (the URL's scheme, `--engine`, a server to profile, `--flavour`) is checked
     /// against the backend registry where the run reads its URL (`ConnectTarget::for_run`).
@@ -268,6 +303,7 @@ impl RunOptions {
         self.validate_perf()?;
         self.validate_host_probe()?;
         self.validate_workload()?;
+        self.validate_replica()?;
         let has = |f: fn(&StepName) -> bool| self.steps.iter().any(f);
         if has(|s| *s == StepName::LoadInitial) && self.load_rows == 0 {
             return fail("--load-rows must be at least 1 when l.i0 runs");
@@ -423,6 +459,23 @@ mod tests {
     #[test]
     fn defaults_are_valid() {
         small().validate().unwrap();
+    }
+
+    #[test]
+    fn a_replica_url_is_a_server_of_the_primary_s_protocol() {
+        let mut o = small();
+        o.url = "postgres://u@127.0.0.1:5432/db".into();
+        o.replica_url = Some("postgres://u@127.0.0.1:5433/db".into());
+        assert!(o.validate().is_ok());
+        o.replica_url = Some(o.url.clone());
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("--replica-url is --url itself"), "{e}");
+        o.replica_url = Some("mysql://u@127.0.0.1:3306/db".into());
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("must be a postgres:// URL"), "{e}");
+        o.url = "sqlite:x.db".into();
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("not SQLite"), "{e}");
     }
 
     #[test]

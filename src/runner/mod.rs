@@ -11,6 +11,7 @@
 pub mod checks;
 pub mod client;
 pub mod connections;
+pub mod heartbeat;
 pub mod index_progress;
 pub mod micro;
 pub mod monitor;
@@ -98,6 +99,11 @@ pub fn run_observed(
         let files = driver.connect()?.server_files()?;
         sampler::locate::check_server_claims(claim, files.as_ref()).map_err(anyhow::Error::msg)?;
     }
+    // --replica-url must name a replica of this server; its heartbeat runs for the whole run.
+    let heartbeat = match &opts.replica_url {
+        Some(replica) => Some(heartbeat::Heartbeat::start(&opts.url, replica)?),
+        None => None,
+    };
     let dir = prepare_out_dir(&opts.out_dir)?;
     let label = opts
         .label
@@ -122,7 +128,9 @@ pub fn run_observed(
         metrics: None,
         build: None,
         host_probe: None,
+        replica: heartbeat.as_ref().map(|h| h.info.clone()),
     };
+    let active = heartbeat.as_ref().map(heartbeat::Heartbeat::activate);
     let sampler = Sampler::start(&shape.sampling, driver.as_ref(), &dir, &mut record.host);
     record.metrics = Some(sampler.info());
     record.build = Some(sampler.build());
@@ -144,6 +152,10 @@ pub fn run_observed(
         (&sampler, prober.as_ref()),
         observer,
     );
+    drop(active);
+    if let Some(h) = heartbeat {
+        h.finish();
+    }
     record.metrics = Some(sampler.finish());
     record.ended_at = Some(results::now_rfc3339());
     match &outcome {

@@ -160,6 +160,8 @@ impl<'a> Monitor<'a> {
             }
         }
         if whole || any {
+            let (replica_lag_ms, replica_lost) =
+                super::heartbeat::second(self.start, self.next_tick);
             let line = TimelineLine {
                 step: self.step,
                 second: self.next_tick,
@@ -169,6 +171,8 @@ impl<'a> Monitor<'a> {
                     .collect(),
                 index_builds: index_builds.clone(),
                 finished_connections: self.finished_connections,
+                replica_lag_ms,
+                replica_lost,
             };
             if let Err(e) = self.timeline.write(&line)
                 && self.timeline_error.is_none()

@@ -107,6 +107,7 @@ pub(super) fn failed_step(plan: &StepPlan, clients: u32, error: String) -> StepR
         metrics: None,
         check_failures: Vec::new(),
         host_probe: None,
+        replication: None,
     }
 }
 

@@ -86,6 +86,7 @@ impl RunShape {
         };
         let recorded_options = RunOptions {
             url: target.redacted_url.clone(),
+            replica_url: opts.replica_url.as_deref().map(crate::url::redact_url),
             ..opts.clone()
         };
         Ok(RunShape {

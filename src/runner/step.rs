@@ -35,6 +35,7 @@ pub(super) fn run_step(
     prepare_tables(&shape.tables, &shape.table_options, admin, state, plan)?;
     let rows_before = state.expected_rows.clone();
     let connections = plan_connections(shape, driver, admin, state, plan, ordinal)?;
+    super::heartbeat::begin_step();
     let Probed {
         driven,
         cpu_seconds,
@@ -49,6 +50,7 @@ pub(super) fn run_step(
         (sampler, prober),
     );
 
+    let mut replication = super::heartbeat::end_step(driven.started_at, driven.ended_at);
     let (status, error) = driven.status();
     book_rows(state, plan, &driven.finished);
 
@@ -73,6 +75,9 @@ pub(super) fn run_step(
     if let Some(e) = sampled.as_ref().and_then(|s| s.stats_failure.clone()) {
         check_failures.push(check_failure(CheckKind::Statistics, e));
     }
+    if let Some(f) = replica_tables(replication.as_mut(), shape, plan) {
+        check_failures.push(f);
+    }
 
     let mut record = StepRecord {
         name: step,
@@ -96,9 +101,32 @@ pub(super) fn run_step(
         metrics: None,
         check_failures,
         host_probe,
+        replication,
     };
     record.metrics = Some(sampler::step_metrics(&record, sampled));
     Ok(record)
+}
+
+/// After l.i2, once the replica caught up: its tables against the primary's, recorded in the
+/// step's replication figures; a mismatch is an integrity failure.
+fn replica_tables(
+    replication: Option<&mut crate::results::replication::StepReplication>,
+    shape: &RunShape,
+    plan: &StepPlan,
+) -> Option<crate::results::CheckFailure> {
+    let rep = replication?;
+    if plan.step != StepName::InsertDelete2 || !shape.check || rep.catch_up_seconds.is_none() {
+        return None;
+    }
+    let check = super::heartbeat::check_tables(&shape.tables)?;
+    let failure = (!check.ok).then(|| {
+        check_failure(
+            CheckKind::Integrity,
+            super::heartbeat::integrity_message(&check),
+        )
+    });
+    rep.integrity = Some(check);
+    failure
 }
 
 /// A step's measured part and what was read around it.

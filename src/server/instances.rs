@@ -107,10 +107,15 @@ pub struct Stopped {
     pub disk_bytes: u64,
     /// The instance dir was deleted (`--remove`).
     pub removed: bool,
+    /// The dirs of its private replicas, stopped first.
+    pub replicas: Vec<PathBuf>,
 }
 
 impl fmt::Display for Stopped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for replica in &self.replicas {
+            writeln!(f, "stopped its replica in {} first", replica.display())?;
+        }
         if self.was_running {
             write!(f, "stopped the {} server (pid {})", self.kind, self.pid)?;
         } else {
@@ -134,7 +139,8 @@ impl fmt::Display for Stopped {
 pub fn stop(dir: &Path, remove: bool) -> Result<Stopped> {
     let handle = ServerHandle::load(dir)?;
     let was_running = handle.is_running();
-    handle.stop()?;
+    // A primary's live replicas stop first; a replica is taken off its primary.
+    let replicas = super::replica::stop_pair(dir)?;
     let disk_bytes = disk_bytes(dir);
     if remove {
         // The dir given, which holds the handle just read: never a path the handle names.
@@ -152,6 +158,7 @@ pub fn stop(dir: &Path, remove: bool) -> Result<Stopped> {
         dir: std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
         disk_bytes,
         removed: remove,
+        replicas,
     })
 }
 

@@ -61,9 +61,9 @@ const SERVER_USER: &str = "mysql";
 const INIT_FILE: &str = "init.sql";
 
 /// The binaries a private MariaDB needs.
-struct Binaries {
+pub(crate) struct Binaries {
     /// The server.
-    mariadbd: PathBuf,
+    pub(crate) mariadbd: PathBuf,
     /// The data dir initialiser.
     install_db: PathBuf,
     /// The admin client (ping, shutdown).
@@ -74,6 +74,12 @@ struct Binaries {
 
 /// Start a private MariaDB as `spec` says.
 pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
+    start_with(spec, &[])
+}
+
+/// Start a private MariaDB as `spec` says, `server_args` added to mariadbd's (a binary log,
+/// a replica's server id).
+pub(crate) fn start_with(spec: &ServerSpec, server_args: &[String]) -> Result<ServerHandle> {
     let bins = find_binaries(spec.bindir.as_deref())?;
     let bindir = bins
         .mariadbd
@@ -105,7 +111,8 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         .arg(format!("--port={port}"))
         .arg("--bind-address=127.0.0.1")
         .arg(format!("--pid-file={}", pid_file.display()))
-        .arg(format!("--log-error={}", log.display()));
+        .arg(format!("--log-error={}", log.display()))
+        .args(server_args);
     let mut child = spawn_detached(cmd, &log, run_as.as_ref())
         .with_context(|| format!("cannot start {}", bins.mariadbd.display()))?;
 
@@ -471,7 +478,7 @@ fn default_dirs() -> Vec<PathBuf> {
 }
 
 /// Find the server, installer and clients, in --bindir (and its siblings) or the defaults.
-fn find_binaries(bindir: Option<&Path>) -> Result<Binaries> {
+pub(crate) fn find_binaries(bindir: Option<&Path>) -> Result<Binaries> {
     let dirs = match bindir {
         Some(b) => sibling_dirs(
             &std::path::absolute(b)
@@ -515,7 +522,7 @@ fn find_binaries(bindir: Option<&Path>) -> Result<Binaries> {
 }
 
 /// `mariadbd --version`, trimmed.
-fn version(mariadbd: &Path) -> Result<String> {
+pub(crate) fn version(mariadbd: &Path) -> Result<String> {
     let out = Command::new(mariadbd)
         .arg("--version")
         .stdin(Stdio::null())

@@ -19,6 +19,7 @@
 pub mod instances;
 pub mod mariadb;
 pub mod postgres;
+pub mod replica;
 
 use std::ffi::CString;
 use std::fs;
@@ -223,9 +224,10 @@ pub fn start(spec: &ServerSpec) -> Result<ServerHandle> {
     }
 }
 
-/// Stop the server whose handle is saved in `DIR/ibench-server.json`.
+/// Stop the server whose handle is saved in `DIR/ibench-server.json`; a primary's live
+/// replicas are stopped first, and a replica is taken off its primary ([`replica::stop_pair`]).
 pub fn stop(dir: &Path) -> Result<()> {
-    ServerHandle::load(dir)?.stop()
+    replica::stop_pair(dir).map(|_| ())
 }
 
 /// Whether process `pid` exists and is not a zombie. A zombie that is our own child is reaped.
@@ -351,7 +353,7 @@ pub(crate) fn password_file_query(path: &Path) -> String {
 }
 
 /// Error unless `dir` is absent or an empty directory.
-fn check_dir_usable(dir: &Path) -> Result<()> {
+pub(crate) fn check_dir_usable(dir: &Path) -> Result<()> {
     match fs::read_dir(dir) {
         Ok(mut entries) => {
             if entries.next().is_some() {
@@ -466,7 +468,7 @@ pub(crate) fn copy_config(config: &Path, dir: &Path) -> Result<PathBuf> {
 }
 
 /// Error unless `port` can be bound on 127.0.0.1.
-fn check_port_free(port: u16) -> Result<()> {
+pub(crate) fn check_port_free(port: u16) -> Result<()> {
     match TcpListener::bind(("127.0.0.1", port)) {
         Ok(_) => Ok(()),
         Err(e) => bail!(

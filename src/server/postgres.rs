@@ -25,7 +25,7 @@ pub(crate) const LOG_FILE: &str = "server.log";
 const INITDB_LOG: &str = "initdb.log";
 
 /// The OS user the server runs as when ibench runs as root.
-const SERVER_USER: &str = "postgres";
+pub(crate) const SERVER_USER: &str = "postgres";
 
 /// Process names of a postmaster.
 const PROCESS_NAMES: &[&str] = &["postgres", "postmaster"];
@@ -151,7 +151,7 @@ fn apply_config_overlay(config: &Path, dir: &Path, data_dir: &Path) -> Result<()
 }
 
 /// `pg_ctl start` on the loopback port and a private socket dir; the postmaster's pid.
-fn pg_ctl_start(
+pub(crate) fn pg_ctl_start(
     bindir: &Path,
     run_as: Option<&RunAs>,
     dir: &Path,
@@ -255,7 +255,7 @@ fn auth_method(version: &str) -> &'static str {
 
 /// The directory with initdb, pg_ctl and postgres: `bindir` when given, else
 /// `pg_config --bindir`, else the newest `/usr/lib/postgresql/*/bin`, else `PATH`.
-fn find_bindir(bindir: Option<&Path>) -> Result<PathBuf> {
+pub(crate) fn find_bindir(bindir: Option<&Path>) -> Result<PathBuf> {
     const TOOLS: [&str; 3] = ["initdb", "pg_ctl", "postgres"];
     let complete = |dir: &Path| {
         TOOLS
@@ -318,7 +318,7 @@ fn versioned_bindirs() -> Vec<PathBuf> {
 }
 
 /// `postgres --version`, trimmed.
-fn version(bindir: &Path) -> Result<String> {
+pub(crate) fn version(bindir: &Path) -> Result<String> {
     let postgres = bindir.join("postgres");
     let out = std::process::Command::new(&postgres)
         .arg("--version")
@@ -335,7 +335,7 @@ fn version(bindir: &Path) -> Result<String> {
 }
 
 /// Why root cannot start the server: there is no OS user to run it as.
-fn no_server_user() -> String {
+pub(crate) fn no_server_user() -> String {
     format!(
         "PostgreSQL refuses to run as root and there is no OS user {SERVER_USER} to run it as; install the postgresql package (apt-get install postgresql) or run ibench as an ordinary user"
     )

@@ -1,0 +1,189 @@
+//! The Replication section (docs/replication.md): for the runs that measured a replica
+//! (`--replica-url`), how each followed its primary (the mode, the versions), each step's lag
+//! as the heartbeat read it (max, p99), the seconds the replica took to catch up after the
+//! step and the DBMS's own view; in HTML, the lag per second over the run. Nothing when no
+//! run had a replica.
+
+use super::document::{Block, DocCell, DocRow, DocTable};
+use super::load::LoadedRun;
+use crate::results::StepRecord;
+use crate::results::replication::StepReplication;
+
+/// The section's blocks; empty when no run measured a replica.
+pub fn blocks(runs: &[LoadedRun], charts: bool) -> Vec<Block> {
+    if runs.iter().all(|r| r.record.replica.is_none()) {
+        return Vec::new();
+    }
+    let mut b = vec![Block::Heading {
+        level: 2,
+        text: "Replication".to_string(),
+        anchor: Some("replication".to_string()),
+    }];
+    b.push(Block::List(runs.iter().map(mode_line).collect()));
+    b.push(Block::Table(lag_table(runs)));
+    b.push(Block::Note(
+        "Lag: how long the first heartbeat the replica had not applied had been committed on the primary, read every 100 ms during the step's measured part (0 when it had applied all). Catch-up: seconds from the step's end until the replica had applied every heartbeat written by then, to within 100 ms; \"lost\": the replica could not be read from that second of the step on. DBMS: PostgreSQL's largest pg_stat_replication.replay_lag, MariaDB's largest Seconds_Behind_Master (whole seconds), read once a second.".to_string(),
+    ));
+    if charts && let Some(chart) = lag_chart(runs) {
+        b.push(Block::Chart(chart));
+    }
+    b
+}
+
+/// A run's replication mode as "what differs" names it: `none`, `async`, `sync
+/// (remote_apply)` (with PostgreSQL's `synchronous_commit`), `semisync`.
+pub fn mode_name(record: &crate::results::RunRecord) -> String {
+    match &record.replica {
+        None => "none".to_string(),
+        Some(r) => match &r.synchronous_commit {
+            Some(c) => format!("{} ({c})", r.mode),
+            None => r.mode.clone(),
+        },
+    }
+}
+
+/// One run's replica in a line: its mode and versions, or none.
+fn mode_line(run: &LoadedRun) -> String {
+    let Some(r) = &run.record.replica else {
+        return format!("{}: no replica", run.label);
+    };
+    let mode = match (&r.mode[..], &r.synchronous_commit) {
+        ("sync", Some(c)) => format!("synchronous replica (synchronous_commit = {c})"),
+        ("sync", None) => "synchronous replica".to_string(),
+        ("semisync", _) => "semi-synchronous replica".to_string(),
+        _ => "asynchronous replica".to_string(),
+    };
+    let versions = if r.version == r.primary_version {
+        format!("version {}", r.version)
+    } else {
+        format!("replica {}, primary {}", r.version, r.primary_version)
+    };
+    format!("{}: {mode}, {versions}", run.label)
+}
+
+/// Rows: the steps, in the order of their first run; per run with a replica, its max and
+/// p99 lag, catch-up seconds and the DBMS's own largest lag.
+fn lag_table(runs: &[LoadedRun]) -> DocTable {
+    let with: Vec<&LoadedRun> = runs.iter().filter(|r| r.record.replica.is_some()).collect();
+    let mut columns = Vec::new();
+    for r in &with {
+        let prefix = if with.len() > 1 {
+            format!("{}: ", r.label)
+        } else {
+            String::new()
+        };
+        for c in ["max lag ms", "p99 lag ms", "catch-up s", "DBMS lag"] {
+            columns.push(format!("{prefix}{c}"));
+        }
+    }
+    let mut steps = Vec::new();
+    for r in &with {
+        for s in &r.record.steps {
+            if !steps.contains(&s.name) {
+                steps.push(s.name);
+            }
+        }
+    }
+    let rows = steps
+        .iter()
+        .map(|name| DocRow {
+            label: name.to_string(),
+            cells: with
+                .iter()
+                .flat_map(|r| step_cells(r.record.steps.iter().find(|s| s.name == *name)))
+                .collect(),
+            ..DocRow::default()
+        })
+        .collect();
+    DocTable::new("step", columns, rows)
+}
+
+/// A step's four cells.
+fn step_cells(step: Option<&StepRecord>) -> Vec<DocCell> {
+    let Some(rep) = step.and_then(|s| s.replication.as_ref()) else {
+        return (0..4).map(|_| missing("n/a")).collect();
+    };
+    let lost = rep.lost_from_second.map(|s| format!("lost from {s:.1} s"));
+    let ms = |v: Option<f64>| match (v, &lost) {
+        (Some(v), _) => DocCell::plain(format_ms(v)),
+        (None, Some(l)) => missing(l),
+        (None, None) => missing("n/a"),
+    };
+    let catch_up = match (rep.catch_up_seconds, &lost) {
+        (Some(s), _) => DocCell::plain(format!("{s:.2}")),
+        (None, Some(l)) => missing(l),
+        (None, None) => missing("not caught up"),
+    };
+    let mut max = ms(rep.lag_max_ms);
+    if rep.lag_max_ms.is_some()
+        && let Some(l) = &lost
+    {
+        max.partial = Some(l.clone());
+    }
+    vec![max, ms(rep.lag_p99_ms), catch_up, dbms_cell(rep)]
+}
+
+fn missing(text: &str) -> DocCell {
+    DocCell {
+        missing: true,
+        ..DocCell::plain(text)
+    }
+}
+
+fn format_ms(v: f64) -> String {
+    if v >= 100.0 {
+        crate::stats::thousands::group(crate::stats::convert::round_to_u64(v))
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// The DBMS's own largest lag: PostgreSQL's replay_lag (ms), MariaDB's Seconds_Behind_Master.
+fn dbms_cell(rep: &StepReplication) -> DocCell {
+    let Some(v) = &rep.dbms else {
+        return missing("n/a");
+    };
+    if let Some(ms) = v.replay_lag_max_ms {
+        return DocCell::plain(format!("{} ms", format_ms(ms)));
+    }
+    if let Some(s) = v.seconds_behind_master_max {
+        return DocCell::plain(format!("{s} s"));
+    }
+    missing("n/a")
+}
+
+/// The lag per second over each run's steps, one after another; `None` when no second has a
+/// reading.
+fn lag_chart(runs: &[LoadedRun]) -> Option<String> {
+    let series: Vec<(&str, Vec<(f64, f64)>)> = runs
+        .iter()
+        .filter(|r| r.record.replica.is_some())
+        .map(|r| {
+            let mut offset = 0.0;
+            let mut last_step = None;
+            let mut last_second = 0.0;
+            let mut points = Vec::new();
+            for line in &r.timeline {
+                if last_step != Some(line.step) {
+                    offset += last_second;
+                    last_step = Some(line.step);
+                }
+                last_second = f64::from(line.second);
+                if let Some(lag) = line.replica_lag_ms {
+                    points.push((offset + last_second, lag));
+                }
+            }
+            (r.label.as_str(), points)
+        })
+        .filter(|(_, p)| !p.is_empty())
+        .collect();
+    if series.is_empty() {
+        return None;
+    }
+    Some(super::svg::line_chart(
+        "Replica lag per second (the largest heartbeat reading in each second)",
+        "seconds of measured steps",
+        "lag, ms",
+        &series,
+    ))
+}

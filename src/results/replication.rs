@@ -1,0 +1,182 @@
+//! What a run with a replica records (`--replica-url`, docs/replication.md): the replica it
+//! measured (`run.json`'s `replica`), each step's lag as ibench's heartbeat saw it and as the
+//! DBMS reports it (a step's `replication`), and the pure figures made from the heartbeat's
+//! readings (maximum, 99th percentile, the seconds the replica was lost).
+
+use serde::{Deserialize, Serialize};
+
+/// The replica a run measured (`run.json`'s `replica`; absent without `--replica-url`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaInfo {
+    /// The replica's URL, password masked.
+    pub url: String,
+    /// The replica's version as it reports it.
+    pub version: String,
+    /// The primary's version as it reports it.
+    pub primary_version: String,
+    /// How the primary waits for it, as the primary reports it at the start: `async`, `sync`
+    /// (PostgreSQL: the standby is in `synchronous_standby_names`; then `synchronous_commit`
+    /// says how far), `semisync` (MariaDB: `rpl_semi_sync_master_enabled`).
+    pub mode: String,
+    /// PostgreSQL's `synchronous_commit` on the primary, when the mode is `sync`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synchronous_commit: Option<String>,
+    /// Milliseconds between two heartbeat writes on the primary.
+    pub heartbeat_interval_ms: u32,
+}
+
+/// A step's replication figures (a step's `replication`; absent without a replica).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepReplication {
+    /// Heartbeat readings on the replica during the step's measured part.
+    pub samples: u32,
+    /// The largest lag read, ms; `None` when no reading succeeded.
+    pub lag_max_ms: Option<f64>,
+    /// The lag at the 99th percentile of the readings, ms.
+    pub lag_p99_ms: Option<f64>,
+    /// The mean lag over the readings, ms.
+    pub lag_mean_ms: Option<f64>,
+    /// Seconds from the end of the step's measured part until the replica had applied every
+    /// heartbeat written up to that end (to within one heartbeat interval); `None` when it
+    /// had not within the wait's cap or the replica was lost.
+    pub catch_up_seconds: Option<f64>,
+    /// Seconds into the step from which the replica could not be read (stopped, killed,
+    /// unreachable); the lag of that second on is lost. `None` while it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_from_second: Option<f64>,
+    /// The DBMS's own view of the same lag over the step, read once a second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dbms: Option<DbmsReplicationView>,
+    /// After l.i2, once the replica caught up: do its tables hold what the primary's hold?
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<ReplicaIntegrity>,
+}
+
+/// The replica's tables against the primary's, after l.i2 once the replica caught up.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaIntegrity {
+    /// Every table's rows and checksum match.
+    pub ok: bool,
+    /// Per table, both sides.
+    pub tables: Vec<TableMatch>,
+    /// Why the check could not run (a side could not be read); `ok` is then false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One table on the primary and on the replica: its rows and a checksum of every row.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TableMatch {
+    /// The table.
+    pub table: String,
+    /// `count(*)` on the primary.
+    pub primary_rows: u64,
+    /// `count(*)` on the replica.
+    pub replica_rows: u64,
+    /// The primary's checksum: the sum of a hash of each row's text (PostgreSQL's
+    /// `hashtext(row::text)`, MariaDB's `CRC32` of its columns joined).
+    pub primary_checksum: String,
+    /// The replica's checksum, the same way.
+    pub replica_checksum: String,
+}
+
+/// The DBMS's own view of the replica's lag over a step: the largest of its once-a-second
+/// readings, and the positions at the end of the measured part.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DbmsReplicationView {
+    /// PostgreSQL: the most WAL bytes between the primary's `pg_current_wal_lsn()` and the
+    /// replica's `pg_last_wal_replay_lsn()`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_bytes_behind_max: Option<u64>,
+    /// PostgreSQL: the largest `pg_stat_replication.replay_lag` on the primary, ms (the
+    /// largest over its standbys when it has several).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_lag_max_ms: Option<f64>,
+    /// MariaDB: the largest `Seconds_Behind_Master` (whole seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_behind_master_max: Option<u64>,
+    /// MariaDB: the most transactions between the primary's `gtid_binlog_pos` and the
+    /// replica's `gtid_slave_pos` (sequence numbers, summed over replication domains).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions_behind_max: Option<u64>,
+    /// The primary's position at the end of the measured part (PostgreSQL's WAL LSN, MariaDB's
+    /// `gtid_binlog_pos`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_position_at_end: Option<String>,
+    /// The replica's position at the end of the measured part (PostgreSQL's replay LSN,
+    /// MariaDB's `gtid_slave_pos`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_position_at_end: Option<String>,
+}
+
+/// The maximum, the 99th percentile (nearest rank) and the mean of the lags read.
+pub fn lag_figures(lags_ms: &[f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
+    if lags_ms.is_empty() {
+        return (None, None, None);
+    }
+    let mut sorted = lags_ms.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    // Nearest rank: the smallest value at or above 99% of the readings.
+    let rank = (n * 99).div_ceil(100).max(1);
+    let p99 = sorted[rank - 1];
+    let max = sorted[n - 1];
+    let sum: f64 = sorted.iter().sum();
+    let mean = sum / crate::stats::convert::usize_f64(n);
+    (Some(max), Some(p99), Some(mean))
+}
+
+/// The sequence number of each replication domain in a MariaDB GTID list
+/// (`0-1-105,1-2-7`: domain 0 at 105, domain 1 at 7).
+pub fn gtid_sequences(list: &str) -> Vec<(u64, u64)> {
+    list.split(',')
+        .filter_map(|gtid| {
+            let mut parts = gtid.trim().split('-');
+            let domain = parts.next()?.parse().ok()?;
+            let _server = parts.next()?;
+            let seq = parts.next()?.parse().ok()?;
+            Some((domain, seq))
+        })
+        .collect()
+}
+
+/// Transactions the replica at `replica` is behind the primary at `primary` (two MariaDB
+/// GTID lists), summed over the primary's domains.
+pub fn transactions_behind(primary: &str, replica: &str) -> u64 {
+    let replica = gtid_sequences(replica);
+    gtid_sequences(primary)
+        .into_iter()
+        .map(|(domain, seq)| {
+            let applied = replica
+                .iter()
+                .find(|(d, _)| *d == domain)
+                .map_or(0, |(_, s)| *s);
+            seq.saturating_sub(applied)
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lag_figures_take_the_nearest_rank() {
+        assert_eq!(lag_figures(&[]), (None, None, None));
+        let lags: Vec<f64> = (1..=200).map(f64::from).collect();
+        let (max, p99, mean) = lag_figures(&lags);
+        assert_eq!(max, Some(200.0));
+        assert_eq!(p99, Some(198.0));
+        assert_eq!(mean, Some(100.5));
+        assert_eq!(lag_figures(&[5.0]), (Some(5.0), Some(5.0), Some(5.0)));
+    }
+
+    #[test]
+    fn gtid_lists_give_transactions_behind() {
+        assert_eq!(gtid_sequences("0-1-105,1-2-7"), vec![(0, 105), (1, 7)]);
+        assert_eq!(gtid_sequences(""), vec![]);
+        assert_eq!(transactions_behind("0-1-105", "0-1-100"), 5);
+        assert_eq!(transactions_behind("0-1-105,1-1-3", "0-1-105"), 3);
+        assert_eq!(transactions_behind("0-1-5", "0-1-9"), 0);
+    }
+}

