@@ -311,7 +311,7 @@ pub struct RunArgs {
     /// Skip the row-count and index check after each step that writes.
     #[arg(long)]
     pub no_check: bool,
-    /// Results directory (default: ibench-results/<date>-<time>).
+    /// Results directory (default: ibench-results/<date>-<time>-<pid>).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Label of the run in reports (default: DBMS and version).
@@ -350,6 +350,11 @@ pub struct RunArgs {
     /// host from a slow DBMS; 0 turns the probe off.
     #[arg(long, default_value_t = defaults().host_probe_ms, value_name = "MS")]
     pub host_probe_ms: u32,
+    /// Give up on the server when no connection of the run has received anything from it for
+    /// this many seconds (a frozen server or network path): the step fails with "no reply
+    /// from the server for N s", keeping what it measured; 0 waits for ever.
+    #[arg(long, default_value_t = defaults().stall_limit, value_name = "SECONDS")]
+    pub stall_limit: u32,
 }
 
 /// The run options' defaults (clap's `default_value_t` reads them too).
@@ -407,6 +412,7 @@ impl Default for RunArgs {
             profile_server: false,
             profile_seconds: DEFAULT_PROFILE_SECONDS,
             host_probe_ms: o.host_probe_ms,
+            stall_limit: o.stall_limit_seconds,
         }
     }
 }
@@ -483,6 +489,7 @@ impl RunArgs {
         o.perf_interval_seconds = self.perf_interval;
         o.profile_seconds = self.profile_server.then_some(self.profile_seconds);
         o.host_probe_ms = self.host_probe_ms;
+        o.stall_limit_seconds = self.stall_limit;
         // What depends on the backend is checked where the run reads its URL, once
         // (`ConnectTarget::for_run`).
         o.validate()?;
@@ -509,7 +516,8 @@ fn default_out_dir() -> PathBuf {
         .filter(char::is_ascii_digit)
         .collect();
     let (date, time) = digits.split_at(8.min(digits.len()));
-    PathBuf::from("ibench-results").join(format!("{date}-{time}"))
+    // The pid keeps two runs started in the same second apart.
+    PathBuf::from("ibench-results").join(format!("{date}-{time}-{}", std::process::id()))
 }
 
 #[cfg(test)]

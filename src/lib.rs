@@ -112,6 +112,10 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     };
     let outcome = match runner::run(opts, args, &mut print_step) {
         Ok(o) => o,
+        Err(e) if e.is::<runner::stop::SetupInterrupted>() => {
+            eprintln!("interrupted before the run started: nothing was recorded");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
         Err(e) => {
             // A run that failed part-way still gets its report of what it measured
             // (run.json says failed and why). A run.json that was there before is

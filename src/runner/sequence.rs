@@ -27,10 +27,12 @@ pub(super) fn run_steps(
     on_step: &mut dyn FnMut(&StepRecord),
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.
-    let mut admin = match driver.connect() {
-        Err(_) if stop::interrupted() => return Ok(()),
-        other => other?,
-    };
+    // A side connection: opened again once when the server closed it while idle.
+    let mut admin: Box<dyn Conn> =
+        match crate::backend::side::SideConn::connect(shape.target.driver()) {
+            Err(_) if stop::interrupted() => return Ok(()),
+            other => Box::new(other?),
+        };
     match precheck(&shape.steps, &shape.tables, admin.as_mut()) {
         Err(_) if stop::interrupted() => return Ok(()),
         other => other?,
@@ -69,7 +71,11 @@ pub(super) fn run_steps(
         if let Some(p) = record.host_probe.as_mut() {
             p.median = results::probe::median_probe(&results::probe::run_probes(&record.steps));
         }
-        results::write_json_atomic(run_file, record)?;
+        if let Some(w) = timeline.take_warning() {
+            eprintln!("warning: {w}");
+            record.warnings.push(w);
+        }
+        results::dir::write_run(run_file, record)?;
         if failed {
             bail!(
                 "step {step} failed: {}",
