@@ -235,7 +235,10 @@ fn a_frozen_server_fails_the_step_at_the_stall_limit_keeping_the_steps_before() 
     signal_all(&tree, libc::SIGKILL);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("no reply from the server for 3 s"), "{err}");
-    assert!(err.contains("kept: l.i0, l.x completed"), "{err}");
+    assert!(
+        err.contains("kept: l.i0, l.x completed (recorded in"),
+        "{err}"
+    );
     let record = results::read_run(&out).unwrap();
     assert_eq!(record.status, Status::Failed);
     assert!(

@@ -10,17 +10,29 @@ use super::{
 use crate::workload::RowBatch;
 use crate::workload::micro::MicroStatement;
 
+/// How a side connection opens itself (again).
+type Connector<'a> = Box<dyn Fn() -> BackendResult<Box<dyn Conn>> + Send + 'a>;
+
 /// A connection that reconnects once through its driver when it was lost.
-pub struct SideConn {
-    driver: Box<dyn Driver>,
+pub struct SideConn<'a> {
+    connect: Connector<'a>,
     conn: Box<dyn Conn>,
 }
 
-impl SideConn {
+impl<'a> SideConn<'a> {
     /// Connect through `driver`, which the connection keeps to reconnect.
-    pub fn connect(driver: Box<dyn Driver>) -> BackendResult<SideConn> {
-        let conn = driver.connect()?;
-        Ok(SideConn { driver, conn })
+    pub fn connect(driver: &'a dyn Driver) -> BackendResult<SideConn<'a>> {
+        Self::with(Box::new(move || driver.connect()))
+    }
+
+    /// Connect through a driver of its own (a side connection on another thread).
+    pub fn owning(driver: Box<dyn Driver>) -> BackendResult<SideConn<'static>> {
+        SideConn::with(Box::new(move || driver.connect()))
+    }
+
+    fn with(connect: Connector<'a>) -> BackendResult<SideConn<'a>> {
+        let conn = connect()?;
+        Ok(SideConn { connect, conn })
     }
 
     /// Run `op`; when the connection was lost (not a stall: a frozen server would only hold
@@ -28,7 +40,7 @@ impl SideConn {
     fn again<T>(&mut self, op: impl Fn(&mut dyn Conn) -> BackendResult<T>) -> BackendResult<T> {
         match op(self.conn.as_mut()) {
             Err(BackendError::Lost { .. }) => {
-                self.conn = self.driver.connect()?;
+                self.conn = (self.connect)()?;
                 op(self.conn.as_mut())
             }
             other => other,
@@ -48,7 +60,7 @@ fn lost_in(stats: &serde_json::Value) -> bool {
     })
 }
 
-impl Conn for SideConn {
+impl Conn for SideConn<'_> {
     fn canceller(&self) -> Option<Box<dyn Canceller>> {
         self.conn.canceller()
     }
@@ -100,7 +112,7 @@ impl Conn for SideConn {
     fn server_statistics(&mut self) -> BackendResult<Option<serde_json::Value>> {
         match self.again(|c| c.server_statistics()) {
             Ok(Some(stats)) if lost_in(&stats) => {
-                self.conn = self.driver.connect()?;
+                self.conn = (self.connect)()?;
                 self.conn.server_statistics()
             }
             other => other,

@@ -163,38 +163,39 @@ fn run_locked(
     }
     let written = results::dir::write_final(&run_file, &mut record);
     stop::set_run_file(None);
-    if record.status != Status::Completed {
-        eprintln!("{}", kept_line(&record, &run_file));
-    }
     written?;
-    if record.status != Status::Interrupted {
-        outcome?;
+    match (record.status, kept(&record)) {
+        (Status::Interrupted, kept) => eprintln!(
+            "the run is recorded interrupted in {}; {}; run the steps left with --steps into \
+             another --out",
+            run_file.display(),
+            kept.unwrap_or_else(|| "no step completed".into())
+        ),
+        // The error stays one line: which steps are kept, where, and what next.
+        (_, Some(kept)) => {
+            outcome.map_err(|e| {
+                anyhow::anyhow!(
+                    "{e:#}; {kept} (recorded in {}); fix that, then run the steps left with \
+                     --steps into another --out",
+                    run_file.display()
+                )
+            })?;
+        }
+        _ => outcome?,
     }
     Ok(RunOutcome { dir, record })
 }
 
-/// After a run that did not complete: which steps are kept, and what to do next.
-fn kept_line(record: &RunRecord, run_file: &Path) -> String {
+/// Which steps a run that did not complete keeps (`kept: l.i0, l.x completed`), `None` when
+/// none completed.
+fn kept(record: &RunRecord) -> Option<String> {
     let done: Vec<String> = record
         .steps
         .iter()
         .filter(|s| s.status == Status::Completed)
         .map(|s| s.name.to_string())
         .collect();
-    let kept = if done.is_empty() {
-        "no step completed".to_string()
-    } else {
-        format!("kept: {} completed", done.join(", "))
-    };
-    let next = match record.status {
-        Status::Interrupted => "run again with another --out to measure the rest",
-        _ => "fix what failed, then run again with another --out (--steps can start later)",
-    };
-    format!(
-        "the run is recorded {} in {}; {kept}; {next}",
-        format!("{:?}", record.status).to_lowercase(),
-        run_file.display()
-    )
+    (!done.is_empty()).then(|| format!("kept: {} completed", done.join(", ")))
 }
 
 /// `<DBMS> <version>[ <engine>]`, plus the config file's name when the run names the

@@ -28,11 +28,10 @@ pub(super) fn run_steps(
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.
     // A side connection: opened again once when the server closed it while idle.
-    let mut admin: Box<dyn Conn> =
-        match crate::backend::side::SideConn::connect(shape.target.driver()) {
-            Err(_) if stop::interrupted() => return Ok(()),
-            other => Box::new(other?),
-        };
+    let mut admin: Box<dyn Conn> = match crate::backend::side::SideConn::connect(driver) {
+        Err(_) if stop::interrupted() => return Ok(()),
+        other => Box::new(other?),
+    };
     match precheck(&shape.steps, &shape.tables, admin.as_mut()) {
         Err(_) if stop::interrupted() => return Ok(()),
         other => other?,

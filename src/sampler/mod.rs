@@ -297,7 +297,7 @@ impl Sampler {
         host: &mut crate::results::host::HostInfo,
     ) -> Sampler {
         // A side connection: opened again once when the server closed it while idle.
-        let mut conn = crate::backend::side::SideConn::connect(driver)
+        let mut conn = crate::backend::side::SideConn::owning(driver)
             .map(|c| Box::new(c) as Box<dyn Conn>)
             .map_err(|e| e.to_string());
         let (server, storage) = match &mut conn {
