@@ -465,3 +465,63 @@ fn a_full_or_read_only_results_filesystem_is_named_with_its_fix() {
     assert!(err.contains("read-only"), "{err}");
     assert!(err.contains("--out"), "{err}");
 }
+
+/// Too few `max_connections` for a step is refused before the first step, naming the fix,
+/// not found mid-run.
+#[test]
+fn too_few_max_connections_are_refused_before_the_first_step() {
+    let server = common::start_configured(
+        ServerKind::Postgres,
+        Engine::Innodb,
+        "few.conf",
+        "max_connections = 10\n",
+    );
+    common::register_server(server.clone());
+    let out = fresh_dir("faults-max-conn");
+    let done = common::ibench(&[
+        "run",
+        "--url",
+        &server.url,
+        "--out",
+        out.to_str().unwrap(),
+        "--clients",
+        "4",
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("opens 14 connections at once (--clients 4)")
+            && err.contains("max_connections"),
+        "{err}"
+    );
+    let record = results::read_run(&out).unwrap();
+    assert!(record.steps.is_empty(), "no step ran");
+}
+
+/// A matrix locks its --out: a second `matrix run` into it is refused, naming the holder
+/// (here this test, which holds the lock), instead of taking its running cell for abandoned.
+#[test]
+fn a_second_matrix_into_one_out_is_refused() {
+    let dir = fresh_dir("faults-matrix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("m.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[servers.lite]\nurl = \"sqlite:{}/{{cell}}.db\"\n[workloads.tiny]\nload_rows = 100\nsteps = [\"l.i0\"]\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let _held = results::dir::DirLock::take(&out, "--out").unwrap();
+    let refused = common::matrix_run(&file, &out, &[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("is in use by ibench pid {}", std::process::id())),
+        "{err}"
+    );
+    assert!(!out.join("cells").exists(), "nothing written");
+}

@@ -32,6 +32,9 @@ pub(super) fn run_steps(
         Err(_) if stop::interrupted() => return Ok(()),
         other => Box::new(other?),
     };
+    if let Some(dir) = run_file.parent() {
+        check_max_connections(&shape.steps, shape.workers.clients, dir)?;
+    }
     match precheck(&shape.steps, &shape.tables, admin.as_mut()) {
         Err(_) if stop::interrupted() => return Ok(()),
         other => other?,
@@ -110,6 +113,49 @@ pub(super) fn failed_step(plan: &StepPlan, clients: u32, error: String) -> StepR
         check_failures: Vec::new(),
         host_probe: None,
     }
+}
+
+/// The most connections a step holds at once: one per worker of its clients' roles (an
+/// inserter and its deleter for writers), l.x's progress poller, and the run's two side
+/// connections (the admin's and the sampler's).
+fn connections_needed(plan: &StepPlan) -> u64 {
+    let workers: u64 = plan
+        .clients
+        .iter()
+        .flat_map(|c| &c.roles)
+        .map(|r| match r {
+            crate::workload::plan::Role::Writers { .. } => 2,
+            _ => 1,
+        })
+        .sum();
+    workers + u64::from(plan.creates_indexes) + 2
+}
+
+/// Before the first step: a server whose `max_connections` (as the sampler recorded it in
+/// `server-settings.json`) is below what a step needs would fail that step mid-run.
+fn check_max_connections(plans: &[StepPlan], clients: u32, dir: &Path) -> anyhow::Result<()> {
+    let Ok(Some(settings)) = crate::results::settings::ServerSettings::read(dir) else {
+        return Ok(());
+    };
+    let Some(max) = settings
+        .values
+        .get("max_connections")
+        .and_then(|v| v.value.trim().parse::<u64>().ok())
+    else {
+        return Ok(());
+    };
+    if let Some((plan, need)) = plans
+        .iter()
+        .map(|p| (p, connections_needed(p)))
+        .find(|(_, need)| *need > max)
+    {
+        bail!(
+            "step {} opens {need} connections at once (--clients {clients}), and the server \
+             allows {max} (max_connections): raise max_connections, or lower --clients",
+            plan.step
+        );
+    }
+    Ok(())
 }
 
 /// Before anything runs: every step finds the tables and indexes it needs, either made by an
