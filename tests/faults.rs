@@ -525,3 +525,31 @@ fn a_second_matrix_into_one_out_is_refused() {
     );
     assert!(!out.join("cells").exists(), "nothing written");
 }
+
+/// One Ctrl-C while the login waits on a frozen server (SIGSTOP, never resumed; no stall
+/// limit): the run ends all the same, within the stop bound, exit 130, saying nothing was
+/// recorded.
+#[test]
+fn one_ctrl_c_during_a_login_to_a_frozen_server_ends_within_the_stop_bound() {
+    let server = own_postgres();
+    let tree = server_tree(&server);
+    signal_all(&tree, libc::SIGSTOP);
+    let out = fresh_dir("faults-frozen-login");
+    let run = Watched::new(spawn(&[
+        "--url",
+        &server.url,
+        "--stall-limit",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    std::thread::sleep(Duration::from_secs(1));
+    run.signal(libc::SIGINT);
+    let (code, err, took) = run.ends();
+    signal_all(&tree, libc::SIGKILL);
+    assert_eq!(code, 130, "{err}");
+    assert!(took < ENDS_WITHIN, "{took:?}");
+    assert!(err.contains("nothing was recorded"), "{err}");
+    assert!(!err.contains("interrupted again"), "{err}");
+    assert!(!out.join("run.json").exists());
+}
