@@ -553,3 +553,47 @@ fn one_ctrl_c_during_a_login_to_a_frozen_server_ends_within_the_stop_bound() {
     assert!(!err.contains("interrupted again"), "{err}");
     assert!(!out.join("run.json").exists());
 }
+
+/// The server closes idle connections after 2 s (`idle_session_timeout`): the side
+/// connections (the integrity checks', the sampler's) open again once and the run completes
+/// with every check passed, instead of failing each later check with a long error.
+#[test]
+fn side_connections_closed_while_idle_open_again() {
+    let server = common::start_configured(
+        ServerKind::Postgres,
+        Engine::Innodb,
+        "idle.conf",
+        "idle_session_timeout = 2000\n",
+    );
+    common::register_server(server.clone());
+    let out = fresh_dir("faults-idle");
+    let done = common::ibench(&[
+        "run",
+        "--url",
+        &server.url,
+        "--out",
+        out.to_str().unwrap(),
+        "--steps",
+        "l.i0,l.x,qr100",
+        "--load-rows",
+        "5000",
+        "--query-seconds",
+        "4",
+        "--host-probe-ms",
+        "0",
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(0), "{err}");
+    let record = results::read_run(&out).unwrap();
+    assert_eq!(record.status, Status::Completed);
+    for s in &record.steps {
+        assert!(
+            s.check_failures.is_empty(),
+            "{}: {:?}",
+            s.name,
+            s.check_failures
+        );
+    }
+    assert!(record.steps[2].integrity.as_ref().is_some_and(|i| i.ok));
+}
