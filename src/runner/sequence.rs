@@ -206,3 +206,29 @@ fn precheck(plans: &[StepPlan], tables: &[String], conn: &mut dyn Conn) -> anyho
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::options::RunOptions;
+    use crate::workload::steps::{Profile, StepName};
+
+    /// Each client of a query step holds an inserter, its deleter and a querier; l.x adds
+    /// its progress poller; every step the admin and sampler connections.
+    #[test]
+    fn a_step_needs_its_workers_connections_and_the_side_ones() {
+        let mut o = RunOptions::from_profile("sqlite:x.db", &Profile::small());
+        o.clients = 4;
+        let sizes = o.step_sizes();
+        let need = |name: &str| {
+            let step = StepName::default_list(&[100])
+                .into_iter()
+                .find(|s| s.to_string() == name)
+                .unwrap();
+            connections_needed(&StepPlan::for_step(step, &sizes))
+        };
+        assert_eq!(need("l.i0"), 4 + 2);
+        assert_eq!(need("l.x"), 4 + 1 + 2);
+        assert_eq!(need("qr100"), 4 * 3 + 2);
+    }
+}

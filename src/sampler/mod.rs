@@ -929,6 +929,23 @@ mod tests {
         );
     }
 
+    /// One lost connection fails every view with a long error each: the failure names the
+    /// first in full and the others by name, not 8 long errors in one line.
+    #[test]
+    fn failed_views_name_the_first_error_and_count_the_others() {
+        let stats = serde_json::json!({
+            "a": {"error": "read a: lost the connection"},
+            "b": {"error": "the connection was lost earlier"},
+            "c": [1],
+            "d": {"error": "the connection was lost earlier"},
+        });
+        assert_eq!(
+            failed_parts(&stats).unwrap(),
+            "a: read a: lost the connection; 2 more could not be read either (b, d)"
+        );
+        assert_eq!(failed_parts(&serde_json::json!({"c": [1]})), None);
+    }
+
     #[test]
     fn own_process_reads_as_a_tree() {
         let probe = Probe {
