@@ -446,6 +446,7 @@ fn a_full_or_read_only_results_filesystem_is_named_with_its_fix() {
         "0",
     ]));
     run.wait_for("l.i0 ");
+    let rescue = std::env::temp_dir().join(format!("ibench-run-{}.json", run.child.id()));
     // Fill what is left.
     let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();
     while filler.write_all(&[0u8; 65536]).is_ok() {}
@@ -453,6 +454,18 @@ fn a_full_or_read_only_results_filesystem_is_named_with_its_fix() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("No space left on device"), "{err}");
     assert!(err.contains("free space on it"), "{err}");
+    // The final record went where it could: run.json, or the rescue file the error names.
+    let record = match results::read_run(&out) {
+        Ok(r) if r.status != Status::Running => r,
+        _ => {
+            assert!(err.contains(&rescue.display().to_string()), "{err}");
+            let text = std::fs::read_to_string(&rescue).unwrap();
+            let _ = std::fs::remove_file(&rescue);
+            serde_json::from_str(&text).unwrap()
+        }
+    };
+    assert_eq!(record.status, Status::Failed);
+    assert_eq!(record.steps[0].status, Status::Completed, "l.i0 kept");
     drop(filler);
     drop(fs);
     let ro = fresh_dir("faults-ro");
