@@ -610,3 +610,109 @@ fn side_connections_closed_while_idle_open_again() {
     }
     assert!(record.steps[2].integrity.as_ref().is_some_and(|i| i.ok));
 }
+
+/// A reply of one text row holding `value` to a simple query.
+fn pg_one_row(value: &str) -> Vec<u8> {
+    let mut t = 1i16.to_be_bytes().to_vec();
+    t.extend_from_slice(b"v\0");
+    t.extend_from_slice(&0i32.to_be_bytes());
+    t.extend_from_slice(&0i16.to_be_bytes());
+    t.extend_from_slice(&25i32.to_be_bytes());
+    t.extend_from_slice(&(-1i16).to_be_bytes());
+    t.extend_from_slice(&(-1i32).to_be_bytes());
+    t.extend_from_slice(&0i16.to_be_bytes());
+    let mut d = 1i16.to_be_bytes().to_vec();
+    d.extend_from_slice(&i32::try_from(value.len()).unwrap().to_be_bytes());
+    d.extend_from_slice(value.as_bytes());
+    let mut m = pg::msg(b'T', &t);
+    m.extend(pg::msg(b'D', &d));
+    m.extend(pg::msg(b'C', b"SELECT 1\0"));
+    m.extend(pg::msg(b'Z', b"I"));
+    m
+}
+
+/// A fake PostgreSQL 15 that logs every client in and answers what the describe asks (its
+/// version), then nothing else: the sampler's first queries and the setup's `DROP TABLE`
+/// wait on it.
+fn pg_that_answers_only_the_describe() -> hostile::Fake<()> {
+    hostile::serve(|l| {
+        while let Some(mut s) = l.accept() {
+            std::thread::spawn(move || {
+                pg::accept_login(&mut s, 7, 7)?;
+                while let Some((tag, body)) = pg::read_msg(&mut s) {
+                    let sql = String::from_utf8_lossy(&body);
+                    if tag == b'X' {
+                        break;
+                    }
+                    if tag == b'Q' && sql.contains("server_version") {
+                        s.write_all(&pg_one_row("15.0")).ok()?;
+                    } else if tag == b'Q' && sql.contains("version()") {
+                        s.write_all(&pg_one_row("PostgreSQL 15.0 on x86_64")).ok()?;
+                    }
+                }
+                Some(())
+            });
+        }
+    })
+}
+
+/// The stall points after the describe, outside any step: the sampler's first queries end
+/// at the stall limit (its figures n/a), and so does the setup's `DROP TABLE`: l.i0 fails
+/// with "no reply from the server for 2 s" and run.json says failed.
+#[test]
+fn the_sampler_and_setup_never_answered_end_at_the_stall_limit() {
+    let fake = pg_that_answers_only_the_describe();
+    let out = fresh_dir("faults-setup");
+    let url = format!("postgres://u@127.0.0.1:{}/db", fake.port);
+    let run = Watched::new(spawn(&[
+        "--url",
+        &url,
+        "--stall-limit",
+        "2",
+        "--host-probe-ms",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let (code, err, _) = run.ends();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no reply from the server for 2 s"), "{err}");
+    let record = results::read_run(&out).unwrap();
+    assert_eq!(record.status, Status::Failed);
+    assert_eq!(record.steps.len(), 1, "l.i0, failed in its setup");
+    assert_eq!(record.steps[0].status, Status::Failed);
+    assert!(
+        record.steps[0]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("no reply from the server for 2 s")),
+        "{:?}",
+        record.steps[0].error
+    );
+}
+
+/// One Ctrl-C while the sampler's first query waits on a server that never answers (no
+/// stall limit): the wait gives up, run.json is written and says interrupted, exit 130.
+#[test]
+fn one_ctrl_c_while_the_sampler_waits_records_the_run_interrupted() {
+    let fake = pg_that_answers_only_the_describe();
+    let out = fresh_dir("faults-sampler-ctrl-c");
+    let url = format!("postgres://u@127.0.0.1:{}/db", fake.port);
+    let run = Watched::new(spawn(&[
+        "--url",
+        &url,
+        "--stall-limit",
+        "0",
+        "--host-probe-ms",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    std::thread::sleep(Duration::from_millis(1500));
+    run.signal(libc::SIGINT);
+    let (code, err, _) = run.ends();
+    assert_eq!(code, 130, "{err}");
+    assert!(!err.contains("interrupted again"), "{err}");
+    let record = results::read_run(&out).unwrap();
+    assert_eq!(record.status, Status::Interrupted, "{err}");
+}
