@@ -567,23 +567,14 @@ fn one_ctrl_c_during_a_login_to_a_frozen_server_ends_within_the_stop_bound() {
     assert!(!out.join("run.json").exists());
 }
 
-/// The server closes idle connections after 2 s (`idle_session_timeout`): the side
-/// connections (the integrity checks', the sampler's) open again once and the run completes
-/// with every check passed, instead of failing each later check with a long error.
-#[test]
-fn side_connections_closed_while_idle_open_again() {
-    let server = common::start_configured(
-        ServerKind::Postgres,
-        Engine::Innodb,
-        "idle.conf",
-        "idle_session_timeout = 2000\n",
-    );
-    common::register_server(server.clone());
-    let out = fresh_dir("faults-idle");
+/// A small run against `url` that must complete with every check passed (its side
+/// connections sit idle through a 4 s query step).
+fn completes_with_every_check(url: &str, tag: &str) {
+    let out = fresh_dir(tag);
     let done = common::ibench(&[
         "run",
         "--url",
-        &server.url,
+        url,
         "--out",
         out.to_str().unwrap(),
         "--steps",
@@ -609,6 +600,34 @@ fn side_connections_closed_while_idle_open_again() {
         );
     }
     assert!(record.steps[2].integrity.as_ref().is_some_and(|i| i.ok));
+}
+
+/// The server closes idle connections after 2 s (`idle_session_timeout`): the side
+/// connections (the integrity checks', the sampler's) open again once and the run completes
+/// with every check passed, instead of failing each later check with a long error.
+#[test]
+fn side_connections_closed_while_idle_open_again() {
+    let server = common::start_configured(
+        ServerKind::Postgres,
+        Engine::Innodb,
+        "idle.conf",
+        "idle_session_timeout = 2000\n",
+    );
+    common::register_server(server.clone());
+    completes_with_every_check(&server.url, "faults-idle");
+}
+
+/// The same on MariaDB, whose `wait_timeout` closes an idle connection without a word.
+#[test]
+fn side_connections_closed_by_wait_timeout_open_again() {
+    let server = common::start_configured(
+        ServerKind::Mariadb,
+        Engine::Innodb,
+        "idle.cnf",
+        "[mysqld]\nwait_timeout = 2\n",
+    );
+    common::register_server(server.clone());
+    completes_with_every_check(&server.url, "faults-idle-mariadb");
 }
 
 /// A reply of one text row holding `value` to a simple query.
