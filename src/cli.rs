@@ -307,7 +307,7 @@ pub struct RunArgs {
     /// A replica of the server at --url: the run writes a heartbeat row on the primary every
     /// 100 ms and reads it here, and records the replica's lag per second and per step
     /// (max, p99, seconds to catch up after it) beside the DBMS's own view (docs/replication.md).
-    #[arg(long, value_name = "URL")]
+    #[arg(help_heading = CONNECTION, long, value_name = "URL")]
     pub replica_url: Option<String>,
     /// Storage engine of the tables (mysql:// only).
     #[arg(help_heading = CONNECTION, long, value_enum)]
@@ -440,6 +440,13 @@ pub struct RunArgs {
     /// filesystem (docs/method.md).
     #[arg(help_heading = MEASUREMENT, long, default_value_t = defaults().host_probe_ms, value_name = "MS")]
     pub host_probe_ms: u32,
+    /// Give up on the server when no connection of the run has received anything from it for
+    /// this many seconds; 0 waits for ever.
+    ///
+    /// A frozen server or network path: the step fails with "no reply from the server for N
+    /// s", keeping what it measured.
+    #[arg(help_heading = MEASUREMENT, long, default_value_t = defaults().stall_limit, value_name = "SECONDS")]
+    pub stall_limit: u32,
     /// Count hardware and software events on the server's processes during each step.
     ///
     /// `perf stat`, which must be installed: seven groups in turn, each divided by the
@@ -461,7 +468,7 @@ pub struct RunArgs {
     /// Seconds of each step's measured part that --profile-server records.
     #[arg(help_heading = MEASUREMENT, long, default_value_t = defaults().profile_seconds, requires = "profile_server")]
     pub profile_seconds: f64,
-    /// Results directory (default: ibench-results/<date>-<time>).
+    /// Results directory (default: ibench-results/<date>-<time>-<pid>).
     #[arg(help_heading = OUTPUT, long)]
     pub out: Option<PathBuf>,
     /// Label of the run in reports (default: DBMS and version).
@@ -528,6 +535,7 @@ impl Default for RunArgs {
             profile_server: false,
             profile_seconds: DEFAULT_PROFILE_SECONDS,
             host_probe_ms: o.host_probe_ms,
+            stall_limit: o.stall_limit_seconds,
         }
     }
 }
@@ -608,6 +616,7 @@ impl RunArgs {
         o.perf_interval_seconds = self.perf_interval;
         o.profile_seconds = self.profile_server.then_some(self.profile_seconds);
         o.host_probe_ms = self.host_probe_ms;
+        o.stall_limit_seconds = self.stall_limit;
         // What depends on the backend is checked where the run reads its URL, once
         // (`ConnectTarget::for_run`).
         o.validate()?;
@@ -634,7 +643,8 @@ fn default_out_dir() -> PathBuf {
         .filter(char::is_ascii_digit)
         .collect();
     let (date, time) = digits.split_at(8.min(digits.len()));
-    PathBuf::from("ibench-results").join(format!("{date}-{time}"))
+    // The pid keeps two runs started in the same second apart.
+    PathBuf::from("ibench-results").join(format!("{date}-{time}-{}", std::process::id()))
 }
 
 #[cfg(test)]

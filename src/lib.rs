@@ -125,6 +125,10 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     let mut console = console::RunConsole::new(quiet);
     let outcome = match runner::run_observed(opts, args, &mut console) {
         Ok(o) => o,
+        Err(e) if e.is::<runner::stop::SetupInterrupted>() => {
+            crate::say!("interrupted before the run started: nothing was recorded");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
         Err(e) => {
             // A run that failed part-way still gets its report of what it measured
             // (run.json says failed and why). A run.json that was there before is

@@ -983,7 +983,11 @@ fn a_second_ctrl_c_leaves_run_json_interrupted() {
 fn one_ctrl_c_against_a_server_that_ignores_the_cancel_still_ends_the_run() {
     let (code, stderr) = interrupt_a_frozen_server(1, Duration::from_secs(90), &[]);
     assert_eq!(code, Some(130), "{stderr}");
-    assert!(stderr.contains("giving up"), "{stderr}");
+    // The waits give up at once (issue 44), or the stop bound gives up on them.
+    assert!(
+        stderr.contains("recorded interrupted") || stderr.contains("giving up"),
+        "{stderr}"
+    );
 }
 
 /// The same with 24 clients: their cancels (each waiting its whole 5 s on the frozen server)
@@ -995,7 +999,10 @@ fn one_ctrl_c_with_many_clients_ends_the_run_in_bounded_time() {
     let (code, stderr) =
         interrupt_a_frozen_server(1, Duration::from_secs(60), &["--clients", "24"]);
     assert_eq!(code, Some(130), "{stderr}");
-    assert!(stderr.contains("giving up"), "{stderr}");
+    assert!(
+        stderr.contains("recorded interrupted") || stderr.contains("giving up"),
+        "{stderr}"
+    );
 }
 
 /// `pid` and its children (from `/proc`).

@@ -14,6 +14,7 @@ pub mod mysql;
 pub mod postgres;
 pub mod protocol;
 pub(crate) mod server_conn;
+pub mod side;
 pub mod sqlite;
 pub mod target;
 pub mod tls;
@@ -119,6 +120,30 @@ pub enum BackendError {
         target: String,
         /// What is wrong.
         detail: String,
+    },
+    /// An established connection that failed: the server closed it (a crash, a restart, an
+    /// idle timeout) or the network path broke. Not a wrong URL: the connection worked.
+    #[error("{context}: lost the connection to {target}: {detail}")]
+    Lost {
+        /// What ibench was doing, e.g. `insert into pi1`.
+        context: String,
+        /// The server, password redacted.
+        target: String,
+        /// What the socket or the server said.
+        detail: String,
+    },
+    /// No connection of the run received anything from the server for the stall limit
+    /// (`--stall-limit`): a frozen server or network path; ibench gave up on the connection.
+    #[error(
+        "{context}: no reply from the server for {seconds} s ({target}); ibench gave up on it (--stall-limit sets how long it waits)"
+    )]
+    Stalled {
+        /// What ibench was doing.
+        context: String,
+        /// The server, password redacted.
+        target: String,
+        /// The stall limit, seconds.
+        seconds: u64,
     },
     /// A transient conflict (deadlock, lock wait timeout, SQLITE_BUSY): the operation may be retried.
     #[error("transient conflict: {0}")]

@@ -9,7 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::deadline::{Deadlined, ReadTimeout};
+use super::deadline::{self, Deadlined, ReadTimeout};
 use super::tls::{self, TlsStream};
 use crate::results::target::TlsInfo;
 
@@ -260,7 +260,14 @@ impl Channel {
     /// Make at least `n` received bytes pending (see [`ReceiveBuffer::fill`]).
     pub fn fill(&mut self, n: usize) -> io::Result<()> {
         match self.deadline {
-            None => self.received.fill(&mut self.stream, n),
+            None => self.received.fill(
+                &mut Deadlined {
+                    stream: &mut self.stream,
+                    deadline: None,
+                    overdue: self.overdue,
+                },
+                n,
+            ),
             Some(deadline) => self.received.fill(
                 &mut Deadlined {
                     stream: &mut self.stream,
@@ -273,11 +280,12 @@ impl Channel {
     }
 
     /// Bound every read from now on by `timeout` from now, for the whole exchange
-    /// (`None` or zero: unbounded).
+    /// (`None` or zero: unbounded, and watched: the socket wakes every
+    /// [`deadline::WATCH_TICK`] to look at the stall limit and at Ctrl-C).
     pub fn bound(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         self.deadline = timeout.filter(|t| !t.is_zero()).map(|t| Instant::now() + t);
         if self.deadline.is_none() {
-            self.stream.set_read_timeout(None)?;
+            self.stream.set_read_timeout(Some(deadline::WATCH_TICK))?;
         }
         Ok(())
     }
@@ -311,9 +319,18 @@ impl Address {
                 };
                 s.set_nodelay(true)?;
                 set_keepalive(&s)?;
+                // Until the login's end, a server silent for the stall limit ends the
+                // connect (a TLS answer or handshake read straight from the socket).
+                s.set_read_timeout(deadline::stall_limit())?;
+                s.set_write_timeout(deadline::stall_limit())?;
                 Ok(Stream::Tcp(s))
             }
-            Address::Unix(p) => Ok(Stream::Unix(UnixStream::connect(p)?)),
+            Address::Unix(p) => {
+                let s = UnixStream::connect(p)?;
+                s.set_read_timeout(deadline::stall_limit())?;
+                s.set_write_timeout(deadline::stall_limit())?;
+                Ok(Stream::Unix(s))
+            }
         }
     }
 

@@ -139,7 +139,7 @@ impl<D: Dialect> ServerConn<D> {
 
     /// `e` of a statement run while doing `context`, as a [`BackendError`].
     pub(crate) fn err(&self, context: &str, e: &WireError) -> BackendError {
-        wire_error::<D>(&self.target, context, e)
+        statement_error::<D>(&self.target, context, e)
     }
 
     /// Run `sql` as text; its result.
@@ -180,11 +180,11 @@ impl<D: Dialect> ServerConn<D> {
             &mut self.wire,
             |wire| {
                 wire.prepare(&sql(dialect))
-                    .map_err(|e| wire_error::<D>(target, &context(), &e))
+                    .map_err(|e| statement_error::<D>(target, &context(), &e))
             },
             |wire, stmt| {
                 wire.execute(stmt, params)
-                    .map_err(|e| wire_error::<D>(target, &context(), &e))
+                    .map_err(|e| statement_error::<D>(target, &context(), &e))
             },
         )
     }
@@ -370,11 +370,63 @@ impl<D: Dialect> Conn for ServerConn<D> {
     }
 }
 
+/// Map an error of a statement on an established connection: a socket that failed is a
+/// lost connection ([`BackendError::Lost`], not a wrong URL), a wait the stall limit ended is
+/// [`BackendError::Stalled`], and a server's FATAL (PostgreSQL) or a disconnect error
+/// (MySQL's idle timeout, a killed connection) means the connection is gone too; the rest is
+/// [`wire_error`].
+pub(crate) fn statement_error<D: Dialect>(
+    target: &str,
+    context: &str,
+    e: &WireError,
+) -> BackendError {
+    match e {
+        WireError::Io(io) if super::deadline::wait_end(io).is_none() => BackendError::Lost {
+            context: context.to_string(),
+            target: target.to_string(),
+            detail: D::detail(e),
+        },
+        WireError::Server(s) if connection_ended(s) => BackendError::Lost {
+            context: context.to_string(),
+            target: target.to_string(),
+            detail: D::detail(e),
+        },
+        _ => wire_error::<D>(target, context, e),
+    }
+}
+
+/// A wait the stall limit or Ctrl-C ended, as its error (never "cannot reach": the server
+/// was reached).
+fn wait_ended(target: &str, context: &str, e: &WireError) -> Option<BackendError> {
+    let WireError::Io(io) = e else {
+        return None;
+    };
+    Some(match super::deadline::wait_end(io)? {
+        super::deadline::WaitEnd::Stalled(s) => BackendError::Stalled {
+            context: context.to_string(),
+            target: target.to_string(),
+            seconds: s.seconds,
+        },
+        super::deadline::WaitEnd::Abandoned => BackendError::sql(context, io),
+    })
+}
+
+/// Whether a server's error ends its connection: PostgreSQL's FATAL or PANIC (an idle-session
+/// timeout, a terminated backend, a shutdown); MySQL's disconnect for inactivity (4031), a
+/// killed connection (1927) or a shutdown (1053).
+fn connection_ended(s: &ServerError) -> bool {
+    matches!(s.severity.as_deref(), Some("FATAL" | "PANIC"))
+        || matches!(s.number, Some(4031 | 1927 | 1053))
+}
+
 /// Map an error of a statement (or of a login, for the callers that add their own cases):
 /// a protocol error names the server that broke the protocol; a refused login is
 /// [`BackendError::Auth`]; a server's error is what its code says ([`Dialect::class`]); a
 /// socket that failed without the server saying why means the server is unreachable.
 pub(crate) fn wire_error<D: Dialect>(target: &str, context: &str, e: &WireError) -> BackendError {
+    if let Some(ended) = wait_ended(target, context, e) {
+        return ended;
+    }
     let detail = D::detail(e);
     let class = match e {
         WireError::Protocol(_) => {

@@ -82,7 +82,7 @@ pub fn command(args: &CheckArgs) -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!(
+            crate::say!(
                 "error: {}",
                 crate::report::text::one_line(&format!("{e:#}"))
             );

@@ -134,12 +134,12 @@ pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
         let elapsed = started.elapsed().as_secs_f64();
         let left = needed.map(|n| n.saturating_sub(usize::try_from(repeats).unwrap_or(0)));
         if open.is_empty() {
-            eprintln!(
+            crate::say!(
                 "[check --run] {repeats} repeats a side: every figure more repeats can decide is decided"
             );
             return Ok(report);
         }
-        eprintln!(
+        crate::say!(
             "[check --run] {repeats} repeats a side, {}: {} undecided: {}; estimated repeats left: {}",
             crate::matrix::plan::duration_text(elapsed),
             open.len(),
@@ -147,14 +147,14 @@ pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
             left.map_or_else(|| "unknown".into(), |n| n.to_string())
         );
         if beyond_the_cap(&report, max) {
-            eprintln!(
+            crate::say!(
                 "[check --run] every undecided figure needs more than --max-repeats {max} a side at the noise measured: stopping; the verdict so far"
             );
             return Ok(report);
         }
         let capped = repeats >= max || args.max_time.is_some_and(|t| elapsed >= t);
         if capped {
-            eprintln!(
+            crate::say!(
                 "[check --run] stopped at the cap ({} repeats a side{}); the verdict so far",
                 repeats.min(max),
                 args.max_time.map_or_else(String::new, |t| format!(

@@ -192,6 +192,8 @@ pub fn execute_plan(
     shard: Shard,
     quiet: bool,
 ) -> Result<Summary> {
+    // One --out, one matrix: a second one would take this one's running cell for abandoned.
+    let _lock = results::dir::DirLock::take(out, "--out")?;
     prepare_out(plan, source_text, out, shard)?;
     stop::install_interrupt_handler();
 

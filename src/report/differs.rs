@@ -34,6 +34,7 @@ pub const OPTIONS_LEFT_OUT: &[&str] = &[
     "engine",
     "flavour",
     "table.engine",
+    "stall_limit_seconds",
 ];
 
 /// Server settings that differ between any two instances (ports, sockets, paths, pids,

@@ -125,10 +125,15 @@ pub fn load_run(dir: &Path) -> Result<(RunRecord, Vec<TimelineLine>, Option<Stri
             });
         }
     }
-    let record: RunRecord = serde_json::from_value(value).map_err(|e| LoadError::Corrupt {
+    let mut record: RunRecord = serde_json::from_value(value).map_err(|e| LoadError::Corrupt {
         dir: dir.to_path_buf(),
         detail: e.to_string(),
     })?;
+    // A run.json left `running` by a process that is gone is a run that ended unfinished.
+    if let Some(why) = results::dir::unfinished(dir, &record) {
+        record.status = crate::results::Status::Failed;
+        record.error = Some(why);
+    }
     let (timeline, problem) = match results::read_timeline(dir) {
         Ok(t) => (t, None),
         Err(e) => (

@@ -420,12 +420,23 @@ pub fn step_shift(run: &LoadedRun, step: &StepRecord) -> Option<StepShift> {
         cost_ratios(run, step, &series, &span, (from_s, to_s, end_s));
     let embedded = backend_of(run).is_some_and(|k| crate::backend::descriptor_of_kind(k).embedded);
     let probe_moved = probe_moved(step, span.from == 0, span.to == series.rates.len());
-    let (cause, why) = cause_of(
-        client_cpu_ratio.filter(|_| !embedded),
-        server_cpu_ratio,
-        (others_cores, others_share),
-        probe_moved,
-    );
+    let (cause, why) = if span.slow <= 0.0 {
+        // Nothing finished in the slow stretch: costs per op are no figures (every bit of
+        // CPU over zero ops), so neither the host nor the DBMS is blamed by them.
+        (
+            ShiftCause::Unclear,
+            "unclear: no operation finished in the slow stretch (a total stall: the server or \
+             the network path stopped answering; see the server's log)"
+                .to_string(),
+        )
+    } else {
+        cause_of(
+            client_cpu_ratio.filter(|_| !embedded),
+            server_cpu_ratio,
+            (others_cores, others_share),
+            probe_moved,
+        )
+    };
     let unit = step.main_op().rate_unit();
     Some(StepShift {
         run: run.label.clone(),

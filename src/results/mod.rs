@@ -6,6 +6,7 @@
 //! `docs/results.md` for the field-by-field description.
 
 pub mod counters;
+pub mod dir;
 pub mod host;
 pub mod location;
 pub mod metrics;
@@ -69,6 +70,14 @@ pub struct RunRecord {
     pub error: Option<String>,
     /// The run's label (DBMS, version, config), from `--label` or derived.
     pub label: String,
+    /// The process that wrote it (with `host.hostname`: whether a run that says `running`
+    /// is still going); absent in runs recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// What went wrong with the results themselves while the run went on (a results
+    /// directory deleted and made again, and what that lost); absent when nothing did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// When the run started, UTC, RFC 3339.
     pub started_at: String,
     /// When the run ended, UTC, RFC 3339; `None` while running.
@@ -486,19 +495,26 @@ pub fn rfc3339_seconds(text: &str) -> Option<f64> {
 /// Write `value` as pretty JSON to `path` atomically: a temp file beside it, fsync, rename.
 /// The JSON goes through a buffer: serde writes it in many small pieces (a run.json of a
 /// long run is thousands of them), which straight to the file would be one `write` each.
+/// A failure names the file and its fix (a full or read-only filesystem, a deleted
+/// directory); the temp file is removed.
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let tmp = path.with_extension("json.tmp");
-    let f = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    let mut out = BufWriter::new(f);
-    serde_json::to_writer_pretty(&mut out, value)?;
-    out.write_all(b"\n")?;
-    let f = out
-        .into_inner()
-        .map_err(|e| e.into_error())
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    f.sync_all()?;
-    fs::rename(&tmp, path).with_context(|| format!("cannot rename onto {}", path.display()))?;
-    Ok(())
+    let written = (|| -> std::io::Result<()> {
+        let f = File::create(&tmp)?;
+        let mut out = BufWriter::new(f);
+        serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::from)?;
+        out.write_all(b"\n")?;
+        let f = out.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(dir::write_error(path, &e));
+    }
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        dir::write_error(path, &e)
+    })
 }
 
 /// Read a run record.
@@ -525,34 +541,65 @@ pub fn read_json_lines<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::R
         .collect()
 }
 
-/// Appends timeline lines and flushes each, so a run that dies keeps its seconds.
+/// Appends timeline lines and flushes each, so a run that dies keeps its seconds. A timeline
+/// deleted under the run (its directory removed) is noticed at the next line and made again,
+/// with a warning of what was lost ([`TimelineWriter::take_warning`]).
 pub struct TimelineWriter {
     out: BufWriter<File>,
     path: PathBuf,
+    warning: Option<String>,
+}
+
+fn open_append(path: &Path) -> anyhow::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| dir::write_error(path, &e))
+}
+
+/// Whether the open file was deleted (no name links to it any more).
+fn unlinked(f: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    f.metadata().is_ok_and(|m| m.nlink() == 0)
 }
 
 impl TimelineWriter {
     /// Open (create or append to) the timeline in a results directory.
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
         let path = dir.join(TIMELINE_FILE);
-        let f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(TimelineWriter {
-            out: BufWriter::new(f),
+            out: BufWriter::new(open_append(&path)?),
             path,
+            warning: None,
         })
     }
 
     /// Append one line and flush it.
     pub fn write(&mut self, line: &TimelineLine) -> anyhow::Result<()> {
+        if unlinked(self.out.get_ref()) {
+            if let Some(parent) = self.path.parent() {
+                let _ = fs::create_dir_all(parent);
+            }
+            self.out = BufWriter::new(open_append(&self.path)?);
+            self.warning = Some(format!(
+                "{} was deleted during the run and is made again from {} second {}: the \
+                 seconds before are lost (run.json keeps every step's figures)",
+                self.path.display(),
+                line.step,
+                line.second
+            ));
+        }
         serde_json::to_writer(&mut self.out, line)?;
-        self.out.write_all(b"\n")?;
         self.out
-            .flush()
-            .with_context(|| format!("cannot write {}", self.path.display()))
+            .write_all(b"\n")
+            .and_then(|()| self.out.flush())
+            .map_err(|e| dir::write_error(&self.path, &e))
+    }
+
+    /// The warning of a timeline made again since the last call, if it was.
+    pub fn take_warning(&mut self) -> Option<String> {
+        self.warning.take()
     }
 }
 

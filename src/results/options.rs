@@ -106,7 +106,15 @@ pub struct RunOptions {
     /// (0) in runs recorded before it existed.
     #[serde(default)]
     pub host_probe_ms: u32,
+    /// Seconds without a byte from the server on any connection after which a wait gives up
+    /// (`--stall-limit`); 0: wait for ever. Absent (0) in runs recorded before it existed.
+    #[serde(default)]
+    pub stall_limit_seconds: u32,
 }
+
+/// The stall limit's default, seconds: far above any reply a healthy server keeps back (the
+/// sampler asks the server for its size every 5 s, so a long statement is no stall).
+pub const DEFAULT_STALL_LIMIT_SECONDS: u32 = 60;
 
 /// How to create the table: options that are not dialect but do change the DDL.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -181,6 +189,7 @@ impl RunOptions {
             workload: Workload::Insert,
             micro: MicroSizes::default(),
             host_probe_ms: DEFAULT_HOST_PROBE_MS,
+            stall_limit_seconds: DEFAULT_STALL_LIMIT_SECONDS,
         }
     }
 

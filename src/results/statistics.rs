@@ -298,10 +298,11 @@ impl Statistics {
         serde_json::from_str(&text).with_context(|| format!("{} is not statistics", path.display()))
     }
 
-    /// The parts that could not be read, `name: error` joined by `; `; `None` when every
-    /// part was.
+    /// The parts that could not be read: the first as `name: error` in full, the others by
+    /// name (one lost connection fails every view, with one long error each); `None` when
+    /// every part was.
     pub fn failures(&self) -> Option<String> {
-        let failed: Vec<String> = match self {
+        let failed: Vec<(&str, &str)> = match self {
             Statistics::Postgres(p) => p
                 .views
                 .iter()
@@ -312,7 +313,6 @@ impl Statistics {
                         .and_then(Part::error)
                         .map(|e| ("server", e)),
                 )
-                .map(|(name, e)| format!("{name}: {e}"))
                 .collect(),
             Statistics::Mysql(m) => [
                 ("global_status", m.global_status.error()),
@@ -326,10 +326,20 @@ impl Statistics {
                 ),
             ]
             .into_iter()
-            .filter_map(|(name, e)| Some(format!("{name}: {}", e?)))
+            .filter_map(|(name, e)| Some((name, e?)))
             .collect(),
         };
-        (!failed.is_empty()).then(|| failed.join("; "))
+        let (first, error) = failed.first()?;
+        let mut text = format!("{first}: {error}");
+        if failed.len() > 1 {
+            let others: Vec<&str> = failed[1..].iter().map(|(n, _)| *n).collect();
+            text.push_str(&format!(
+                "; {} more could not be read either ({})",
+                others.len(),
+                others.join(", ")
+            ));
+        }
+        Some(text)
     }
 
     /// PostgreSQL's views, when this is PostgreSQL's snapshot.
@@ -405,7 +415,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             pg.failures().as_deref(),
-            Some("pg_stat_io: permission denied; server: timeout")
+            Some("pg_stat_io: permission denied; 1 more could not be read either (server)")
         );
         let p = pg.postgres().unwrap();
         assert!(p.rows(PgView::Wal).unwrap_err().contains("PostgreSQL 14"));

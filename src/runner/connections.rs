@@ -59,7 +59,7 @@ pub(super) fn plan_connections(
                 let recorder = OpRecorder::new(worker.kind());
                 slots.push(Slot {
                     worker,
-                    conn: driver.connect()?,
+                    conn: driver.connect().map_err(reconnect_error)?,
                     ops_per_sec,
                     table: table.to_string(),
                     client: c,
@@ -81,6 +81,18 @@ pub(super) fn plan_connections(
         deadline_seconds,
         index_progress,
     })
+}
+
+/// A connection the run could open before that fails now: the server went away (or stopped
+/// answering) during the run, which no change of `--url` fixes.
+pub(super) fn reconnect_error(e: crate::backend::BackendError) -> anyhow::Error {
+    match e {
+        crate::backend::BackendError::Unreachable { target, detail } => anyhow::anyhow!(
+            "cannot connect to {target} again: {detail}; the run reached it before, so the \
+             server stopped, restarted or stopped answering during the run (see its log)"
+        ),
+        other => other.into(),
+    }
 }
 
 /// A worker and its pace (operations per second), when paced.

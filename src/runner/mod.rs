@@ -25,7 +25,7 @@ pub mod threads;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 
 use crate::results::target::TargetInfo;
 use crate::results::{self, RunRecord, SCHEMA_VERSION, Status, StepRecord, TimelineWriter};
@@ -88,23 +88,53 @@ pub fn run_observed(
     command_line: Vec<String>,
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<RunOutcome> {
+    stop::set_run_active(true);
+    crate::backend::deadline::set_stall_limit(
+        (opts.stall_limit_seconds > 0)
+            .then(|| std::time::Duration::from_secs(u64::from(opts.stall_limit_seconds))),
+    );
+    let outcome = run_locked(opts, command_line, observer);
+    stop::set_run_active(false);
+    outcome
+}
+
+/// The run's start interrupted before anything was recorded: the error says so (the
+/// command exits 130).
+fn before_start(e: anyhow::Error) -> anyhow::Error {
+    if stop::interrupted() {
+        anyhow::Error::new(stop::SetupInterrupted)
+    } else {
+        e
+    }
+}
+
+fn run_locked(
+    opts: RunOptions,
+    command_line: Vec<String>,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<RunOutcome> {
     let shape = RunShape::of(&opts)?;
     let driver = shape.target.driver();
     // Reach the database before creating anything, so a wrong URL leaves no empty results dir.
-    let target = driver.describe()?;
+    let target = driver.describe().map_err(|e| before_start(e.into()))?;
     // --server-dir / --server-pid must name the server at the URL, or the figures measure
     // another process.
     let claim = &shape.sampling.server;
     if claim.server_dir.is_some() || claim.server_pid.is_some() {
-        let files = driver.connect()?.server_files()?;
+        let files = driver
+            .connect()
+            .and_then(|mut c| c.server_files())
+            .map_err(|e| before_start(e.into()))?;
         sampler::locate::check_server_claims(claim, files.as_ref()).map_err(anyhow::Error::msg)?;
     }
+    stop::check_interrupted()?;
     // --replica-url must name a replica of this server; its heartbeat runs for the whole run.
     let heartbeat = match &opts.replica_url {
         Some(replica) => Some(heartbeat::Heartbeat::start(&opts.url, replica)?),
         None => None,
     };
-    let dir = prepare_out_dir(&opts.out_dir)?;
+    // One directory, one writer: the lock comes before anything is written.
+    let (dir, _lock) = prepare_out_dir(&opts.out_dir)?;
     let label = opts
         .label
         .clone()
@@ -116,6 +146,8 @@ pub fn run_observed(
         status: Status::Running,
         error: None,
         label,
+        pid: Some(std::process::id()),
+        warnings: Vec::new(),
         started_at: results::now_rfc3339(),
         ended_at: None,
         command_line: crate::url::redact_args(&command_line),
@@ -131,7 +163,12 @@ pub fn run_observed(
         replica: heartbeat.as_ref().map(|h| h.info.clone()),
     };
     let active = heartbeat.as_ref().map(heartbeat::Heartbeat::activate);
-    let sampler = Sampler::start(&shape.sampling, driver.as_ref(), &dir, &mut record.host);
+    let sampler = Sampler::start(
+        &shape.sampling,
+        shape.target.driver(),
+        &dir,
+        &mut record.host,
+    );
     record.metrics = Some(sampler.info());
     record.build = Some(sampler.build());
     let prober = sampler::host_probe::HostProber::new(
@@ -140,7 +177,7 @@ pub fn run_observed(
     );
     record.host_probe = prober.as_ref().map(sampler::host_probe::HostProber::record);
     let run_file = dir.join(results::RUN_FILE);
-    results::write_json_atomic(&run_file, &record)?;
+    results::dir::write_run(&run_file, &mut record)?;
     stop::set_run_file(Some(run_file.clone()));
 
     let outcome = run_steps(
@@ -161,16 +198,47 @@ pub fn run_observed(
     match &outcome {
         Ok(()) if stop::interrupted() => record.status = Status::Interrupted,
         Ok(()) => record.status = Status::Completed,
+        Err(_) if stop::interrupted() => record.status = Status::Interrupted,
         Err(e) => {
             record.status = Status::Failed;
             record.error = Some(format!("{e:#}"));
         }
     }
-    let written = results::write_json_atomic(&run_file, &record);
+    let written = results::dir::write_final(&run_file, &mut record);
     stop::set_run_file(None);
     written?;
-    outcome?;
+    match (record.status, kept(&record)) {
+        (Status::Interrupted, kept) => crate::say!(
+            "the run is recorded interrupted in {}; {}; run the steps left with --steps into \
+             another --out",
+            run_file.display(),
+            kept.unwrap_or_else(|| "no step completed".into())
+        ),
+        // The error stays one line: which steps are kept, where, and what next.
+        (_, Some(kept)) => {
+            outcome.map_err(|e| {
+                anyhow::anyhow!(
+                    "{e:#}; {kept} (recorded in {}); fix that, then run the steps left with \
+                     --steps into another --out",
+                    run_file.display()
+                )
+            })?;
+        }
+        _ => outcome?,
+    }
     Ok(RunOutcome { dir, record })
+}
+
+/// Which steps a run that did not complete keeps (`kept: l.i0, l.x completed`), `None` when
+/// none completed.
+fn kept(record: &RunRecord) -> Option<String> {
+    let done: Vec<String> = record
+        .steps
+        .iter()
+        .filter(|s| s.status == Status::Completed)
+        .map(|s| s.name.to_string())
+        .collect();
+    (!done.is_empty()).then(|| format!("kept: {} completed", done.join(", ")))
 }
 
 /// `<DBMS> <version>[ <engine>]`, plus the config file's name when the run names the
@@ -199,28 +267,29 @@ fn derive_label(t: &TargetInfo, server_dir: Option<&Path>) -> String {
     label
 }
 
-fn prepare_out_dir(dir: &Path) -> anyhow::Result<PathBuf> {
+/// The results directory made and locked (the lock held for the run's life), refused when it
+/// holds a run already or another ibench writes there.
+fn prepare_out_dir(dir: &Path) -> anyhow::Result<(PathBuf, results::dir::DirLock)> {
+    let lock = results::dir::DirLock::take(dir, "--out")?;
     if dir.join(results::RUN_FILE).exists() {
         bail!(
             "{} already holds a run (run.json); choose another --out",
             dir.display()
         );
     }
-    std::fs::create_dir_all(dir).with_context(|| {
-        format!(
-            "cannot create the results directory {}; choose another --out",
-            dir.display()
-        )
-    })?;
     let probe = dir.join(".ibench-write-test");
-    std::fs::write(&probe, b"").with_context(|| {
-        format!(
-            "cannot write into the results directory {}; choose another --out",
-            dir.display()
+    std::fs::write(&probe, b"").map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write into the results directory {}: {e}; {}",
+            dir.display(),
+            results::dir::write_fix(&e, "--out")
         )
     })?;
     let _ = std::fs::remove_file(&probe);
-    Ok(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()))
+    Ok((
+        dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
+        lock,
+    ))
 }
 
 #[cfg(test)]

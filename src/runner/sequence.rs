@@ -27,10 +27,14 @@ pub(super) fn run_steps(
     observer: &mut dyn super::RunObserver,
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.
-    let mut admin = match driver.connect() {
+    // A side connection: opened again once when the server closed it while idle.
+    let mut admin: Box<dyn Conn> = match crate::backend::side::SideConn::connect(driver) {
         Err(_) if stop::interrupted() => return Ok(()),
-        other => other?,
+        other => Box::new(other?),
     };
+    if let Some(dir) = run_file.parent() {
+        check_max_connections(&shape.steps, shape.workers.clients, dir)?;
+    }
     match precheck(&shape.steps, &shape.tables, admin.as_mut()) {
         Err(_) if stop::interrupted() => return Ok(()),
         other => other?,
@@ -72,7 +76,11 @@ pub(super) fn run_steps(
         if let Some(p) = record.host_probe.as_mut() {
             p.median = results::probe::median_probe(&results::probe::run_probes(&record.steps));
         }
-        results::write_json_atomic(run_file, record)?;
+        if let Some(w) = timeline.take_warning() {
+            crate::say!("warning: {w}");
+            record.warnings.push(w);
+        }
+        results::dir::write_run(run_file, record)?;
         if failed {
             bail!(
                 "step {step} failed: {}",
@@ -109,6 +117,49 @@ pub(super) fn failed_step(plan: &StepPlan, clients: u32, error: String) -> StepR
         host_probe: None,
         replication: None,
     }
+}
+
+/// The most connections a step holds at once: one per worker of its clients' roles (an
+/// inserter and its deleter for writers), l.x's progress poller, and the run's two side
+/// connections (the admin's and the sampler's).
+fn connections_needed(plan: &StepPlan) -> u64 {
+    let workers: u64 = plan
+        .clients
+        .iter()
+        .flat_map(|c| &c.roles)
+        .map(|r| match r {
+            crate::workload::plan::Role::Writers { .. } => 2,
+            _ => 1,
+        })
+        .sum();
+    workers + u64::from(plan.creates_indexes) + 2
+}
+
+/// Before the first step: a server whose `max_connections` (as the sampler recorded it in
+/// `server-settings.json`) is below what a step needs would fail that step mid-run.
+fn check_max_connections(plans: &[StepPlan], clients: u32, dir: &Path) -> anyhow::Result<()> {
+    let Ok(Some(settings)) = crate::results::settings::ServerSettings::read(dir) else {
+        return Ok(());
+    };
+    let Some(max) = settings
+        .values
+        .get("max_connections")
+        .and_then(|v| v.value.trim().parse::<u64>().ok())
+    else {
+        return Ok(());
+    };
+    if let Some((plan, need)) = plans
+        .iter()
+        .map(|p| (p, connections_needed(p)))
+        .find(|(_, need)| *need > max)
+    {
+        bail!(
+            "step {} opens {need} connections at once (--clients {clients}), and the server \
+             allows {max} (max_connections): raise max_connections, or lower --clients",
+            plan.step
+        );
+    }
+    Ok(())
 }
 
 /// Before anything runs: every step finds the tables and indexes it needs, either made by an
@@ -158,4 +209,30 @@ fn precheck(plans: &[StepPlan], tables: &[String], conn: &mut dyn Conn) -> anyho
         indexes = Some(have || plan.creates_indexes);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::options::RunOptions;
+    use crate::workload::steps::{Profile, StepName};
+
+    /// Each client of a query step holds an inserter, its deleter and a querier; l.x adds
+    /// its progress poller; every step the admin and sampler connections.
+    #[test]
+    fn a_step_needs_its_workers_connections_and_the_side_ones() {
+        let mut o = RunOptions::from_profile("sqlite:x.db", &Profile::small());
+        o.clients = 4;
+        let sizes = o.step_sizes();
+        let need = |name: &str| {
+            let step = StepName::default_list(&[100])
+                .into_iter()
+                .find(|s| s.to_string() == name)
+                .unwrap();
+            connections_needed(&StepPlan::for_step(step, &sizes))
+        };
+        assert_eq!(need("l.i0"), 4 + 2);
+        assert_eq!(need("l.x"), 4 + 1 + 2);
+        assert_eq!(need("qr100"), 4 * 3 + 2);
+    }
 }

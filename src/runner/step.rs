@@ -72,7 +72,11 @@ pub(super) fn run_step(
         rows_before: &rows_before,
     };
     let (settle, integrity, mut check_failures) = checks.run(admin, state);
-    if let Some(e) = sampled.as_ref().and_then(|s| s.stats_failure.clone()) {
+    if let Some(e) = sampled
+        .as_ref()
+        .and_then(|s| s.stats_failure.clone())
+        .filter(|_| !super::stop::interrupted())
+    {
         check_failures.push(check_failure(CheckKind::Statistics, e));
     }
     if let Some(f) = replica_tables(replication.as_mut(), shape, plan) {

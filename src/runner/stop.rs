@@ -20,19 +20,43 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// The `run.json` of the run in progress: a second Ctrl-C marks it interrupted before exiting.
 static RUN_FILE: Mutex<Option<PathBuf>> = Mutex::new(None);
 
+/// Whether a run is in progress (between the start and the end of `runner::run`): what the
+/// stop bound guards.
+static RUN_ACTIVE: AtomicBool = AtomicBool::new(false);
+
 /// Install the Ctrl-C / SIGTERM handler: the first signal asks the run to stop (the step in
-/// progress ends within about a second and run.json is marked interrupted); a second one marks
-/// run.json interrupted and exits at once with status 130.
+/// progress ends within about a second, every wait for the server gives up at its next tick,
+/// and run.json is marked interrupted); if the run is still going [`STOP_BOUND`] later, from
+/// whatever moment (connect, setup, a step, the settle), run.json is marked interrupted and
+/// ibench exits with status 130. A second signal does that at once.
 pub fn install_interrupt_handler() {
     // Installing twice (e.g. run() called again in one process) is refused by ctrlc; the
     // first handler stays, which is what we want.
     let _ = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            mark_run_file_interrupted();
+            mark_run_file_interrupted("interrupted again");
             std::process::exit(130);
         }
-        crate::say!("\ninterrupted: stopping the current step (Ctrl-C again to quit at once)");
+        crate::backend::deadline::abandon_waits();
+        crate::say!("\ninterrupted: stopping the run (Ctrl-C again to quit at once)");
+        let _ = std::thread::Builder::new()
+            .name("ibench-stop-bound".into())
+            .spawn(|| {
+                std::thread::sleep(STOP_BOUND);
+                if RUN_ACTIVE.load(Ordering::SeqCst) {
+                    abandon(&format!(
+                        "the run did not stop within {} s of the interrupt",
+                        STOP_BOUND.as_secs()
+                    ));
+                }
+            });
     });
+}
+
+/// Mark the run in progress (`true` at the start of `runner::run`, `false` at its end): a run
+/// still in progress [`STOP_BOUND`] after Ctrl-C is given up on.
+pub fn set_run_active(active: bool) {
+    RUN_ACTIVE.store(active, Ordering::SeqCst);
 }
 
 /// Name the `run.json` a second Ctrl-C must mark interrupted (`None` once the run has
@@ -44,13 +68,20 @@ pub fn set_run_file(path: Option<PathBuf>) {
 }
 
 /// Rewrite the run in progress's `run.json` with status `interrupted` (it says `running`
-/// until the run ends). Runs on the signal-handling thread, not in a signal handler.
-fn mark_run_file_interrupted() {
+/// until the run ends), saying so after `why`. Runs on the signal-handling thread or the stop
+/// bound's, not in a signal handler.
+fn mark_run_file_interrupted(why: &str) {
     let Some(path) = RUN_FILE.lock().ok().and_then(|p| p.clone()) else {
+        crate::say!("{why}: nothing was recorded yet");
         return;
     };
-    if mark_interrupted(&path).unwrap_or(false) {
-        crate::say!("interrupted again: {} marked interrupted", path.display());
+    match mark_interrupted(&path) {
+        Ok(true) => crate::say!(
+            "{why}: {} marked interrupted; the steps it records are kept",
+            path.display()
+        ),
+        Ok(false) => {}
+        Err(e) => crate::say!("{why}: cannot mark {} interrupted: {e:#}", path.display()),
     }
 }
 
@@ -72,8 +103,7 @@ fn mark_interrupted(path: &Path) -> anyhow::Result<bool> {
 /// Give up on a stop the server does not honour: mark `run.json` interrupted (what the steps
 /// before this one measured stays in it) and exit with status 130, saying why.
 pub fn abandon(why: &str) -> ! {
-    crate::say!("{why}: giving up on them; the run is recorded interrupted");
-    mark_run_file_interrupted();
+    mark_run_file_interrupted(&format!("{why}; giving up on it"));
     std::process::exit(130);
 }
 

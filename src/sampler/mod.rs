@@ -293,11 +293,14 @@ impl Sampler {
     /// the data dir's filesystem.
     pub fn start(
         sampling: &Sampling,
-        driver: &dyn Driver,
+        driver: Box<dyn Driver>,
         dir: &Path,
         host: &mut crate::results::host::HostInfo,
     ) -> Sampler {
-        let mut conn = driver.connect().map_err(|e| e.to_string());
+        // A side connection: opened again once when the server closed it while idle.
+        let mut conn = crate::backend::side::SideConn::owning(driver)
+            .map(|c| Box::new(c) as Box<dyn Conn>)
+            .map_err(|e| e.to_string());
         let (server, storage) = match &mut conn {
             Ok(c) => locate::locate(&sampling.server, c.as_mut()),
             Err(e) => locate::locate_without_conn(&sampling.server, e),
@@ -380,23 +383,26 @@ impl Sampler {
         self.build.clone()
     }
 
-    /// Mark the start of a step's measured part: takes a reading before returning.
+    /// Mark the start of a step's measured part: takes a reading before returning. Its wait
+    /// ends when the run is interrupted (the sampler may be waiting on a frozen server; its
+    /// own wait ends at the stall limit).
     pub fn begin_step(&self, step: StepName) {
         if let Some(tx) = &self.tx {
             let (rtx, rrx) = mpsc::sync_channel(1);
             if tx.send(Cmd::Begin(step, rtx)).is_ok() {
-                let _ = rrx.recv();
+                let _ = reply_of(&rrx);
             }
         }
     }
 
     /// Mark the end of a step's measured part: a reading, then the sizes and the DBMS's
-    /// statistics. `None` when the sampler thread is gone.
+    /// statistics. `None` when the sampler thread is gone, or the run was interrupted while
+    /// it waited.
     pub fn end_step(&self, step: StepName, ordinal: u32) -> Option<StepRaw> {
         let tx = self.tx.as_ref()?;
         let (rtx, rrx) = mpsc::sync_channel(1);
         tx.send(Cmd::End(step, ordinal, rtx)).ok()?;
-        rrx.recv().ok()
+        reply_of(&rrx)
     }
 
     /// Stop the thread and return the run's metrics with their totals.
@@ -423,6 +429,20 @@ impl Drop for Sampler {
         self.tx.take();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+    }
+}
+
+/// The sampler thread's reply, or `None` once the thread is gone or the run was interrupted.
+fn reply_of<T>(rx: &Receiver<T>) -> Option<T> {
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(v) => return Some(v),
+            Err(RecvTimeoutError::Disconnected) => return None,
+            Err(RecvTimeoutError::Timeout) if crate::backend::deadline::waits_abandoned() => {
+                return None;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
         }
     }
 }
@@ -643,6 +663,21 @@ impl SamplerState {
     }
 
     fn write_line(&mut self, line: &SampleLine) {
+        use std::os::unix::fs::MetadataExt;
+        // Deleted under the run (its directory removed): made again, saying what was lost.
+        if let Ok(out) = &self.out
+            && out.get_ref().metadata().is_ok_and(|m| m.nlink() == 0)
+        {
+            let _ = fs::create_dir_all(&self.dir);
+            self.out = File::create(self.dir.join(METRICS_FILE))
+                .map(BufWriter::new)
+                .map_err(|e| e.to_string());
+            self.note(format!(
+                "{METRICS_FILE} was deleted during the run and made again at {:.0} s: the \
+                 samples before are lost",
+                line.t
+            ));
+        }
         let result = match &mut self.out {
             Ok(out) => serde_json::to_writer(&mut *out, line)
                 .map_err(|e| e.to_string())
