@@ -674,7 +674,7 @@ fn render(
         Vec::new()
     };
     extra.extend(host.iter().cloned());
-    crate::report::render_with(cmp, runs, format, false, extra)
+    crate::report::render_with(cmp, runs, format, false, extra, false)
 }
 
 /// The host probe over the matrix's wall time, one point per cell (every repeat of every

@@ -11,7 +11,7 @@ use super::model::{
     Cell, CellNote, Colour, Comparison, MetricRow, MicroView, StepDetail, StepRows, Table,
     micro_groups,
 };
-use super::model::{cell_text, partial_note};
+use super::model::{cell_text_with, column_decimals, partial_note};
 use super::text::{fmt_binary, fmt_metric, fmt_us, group_f};
 use crate::stats::BUCKET_LABELS;
 use crate::stats::convert::count_f64;
@@ -20,9 +20,27 @@ use crate::workload::steps::StepName;
 /// A step shorter than this (in every run) gets a note instead of per-second charts.
 pub const MIN_CHART_SECONDS: f64 = 2.0;
 
-/// The report's blocks. `charts` draws the SVG charts and flamegraphs (HTML only); `extra`
-/// goes before the notes (the matrix's spread over repeats).
-pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Block>) -> Vec<Block> {
+/// How a report shows each step's detail (latency, figures, counters, charts, profiles).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// Left out, with a note naming `--details` (text and Markdown by default).
+    Short,
+    /// In full, a section per step (text and Markdown with `--details`).
+    Full,
+    /// Each step's section folded, under a table of contents (HTML).
+    Folded,
+}
+
+/// The report's blocks. `charts` draws the SVG charts and flamegraphs (HTML only); `detail`
+/// says how each step's detail is shown; `extra` goes before the notes (the matrix's spread
+/// over repeats).
+pub fn blocks(
+    cmp: &Comparison,
+    runs: &[LoadedRun],
+    charts: bool,
+    detail: Detail,
+    extra: Vec<Block>,
+) -> Vec<Block> {
     let mut b = head(cmp);
     b.extend(super::setup::blocks(cmp));
     if let Some(m) = &cmp.micro {
@@ -35,11 +53,40 @@ pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Blo
     shifts(&mut b, cmp);
     background(&mut b, cmp);
     diagnosis(&mut b, cmp);
-    for d in &cmp.details {
-        step(&mut b, cmp, runs, d, charts);
+    match detail {
+        Detail::Short if !cmp.details.is_empty() => {
+            b.push(heading(2, "Per step"));
+            b.push(Block::Note(format!(
+                "Each step's latency distribution, figures per operation and counters are left out: `ibench report --details` shows them ({} step(s)); the HTML report has them folded.",
+                cmp.details.len()
+            )));
+        }
+        Detail::Short => {}
+        Detail::Full => {
+            for d in &cmp.details {
+                step(&mut b, cmp, runs, d, charts);
+            }
+        }
+        Detail::Folded => {
+            for d in &cmp.details {
+                let mut inner = Vec::new();
+                step(&mut inner, cmp, runs, d, charts);
+                b.push(Block::Fold {
+                    summary: format!(
+                        "{} ({}): latency, figures per operation{}",
+                        d.step,
+                        d.unit,
+                        if charts { ", charts" } else { "" }
+                    ),
+                    blocks: inner,
+                });
+            }
+        }
     }
     b.extend(extra);
-    glossary(&mut b, cmp);
+    if detail != Detail::Short {
+        glossary(&mut b, cmp);
+    }
     if !cmp.problems.is_empty() {
         b.push(heading(2, "Notes"));
         b.push(Block::List(cmp.problems.clone()));
@@ -48,7 +95,32 @@ pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Blo
         "Written by ibench {}.",
         env!("CARGO_PKG_VERSION")
     )));
+    if detail == Detail::Folded {
+        with_contents(&mut b);
+    }
     b
+}
+
+/// A table of contents of the report's sections, put after the tl;dr (after the title when
+/// there is none).
+fn with_contents(b: &mut Vec<Block>) {
+    let entries = super::document::anchor_headings(b);
+    let entries: Vec<(String, String)> = entries.into_iter().filter(|(_, a)| a != "tldr").collect();
+    if entries.len() < 2 {
+        return;
+    }
+    let after_tldr = b
+        .iter()
+        .position(|x| matches!(x, Block::Heading { anchor: Some(a), .. } if a == "tldr"))
+        .map(|i| {
+            i + 1
+                + b[i + 1..]
+                    .iter()
+                    .take_while(|x| !matches!(x, Block::Heading { .. }))
+                    .count()
+        });
+    let at = after_tldr.unwrap_or_else(|| b.len().min(1));
+    b.insert(at, Block::Contents(entries));
 }
 
 fn heading(level: u8, text: &str) -> Block {
@@ -62,8 +134,9 @@ fn heading(level: u8, text: &str) -> Block {
 /// The title, the run table and the build warning.
 fn head(cmp: &Comparison) -> Vec<Block> {
     let base = cmp.keys.get(cmp.base).map_or("", String::as_str);
-    let mut b = vec![
-        heading(1, super::model::title(cmp)),
+    let mut b = vec![heading(1, super::model::title(cmp))];
+    b.extend(tldr(cmp));
+    b.extend([
         Block::Paragraph(if cmp.runs.len() == 1 {
             "One run: nothing to compare. Give `ibench report` two or more results dirs to compare them.".to_string()
         } else {
@@ -74,13 +147,34 @@ fn head(cmp: &Comparison) -> Vec<Block> {
             };
             format!("{} runs; the base is {base}. {named}", cmp.runs.len())
         }),
-    ];
+    ]);
     b.push(Block::Table(run_table(cmp)));
     if let Some(w) = &cmp.build_warning {
         b.push(Block::Warning(w.clone()));
     }
     if let Some(w) = &cmp.tls_warning {
         b.push(Block::Warning(w.clone()));
+    }
+    b
+}
+
+/// The tl;dr, first: a line per run against the base, and the caveat.
+fn tldr(cmp: &Comparison) -> Vec<Block> {
+    if cmp.tldr.lines.is_empty() {
+        return Vec::new();
+    }
+    let mut b = vec![Block::Heading {
+        level: 2,
+        text: "tl;dr".into(),
+        anchor: Some("tldr".into()),
+    }];
+    b.push(Block::List(
+        cmp.tldr.lines.iter().map(|l| l.text.clone()).collect(),
+    ));
+    if let Some(c) = &cmp.tldr.caveat {
+        b.push(Block::Note(format!(
+            "Relative throughput, run / base, from the decided figures (Relative to the base). {c}"
+        )));
     }
     b
 }
@@ -145,10 +239,10 @@ fn run_table(cmp: &Comparison) -> DocTable {
     }
 }
 
-/// A comparison cell as a document cell.
-fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
+/// A comparison cell as a document cell; a rate or a count with its column's `decimals`.
+fn doc_cell(c: &Cell, ratio: bool, decimals: usize) -> DocCell {
     DocCell {
-        text: cell_text(c, ratio),
+        text: cell_text_with(c, ratio, decimals),
         colour: c.colour,
         sla_failed: c.value.is_some() && c.note == Some(CellNote::SlaFailed),
         partial: partial_note(c).map(ToString::to_string),
@@ -161,7 +255,7 @@ fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
 
 /// A table whose rows are runs: each row named by its key (the label on hover).
 fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
-    super::run_table::runs_as_rows(cmp, t, &|c| doc_cell(c, ratio))
+    super::run_table::runs_as_rows(cmp, t, &|c, decimals| doc_cell(c, ratio, decimals))
 }
 
 /// A table whose columns are runs (microbenchmarks as rows): the columns named by key.
@@ -177,7 +271,11 @@ fn runs_as_columns(cmp: &Comparison, t: &StepRows, ratio: bool) -> DocTable {
                 label: r.label.to_string(),
                 title: None,
                 link: None,
-                cells: r.cells.iter().map(|c| doc_cell(c, ratio)).collect(),
+                cells: r
+                    .cells
+                    .iter()
+                    .map(|c| doc_cell(c, ratio, c.value.map_or(0, |v| column_decimals([v]))))
+                    .collect(),
             })
             .collect(),
         footer: None,
@@ -222,16 +320,27 @@ fn throughput(b: &mut Vec<Block>, cmp: &Comparison, charts: bool) {
         return;
     }
     b.push(heading(2, "Relative to the base"));
-    b.push(Block::Note(
-        "Throughput / the base's. Red ≤ 0.95, green ≥ 1.05, grey between.".into(),
-    ));
+    b.push(Block::Note(RELATIVE_COLOURS.into()));
     push_table(b, runs_as_rows(cmp, &cmp.relative, true));
     if charts {
-        let values: Vec<Vec<Option<f64>>> = cmp
+        // Each bar as the relative table paints its figure: undecided ones hatched.
+        let values: Vec<Vec<Option<super::svg::Bar>>> = cmp
             .relative
             .rows
             .iter()
-            .map(|r| r.cells.iter().map(|c| c.value).collect())
+            .enumerate()
+            .map(|(i, r)| {
+                r.cells
+                    .iter()
+                    .map(|c| {
+                        Some(super::svg::Bar {
+                            value: c.value?,
+                            undecided: i != cmp.base && super::paint::undecided(c),
+                            interval: c.interval,
+                        })
+                    })
+                    .collect()
+            })
             .collect();
         let keys: Vec<&str> = cmp.keys.iter().map(String::as_str).collect();
         let steps: Vec<String> = cmp.steps.iter().map(ToString::to_string).collect();
@@ -260,9 +369,7 @@ fn micro(b: &mut Vec<Block>, cmp: &Comparison, m: &MicroView) {
     grouped(b, &m.absolute, false);
     if cmp.runs.len() > 1 {
         b.push(heading(2, "Relative to the base"));
-        b.push(Block::Note(
-            "Red ≤ 0.95, green ≥ 1.05, grey between.".into(),
-        ));
+        b.push(Block::Note(RELATIVE_COLOURS.into()));
         grouped(b, &m.relative, true);
     }
     for (name, meaning, t) in &m.per_op {
@@ -557,19 +664,10 @@ fn summary_table(cmp: &Comparison, families: &[&str]) -> DocTable {
                 cells.push(s.map_or_else(
                     || DocCell::plain("-"),
                     |s| {
-                        let host_only = s.host_affected >= s.steps;
                         let mark = if s.host_affected > 0 { "~" } else { "" };
                         let mut c =
                             DocCell::plain(range_text(s.relative_min, s.relative_max, "") + mark);
-                        c.colour = if host_only {
-                            Colour::Grey
-                        } else if s.relative_max <= 0.95 {
-                            Colour::Red
-                        } else if s.relative_min >= 1.05 {
-                            Colour::Green
-                        } else {
-                            Colour::Grey
-                        };
+                        c.colour = s.colour;
                         c
                     },
                 ));
@@ -616,11 +714,11 @@ fn step(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail
         b.push(Block::Table(latency_table(cmp, rows)));
     }
     b.push(heading(3, "Figures"));
-    b.push(Block::Table(figures_table(cmp, &d.metrics, false)));
+    b.push(Block::Table(figures_table(cmp, d.step, &d.metrics, false)));
     if cmp.runs.len() > 1 {
         b.push(heading(3, "Figures relative to the base"));
         b.push(Block::Note(FIGURE_COLOURS.into()));
-        b.push(Block::Table(figures_table(cmp, &d.metrics, true)));
+        b.push(Block::Table(figures_table(cmp, d.step, &d.metrics, true)));
     }
     counters(b, cmp, d);
     if charts {
@@ -672,11 +770,11 @@ fn counters(b: &mut Vec<Block>, cmp: &Comparison, d: &StepDetail) {
         b.push(Block::Note(format!("Builds: {}.", builds.join("; "))));
     }
     if !d.counters.is_empty() {
-        b.push(Block::Table(figures_table(cmp, &d.counters, false)));
+        b.push(Block::Table(figures_table(cmp, d.step, &d.counters, false)));
         if cmp.runs.len() > 1 {
             b.push(heading(3, "Counters per operation relative to the base"));
             b.push(Block::Note(FIGURE_COLOURS.into()));
-            b.push(Block::Table(figures_table(cmp, &d.counters, true)));
+            b.push(Block::Table(figures_table(cmp, d.step, &d.counters, true)));
         }
     }
     if !d.counters_na.is_empty() {
@@ -724,12 +822,12 @@ fn latency_table(cmp: &Comparison, rows: &[super::model::LatencyRow]) -> DocTabl
                     .bucket_shares
                     .iter()
                     .map(|s| {
-                        let mut c = DocCell::plain(if *s > 0.0 {
-                            format!("{:.2}", s * 100.0)
+                        let mut c = DocCell::plain(super::text::share_text(*s, 2));
+                        c.shade = Some(if *s < super::text::SHARE_LEFTOVER {
+                            0.0
                         } else {
-                            ".".into()
+                            *s
                         });
-                        c.shade = Some(*s);
                         c
                     })
                     .collect();
@@ -751,8 +849,14 @@ fn latency_table(cmp: &Comparison, rows: &[super::model::LatencyRow]) -> DocTabl
 }
 
 /// A step's figures, one row per figure and a column per run; `relative`: run / base, the
-/// base's own column left out.
-fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> DocTable {
+/// base's own column left out, each ratio painted by [`super::paint::paint`] (a host-affected
+/// step's figures grey, marked ~).
+fn figures_table(
+    cmp: &Comparison,
+    step: StepName,
+    figures: &[MetricRow],
+    relative: bool,
+) -> DocTable {
     let keep: Vec<usize> = (0..cmp.runs.len())
         .filter(|&i| !relative || i != cmp.base)
         .collect();
@@ -771,8 +875,16 @@ fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> Doc
                         let v = if relative { m.relative[i] } else { m.values[i] };
                         match (v, relative) {
                             (Some(r), true) => {
-                                let mut c = DocCell::plain(format!("{r:.2}"));
-                                c.colour = figure_colour(r, m.lower_is_better);
+                                let flag = cmp.host.flag(step, &cmp.labels[i]);
+                                let p = super::paint::paint(&super::paint::Evidence {
+                                    higher_is_better: m.lower_is_better.map(|l| !l),
+                                    host: flag.map(|f| f.reasons.as_slice()),
+                                    ..super::paint::Evidence::of_rate(r)
+                                });
+                                let mark = p.note.as_ref().map_or("", CellNote::mark);
+                                let mut c = DocCell::plain(format!("{r:.2}{mark}"));
+                                c.colour = p.colour;
+                                c.title = p.note.as_ref().map(ToString::to_string);
                                 c
                             }
                             (Some(v), false) => DocCell::plain(fmt_metric(v)),
@@ -788,21 +900,11 @@ fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> Doc
     }
 }
 
-/// A figure's ratio is marked only when it moved by more than the noise band: red when it
-/// got worse (a cost up, a rate down), green when better, grey when neither is known.
-fn figure_colour(r: f64, lower_is_better: Option<bool>) -> Colour {
-    if super::diagnosis::NoiseBand::default_band().contains(r) {
-        return Colour::None;
-    }
-    match lower_is_better {
-        Some(lower) if (r > 1.0) == lower => Colour::Red,
-        Some(_) => Colour::Green,
-        None => Colour::Grey,
-    }
-}
+/// What the colours of a relative throughput table mean (`report::paint`).
+const RELATIVE_COLOURS: &str = "Throughput / the base's. Red: below 0.95; green: above 1.05; grey: between, or not decided (host-affected, ending in ~; a failed SLA or a partial step, marked; inside the base's spread over repeats).";
 
 /// What the colours of a relative figures table mean.
-const FIGURE_COLOURS: &str = "Run / base. Red: worse by more than 5% (a cost up or a rate down); green: better by more than 5%; grey: moved, neither better nor worse (seconds, the clock).";
+const FIGURE_COLOURS: &str = "Run / base. Red: worse by more than 5% (a cost up or a rate down); green: better by more than 5%; grey: within 5%, moved with no better or worse (seconds, the clock), or not decided (ending in ~: the step is host-affected).";
 
 /// The glossary of the per-step figures: name and meaning, once.
 fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
@@ -829,7 +931,9 @@ fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
     }));
 }
 
-/// Per-second series of one op kind in one step for every run: `(key, points)`.
+/// Per-second series of one op kind in one step for every run: `(key, points)`. A run's last
+/// line when it covers only part of a second (the step ended inside it: its `second` is past
+/// the step's length) is left out: drawn as a rate, it would read as a drop towards 0.
 fn series(
     cmp: &Comparison,
     runs: &[LoadedRun],
@@ -837,7 +941,24 @@ fn series(
     kind: &str,
     value: impl Fn(&crate::stats::SecondCounts) -> f64,
 ) -> Vec<(String, Vec<(f64, f64)>)> {
-    timeline_series(cmp, runs, step, |l| l.ops.get(kind).map(&value))
+    runs.iter()
+        .map(|r| {
+            let length = r.record.step(step).map(|s| s.seconds);
+            let points = r
+                .timeline
+                .iter()
+                .filter(|l| l.step == step && length.is_none_or(|len| whole_second(l.second, len)))
+                .filter_map(|l| Some((f64::from(l.second), value(l.ops.get(kind)?))))
+                .collect();
+            (cmp.key_of(&r.label).to_string(), points)
+        })
+        .collect()
+}
+
+/// Whether the timeline line of `second` (covering `(second - 1, second]`) is a whole second
+/// of a step that lasted `length` seconds (a millisecond of slack for the clock).
+fn whole_second(second: u32, length: f64) -> bool {
+    f64::from(second) <= length + 1e-3
 }
 
 /// A per-second series of one step for every run, `point` read from each of its timeline
@@ -916,9 +1037,9 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
             &builds,
         ));
     }
-    let size = size_series(cmp, runs, d.step);
+    let (size, unit) = size_series(cmp, runs, d.step);
     if !size.is_empty() {
-        b.push(chart(&format!("{} database size", d.step), "GB", &size));
+        b.push(chart(&format!("{} database size", d.step), unit, &size));
     }
     if let Some((main, _)) = d.latency.first() {
         let data = series(cmp, runs, d.step, main, |c| {
@@ -946,13 +1067,15 @@ fn index_build_series(
     })
 }
 
-/// Database size over the step, from the sampler's time series: logical and on disk per run.
+/// Database size over the step, from the sampler's time series: logical and on disk per run,
+/// in GB, or MB when every figure is under a GB; and the unit.
 fn size_series(
     cmp: &Comparison,
     runs: &[LoadedRun],
     step: StepName,
-) -> Vec<(String, Vec<(f64, f64)>)> {
-    runs.iter()
+) -> (Vec<(String, Vec<(f64, f64)>)>, &'static str) {
+    let bytes: Vec<(String, Vec<(f64, f64)>)> = runs
+        .iter()
         .flat_map(|r| {
             let in_step: Vec<_> = r
                 .samples
@@ -963,7 +1086,7 @@ fn size_series(
             let curve = |pick: fn(&crate::results::metrics::SampleLine) -> Option<u64>| {
                 in_step
                     .iter()
-                    .filter_map(|l| pick(l).map(|b| (l.t - t0, count_f64(b) / 1e9)))
+                    .filter_map(|l| pick(l).map(|b| (l.t - t0, count_f64(b))))
                     .collect::<Vec<_>>()
             };
             let key = cmp.key_of(&r.label);
@@ -973,23 +1096,19 @@ fn size_series(
             ]
         })
         .filter(|(_, points)| !points.is_empty())
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_relative_figure_is_coloured_by_its_direction() {
-        // Inside the ±5% band: unmarked.
-        assert_eq!(figure_colour(1.03, Some(true)), Colour::None);
-        // A cost up is worse, down better; a rate the other way round.
-        assert_eq!(figure_colour(1.20, Some(true)), Colour::Red);
-        assert_eq!(figure_colour(0.80, Some(true)), Colour::Green);
-        assert_eq!(figure_colour(0.80, Some(false)), Colour::Red);
-        assert_eq!(figure_colour(1.20, Some(false)), Colour::Green);
-        // Neither (seconds, the clock): moved, grey.
-        assert_eq!(figure_colour(1.20, None), Colour::Grey);
-    }
+        .collect();
+    let largest = bytes
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let (scale, unit) = if largest < 1e9 {
+        (1e6, "MB")
+    } else {
+        (1e9, "GB")
+    };
+    let scaled = bytes
+        .into_iter()
+        .map(|(k, p)| (k, p.into_iter().map(|(x, y)| (x, y / scale)).collect()))
+        .collect();
+    (scaled, unit)
 }

@@ -32,6 +32,10 @@ pub struct Cell {
     pub colour: Colour,
     /// Why it is grey, marked or missing.
     pub note: Option<CellNote>,
+    /// A relative figure's interval over the repeats (a matrix report: the run's spread, min
+    /// / median to max / median, times the figure); absent without repeats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<[f64; 2]>,
 }
 
 impl Cell {
@@ -40,6 +44,7 @@ impl Cell {
             value: None,
             colour: Colour::None,
             note: Some(note),
+            interval: None,
         }
     }
 }
@@ -76,6 +81,16 @@ impl CellNote {
     /// its step, or a check after the step failed.
     pub fn is_partial(&self) -> bool {
         matches!(self, CellNote::Unfinished(_) | CellNote::CheckFailed(_))
+    }
+
+    /// The mark a relative figure with this note ends in: `~` host-affected; none otherwise
+    /// (a partial step's figure and a failed SLA's carry the marks every syntax gives them:
+    /// `!` or ⚠, `*` or struck through).
+    pub fn mark(&self) -> &'static str {
+        match self {
+            CellNote::HostAffected(_) => "~",
+            _ => "",
+        }
     }
 }
 
@@ -223,6 +238,10 @@ pub struct RunRow {
 /// The whole comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
+    /// The tl;dr the report opens with (`report::tldr`): per run against the base, its
+    /// relative throughput per step family from the decided figures, what differs, and the
+    /// host or noise caveat. Empty for one run.
+    pub tldr: super::tldr::Tldr,
     /// The runs' labels, in order.
     pub labels: Vec<String>,
     /// The runs' short keys, in order: the tables name runs by these (the run table maps
@@ -343,6 +362,12 @@ pub struct FamilySummary {
     /// How many of those steps are host-affected (`report::host`): their figures may measure
     /// the host, not the DBMS.
     pub host_affected: usize,
+    /// How many of those steps' figures are not decided (grey with a reason: host-affected,
+    /// partial, within the base's spread).
+    pub undecided: usize,
+    /// The range's paint (`report::paint::paint_of_range`): red or green only when every
+    /// figure of the family is decided and all agree; grey otherwise.
+    pub colour: Colour,
 }
 
 /// Microbenchmark tables: one row per microbenchmark (in the published order), one column per
@@ -416,18 +441,54 @@ pub fn transpose(t: &Table, labels: &[String]) -> StepRows {
     }
 }
 
-/// A cell's value as text: rates and counts without decimals, ratios with 2.
+/// A cell's value as text: rates and counts without decimals (one under 100), ratios with 2.
 pub fn cell_text(c: &Cell, ratio: bool) -> String {
+    let decimals = c.value.map_or(0, |v| column_decimals([v]));
+    cell_text_with(c, ratio, decimals)
+}
+
+/// A cell's value as text with `decimals` for a rate or a count (a column's, from
+/// [`column_decimals`], so that a column never mixes them); ratios always with 2.
+pub fn cell_text_with(c: &Cell, ratio: bool, decimals: usize) -> String {
+    let mark = c.note.as_ref().map_or("", CellNote::mark);
     match c.value {
         None => c
             .note
             .as_ref()
             .map_or_else(|| "-".into(), ToString::to_string),
-        Some(v) if ratio && host_affected(c) => format!("{v:.2}~"),
-        Some(v) if ratio => format!("{v:.2}"),
-        Some(v) if v.abs() >= 100.0 => crate::stats::thousands::group_f(v),
-        Some(v) => format!("{v:.1}"),
+        Some(v) if ratio => format!("{v:.2}{mark}"),
+        Some(v) => grouped(v, decimals) + mark,
     }
+}
+
+/// The decimals a column of rates or counts is written with: none when every figure is 100 or
+/// more (or 0), else one for all of them.
+pub fn column_decimals(values: impl IntoIterator<Item = f64>) -> usize {
+    if values.into_iter().all(|v| v == 0.0 || v.abs() >= 100.0) {
+        0
+    } else {
+        1
+    }
+}
+
+/// `v` with its whole part grouped in thousands and `decimals` decimals: `12,345.6`.
+pub fn grouped(v: f64, decimals: usize) -> String {
+    let text = format!("{:.*}", decimals, v.abs());
+    let (whole, frac) = text
+        .split_once('.')
+        .map_or((text.as_str(), ""), |(w, f)| (w, f));
+    let whole: u64 = whole.parse().unwrap_or(0);
+    let sign = if v < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        "-"
+    } else {
+        ""
+    };
+    let mut out = format!("{sign}{}", crate::stats::thousands::group(whole));
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    out
 }
 
 /// The note of a cell whose figure needs a mark: it covers only part of its step (the step
@@ -470,5 +531,25 @@ mod tests {
         assert_eq!(json(CellNote::WithinBaseSpread), "\"within base spread\"");
         assert!(CellNote::Unfinished(Status::Running).is_partial());
         assert!(!CellNote::UnsettledStart.is_partial());
+    }
+
+    #[test]
+    fn a_column_shares_its_decimals() {
+        assert_eq!(column_decimals([12_345.0, 150.0, 0.0]), 0);
+        assert_eq!(column_decimals([12_345.0, 98.7]), 1);
+        assert_eq!(grouped(12_345.04, 1), "12,345.0");
+        assert_eq!(grouped(98.66, 1), "98.7");
+        assert_eq!(grouped(-1_234.6, 0), "-1,235");
+        assert_eq!(grouped(-0.01, 1), "0.0");
+        let cell = |v| Cell {
+            value: Some(v),
+            colour: Colour::None,
+            note: None,
+            interval: None,
+        };
+        assert_eq!(cell_text_with(&cell(12_345.0), false, 1), "12,345.0");
+        assert_eq!(cell_text(&cell(12_345.4), false), "12,345");
+        assert_eq!(cell_text(&cell(98.66), false), "98.7");
+        assert_eq!(cell_text(&cell(0.5), true), "0.50");
     }
 }
