@@ -7,6 +7,7 @@
 //! per operation kind.
 
 pub mod convert;
+pub mod decision;
 pub mod thousands;
 
 pub use convert::{

@@ -1,0 +1,851 @@
+//! The decision rule of `ibench check` and of the reports' relative cells, as pure functions:
+//! from what each side measured of one figure (its [`Evidence`]) to a [`Decision`]: regressed,
+//! improved, no change, or cannot tell with the reason, the ratio and its interval, and how
+//! much more measuring would decide.
+//!
+//! The rule is an equivalence rule (two one-sided tests, docs/method.md):
+//! - the interval is the `1 - 2·alpha` confidence interval (90% at alpha 0.05) of the ratio
+//!   candidate / base, from the log of each side's figure: Welch's t interval over the
+//!   repeats (one value a repeat, two or more a side), or, for a side with a single run, the
+//!   run's own per-second samples by the method of batch means (which respects their
+//!   autocorrelation);
+//! - **no change** only when the whole interval lies inside ±threshold;
+//! - **regressed** (or **improved**) only when the whole interval lies beyond the threshold on
+//!   the worse (better) side;
+//! - otherwise **cannot tell: too noisy**, with the interval;
+//! - a side of one run with no per-second samples has no measure of its noise: **cannot tell:
+//!   too few repeats**, never "no change";
+//! - a step whose measured part is below the [`Floor`] is **cannot tell: too short**.
+//!
+//! This module is a leaf: it imports nothing of the crate, so the report and the check both
+//! call it.
+
+use serde::Serialize;
+
+/// The default level of each one-sided test: the interval is `1 - 2·alpha` (90%).
+pub const DEFAULT_ALPHA: f64 = 0.05;
+
+/// Repeats a side that measure the noise between repeats.
+pub const MIN_REPEATS_FOR_NOISE: usize = 2;
+
+/// Most repeats a side the planning names; beyond it the figure is too noisy to plan for.
+pub const MAX_PLANNED_REPEATS: usize = 1000;
+
+/// What the check concludes for one figure of one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Worse, the whole interval beyond the threshold.
+    Regressed,
+    /// Better, the whole interval beyond the threshold.
+    Improved,
+    /// The whole interval inside ±threshold.
+    NoChange,
+    /// Not decided; the reason says why.
+    CannotTell,
+}
+
+impl Verdict {
+    /// As the text and Markdown outputs write it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "REGRESSED",
+            Verdict::Improved => "improved",
+            Verdict::NoChange => "no change",
+            Verdict::CannotTell => "cannot tell",
+        }
+    }
+}
+
+/// Why a figure cannot tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// The host check flagged repeats of the step, leaving too few to judge.
+    HostAffected,
+    /// One run on a side and nothing to measure its noise with.
+    TooFewRepeats,
+    /// The step failed, was cut short, failed a check, or is missing in a repeat.
+    FailedOrPartial,
+    /// The interval reaches both inside and beyond the threshold.
+    TooNoisy,
+    /// The step's measured part is shorter than the floor.
+    TooShort,
+    /// A side's figure is 0 (or missing) where the other's is not: no ratio.
+    NoRatio,
+}
+
+impl Reason {
+    /// As the outputs write it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Reason::HostAffected => "host-affected",
+            Reason::TooFewRepeats => "too few repeats",
+            Reason::FailedOrPartial => "failed or partial step",
+            Reason::TooNoisy => "too noisy",
+            Reason::TooShort => "too short",
+            Reason::NoRatio => "no ratio",
+        }
+    }
+}
+
+/// The kind of a figure: the work the DBMS did per operation (counted, little noise), or a
+/// rate or latency (timed, noisy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FigureKind {
+    /// Work per operation: server CPU, WAL bytes, buffer hits, instructions per op.
+    Work,
+    /// A throughput or a latency.
+    Rate,
+}
+
+impl FigureKind {
+    /// As the outputs write it: `work` or `rate/latency`.
+    pub fn text(self) -> &'static str {
+        match self {
+            FigureKind::Work => "work",
+            FigureKind::Rate => "rate/latency",
+        }
+    }
+}
+
+/// Where the interval's noise came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Welch's t interval over the repeats of both sides.
+    Repeats,
+    /// At least one side is a single run: its noise from its own per-second samples (batch
+    /// means), which cannot see a host slower for the whole run.
+    PerSecond,
+}
+
+/// The shortest step that is judged: its measured part must last `seconds` and hold
+/// `samples` per-second samples.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Floor {
+    /// Seconds of the measured part.
+    pub seconds: f64,
+    /// Per-second samples (timeline lines) of the step.
+    pub samples: usize,
+}
+
+/// The default floor: 3 seconds and 3 per-second samples (docs/method.md).
+pub const DEFAULT_FLOOR: Floor = Floor {
+    seconds: 3.0,
+    samples: 3,
+};
+
+/// What one side measured of one figure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Evidence {
+    /// The figure, one value per repeat.
+    pub values: Vec<f64>,
+    /// With a single repeat: the figure in each second of its measured part, in order (used
+    /// only when `values` holds one value).
+    pub per_second: Vec<f64>,
+    /// The measured part's length, seconds (the shortest repeat's); `None` when unknown: then
+    /// no floor applies.
+    pub seconds: Option<f64>,
+    /// The per-second samples of the step (the fewest of the repeats'); `None` when unknown.
+    pub samples: Option<usize>,
+    /// Work or rate.
+    pub kind: FigureKind,
+}
+
+impl Evidence {
+    /// One value per repeat.
+    pub fn repeats(values: &[f64], kind: FigureKind) -> Evidence {
+        Evidence {
+            values: values.to_vec(),
+            per_second: Vec::new(),
+            seconds: None,
+            samples: None,
+            kind,
+        }
+    }
+
+    /// A single run: its figure and that figure in each second of the measured part.
+    pub fn single_run(value: f64, per_second: &[f64], kind: FigureKind) -> Evidence {
+        Evidence {
+            values: vec![value],
+            per_second: per_second.to_vec(),
+            seconds: None,
+            samples: Some(per_second.len()),
+            kind,
+        }
+    }
+
+    /// With the measured part's length and per-second samples, for the floor.
+    pub fn with_length(mut self, seconds: f64, samples: usize) -> Evidence {
+        self.seconds = Some(seconds);
+        self.samples = Some(samples);
+        self
+    }
+}
+
+/// The settings of a decision beyond the threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Settings {
+    /// The smallest change that counts, as a fraction (0.05 = ±5%).
+    pub threshold: f64,
+    /// The level of each one-sided test; the interval is `1 - 2·alpha`.
+    pub alpha: f64,
+    /// The shortest step judged.
+    pub floor: Floor,
+}
+
+impl Settings {
+    /// `threshold_pct` percent, the default alpha and floor.
+    pub fn with_threshold_pct(threshold_pct: f64) -> Settings {
+        Settings {
+            threshold: threshold_pct / 100.0,
+            alpha: DEFAULT_ALPHA,
+            floor: DEFAULT_FLOOR,
+        }
+    }
+
+    /// The interval's level: `1 - 2·alpha`.
+    pub fn level(&self) -> f64 {
+        1.0 - 2.0 * self.alpha
+    }
+}
+
+/// What [`decide`] concludes for one figure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Decision {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why it cannot tell.
+    pub reason: Option<Reason>,
+    /// Candidate / base: the ratio of the geometric means of the repeats (of the figures
+    /// for single runs).
+    pub ratio: Option<f64>,
+    /// The ratio's interval at `level`.
+    pub interval: Option<(f64, f64)>,
+    /// The interval's level (0.90).
+    pub level: f64,
+    /// Where the noise came from.
+    pub method: Option<Method>,
+    /// The smallest regression, in percent (signed: -12.3 for a throughput, +12.3 for a
+    /// cost), these repeats could have decided: the change whose interval, as wide as this
+    /// one, would lie just beyond the threshold.
+    pub smallest_regression_pct: Option<f64>,
+    /// The repeats a side that would decide a change of the threshold's size at the noise
+    /// measured (the interval's half-width at most half the threshold); `None` when the
+    /// noise was not measured between repeats.
+    pub repeats_needed: Option<usize>,
+    /// With a single run a side, or a step too short: the measured part, seconds, that would
+    /// decide (or reach the floor).
+    pub seconds_needed: Option<f64>,
+    /// One sentence for people.
+    pub detail: String,
+}
+
+impl Decision {
+    fn cannot(reason: Reason, level: f64, detail: String) -> Decision {
+        Decision {
+            verdict: Verdict::CannotTell,
+            reason: Some(reason),
+            ratio: None,
+            interval: None,
+            level,
+            method: None,
+            smallest_regression_pct: None,
+            repeats_needed: None,
+            seconds_needed: None,
+            detail,
+        }
+    }
+
+    /// Whether the figure was decided (regressed, improved or no change).
+    pub fn decided(&self) -> bool {
+        self.verdict != Verdict::CannotTell
+    }
+}
+
+/// One relative figure decided: `base` against `cand`, a change within ±`threshold_pct`
+/// percent is none; `lower_is_better` for a cost or a latency. The default alpha (a 90%
+/// interval) and floor.
+pub fn decide(
+    base: &Evidence,
+    cand: &Evidence,
+    threshold_pct: f64,
+    lower_is_better: bool,
+) -> Decision {
+    decide_with(
+        base,
+        cand,
+        &Settings::with_threshold_pct(threshold_pct),
+        lower_is_better,
+    )
+}
+
+/// One side's estimate of the log of its figure.
+#[derive(Clone, Copy, Debug)]
+struct Estimate {
+    /// The mean of the logs (the log of the single run's figure).
+    log_mean: f64,
+    /// The variance of `log_mean`.
+    var: f64,
+    /// Its degrees of freedom.
+    df: f64,
+    /// The standard deviation of one repeat's log, when measured between repeats.
+    sd_repeat: Option<f64>,
+    /// The measured seconds behind a per-second estimate.
+    per_second_seconds: Option<f64>,
+}
+
+/// Why a side has no estimate.
+enum NoEstimate {
+    /// No value, or a value not above 0.
+    NoValue,
+    /// One run and no per-second samples.
+    OneRun,
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / count(v.len())
+}
+
+fn count(n: usize) -> f64 {
+    // Counts of repeats and seconds are far below 2^52: exact.
+    #[allow(clippy::cast_precision_loss)]
+    let f = n as f64;
+    f
+}
+
+fn sample_var(v: &[f64]) -> f64 {
+    let m = mean(v);
+    v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (count(v.len()) - 1.0)
+}
+
+/// The batches the method of batch means splits `n` per-second samples into: about √n of
+/// about √n seconds each, at least 2.
+pub fn batch_count(n: usize) -> usize {
+    let mut k = 1;
+    while (k + 1) * (k + 1) <= n {
+        k += 1;
+    }
+    k.max(2).min(n)
+}
+
+fn estimate(e: &Evidence) -> Result<Estimate, NoEstimate> {
+    if e.values.is_empty() || e.values.iter().any(|v| !(*v > 0.0) || !v.is_finite()) {
+        return Err(NoEstimate::NoValue);
+    }
+    if e.values.len() >= MIN_REPEATS_FOR_NOISE {
+        let logs: Vec<f64> = e.values.iter().map(|v| v.ln()).collect();
+        let s2 = sample_var(&logs);
+        return Ok(Estimate {
+            log_mean: mean(&logs),
+            var: s2 / count(logs.len()),
+            df: count(logs.len() - 1),
+            sd_repeat: Some(s2.sqrt()),
+            per_second_seconds: None,
+        });
+    }
+    let ps: Vec<f64> = e
+        .per_second
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    if ps.len() < 2 {
+        return Err(NoEstimate::OneRun);
+    }
+    let k = batch_count(ps.len());
+    let size = ps.len() / k;
+    // The first seconds that do not fill a batch are left out: the tail is the steadier part.
+    let skip = ps.len() - k * size;
+    let batches: Vec<f64> = ps[skip..].chunks(size).map(mean).collect();
+    let m = mean(&batches);
+    if !(m > 0.0) {
+        return Err(NoEstimate::OneRun);
+    }
+    // The variance of the mean of the batches, relative to it (the delta method for the log).
+    let var = sample_var(&batches) / count(k) / (m * m);
+    Ok(Estimate {
+        log_mean: e.values[0].ln(),
+        var,
+        df: count(k - 1),
+        sd_repeat: None,
+        per_second_seconds: Some(e.seconds.unwrap_or(count(ps.len()))),
+    })
+}
+
+/// Whether a side is below the floor, and its length in seconds then.
+fn too_short(e: &Evidence, floor: &Floor) -> Option<f64> {
+    let short_s = e.seconds.filter(|s| *s < floor.seconds);
+    let short_n = e.samples.filter(|n| *n < floor.samples);
+    match (short_s, short_n) {
+        (None, None) => None,
+        (s, _) => Some(s.or(e.seconds).unwrap_or(count(e.samples.unwrap_or(0)))),
+    }
+}
+
+fn pct(r: f64) -> String {
+    format!("{:+.1}%", (r - 1.0) * 100.0)
+}
+
+/// The decision with explicit settings.
+pub fn decide_with(
+    base: &Evidence,
+    cand: &Evidence,
+    settings: &Settings,
+    lower_is_better: bool,
+) -> Decision {
+    let level = settings.level();
+    let shortest = [
+        too_short(base, &settings.floor),
+        too_short(cand, &settings.floor),
+    ]
+    .into_iter()
+    .flatten()
+    .reduce(f64::min);
+    if let Some(s) = shortest {
+        let mut d = Decision::cannot(
+            Reason::TooShort,
+            level,
+            format!(
+                "the measured part lasted {s:.1} s; the floor is {:.0} s and {} per-second samples",
+                settings.floor.seconds, settings.floor.samples
+            ),
+        );
+        d.seconds_needed = Some(settings.floor.seconds);
+        if let (Some(b), Some(c)) = (base.values.first(), cand.values.first())
+            && *b > 0.0
+        {
+            d.ratio = Some(c / b);
+        }
+        return d;
+    }
+    let (b, c) = match (estimate(base), estimate(cand)) {
+        (Ok(b), Ok(c)) => (b, c),
+        (Err(NoEstimate::NoValue), _) | (_, Err(NoEstimate::NoValue)) => {
+            return no_value(base, cand, level);
+        }
+        _ => {
+            let n = format!("n={} vs {}", base.values.len(), cand.values.len());
+            let mut d = Decision::cannot(
+                Reason::TooFewRepeats,
+                level,
+                format!(
+                    "{n}: one run a side without per-second samples does not measure the noise; {MIN_REPEATS_FOR_NOISE} repeats a side would"
+                ),
+            );
+            if let (Some(b), Some(c)) = (base.values.first(), cand.values.first()) {
+                d.ratio = Some(c / b);
+            }
+            return d;
+        }
+    };
+    interval_decision(&b, &c, settings, lower_is_better)
+}
+
+/// Both sides without a ratio: all zero on both is no change (no work either side).
+fn no_value(base: &Evidence, cand: &Evidence, level: f64) -> Decision {
+    let zero = |e: &Evidence| !e.values.is_empty() && e.values.iter().all(|v| *v == 0.0);
+    if zero(base) && zero(cand) {
+        return Decision {
+            verdict: Verdict::NoChange,
+            reason: None,
+            ratio: None,
+            interval: None,
+            level,
+            method: None,
+            smallest_regression_pct: None,
+            repeats_needed: None,
+            seconds_needed: None,
+            detail: "0 on both sides".into(),
+        };
+    }
+    Decision::cannot(
+        Reason::NoRatio,
+        level,
+        "a value of 0 or none on one side: no ratio".into(),
+    )
+}
+
+fn interval_decision(
+    b: &Estimate,
+    c: &Estimate,
+    settings: &Settings,
+    lower_is_better: bool,
+) -> Decision {
+    let level = settings.level();
+    let tau = settings.threshold;
+    let d = c.log_mean - b.log_mean;
+    let var = b.var + c.var;
+    let se = var.sqrt();
+    let df = welch_df(b, c);
+    let t = if se > 0.0 {
+        t_quantile(1.0 - settings.alpha, df)
+    } else {
+        0.0
+    };
+    let h = t * se;
+    let (lo, hi) = ((d - h).exp(), (d + h).exp());
+    let ratio = d.exp();
+    let method = if b.per_second_seconds.is_some() || c.per_second_seconds.is_some() {
+        Method::PerSecond
+    } else {
+        Method::Repeats
+    };
+    let (worse_beyond, better_beyond) = if lower_is_better {
+        (lo > 1.0 + tau, hi < 1.0 - tau)
+    } else {
+        (hi < 1.0 - tau, lo > 1.0 + tau)
+    };
+    let inside = lo > 1.0 - tau && hi < 1.0 + tau;
+    let band = format!("±{:.0}%", tau * 100.0);
+    let ci = format!(
+        "{} ({:.0}% interval {} .. {})",
+        pct(ratio),
+        level * 100.0,
+        pct(lo),
+        pct(hi)
+    );
+    let (verdict, reason, detail) = if worse_beyond {
+        (Verdict::Regressed, None, format!("{ci}, beyond {band}"))
+    } else if better_beyond {
+        (Verdict::Improved, None, format!("{ci}, beyond {band}"))
+    } else if inside {
+        (Verdict::NoChange, None, format!("{ci}, inside {band}"))
+    } else {
+        (
+            Verdict::CannotTell,
+            Some(Reason::TooNoisy),
+            format!("{ci} reaches both inside and beyond {band}"),
+        )
+    };
+    let smallest = if lower_is_better {
+        ((1.0 + tau) * h.exp() - 1.0) * 100.0
+    } else {
+        -(1.0 - (1.0 - tau) * (-h).exp()) * 100.0
+    };
+    let (repeats_needed, seconds_needed) = plan(b, c, settings, h);
+    Decision {
+        verdict,
+        reason,
+        ratio: Some(ratio),
+        interval: Some((lo, hi)),
+        level,
+        method: Some(method),
+        smallest_regression_pct: Some(smallest),
+        repeats_needed,
+        seconds_needed,
+        detail,
+    }
+}
+
+/// Welch-Satterthwaite degrees of freedom; a side with no variance adds none.
+fn welch_df(b: &Estimate, c: &Estimate) -> f64 {
+    let var = b.var + c.var;
+    let term = |e: &Estimate| {
+        if e.var > 0.0 && e.df > 0.0 {
+            e.var * e.var / e.df
+        } else {
+            0.0
+        }
+    };
+    let den = term(b) + term(c);
+    if den > 0.0 {
+        (var * var / den).max(1.0)
+    } else {
+        b.df.max(c.df).max(1.0)
+    }
+}
+
+/// The half-width the planning aims at: half the threshold, in logs.
+fn target_half_width(settings: &Settings) -> f64 {
+    (1.0 + settings.threshold).ln() / 2.0
+}
+
+/// The repeats a side (both measured between repeats) or the seconds (a single-run side) at
+/// which the interval's half-width is at most half the threshold.
+fn plan(b: &Estimate, c: &Estimate, settings: &Settings, h: f64) -> (Option<usize>, Option<f64>) {
+    let target = target_half_width(settings);
+    if let (Some(sb), Some(sc)) = (b.sd_repeat, c.sd_repeat) {
+        let sd = f64::midpoint(sb * sb, sc * sc).sqrt();
+        if sd == 0.0 {
+            return (Some(MIN_REPEATS_FOR_NOISE), None);
+        }
+        let needed = (MIN_REPEATS_FOR_NOISE..=MAX_PLANNED_REPEATS).find(|&n| {
+            let nf = count(n);
+            t_quantile(1.0 - settings.alpha, 2.0 * nf - 2.0) * sd * (2.0 / nf).sqrt() <= target
+        });
+        return (needed, None);
+    }
+    let seconds = b.per_second_seconds.or(c.per_second_seconds);
+    match seconds {
+        Some(s) if h > 0.0 => (None, Some(s * (h / target).powi(2).max(1.0))),
+        Some(s) => (None, Some(s)),
+        None => (None, None),
+    }
+}
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; relative error below 1e-13).
+fn ln_gamma(x: f64) -> f64 {
+    const G: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = G[0];
+    let t = x + 7.5;
+    for (i, g) in G.iter().enumerate().skip(1) {
+        a += g / (x + count(i));
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// The continued fraction of the regularized incomplete beta function (Numerical Recipes'
+/// `betacf`, modified Lentz).
+fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..300 {
+        let m = f64::from(m);
+        let m2 = 2.0 * m;
+        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = 1.0 + aa / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        h *= d * c;
+        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = 1.0 + aa / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        let del = d * c;
+        h *= del;
+        if (del - 1.0).abs() < 1e-14 {
+            break;
+        }
+    }
+    h
+}
+
+/// The regularized incomplete beta function I_x(a, b).
+fn beta_inc(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_cf(a, b, x) / a
+    } else {
+        1.0 - front * beta_cf(b, a, 1.0 - x) / b
+    }
+}
+
+/// Student's t distribution function with `df` degrees of freedom.
+pub fn t_cdf(t: f64, df: f64) -> f64 {
+    let tail = 0.5 * beta_inc(df / 2.0, 0.5, df / (df + t * t));
+    if t >= 0.0 { 1.0 - tail } else { tail }
+}
+
+/// The quantile `p` (above 0.5) of Student's t with `df` degrees of freedom, by bisection.
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0_f64, 1e7_f64);
+    for _ in 0..200 {
+        let mid = f64::midpoint(lo, hi);
+        if t_cdf(mid, df) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    f64::midpoint(lo, hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reps(v: &[f64]) -> Evidence {
+        Evidence::repeats(v, FigureKind::Rate)
+    }
+
+    #[test]
+    fn t_quantiles_match_the_tables() {
+        assert!((t_quantile(0.95, 1.0) - 6.314).abs() < 1e-3);
+        assert!((t_quantile(0.95, 4.0) - 2.132).abs() < 1e-3);
+        assert!((t_quantile(0.975, 10.0) - 2.228).abs() < 1e-3);
+        assert!((t_quantile(0.95, 1e6) - 1.645).abs() < 1e-3);
+    }
+
+    #[test]
+    fn an_interval_inside_the_band_is_no_change() {
+        let d = decide(
+            &reps(&[100.0, 101.0, 99.0, 100.5]),
+            &reps(&[100.2, 99.8, 100.4, 99.6]),
+            5.0,
+            false,
+        );
+        assert_eq!(d.verdict, Verdict::NoChange, "{d:?}");
+        let (lo, hi) = d.interval.expect("an interval");
+        assert!(lo > 0.95 && hi < 1.05);
+        assert_eq!(d.method, Some(Method::Repeats));
+    }
+
+    #[test]
+    fn an_interval_straddling_the_band_cannot_tell() {
+        // The case: a median within ±5% and an interval of about ±20%.
+        let d = decide(
+            &reps(&[100.0, 80.0, 120.0]),
+            &reps(&[103.0, 85.0, 125.0]),
+            5.0,
+            false,
+        );
+        assert_eq!(
+            (d.verdict, d.reason),
+            (Verdict::CannotTell, Some(Reason::TooNoisy)),
+            "{d:?}"
+        );
+        assert!(d.repeats_needed.expect("a plan") > 3, "{d:?}");
+        assert!(d.smallest_regression_pct.expect("a size") < -5.0, "{d:?}");
+    }
+
+    #[test]
+    fn an_interval_beyond_the_band_decides_the_direction() {
+        let base = reps(&[100.0, 101.0, 99.0]);
+        let slow = reps(&[80.0, 81.0, 79.0]);
+        let d = decide(&base, &slow, 5.0, false);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert!(d.interval.expect("ci").1 < 0.95);
+        assert_eq!(decide(&slow, &base, 5.0, false).verdict, Verdict::Improved);
+        // For a cost the rise is the regression.
+        assert_eq!(decide(&slow, &base, 5.0, true).verdict, Verdict::Regressed);
+    }
+
+    #[test]
+    fn a_change_beyond_the_threshold_with_an_interval_reaching_inside_cannot_tell() {
+        let d = decide(
+            &reps(&[100.0, 104.0, 96.0]),
+            &reps(&[92.0, 96.0, 88.0]),
+            5.0,
+            false,
+        );
+        assert_eq!(d.verdict, Verdict::CannotTell, "{d:?}");
+    }
+
+    #[test]
+    fn one_repeat_a_side_without_samples_is_never_no_change() {
+        let d = decide(&reps(&[100.0]), &reps(&[100.0]), 5.0, false);
+        assert_eq!(
+            (d.verdict, d.reason),
+            (Verdict::CannotTell, Some(Reason::TooFewRepeats))
+        );
+        let d = decide(&reps(&[100.0]), &reps(&[50.0]), 5.0, false);
+        assert_eq!(d.verdict, Verdict::CannotTell);
+    }
+
+    #[test]
+    fn two_repeats_a_side_give_a_wide_interval() {
+        let d = decide(&reps(&[100.0, 104.0]), &reps(&[101.0, 103.0]), 5.0, false);
+        assert_eq!(d.verdict, Verdict::CannotTell, "{d:?}");
+        let (lo, hi) = d.interval.expect("ci");
+        assert!(lo < 0.95 || hi > 1.05);
+        // Quiet enough, two repeats decide.
+        let d = decide(&reps(&[100.0, 100.1]), &reps(&[100.05, 100.0]), 5.0, false);
+        assert_eq!(d.verdict, Verdict::NoChange, "{d:?}");
+    }
+
+    #[test]
+    fn a_work_figure_with_zero_noise_is_decided_exactly() {
+        let w = |v: &[f64]| Evidence::repeats(v, FigureKind::Work);
+        let d = decide(&w(&[1000.0, 1000.0]), &w(&[1031.0, 1031.0]), 2.0, true);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        let (lo, hi) = d.interval.expect("an interval");
+        assert!(
+            (lo - 1.031).abs() < 1e-9 && (hi - 1.031).abs() < 1e-9,
+            "{d:?}"
+        );
+        assert_eq!(d.repeats_needed, Some(2));
+        let d = decide(&w(&[0.0, 0.0]), &w(&[0.0, 0.0]), 2.0, true);
+        assert_eq!(d.verdict, Verdict::NoChange);
+        let d = decide(&w(&[0.0, 0.0]), &w(&[3.0, 3.0]), 2.0, true);
+        assert_eq!(d.reason, Some(Reason::NoRatio));
+    }
+
+    #[test]
+    fn a_step_below_the_floor_is_too_short() {
+        let short = reps(&[100.0, 101.0, 99.0]).with_length(0.2, 1);
+        let long = reps(&[50.0, 51.0, 49.0]).with_length(60.0, 60);
+        let d = decide(&short, &long, 5.0, false);
+        assert_eq!(
+            (d.verdict, d.reason),
+            (Verdict::CannotTell, Some(Reason::TooShort))
+        );
+        assert_eq!(d.seconds_needed, Some(3.0));
+        assert_eq!(decide(&long, &long, 5.0, false).verdict, Verdict::NoChange);
+    }
+
+    fn series(level: f64, wobble: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| level + wobble * if i % 2 == 0 { 1.0 } else { -1.0 })
+            .collect()
+    }
+
+    #[test]
+    fn a_single_run_a_side_is_judged_on_its_per_second_samples() {
+        let b = Evidence::single_run(1000.0, &series(1000.0, 20.0, 100), FigureKind::Rate);
+        let c = Evidence::single_run(700.0, &series(700.0, 15.0, 100), FigureKind::Rate);
+        let d = decide(&b, &c, 5.0, false);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert_eq!(d.method, Some(Method::PerSecond));
+        let same = Evidence::single_run(1010.0, &series(1010.0, 20.0, 100), FigureKind::Rate);
+        assert_eq!(decide(&b, &same, 5.0, false).verdict, Verdict::NoChange);
+        // Seconds that wander widely leave it open, and say how long a step would decide.
+        let noisy: Vec<f64> = (0..20)
+            .map(|i| if i < 10 { 600.0 } else { 1400.0 })
+            .collect();
+        let n = Evidence::single_run(1000.0, &noisy, FigureKind::Rate);
+        let d = decide(&b, &n, 5.0, false);
+        assert_eq!(d.verdict, Verdict::CannotTell, "{d:?}");
+        assert!(d.seconds_needed.expect("seconds") > 20.0, "{d:?}");
+    }
+
+    #[test]
+    fn batches_are_about_the_square_root() {
+        assert_eq!(batch_count(2), 2);
+        assert_eq!(batch_count(10), 3);
+        assert_eq!(batch_count(100), 10);
+    }
+}
