@@ -22,6 +22,7 @@ use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
 use crate::report::{compare, model, run_table};
 use crate::results::probe::median;
+use crate::stats::decision::{Evidence, FigureKind};
 use crate::workload::steps::StepName;
 
 /// One combination's spread over its repeats, per step.
@@ -37,6 +38,10 @@ pub struct Spread {
     pub details_from: String,
     /// Per step: (step, median, min, max) throughput.
     pub steps: Vec<(StepName, f64, f64, f64)>,
+    /// Per step: the throughput of each repeat with the shortest repeat's length and fewest
+    /// per-second samples, as the decision rule takes them (`stats::decision`).
+    #[serde(skip)]
+    pub measures: Vec<(StepName, Evidence)>,
 }
 
 impl Spread {
@@ -56,6 +61,7 @@ impl Spread {
                 })
                 .collect(),
         )
+        .with_repeats(self.measures.clone())
     }
 }
 
@@ -535,6 +541,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
             }
         }
         let mut per_step = Vec::new();
+        let mut measures = Vec::new();
         for &step in &steps {
             let v: Vec<f64> = repeats
                 .iter()
@@ -544,8 +551,9 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
             let min = v.iter().copied().fold(f64::INFINITY, f64::min);
             let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             // Never empty (the step is some repeat's); a throughput read back is finite.
-            let med = median(v).unwrap_or(0.0);
+            let med = median(v.clone()).unwrap_or(0.0);
             per_step.push((step, med, min, max));
+            measures.push((step, step_measure(&repeats, step, v)));
         }
         // The repeat closest to the medians (sum of |log ratio|).
         let distance = |r: &LoadedRun| -> f64 {
@@ -587,10 +595,35 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             steps: per_step,
+            measures,
         });
         synth.push(run);
     }
     (synth, spreads, problems)
+}
+
+/// A step's throughput over the repeats (`values`, one a repeat that has the step), with the
+/// shortest repeat's length and the fewest whole seconds of its timeline, for the floor.
+fn step_measure(repeats: &[LoadedRun], step: StepName, values: Vec<f64>) -> Evidence {
+    let mut seconds = f64::INFINITY;
+    let mut samples = usize::MAX;
+    for r in repeats {
+        if let Some(s) = r.record.step(step) {
+            seconds = seconds.min(s.seconds);
+            let whole = r
+                .timeline
+                .iter()
+                .filter(|l| l.step == step && f64::from(l.second) <= s.seconds + 1e-3)
+                .count();
+            samples = samples.min(whole);
+        }
+    }
+    let e = Evidence::repeats(&values, FigureKind::Rate);
+    if seconds.is_finite() {
+        e.with_length(seconds, samples)
+    } else {
+        e
+    }
 }
 
 /// The spread of each combination's throughput over its repeats, as report blocks: a table

@@ -12,7 +12,8 @@ use super::notes::{check_failure_lines, unsettled_lines};
 use super::paint::{Paint, of_cell, paint_of_range};
 use super::run_table::{run_rows, short_keys};
 use super::tables::{
-    absolute_table, background_table, micro_view, paint_absolute, paint_relative, relative_table,
+    absolute_table, background_table, measures, micro_view, paint_absolute, paint_relative,
+    relative_table,
 };
 use super::warnings::{build_warning, tls_warning};
 use crate::results::Status;
@@ -43,7 +44,15 @@ pub fn compare_with_spreads(
     let mut relative = relative_table(runs, &steps, &abs_cells, base_index);
     let shifts = super::shift::shifts(runs);
     let host = super::host::host_view(runs, base_index, &steps, &shifts, "the base's");
-    paint_relative(&mut relative, &abs_cells, base_index, &host, spreads);
+    let measured = measures(runs, &steps, spreads);
+    paint_relative(
+        &mut relative,
+        &abs_cells,
+        base_index,
+        &host,
+        spreads,
+        Some(&measured),
+    );
     paint_absolute(&mut absolute, &relative);
     let (background, targets) = background_table(runs, &steps);
     let details = steps
@@ -63,7 +72,14 @@ pub fn compare_with_spreads(
     let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
     let mut scaling = super::setup::scaling(runs, base_index, &steps, &differences);
     if let Some(sc) = &mut scaling {
-        paint_relative(&mut sc.efficiency, &abs_cells, base_index, &host, spreads);
+        paint_relative(
+            &mut sc.efficiency,
+            &abs_cells,
+            base_index,
+            &host,
+            spreads,
+            None,
+        );
     }
     let keys = short_keys(&labels);
     let run_rows = run_rows(runs, &keys);

@@ -293,6 +293,9 @@ fn marks_note(t: &DocTable) -> Option<Block> {
     if cells().any(|c| c.text.ends_with('~')) {
         parts.push("a relative figure ending in ~ is host-affected: the host probe or the run's own signals say the host's speed differed (section Host), so it is not painted as a DBMS change");
     }
+    if cells().any(|c| c.text.ends_with('?')) {
+        parts.push("a relative figure ending in ? is not decided: its interval reaches both inside and beyond ±5% (too noisy), or its step is too short to judge (under 3 s or 3 per-second samples); the HTML's hover and the JSON say why");
+    }
     if cells().any(|c| c.partial.is_some()) {
         parts.push("a figure marked ! or ⚠ covers only the part of its step that ran (the step failed or was interrupted), or a check after its step failed (the figure is as measured; the notes say why)");
     }
@@ -901,7 +904,7 @@ fn figures_table(
 }
 
 /// What the colours of a relative throughput table mean (`report::paint`).
-const RELATIVE_COLOURS: &str = "Throughput / the base's. Red: below 0.95; green: above 1.05; grey: between, or not decided (host-affected, ending in ~; a failed SLA or a partial step, marked; inside the base's spread over repeats).";
+const RELATIVE_COLOURS: &str = "Throughput / the base's, painted by the rule of `ibench check`: red or green only when the 90% interval of the ratio (over the repeats, or from each run's per-second rates) lies wholly below 0.95 or above 1.05; grey otherwise: no change, or not decided (marked).";
 
 /// What the colours of a relative figures table mean.
 const FIGURE_COLOURS: &str = "Run / base. Red: worse by more than 5% (a cost up or a rate down); green: better by more than 5%; grey: within 5%, moved with no better or worse (seconds, the clock), or not decided (ending in ~: the step is host-affected).";
@@ -947,18 +950,15 @@ fn series(
             let points = r
                 .timeline
                 .iter()
-                .filter(|l| l.step == step && length.is_none_or(|len| whole_second(l.second, len)))
+                .filter(|l| {
+                    l.step == step
+                        && length.is_none_or(|len| super::tables::whole_second(l.second, len))
+                })
                 .filter_map(|l| Some((f64::from(l.second), value(l.ops.get(kind)?))))
                 .collect();
             (cmp.key_of(&r.label).to_string(), points)
         })
         .collect()
-}
-
-/// Whether the timeline line of `second` (covering `(second - 1, second]`) is a whole second
-/// of a step that lasted `length` seconds (a millisecond of slack for the clock).
-fn whole_second(second: u32, length: f64) -> bool {
-    f64::from(second) <= length + 1e-3
 }
 
 /// A per-second series of one step for every run, `point` read from each of its timeline
@@ -1067,14 +1067,13 @@ fn index_build_series(
     })
 }
 
+/// Charted series: each run's key (or key and what) and its `(x, y)` points.
+type Series = Vec<(String, Vec<(f64, f64)>)>;
+
 /// Database size over the step, from the sampler's time series: logical and on disk per run,
 /// in GB, or MB when every figure is under a GB; and the unit.
-fn size_series(
-    cmp: &Comparison,
-    runs: &[LoadedRun],
-    step: StepName,
-) -> (Vec<(String, Vec<(f64, f64)>)>, &'static str) {
-    let bytes: Vec<(String, Vec<(f64, f64)>)> = runs
+fn size_series(cmp: &Comparison, runs: &[LoadedRun], step: StepName) -> (Series, &'static str) {
+    let bytes: Series = runs
         .iter()
         .flat_map(|r| {
             let in_step: Vec<_> = r

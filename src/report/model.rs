@@ -74,6 +74,10 @@ pub enum CellNote {
     /// A relative figure inside the base's spread over repeats (a matrix report):
     /// `within base spread`.
     WithinBaseSpread,
+    /// A relative figure the decision rule (`stats::decision`) could not decide: `not
+    /// decided: ` and its reason and interval (`too noisy: -8.0% (90% interval -21.0% ..
+    /// +6.9%) reaches both inside and beyond ±5%`).
+    Undecided(String),
 }
 
 impl CellNote {
@@ -83,12 +87,14 @@ impl CellNote {
         matches!(self, CellNote::Unfinished(_) | CellNote::CheckFailed(_))
     }
 
-    /// The mark a relative figure with this note ends in: `~` host-affected; none otherwise
+    /// The mark a relative figure with this note ends in: `~` host-affected, `?` not decided
+    /// (`report::paint`); none otherwise
     /// (a partial step's figure and a failed SLA's carry the marks every syntax gives them:
     /// `!` or ⚠, `*` or struck through).
     pub fn mark(&self) -> &'static str {
         match self {
             CellNote::HostAffected(_) => "~",
+            CellNote::Undecided(_) => "?",
             _ => "",
         }
     }
@@ -109,6 +115,7 @@ impl std::fmt::Display for CellNote {
             CellNote::UnsettledStart => f.write_str("unsettled start"),
             CellNote::HostAffected(reasons) => write!(f, "host-affected: {}", reasons.join("; ")),
             CellNote::WithinBaseSpread => f.write_str("within base spread"),
+            CellNote::Undecided(why) => write!(f, "not decided: {why}"),
         }
     }
 }

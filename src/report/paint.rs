@@ -4,14 +4,22 @@
 //! a figure's paint from [`paint`], so no format can paint what the comparison did not decide.
 //!
 //! What is decided: a figure is a change only when nothing says its step measured the host
-//! rather than the DBMS (`report::host`), its step ran whole and passed its checks, and it lies
-//! outside the noise band (±5%, or in a matrix report the base's spread over its repeats).
-//! A figure inside the band is grey, unmarked ("no change"); a figure outside it that cannot
-//! be decided is grey with its mark (`CellNote::mark`): `~` host-affected; a partial step's
-//! figure and a failed SLA's carry the marks every syntax gives them (`!`, `*`).
+//! rather than the DBMS (`report::host`), its step ran whole and passed its checks, and the
+//! decision rule of `ibench check` (`stats::decision`: the ratio's 90% interval, from the
+//! repeats or a single run's per-second samples, wholly beyond ±5%) says it changed. A
+//! figure the rule finds inside ±5% is grey, unmarked ("no change"); one it cannot decide
+//! (too noisy, too short, too few repeats) is grey marked `?`. A figure with no measure of
+//! its noise (the per-step figures) falls back on the band: painted outside ±5% (and outside
+//! the base's spread over repeats in a matrix report). Marks (`CellNote::mark`): `~`
+//! host-affected, `?` not decided; a partial step's figure and a failed SLA's carry the marks
+//! every syntax gives them (`!`, `*`).
 
 use super::diagnosis::NoiseBand;
 use super::model::{Cell, CellNote, Colour};
+use crate::stats::decision::{self, Method, Verdict};
+
+/// The threshold of a change, percent: the reports' ±5% band, as `ibench check`'s default.
+pub const THRESHOLD_PCT: f64 = 5.0;
 
 /// What is known of one relative figure (a run's figure divided by the base's).
 #[derive(Clone, Debug)]
@@ -28,6 +36,9 @@ pub struct Evidence<'a> {
     pub note: Option<&'a CellNote>,
     /// The base's spread over its repeats (min / median ..= max / median), in a matrix report.
     pub spread: Option<NoiseBand>,
+    /// What the base and the run measured of the figure (their repeats, or a single run's
+    /// per-second samples), for the decision rule; `None`: only the band decides.
+    pub measured: Option<(&'a decision::Evidence, &'a decision::Evidence)>,
 }
 
 impl<'a> Evidence<'a> {
@@ -39,6 +50,7 @@ impl<'a> Evidence<'a> {
             host: None,
             note: None,
             spread: None,
+            measured: None,
         }
     }
 }
@@ -50,6 +62,8 @@ pub struct Paint {
     pub colour: Colour,
     /// Why it is grey (or what it carries), when there is a reason to say.
     pub note: Option<CellNote>,
+    /// The ratio's interval over the repeats, when the decision rule had repeats.
+    pub interval: Option<[f64; 2]>,
 }
 
 impl Paint {
@@ -70,6 +84,7 @@ pub fn paint(e: &Evidence) -> Paint {
     let grey = |note: Option<CellNote>| Paint {
         colour: Colour::Grey,
         note,
+        interval: None,
     };
     if let Some(reasons) = e.host {
         let note = match e.note {
@@ -86,6 +101,14 @@ pub fn paint(e: &Evidence) -> Paint {
         return grey(Some(n.clone()));
     }
     let carried = e.note.filter(|n| **n != CellNote::UnsettledStart).cloned();
+    if let Some((base, run)) = e.measured
+        && let Some(higher) = e.higher_is_better
+    {
+        return decided(
+            &decision::decide(base, run, THRESHOLD_PCT, !higher),
+            carried,
+        );
+    }
     if NoiseBand::default_band().contains(e.ratio) {
         return grey(carried);
     }
@@ -102,6 +125,35 @@ pub fn paint(e: &Evidence) -> Paint {
     Paint {
         colour,
         note: carried,
+        interval: None,
+    }
+}
+
+/// The paint of what the decision rule concluded: red or green for a change, grey for none,
+/// grey marked `?` with the reason when it cannot tell. The interval is kept when it came
+/// from repeats.
+fn decided(d: &decision::Decision, carried: Option<CellNote>) -> Paint {
+    let interval = d
+        .interval
+        .filter(|_| d.method == Some(Method::Repeats))
+        .map(|(lo, hi)| [lo, hi]);
+    let (colour, note) = match d.verdict {
+        Verdict::Regressed => (Colour::Red, carried),
+        Verdict::Improved => (Colour::Green, carried),
+        Verdict::NoChange => (Colour::Grey, carried),
+        Verdict::CannotTell => (
+            Colour::Grey,
+            Some(CellNote::Undecided(format!(
+                "{}: {}",
+                d.reason.map_or("cannot tell", |r| r.text()),
+                d.detail
+            ))),
+        ),
+    };
+    Paint {
+        colour,
+        note,
+        interval,
     }
 }
 
@@ -116,6 +168,7 @@ pub fn of_cell(c: &Cell) -> Paint {
     Paint {
         colour: c.colour,
         note: c.note.clone(),
+        interval: c.interval,
     }
 }
 
@@ -135,6 +188,7 @@ pub fn paint_of_range(paints: &[Paint]) -> Paint {
             .iter()
             .find(|p| p.is_undecided())
             .and_then(|p| p.note.clone()),
+        interval: None,
     }
 }
 
@@ -225,6 +279,38 @@ mod tests {
             ..Evidence::of_rate(1.4)
         });
         assert_eq!(p.colour, Colour::Green);
+    }
+
+    #[test]
+    fn with_measures_the_decision_rule_paints() {
+        use decision::{Evidence as Measured, FigureKind};
+        // Three quiet repeats a side, 20% apart: regressed, with the repeats' interval.
+        let base = Measured::repeats(&[100.0, 101.0, 99.0], FigureKind::Rate);
+        let slow = Measured::repeats(&[80.0, 81.0, 79.0], FigureKind::Rate);
+        let p = paint(&Evidence {
+            measured: Some((&base, &slow)),
+            ..Evidence::of_rate(0.8)
+        });
+        assert_eq!(p.colour, Colour::Red);
+        let [lo, hi] = p.interval.unwrap();
+        assert!(lo < 0.8 && hi > 0.8 && hi < 0.95, "{lo} {hi}");
+        // Noisy repeats 20% apart on the median: not decided, marked ?.
+        let noisy = Measured::repeats(&[60.0, 80.0, 110.0], FigureKind::Rate);
+        let p = paint(&Evidence {
+            measured: Some((&base, &noisy)),
+            ..Evidence::of_rate(0.8)
+        });
+        assert_eq!(p.colour, Colour::Grey);
+        assert_eq!(p.note.as_ref().map(CellNote::mark), Some("?"));
+        assert!(p.is_undecided());
+        // The host still comes first.
+        let reasons = vec!["steal".to_string()];
+        let p = paint(&Evidence {
+            measured: Some((&base, &slow)),
+            host: Some(&reasons),
+            ..Evidence::of_rate(0.8)
+        });
+        assert_eq!(p.note.as_ref().map(CellNote::mark), Some("~"));
     }
 
     #[test]

@@ -11,6 +11,8 @@ use super::paint::{Evidence, paint};
 use crate::results::metrics::METRICS;
 use crate::results::{CheckKind, Status, StepRecord};
 use crate::stats::OpKind;
+use crate::stats::convert::count_f64;
+use crate::stats::decision::{Evidence as Measured, FigureKind};
 use crate::workload::steps::StepName;
 
 /// The absolute throughput table, and its cells per run (the relative table divides them).
@@ -252,9 +254,11 @@ pub(super) fn paint_relative(
     base: usize,
     host: &super::host::HostView,
     spreads: &[StepBands],
+    measures: Option<&[Vec<Option<Measured>>]>,
 ) {
     let no_spread = StepBands::default();
     let noise = spreads.get(base).unwrap_or(&no_spread);
+    let measure = |i: usize, j: usize| measures?.get(i)?.get(j)?.as_ref();
     for (i, row) in relative.rows.iter_mut().enumerate() {
         for (j, (cell, step)) in row.cells.iter_mut().zip(&relative.columns).enumerate() {
             let Some(ratio) = cell.value else {
@@ -265,26 +269,73 @@ pub(super) fn paint_relative(
                 .get(i)
                 .and_then(|r| r.get(j))
                 .and_then(|c| c.note.as_ref());
+            let measured = measure(base, j).zip(measure(i, j)).filter(|_| i != base);
             let p = paint(&Evidence {
                 host: flag.map(|f| f.reasons.as_slice()),
                 note,
                 spread: noise.own(*step).filter(|_| i != base),
+                measured,
                 ..Evidence::of_rate(ratio)
             });
             cell.colour = p.colour;
             cell.note = p.note;
-            cell.interval = spreads
-                .get(i)
-                .and_then(|b| b.own(*step))
-                .map(|b| [ratio * b.low, ratio * b.high]);
+            cell.interval = p.interval;
         }
     }
 }
 
+/// What each run measured of each step's throughput, for the decision rule: its repeats when
+/// `spreads[i]` holds them (a matrix report), else the run's own per-second rates of the
+/// step's main operation (whole seconds only), with the step's length. `[run][step]`.
+pub(super) fn measures(
+    runs: &[LoadedRun],
+    steps: &[StepName],
+    spreads: &[StepBands],
+) -> Vec<Vec<Option<Measured>>> {
+    runs.iter()
+        .enumerate()
+        .map(|(i, run)| {
+            steps
+                .iter()
+                .map(|&step| match spreads.get(i).and_then(|b| b.repeats(step)) {
+                    Some(m) => Some(m.clone()),
+                    None => single_run(run, step),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A single run's measure of a step's throughput: the figure, its rate in each whole second
+/// of the step, and the step's length.
+fn single_run(run: &LoadedRun, step: StepName) -> Option<Measured> {
+    let s = run.record.step(step)?;
+    let kind = s.main_op();
+    let per_second: Vec<f64> = run
+        .timeline
+        .iter()
+        .filter(|l| l.step == step && whole_second(l.second, s.seconds))
+        .filter_map(|l| l.ops.get(kind.name()).map(|c| count_f64(c.rate(kind))))
+        .collect();
+    let samples = per_second.len();
+    Some(
+        Measured::single_run(s.throughput, &per_second, FigureKind::Rate)
+            .with_length(s.seconds, samples),
+    )
+}
+
+/// Whether the timeline line of `second` (covering `(second - 1, second]`) is a whole second
+/// of a step that lasted `length` seconds (a millisecond of slack for the clock): the last
+/// line of a step that ended inside a second covers only part of it.
+pub(super) fn whole_second(second: u32, length: f64) -> bool {
+    f64::from(second) <= length + 1e-3
+}
+
 /// Paint the absolute table by the relative one's decisions: a figure whose relative figure
-/// is not decided (host-affected, partial, within the base's spread) is grey with that reason
-/// and left out of its column's range, as a failed SLA is; the others are coloured by the
-/// quarters of what is left ([`absolute_colours`]).
+/// is not decided (host-affected, partial, too noisy, too short, within the base's spread) is
+/// grey and left out of its column's range, as a failed SLA is (a host-affected one noted
+/// so, marked ~); the others are coloured by the quarters of what is left
+/// ([`absolute_colours`]).
 pub(super) fn paint_absolute(absolute: &mut Table, relative: &Table) {
     for j in 0..absolute.columns.len() {
         let undecided = |i: usize| {
@@ -312,8 +363,11 @@ pub(super) fn paint_absolute(absolute: &mut Table, relative: &Table) {
                 continue;
             };
             cell.colour = colours[i];
-            if undecided(i) && cell.note.is_none() {
-                cell.note = relative.rows[i].cells[j].note.clone();
+            // A figure that may measure the host says so here too; one the rule could not
+            // decide is only left unpainted (the figure itself is as measured).
+            let host = relative.rows[i].cells[j].note.as_ref();
+            if cell.note.is_none() && matches!(host, Some(CellNote::HostAffected(_))) {
+                cell.note = host.cloned();
             }
         }
     }

@@ -50,6 +50,10 @@ pub struct TldrFamily {
     /// The range's paint: red or green only when every figure of the family is decided and
     /// all agree.
     pub colour: Colour,
+    /// The range of all its figures as measured, decided or not.
+    pub measured_min: f64,
+    /// Highest, as measured.
+    pub measured_max: f64,
     /// Why figures are not decided (the first reason), when some are not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undecided_reason: Option<String>,
@@ -90,9 +94,9 @@ pub fn tldr(cmp: &Comparison) -> Tldr {
         .flat_map(|r| &r.cells)
         .any(|c| c.interval.is_some());
     let caveat = Some(if spreads {
-        "A figure is decided only outside the base's spread over its repeats and ±5%; grey figures are not decided.".to_string()
+        "A change is decided as `ibench check` decides it: the 90% interval of the ratio over the repeats lies wholly beyond ±5%; no change, wholly inside; a step the host may have moved is not decided.".to_string()
     } else {
-        "One run a side: a figure within ±5% of the base's is read as noise, and a step the host may have moved is not decided.".to_string()
+        "One run a side: a change is decided when the 90% interval of the ratio, from each run's per-second rates, lies wholly beyond ±5% (an interval that cannot see a host slower for a whole run); a step the host may have moved, or shorter than 3 s, is not decided.".to_string()
     });
     Tldr { lines, caveat }
 }
@@ -167,6 +171,7 @@ fn families(cmp: &Comparison, label: &str) -> Vec<TldrFamily> {
                 .filter(|c| !undecided(c))
                 .filter_map(|c| c.value)
                 .collect();
+            let all: Vec<f64> = cells.iter().filter_map(|c| c.value).collect();
             let paints: Vec<Paint> = cells.iter().map(|c| of_cell(c)).collect();
             let range = paint_of_range(&paints);
             Some(TldrFamily {
@@ -176,14 +181,18 @@ fn families(cmp: &Comparison, label: &str) -> Vec<TldrFamily> {
                 relative_min: decided.iter().copied().reduce(f64::min),
                 relative_max: decided.iter().copied().reduce(f64::max),
                 colour: range.colour,
+                measured_min: all.iter().copied().fold(f64::INFINITY, f64::min),
+                measured_max: all.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                 undecided_reason: range.note.as_ref().map(|n| short_reason(&n.to_string())),
             })
         })
         .collect()
 }
 
-/// A note's reason, short: `host-affected` without its signals.
+/// A note's reason, short: `host-affected` without its signals, `too short` without its
+/// detail.
 fn short_reason(note: &str) -> String {
+    let note = note.strip_prefix("not decided: ").unwrap_or(note);
     note.split(':').next().unwrap_or(note).trim().to_string()
 }
 
@@ -192,9 +201,10 @@ fn short_reason(note: &str) -> String {
 fn family_text(f: &TldrFamily) -> String {
     let (Some(lo), Some(hi)) = (f.relative_min, f.relative_max) else {
         return format!(
-            "{} not decided ({})",
+            "{} not decided ({}; {} as measured)",
             f.family,
-            f.undecided_reason.as_deref().unwrap_or("no figure")
+            f.undecided_reason.as_deref().unwrap_or("no figure"),
+            range_x(f.measured_min, f.measured_max)
         );
     };
     let mut t = format!("{} {}", f.family, range_x(lo, hi));
@@ -241,6 +251,8 @@ mod tests {
             relative_min: Some(0.98),
             relative_max: Some(1.02),
             colour: Colour::Grey,
+            measured_min: 0.5,
+            measured_max: 1.02,
             undecided_reason: Some("host-affected".into()),
         };
         assert_eq!(
@@ -253,10 +265,17 @@ mod tests {
             relative_max: None,
             ..f
         };
-        assert_eq!(family_text(&none), "writes not decided (host-affected)");
+        assert_eq!(
+            family_text(&none),
+            "writes not decided (host-affected; 0.50x-1.02x as measured)"
+        );
         assert_eq!(
             short_reason("host-affected: steal 12%; CPU ×1.6"),
             "host-affected"
+        );
+        assert_eq!(
+            short_reason("not decided: too short: the measured part lasted 0.3 s"),
+            "too short"
         );
     }
 }
