@@ -295,16 +295,17 @@ fn group_report(
         files.push(format!("{stem}.{ext}"));
         reports.push(path);
     }
-    let row = (
+    let row = IndexRow {
         title,
-        synth[base_index.unwrap_or(0)].label.clone(),
-        synth
+        base: synth[base_index.unwrap_or(0)].label.clone(),
+        labels: synth
             .iter()
             .map(|r| r.label.clone())
             .collect::<Vec<_>>()
             .join(", "),
         files,
-    );
+        tldr: cmp.tldr.lines.iter().map(|l| l.text.clone()).collect(),
+    };
     problems.extend(cmp.problems.iter().map(|p| format!("{}/{w}: {p}", g.name)));
     Ok(Some(row))
 }
@@ -776,7 +777,19 @@ fn host_blocks(members: &[(String, Vec<PathBuf>)]) -> Vec<Block> {
     ]
 }
 
-type IndexRow = (String, String, String, Vec<String>);
+/// One group and workload on the index page.
+struct IndexRow {
+    /// `group / workload`.
+    title: String,
+    /// The base run's label.
+    base: String,
+    /// The compared runs' labels.
+    labels: String,
+    /// Its report files.
+    files: Vec<String>,
+    /// Its tl;dr, a line per run but the base (`report::tldr`).
+    tldr: Vec<String>,
+}
 
 /// The index page as a document: the matrix, then a row per group and workload linking its
 /// reports, then the problems.
@@ -784,24 +797,32 @@ fn index_blocks(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> Vec<Bloc
     let file = plan.file.display().to_string();
     let table_rows = rows
         .iter()
-        .map(|(title, base, labels, files)| DocRow {
-            label: title.clone(),
-            title: None,
-            link: files.iter().find(|f| f.ends_with(".html")).cloned(),
-            cells: vec![
-                DocCell::plain(base),
-                DocCell::plain(labels),
-                DocCell::links(
-                    files
-                        .iter()
-                        .map(|f| Link {
-                            text: f.rsplit('.').next().unwrap_or("").to_string(),
-                            href: f.clone(),
-                        })
-                        .collect(),
-                ),
-            ],
-        })
+        .map(
+            |IndexRow {
+                 title,
+                 base,
+                 labels,
+                 files,
+                 ..
+             }| DocRow {
+                label: title.clone(),
+                title: None,
+                link: files.iter().find(|f| f.ends_with(".html")).cloned(),
+                cells: vec![
+                    DocCell::plain(base),
+                    DocCell::plain(labels),
+                    DocCell::links(
+                        files
+                            .iter()
+                            .map(|f| Link {
+                                text: f.rsplit('.').next().unwrap_or("").to_string(),
+                                href: f.clone(),
+                            })
+                            .collect(),
+                    ),
+                ],
+            },
+        )
         .collect();
     let mut blocks = vec![
         Block::Heading {
@@ -823,6 +844,22 @@ fn index_blocks(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> Vec<Bloc
             ..DocTable::default()
         }),
     ];
+    if rows.iter().any(|r| !r.tldr.is_empty()) {
+        blocks.push(Block::Heading {
+            level: 2,
+            text: "tl;dr".into(),
+            anchor: Some("tldr".into()),
+        });
+        blocks.push(Block::Note("Per group, each run against its base: relative throughput per step family from the decided figures, painted by the rule of `ibench check` (each report says more).".into()));
+        for r in rows.iter().filter(|r| !r.tldr.is_empty()) {
+            blocks.push(Block::Heading {
+                level: 3,
+                text: r.title.clone(),
+                anchor: None,
+            });
+            blocks.push(Block::List(r.tldr.clone()));
+        }
+    }
     if !problems.is_empty() {
         blocks.push(Block::Heading {
             level: 2,
@@ -850,12 +887,28 @@ fn index_md(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
         plan.cells.len(),
         plan.repeats
     );
-    for (title, base, labels, files) in rows {
+    for IndexRow {
+        title,
+        base,
+        labels,
+        files,
+        ..
+    } in rows
+    {
         let links: Vec<String> = files.iter().map(|f| format!("[{f}]({f})")).collect();
         t.push_str(&format!(
             "| {title} | {base} | {labels} | {} |\n",
             links.join(" ")
         ));
+    }
+    if rows.iter().any(|r| !r.tldr.is_empty()) {
+        t.push_str("\n## tl;dr\n");
+        for r in rows.iter().filter(|r| !r.tldr.is_empty()) {
+            t.push_str(&format!("\n### {}\n\n", r.title));
+            for line in &r.tldr {
+                t.push_str(&format!("- {line}\n"));
+            }
+        }
     }
     if !problems.is_empty() {
         t.push_str("\n## Problems\n\n");

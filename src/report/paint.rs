@@ -104,10 +104,22 @@ pub fn paint(e: &Evidence) -> Paint {
     if let Some((base, run)) = e.measured
         && let Some(higher) = e.higher_is_better
     {
-        return decided(
+        let p = decided(
             &decision::decide(base, run, THRESHOLD_PCT, !higher),
             carried,
         );
+        // A change inside the base's own spread over repeats is not painted either.
+        if p.is_change()
+            && let Some(spread) = e.spread
+            && spread.contains(e.ratio)
+        {
+            return Paint {
+                colour: Colour::Grey,
+                note: Some(CellNote::WithinBaseSpread),
+                interval: p.interval,
+            };
+        }
+        return p;
     }
     if NoiseBand::default_band().contains(e.ratio) {
         return grey(carried);

@@ -98,6 +98,13 @@ pub fn tldr(cmp: &Comparison) -> Tldr {
     } else {
         "One run a side: a change is decided when the 90% interval of the ratio, from each run's per-second rates, lies wholly beyond ±5% (an interval that cannot see a host slower for a whole run); a step the host may have moved, or shorter than 3 s, is not decided.".to_string()
     });
+    let caveat = caveat.map(|c| {
+        if cmp.host.flags.is_empty() {
+            c
+        } else {
+            format!("{c} A host-affected step (~) may measure the host rather than the DBMS: rerun it on a quiet host, or interleave the runs, before reading it (section Host).")
+        }
+    });
     Tldr { lines, caveat }
 }
 
@@ -230,9 +237,7 @@ fn host_caveat(cmp: &Comparison, label: &str) -> Option<String> {
     match (warning, flagged) {
         (None, 0) => None,
         (Some(w), 0) => Some(format!("Host: {}.", w.text.trim_end_matches('.'))),
-        (_, n) => Some(format!(
-            "Host: {n} of its steps may measure the host rather than the DBMS (section Host); rerun them on a quiet host before reading them."
-        )),
+        (_, n) => Some(format!("Host: {n} of its steps host-affected (~).")),
     }
 }
 
