@@ -1111,3 +1111,86 @@ fn size_series(cmp: &Comparison, runs: &[LoadedRun], step: StepName) -> (Series,
         .collect();
     (scaled, unit)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn postgres_fixture() -> Vec<LoadedRun> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
+        let (runs, problems) = super::super::load::load_runs(&[dir]);
+        assert!(problems.is_empty(), "{problems:?}");
+        runs
+    }
+
+    #[test]
+    fn a_steps_last_partial_second_is_not_drawn_as_a_drop() {
+        let mut runs = postgres_fixture();
+        let qr100: StepName = "qr100".parse().unwrap();
+        // The fixture's qr100 lasted 3.000007 s: seconds 1-3 are whole. A fourth line, as the
+        // monitor writes for a step that ends inside a second, covers a sliver of it.
+        let mut partial = runs[0]
+            .timeline
+            .iter()
+            .rfind(|l| l.step == qr100)
+            .unwrap()
+            .clone();
+        partial.second = 4;
+        for c in partial.ops.values_mut() {
+            c.ops /= 50;
+            c.rows /= 50;
+        }
+        runs[0].timeline.push(partial);
+        let cmp = super::super::compare::compare(&runs, None, Vec::new());
+        let data = series(&cmp, &runs, qr100, "range_query", |c| count_f64(c.ops));
+        let xs: Vec<f64> = data[0].1.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [1.0, 2.0, 3.0]);
+        // The decision rule reads the same whole seconds.
+        assert!(super::super::tables::whole_second(3, 3.000_007));
+        assert!(!super::super::tables::whole_second(4, 3.000_007));
+    }
+
+    #[test]
+    fn a_database_size_of_megabytes_is_charted_in_mb_with_its_one_sample() {
+        let runs = postgres_fixture();
+        let cmp = super::super::compare::compare(&runs, None, Vec::new());
+        // qp100 has one size sample (the sampler reads sizes every few seconds).
+        let (size, unit) = size_series(&cmp, &runs, "qp100".parse().unwrap());
+        assert_eq!(unit, "MB");
+        assert_eq!(size.len(), 2, "{size:?}");
+        assert!((size[0].1[0].1 - 14.482_791).abs() < 1e-6, "{size:?}");
+        let Block::Chart(svg) = chart("qp100 database size", unit, &size) else {
+            panic!("a chart");
+        };
+        assert_eq!(
+            svg.matches("class=\"point\"").count(),
+            2,
+            "a dot per one-sample series"
+        );
+    }
+
+    #[test]
+    fn two_runs_fit_about_150_lines_by_default_and_details_add_the_steps() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let dirs = [
+            fixtures.join("postgres"),
+            fixtures.join("postgres-commit-delay"),
+        ];
+        let short =
+            super::super::render_dirs_with(&dirs, None, super::super::Format::Text, false, false)
+                .unwrap()
+                .text;
+        let full = super::super::render_dirs(&dirs, None, super::super::Format::Text, false)
+            .unwrap()
+            .text;
+        let lines = short.lines().count();
+        assert!(lines <= 150, "{lines} lines:\n{short}");
+        assert!(
+            short.contains("== tl;dr") && short.contains("--details"),
+            "{short}"
+        );
+        assert!(!short.contains("latency: % of operations per bucket"));
+        assert!(full.contains("latency: % of operations per bucket"));
+        assert!(full.lines().count() > 2 * lines);
+    }
+}
