@@ -10,7 +10,7 @@
 #                              (default: a new directory under ${TMPDIR:-/tmp})
 # environment (all optional):
 #   IBENCH          the ibench binary (default: ibench on PATH)
-#   REPEATS         runs per side (default 3; the rank test needs 3 a side)
+#   REPEATS         runs per side (default 3; 2 measure the noise, more decide noisier figures)
 #   BASE_CONF       a file appended to the base's postgresql.conf
 #   PATCH_CONF      a file appended to the patched server's postgresql.conf
 #   LOAD_ROWS I1_ROWS I2_ROWS QUERY_SECONDS   workload sizes (defaults: a few minutes in all)

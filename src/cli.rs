@@ -54,17 +54,33 @@ pub struct CheckArgs {
     /// members is checked against the group's base, workload by workload.
     #[arg(long)]
     pub group: Option<String>,
-    /// Significance level of the rank test (one-sided, per step and direction).
+    /// Level of each one-sided test: a figure is judged on the 1 - 2·alpha confidence
+    /// interval of its ratio (90% at 0.05; docs/method.md).
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
-    /// Smallest change, in percent of the base's median, that counts as a regression or an
-    /// improvement.
+    /// Smallest change, in percent, that counts: "no change" needs the whole interval inside
+    /// ±threshold, a regression or an improvement the whole interval beyond it.
     #[arg(long, default_value_t = 5.0)]
     pub threshold: f64,
-    /// With fewer than 3 repeats on a side (no rank test), the smallest change, in percent,
-    /// that counts.
-    #[arg(long, default_value_t = 20.0)]
-    pub few_repeats_threshold: f64,
+    /// Which figures are judged and counted in the exit code: rates (throughput, latency),
+    /// work (work per op: server CPU, the DBMS's counters, perf), or all.
+    #[arg(long, value_enum, default_value = "all")]
+    pub judge: crate::check::verdicts::Judge,
+    /// The shortest step judged: its measured part must last this many seconds and hold as
+    /// many per-second samples; a shorter one is "cannot tell: too short".
+    #[arg(long, default_value_t = 3.0)]
+    pub min_step_seconds: f64,
+    /// Run this matrix file into the output dir (the one directory given) a repeat of every
+    /// cell at a time, checking after each round, until every figure more repeats can decide
+    /// is decided or a cap is reached; resumable.
+    #[arg(long, value_name = "MATRIX.toml")]
+    pub run: Option<PathBuf>,
+    /// With --run: the most repeats a side.
+    #[arg(long, default_value_t = 10, requires = "run")]
+    pub max_repeats: u32,
+    /// With --run: stop starting rounds after this long (90s, 15m, 2h).
+    #[arg(long, value_parser = crate::check::until::parse_duration, requires = "run")]
+    pub max_time: Option<f64>,
     /// Exit 1 instead of 3 when nothing regressed but some steps cannot tell.
     #[arg(long)]
     pub fail_on_inconclusive: bool,

@@ -109,6 +109,9 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
         if !quiet {
             eprintln!("{}", report::text::step_line(step));
         }
+        if let Some(w) = check::verdicts::too_short_warning(step) {
+            eprintln!("{w}");
+        }
     };
     let outcome = match runner::run(opts, args, &mut print_step) {
         Ok(o) => o,

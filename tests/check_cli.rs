@@ -1,6 +1,8 @@
 //! `ibench check` from the command line: its verdicts and exit codes on runs whose figures are
 //! known (copies of a recorded PostgreSQL run with their throughput set), and one clear line
-//! with exit 2 for every kind of bad input.
+//! with exit 2 for every kind of bad input. The fixture's write steps last under a second:
+//! below the default floor (3 s) they are "too short", so the tests of the other paths lower
+//! it with `--min-step-seconds 0`.
 
 mod common;
 
@@ -98,16 +100,25 @@ fn like_runs_within_noise_never_regress() {
     let dirs = three_a_side("check-same", |_, _| {});
     let out = ibench(&args(&dirs, &[]));
     let text = stdout(&out);
-    assert!(
-        matches!(out.status.code(), Some(0 | 3)),
+    // The write steps are too short at the default floor: exit 3, never 1.
+    assert_eq!(
+        out.status.code(),
+        Some(3),
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!text.contains("REGRESSED"), "{text}");
+    assert!(text.contains("too short"), "{text}");
     assert!(
         text.contains("qr100") && text.contains("p99 latency"),
         "{text}"
     );
+    // 1% apart with three repeats a side: every interval lies inside ±5%, so no change.
+    let out = ibench(&args(&dirs, &["--min-step-seconds", "0"]));
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("no change"), "{text}");
+    assert!(text.contains("cpupq") && text.contains("work"), "{text}");
 }
 
 #[test]
@@ -123,7 +134,7 @@ fn a_step_that_got_slower_is_named_with_exit_1_in_every_format() {
     let summary = root.join("summary.md");
     let junit_arg = junit.display().to_string();
     let out = ibench_with_env(
-        &args(&dirs, &["--junit", &junit_arg]),
+        &args(&dirs, &["--junit", &junit_arg, "--min-step-seconds", "0"]),
         &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
     );
     let text = stdout(&out);
@@ -137,32 +148,87 @@ fn a_step_that_got_slower_is_named_with_exit_1_in_every_format() {
     let md = std::fs::read_to_string(&summary).unwrap();
     assert!(md.starts_with("## ibench check"), "{md}");
     assert!(md.contains("**REGRESSED**"), "{md}");
-    let out = ibench(&args(&dirs, &["--format", "json"]));
+    let out = ibench(&args(
+        &dirs,
+        &["--format", "json", "--min-step-seconds", "0"],
+    ));
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["exit_code"], 1);
     let verdicts = v["pairs"][0]["verdicts"].as_array().unwrap();
-    let i1 = verdicts.iter().find(|s| s["step"] == "l.i1").unwrap();
+    let i1 = verdicts
+        .iter()
+        .find(|s| s["step"] == "l.i1" && s["figure"] == "throughput")
+        .unwrap();
     assert_eq!(i1["verdict"], "regressed");
-    assert_eq!(i1["method"], "exact");
-    assert!((i1["p_value"].as_f64().unwrap() - 0.05).abs() < 1e-9);
+    assert_eq!(i1["method"], "repeats");
+    assert_eq!(i1["kind"], "rate");
+    assert!(i1["interval"][1].as_f64().unwrap() < 0.95, "{i1}");
+    // Only work judged: the throughput is not, and nothing regressed.
+    let out = ibench(&args(
+        &dirs,
+        &["--judge", "work", "--min-step-seconds", "0"],
+    ));
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("throughput"), "{text}");
 }
 
 #[test]
-fn one_repeat_a_side_decides_only_beyond_the_wide_threshold() {
+fn more_work_per_op_is_a_regression_where_the_rates_cannot_tell() {
+    // The candidate's server CPU per op +10% in every repeat; its rates as noisy as can be.
+    let dirs = three_a_side("check-work", |i, v| {
+        for s in v["steps"].as_array_mut().unwrap() {
+            if let Some(c) = s["metrics"]["cpupq"]["value"].as_f64() {
+                s["metrics"]["cpupq"]["value"] = (c * 1.1).into();
+            }
+            let t = s["throughput"].as_f64().unwrap();
+            s["throughput"] = (t * [0.7, 1.0, 1.3][i]).into();
+        }
+    });
+    let out = ibench(&args(&dirs, &["--min-step-seconds", "0"]));
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let last = text.lines().last().unwrap_or("");
+    assert!(last.contains("l.i0 cpupq +10.0%"), "{last}");
+    assert!(
+        text.contains("l.i0: decided on work: cpupq +10.0% REGRESSED; rate/latency cannot tell: throughput (too noisy)"),
+        "{text}"
+    );
+    // A check of the rates alone cannot tell, and says what would decide.
+    let out = ibench(&args(
+        &dirs,
+        &["--min-step-seconds", "0", "--judge", "rates"],
+    ));
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("repeats a side would decide a ±5% change"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the smallest regression these measures could decide is -"),
+        "{text}"
+    );
+}
+
+#[test]
+fn one_repeat_a_side_is_never_no_change_without_a_measure_of_its_noise() {
     let root = fresh_dir("check-few");
     let b = run_copy(&root, "b", "base", 1.0, |_| {});
-    let c = run_copy(&root, "c", "patch", 0.9, |_| {});
+    let c = run_copy(&root, "c", "patch", 1.0, |_| {});
     let dirs = [b.display().to_string(), c.display().to_string()];
-    let out = ibench(&args(&dirs, &[]));
+    let out = ibench(&args(&dirs, &["--min-step-seconds", "0"]));
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(3), "{text}");
     assert!(text.contains("too few repeats"), "{text}");
-    assert!(text.contains("3 repeats a side would decide"), "{text}");
-    let out = ibench(&args(&dirs, &["--fail-on-inconclusive"]));
+    assert!(text.contains("2 repeats a side would"), "{text}");
+    assert!(!text.contains("| no change"), "{text}");
+    let out = ibench(&args(
+        &dirs,
+        &["--fail-on-inconclusive", "--min-step-seconds", "0"],
+    ));
     assert_eq!(out.status.code(), Some(1));
-    let out = ibench(&args(&dirs, &["--few-repeats-threshold", "8"]));
-    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
 }
 
 #[test]
@@ -233,13 +299,21 @@ fn bad_input_is_one_line_and_exit_2() {
     let out = ibench(&["check", "--base", "base", "--group", "g", &b, &c]);
     assert_bad_input(&out, &["--group is for a matrix"]);
     for (flag, value, needle) in [
-        ("--alpha", "1.5", "between 0 and 1"),
+        ("--alpha", "0.7", "between 0 and 0.5"),
         ("--threshold", "150", "percentage"),
-        ("--few-repeats-threshold", "2", "below --threshold"),
+        ("--min-step-seconds", "100000", "number of seconds"),
     ] {
         let out = ibench(&["check", "--base", "base", flag, value, &b, &c]);
         assert_bad_input(&out, &[flag, needle]);
     }
+    // --run: one output dir, no --base, a matrix file that exists.
+    let out = ibench(&["check", "--run", "m.toml", &b, &c]);
+    assert_bad_input(&out, &["--run takes one output dir"]);
+    let out = ibench(&["check", "--run", "m.toml", "--base", "base", &e]);
+    assert_bad_input(&out, &["--base is for run directories"]);
+    let missing = root.join("missing.toml").display().to_string();
+    let out = ibench(&["check", "--run", &missing, &e]);
+    assert_bad_input(&out, &["missing.toml"]);
     let out = ibench(&["check", "--base", "base", "--junit", &e, &b, &c]);
     assert_bad_input(&out, &["--junit", "is a directory"]);
     let corrupt = run_copy(&root, "x", "patch", 1.0, |_| {});
@@ -314,12 +388,21 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
         ),
         (Some("a"), Some("b"))
     );
-    // One repeat a side: halved is beyond the 20% that few repeats need.
+    // One repeat a side: the query steps (3 s) are judged on their per-second samples, which
+    // the halved figure lies far outside; l.i0 lasted 0.28 s: too short to judge, and the
+    // check says how many rows would reach the floor.
+    let summary = v["summary"].as_str().unwrap();
+    assert!(summary.contains("qr100 throughput -50.0%"), "{summary}");
+    assert!(!summary.contains("l.i0"), "{summary}");
+    let i0 = v["pairs"][0]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "l.i0" && s["figure"] == "throughput")
+        .unwrap();
+    assert_eq!(i0["reason"], "too_short", "{i0}");
     assert!(
-        v["summary"]
-            .as_str()
-            .unwrap()
-            .starts_with("regressed: l.i0 throughput -50.0%"),
-        "{v}"
+        i0["detail"].as_str().unwrap().contains("would reach it"),
+        "{i0}"
     );
 }

@@ -1,8 +1,8 @@
-//! `ibench check` on a real matrix: Debian's PostgreSQL 15 with `synchronous_commit = off` (the
-//! base) against `on` (the "patch"), three interleaved repeats of small write and read steps
-//! on private servers. The check must see the load (one row a commit) slower and never call
-//! the read step slower. Under a second in the check itself; about 35 s for the six cells
-//! here.
+//! `ibench check --run` on a real matrix: Debian's PostgreSQL 15 with `synchronous_commit =
+//! off` (the base) against `on` (the "patch"), small write and read steps on private servers,
+//! run two interleaved repeats a side and then a round more until decided or three a side
+//! (`--max-repeats 3`). The check must see the load (one row a commit) slower and never call
+//! the read step slower. About 35 s for the six cells at most.
 
 mod common;
 
@@ -17,7 +17,7 @@ fn matrix(dir: &Path) -> std::path::PathBuf {
     std::fs::write(
         &file,
         r#"
-repeats = 3
+repeats = 2
 order = "interleaved"
 [servers.pg]
 kind = "postgres"
@@ -53,14 +53,34 @@ fn synchronous_commit_on_is_seen_slower_on_the_write_steps_only() {
     let file = matrix(&dir);
     let out_dir = dir.join("out");
     let (f, o) = (file.display().to_string(), out_dir.display().to_string());
-    let run = ibench(&["matrix", "run", &f, "--out", &o, "--quiet"]);
+    // The steps here last about a second: below the default floor (3 s).
+    let run = ibench(&[
+        "check",
+        "--run",
+        &f,
+        &o,
+        "--max-repeats",
+        "3",
+        "--min-step-seconds",
+        "0",
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(matches!(run.status.code(), Some(1 | 3)), "{err}");
+    assert!(err.contains("[check --run] 2 repeats a side"), "{err}");
     assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+        err.contains("estimated repeats left") || err.contains("is decided"),
+        "{err}"
     );
     for extra in [&[][..], &["--keep-host-affected"][..]] {
-        let mut args = vec!["check", o.as_str(), "--format", "json"];
+        // The steps here last about a second: below the default floor (3 s).
+        let mut args = vec![
+            "check",
+            o.as_str(),
+            "--format",
+            "json",
+            "--min-step-seconds",
+            "0",
+        ];
         args.extend(extra);
         let out = ibench(&args);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -104,7 +124,13 @@ fn synchronous_commit_on_is_seen_slower_on_the_write_steps_only() {
         }
     }
     // The text names the regressed write steps on its last line when it exits 1.
-    let out = ibench(&["check", &o, "--keep-host-affected"]);
+    let out = ibench(&[
+        "check",
+        &o,
+        "--keep-host-affected",
+        "--min-step-seconds",
+        "0",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     if out.status.code() == Some(1) {
         let last = text.lines().last().unwrap_or("");

@@ -2,14 +2,17 @@
 //! base? One verdict per step and figure and an exit code a CI job can act on:
 //! - `input`: the pairs to judge, from a matrix output dir or from run directories, and
 //!   whether each pair is like for like (the "what differs" model, `report::differs`);
-//! - `statistics`: the rank test and the bootstrap interval, pure functions;
-//! - `verdicts`: the rules from per-repeat figures to a verdict, with the host check's flags
-//!   (`report::host`) and failed or partial steps;
-//! - `outputs`: text, Markdown, JSON and JUnit XML.
+//! - `statistics`: the median the outputs show;
+//! - `verdicts`: each step's figures per repeat (rates, latencies, work per op) judged by the
+//!   rule of `crate::stats::decision`, with the host check's flags (`report::host`), failed or
+//!   partial steps and the floor of a step's length;
+//! - `outputs`: text, Markdown, JSON and JUnit XML;
+//! - `until`: `--run`, a matrix run a round of repeats at a time until decided.
 
 pub mod input;
 pub mod outputs;
 pub mod statistics;
+pub mod until;
 pub mod verdicts;
 
 use std::process::ExitCode;
@@ -19,6 +22,7 @@ use serde::Serialize;
 
 use crate::cli::CheckArgs;
 use crate::report::differs::Difference;
+use crate::stats::decision::Floor;
 use verdicts::{Rules, StepVerdict, Verdict};
 
 /// Exit status: no regression.
@@ -67,7 +71,11 @@ pub struct CheckReport {
 /// Run `ibench check`: print the verdicts, write the JUnit file and the step summary; the
 /// exit code. Bad input is one line on standard error and exit 2.
 pub fn command(args: &CheckArgs) -> ExitCode {
-    let outcome = check(args).and_then(|report| {
+    let report = match &args.run {
+        Some(file) => until::run_until_decided(args, file),
+        None => check(args),
+    };
+    let outcome = report.and_then(|report| {
         outputs::write(&report, args)?;
         Ok(report.exit_code)
     });
@@ -84,34 +92,33 @@ pub fn command(args: &CheckArgs) -> ExitCode {
 }
 
 fn rules(args: &CheckArgs) -> Result<Rules> {
-    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+    if !(args.alpha > 0.0 && args.alpha < 0.5) {
         bail!(
-            "--alpha {} is not a probability: give one between 0 and 1, such as 0.05",
+            "--alpha {} is not the level of a one-sided test: give one between 0 and 0.5, such as 0.05",
             args.alpha
         );
     }
-    for (flag, v) in [
-        ("--threshold", args.threshold),
-        ("--few-repeats-threshold", args.few_repeats_threshold),
-    ] {
-        if !(0.0..100.0).contains(&v) {
-            bail!(
-                "{flag} {v} is not a percentage of change: give one from 0 to below 100, such as 5"
-            );
-        }
-    }
-    if args.few_repeats_threshold < args.threshold {
+    if !(0.0..100.0).contains(&args.threshold) {
         bail!(
-            "--few-repeats-threshold {} is below --threshold {}: fewer repeats need the wider threshold",
-            args.few_repeats_threshold,
+            "--threshold {} is not a percentage of change: give one from 0 to below 100, such as 5",
             args.threshold
+        );
+    }
+    if !(0.0..=86_400.0).contains(&args.min_step_seconds) {
+        bail!(
+            "--min-step-seconds {} is not a number of seconds: give one from 0 to 86400, such as 3",
+            args.min_step_seconds
         );
     }
     Ok(Rules {
         alpha: args.alpha,
         threshold: args.threshold / 100.0,
-        few_repeats_threshold: args.few_repeats_threshold / 100.0,
         keep_host_affected: args.keep_host_affected,
+        judge: args.judge,
+        floor: Floor {
+            seconds: args.min_step_seconds,
+            samples: crate::stats::round_to_usize(args.min_step_seconds.floor()),
+        },
     })
 }
 
@@ -186,6 +193,18 @@ fn difference_text(d: &Difference) -> String {
     format!("{area}{} (base {}, candidate {})", d.name, d.base, d.run)
 }
 
+/// The first `n` names, and how many more.
+fn first_of(names: &[String], n: usize) -> String {
+    if names.len() <= n {
+        return names.join(", ");
+    }
+    format!(
+        "{} and {} more figures",
+        names[..n].join(", "),
+        names.len() - n
+    )
+}
+
 /// The exit code and the one-line summary.
 fn conclusion(pairs: &[PairReport], fail_on_inconclusive: bool) -> (u8, String) {
     let named = |want: Verdict| -> Vec<String> {
@@ -228,7 +247,7 @@ fn conclusion(pairs: &[PairReport], fail_on_inconclusive: bool) -> (u8, String) 
             code,
             format!(
                 "no regression found, but cannot tell: {}",
-                unsure.join(", ")
+                first_of(&unsure, 8)
             ),
         );
     }

@@ -5,10 +5,11 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use super::verdicts::{StepVerdict, Verdict};
+use super::verdicts::{Judge, StepVerdict, Verdict};
 use super::{CheckReport, PairReport};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::report::text::group_f;
+use crate::stats::decision::FigureKind;
 
 /// Print the report in the chosen format, write `--junit`, append the step summary.
 pub fn write(report: &CheckReport, args: &CheckArgs) -> Result<()> {
@@ -52,7 +53,8 @@ fn figure(v: Option<f64>) -> String {
     )
 }
 
-/// The cells of a verdict's row: step, figure, unit, base, candidate, change, CI, p, verdict.
+/// The cells of a verdict's row: step, figure, kind, unit, base, candidate, change,
+/// interval, verdict.
 fn cells(v: &StepVerdict) -> Vec<String> {
     let j = &v.judgement;
     let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
@@ -62,31 +64,31 @@ fn cells(v: &StepVerdict) -> Vec<String> {
     };
     vec![
         v.step.to_string(),
-        v.figure.text().to_string(),
+        v.figure.text(),
+        v.kind.text().to_string(),
         v.unit.clone(),
         format!("{} (n={})", figure(v.base_median), v.base.len()),
         format!("{} (n={})", figure(v.candidate_median), v.candidate.len()),
         j.ratio.map_or_else(|| "-".into(), pct),
-        j.ci.map_or_else(
+        j.interval.map_or_else(
             || "-".into(),
             |(lo, hi)| format!("{} .. {}", pct(lo), pct(hi)),
         ),
-        j.p_value.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
         verdict,
     ]
 }
 
 fn header(report: &CheckReport) -> Vec<String> {
-    let ci = format!("{:.0}% CI", (1.0 - report.rules.alpha) * 100.0);
+    let ci = format!("{:.0}% CI", (1.0 - 2.0 * report.rules.alpha) * 100.0);
     [
         "step",
         "figure",
+        "kind",
         "unit",
         "base",
         "candidate",
         "change",
         &ci,
-        "p",
         "verdict",
     ]
     .map(String::from)
@@ -116,6 +118,7 @@ fn pair_notes(p: &PairReport) -> Vec<String> {
     } else {
         format!("the server differs in: {}", diffs.join(", "))
     });
+    notes.extend(decided_by(p));
     for v in &p.verdicts {
         if v.judgement.verdict != Verdict::NoChange || !v.repeat_notes.is_empty() {
             notes.push(format!("{}: {}", v.name(), v.judgement.detail));
@@ -131,12 +134,73 @@ fn pair_notes(p: &PairReport) -> Vec<String> {
 fn rules_line(report: &CheckReport) -> String {
     let r = &report.rules;
     format!(
-        "A regression: worse by more than {:.0}% (median against median) and significant at alpha {} (one-sided Mann-Whitney U over the repeats, {} or more a side); with fewer repeats, worse by more than {:.0}%.",
-        r.threshold * 100.0,
-        r.alpha,
-        super::verdicts::MIN_REPEATS,
-        r.few_repeats_threshold * 100.0
+        "No change: the {level:.0}% interval of the ratio (Welch's t over the repeats' logs; a single run's per-second samples by batch means) inside ±{t:.0}%. A regression: the whole interval beyond -{t:.0}% (+{t:.0}% for a latency or a cost). Anything else cannot tell. Steps shorter than {s} s are too short. Judged: {judge}.",
+        level = (1.0 - 2.0 * r.alpha) * 100.0,
+        t = r.threshold * 100.0,
+        s = r.floor.seconds,
+        judge = match r.judge {
+            Judge::All => "rates and work per op",
+            Judge::Rates => "rates and latencies only (--judge rates)",
+            Judge::Work => "work per op only (--judge work)",
+        }
     )
+}
+
+/// Per step whose figures of one kind decided while those of the other could not: which kind
+/// decided (`l.i0: decided on work: walbpi +3.1% REGRESSED; rate/latency cannot tell:
+/// throughput (too noisy)`).
+fn decided_by(p: &PairReport) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut steps: Vec<_> = p.verdicts.iter().map(|v| v.step).collect();
+    steps.dedup();
+    for step in steps {
+        let of = |kind: FigureKind| -> Vec<&StepVerdict> {
+            p.verdicts
+                .iter()
+                .filter(|v| v.step == step && v.kind == kind)
+                .collect()
+        };
+        let (work, rate) = (of(FigureKind::Work), of(FigureKind::Rate));
+        let decided = |vs: &[&StepVerdict]| vs.iter().any(|v| v.judgement.decided());
+        let open = |vs: &[&StepVerdict]| vs.iter().any(|v| !v.judgement.decided());
+        let (by, not) = if decided(&work) && open(&rate) {
+            (work, rate)
+        } else if decided(&rate) && open(&work) {
+            (rate, work)
+        } else {
+            continue;
+        };
+        let said: Vec<String> = by
+            .iter()
+            .filter(|v| v.judgement.decided())
+            .map(|v| {
+                let change = v
+                    .judgement
+                    .ratio
+                    .map_or_else(String::new, |r| format!(" {:+.1}%", (r - 1.0) * 100.0));
+                format!("{}{change} {}", v.figure.text(), v.judgement.verdict.text())
+            })
+            .collect();
+        let unsaid: Vec<String> = not
+            .iter()
+            .filter(|v| !v.judgement.decided())
+            .map(|v| {
+                format!(
+                    "{} ({})",
+                    v.figure.text(),
+                    v.judgement.reason.map_or("", |r| r.text())
+                )
+            })
+            .collect();
+        out.push(format!(
+            "{step}: decided on {}: {}; {} cannot tell: {}",
+            by[0].kind.text(),
+            said.join(", "),
+            not[0].kind.text(),
+            unsaid.join(", ")
+        ));
+    }
+    out
 }
 
 /// Terminal text: per pair a table, then its notes; the summary and exit code last.
@@ -282,7 +346,7 @@ pub fn junit(report: &CheckReport) -> String {
             let c = cells(v);
             let message = xml_escape(&format!(
                 "{}: {} -> {} {}, change {}",
-                c[8], c[3], c[4], v.unit, c[5]
+                c[8], c[4], c[5], v.unit, c[6]
             ));
             let detail = xml_escape(&v.judgement.detail);
             out.push_str(&format!(

@@ -332,7 +332,7 @@ pub fn batch_count(n: usize) -> usize {
 }
 
 fn estimate(e: &Evidence) -> Result<Estimate, NoEstimate> {
-    if e.values.is_empty() || e.values.iter().any(|v| !(*v > 0.0) || !v.is_finite()) {
+    if e.values.is_empty() || e.values.iter().any(|v| *v <= 0.0 || !v.is_finite()) {
         return Err(NoEstimate::NoValue);
     }
     if e.values.len() >= MIN_REPEATS_FOR_NOISE {
@@ -361,7 +361,7 @@ fn estimate(e: &Evidence) -> Result<Estimate, NoEstimate> {
     let skip = ps.len() - k * size;
     let batches: Vec<f64> = ps[skip..].chunks(size).map(mean).collect();
     let m = mean(&batches);
-    if !(m > 0.0) {
+    if m <= 0.0 || !m.is_finite() {
         return Err(NoEstimate::OneRun);
     }
     // The variance of the mean of the batches, relative to it (the delta method for the log).
@@ -414,11 +414,7 @@ pub fn decide_with(
             ),
         );
         d.seconds_needed = Some(settings.floor.seconds);
-        if let (Some(b), Some(c)) = (base.values.first(), cand.values.first())
-            && *b > 0.0
-        {
-            d.ratio = Some(c / b);
-        }
+        d.ratio = geometric_ratio(base, cand);
         return d;
     }
     let (b, c) = match (estimate(base), estimate(cand)) {
@@ -435,13 +431,20 @@ pub fn decide_with(
                     "{n}: one run a side without per-second samples does not measure the noise; {MIN_REPEATS_FOR_NOISE} repeats a side would"
                 ),
             );
-            if let (Some(b), Some(c)) = (base.values.first(), cand.values.first()) {
-                d.ratio = Some(c / b);
-            }
+            d.ratio = geometric_ratio(base, cand);
             return d;
         }
     };
     interval_decision(&b, &c, settings, lower_is_better)
+}
+
+/// The ratio of the geometric means, when every value is above 0.
+fn geometric_ratio(base: &Evidence, cand: &Evidence) -> Option<f64> {
+    let log_mean = |e: &Evidence| {
+        (!e.values.is_empty() && e.values.iter().all(|v| *v > 0.0 && v.is_finite()))
+            .then(|| mean(&e.values.iter().map(|v| v.ln()).collect::<Vec<_>>()))
+    };
+    Some((log_mean(cand)? - log_mean(base)?).exp())
 }
 
 /// Both sides without a ratio: all zero on both is no change (no work either side).
@@ -526,6 +529,14 @@ fn interval_decision(
         -(1.0 - (1.0 - tau) * (-h).exp()) * 100.0
     };
     let (repeats_needed, seconds_needed) = plan(b, c, settings, h);
+    let detail = if verdict == Verdict::CannotTell {
+        format!(
+            "{detail}; the smallest regression these measures could decide is {smallest:+.1}%; {}",
+            plan_text(repeats_needed, seconds_needed, tau)
+        )
+    } else {
+        detail
+    };
     Decision {
         verdict,
         reason,
@@ -572,17 +583,44 @@ fn plan(b: &Estimate, c: &Estimate, settings: &Settings, h: f64) -> (Option<usiz
         if sd == 0.0 {
             return (Some(MIN_REPEATS_FOR_NOISE), None);
         }
-        let needed = (MIN_REPEATS_FOR_NOISE..=MAX_PLANNED_REPEATS).find(|&n| {
+        let enough = |n: usize| {
             let nf = count(n);
             t_quantile(1.0 - settings.alpha, 2.0 * nf - 2.0) * sd * (2.0 / nf).sqrt() <= target
-        });
-        return (needed, None);
+        };
+        // The half-width falls as n grows: the fewest n that is enough, by bisection.
+        if !enough(MAX_PLANNED_REPEATS) {
+            return (None, None);
+        }
+        let (mut lo, mut hi) = (MIN_REPEATS_FOR_NOISE - 1, MAX_PLANNED_REPEATS);
+        while hi - lo > 1 {
+            let mid = usize::midpoint(lo, hi);
+            if enough(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        return (Some(hi), None);
     }
     let seconds = b.per_second_seconds.or(c.per_second_seconds);
     match seconds {
         Some(s) if h > 0.0 => (None, Some(s * (h / target).powi(2).max(1.0))),
         Some(s) => (None, Some(s)),
         None => (None, None),
+    }
+}
+
+/// What would decide a change of the threshold's size, for people.
+fn plan_text(repeats: Option<usize>, seconds: Option<f64>, tau: f64) -> String {
+    let change = format!("a ±{:.0}% change", tau * 100.0);
+    match (repeats, seconds) {
+        (Some(n), _) => format!("{n} repeats a side would decide {change}"),
+        (None, Some(s)) => format!(
+            "a measured part of about {s:.0} s a side (or {MIN_REPEATS_FOR_NOISE} or more repeats a side) would decide {change}"
+        ),
+        (None, None) => format!(
+            "no number of repeats up to {MAX_PLANNED_REPEATS} a side would decide {change} at this noise"
+        ),
     }
 }
 
@@ -682,8 +720,12 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
 
 /// The quantile `p` (above 0.5) of Student's t with `df` degrees of freedom, by bisection.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0_f64, 1e7_f64);
-    for _ in 0..200 {
+    let mut hi = 8.0_f64;
+    while t_cdf(hi, df) < p && hi < 1e12 {
+        hi *= 8.0;
+    }
+    let mut lo = 0.0_f64;
+    for _ in 0..60 {
         let mid = f64::midpoint(lo, hi);
         if t_cdf(mid, df) < p {
             lo = mid;

@@ -1,0 +1,183 @@
+//! `ibench check --run MATRIX.toml OUT`: run the matrix's interleaved repeats one round at a
+//! time (a repeat of every cell, the matrix's `order` deciding A B B A), and check after each
+//! round, until every figure more repeats can decide is decided, or `--max-repeats` or
+//! `--max-time` is reached. Resumable: the rounds are the cells of one matrix output dir, so
+//! the same command again skips the cells done.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use super::CheckReport;
+use super::verdicts::{Reason, StepVerdict, Verdict};
+use crate::cli::CheckArgs;
+use crate::matrix::Shard;
+use crate::matrix::run::SHARD_FILE;
+
+/// Whether more repeats can decide a figure that cannot tell: not when its step is too short,
+/// failed, or has no ratio.
+fn repeats_can_decide(v: &StepVerdict) -> bool {
+    v.judgement.verdict == Verdict::CannotTell
+        && !matches!(
+            v.judgement.reason,
+            Some(Reason::TooShort | Reason::FailedOrPartial | Reason::NoRatio)
+        )
+}
+
+/// The figures still open after a round, and the repeats a side the noisiest of them needs.
+fn open_figures(report: &CheckReport) -> (Vec<String>, Option<usize>) {
+    let mut open = Vec::new();
+    let mut needed: Option<usize> = None;
+    for p in &report.pairs {
+        for v in p.verdicts.iter().filter(|v| repeats_can_decide(v)) {
+            let n = v.judgement.repeats_needed;
+            open.push(format!(
+                "{}{} ({}{})",
+                if report.pairs.len() > 1 {
+                    format!("{}: ", p.candidate)
+                } else {
+                    String::new()
+                },
+                v.name(),
+                v.judgement.reason.map_or("", |r| r.text()),
+                n.map_or_else(String::new, |n| format!(", ~{n} repeats a side"))
+            ));
+            if let Some(n) = n {
+                needed = Some(needed.map_or(n, |m: usize| m.max(n)));
+            }
+        }
+    }
+    (open, needed)
+}
+
+/// Whether no figure more repeats can decide would be decided within `max` repeats a side:
+/// each needs more by the planning, or is too noisy for any number up to its limit.
+fn beyond_the_cap(report: &CheckReport, max: u32) -> bool {
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    report
+        .pairs
+        .iter()
+        .flat_map(|p| p.verdicts.iter().filter(|v| repeats_can_decide(v)))
+        .all(|v| match v.judgement.repeats_needed {
+            Some(n) => n > max,
+            None => {
+                v.judgement.reason == Some(Reason::TooNoisy) && v.judgement.seconds_needed.is_none()
+            }
+        })
+}
+
+/// `90`, `90s`, `15m`, `2h` as seconds.
+pub fn parse_duration(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => (&t[..i], &t[i..]),
+        None => (t, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "{text:?}: give seconds, or a number with s, m or h (90s, 15m, 2h)"
+            ));
+        }
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v * scale),
+        _ => Err(format!(
+            "{text:?}: give a positive duration such as 90s, 15m or 2h"
+        )),
+    }
+}
+
+/// The command: rounds until decided or a cap, then the last round's check.
+pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
+    let [out] = args.dirs.as_slice() else {
+        bail!(
+            "--run takes one output dir (where the matrix's cells go), not {}",
+            args.dirs.len()
+        );
+    };
+    if args.base.is_some() {
+        bail!("--base is for run directories; with --run the matrix's group names its base");
+    }
+    let (mut src, _) = crate::matrix::load(file)?;
+    let started = Instant::now();
+    let first = src.file.repeats.max(2);
+    let max = args.max_repeats.max(first);
+    let whole = Shard::ALL;
+    let mut repeats = first;
+    loop {
+        src.file.repeats = repeats;
+        let plan = crate::matrix::build::build(&src)?;
+        // A round adds cells, so the plan's identity changes: this dir is the --run's own.
+        let shard_file = out.join(SHARD_FILE);
+        if shard_file.is_file() {
+            std::fs::remove_file(&shard_file)
+                .with_context(|| format!("cannot replace {}", shard_file.display()))?;
+        }
+        let text = format!(
+            "{}\n# ibench check --run: {repeats} repeats in this round\n",
+            src.text
+        );
+        let s = crate::matrix::run::run(&plan, &text, out, whole, true)?;
+        if s.interrupted {
+            bail!(
+                "interrupted after {} cells; run the same command again to resume",
+                s.completed
+            );
+        }
+        let report = super::check(args)?;
+        let (open, needed) = open_figures(&report);
+        let elapsed = started.elapsed().as_secs_f64();
+        let left = needed.map(|n| n.saturating_sub(usize::try_from(repeats).unwrap_or(0)));
+        if open.is_empty() {
+            eprintln!(
+                "[check --run] {repeats} repeats a side: every figure more repeats can decide is decided"
+            );
+            return Ok(report);
+        }
+        eprintln!(
+            "[check --run] {repeats} repeats a side, {}: {} undecided: {}; estimated repeats left: {}",
+            crate::matrix::plan::duration_text(elapsed),
+            open.len(),
+            open.join(", "),
+            left.map_or_else(|| "unknown".into(), |n| n.to_string())
+        );
+        if beyond_the_cap(&report, max) {
+            eprintln!(
+                "[check --run] every undecided figure needs more than --max-repeats {max} a side at the noise measured: stopping; the verdict so far"
+            );
+            return Ok(report);
+        }
+        let capped = repeats >= max || args.max_time.is_some_and(|t| elapsed >= t);
+        if capped {
+            eprintln!(
+                "[check --run] stopped at the cap ({} repeats a side{}); the verdict so far",
+                repeats.min(max),
+                args.max_time.map_or_else(String::new, |t| format!(
+                    ", --max-time {}",
+                    crate::matrix::plan::duration_text(t)
+                ))
+            );
+            return Ok(report);
+        }
+        repeats += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90"), Ok(90.0));
+        assert_eq!(parse_duration("15m"), Ok(900.0));
+        assert_eq!(parse_duration("2h"), Ok(7200.0));
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("-3s").is_err());
+    }
+}
