@@ -84,7 +84,7 @@ pub fn compare_with_spreads(
     let keys = short_keys(&labels);
     let run_rows = run_rows(runs, &keys);
     let mut cmp = Comparison {
-        tldr: super::tldr::Tldr::default(),
+        tldr: super::model::Tldr::default(),
         labels,
         keys,
         build_warning: build_warning(&run_rows),

@@ -173,7 +173,7 @@ fn tldr(cmp: &Comparison) -> Vec<Block> {
     ));
     if let Some(c) = &cmp.tldr.caveat {
         b.push(Block::Note(format!(
-            "Relative throughput, run / base, from the decided figures (Relative to the base). {c}"
+            "Run / base, from the decided figures only (the relative table below paints them). {c}"
         )));
     }
     b

@@ -248,7 +248,7 @@ pub struct Comparison {
     /// The tl;dr the report opens with (`report::tldr`): per run against the base, its
     /// relative throughput per step family from the decided figures, what differs, and the
     /// host or noise caveat. Empty for one run.
-    pub tldr: super::tldr::Tldr,
+    pub tldr: Tldr,
     /// The runs' labels, in order.
     pub labels: Vec<String>,
     /// The runs' short keys, in order: the tables name runs by these (the run table maps
@@ -318,6 +318,57 @@ impl Comparison {
             .and_then(|i| self.keys.get(i))
             .map_or(label, String::as_str)
     }
+}
+
+/// The tl;dr of a comparison.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Tldr {
+    /// One line per run but the base, in run order.
+    pub lines: Vec<TldrLine>,
+    /// What holds for every line: how noise was judged.
+    pub caveat: Option<String>,
+}
+
+/// One run against the base.
+#[derive(Clone, Debug, Serialize)]
+pub struct TldrLine {
+    /// The run's label.
+    pub run: String,
+    /// Per step family, in the order the steps ran.
+    pub families: Vec<TldrFamily>,
+    /// What differs in the run's setup from the base's, the first few named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differs: Option<String>,
+    /// The host caveat for this run, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<String>,
+    /// The line as every format writes it.
+    pub text: String,
+}
+
+/// A step family's relative throughput in one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct TldrFamily {
+    /// `writes` (the load steps with the writes), `range queries`, `point queries`.
+    pub family: String,
+    /// Steps of the family both runs have.
+    pub steps: usize,
+    /// Of those, the steps whose figure is decided (painted, or inside the band).
+    pub decided: usize,
+    /// Lowest decided relative throughput (absent when none is decided).
+    pub relative_min: Option<f64>,
+    /// Highest decided relative throughput.
+    pub relative_max: Option<f64>,
+    /// The range's paint: red or green only when every figure of the family is decided and
+    /// all agree.
+    pub colour: Colour,
+    /// The range of all its figures as measured, decided or not.
+    pub measured_min: f64,
+    /// Highest, as measured.
+    pub measured_max: f64,
+    /// Why figures are not decided (the first reason), when some are not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided_reason: Option<String>,
 }
 
 /// How one run's setup differs from the base's.

@@ -3,61 +3,8 @@
 //! from the decided figures only (`report::paint`); the setup difference that explains it
 //! (`report::differs`); and the host or noise caveat when there is one.
 
-use serde::Serialize;
-
-use super::model::{Colour, Comparison};
+use super::model::{Comparison, Tldr, TldrFamily, TldrLine};
 use super::paint::{Paint, of_cell, paint_of_range, undecided};
-
-/// The tl;dr of a comparison.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Tldr {
-    /// One line per run but the base, in run order.
-    pub lines: Vec<TldrLine>,
-    /// What holds for every line: how noise was judged.
-    pub caveat: Option<String>,
-}
-
-/// One run against the base.
-#[derive(Clone, Debug, Serialize)]
-pub struct TldrLine {
-    /// The run's label.
-    pub run: String,
-    /// Per step family, in the order the steps ran.
-    pub families: Vec<TldrFamily>,
-    /// What differs in the run's setup from the base's, the first few named.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub differs: Option<String>,
-    /// The host caveat for this run, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub caveat: Option<String>,
-    /// The line as every format writes it.
-    pub text: String,
-}
-
-/// A step family's relative throughput in one run.
-#[derive(Clone, Debug, Serialize)]
-pub struct TldrFamily {
-    /// `writes` (the load steps with the writes), `range queries`, `point queries`.
-    pub family: String,
-    /// Steps of the family both runs have.
-    pub steps: usize,
-    /// Of those, the steps whose figure is decided (painted, or inside the band).
-    pub decided: usize,
-    /// Lowest decided relative throughput (absent when none is decided).
-    pub relative_min: Option<f64>,
-    /// Highest decided relative throughput.
-    pub relative_max: Option<f64>,
-    /// The range's paint: red or green only when every figure of the family is decided and
-    /// all agree.
-    pub colour: Colour,
-    /// The range of all its figures as measured, decided or not.
-    pub measured_min: f64,
-    /// Highest, as measured.
-    pub measured_max: f64,
-    /// Why figures are not decided (the first reason), when some are not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub undecided_reason: Option<String>,
-}
 
 /// The tl;dr's family of a step family: the load steps count as writes.
 fn tldr_family(family: &str) -> &str {
@@ -244,6 +191,7 @@ fn host_caveat(cmp: &Comparison, label: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::model::Colour;
 
     #[test]
     fn ranges_read_like_the_seeds() {
