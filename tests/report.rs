@@ -1146,3 +1146,37 @@ fn host_affected_figures_are_never_red_or_green_in_any_format() {
     assert_eq!(html.matches("class=\"bar undecided\"").count(), steps);
     assert!(html.contains("hatched: not decided"));
 }
+
+/// `ibench report` is short by default (the tl;dr first, no per-step sections); `--details`
+/// adds each step's latency and figures in text and Markdown.
+#[test]
+fn the_default_report_is_short_and_details_add_the_steps() {
+    let run = |format: &str, details: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ibench"));
+        cmd.arg("report")
+            .args([fixture("postgres"), fixture("postgres-commit-delay")])
+            .args(["--format", format]);
+        if details {
+            cmd.arg("--details");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for format in ["text", "markdown"] {
+        let short = run(format, false);
+        let full = run(format, true);
+        assert!(short.lines().count() <= 150, "{format}: {short}");
+        let tldr = short.find("tl;dr").expect("a tl;dr");
+        assert!(tldr < short.find("What differs").unwrap(), "{format}");
+        assert!(
+            !short.contains("latency: % of operations per bucket"),
+            "{format}"
+        );
+        assert!(
+            full.contains("latency: % of operations per bucket"),
+            "{format}"
+        );
+        assert!(short.contains("--details"), "{format}");
+    }
+}
