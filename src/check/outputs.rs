@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use super::verdicts::{Judge, StepVerdict, Verdict};
+use super::verdicts::{Judge, Reason, StepVerdict, Verdict};
 use super::{CheckReport, PairReport};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::report::text::group_f;
@@ -119,8 +119,15 @@ fn pair_notes(p: &PairReport) -> Vec<String> {
         format!("the server differs in: {}", diffs.join(", "))
     });
     notes.extend(decided_by(p));
+    // A step too short is said once, for all its figures.
+    let mut short: Vec<crate::workload::steps::StepName> = Vec::new();
     for v in &p.verdicts {
-        if v.judgement.verdict != Verdict::NoChange || !v.repeat_notes.is_empty() {
+        if v.judgement.reason == Some(Reason::TooShort) {
+            if !short.contains(&v.step) {
+                short.push(v.step);
+                notes.push(format!("{}: too short: {}", v.step, v.judgement.detail));
+            }
+        } else if v.judgement.verdict != Verdict::NoChange || !v.repeat_notes.is_empty() {
             notes.push(format!("{}: {}", v.name(), v.judgement.detail));
         }
         for l in &v.repeat_notes {

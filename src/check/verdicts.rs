@@ -791,6 +791,19 @@ mod tests {
     }
 
     #[test]
+    fn a_run_warns_about_a_step_below_the_floor() {
+        let run: crate::results::RunRecord =
+            serde_json::from_str(include_str!("../../tests/fixtures/postgres/run.json"))
+                .expect("the fixture run");
+        let i0 = run.step(StepName::LoadInitial).expect("l.i0");
+        let w = too_short_warning(i0).expect("l.i0 lasted 0.28 s");
+        assert!(w.contains("l.i0 lasted 0.28 s"), "{w}");
+        assert!(w.contains("inserted rows would reach it"), "{w}");
+        let qr100: StepName = "qr100".parse().expect("a step");
+        assert_eq!(too_short_warning(run.step(qr100).expect("qr100")), None);
+    }
+
+    #[test]
     fn every_work_metric_is_a_metric_of_the_contract() {
         for (name, _, _) in WORK_METRICS {
             assert!(METRICS.iter().any(|m| m.name == name), "{name}");

@@ -529,6 +529,13 @@ fn interval_decision(
         -(1.0 - (1.0 - tau) * (-h).exp()) * 100.0
     };
     let (repeats_needed, seconds_needed) = plan(b, c, settings, h);
+    let detail = if method == Method::PerSecond {
+        format!(
+            "{detail} (a single run's interval from its per-second samples: blind to a host slower for the whole run)"
+        )
+    } else {
+        detail
+    };
     let detail = if verdict == Verdict::CannotTell {
         format!(
             "{detail}; the smallest regression these measures could decide is {smallest:+.1}%; {}",
@@ -872,6 +879,7 @@ mod tests {
         let d = decide(&b, &c, 5.0, false);
         assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
         assert_eq!(d.method, Some(Method::PerSecond));
+        assert!(d.detail.contains("blind to a host slower"), "{}", d.detail);
         let same = Evidence::single_run(1010.0, &series(1010.0, 20.0, 100), FigureKind::Rate);
         assert_eq!(decide(&b, &same, 5.0, false).verdict, Verdict::NoChange);
         // Seconds that wander widely leave it open, and say how long a step would decide.
