@@ -216,6 +216,10 @@ pub struct ReportArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    /// Show each step's detail in text and Markdown: its latency distribution, figures per
+    /// operation, counters and profile (the HTML report always has them, folded).
+    #[arg(long)]
+    pub details: bool,
 }
 
 /// `ibench server ...`

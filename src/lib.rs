@@ -229,7 +229,8 @@ fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
         && a.format == report::Format::Text
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let rendered = report::render_dirs(&a.runs, a.base.as_deref(), a.format, colour)?;
+    let rendered =
+        report::render_dirs_with(&a.runs, a.base.as_deref(), a.format, colour, a.details)?;
     for p in &rendered.problems {
         crate::say!("warning: {p}");
     }

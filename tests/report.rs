@@ -111,9 +111,13 @@ fn absolute_table_values_and_colours_match_the_hand_computed_ones() {
     // and Postgres green (>= 257087.9), commit_delay red. qr1000: commit_delay failed its SLA,
     // so it is grey and out of the range 3968.8..30863.0. qp1000: one value outside the SLA
     // failures, nothing to compare: no colour.
-    assert_eq!(colours(t, 0), [G, G, G, G, G, G, G, N]);
-    assert_eq!(colours(t, 1), [R, G, G, G, R, R, R, N]);
-    assert_eq!(colours(t, 2), [R, R, R, R, R, R, Y, Y]);
+    //
+    // But the load and write steps lasted under a second: too short for the decision rule,
+    // so their relative figures are not decided, and the absolute ones of the two Postgres
+    // runs are grey and out of the range too; the base's alone is not coloured.
+    assert_eq!(colours(t, 0), [N, N, N, N, G, G, G, N]);
+    assert_eq!(colours(t, 1), [Y, Y, Y, Y, R, R, R, N]);
+    assert_eq!(colours(t, 2), [Y, Y, Y, Y, R, R, Y, Y]);
     assert_eq!(t.rows[1].cells[7].note, Some(CellNote::Missing));
     assert_eq!(t.rows[2].cells[6].note, Some(CellNote::SlaFailed));
 }
@@ -143,7 +147,13 @@ fn relative_table_divides_by_the_base_and_colours_by_the_thresholds() {
         ],
         0.0001
     ));
-    assert_eq!(colours(t, 1), [R, G, G, R, R, R, R, N]);
+    // The load and write steps lasted under a second (under the rule's floor of 3 s and 3
+    // per-second samples): not decided, grey, marked ?; the 3 s query steps are decided.
+    assert_eq!(colours(t, 1), [Y, Y, Y, Y, R, R, R, N]);
+    assert!(matches!(
+        &t.rows[1].cells[0].note,
+        Some(CellNote::Undecided(why)) if why.starts_with("too short")
+    ));
     assert!(close(
         &values(t, 2),
         &[
@@ -158,7 +168,10 @@ fn relative_table_divides_by_the_base_and_colours_by_the_thresholds() {
         ],
         0.0001
     ));
-    assert_eq!(colours(t, 2), [R; 8]);
+    // qr1000 and qp1000 failed their background-insert SLA: not decided, grey like their
+    // absolute figures.
+    assert_eq!(colours(t, 2), [Y, Y, Y, Y, R, R, Y, Y]);
+    assert_eq!(t.rows[2].cells[7].note, Some(CellNote::SlaFailed));
 
     // With Postgres as the base: 326233.1 / 72209.0 = 4.5179.
     let cmp = comparison(&three(), Some("PostgreSQL 15"));
@@ -168,7 +181,7 @@ fn relative_table_divides_by_the_base_and_colours_by_the_thresholds() {
         &[Some(4.5179)],
         0.0001
     ));
-    assert_eq!(cmp.relative.rows[0].cells[0].colour, G);
+    assert_eq!(cmp.relative.rows[0].cells[4].colour, G);
     assert_eq!(cmp.relative.rows[0].cells[7].note, Some(CellNote::NoBase));
 }
 
@@ -266,7 +279,8 @@ fn markdown_json_and_text_render_the_same_tables() {
                 s.contains("| sqlite-base | SQLite base | SQLite 3.50.2 |"),
                 "{s}"
             );
-            assert!(s.contains("| sqlite-base | 326,233 ▲ |"), "{s}");
+            assert!(s.contains("| sqlite-base | 326,233 |"), "{s}");
+            assert!(s.contains("| postgres | 0.22? |"), "{s}");
             assert!(s.contains("~~3,653~~ (SLA)"), "{s}");
             assert!(
                 s.contains("| **target** | 100 | 100 | 1,000 | 1,000 |"),
@@ -275,7 +289,8 @@ fn markdown_json_and_text_render_the_same_tables() {
         }
         if format == "json" {
             let v: serde_json::Value = serde_json::from_str(&s).unwrap();
-            assert_eq!(v["absolute"]["rows"][2]["cells"][0]["colour"], "red");
+            assert_eq!(v["absolute"]["rows"][2]["cells"][0]["colour"], "grey");
+            assert_eq!(v["absolute"]["rows"][2]["cells"][4]["colour"], "red");
         }
     }
 }
@@ -1046,4 +1061,123 @@ fn the_clients_cpu_per_op_needs_another_signal_and_one_shape() {
         text.contains("four clients differs from the base in --clients 1 → 4"),
         "{text}"
     );
+}
+
+/// The run recorded on a host 1.6x slower, at half the base's throughput everywhere: every
+/// figure of it is host-affected, so no format paints any of them red or green (tables,
+/// summary, tl;dr, chart, per-step figures), while each writes it with its ~ mark.
+#[test]
+fn host_affected_figures_are_never_red_or_green_in_any_format() {
+    let base = probed_fixture("base", 2.7);
+    let slow = edited_fixture("postgres", "host-slow-every-format", |run| {
+        run["label"] = serde_json::json!("slow host");
+        for step in run["steps"].as_array_mut().unwrap() {
+            step["host_probe"] = host_probe_json(2.7 * 1.6);
+            let t = step["throughput"].as_f64().unwrap();
+            step["throughput"] = serde_json::json!(t * 0.5);
+        }
+    });
+    let dirs = [base, slow];
+    // JSON: the model itself.
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&dirs, ibench::report::Format::Json, false)).unwrap();
+    for table in ["relative", "absolute"] {
+        let row = &json[table]["rows"][1];
+        assert_eq!(row["label"], "slow host");
+        for c in row["cells"].as_array().unwrap() {
+            assert_eq!(c["colour"], "grey", "{table}: {c}");
+            assert!(
+                c["note"].as_str().unwrap().starts_with("host-affected"),
+                "{c}"
+            );
+        }
+    }
+    let summary = json["summary"].as_array().unwrap();
+    assert!(!summary.is_empty());
+    for s in summary {
+        assert_eq!(s["colour"], "grey", "{s}");
+    }
+    let line = &json["tldr"]["lines"][0];
+    assert_eq!(line["run"], "slow host");
+    for f in line["families"].as_array().unwrap() {
+        assert_eq!(f["colour"], "grey", "{f}");
+        assert_eq!(f["decided"], 0, "{f}");
+    }
+    assert!(
+        line["text"]
+            .as_str()
+            .unwrap()
+            .contains("not decided (host-affected"),
+        "{line}"
+    );
+    assert!(
+        line["caveat"].as_str().unwrap().starts_with("Host:"),
+        "{line}"
+    );
+
+    // Text with colours: no red or green escape around a figure marked ~.
+    let text = render(&dirs, ibench::report::Format::Text, true);
+    assert!(text.contains("0.50~\x1b[0m"), "{text}");
+    for paint in ["\x1b[31m", "\x1b[32m"] {
+        for (at, _) in text.match_indices(paint) {
+            let rest = &text[at + paint.len()..];
+            let cell = &rest[..rest.find("\x1b[0m").unwrap()];
+            assert!(!cell.trim_end().ends_with('~'), "painted: {cell:?}");
+        }
+    }
+    // Markdown marks a change ▲ or ▼: never on a figure marked ~.
+    let md = render(&dirs, ibench::report::Format::Markdown, false);
+    assert!(md.contains("0.50~"), "{md}");
+    assert!(!md.contains("~ ▲") && !md.contains("~ ▼"), "{md}");
+    // HTML: every cell marked ~ is grey (the per-step figures included), and the chart's bars
+    // of the slow run are hatched.
+    let html = render(&dirs, ibench::report::Format::Html, false);
+    let marked: Vec<&str> = html
+        .match_indices("~</td>")
+        .map(|(at, _)| {
+            let open = html[..at].rfind("<td").unwrap();
+            &html[open..at]
+        })
+        .collect();
+    assert!(marked.len() > 16, "{} marked cells", marked.len());
+    for cell in &marked {
+        assert!(cell.starts_with("<td class=\"grey"), "{cell}");
+    }
+    let steps = json["steps"].as_array().unwrap().len();
+    assert_eq!(html.matches("class=\"bar undecided\"").count(), steps);
+    assert!(html.contains("hatched: not decided"));
+}
+
+/// `ibench report` is short by default (the tl;dr first, no per-step sections); `--details`
+/// adds each step's latency and figures in text and Markdown.
+#[test]
+fn the_default_report_is_short_and_details_add_the_steps() {
+    let run = |format: &str, details: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ibench"));
+        cmd.arg("report")
+            .args([fixture("postgres"), fixture("postgres-commit-delay")])
+            .args(["--format", format]);
+        if details {
+            cmd.arg("--details");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for format in ["text", "markdown"] {
+        let short = run(format, false);
+        let full = run(format, true);
+        assert!(short.lines().count() <= 150, "{format}: {short}");
+        let tldr = short.find("tl;dr").expect("a tl;dr");
+        assert!(tldr < short.find("What differs").unwrap(), "{format}");
+        assert!(
+            !short.contains("latency: % of operations per bucket"),
+            "{format}"
+        );
+        assert!(
+            full.contains("latency: % of operations per bucket"),
+            "{format}"
+        );
+        assert!(short.contains("--details"), "{format}");
+    }
 }

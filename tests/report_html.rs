@@ -1,6 +1,8 @@
 //! The HTML report opens in headless Chromium (Debian's `chromium`, installed by
-//! scripts/test.sh): no console errors, every chart present, and a screenshot renders.
-//! Set IBENCH_SCREENSHOT_OUT=PATH to keep the screenshot (docs/report.png is made that way).
+//! scripts/test.sh): no console errors, every chart present, the tl;dr and the table of
+//! contents first, undecided bars hatched, and a screenshot renders; the same for a matrix of
+//! nine runs. Set IBENCH_SCREENSHOT_OUT=PATH (docs/report.png) and
+//! IBENCH_MATRIX_SCREENSHOT_OUT=PATH (docs/matrix-report.png) to keep the screenshots.
 
 mod common;
 
@@ -98,6 +100,26 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
     assert!(dom.contains("class=\"red\""));
     assert!(dom.contains("class=\"green\""));
     assert!(dom.contains("grey sla"));
+    // The tl;dr first, then a table of contents linking every section, each step's section
+    // folded; the load steps (under a second) are not decided: their bars are hatched.
+    let tldr = dom.find("id=\"tldr\"").expect("a tl;dr");
+    let toc = dom
+        .find("<nav class=\"toc\">")
+        .expect("a table of contents");
+    let differs = dom.find("id=\"what-differs\"").expect("what differs");
+    assert!(
+        tldr < toc && toc < differs,
+        "tl;dr, contents, then the sections"
+    );
+    for s in &steps {
+        assert!(
+            dom.contains(&format!("href=\"#step-{s}\"")),
+            "no link to {s}"
+        );
+    }
+    assert!(dom.matches("<details>").count() >= steps.len());
+    assert!(dom.contains("class=\"bar undecided\""), "hatched bars");
+    assert!(dom.contains("fill=\"url(#hatch-"), "the hatch pattern");
 
     let shot = dir.join("report.png");
     chromium(
@@ -129,4 +151,83 @@ fn the_console_check_does_catch_errors() {
     .unwrap();
     let (_, stderr) = chromium(&page, &["--dump-dom"]);
     assert_eq!(console_lines(&stderr).len(), 2, "{stderr}");
+}
+
+/// A matrix of nine SQLite runs (one a server, a small load and 1 s query steps): its group
+/// report opens with the tl;dr of eight runs against the base and a table of contents, its
+/// chart hatches the figures the rule did not decide (every step here is under the 3 s
+/// floor), the index page has the tl;dr per group, and both render in Chromium.
+#[test]
+fn a_nine_run_matrix_report_opens_with_its_tldr_and_contents() {
+    let dir = common::fresh_dir("html-matrix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut toml = String::from(
+        "[workloads.small]\nload_rows = 3000\nquery_seconds = 1\nsteps = [\"l.i0\", \"l.x\", \"qr100\", \"qp100\"]\n[groups.nine]\nbase = \"s1.base\"\n",
+    );
+    for i in 1..=9 {
+        toml.push_str(&format!(
+            "[servers.s{i}]\nurl = \"sqlite:{}\"\nlabel = \"sqlite-{i}\"\n",
+            dir.join(format!("s{i}-{{cell}}.db")).display()
+        ));
+    }
+    let file = dir.join("nine.toml");
+    std::fs::write(&file, toml).unwrap();
+    let out_dir = dir.join("out");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
+            .args(args)
+            .output()
+            .unwrap();
+        ok(&out);
+    };
+    run(&[
+        "matrix",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    run(&["matrix", "report", out_dir.to_str().unwrap()]);
+    let report = out_dir.join("report");
+    let page = report.join("nine.small.html");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("nine.small.json")).unwrap())
+            .unwrap();
+    let lines = json["comparison"]["tldr"]["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 8, "{lines:?}");
+    let (dom, stderr) = chromium(&page, &["--dump-dom"]);
+    assert!(
+        console_lines(&stderr).is_empty(),
+        "{:?}",
+        console_lines(&stderr)
+    );
+    let tldr = dom.find("id=\"tldr\"").expect("a tl;dr");
+    let toc = dom
+        .find("<nav class=\"toc\">")
+        .expect("a table of contents");
+    assert!(tldr < toc && toc < dom.find("id=\"what-differs\"").unwrap());
+    assert!(
+        dom.matches("class=\"bar undecided\"").count() >= 8 * 4,
+        "hatched bars"
+    );
+    let index = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(
+        index.contains("id=\"tldr\"") && index.contains("nine / small"),
+        "{index}"
+    );
+    let shot = dir.join("matrix.png");
+    chromium(
+        &page,
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1400,1800",
+            "--hide-scrollbars",
+        ],
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    if let Some(keep) = std::env::var_os("IBENCH_MATRIX_SCREENSHOT_OUT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
 }

@@ -22,6 +22,7 @@ use crate::report::load::{self, LoadedRun};
 use crate::report::{Format, text::group_f};
 use crate::report::{compare, model, run_table};
 use crate::results::probe::median;
+use crate::stats::decision::{Evidence, FigureKind};
 use crate::workload::steps::StepName;
 
 /// One combination's spread over its repeats, per step.
@@ -37,6 +38,10 @@ pub struct Spread {
     pub details_from: String,
     /// Per step: (step, median, min, max) throughput.
     pub steps: Vec<(StepName, f64, f64, f64)>,
+    /// Per step: the throughput of each repeat with the shortest repeat's length and fewest
+    /// per-second samples, as the decision rule takes them (`stats::decision`).
+    #[serde(skip)]
+    pub measures: Vec<(StepName, Evidence)>,
 }
 
 impl Spread {
@@ -56,6 +61,7 @@ impl Spread {
                 })
                 .collect(),
         )
+        .with_repeats(self.measures.clone())
     }
 }
 
@@ -289,16 +295,17 @@ fn group_report(
         files.push(format!("{stem}.{ext}"));
         reports.push(path);
     }
-    let row = (
+    let row = IndexRow {
         title,
-        synth[base_index.unwrap_or(0)].label.clone(),
-        synth
+        base: synth[base_index.unwrap_or(0)].label.clone(),
+        labels: synth
             .iter()
             .map(|r| r.label.clone())
             .collect::<Vec<_>>()
             .join(", "),
         files,
-    );
+        tldr: cmp.tldr.lines.iter().map(|l| l.text.clone()).collect(),
+    };
     problems.extend(cmp.problems.iter().map(|p| format!("{}/{w}: {p}", g.name)));
     Ok(Some(row))
 }
@@ -535,6 +542,7 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
             }
         }
         let mut per_step = Vec::new();
+        let mut measures = Vec::new();
         for &step in &steps {
             let v: Vec<f64> = repeats
                 .iter()
@@ -544,8 +552,9 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
             let min = v.iter().copied().fold(f64::INFINITY, f64::min);
             let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             // Never empty (the step is some repeat's); a throughput read back is finite.
-            let med = median(v).unwrap_or(0.0);
+            let med = median(v.clone()).unwrap_or(0.0);
             per_step.push((step, med, min, max));
+            measures.push((step, step_measure(&repeats, step, v)));
         }
         // The repeat closest to the medians (sum of |log ratio|).
         let distance = |r: &LoadedRun| -> f64 {
@@ -587,10 +596,35 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             steps: per_step,
+            measures,
         });
         synth.push(run);
     }
     (synth, spreads, problems)
+}
+
+/// A step's throughput over the repeats (`values`, one a repeat that has the step), with the
+/// shortest repeat's length and the fewest whole seconds of its timeline, for the floor.
+fn step_measure(repeats: &[LoadedRun], step: StepName, values: Vec<f64>) -> Evidence {
+    let mut seconds = f64::INFINITY;
+    let mut samples = usize::MAX;
+    for r in repeats {
+        if let Some(s) = r.record.step(step) {
+            seconds = seconds.min(s.seconds);
+            let whole = r
+                .timeline
+                .iter()
+                .filter(|l| l.step == step && f64::from(l.second) <= s.seconds + 1e-3)
+                .count();
+            samples = samples.min(whole);
+        }
+    }
+    let e = Evidence::repeats(&values, FigureKind::Rate);
+    if seconds.is_finite() {
+        e.with_length(seconds, samples)
+    } else {
+        e
+    }
 }
 
 /// The spread of each combination's throughput over its repeats, as report blocks: a table
@@ -674,7 +708,7 @@ fn render(
         Vec::new()
     };
     extra.extend(host.iter().cloned());
-    crate::report::render_with(cmp, runs, format, false, extra)
+    crate::report::render_with(cmp, runs, format, false, extra, false)
 }
 
 /// The host probe over the matrix's wall time, one point per cell (every repeat of every
@@ -743,7 +777,19 @@ fn host_blocks(members: &[(String, Vec<PathBuf>)]) -> Vec<Block> {
     ]
 }
 
-type IndexRow = (String, String, String, Vec<String>);
+/// One group and workload on the index page.
+struct IndexRow {
+    /// `group / workload`.
+    title: String,
+    /// The base run's label.
+    base: String,
+    /// The compared runs' labels.
+    labels: String,
+    /// Its report files.
+    files: Vec<String>,
+    /// Its tl;dr, a line per run but the base (`report::tldr`).
+    tldr: Vec<String>,
+}
 
 /// The index page as a document: the matrix, then a row per group and workload linking its
 /// reports, then the problems.
@@ -751,24 +797,32 @@ fn index_blocks(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> Vec<Bloc
     let file = plan.file.display().to_string();
     let table_rows = rows
         .iter()
-        .map(|(title, base, labels, files)| DocRow {
-            label: title.clone(),
-            title: None,
-            link: files.iter().find(|f| f.ends_with(".html")).cloned(),
-            cells: vec![
-                DocCell::plain(base),
-                DocCell::plain(labels),
-                DocCell::links(
-                    files
-                        .iter()
-                        .map(|f| Link {
-                            text: f.rsplit('.').next().unwrap_or("").to_string(),
-                            href: f.clone(),
-                        })
-                        .collect(),
-                ),
-            ],
-        })
+        .map(
+            |IndexRow {
+                 title,
+                 base,
+                 labels,
+                 files,
+                 ..
+             }| DocRow {
+                label: title.clone(),
+                title: None,
+                link: files.iter().find(|f| f.ends_with(".html")).cloned(),
+                cells: vec![
+                    DocCell::plain(base),
+                    DocCell::plain(labels),
+                    DocCell::links(
+                        files
+                            .iter()
+                            .map(|f| Link {
+                                text: f.rsplit('.').next().unwrap_or("").to_string(),
+                                href: f.clone(),
+                            })
+                            .collect(),
+                    ),
+                ],
+            },
+        )
         .collect();
     let mut blocks = vec![
         Block::Heading {
@@ -790,6 +844,22 @@ fn index_blocks(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> Vec<Bloc
             ..DocTable::default()
         }),
     ];
+    if rows.iter().any(|r| !r.tldr.is_empty()) {
+        blocks.push(Block::Heading {
+            level: 2,
+            text: "tl;dr".into(),
+            anchor: Some("tldr".into()),
+        });
+        blocks.push(Block::Note("Per group, each run against its base: relative throughput per step family from the decided figures, painted by the rule of `ibench check` (each report says more).".into()));
+        for r in rows.iter().filter(|r| !r.tldr.is_empty()) {
+            blocks.push(Block::Heading {
+                level: 3,
+                text: r.title.clone(),
+                anchor: None,
+            });
+            blocks.push(Block::List(r.tldr.clone()));
+        }
+    }
     if !problems.is_empty() {
         blocks.push(Block::Heading {
             level: 2,
@@ -817,12 +887,28 @@ fn index_md(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
         plan.cells.len(),
         plan.repeats
     );
-    for (title, base, labels, files) in rows {
+    for IndexRow {
+        title,
+        base,
+        labels,
+        files,
+        ..
+    } in rows
+    {
         let links: Vec<String> = files.iter().map(|f| format!("[{f}]({f})")).collect();
         t.push_str(&format!(
             "| {title} | {base} | {labels} | {} |\n",
             links.join(" ")
         ));
+    }
+    if rows.iter().any(|r| !r.tldr.is_empty()) {
+        t.push_str("\n## tl;dr\n");
+        for r in rows.iter().filter(|r| !r.tldr.is_empty()) {
+            t.push_str(&format!("\n### {}\n\n", r.title));
+            for line in &r.tldr {
+                t.push_str(&format!("- {line}\n"));
+            }
+        }
     }
     if !problems.is_empty() {
         t.push_str("\n## Problems\n\n");

@@ -9,9 +9,10 @@ use super::diagnosis::StepBands;
 use super::load::LoadedRun;
 use super::model::{Comparison, FamilySummary, RunSetup};
 use super::notes::{check_failure_lines, unsettled_lines};
+use super::paint::{Paint, of_cell, paint_of_range};
 use super::run_table::{keys_of_runs, run_rows};
 use super::tables::{
-    absolute_table, background_table, mark_host_affected, mark_within_base_spread, micro_view,
+    absolute_table, background_table, measures, micro_view, paint_absolute, paint_relative,
     relative_table,
 };
 use super::warnings::{build_warning, tls_warning};
@@ -39,12 +40,20 @@ pub fn compare_with_spreads(
     problems.extend(check_failure_lines(runs));
     problems.extend(unsettled_lines(runs));
     let steps = step_names(runs, &mut problems);
-    let (absolute, abs_cells) = absolute_table(runs, &steps);
+    let (mut absolute, abs_cells) = absolute_table(runs, &steps);
     let mut relative = relative_table(runs, &steps, &abs_cells, base_index);
     let shifts = super::shift::shifts(runs);
     let host = super::host::host_view(runs, base_index, &steps, &shifts, "the base's");
-    mark_host_affected(&mut relative, &host);
-    mark_within_base_spread(&mut relative, base_index, &noise);
+    let measured = measures(runs, &steps, spreads);
+    paint_relative(
+        &mut relative,
+        &abs_cells,
+        base_index,
+        &host,
+        spreads,
+        Some(&measured),
+    );
+    paint_absolute(&mut absolute, &relative);
     let (background, targets) = background_table(runs, &steps);
     let details = steps
         .iter()
@@ -61,10 +70,21 @@ pub fn compare_with_spreads(
         .collect();
     let diagnoses = diagnoses(runs, base_index, &steps, &host, &noise, &differences);
     let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
-    let scaling = super::setup::scaling(runs, base_index, &steps, &differences);
+    let mut scaling = super::setup::scaling(runs, base_index, &steps, &differences);
+    if let Some(sc) = &mut scaling {
+        paint_relative(
+            &mut sc.efficiency,
+            &abs_cells,
+            base_index,
+            &host,
+            spreads,
+            None,
+        );
+    }
     let keys = keys_of_runs(&labels, runs);
     let run_rows = run_rows(runs, &keys);
     let mut cmp = Comparison {
+        tldr: super::model::Tldr::default(),
         labels,
         keys,
         build_warning: build_warning(&run_rows),
@@ -88,6 +108,7 @@ pub fn compare_with_spreads(
         scaling,
     };
     cmp.summarise();
+    cmp.tldr = super::tldr::tldr(&cmp);
     cmp
 }
 
@@ -102,6 +123,7 @@ impl Comparison {
             self.keys = keys;
             self.build_warning = build_warning(&self.runs);
             self.tls_warning = tls_warning(&self.runs);
+            self.tldr = super::tldr::tldr(self);
         }
     }
 
@@ -119,13 +141,15 @@ impl Comparison {
             families.retain(|f| seen.insert(*f));
             for family in families {
                 let in_family = |step: &StepName| step.family() == family;
-                let rel: Vec<f64> = row
+                let cells: Vec<&super::model::Cell> = row
                     .cells
                     .iter()
                     .zip(&self.relative.columns)
-                    .filter(|(_, step)| in_family(step))
-                    .filter_map(|(c, _)| c.value)
+                    .filter(|(c, step)| in_family(step) && c.value.is_some())
+                    .map(|(c, _)| c)
                     .collect();
+                let rel: Vec<f64> = cells.iter().filter_map(|c| c.value).collect();
+                let paints: Vec<Paint> = cells.iter().map(|c| of_cell(c)).collect();
                 if rel.is_empty() {
                     continue;
                 }
@@ -147,6 +171,8 @@ impl Comparison {
                         .iter()
                         .filter(|f| f.run == row.label && in_family(&f.step))
                         .count(),
+                    undecided: paints.iter().filter(|p| p.is_undecided()).count(),
+                    colour: paint_of_range(&paints).colour,
                 });
             }
         }

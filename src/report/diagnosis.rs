@@ -53,13 +53,32 @@ impl NoiseBand {
 /// A run's own noise band per step: its throughput's spread over its repeats (min / median
 /// ..= max / median), in a matrix report. Empty: the run has no repeats, every step takes
 /// the default band.
+/// With it, each step's throughput over the repeats as the decision rule takes it
+/// (`stats::decision::Evidence`).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct StepBands(Vec<(StepName, NoiseBand)>);
+pub struct StepBands(
+    Vec<(StepName, NoiseBand)>,
+    Vec<(StepName, crate::stats::decision::Evidence)>,
+);
 
 impl StepBands {
     /// The bands of the steps that have one.
     pub fn new(bands: Vec<(StepName, NoiseBand)>) -> StepBands {
-        StepBands(bands)
+        StepBands(bands, Vec::new())
+    }
+
+    /// With each step's throughput over the repeats.
+    pub fn with_repeats(
+        mut self,
+        repeats: Vec<(StepName, crate::stats::decision::Evidence)>,
+    ) -> StepBands {
+        self.1 = repeats;
+        self
+    }
+
+    /// The step's throughput over the repeats, when known.
+    pub fn repeats(&self, step: StepName) -> Option<&crate::stats::decision::Evidence> {
+        self.1.iter().find(|(n, _)| *n == step).map(|(_, e)| e)
     }
 
     /// The step's own band, when it has one.

@@ -36,6 +36,9 @@ pub enum Block {
         /// What it shows.
         alt: String,
     },
+    /// A table of contents: each entry's text and the anchor of its heading (HTML only; the
+    /// other formats leave it out).
+    Contents(Vec<(String, String)>),
     /// Blocks folded under a summary line (HTML `<details>`); the other formats show them
     /// under the summary as a small heading.
     Fold {
@@ -274,6 +277,8 @@ pub trait Syntax {
     fn chart(&self, _out: &mut String, _svg: &str) {}
     /// A picture; formats without pictures leave it out.
     fn image(&self, _out: &mut String, _svg: &str, _alt: &str) {}
+    /// A table of contents; formats without links leave it out.
+    fn contents(&self, _out: &mut String, _entries: &[(String, String)]) {}
     /// The start of a fold.
     fn fold_begin(&self, out: &mut String, summary: &str) {
         self.heading(out, 3, summary, None);
@@ -306,6 +311,7 @@ fn write_blocks(out: &mut String, blocks: &[Block], syntax: &dyn Syntax) {
             Block::Table(t) => syntax.table(out, t),
             Block::Chart(svg) => syntax.chart(out, svg),
             Block::Image { svg, alt } => syntax.image(out, svg, alt),
+            Block::Contents(entries) => syntax.contents(out, entries),
             Block::Fold { summary, blocks } => {
                 syntax.fold_begin(out, summary);
                 write_blocks(out, blocks, syntax);
@@ -313,6 +319,42 @@ fn write_blocks(out: &mut String, blocks: &[Block], syntax: &dyn Syntax) {
             }
         }
     }
+}
+
+/// An anchor made from a heading's text: lower case, runs of other characters as one `-`
+/// (`Relative to the base` is `relative-to-the-base`).
+pub fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_string()
+}
+
+/// Give every level-2 heading of `blocks` (folds included) an anchor, its [`slug`] unless
+/// it has one, and return the table of contents: each such heading's text and anchor, in
+/// order.
+pub fn anchor_headings(blocks: &mut [Block]) -> Vec<(String, String)> {
+    let mut entries = Vec::new();
+    for b in blocks {
+        match b {
+            Block::Heading {
+                level: 2,
+                text,
+                anchor,
+            } => {
+                let a = anchor.get_or_insert_with(|| slug(text)).clone();
+                entries.push((text.clone(), a));
+            }
+            Block::Fold { blocks, .. } => entries.extend(anchor_headings(blocks)),
+            _ => {}
+        }
+    }
+    entries
 }
 
 /// `text` broken at spaces into lines of at most `width` characters, the first starting with
@@ -413,6 +455,41 @@ mod tests {
         assert_eq!(t.rows[2].label, "c2");
         assert_eq!(t.rows[2].cells[0].text, "2");
         assert_eq!(t.rows[2].cells[1].text, "t");
+    }
+
+    #[test]
+    fn headings_get_anchors_for_the_table_of_contents() {
+        assert_eq!(slug("Relative to the base"), "relative-to-the-base");
+        assert_eq!(slug("l.i1 (inserted rows/s)"), "l.i1-inserted-rows-s");
+        assert_eq!(slug("tl;dr"), "tl-dr");
+        let mut blocks = vec![
+            Block::Heading {
+                level: 2,
+                text: "What differs".into(),
+                anchor: None,
+            },
+            Block::Fold {
+                summary: "l.i0".into(),
+                blocks: vec![Block::Heading {
+                    level: 2,
+                    text: "l.i0 (rows/s)".into(),
+                    anchor: Some("step-l.i0".into()),
+                }],
+            },
+            Block::Heading {
+                level: 3,
+                text: "Figures".into(),
+                anchor: None,
+            },
+        ];
+        let toc = anchor_headings(&mut blocks);
+        assert_eq!(
+            toc,
+            [
+                ("What differs".to_string(), "what-differs".to_string()),
+                ("l.i0 (rows/s)".to_string(), "step-l.i0".to_string())
+            ]
+        );
     }
 
     #[test]

@@ -30,15 +30,14 @@ pub fn metrics_table(run: &RunRecord) -> String {
         .filter(|d| d.shown.terminal && d.source == Source::Host)
         .collect();
     table(&mut out, &steps, &host, &mut reasons);
+    key(&mut out, &host);
     let dbms = dbms_columns(run, &steps);
     if !dbms.is_empty() {
         out.push_str("\nthe DBMS's own counters (per op, per inserted row, or in the step)\n");
         for chunk in dbms.chunks(DBMS_COLUMNS) {
             table(&mut out, &steps, chunk, &mut reasons);
         }
-        for d in &dbms {
-            let _ = writeln!(out, "  {}: {}", d.name, d.meaning);
-        }
+        key(&mut out, &dbms);
     }
     if let Some(info) = &run.metrics {
         if info.server.na.as_deref() == Some(EMBEDDED_NA) {
@@ -55,6 +54,18 @@ pub fn metrics_table(run: &RunRecord) -> String {
         let _ = writeln!(out, "[{}] {}: {reason}", i + 1, names.join(", "));
     }
     out
+}
+
+/// The key under a table: each column's name and what it is (with its unit), a few to a line.
+fn key(out: &mut String, cols: &[&MetricDef]) {
+    let entries: Vec<String> = cols
+        .iter()
+        .map(|d| format!("{}: {}", d.name, d.meaning))
+        .collect();
+    let text = format!("key: {}", entries.join("; "));
+    for line in super::document::wrap(&text, 100, "  ", "    ") {
+        let _ = writeln!(out, "{line}");
+    }
 }
 
 /// The DBMS counters this run's server has: those of its DBMS and engine (every one measured
@@ -112,5 +123,36 @@ fn table<'a>(
             }
         }
         out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_table_has_a_key_naming_its_columns() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
+        let run = crate::results::read_run(&dir).expect("the fixture reads");
+        let out = metrics_table(&run);
+        let keys: Vec<&str> = out.lines().filter(|l| l.starts_with("  key: ")).collect();
+        assert_eq!(keys.len(), 2, "{out}");
+        let joined: String = out.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+        for d in METRICS
+            .iter()
+            .filter(|d| d.shown.terminal && d.source == Source::Host)
+        {
+            assert!(
+                joined.contains(&format!("{}: {}", d.name, d.meaning)),
+                "{}: {out}",
+                d.name
+            );
+        }
+        assert!(
+            out.lines()
+                .filter(|l| l.starts_with("  "))
+                .all(|l| l.chars().count() <= 100),
+            "{out}"
+        );
     }
 }

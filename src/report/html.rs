@@ -17,7 +17,9 @@ table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}td,th{border:1px
 th{background:#f3f3f3}td.l,th.l{text-align:left;overflow-wrap:anywhere}
 .green{background:#b7e4b0}.red{background:#f4b6b6}.grey{background:#e2e2e2;color:#555}.missing{color:#999;font-style:italic}
 .sla{text-decoration:line-through}.note{color:#666;font-size:13px}.warn{color:#8a1c1c}.charts svg{margin:4px 8px 12px 0;border:1px solid #eee;max-width:100%;height:auto}
-summary{cursor:pointer;font-weight:600;margin:8px 0}";
+summary{cursor:pointer;font-weight:600;margin:8px 0}
+nav.toc{border:1px solid #ddd;background:#fafafa;padding:6px 12px;margin:12px 0;font-size:13px;columns:2}nav.toc ul{margin:4px 0;padding-left:18px}
+.tldr li{margin:4px 0}";
 
 /// Width a table may take in a 1400-pixel window, pixels (the page's margins and a scroll
 /// bar off).
@@ -208,6 +210,14 @@ impl Syntax for HtmlSyntax {
 
     fn image(&self, out: &mut String, svg: &str, alt: &str) {
         out.push_str(&svg_img(svg, alt));
+    }
+
+    fn contents(&self, out: &mut String, entries: &[(String, String)]) {
+        out.push_str("<nav class=\"toc\"><b>Contents</b><ul>");
+        for (text, anchor) in entries {
+            let _ = write!(out, "<li>{}</li>", link(&format!("#{anchor}"), text));
+        }
+        out.push_str("</ul></nav>");
     }
 
     fn fold_begin(&self, out: &mut String, summary: &str) {

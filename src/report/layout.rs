@@ -11,7 +11,7 @@ use super::model::{
     Cell, CellNote, Colour, Comparison, MetricRow, MicroView, StepDetail, StepRows, Table,
     micro_groups,
 };
-use super::model::{cell_text, partial_note};
+use super::model::{cell_text_with, column_decimals, partial_note};
 use super::text::{fmt_binary, fmt_metric, fmt_us, group_f};
 use crate::stats::BUCKET_LABELS;
 use crate::stats::convert::count_f64;
@@ -20,9 +20,27 @@ use crate::workload::steps::StepName;
 /// A step shorter than this (in every run) gets a note instead of per-second charts.
 pub const MIN_CHART_SECONDS: f64 = 2.0;
 
-/// The report's blocks. `charts` draws the SVG charts and flamegraphs (HTML only); `extra`
-/// goes before the notes (the matrix's spread over repeats).
-pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Block>) -> Vec<Block> {
+/// How a report shows each step's detail (latency, figures, counters, charts, profiles).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// Left out, with a note naming `--details` (text and Markdown by default).
+    Short,
+    /// In full, a section per step (text and Markdown with `--details`).
+    Full,
+    /// Each step's section folded, under a table of contents (HTML).
+    Folded,
+}
+
+/// The report's blocks. `charts` draws the SVG charts and flamegraphs (HTML only); `detail`
+/// says how each step's detail is shown; `extra` goes before the notes (the matrix's spread
+/// over repeats).
+pub fn blocks(
+    cmp: &Comparison,
+    runs: &[LoadedRun],
+    charts: bool,
+    detail: Detail,
+    extra: Vec<Block>,
+) -> Vec<Block> {
     let mut b = head(cmp);
     b.extend(super::setup::blocks(cmp));
     if let Some(m) = &cmp.micro {
@@ -36,11 +54,40 @@ pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Blo
     background(&mut b, cmp);
     b.extend(super::replication::blocks(runs, charts));
     diagnosis(&mut b, cmp);
-    for d in &cmp.details {
-        step(&mut b, cmp, runs, d, charts);
+    match detail {
+        Detail::Short if !cmp.details.is_empty() => {
+            b.push(heading(2, "Per step"));
+            b.push(Block::Note(format!(
+                "Each step's latency distribution, figures per operation and counters are left out: `ibench report --details` shows them ({} step(s)); the HTML report has them folded.",
+                cmp.details.len()
+            )));
+        }
+        Detail::Short => {}
+        Detail::Full => {
+            for d in &cmp.details {
+                step(&mut b, cmp, runs, d, charts);
+            }
+        }
+        Detail::Folded => {
+            for d in &cmp.details {
+                let mut inner = Vec::new();
+                step(&mut inner, cmp, runs, d, charts);
+                b.push(Block::Fold {
+                    summary: format!(
+                        "{} ({}): latency, figures per operation{}",
+                        d.step,
+                        d.unit,
+                        if charts { ", charts" } else { "" }
+                    ),
+                    blocks: inner,
+                });
+            }
+        }
     }
     b.extend(extra);
-    glossary(&mut b, cmp);
+    if detail != Detail::Short {
+        glossary(&mut b, cmp);
+    }
     if !cmp.problems.is_empty() {
         b.push(heading(2, "Notes"));
         b.push(Block::List(cmp.problems.clone()));
@@ -49,7 +96,32 @@ pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool, extra: Vec<Blo
         "Written by ibench {}.",
         env!("CARGO_PKG_VERSION")
     )));
+    if detail == Detail::Folded {
+        with_contents(&mut b);
+    }
     b
+}
+
+/// A table of contents of the report's sections, put after the tl;dr (after the title when
+/// there is none).
+fn with_contents(b: &mut Vec<Block>) {
+    let entries = super::document::anchor_headings(b);
+    let entries: Vec<(String, String)> = entries.into_iter().filter(|(_, a)| a != "tldr").collect();
+    if entries.len() < 2 {
+        return;
+    }
+    let after_tldr = b
+        .iter()
+        .position(|x| matches!(x, Block::Heading { anchor: Some(a), .. } if a == "tldr"))
+        .map(|i| {
+            i + 1
+                + b[i + 1..]
+                    .iter()
+                    .take_while(|x| !matches!(x, Block::Heading { .. }))
+                    .count()
+        });
+    let at = after_tldr.unwrap_or_else(|| b.len().min(1));
+    b.insert(at, Block::Contents(entries));
 }
 
 fn heading(level: u8, text: &str) -> Block {
@@ -63,8 +135,9 @@ fn heading(level: u8, text: &str) -> Block {
 /// The title, the run table and the build warning.
 fn head(cmp: &Comparison) -> Vec<Block> {
     let base = cmp.keys.get(cmp.base).map_or("", String::as_str);
-    let mut b = vec![
-        heading(1, super::model::title(cmp)),
+    let mut b = vec![heading(1, super::model::title(cmp))];
+    b.extend(tldr(cmp));
+    b.extend([
         Block::Paragraph(if cmp.runs.len() == 1 {
             "One run: nothing to compare. Give `ibench report` two or more results dirs to compare them.".to_string()
         } else {
@@ -75,13 +148,34 @@ fn head(cmp: &Comparison) -> Vec<Block> {
             };
             format!("{} runs; the base is {base}. {named}", cmp.runs.len())
         }),
-    ];
+    ]);
     b.push(Block::Table(run_table(cmp)));
     if let Some(w) = &cmp.build_warning {
         b.push(Block::Warning(w.clone()));
     }
     if let Some(w) = &cmp.tls_warning {
         b.push(Block::Warning(w.clone()));
+    }
+    b
+}
+
+/// The tl;dr, first: a line per run against the base, and the caveat.
+fn tldr(cmp: &Comparison) -> Vec<Block> {
+    if cmp.tldr.lines.is_empty() {
+        return Vec::new();
+    }
+    let mut b = vec![Block::Heading {
+        level: 2,
+        text: "tl;dr".into(),
+        anchor: Some("tldr".into()),
+    }];
+    b.push(Block::List(
+        cmp.tldr.lines.iter().map(|l| l.text.clone()).collect(),
+    ));
+    if let Some(c) = &cmp.tldr.caveat {
+        b.push(Block::Note(format!(
+            "Run / base, from the decided figures only (the relative table below paints them). {c}"
+        )));
     }
     b
 }
@@ -146,10 +240,10 @@ fn run_table(cmp: &Comparison) -> DocTable {
     }
 }
 
-/// A comparison cell as a document cell.
-fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
+/// A comparison cell as a document cell; a rate or a count with its column's `decimals`.
+fn doc_cell(c: &Cell, ratio: bool, decimals: usize) -> DocCell {
     DocCell {
-        text: cell_text(c, ratio),
+        text: cell_text_with(c, ratio, decimals),
         colour: c.colour,
         sla_failed: c.value.is_some() && c.note == Some(CellNote::SlaFailed),
         partial: partial_note(c).map(ToString::to_string),
@@ -162,7 +256,7 @@ fn doc_cell(c: &Cell, ratio: bool) -> DocCell {
 
 /// A table whose rows are runs: each row named by its key (the label on hover).
 fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
-    super::run_table::runs_as_rows(cmp, t, &|c| doc_cell(c, ratio))
+    super::run_table::runs_as_rows(cmp, t, &|c, decimals| doc_cell(c, ratio, decimals))
 }
 
 /// A table whose columns are runs (microbenchmarks as rows): the columns named by key.
@@ -178,7 +272,11 @@ fn runs_as_columns(cmp: &Comparison, t: &StepRows, ratio: bool) -> DocTable {
                 label: r.label.to_string(),
                 title: None,
                 link: None,
-                cells: r.cells.iter().map(|c| doc_cell(c, ratio)).collect(),
+                cells: r
+                    .cells
+                    .iter()
+                    .map(|c| doc_cell(c, ratio, c.value.map_or(0, |v| column_decimals([v]))))
+                    .collect(),
             })
             .collect(),
         footer: None,
@@ -195,6 +293,9 @@ fn marks_note(t: &DocTable) -> Option<Block> {
     }
     if cells().any(|c| c.text.ends_with('~')) {
         parts.push("a relative figure ending in ~ is host-affected: the host probe or the run's own signals say the host's speed differed (section Host), so it is not painted as a DBMS change");
+    }
+    if cells().any(|c| c.text.ends_with('?')) {
+        parts.push("a relative figure ending in ? is not decided: its interval reaches both inside and beyond ±5% (too noisy), or its step is too short to judge (under 3 s or 3 per-second samples); the HTML's hover and the JSON say why");
     }
     if cells().any(|c| c.partial.is_some()) {
         parts.push("a figure marked ! or ⚠ covers only the part of its step that ran (the step failed or was interrupted), or a check after its step failed (the figure is as measured; the notes say why)");
@@ -223,16 +324,27 @@ fn throughput(b: &mut Vec<Block>, cmp: &Comparison, charts: bool) {
         return;
     }
     b.push(heading(2, "Relative to the base"));
-    b.push(Block::Note(
-        "Throughput / the base's. Red ≤ 0.95, green ≥ 1.05, grey between.".into(),
-    ));
+    b.push(Block::Note(RELATIVE_COLOURS.into()));
     push_table(b, runs_as_rows(cmp, &cmp.relative, true));
     if charts {
-        let values: Vec<Vec<Option<f64>>> = cmp
+        // Each bar as the relative table paints its figure: undecided ones hatched.
+        let values: Vec<Vec<Option<super::svg::Bar>>> = cmp
             .relative
             .rows
             .iter()
-            .map(|r| r.cells.iter().map(|c| c.value).collect())
+            .enumerate()
+            .map(|(i, r)| {
+                r.cells
+                    .iter()
+                    .map(|c| {
+                        Some(super::svg::Bar {
+                            value: c.value?,
+                            undecided: i != cmp.base && super::paint::undecided(c),
+                            interval: c.interval,
+                        })
+                    })
+                    .collect()
+            })
             .collect();
         let keys: Vec<&str> = cmp.keys.iter().map(String::as_str).collect();
         let steps: Vec<String> = cmp.steps.iter().map(ToString::to_string).collect();
@@ -261,9 +373,7 @@ fn micro(b: &mut Vec<Block>, cmp: &Comparison, m: &MicroView) {
     grouped(b, &m.absolute, false);
     if cmp.runs.len() > 1 {
         b.push(heading(2, "Relative to the base"));
-        b.push(Block::Note(
-            "Red ≤ 0.95, green ≥ 1.05, grey between.".into(),
-        ));
+        b.push(Block::Note(RELATIVE_COLOURS.into()));
         grouped(b, &m.relative, true);
     }
     for (name, meaning, t) in &m.per_op {
@@ -558,19 +668,10 @@ fn summary_table(cmp: &Comparison, families: &[&str]) -> DocTable {
                 cells.push(s.map_or_else(
                     || DocCell::plain("-"),
                     |s| {
-                        let host_only = s.host_affected >= s.steps;
                         let mark = if s.host_affected > 0 { "~" } else { "" };
                         let mut c =
                             DocCell::plain(range_text(s.relative_min, s.relative_max, "") + mark);
-                        c.colour = if host_only {
-                            Colour::Grey
-                        } else if s.relative_max <= 0.95 {
-                            Colour::Red
-                        } else if s.relative_min >= 1.05 {
-                            Colour::Green
-                        } else {
-                            Colour::Grey
-                        };
+                        c.colour = s.colour;
                         c
                     },
                 ));
@@ -617,11 +718,11 @@ fn step(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail
         b.push(Block::Table(latency_table(cmp, rows)));
     }
     b.push(heading(3, "Figures"));
-    b.push(Block::Table(figures_table(cmp, &d.metrics, false)));
+    b.push(Block::Table(figures_table(cmp, d.step, &d.metrics, false)));
     if cmp.runs.len() > 1 {
         b.push(heading(3, "Figures relative to the base"));
         b.push(Block::Note(FIGURE_COLOURS.into()));
-        b.push(Block::Table(figures_table(cmp, &d.metrics, true)));
+        b.push(Block::Table(figures_table(cmp, d.step, &d.metrics, true)));
     }
     counters(b, cmp, d);
     if charts {
@@ -673,11 +774,11 @@ fn counters(b: &mut Vec<Block>, cmp: &Comparison, d: &StepDetail) {
         b.push(Block::Note(format!("Builds: {}.", builds.join("; "))));
     }
     if !d.counters.is_empty() {
-        b.push(Block::Table(figures_table(cmp, &d.counters, false)));
+        b.push(Block::Table(figures_table(cmp, d.step, &d.counters, false)));
         if cmp.runs.len() > 1 {
             b.push(heading(3, "Counters per operation relative to the base"));
             b.push(Block::Note(FIGURE_COLOURS.into()));
-            b.push(Block::Table(figures_table(cmp, &d.counters, true)));
+            b.push(Block::Table(figures_table(cmp, d.step, &d.counters, true)));
         }
     }
     if !d.counters_na.is_empty() {
@@ -725,12 +826,12 @@ fn latency_table(cmp: &Comparison, rows: &[super::model::LatencyRow]) -> DocTabl
                     .bucket_shares
                     .iter()
                     .map(|s| {
-                        let mut c = DocCell::plain(if *s > 0.0 {
-                            format!("{:.2}", s * 100.0)
+                        let mut c = DocCell::plain(super::text::share_text(*s, 2));
+                        c.shade = Some(if *s < super::text::SHARE_LEFTOVER {
+                            0.0
                         } else {
-                            ".".into()
+                            *s
                         });
-                        c.shade = Some(*s);
                         c
                     })
                     .collect();
@@ -752,8 +853,14 @@ fn latency_table(cmp: &Comparison, rows: &[super::model::LatencyRow]) -> DocTabl
 }
 
 /// A step's figures, one row per figure and a column per run; `relative`: run / base, the
-/// base's own column left out.
-fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> DocTable {
+/// base's own column left out, each ratio painted by [`super::paint::paint`] (a host-affected
+/// step's figures grey, marked ~).
+fn figures_table(
+    cmp: &Comparison,
+    step: StepName,
+    figures: &[MetricRow],
+    relative: bool,
+) -> DocTable {
     let keep: Vec<usize> = (0..cmp.runs.len())
         .filter(|&i| !relative || i != cmp.base)
         .collect();
@@ -772,8 +879,16 @@ fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> Doc
                         let v = if relative { m.relative[i] } else { m.values[i] };
                         match (v, relative) {
                             (Some(r), true) => {
-                                let mut c = DocCell::plain(format!("{r:.2}"));
-                                c.colour = figure_colour(r, m.lower_is_better);
+                                let flag = cmp.host.flag(step, &cmp.labels[i]);
+                                let p = super::paint::paint(&super::paint::Evidence {
+                                    higher_is_better: m.lower_is_better.map(|l| !l),
+                                    host: flag.map(|f| f.reasons.as_slice()),
+                                    ..super::paint::Evidence::of_rate(r)
+                                });
+                                let mark = p.note.as_ref().map_or("", CellNote::mark);
+                                let mut c = DocCell::plain(format!("{r:.2}{mark}"));
+                                c.colour = p.colour;
+                                c.title = p.note.as_ref().map(ToString::to_string);
                                 c
                             }
                             (Some(v), false) => DocCell::plain(fmt_metric(v)),
@@ -789,21 +904,11 @@ fn figures_table(cmp: &Comparison, figures: &[MetricRow], relative: bool) -> Doc
     }
 }
 
-/// A figure's ratio is marked only when it moved by more than the noise band: red when it
-/// got worse (a cost up, a rate down), green when better, grey when neither is known.
-fn figure_colour(r: f64, lower_is_better: Option<bool>) -> Colour {
-    if super::diagnosis::NoiseBand::default_band().contains(r) {
-        return Colour::None;
-    }
-    match lower_is_better {
-        Some(lower) if (r > 1.0) == lower => Colour::Red,
-        Some(_) => Colour::Green,
-        None => Colour::Grey,
-    }
-}
+/// What the colours of a relative throughput table mean (`report::paint`).
+const RELATIVE_COLOURS: &str = "Throughput / the base's, painted by the rule of `ibench check`: red or green only when the 90% interval of the ratio (over the repeats, or from each run's per-second rates) lies wholly below 0.95 or above 1.05; grey otherwise: no change, or not decided (marked).";
 
 /// What the colours of a relative figures table mean.
-const FIGURE_COLOURS: &str = "Run / base. Red: worse by more than 5% (a cost up or a rate down); green: better by more than 5%; grey: moved, neither better nor worse (seconds, the clock).";
+const FIGURE_COLOURS: &str = "Run / base. Red: worse by more than 5% (a cost up or a rate down); green: better by more than 5%; grey: within 5%, moved with no better or worse (seconds, the clock), or not decided (ending in ~: the step is host-affected).";
 
 /// The glossary of the per-step figures: name and meaning, once.
 fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
@@ -830,7 +935,9 @@ fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
     }));
 }
 
-/// Per-second series of one op kind in one step for every run: `(key, points)`.
+/// Per-second series of one op kind in one step for every run: `(key, points)`. A run's last
+/// line when it covers only part of a second (the step ended inside it: its `second` is past
+/// the step's length) is left out: drawn as a rate, it would read as a drop towards 0.
 fn series(
     cmp: &Comparison,
     runs: &[LoadedRun],
@@ -838,7 +945,21 @@ fn series(
     kind: &str,
     value: impl Fn(&crate::stats::SecondCounts) -> f64,
 ) -> Vec<(String, Vec<(f64, f64)>)> {
-    timeline_series(cmp, runs, step, |l| l.ops.get(kind).map(&value))
+    runs.iter()
+        .map(|r| {
+            let length = r.record.step(step).map(|s| s.seconds);
+            let points = r
+                .timeline
+                .iter()
+                .filter(|l| {
+                    l.step == step
+                        && length.is_none_or(|len| super::tables::whole_second(l.second, len))
+                })
+                .filter_map(|l| Some((f64::from(l.second), value(l.ops.get(kind)?))))
+                .collect();
+            (cmp.key_of(&r.label).to_string(), points)
+        })
+        .collect()
 }
 
 /// A per-second series of one step for every run, `point` read from each of its timeline
@@ -917,9 +1038,9 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
             &builds,
         ));
     }
-    let size = size_series(cmp, runs, d.step);
+    let (size, unit) = size_series(cmp, runs, d.step);
     if !size.is_empty() {
-        b.push(chart(&format!("{} database size", d.step), "GB", &size));
+        b.push(chart(&format!("{} database size", d.step), unit, &size));
     }
     if let Some((main, _)) = d.latency.first() {
         let data = series(cmp, runs, d.step, main, |c| {
@@ -947,13 +1068,14 @@ fn index_build_series(
     })
 }
 
-/// Database size over the step, from the sampler's time series: logical and on disk per run.
-fn size_series(
-    cmp: &Comparison,
-    runs: &[LoadedRun],
-    step: StepName,
-) -> Vec<(String, Vec<(f64, f64)>)> {
-    runs.iter()
+/// Charted series: each run's key (or key and what) and its `(x, y)` points.
+type Series = Vec<(String, Vec<(f64, f64)>)>;
+
+/// Database size over the step, from the sampler's time series: logical and on disk per run,
+/// in GB, or MB when every figure is under a GB; and the unit.
+fn size_series(cmp: &Comparison, runs: &[LoadedRun], step: StepName) -> (Series, &'static str) {
+    let bytes: Series = runs
+        .iter()
         .flat_map(|r| {
             let in_step: Vec<_> = r
                 .samples
@@ -964,7 +1086,7 @@ fn size_series(
             let curve = |pick: fn(&crate::results::metrics::SampleLine) -> Option<u64>| {
                 in_step
                     .iter()
-                    .filter_map(|l| pick(l).map(|b| (l.t - t0, count_f64(b) / 1e9)))
+                    .filter_map(|l| pick(l).map(|b| (l.t - t0, count_f64(b))))
                     .collect::<Vec<_>>()
             };
             let key = cmp.key_of(&r.label);
@@ -974,23 +1096,102 @@ fn size_series(
             ]
         })
         .filter(|(_, points)| !points.is_empty())
-        .collect()
+        .collect();
+    let largest = bytes
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let (scale, unit) = if largest < 1e9 {
+        (1e6, "MB")
+    } else {
+        (1e9, "GB")
+    };
+    let scaled = bytes
+        .into_iter()
+        .map(|(k, p)| (k, p.into_iter().map(|(x, y)| (x, y / scale)).collect()))
+        .collect();
+    (scaled, unit)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn postgres_fixture() -> Vec<LoadedRun> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
+        let (runs, problems) = super::super::load::load_runs(&[dir]);
+        assert!(problems.is_empty(), "{problems:?}");
+        runs
+    }
+
     #[test]
-    fn a_relative_figure_is_coloured_by_its_direction() {
-        // Inside the ±5% band: unmarked.
-        assert_eq!(figure_colour(1.03, Some(true)), Colour::None);
-        // A cost up is worse, down better; a rate the other way round.
-        assert_eq!(figure_colour(1.20, Some(true)), Colour::Red);
-        assert_eq!(figure_colour(0.80, Some(true)), Colour::Green);
-        assert_eq!(figure_colour(0.80, Some(false)), Colour::Red);
-        assert_eq!(figure_colour(1.20, Some(false)), Colour::Green);
-        // Neither (seconds, the clock): moved, grey.
-        assert_eq!(figure_colour(1.20, None), Colour::Grey);
+    fn a_steps_last_partial_second_is_not_drawn_as_a_drop() {
+        let mut runs = postgres_fixture();
+        let qr100: StepName = "qr100".parse().unwrap();
+        // The fixture's qr100 lasted 3.000007 s: seconds 1-3 are whole. A fourth line, as the
+        // monitor writes for a step that ends inside a second, covers a sliver of it.
+        let mut partial = runs[0]
+            .timeline
+            .iter()
+            .rfind(|l| l.step == qr100)
+            .unwrap()
+            .clone();
+        partial.second = 4;
+        for c in partial.ops.values_mut() {
+            c.ops /= 50;
+            c.rows /= 50;
+        }
+        runs[0].timeline.push(partial);
+        let cmp = super::super::compare::compare(&runs, None, Vec::new());
+        let data = series(&cmp, &runs, qr100, "range_query", |c| count_f64(c.ops));
+        let xs: Vec<f64> = data[0].1.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [1.0, 2.0, 3.0]);
+        // The decision rule reads the same whole seconds.
+        assert!(super::super::tables::whole_second(3, 3.000_007));
+        assert!(!super::super::tables::whole_second(4, 3.000_007));
+    }
+
+    #[test]
+    fn a_database_size_of_megabytes_is_charted_in_mb_with_its_one_sample() {
+        let runs = postgres_fixture();
+        let cmp = super::super::compare::compare(&runs, None, Vec::new());
+        // qp100 has one size sample (the sampler reads sizes every few seconds).
+        let (size, unit) = size_series(&cmp, &runs, "qp100".parse().unwrap());
+        assert_eq!(unit, "MB");
+        assert_eq!(size.len(), 2, "{size:?}");
+        assert!((size[0].1[0].1 - 14.482_791).abs() < 1e-6, "{size:?}");
+        let Block::Chart(svg) = chart("qp100 database size", unit, &size) else {
+            panic!("a chart");
+        };
+        assert_eq!(
+            svg.matches("class=\"point\"").count(),
+            2,
+            "a dot per one-sample series"
+        );
+    }
+
+    #[test]
+    fn two_runs_fit_about_150_lines_by_default_and_details_add_the_steps() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let dirs = [
+            fixtures.join("postgres"),
+            fixtures.join("postgres-commit-delay"),
+        ];
+        let short =
+            super::super::render_dirs_with(&dirs, None, super::super::Format::Text, false, false)
+                .unwrap()
+                .text;
+        let full = super::super::render_dirs(&dirs, None, super::super::Format::Text, false)
+            .unwrap()
+            .text;
+        let lines = short.lines().count();
+        assert!(lines <= 150, "{lines} lines:\n{short}");
+        assert!(
+            short.contains("== tl;dr") && short.contains("--details"),
+            "{short}"
+        );
+        assert!(!short.contains("latency: % of operations per bucket"));
+        assert!(full.contains("latency: % of operations per bucket"));
+        assert!(full.lines().count() > 2 * lines);
     }
 }

@@ -14,6 +14,7 @@ pub mod load;
 pub mod markdown;
 pub mod model;
 mod notes;
+pub mod paint;
 pub mod replication;
 pub mod run_table;
 pub mod series;
@@ -22,6 +23,7 @@ pub mod shift;
 pub mod svg;
 pub mod tables;
 pub mod text;
+pub mod tldr;
 mod warnings;
 
 use std::path::PathBuf;
@@ -128,13 +130,25 @@ pub struct Rendered {
 }
 
 /// Read the runs in `dirs` and render them (the first, or the one labelled `base`, is the
-/// base). Fails when no run at all could be read, or when `base` names none of them (an
-/// `OptionsError`: the command line is wrong).
+/// base), each step's detail in full. Fails when no run at all could be read, or when `base`
+/// names none of them (an `OptionsError`: the command line is wrong).
 pub fn render_dirs(
     dirs: &[PathBuf],
     base: Option<&str>,
     format: Format,
     colour: bool,
+) -> anyhow::Result<Rendered> {
+    render_dirs_with(dirs, base, format, colour, true)
+}
+
+/// [`render_dirs`], with each step's detail in text and Markdown only when `details` (the
+/// HTML report always has it, folded; `ibench report --details`).
+pub fn render_dirs_with(
+    dirs: &[PathBuf],
+    base: Option<&str>,
+    format: Format,
+    colour: bool,
+    details: bool,
 ) -> anyhow::Result<Rendered> {
     let (runs, problems) = load::load_runs(dirs);
     if runs.is_empty() {
@@ -162,7 +176,7 @@ pub fn render_dirs(
         .into());
     }
     let cmp = compare::compare(&runs, base, problems);
-    let text = render(&cmp, &runs, format, colour)?;
+    let text = render_with(&cmp, &runs, format, colour, Vec::new(), details)?;
     let several = cmp.runs.len() > 1;
     Ok(Rendered {
         text,
@@ -175,31 +189,41 @@ pub fn render_dirs(
     })
 }
 
-/// Render a comparison in one format.
+/// Render a comparison in one format, each step's detail in full.
 pub fn render(
     cmp: &Comparison,
     runs: &[LoadedRun],
     format: Format,
     colour: bool,
 ) -> anyhow::Result<String> {
-    render_with(cmp, runs, format, colour, Vec::new())
+    render_with(cmp, runs, format, colour, Vec::new(), true)
 }
 
 /// Render a comparison in one format with `extra` blocks before its notes (the matrix's
-/// spread over repeats). Text, Markdown and HTML are the same document in three syntaxes.
+/// spread over repeats). Text, Markdown and HTML are the same document in three syntaxes;
+/// text and Markdown show each step's detail only when `details`, HTML always, folded under
+/// a table of contents.
 pub fn render_with(
     cmp: &Comparison,
     runs: &[LoadedRun],
     format: Format,
     colour: bool,
     extra: Vec<document::Block>,
+    details: bool,
 ) -> anyhow::Result<String> {
     let title = model::title(cmp);
-    let doc = |charts| layout::blocks(cmp, runs, charts, extra.clone());
+    let detail = if details {
+        layout::Detail::Full
+    } else {
+        layout::Detail::Short
+    };
+    let doc = |charts, detail| layout::blocks(cmp, runs, charts, detail, extra.clone());
     Ok(match format {
-        Format::Text => document::write(title, &doc(false), &text::TextSyntax { colour }),
-        Format::Markdown => document::write(title, &doc(false), &markdown::MarkdownSyntax),
-        Format::Html => document::write(title, &doc(true), &html::HtmlSyntax),
+        Format::Text => document::write(title, &doc(false, detail), &text::TextSyntax { colour }),
+        Format::Markdown => document::write(title, &doc(false, detail), &markdown::MarkdownSyntax),
+        Format::Html => {
+            document::write(title, &doc(true, layout::Detail::Folded), &html::HtmlSyntax)
+        }
         Format::Json => serde_json::to_string_pretty(cmp)? + "\n",
         Format::Otava => series::otava(runs).0,
         Format::Nyrkio => serde_json::to_string_pretty(&series::nyrkio(runs))? + "\n",

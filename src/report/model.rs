@@ -32,6 +32,10 @@ pub struct Cell {
     pub colour: Colour,
     /// Why it is grey, marked or missing.
     pub note: Option<CellNote>,
+    /// A relative figure's interval over the repeats (a matrix report: the run's spread, min
+    /// / median to max / median, times the figure); absent without repeats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<[f64; 2]>,
 }
 
 impl Cell {
@@ -40,6 +44,7 @@ impl Cell {
             value: None,
             colour: Colour::None,
             note: Some(note),
+            interval: None,
         }
     }
 }
@@ -69,6 +74,10 @@ pub enum CellNote {
     /// A relative figure inside the base's spread over repeats (a matrix report):
     /// `within base spread`.
     WithinBaseSpread,
+    /// A relative figure the decision rule (`stats::decision`) could not decide: `not
+    /// decided: ` and its reason and interval (`too noisy: -8.0% (90% interval -21.0% ..
+    /// +6.9%) reaches both inside and beyond ±5%`).
+    Undecided(String),
 }
 
 impl CellNote {
@@ -76,6 +85,18 @@ impl CellNote {
     /// its step, or a check after the step failed.
     pub fn is_partial(&self) -> bool {
         matches!(self, CellNote::Unfinished(_) | CellNote::CheckFailed(_))
+    }
+
+    /// The mark a relative figure with this note ends in: `~` host-affected, `?` not decided
+    /// (`report::paint`); none otherwise
+    /// (a partial step's figure and a failed SLA's carry the marks every syntax gives them:
+    /// `!` or ⚠, `*` or struck through).
+    pub fn mark(&self) -> &'static str {
+        match self {
+            CellNote::HostAffected(_) => "~",
+            CellNote::Undecided(_) => "?",
+            _ => "",
+        }
     }
 }
 
@@ -94,6 +115,7 @@ impl std::fmt::Display for CellNote {
             CellNote::UnsettledStart => f.write_str("unsettled start"),
             CellNote::HostAffected(reasons) => write!(f, "host-affected: {}", reasons.join("; ")),
             CellNote::WithinBaseSpread => f.write_str("within base spread"),
+            CellNote::Undecided(why) => write!(f, "not decided: {why}"),
         }
     }
 }
@@ -223,6 +245,10 @@ pub struct RunRow {
 /// The whole comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
+    /// The tl;dr the report opens with (`report::tldr`): per run against the base, its
+    /// relative throughput per step family from the decided figures, what differs, and the
+    /// host or noise caveat. Empty for one run.
+    pub tldr: Tldr,
     /// The runs' labels, in order.
     pub labels: Vec<String>,
     /// The runs' short keys, in order: the tables name runs by these (the run table maps
@@ -294,6 +320,57 @@ impl Comparison {
     }
 }
 
+/// The tl;dr of a comparison.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Tldr {
+    /// One line per run but the base, in run order.
+    pub lines: Vec<TldrLine>,
+    /// What holds for every line: how noise was judged.
+    pub caveat: Option<String>,
+}
+
+/// One run against the base.
+#[derive(Clone, Debug, Serialize)]
+pub struct TldrLine {
+    /// The run's label.
+    pub run: String,
+    /// Per step family, in the order the steps ran.
+    pub families: Vec<TldrFamily>,
+    /// What differs in the run's setup from the base's, the first few named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differs: Option<String>,
+    /// The host caveat for this run, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<String>,
+    /// The line as every format writes it.
+    pub text: String,
+}
+
+/// A step family's relative throughput in one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct TldrFamily {
+    /// `writes` (the load steps with the writes), `range queries`, `point queries`.
+    pub family: String,
+    /// Steps of the family both runs have.
+    pub steps: usize,
+    /// Of those, the steps whose figure is decided (painted, or inside the band).
+    pub decided: usize,
+    /// Lowest decided relative throughput (absent when none is decided).
+    pub relative_min: Option<f64>,
+    /// Highest decided relative throughput.
+    pub relative_max: Option<f64>,
+    /// The range's paint: red or green only when every figure of the family is decided and
+    /// all agree.
+    pub colour: Colour,
+    /// The range of all its figures as measured, decided or not.
+    pub measured_min: f64,
+    /// Highest, as measured.
+    pub measured_max: f64,
+    /// Why figures are not decided (the first reason), when some are not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided_reason: Option<String>,
+}
+
 /// How one run's setup differs from the base's.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSetup {
@@ -343,6 +420,12 @@ pub struct FamilySummary {
     /// How many of those steps are host-affected (`report::host`): their figures may measure
     /// the host, not the DBMS.
     pub host_affected: usize,
+    /// How many of those steps' figures are not decided (grey with a reason: host-affected,
+    /// partial, within the base's spread).
+    pub undecided: usize,
+    /// The range's paint (`report::paint::paint_of_range`): red or green only when every
+    /// figure of the family is decided and all agree; grey otherwise.
+    pub colour: Colour,
 }
 
 /// Microbenchmark tables: one row per microbenchmark (in the published order), one column per
@@ -416,18 +499,54 @@ pub fn transpose(t: &Table, labels: &[String]) -> StepRows {
     }
 }
 
-/// A cell's value as text: rates and counts without decimals, ratios with 2.
+/// A cell's value as text: rates and counts without decimals (one under 100), ratios with 2.
 pub fn cell_text(c: &Cell, ratio: bool) -> String {
+    let decimals = c.value.map_or(0, |v| column_decimals([v]));
+    cell_text_with(c, ratio, decimals)
+}
+
+/// A cell's value as text with `decimals` for a rate or a count (a column's, from
+/// [`column_decimals`], so that a column never mixes them); ratios always with 2.
+pub fn cell_text_with(c: &Cell, ratio: bool, decimals: usize) -> String {
+    let mark = c.note.as_ref().map_or("", CellNote::mark);
     match c.value {
         None => c
             .note
             .as_ref()
             .map_or_else(|| "-".into(), ToString::to_string),
-        Some(v) if ratio && host_affected(c) => format!("{v:.2}~"),
-        Some(v) if ratio => format!("{v:.2}"),
-        Some(v) if v.abs() >= 100.0 => crate::stats::thousands::group_f(v),
-        Some(v) => format!("{v:.1}"),
+        Some(v) if ratio => format!("{v:.2}{mark}"),
+        Some(v) => grouped(v, decimals) + mark,
     }
+}
+
+/// The decimals a column of rates or counts is written with: none when every figure is 100 or
+/// more (or 0), else one for all of them.
+pub fn column_decimals(values: impl IntoIterator<Item = f64>) -> usize {
+    if values.into_iter().all(|v| v == 0.0 || v.abs() >= 100.0) {
+        0
+    } else {
+        1
+    }
+}
+
+/// `v` with its whole part grouped in thousands and `decimals` decimals: `12,345.6`.
+pub fn grouped(v: f64, decimals: usize) -> String {
+    let text = format!("{:.*}", decimals, v.abs());
+    let (whole, frac) = text
+        .split_once('.')
+        .map_or((text.as_str(), ""), |(w, f)| (w, f));
+    let whole: u64 = whole.parse().unwrap_or(0);
+    let sign = if v < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        "-"
+    } else {
+        ""
+    };
+    let mut out = format!("{sign}{}", crate::stats::thousands::group(whole));
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    out
 }
 
 /// The note of a cell whose figure needs a mark: it covers only part of its step (the step
@@ -470,5 +589,25 @@ mod tests {
         assert_eq!(json(CellNote::WithinBaseSpread), "\"within base spread\"");
         assert!(CellNote::Unfinished(Status::Running).is_partial());
         assert!(!CellNote::UnsettledStart.is_partial());
+    }
+
+    #[test]
+    fn a_column_shares_its_decimals() {
+        assert_eq!(column_decimals([12_345.0, 150.0, 0.0]), 0);
+        assert_eq!(column_decimals([12_345.0, 98.7]), 1);
+        assert_eq!(grouped(12_345.04, 1), "12,345.0");
+        assert_eq!(grouped(98.66, 1), "98.7");
+        assert_eq!(grouped(-1_234.6, 0), "-1,235");
+        assert_eq!(grouped(-0.01, 1), "0.0");
+        let cell = |v| Cell {
+            value: Some(v),
+            colour: Colour::None,
+            note: None,
+            interval: None,
+        };
+        assert_eq!(cell_text_with(&cell(12_345.0), false, 1), "12,345.0");
+        assert_eq!(cell_text(&cell(12_345.4), false), "12,345");
+        assert_eq!(cell_text(&cell(98.66), false), "98.7");
+        assert_eq!(cell_text(&cell(0.5), true), "0.50");
     }
 }

@@ -82,7 +82,20 @@ fn keys_or_dir_names(labels: &[String], dirs: &[&Path]) -> Vec<String> {
 
 /// A table whose rows are runs, as a document table: each row named by the run's key (its
 /// label on hover), each cell written by `cell`.
-pub fn runs_as_rows(cmp: &Comparison, t: &Table, cell: &dyn Fn(&Cell) -> DocCell) -> DocTable {
+pub fn runs_as_rows(
+    cmp: &Comparison,
+    t: &Table,
+    cell: &dyn Fn(&Cell, usize) -> DocCell,
+) -> DocTable {
+    let decimals: Vec<usize> = (0..t.columns.len())
+        .map(|j| {
+            super::model::column_decimals(
+                t.rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(j).and_then(|c| c.value)),
+            )
+        })
+        .collect();
     DocTable {
         corner: "run".into(),
         columns: t.columns.iter().map(ToString::to_string).collect(),
@@ -94,7 +107,12 @@ pub fn runs_as_rows(cmp: &Comparison, t: &Table, cell: &dyn Fn(&Cell) -> DocCell
                 label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
                 title: Some(super::load::clean_label(&r.label)),
                 link: None,
-                cells: r.cells.iter().map(cell).collect(),
+                cells: r
+                    .cells
+                    .iter()
+                    .zip(&decimals)
+                    .map(|(c, &d)| cell(c, d))
+                    .collect(),
             })
             .collect(),
         footer: None,

@@ -387,6 +387,7 @@ pub fn scaling(
         value,
         colour,
         note: None,
+        interval: None,
     };
     let table = |f: &dyn Fn(&LoadedRun, StepName) -> Option<f64>,
                  colour: &dyn Fn(f64) -> Colour| Table {
@@ -422,7 +423,7 @@ pub fn scaling(
             let ratio = f64::from(s.clients) / f64::from(b.clients);
             Some(s.throughput / (b.throughput * ratio))
         },
-        &super::tables::relative_colour,
+        &|r| super::paint::paint(&super::paint::Evidence::of_rate(r)).colour,
     );
     Some(Scaling {
         per_client,
@@ -436,8 +437,8 @@ pub fn scaling_blocks(cmp: &Comparison) -> Vec<Block> {
         return Vec::new();
     };
     let rows = |t: &Table, ratio: bool| {
-        super::run_table::runs_as_rows(cmp, t, &|c| {
-            let mut d = DocCell::plain(super::model::cell_text(c, ratio));
+        super::run_table::runs_as_rows(cmp, t, &|c, decimals| {
+            let mut d = DocCell::plain(super::model::cell_text_with(c, ratio, decimals));
             d.colour = c.colour;
             d
         })
@@ -450,7 +451,7 @@ pub fn scaling_blocks(cmp: &Comparison) -> Vec<Block> {
         },
         Block::Note("The runs differ in --clients. Throughput per client: the step's throughput / its clients.".into()),
         Block::Table(rows(&sc.per_client, false)),
-        Block::Note("Scaling efficiency: throughput / (the base's throughput × clients / the base's clients); 1.00 is perfect scaling. Red ≤ 0.95, green ≥ 1.05.".into()),
+        Block::Note("Scaling efficiency: throughput / (the base's throughput × clients / the base's clients); 1.00 is perfect scaling. Painted as the relative table is: red below 0.95, green above 1.05, grey between or when not decided (~ host-affected).".into()),
         Block::Table(rows(&sc.efficiency, true)),
     ]
 }

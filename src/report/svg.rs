@@ -3,9 +3,10 @@
 use crate::stats::convert::usize_f64;
 use std::fmt::Write;
 
-/// Colours of the runs' series, in run order (repeats after 8).
+/// Colours of the runs' series, in run order (repeats after 8). No red and no green: in the
+/// tables those say worse and better, and a run's bars must not seem to.
 pub const PALETTE: [&str; 8] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    "#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#7f7f7f", "#bcbd22",
 ];
 
 const WIDTH: f64 = 800.0;
@@ -196,6 +197,9 @@ fn legend(out: &mut String, labels: &[&str]) {
     }
 }
 
+/// A series with fewer points than this gets a dot at each.
+const MARKED_POINTS: usize = 3;
+
 /// A line chart: one series per run, `(x, y)` points.
 pub fn line_chart(
     title: &str,
@@ -242,7 +246,21 @@ pub fn line_chart(
             PALETTE[i % PALETTE.len()],
             dash(i),
             esc(label)
-        );
+        ); // A line needs two points: a series of one or two (a database size sampled every
+        // few seconds in a short step) gets a dot at each, or it would not show.
+        if points.len() < MARKED_POINTS {
+            for (x, y) in points {
+                let _ = write!(
+                    out,
+                    r#"<circle class="point" cx="{:.1}" cy="{:.1}" r="3" fill="{}"><title>{}: {}</title></circle>"#,
+                    LEFT + x / x_max * plot_w,
+                    TOP + plot_h - y / y_max * plot_h,
+                    PALETTE[i % PALETTE.len()],
+                    esc(label),
+                    trim(*y)
+                );
+            }
+        }
     }
     let labels: Vec<&str> = series.iter().map(|(l, _)| *l).collect();
     legend(&mut out, &labels);
@@ -250,44 +268,107 @@ pub fn line_chart(
     out
 }
 
+/// One bar of a bar chart: its value, whether the comparison left it undecided (drawn
+/// hatched and faded: host-affected, partial, within the base's spread), and the repeats'
+/// interval (drawn as an error bar) where there are repeats.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bar {
+    /// Its height.
+    pub value: f64,
+    /// Not decided as a change (`report::paint`): hatched and faded.
+    pub undecided: bool,
+    /// Low and high ends of its interval over repeats, when there are repeats.
+    pub interval: Option<[f64; 2]>,
+}
+
+impl Bar {
+    /// A plain bar: decided (or nothing to decide), no interval.
+    pub fn plain(value: f64) -> Bar {
+        Bar {
+            value,
+            undecided: false,
+            interval: None,
+        }
+    }
+}
+
 /// A grouped bar chart: one group per category, one bar per run. `values[run][category]`.
+/// An undecided bar is hatched and faded; a bar with an interval gets an error bar.
 pub fn bar_chart(
     title: &str,
     y_label: &str,
     categories: &[String],
     runs: &[&str],
-    values: &[Vec<Option<f64>>],
+    values: &[Vec<Option<Bar>>],
 ) -> String {
     let y_top = values
         .iter()
         .flatten()
         .flatten()
-        .copied()
+        .map(|b| b.interval.map_or(b.value, |[_, hi]| hi.max(b.value)))
         .fold(0.0_f64, f64::max);
     let y_max = y_range(y_top);
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let mut out = String::new();
     open_svg(&mut out, title, runs.len());
+    let hatch = format!("hatch-{:x}", fnv(title));
+    let _ = write!(
+        out,
+        r##"<defs><pattern id="{hatch}" patternUnits="userSpaceOnUse" width="6" height="6" patternTransform="rotate(45)"><rect width="6" height="6" fill="white" fill-opacity="0.55"/><line x1="0" y1="0" x2="0" y2="6" stroke="#555" stroke-width="2"/></pattern></defs>"##
+    );
     y_grid(&mut out, y_max);
     let group_w = plot_w / usize_f64(categories.len().max(1));
     let bar_w = (group_w * 0.8) / usize_f64(runs.len().max(1));
+    let y_of = |v: f64| TOP + plot_h - v / y_max * plot_h;
     for (c, cat) in categories.iter().enumerate() {
         let gx = LEFT + usize_f64(c) * group_w + group_w * 0.1;
         for (r, run) in runs.iter().enumerate() {
-            if let Some(Some(val)) = values.get(r).and_then(|row| row.get(c)) {
-                let h = val / y_max * plot_h;
+            let Some(Some(bar)) = values.get(r).and_then(|row| row.get(c)) else {
+                continue;
+            };
+            let h = bar.value / y_max * plot_h;
+            let x = gx + usize_f64(r) * bar_w;
+            let w = bar_w.max(1.0) - 1.0;
+            let (class, faded, why) = if bar.undecided {
+                (
+                    "bar undecided",
+                    "0.35",
+                    " (not decided: grey in the tables)",
+                )
+            } else {
+                ("bar", opacity(r), "")
+            };
+            let interval = bar
+                .interval
+                .map(|[lo, hi]| format!(", {}-{} over the repeats", trim(lo), trim(hi)))
+                .unwrap_or_default();
+            let _ = write!(
+                out,
+                r#"<rect class="{class}" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{h:.1}" fill="{}" fill-opacity="{faded}"><title>{}: {} = {}{interval}{why}</title></rect>"#,
+                y_of(bar.value),
+                PALETTE[r % PALETTE.len()],
+                esc(run),
+                esc(cat),
+                trim(bar.value)
+            );
+            if bar.undecided {
                 let _ = write!(
                     out,
-                    r#"<rect class="bar" x="{:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}" fill-opacity="{}"><title>{}: {} = {}</title></rect>"#,
-                    gx + usize_f64(r) * bar_w,
-                    TOP + plot_h - h,
-                    bar_w.max(1.0) - 1.0,
-                    PALETTE[r % PALETTE.len()],
-                    opacity(r),
-                    esc(run),
-                    esc(cat),
-                    trim(*val)
+                    r#"<rect class="hatch" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{h:.1}" fill="url(#{hatch})"/>"#,
+                    y_of(bar.value)
+                );
+            }
+            if let Some([lo, hi]) = bar.interval {
+                let cx = x + w / 2.0;
+                let (y_lo, y_hi) = (y_of(lo), y_of(hi));
+                let _ = write!(
+                    out,
+                    r##"<path class="interval" d="M{cx:.1},{y_lo:.1} L{cx:.1},{y_hi:.1} M{:.1},{y_lo:.1} L{:.1},{y_lo:.1} M{:.1},{y_hi:.1} L{:.1},{y_hi:.1}" stroke="#222" stroke-width="1" fill="none"/>"##,
+                    cx - 3.0,
+                    cx + 3.0,
+                    cx - 3.0,
+                    cx + 3.0
                 );
             }
         }
@@ -299,6 +380,7 @@ pub fn bar_chart(
             esc(cat)
         );
     }
+    // The line at 1 (the base) when the chart is of ratios reaching it.
     let cy = TOP + plot_h / 2.0;
     let _ = write!(
         out,
@@ -308,13 +390,61 @@ pub fn bar_chart(
         r = LEFT + plot_w,
     );
     legend(&mut out, runs);
+    if values.iter().flatten().flatten().any(|b| b.undecided) {
+        let y = chart_height(runs.len()) - 10.0;
+        let _ = write!(
+            out,
+            r##"<rect x="{:.1}" y="{:.1}" width="10" height="10" fill="#999" fill-opacity="0.35"/><rect x="{:.1}" y="{:.1}" width="10" height="10" fill="url(#{hatch})"/><text x="{:.1}" y="{y:.1}" font-size="10" dominant-baseline="middle">hatched: not decided</text>"##,
+            WIDTH - RIGHT + 10.0,
+            y - 5.0,
+            WIDTH - RIGHT + 10.0,
+            y - 5.0,
+            WIDTH - RIGHT + 24.0,
+        );
+    }
     out.push_str("</svg>");
     out
+}
+
+/// A small stable hash of a chart's title, for ids that stay apart within one page.
+fn fnv(s: &str) -> u32 {
+    s.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_undecided_bar_is_hatched_and_faded_and_an_interval_is_an_error_bar() {
+        let undecided = Bar {
+            value: 0.5,
+            undecided: true,
+            interval: None,
+        };
+        let spread = Bar {
+            value: 1.3,
+            undecided: false,
+            interval: Some([1.1, 1.6]),
+        };
+        let b = bar_chart(
+            "t",
+            "x",
+            &["l.i0".into()],
+            &["a", "b"],
+            &[vec![Some(undecided)], vec![Some(spread)]],
+        );
+        assert_eq!(b.matches("class=\"bar undecided\"").count(), 1);
+        assert_eq!(b.matches("class=\"hatch\"").count(), 1);
+        assert!(b.contains("fill-opacity=\"0.35\""));
+        assert!(b.contains("hatched: not decided"));
+        assert_eq!(b.matches("class=\"interval\"").count(), 1);
+        assert!(b.contains("1.1-1.6 over the repeats"));
+        // The top of the axis reaches the interval's end.
+        assert!(b.contains(">1.6<") || b.contains(">2<"), "{b}");
+    }
 
     #[test]
     fn nice_steps_and_labels() {
@@ -336,14 +466,20 @@ mod tests {
         );
         assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
         assert_eq!(s.matches("class=\"series\"").count(), 2);
+        // b's one point, and a's two, each a dot: a line of one point would not show.
+        assert_eq!(s.matches("class=\"point\"").count(), 3);
         assert!(s.contains("rate &lt;&amp;&gt;"));
         let b = bar_chart(
             "t",
             "x",
             &["l.i0".into(), "l.x".into()],
             &["a", "b"],
-            &[vec![Some(1.0), Some(2.0)], vec![Some(1.5), None]],
+            &[
+                vec![Some(Bar::plain(1.0)), Some(Bar::plain(2.0))],
+                vec![Some(Bar::plain(1.5)), None],
+            ],
         );
         assert_eq!(b.matches("class=\"bar\"").count(), 3);
+        assert!(!b.contains("class=\"hatch\"") && !b.contains("not decided"));
     }
 }

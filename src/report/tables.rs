@@ -7,9 +7,12 @@ use super::diagnosis::StepBands;
 
 use super::load::LoadedRun;
 use super::model::{Cell, CellNote, Colour, MicroView, Table, TableRow, transpose};
+use super::paint::{Evidence, paint};
 use crate::results::metrics::METRICS;
 use crate::results::{CheckKind, Status, StepRecord};
 use crate::stats::OpKind;
+use crate::stats::convert::count_f64;
+use crate::stats::decision::{Evidence as Measured, FigureKind};
 use crate::workload::steps::StepName;
 
 /// The absolute throughput table, and its cells per run (the relative table divides them).
@@ -36,6 +39,7 @@ pub(super) fn absolute_table(runs: &[LoadedRun], steps: &[StepName]) -> (Table, 
                             .or_else(|| check_note(s))
                             .or_else(|| unsettled_note(&runs[i], step))
                     },
+                    interval: None,
                 },
             });
         }
@@ -75,10 +79,15 @@ pub(super) fn relative_table(
                     .map(|(c, b)| match (c.value, b.value) {
                         (Some(v), Some(bv)) if bv > 0.0 => {
                             let rel = v / bv;
+                            let p = paint(&Evidence {
+                                note: c.note.as_ref(),
+                                ..Evidence::of_rate(rel)
+                            });
                             Cell {
                                 value: Some(rel),
-                                colour: relative_colour(rel),
-                                note: c.note.clone(),
+                                colour: p.colour,
+                                note: p.note,
+                                interval: None,
                             }
                         }
                         (None, _) => Cell::missing(CellNote::Missing),
@@ -127,6 +136,7 @@ pub(super) fn background_table(
                                         sla.target_rows_per_sec,
                                     ),
                                     note: (!sla.passed).then_some(CellNote::SlaFailed),
+                                    interval: None,
                                 }
                             }
                         },
@@ -169,6 +179,7 @@ pub(super) fn micro_view(
                                 value,
                                 colour: Colour::None,
                                 note: value.is_none().then_some(CellNote::NotMeasured),
+                                interval: None,
                             }
                         })
                         .collect(),
@@ -223,17 +234,6 @@ pub fn absolute_colours(values: &[Option<(f64, bool)>]) -> Vec<Colour> {
         .collect()
 }
 
-/// Colour of a relative value: red ≤ 0.95, green ≥ 1.05, grey between.
-pub fn relative_colour(r: f64) -> Colour {
-    if r <= 0.95 {
-        Colour::Red
-    } else if r >= 1.05 {
-        Colour::Green
-    } else {
-        Colour::Grey
-    }
-}
-
 /// Colour of a background insert rate: red below 95% of the target.
 pub fn background_colour(achieved: f64, target: f64) -> Colour {
     if achieved < 0.95 * target {
@@ -243,43 +243,131 @@ pub fn background_colour(achieved: f64, target: f64) -> Colour {
     }
 }
 
-/// Grey the relative cells of host-affected steps (never painted as a DBMS change) and note
-/// why, unless the cell already carries a note (a [`CellNote::UnsettledStart`] gives way: the
-/// notes list those steps anyway).
-pub(super) fn mark_host_affected(relative: &mut Table, host: &super::host::HostView) {
-    for row in &mut relative.rows {
-        for (cell, step) in row.cells.iter_mut().zip(&relative.columns) {
-            let Some(flag) = host.flag(*step, &row.label) else {
+/// Paint the relative cells again now that the host view (`host`) and the runs' spreads over
+/// their repeats (`spreads[i]`, run `i`'s steps' own bands; empty outside a matrix) are known:
+/// every cell's paint is [`paint`]'s, with what its run's step says against it, and the
+/// base's spread as the noise band. A run with a spread gets its interval: the figure times
+/// its band.
+pub(super) fn paint_relative(
+    relative: &mut Table,
+    abs_cells: &[Vec<Cell>],
+    base: usize,
+    host: &super::host::HostView,
+    spreads: &[StepBands],
+    measures: Option<&[Vec<Option<Measured>>]>,
+) {
+    let no_spread = StepBands::default();
+    let noise = spreads.get(base).unwrap_or(&no_spread);
+    let measure = |i: usize, j: usize| measures?.get(i)?.get(j)?.as_ref();
+    for (i, row) in relative.rows.iter_mut().enumerate() {
+        for (j, (cell, step)) in row.cells.iter_mut().zip(&relative.columns).enumerate() {
+            let Some(ratio) = cell.value else {
                 continue;
             };
-            if cell.value.is_none() {
-                continue;
-            }
-            cell.colour = Colour::Grey;
-            if matches!(cell.note, None | Some(CellNote::UnsettledStart)) {
-                cell.note = Some(CellNote::HostAffected(flag.reasons.clone()));
-            }
+            let flag = host.flag(*step, &row.label).filter(|_| i != base);
+            let note = abs_cells
+                .get(i)
+                .and_then(|r| r.get(j))
+                .and_then(|c| c.note.as_ref());
+            let measured = measure(base, j).zip(measure(i, j)).filter(|_| i != base);
+            let p = paint(&Evidence {
+                host: flag.map(|f| f.reasons.as_slice()),
+                note,
+                spread: noise.own(*step).filter(|_| i != base),
+                measured,
+                ..Evidence::of_rate(ratio)
+            });
+            cell.colour = p.colour;
+            cell.note = p.note;
+            cell.interval = p.interval;
         }
     }
 }
 
-/// Grey the relative cells that lie inside the base's spread over repeats (`noise`: its
-/// steps' own bands) and note why, unless the cell is grey already (host-affected, or within
-/// ±5%).
-pub(super) fn mark_within_base_spread(relative: &mut Table, base: usize, noise: &StepBands) {
-    for (i, row) in relative.rows.iter_mut().enumerate() {
-        if i == base {
-            continue;
-        }
-        for (cell, step) in row.cells.iter_mut().zip(&relative.columns) {
-            let (Some(r), Some(band)) = (cell.value, noise.own(*step)) else {
+/// What each run measured of each step's throughput, for the decision rule: its repeats when
+/// `spreads[i]` holds them (a matrix report), else the run's own per-second rates of the
+/// step's main operation (whole seconds only), with the step's length. `[run][step]`.
+pub(super) fn measures(
+    runs: &[LoadedRun],
+    steps: &[StepName],
+    spreads: &[StepBands],
+) -> Vec<Vec<Option<Measured>>> {
+    runs.iter()
+        .enumerate()
+        .map(|(i, run)| {
+            steps
+                .iter()
+                .map(|&step| match spreads.get(i).and_then(|b| b.repeats(step)) {
+                    Some(m) => Some(m.clone()),
+                    None => single_run(run, step),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A single run's measure of a step's throughput: the figure, its rate in each whole second
+/// of the step, and the step's length.
+fn single_run(run: &LoadedRun, step: StepName) -> Option<Measured> {
+    let s = run.record.step(step)?;
+    let kind = s.main_op();
+    let per_second: Vec<f64> = run
+        .timeline
+        .iter()
+        .filter(|l| l.step == step && whole_second(l.second, s.seconds))
+        .filter_map(|l| l.ops.get(kind.name()).map(|c| count_f64(c.rate(kind))))
+        .collect();
+    let samples = per_second.len();
+    Some(
+        Measured::single_run(s.throughput, &per_second, FigureKind::Rate)
+            .with_length(s.seconds, samples),
+    )
+}
+
+/// Whether the timeline line of `second` (covering `(second - 1, second]`) is a whole second
+/// of a step that lasted `length` seconds (a millisecond of slack for the clock): the last
+/// line of a step that ended inside a second covers only part of it.
+pub(super) fn whole_second(second: u32, length: f64) -> bool {
+    f64::from(second) <= length + 1e-3
+}
+
+/// Paint the absolute table by the relative one's decisions: a figure whose relative figure
+/// is not decided (host-affected, partial, too noisy, too short, within the base's spread) is
+/// grey and left out of its column's range, as a failed SLA is (a host-affected one noted
+/// so, marked ~); the others are coloured by the quarters of what is left
+/// ([`absolute_colours`]).
+pub(super) fn paint_absolute(absolute: &mut Table, relative: &Table) {
+    for j in 0..absolute.columns.len() {
+        let undecided = |i: usize| {
+            relative
+                .rows
+                .get(i)
+                .and_then(|r| r.cells.get(j))
+                .is_some_and(super::paint::undecided)
+        };
+        let values: Vec<Option<(f64, bool)>> = absolute
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let c = r.cells.get(j)?;
+                Some((
+                    c.value?,
+                    c.note == Some(CellNote::SlaFailed) || undecided(i),
+                ))
+            })
+            .collect();
+        let colours = absolute_colours(&values);
+        for (i, row) in absolute.rows.iter_mut().enumerate() {
+            let Some(cell) = row.cells.get_mut(j) else {
                 continue;
             };
-            if band.contains(r) && cell.colour != Colour::Grey {
-                cell.colour = Colour::Grey;
-                if cell.note.is_none() {
-                    cell.note = Some(CellNote::WithinBaseSpread);
-                }
+            cell.colour = colours[i];
+            // A figure that may measure the host says so here too; one the rule could not
+            // decide is only left unpainted (the figure itself is as measured).
+            let host = relative.rows[i].cells[j].note.as_ref();
+            if cell.note.is_none() && matches!(host, Some(CellNote::HostAffected(_))) {
+                cell.note = host.cloned();
             }
         }
     }
@@ -362,11 +450,7 @@ mod tests {
     }
 
     #[test]
-    fn relative_and_background_thresholds() {
-        assert_eq!(relative_colour(0.95), Colour::Red);
-        assert_eq!(relative_colour(0.96), Colour::Grey);
-        assert_eq!(relative_colour(1.04), Colour::Grey);
-        assert_eq!(relative_colour(1.05), Colour::Green);
+    fn background_thresholds() {
         assert_eq!(background_colour(94.9, 100.0), Colour::Red);
         assert_eq!(background_colour(95.0, 100.0), Colour::None);
     }

@@ -87,10 +87,21 @@ pub fn fmt_us(us: u64) -> String {
 
 /// A share in percent with one decimal, `.` for none.
 fn share(x: f64) -> String {
-    if x <= 0.0 {
+    share_text(x, 1)
+}
+
+/// Below this a latency bucket's share is a leftover of floating-point sums (the last
+/// bucket is 1 - the others: 2.2e-16 when it holds nothing), not an operation: a real share
+/// is at least 1 / the count.
+pub const SHARE_LEFTOVER: f64 = 1e-12;
+
+/// A latency bucket's share in % with `decimals`, or `.` when it holds nothing (a leftover
+/// below [`SHARE_LEFTOVER`] included).
+pub fn share_text(x: f64, decimals: usize) -> String {
+    if x < SHARE_LEFTOVER {
         ".".into()
     } else {
-        format!("{:.1}", x * 100.0)
+        format!("{:.*}", decimals, x * 100.0)
     }
 }
 
@@ -395,6 +406,15 @@ pub fn one_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_bucket_is_a_dot_even_with_a_leftover_of_the_sum() {
+        assert_eq!(share_text(0.0, 1), ".");
+        assert_eq!(share_text(2.220446049250313e-16, 2), ".");
+        assert_eq!(share_text(1.0 - 0.1 - 0.2 - 0.7, 1), ".");
+        assert_eq!(share_text(0.5, 2), "50.00");
+        assert_eq!(share_text(1e-7, 1), "0.0");
+    }
 
     #[test]
     fn microseconds_read_naturally() {

@@ -1,0 +1,337 @@
+//! The one rule that paints a relative figure: red (worse), green (better) or grey (not
+//! decided, or no change), with its mark and the reason. Every table (absolute, relative,
+//! per-step figures, the matrix's), the summary, the tl;dr, the index page and the charts take
+//! a figure's paint from [`paint`], so no format can paint what the comparison did not decide.
+//!
+//! What is decided: a figure is a change only when nothing says its step measured the host
+//! rather than the DBMS (`report::host`), its step ran whole and passed its checks, and the
+//! decision rule of `ibench check` (`stats::decision`: the ratio's 90% interval, from the
+//! repeats or a single run's per-second samples, wholly beyond ±5%) says it changed. A
+//! figure the rule finds inside ±5% is grey, unmarked ("no change"); one it cannot decide
+//! (too noisy, too short, too few repeats) is grey marked `?`. A figure with no measure of
+//! its noise (the per-step figures) falls back on the band: painted outside ±5% (and outside
+//! the base's spread over repeats in a matrix report). Marks (`CellNote::mark`): `~`
+//! host-affected, `?` not decided; a partial step's figure and a failed SLA's carry the marks
+//! every syntax gives them (`!`, `*`).
+
+use super::diagnosis::NoiseBand;
+use super::model::{Cell, CellNote, Colour};
+use crate::stats::decision::{self, Method, Verdict};
+
+/// The threshold of a change, percent: the reports' ±5% band, as `ibench check`'s default.
+pub const THRESHOLD_PCT: f64 = 5.0;
+
+/// What is known of one relative figure (a run's figure divided by the base's).
+#[derive(Clone, Debug)]
+pub struct Evidence<'a> {
+    /// The run's figure / the base's.
+    pub ratio: f64,
+    /// Whether a larger figure is better (a rate: `Some(true)`), worse (a cost:
+    /// `Some(false)`), or neither is known (`None`: a moved figure is grey).
+    pub higher_is_better: Option<bool>,
+    /// Why the host may have moved the figure (`report::host`), when it may have.
+    pub host: Option<&'a [String]>,
+    /// What the figure's step notes against it already: it covers only part of its step, a
+    /// check after it failed, or it failed its SLA; such a figure is never painted.
+    pub note: Option<&'a CellNote>,
+    /// The base's spread over its repeats (min / median ..= max / median), in a matrix report.
+    pub spread: Option<NoiseBand>,
+    /// What the base and the run measured of the figure (their repeats, or a single run's
+    /// per-second samples), for the decision rule; `None`: only the band decides.
+    pub measured: Option<(&'a decision::Evidence, &'a decision::Evidence)>,
+}
+
+impl<'a> Evidence<'a> {
+    /// The evidence of a ratio with nothing else known: a rate, the default band.
+    pub fn of_rate(ratio: f64) -> Evidence<'a> {
+        Evidence {
+            ratio,
+            higher_is_better: Some(true),
+            host: None,
+            note: None,
+            spread: None,
+            measured: None,
+        }
+    }
+}
+
+/// How one relative figure is painted, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Paint {
+    /// Its colour.
+    pub colour: Colour,
+    /// Why it is grey (or what it carries), when there is a reason to say.
+    pub note: Option<CellNote>,
+    /// The ratio's interval over the repeats, when the decision rule had repeats.
+    pub interval: Option<[f64; 2]>,
+}
+
+impl Paint {
+    /// Whether the figure is decided as a change (red or green).
+    pub fn is_change(&self) -> bool {
+        matches!(self.colour, Colour::Red | Colour::Green)
+    }
+
+    /// Whether the figure is grey because it could not be decided (host-affected, partial,
+    /// within the base's spread), not because it lies inside the band.
+    pub fn is_undecided(&self) -> bool {
+        self.colour == Colour::Grey && self.note.is_some()
+    }
+}
+
+/// The paint of one relative figure: the one rule every format calls.
+pub fn paint(e: &Evidence) -> Paint {
+    let grey = |note: Option<CellNote>| Paint {
+        colour: Colour::Grey,
+        note,
+        interval: None,
+    };
+    if let Some(reasons) = e.host {
+        let note = match e.note {
+            // A partial step or a failed check says more than the host does.
+            Some(n) if n.is_partial() || *n == CellNote::SlaFailed => n.clone(),
+            _ => CellNote::HostAffected(reasons.to_vec()),
+        };
+        return grey(Some(note));
+    }
+    if let Some(n) = e
+        .note
+        .filter(|n| n.is_partial() || **n == CellNote::SlaFailed)
+    {
+        return grey(Some(n.clone()));
+    }
+    let carried = e.note.filter(|n| **n != CellNote::UnsettledStart).cloned();
+    if let Some((base, run)) = e.measured
+        && let Some(higher) = e.higher_is_better
+    {
+        let p = decided(
+            &decision::decide(base, run, THRESHOLD_PCT, !higher),
+            carried,
+        );
+        // A change inside the base's own spread over repeats is not painted either.
+        if p.is_change()
+            && let Some(spread) = e.spread
+            && spread.contains(e.ratio)
+        {
+            return Paint {
+                colour: Colour::Grey,
+                note: Some(CellNote::WithinBaseSpread),
+                interval: p.interval,
+            };
+        }
+        return p;
+    }
+    if NoiseBand::default_band().contains(e.ratio) {
+        return grey(carried);
+    }
+    if let Some(spread) = e.spread
+        && spread.contains(e.ratio)
+    {
+        return grey(Some(carried.unwrap_or(CellNote::WithinBaseSpread)));
+    }
+    let colour = match e.higher_is_better {
+        None => Colour::Grey,
+        Some(higher) if (e.ratio > 1.0) == higher => Colour::Green,
+        Some(_) => Colour::Red,
+    };
+    Paint {
+        colour,
+        note: carried,
+        interval: None,
+    }
+}
+
+/// The paint of what the decision rule concluded: red or green for a change, grey for none,
+/// grey marked `?` with the reason when it cannot tell. The interval is kept when it came
+/// from repeats.
+fn decided(d: &decision::Decision, carried: Option<CellNote>) -> Paint {
+    let interval = d
+        .interval
+        .filter(|_| d.method == Some(Method::Repeats))
+        .map(|(lo, hi)| [lo, hi]);
+    let (colour, note) = match d.verdict {
+        Verdict::Regressed => (Colour::Red, carried),
+        Verdict::Improved => (Colour::Green, carried),
+        Verdict::NoChange => (Colour::Grey, carried),
+        Verdict::CannotTell => (
+            Colour::Grey,
+            Some(CellNote::Undecided(format!(
+                "{}: {}",
+                d.reason.map_or("cannot tell", |r| r.text()),
+                d.detail
+            ))),
+        ),
+    };
+    Paint {
+        colour,
+        note,
+        interval,
+    }
+}
+
+/// Whether a painted cell was left undecided: grey with a reason (host-affected, partial,
+/// failed SLA, within the base's spread), not grey for lying inside the band.
+pub fn undecided(c: &Cell) -> bool {
+    c.value.is_some() && c.colour == Colour::Grey && c.note.is_some()
+}
+
+/// The paint a cell holds.
+pub fn of_cell(c: &Cell) -> Paint {
+    Paint {
+        colour: c.colour,
+        note: c.note.clone(),
+        interval: c.interval,
+    }
+}
+
+/// The paint of a range of figures (a step family's in the summary and the tl;dr): a colour
+/// only when every figure of it is decided and they agree; else grey. Its note is the first
+/// figure's reason to be undecided, when some figure is.
+pub fn paint_of_range(paints: &[Paint]) -> Paint {
+    let first = paints.first().map(|p| p.colour);
+    let agree = paints.iter().all(|p| Some(p.colour) == first);
+    let colour = match first {
+        Some(c @ (Colour::Red | Colour::Green)) if agree => c,
+        _ => Colour::Grey,
+    };
+    Paint {
+        colour,
+        note: paints
+            .iter()
+            .find(|p| p.is_undecided())
+            .and_then(|p| p.note.clone()),
+        interval: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{CheckKind, Status};
+
+    fn rate(r: f64) -> Colour {
+        paint(&Evidence::of_rate(r)).colour
+    }
+
+    #[test]
+    fn a_rate_is_painted_only_outside_the_band() {
+        assert_eq!(rate(0.95), Colour::Grey);
+        assert_eq!(rate(0.949), Colour::Red);
+        assert_eq!(rate(1.05), Colour::Grey);
+        assert_eq!(rate(1.051), Colour::Green);
+        assert_eq!(rate(1.0), Colour::Grey);
+    }
+
+    #[test]
+    fn a_cost_is_painted_the_other_way_and_a_figure_of_no_direction_grey() {
+        let cost = |r| {
+            paint(&Evidence {
+                higher_is_better: Some(false),
+                ..Evidence::of_rate(r)
+            })
+            .colour
+        };
+        assert_eq!(cost(1.2), Colour::Red);
+        assert_eq!(cost(0.8), Colour::Green);
+        let neither = Evidence {
+            higher_is_better: None,
+            ..Evidence::of_rate(1.5)
+        };
+        assert_eq!(paint(&neither).colour, Colour::Grey);
+    }
+
+    #[test]
+    fn the_host_a_partial_step_and_a_failed_sla_are_never_painted() {
+        let reasons = vec!["steal 12%".to_string()];
+        let host = Evidence {
+            host: Some(&reasons),
+            ..Evidence::of_rate(0.5)
+        };
+        let p = paint(&host);
+        assert_eq!(p.colour, Colour::Grey);
+        assert_eq!(p.note.as_ref().map_or("", CellNote::mark), "~");
+        assert!(p.is_undecided());
+        let failed = CellNote::Unfinished(Status::Failed);
+        let p = paint(&Evidence {
+            note: Some(&failed),
+            ..Evidence::of_rate(2.0)
+        });
+        assert_eq!((p.colour, p.note.as_ref()), (Colour::Grey, Some(&failed)));
+        let check = CellNote::CheckFailed(vec![CheckKind::Integrity]);
+        let p = paint(&Evidence {
+            note: Some(&check),
+            host: Some(&reasons),
+            ..Evidence::of_rate(2.0)
+        });
+        assert_eq!((p.colour, p.note.as_ref()), (Colour::Grey, Some(&check)));
+        let p = paint(&Evidence {
+            note: Some(&CellNote::SlaFailed),
+            ..Evidence::of_rate(0.5)
+        });
+        assert_eq!(
+            (p.colour, p.note),
+            (Colour::Grey, Some(CellNote::SlaFailed))
+        );
+    }
+
+    #[test]
+    fn inside_the_bases_spread_is_grey_and_says_so() {
+        let spread = NoiseBand {
+            low: 0.8,
+            high: 1.3,
+        };
+        let p = paint(&Evidence {
+            spread: Some(spread),
+            ..Evidence::of_rate(1.24)
+        });
+        assert_eq!(p.colour, Colour::Grey);
+        assert_eq!(p.note, Some(CellNote::WithinBaseSpread));
+        let p = paint(&Evidence {
+            spread: Some(spread),
+            ..Evidence::of_rate(1.4)
+        });
+        assert_eq!(p.colour, Colour::Green);
+    }
+
+    #[test]
+    fn with_measures_the_decision_rule_paints() {
+        use decision::{Evidence as Measured, FigureKind};
+        // Three quiet repeats a side, 20% apart: regressed, with the repeats' interval.
+        let base = Measured::repeats(&[100.0, 101.0, 99.0], FigureKind::Rate);
+        let slow = Measured::repeats(&[80.0, 81.0, 79.0], FigureKind::Rate);
+        let p = paint(&Evidence {
+            measured: Some((&base, &slow)),
+            ..Evidence::of_rate(0.8)
+        });
+        assert_eq!(p.colour, Colour::Red);
+        let [lo, hi] = p.interval.unwrap();
+        assert!(lo < 0.8 && hi > 0.8 && hi < 0.95, "{lo} {hi}");
+        // Noisy repeats 20% apart on the median: not decided, marked ?.
+        let noisy = Measured::repeats(&[60.0, 80.0, 110.0], FigureKind::Rate);
+        let p = paint(&Evidence {
+            measured: Some((&base, &noisy)),
+            ..Evidence::of_rate(0.8)
+        });
+        assert_eq!(p.colour, Colour::Grey);
+        assert_eq!(p.note.as_ref().map(CellNote::mark), Some("?"));
+        assert!(p.is_undecided());
+        // The host still comes first.
+        let reasons = vec!["steal".to_string()];
+        let p = paint(&Evidence {
+            measured: Some((&base, &slow)),
+            host: Some(&reasons),
+            ..Evidence::of_rate(0.8)
+        });
+        assert_eq!(p.note.as_ref().map(CellNote::mark), Some("~"));
+    }
+
+    #[test]
+    fn a_range_is_painted_only_when_all_its_figures_agree() {
+        let p = |r| paint(&Evidence::of_rate(r));
+        assert_eq!(paint_of_range(&[p(0.5), p(0.7)]).colour, Colour::Red);
+        assert_eq!(paint_of_range(&[p(1.5), p(1.7)]).colour, Colour::Green);
+        assert_eq!(paint_of_range(&[p(0.5), p(1.0)]).colour, Colour::Grey);
+        assert_eq!(paint_of_range(&[p(0.5), p(1.7)]).colour, Colour::Grey);
+        assert_eq!(paint_of_range(&[]).colour, Colour::Grey);
+    }
+}
