@@ -884,7 +884,16 @@ fn fails_for_too_many_clients() {
 /// stops at once: it used to print "stopping" and carry on for minutes.
 #[test]
 fn ctrl_c_during_table_setup_stops_at_once() {
-    let url = common::new_database(postgres_server(), "cli_setup_stop");
+    // A server of its own that takes a thousand clients: a run refuses, before its first
+    // step, more clients than the server's max_connections allows.
+    let server = common::start_configured(
+        ibench::server::ServerKind::Postgres,
+        ibench::results::target::Engine::Innodb,
+        "many-clients.conf",
+        "max_connections = 1100\n",
+    );
+    common::register_server(server.clone());
+    let url = common::new_database(&server, "cli_setup_stop");
     let out_dir = fresh_dir("cli-setup-stop");
     let mut child = spawn_run(&[
         "--url",
@@ -902,7 +911,7 @@ fn ctrl_c_during_table_setup_stops_at_once() {
     assert!(wait_until(Duration::from_secs(30), || out_dir
         .join("run.json")
         .exists()));
-    let mut admin = pg_admin("cli_setup_stop");
+    let mut admin = common::pg_connect(&common::url_with_database(&server.url, "cli_setup_stop"));
     let tables = |admin: &mut ibench::backend::postgres::wire::PgWire| -> i64 {
         common::pg_number(
             admin,
