@@ -154,8 +154,10 @@ fn pg_a_huge_or_impossible_message_length_in_the_login_is_a_protocol_error() {
 }
 
 /// After the login: a ReadyForQuery of 100 kB (a short kind) is refused; a DataRow claiming
-/// 1 GiB (a long kind, allowed) of which 100 kB arrive before the server closes is read as
-/// far as the bytes go: the receive buffer grows with them, not to the claim.
+/// 1 GiB in reply to `SHOW server_version` is refused at its header (it once cost 1 GiB: a
+/// long kind was read whole up to PostgreSQL's own 1 GiB); one claiming 60 MiB, under the text
+/// cap, of which 100 kB arrive before the server closes is read as far as the bytes go: the
+/// receive buffer grows with them, not to the claim.
 #[test]
 fn pg_a_long_message_after_the_login_is_capped_by_kind_and_never_allocated_up_front() {
     let before = hostile::peak_rss_kib();
@@ -168,14 +170,16 @@ fn pg_a_long_message_after_the_login_is_capped_by_kind_and_never_allocated_up_fr
         z.extend_from_slice(&[b'I'; 100_000]);
         a.write_all(&z).ok()?;
         drain(&mut a, Duration::from_secs(10));
-        let mut b = l.accept()?;
-        pg::accept_login(&mut b, 1, 2)?;
-        pg::read_msg(&mut b)?; // Q
-        let mut d = vec![b'D'];
-        d.extend_from_slice(&0x3FFF_FFF0_i32.to_be_bytes());
-        d.extend_from_slice(&[7; 100_000]);
-        b.write_all(&d).ok()?;
-        Some(()) // and close
+        for claim in [0x3FFF_FFF0_i32, 60 << 20] {
+            let mut b = l.accept()?;
+            pg::accept_login(&mut b, 1, 2)?;
+            pg::read_msg(&mut b)?; // Q
+            let mut d = vec![b'D'];
+            d.extend_from_slice(&claim.to_be_bytes());
+            d.extend_from_slice(&[7; 100_000]);
+            let _ = b.write_all(&d);
+        } // and close
+        Some(())
     });
     let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
     let e = fails(conn.query("SELECT 1"));
@@ -185,10 +189,18 @@ fn pg_a_long_message_after_the_login_is_capped_by_kind_and_never_allocated_up_fr
     );
     drop(conn);
     let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+    let e = fails_in_time(|| conn.query("SHOW server_version"));
+    assert!(matches!(e, PgError::Protocol(_)), "{e}");
+    says(
+        &e.to_string(),
+        &["a 'D' message of 1073741804 bytes", "67108864"],
+    );
+    drop(conn);
+    let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
     let e = fails_in_time(|| conn.query("SELECT 1"));
     assert!(matches!(e, PgError::Io(_)), "{e}");
     says(&e.to_string(), &["closed the connection"]);
-    fake.join().expect("both connections came");
+    fake.join().expect("all connections came");
     let grown = hostile::peak_rss_kib().saturating_sub(before);
     assert!(grown < RSS_GROWTH_BOUND_KIB, "peak RSS grew {grown} KiB");
 }
@@ -1876,5 +1888,183 @@ fn my_an_endless_text_reply_is_capped() {
     assert!(matches!(e, MyError::Protocol(_)), "{e}");
     says(&e.to_string(), &["more than 100000 rows"]);
     drop(conn);
+    fake.join();
+}
+
+// =============================================================================================
+// 17. Issue 44: every reply bounded, server strings escaped where they enter.
+
+/// `ParameterStatus` for ever, then `NoticeResponse` for ever, after a query, and
+/// `ParameterStatus` for ever after the login: each an error once past the bound on messages
+/// beside the reply, never a loop.
+#[test]
+fn pg_parameter_status_or_notices_for_ever_are_an_error() {
+    let status = pg::msg(b'S', b"application_name\0x\0");
+    let notice = pg::msg(b'N', b"SWARNING\0VWARNING\0C01000\0Mnote\0\0");
+    let fake = serve(move |l| {
+        for endless in [&status, &notice] {
+            let mut s = l.accept()?;
+            pg::accept_login(&mut s, 1, 2)?;
+            pg::read_msg(&mut s)?;
+            let batch: Vec<u8> = endless.repeat(1000);
+            while s.write_all(&batch).is_ok() {}
+        }
+        let mut s = l.accept()?;
+        pg::read_startup(&mut s)?;
+        s.write_all(&pg::auth(0, &[])).ok()?;
+        let batch: Vec<u8> = status.repeat(1000);
+        while s.write_all(&batch).is_ok() {}
+        Some(())
+    });
+    for _ in 0..2 {
+        let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+        let e = fails_in_time(|| conn.query("SELECT 1"));
+        assert!(matches!(e, PgError::Protocol(_)), "{e}");
+        says(
+            &e.to_string(),
+            &["more than 10000 notices, parameter changes"],
+        );
+    }
+    let e = fails_in_time(|| pg_connect(&pg_url(fake.port, "")));
+    says(
+        &e.to_string(),
+        &["more than 10000 notices, parameter changes"],
+    );
+    fake.join();
+}
+
+/// OK packets that each say more results follow, for ever: an error past the bound.
+#[test]
+fn my_ok_packets_with_more_results_for_ever_are_an_error() {
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        // OK: no rows, no id, status SERVER_MORE_RESULTS_EXISTS, no warnings.
+        let more = [0u8, 0, 0, 0x08, 0, 0, 0];
+        let mut seq: u8 = 1;
+        loop {
+            let mut batch = Vec::with_capacity(11 * 1000);
+            for _ in 0..1000 {
+                batch.extend(my::packet(seq, &more));
+                seq = seq.wrapping_add(1);
+            }
+            if s.write_all(&batch).is_err() {
+                return Some(());
+            }
+        }
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    let e = fails_in_time(|| conn.query("SELECT 1; SELECT 2"));
+    assert!(matches!(e, MyError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["more than 10000 results"]);
+    drop(conn);
+    fake.join();
+}
+
+/// 400 columns with 1 MiB names each (400 MiB of definitions, each under the 64 MiB of one
+/// reply): the column definitions count in the text query's 64 MiB, so the reply is refused
+/// after about 64 of them, the memory bounded; the names kept are cut.
+#[test]
+fn my_column_definitions_count_in_the_text_caps() {
+    let before = hostile::peak_rss_kib();
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let name = vec![b'n'; 1 << 20];
+        let mut def = Vec::new();
+        for part in [&b"def"[..], b"db", b"t", b"t"] {
+            def.push(u8::try_from(part.len()).unwrap());
+            def.extend_from_slice(part);
+        }
+        def.push(0xFD);
+        def.extend_from_slice(&u32::try_from(name.len()).unwrap().to_le_bytes()[..3]);
+        def.extend_from_slice(&name);
+        def.extend_from_slice(&[1, b'c', 0x0C, 45, 0, 100, 0, 0, 0, 253, 0, 0, 0, 0, 0]);
+        let mut head = my::packet(1, &[0xFC, 0x90, 0x01]); // 400 columns
+        let mut seq: u8 = 2;
+        s.write_all(&std::mem::take(&mut head)).ok()?;
+        for _ in 0..400 {
+            if s.write_all(&my::packet(seq, &def)).is_err() {
+                return Some(());
+            }
+            seq = seq.wrapping_add(1);
+        }
+        drain(&mut s, Duration::from_secs(10));
+        Some(())
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    let e = fails_in_time(|| conn.query("SELECT *"));
+    assert!(matches!(e, MyError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["more than 100000 rows or 64 MiB"]);
+    drop(conn);
+    fake.join();
+    let grown = hostile::peak_rss_kib().saturating_sub(before);
+    assert!(grown < RSS_GROWTH_BOUND_KIB, "peak RSS grew {grown} KiB");
+}
+
+/// A server version of 8 MiB with terminal escapes and a bidi override (the describe once
+/// printed 67 MB of it raw): what the driver describes is cut to a few KiB and escaped, for
+/// both protocols.
+#[test]
+fn a_hostile_server_version_is_cut_and_escaped_where_it_is_read() {
+    let version = format!("15.0\x1b]0;owned\x07\u{202e}gnp.exe{}", "v".repeat(8 << 20));
+    let text = version.clone();
+    let fake = serve(move |l| {
+        // describe: SHOW server_version, then SELECT version() for the flavour.
+        let mut s = l.accept()?;
+        pg::accept_login(&mut s, 1, 2)?;
+        for _ in 0..2 {
+            pg::read_msg(&mut s)?;
+            let mut row = vec![0, 1];
+            row.extend_from_slice(&i32::try_from(text.len()).unwrap().to_be_bytes());
+            row.extend_from_slice(text.as_bytes());
+            let mut reply = pg::msg(b'D', &row);
+            reply.extend(pg::msg(b'C', b"SHOW\0"));
+            reply.extend(pg::msg(b'Z', b"I"));
+            s.write_all(&reply).ok()?;
+        }
+        Some(drain(&mut s, Duration::from_secs(5)))
+    });
+    let options = DriverOptions::default();
+    let driver = driver_for_url(&pg_url(fake.port, ""), &options).expect("a driver");
+    let info = driver.describe().expect("described");
+    let shown = info.version;
+    assert!(shown.len() < 8192, "{} bytes", shown.len());
+    says(
+        &shown,
+        &[
+            "15.0\\x1b]0;owned\\x07\\u{202e}gnp.exe",
+            "cut: the server sent",
+        ],
+    );
+    assert!(
+        !shown.contains('\x1b') && !shown.contains('\u{202e}'),
+        "{shown}"
+    );
+    drop(driver);
+    fake.join();
+    let text = version;
+    let fake = serve_one(move |mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let mut reply = my::packet(1, &[1]);
+        reply.extend(my::packet(2, &column_def()));
+        reply.extend(my::packet(3, &[0xFE, 0, 0, 2, 0]));
+        let mut row = vec![0xFD];
+        row.extend_from_slice(&u32::try_from(text.len()).unwrap().to_le_bytes()[..3]);
+        row.extend_from_slice(text.as_bytes());
+        reply.extend(my::packet(4, &row));
+        reply.extend(my::packet(5, &[0xFE, 0, 0, 2, 0]));
+        s.write_all(&reply).ok()?;
+        Some(drain(&mut s, Duration::from_secs(5)))
+    });
+    let driver = driver_for_url(&my_url(fake.port, ""), &options).expect("a driver");
+    let shown = driver.describe().expect("described").version;
+    assert!(shown.len() < 8192, "{} bytes", shown.len());
+    says(
+        &shown,
+        &["\\x1b]0;owned\\x07\\u{202e}", "cut: the server sent"],
+    );
+    drop(driver);
     fake.join();
 }

@@ -172,8 +172,8 @@ impl MysqlDriver {
             .query("SELECT VERSION()")
             .map_err(|e| wire_error(&self.target, "read VERSION()", &e))?
             .first()
-            .unwrap_or_default()
-            .to_string();
+            .map(|v| protocol::server_text(v.as_bytes()))
+            .unwrap_or_default();
         let flavour = self
             .forced
             .unwrap_or_else(|| Flavour::detect(BackendKind::Mysql, &version));
@@ -879,7 +879,7 @@ fn build_facts(c: &mut MysqlConn) -> BackendResult<BuildFacts> {
             "version_compile_os" => &mut facts.compile_os,
             _ => continue,
         };
-        *slot = Some(value.clone());
+        *slot = Some(protocol::server_text(value.as_bytes()));
     }
     facts
         .na

@@ -53,6 +53,10 @@ const MAX_LOGIN_ROUNDS: usize = 8;
 /// The most columns a result set may have (MySQL's own limit is 4096 per table).
 const MAX_COLUMNS: u64 = 65_536;
 
+/// The most results (OK packets and result sets) one reply may chain with
+/// `SERVER_MORE_RESULTS_EXISTS`: ibench's multi-statement queries have a few.
+const MAX_REPLY_RESULTS: usize = 10_000;
+
 /// A statement prepared on one connection.
 #[derive(Debug, Clone)]
 pub struct Prepared {
@@ -81,8 +85,15 @@ struct TextSink {
 
 impl ResultSink for TextSink {
     fn column(&mut self, set: usize, _i: u64, def: &[u8]) {
-        if set == 0 {
-            self.result.columns.push(column_name(def));
+        let names = || {
+            if set == 0 {
+                vec![column_name(def)]
+            } else {
+                Vec::new()
+            }
+        };
+        if let Err(why) = self.result.keep_columns(def.len(), names) {
+            self.refused.get_or_insert(why);
         }
     }
 
@@ -262,7 +273,7 @@ impl MyWire {
     ) -> WireResult<()> {
         let p = self.next_packet()?;
         let hello = self.body(p).to_vec();
-        if hello.first() == Some(&0xFF) {
+        if hello.first() == Some(&header::ERR) {
             return Err(self.server_error_of(&hello));
         }
         let greeting = Greeting::parse(&hello)
@@ -357,7 +368,7 @@ impl MyWire {
     fn error_sent_before_close(&mut self) -> Option<WireError> {
         let p = self.read_packet().ok()?;
         let body = self.body(p);
-        (body.first() == Some(&0xFF)).then(|| self.server_error_of(body))
+        (body.first() == Some(&header::ERR)).then(|| self.server_error_of(body))
     }
 
     /// Whether the connection is TLS (checked or not) or a Unix socket: where the opted-in
@@ -412,12 +423,12 @@ impl MyWire {
             let p = self.next_packet()?;
             let body = self.body(p).to_vec();
             match body.first() {
-                Some(0x00) => return Ok(()),
-                Some(0xFF) => {
+                Some(&header::OK) => return Ok(()),
+                Some(&header::ERR) => {
                     self.ch.broken = true;
                     return Err(self.server_error_of(&body));
                 }
-                Some(0xFE) if !switched => {
+                Some(&header::EOF) if !switched => {
                     // Auth switch: plugin name, then its scramble.
                     switched = true;
                     let rest = &body[1..];
@@ -430,14 +441,16 @@ impl MyWire {
                     let response = self.auth_response(config, &plugin, password, &scramble)?;
                     self.send_raw(&response)?;
                 }
-                Some(0xFE) => {
+                Some(&header::EOF) => {
                     return Err(self.protocol("a second auth switch in one login".into()));
                 }
-                Some(0x01) if plugin == "caching_sha2_password" => match body.get(1) {
-                    Some(3) => {} // fast auth done: OK follows
-                    Some(4) => self.caching_sha2_full(config, password, &scramble)?,
-                    _ => return Err(self.protocol("an unknown caching_sha2 reply".into())),
-                },
+                Some(&header::AUTH_MORE_DATA) if plugin == "caching_sha2_password" => {
+                    match body.get(1) {
+                        Some(3) => {} // fast auth done: OK follows
+                        Some(4) => self.caching_sha2_full(config, password, &scramble)?,
+                        _ => return Err(self.protocol("an unknown caching_sha2 reply".into())),
+                    }
+                }
                 _ => return Err(self.protocol("an unexpected login reply".into())),
             }
         }
@@ -478,7 +491,7 @@ impl MyWire {
                 self.send_raw(&[2])?; // ask for the public key
                 let p = self.next_packet()?;
                 let body = self.body(p).to_vec();
-                if body.first() != Some(&0x01) {
+                if body.first() != Some(&header::AUTH_MORE_DATA) {
                     return Err(self.protocol("no RSA public key from the server".into()));
                 }
                 body[1..].to_vec()
@@ -505,7 +518,7 @@ impl MyWire {
     /// Run `sql` (text protocol), the text query that `PgWire::query` is for PostgreSQL; its
     /// rows as text.
     pub fn query(&mut self, sql: &str) -> WireResult<TextResult> {
-        self.command(0x03, sql.as_bytes())?;
+        self.command(com::QUERY, sql.as_bytes())?;
         let mut sink = TextSink::default();
         self.read_reply(&mut sink)?;
         Ok(sink.result)
@@ -516,22 +529,29 @@ impl MyWire {
     fn read_reply(&mut self, sink: &mut impl ResultSink) -> WireResult<u64> {
         let mut affected = 0;
         let mut set = 0;
-        loop {
+        for _ in 0..MAX_REPLY_RESULTS {
             let p = self.next_packet()?;
             let body = self.body(p);
             match body.first() {
-                Some(0x00) => {
+                Some(&header::OK) => {
                     let ok = ok_packet(body);
                     affected = ok.affected;
                     if ok.status & MORE_RESULTS == 0 {
                         return Ok(affected);
                     }
                 }
-                Some(0xFF) => return Err(self.server_error_of(body)),
-                Some(0xFB) => return Err(self.protocol("LOCAL INFILE is not supported".into())),
+                Some(&header::ERR) => return Err(self.server_error_of(body)),
+                Some(&header::LOCAL_INFILE) => {
+                    return Err(self.protocol("LOCAL INFILE is not supported".into()));
+                }
                 _ => {
                     let columns = lenenc_int(body, &mut 0).unwrap_or(0);
-                    self.read_columns(columns, |i, def| sink.column(set, i, def))?;
+                    self.read_columns(columns, |i, def| {
+                        sink.column(set, i, def);
+                        sink.refused()
+                            .map_or(Ok(()), |why| Err(WireError::Protocol(why)))
+                    })
+                    .inspect_err(|_| self.ch.broken = true)?;
                     let ncols = usize::try_from(columns).unwrap_or(0);
                     let more = self.read_rows(|row| {
                         sink.row(set, ncols, row);
@@ -544,11 +564,19 @@ impl MyWire {
                 }
             }
         }
+        Err(self.protocol(format!(
+            "a reply of more than {MAX_REPLY_RESULTS} results (OK packets or result sets that \
+             each say more follow), more than ibench reads"
+        )))
     }
 
     /// The `count` column definitions of a result set, each handed to `each` with its
     /// position, and the EOF after them where the server sends one.
-    fn read_columns(&mut self, count: u64, mut each: impl FnMut(u64, &[u8])) -> WireResult<()> {
+    fn read_columns(
+        &mut self,
+        count: u64,
+        mut each: impl FnMut(u64, &[u8]) -> WireResult<()>,
+    ) -> WireResult<()> {
         if count > MAX_COLUMNS {
             return Err(self.protocol(format!(
                 "a result of {count} columns, more than the {MAX_COLUMNS} ibench accepts"
@@ -556,7 +584,7 @@ impl MyWire {
         }
         for i in 0..count {
             let p = self.next_packet()?;
-            each(i, self.body(p));
+            each(i, self.body(p))?;
         }
         if self.caps & cap::DEPRECATE_EOF == 0 {
             self.next_packet()?;
@@ -582,7 +610,7 @@ impl MyWire {
             let p = self.next_packet()?;
             let body = self.body(p);
             match body.first() {
-                Some(0xFE) if p.len < 9 && !p.assembled => {
+                Some(&header::EOF) if p.len < 9 && !p.assembled => {
                     // EOF (5 bytes) or, with DEPRECATE_EOF, an OK packet with a 0xFE header
                     // (at least 7 bytes); a row starting 0xFE is at least 9 bytes long.
                     let expected = if self.caps & cap::DEPRECATE_EOF != 0 {
@@ -605,7 +633,7 @@ impl MyWire {
                     };
                     return Ok(status & MORE_RESULTS != 0);
                 }
-                Some(0xFF) => return Err(self.server_error_of(body)),
+                Some(&header::ERR) => return Err(self.server_error_of(body)),
                 _ => {
                     if let Some(why) = row(body) {
                         return Err(self.protocol(why));
@@ -747,14 +775,14 @@ impl Wire for MyWire {
 
     /// Prepare `sql`.
     fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
-        self.command(0x16, sql.as_bytes())?;
+        self.command(com::STMT_PREPARE, sql.as_bytes())?;
         let p = self.next_packet()?;
         let body = self.body(p);
-        if body.first() == Some(&0xFF) {
+        if body.first() == Some(&header::ERR) {
             let e = self.server_error_of(body);
             return Err(e);
         }
-        if body.len() < 9 || body[0] != 0 {
+        if body.len() < 9 || body[0] != header::OK {
             return Err(self.protocol("an unexpected reply to COM_STMT_PREPARE".into()));
         }
         let id = u32::from_le_bytes([body[1], body[2], body[3], body[4]]);
@@ -775,7 +803,7 @@ impl Wire for MyWire {
 
     /// Forget a prepared statement on the server (no reply comes).
     fn close(&mut self, statement: &Prepared) -> WireResult<()> {
-        self.command(0x19, &statement.id.to_le_bytes())
+        self.command(com::STMT_CLOSE, &statement.id.to_le_bytes())
     }
 
     /// Run a prepared statement with `params` (one per `?`, in order) and read its result.
@@ -788,7 +816,7 @@ impl Wire for MyWire {
         self.seq = 0;
         self.ch.out.clear();
         let at = self.begin_packet();
-        self.ch.out.push(0x17);
+        self.ch.out.push(com::STMT_EXECUTE);
         self.ch.out.extend_from_slice(&statement.id.to_le_bytes());
         self.ch.out.push(0); // no cursor
         self.ch.out.extend_from_slice(&1u32.to_le_bytes());
@@ -833,7 +861,7 @@ impl Wire for MyWire {
 impl Drop for MyWire {
     fn drop(&mut self) {
         // COM_QUIT: the server ends the session at once.
-        self.ch.say_goodbye(&[1, 0, 0, 0, 0x01]);
+        self.ch.say_goodbye(&[1, 0, 0, 0, com::QUIT]);
     }
 }
 

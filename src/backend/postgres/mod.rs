@@ -15,6 +15,7 @@
 
 pub mod codec;
 pub mod config;
+mod login;
 pub mod wire;
 
 use std::time::Instant;
@@ -155,6 +156,7 @@ impl Driver for PostgresDriver {
         let version = wire
             .query_value("SHOW server_version")
             .map_err(|e| wire_error(&self.target, "read server_version", &e))?
+            .map(|v| protocol::server_text(v.as_bytes()))
             .unwrap_or_default();
         let flavour = self.flavour(|| Self::version_of(&mut wire));
         Ok(TargetInfo {
@@ -641,7 +643,9 @@ fn wal_position(wire: &mut PgWire) -> serde_json::Value {
 
 /// `version()` and, when this user may read it, `pg_config`'s CONFIGURE, CC and CFLAGS.
 fn read_build_facts(c: &mut PostgresConn) -> BackendResult<BuildFacts> {
-    let version_string = c.value("SELECT version()", "SELECT version()")?;
+    let version_string = c
+        .value("SELECT version()", "SELECT version()")?
+        .map(|v| protocol::server_text(v.as_bytes()));
     let mut facts = BuildFacts {
         version_string,
         ..BuildFacts::default()
@@ -657,6 +661,7 @@ fn read_build_facts(c: &mut PostgresConn) -> BackendResult<BuildFacts> {
                 let (Some(Some(name)), Some(Some(setting))) = (cells.next(), cells.next()) else {
                     continue;
                 };
+                let setting = protocol::server_text(setting.as_bytes());
                 match name.as_str() {
                     "CONFIGURE" => facts.configure = Some(setting),
                     "CC" => facts.cc = Some(setting),
