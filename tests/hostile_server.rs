@@ -2068,3 +2068,56 @@ fn a_hostile_server_version_is_cut_and_escaped_where_it_is_read() {
     drop(driver);
     fake.join();
 }
+
+/// A connection over TLS is cancelled over TLS: the cancel's connection asks for TLS first
+/// (`SSLRequest`), shakes hands, and only then sends its key (PostgreSQL sent it in clear
+/// under every `sslmode`, `verify-full` included). A server that refuses TLS to the cancel
+/// gets no key in clear: the cancel fails, saying why.
+#[test]
+fn pg_a_cancel_of_a_tls_connection_goes_over_tls() {
+    let cert = hostile::tls::cert(false);
+    let tls_login = move |s: TcpStream| -> Option<hostile::tls::Tls> {
+        let mut s = s;
+        read_n(&mut s, 8)?; // SSLRequest
+        s.write_all(b"S").ok()?;
+        let mut t = hostile::tls::accept(s, cert)?;
+        let len = i32::from_be_bytes(read_n(&mut t, 4)?.try_into().ok()?);
+        read_n(&mut t, usize::try_from(len).ok()? - 4)?; // the startup
+        t.write_all(&pg::login_ok(4242, 0x1234_5678)).ok()?;
+        Some(t)
+    };
+    let fake = serve(move |l| {
+        let mut main = tls_login(l.accept()?)?;
+        let mut cancel = l.accept()?;
+        let ssl_request = read_n(&mut cancel, 8)?;
+        cancel.write_all(b"S").ok()?;
+        let mut t = hostile::tls::accept(cancel, cert)?;
+        let request = read_n(&mut t, 16)?;
+        drop(t);
+        // The second cancel: TLS refused; nothing may follow in clear.
+        let mut refused = l.accept()?;
+        read_n(&mut refused, 8)?;
+        refused.write_all(b"N").ok()?;
+        let after = drain(&mut refused, Duration::from_secs(5));
+        hostile::tls::drain(&mut main, Duration::from_secs(5));
+        Some((ssl_request, request, after))
+    });
+    let url = pg_tls_url(fake.port, "&sslmode=require");
+    let conn = pg_connect(&url).expect("login over TLS");
+    let key = conn.cancel_key();
+    assert!(key.over_tls());
+    let (r, _) = within(CANCEL_TIMEOUT + Duration::from_secs(10), || key.cancel());
+    r.expect("the cancel over TLS");
+    let (r, _) = within(CANCEL_TIMEOUT + Duration::from_secs(10), || key.cancel());
+    let e = r.expect_err("TLS refused to the cancel").to_string();
+    says(&e, &["the cancel request could not get the TLS its connection has"]);
+    drop(conn);
+    let (ssl_request, request, after) = fake.join().expect("two cancels");
+    assert_eq!(ssl_request[4..], 80_877_103i32.to_be_bytes());
+    let mut want = 16i32.to_be_bytes().to_vec();
+    want.extend_from_slice(&80_877_102i32.to_be_bytes());
+    want.extend_from_slice(&4242i32.to_be_bytes());
+    want.extend_from_slice(&0x1234_5678i32.to_be_bytes());
+    assert_eq!(request, want);
+    assert!(after.is_empty(), "sent in clear after a refusal: {after:?}");
+}
