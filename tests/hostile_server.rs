@@ -2110,7 +2110,10 @@ fn pg_a_cancel_of_a_tls_connection_goes_over_tls() {
     r.expect("the cancel over TLS");
     let (r, _) = within(CANCEL_TIMEOUT + Duration::from_secs(10), || key.cancel());
     let e = r.expect_err("TLS refused to the cancel").to_string();
-    says(&e, &["the cancel request could not get the TLS its connection has"]);
+    says(
+        &e,
+        &["the cancel request could not get the TLS its connection has"],
+    );
     drop(conn);
     let (ssl_request, request, after) = fake.join().expect("two cancels");
     assert_eq!(ssl_request[4..], 80_877_103i32.to_be_bytes());

@@ -453,8 +453,12 @@ fn postgres_a_statement_on_a_tls_connection_is_cancelled_over_tls() {
         key.cancel()
     });
     let started = std::time::Instant::now();
-    let e = c.query("SELECT pg_sleep(60)").err().expect("cancelled");
+    let e = c.query("SELECT pg_sleep(60)").expect_err("cancelled");
     canceller.join().unwrap().expect("the cancel was sent");
-    assert_eq!(e.server().map(|s| s.sqlstate.as_str()), Some("57014"), "{e}");
+    assert_eq!(
+        e.server().map(|s| s.sqlstate.as_str()),
+        Some("57014"),
+        "{e}"
+    );
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
