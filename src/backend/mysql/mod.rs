@@ -47,12 +47,7 @@ pub struct MysqlDriver {
 
 /// What a `mysql://` URL says, read once: the settings completed as the MySQL client
 /// completes them (the URL, `~/.my.cnf`, `MYSQL_PWD`) and the URL with its password masked.
-#[derive(Clone)]
-pub struct MySettings {
-    config: MyConfig,
-    /// The URL, password redacted: what error messages and `run.json` show.
-    shown: String,
-}
+pub type MySettings = super::target::ServerSettings<MyConfig>;
 
 impl MySettings {
     /// Read a `mysql://` or `mariadb://` URL, e.g. `mysql://root@127.0.0.1:3306/ibench`
@@ -85,14 +80,15 @@ impl MySettings {
         }
         Ok(MySettings { config, shown })
     }
-
-    /// The URL, password masked.
-    pub fn shown(&self) -> &str {
-        &self.shown
-    }
 }
 
 impl MysqlDriver {
+    /// The error of opening a connection ([`server_conn::connect_error`]).
+    fn connect_error(&self, e: &WireError) -> BackendError {
+        let database = self.config.database.as_deref();
+        server_conn::connect_error::<MyDialect>(&self.target, database, e)
+    }
+
     /// The driver of the server `settings` name, its tables on `engine`, of flavour `forced`
     /// when given. Does not connect.
     pub fn new(settings: MySettings, engine: Engine, forced: Option<Flavour>) -> Self {
@@ -107,7 +103,7 @@ impl MysqlDriver {
     /// A connection of the driver's own (describe, settle), checked for RocksDB when that is
     /// the engine.
     fn open(&self) -> BackendResult<MyWire> {
-        let mut wire = MyWire::connect(&self.config).map_err(|e| self.wire_connect_error(&e))?;
+        let mut wire = MyWire::connect(&self.config).map_err(|e| self.connect_error(&e))?;
         if self.engine == Engine::Rocksdb {
             let support = wire
                 .query(ROCKSDB_SUPPORT_SQL)
@@ -115,31 +111,6 @@ impl MysqlDriver {
             rocksdb_usable(support.first(), &self.target)?;
         }
         Ok(wire)
-    }
-
-    /// The error of opening a connection.
-    fn wire_connect_error(&self, e: &WireError) -> BackendError {
-        let context = format!("connect to {}", self.target);
-        match e {
-            WireError::Server(m) if m.number == Some(ER_BAD_DB_ERROR) => {
-                BackendError::sql(context, self.missing_database(&m.to_string()))
-            }
-            WireError::Auth(_) => BackendError::Auth {
-                target: self.target.clone(),
-                detail: e.to_string(),
-            },
-            WireError::Tls(_) | WireError::Protocol(_) => BackendError::sql(context, e),
-            _ => wire_error(&self.target, &context, e),
-        }
-    }
-
-    /// The message for a database that does not exist: what to do about it.
-    fn missing_database(&self, detail: &str) -> String {
-        let db = self.config.database.as_deref().unwrap_or_default();
-        format!(
-            "database `{db}` does not exist ({detail}); create it (CREATE DATABASE {db}) or \
-             use `ibench server start mariadb`, which creates `ibench`"
-        )
     }
 }
 
@@ -182,7 +153,7 @@ impl MysqlDriver {
 
 impl Driver for MysqlDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
-        let wire = MyWire::connect(&self.config).map_err(|e| self.wire_connect_error(&e))?;
+        let wire = MyWire::connect(&self.config).map_err(|e| self.connect_error(&e))?;
         let dialect = MyDialect {
             config: self.config.clone(),
         };
@@ -294,6 +265,16 @@ impl Dialect for MyDialect {
     type Wire = MyWire;
     const PLACEHOLDERS: Placeholders = Placeholders::Question;
 
+    fn connect_refusal(e: &ServerError, database: Option<&str>) -> Option<String> {
+        let db = database.unwrap_or_default();
+        (e.number == Some(ER_BAD_DB_ERROR)).then(|| {
+            format!(
+                "database `{db}` does not exist ({e}); create it (CREATE DATABASE {db}) or use \
+                 `ibench server start mariadb`, which creates `ibench`"
+            )
+        })
+    }
+
     fn class(e: &ServerError) -> ErrorClass {
         match e.number {
             Some(ER_LOCK_DEADLOCK | ER_LOCK_WAIT_TIMEOUT) => ErrorClass::Retryable,
@@ -340,17 +321,6 @@ impl Dialect for MyDialect {
             "SELECT {cols} FROM {table} FORCE INDEX ({}) WHERE {first} >= ? ORDER BY {cols} LIMIT 10",
             index.name(table)
         )
-    }
-
-    fn point_sql(table: &str, n: usize) -> String {
-        let marks = vec!["?"; n].join(", ");
-        format!(
-            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({marks})"
-        )
-    }
-
-    fn min_max_sql(table: &str) -> String {
-        format!("SELECT MIN(transactionid), MAX(transactionid) FROM {table}")
     }
 
     fn count_sql(table: &str) -> String {
@@ -521,7 +491,7 @@ fn server_statistics(c: &mut MysqlConn) -> BackendResult<Option<serde_json::Valu
     let mut out = serde_json::Map::new();
     let status = text_rows(c, "SHOW GLOBAL STATUS")
         .map(name_value_object)
-        .unwrap_or_else(|e| serde_json::json!({ "error": wire_detail(&e) }));
+        .unwrap_or_else(|e| serde_json::json!({ "error": MyDialect::detail(&e) }));
     out.insert("global_status".into(), status);
     let engines = text_rows(
         c,
@@ -549,7 +519,7 @@ fn server_statistics(c: &mut MysqlConn) -> BackendResult<Option<serde_json::Valu
                         .collect(),
                 )
             })
-            .unwrap_or_else(|e| serde_json::json!({ "error": wire_detail(&e) }));
+            .unwrap_or_else(|e| serde_json::json!({ "error": MyDialect::detail(&e) }));
         out.insert(key.into(), value);
     }
     Ok(Some(serde_json::Value::Object(out)))
@@ -707,11 +677,6 @@ const ER_UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
 /// `ER_UNKNOWN_STORAGE_ENGINE`.
 const ER_UNKNOWN_STORAGE_ENGINE: u16 = 1286;
 
-/// [`WireError`] as text: the server's `ERROR code (state): message`, or what went wrong.
-fn wire_detail(e: &WireError) -> String {
-    e.to_string()
-}
-
 /// Map an error of a statement (see [`server_conn::wire_error`]).
 fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
     server_conn::wire_error::<MyDialect>(target, context, e)
@@ -838,12 +803,12 @@ mod tests {
              WHERE price >= ? ORDER BY price, dateandtime, customerid LIMIT 10"
         );
         assert_eq!(
-            MyDialect::point_sql("pi1", 3),
+            micro_sql::point_sql("pi1", 3, Placeholders::Question),
             "SELECT transactionid, productid, data FROM pi1 WHERE transactionid IN (?, ?, ?)"
         );
         assert_eq!(
-            MyDialect::min_max_sql("pi1"),
-            "SELECT MIN(transactionid), MAX(transactionid) FROM pi1"
+            micro_sql::min_max_sql("pi1"),
+            "SELECT min(transactionid), max(transactionid) FROM pi1"
         );
         assert_eq!(
             count_sql("pi1", "pi1_pdc"),
