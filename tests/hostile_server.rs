@@ -2124,3 +2124,37 @@ fn pg_a_cancel_of_a_tls_connection_goes_over_tls() {
     assert_eq!(request, want);
     assert!(after.is_empty(), "sent in clear after a refusal: {after:?}");
 }
+
+/// A TLS server that closes the socket without ending its TLS session (no `close_notify`),
+/// during a query and during the handshake: one line saying the server closed, without
+/// rustls's docs.rs link for the program's author.
+#[test]
+fn pg_a_tls_server_that_closes_without_close_notify_is_said_in_one_line() {
+    let cert = hostile::tls::cert(false);
+    let fake = serve(move |l| {
+        let mut s = l.accept()?;
+        read_n(&mut s, 8)?;
+        s.write_all(b"S").ok()?;
+        let mut t = hostile::tls::accept(s, cert)?;
+        let len = i32::from_be_bytes(read_n(&mut t, 4)?.try_into().ok()?);
+        read_n(&mut t, usize::try_from(len).ok()? - 4)?;
+        t.write_all(&pg::login_ok(1, 2)).ok()?;
+        pg::read_msg(&mut t)?;
+        let _ = t.sock.shutdown(std::net::Shutdown::Both); // no close_notify
+        let mut s = l.accept()?;
+        read_n(&mut s, 8)?;
+        s.write_all(b"S").ok()?;
+        read_n(&mut s, 5)?; // the start of the ClientHello, then close
+        Some(())
+    });
+    let url = pg_tls_url(fake.port, "&sslmode=require");
+    let mut conn = pg_connect(&url).expect("login over TLS");
+    let e = fails_in_time(|| conn.query("SELECT 1")).to_string();
+    says(&e, &["the server closed the connection"]);
+    assert!(!e.contains("docs.rs"), "{e}");
+    drop(conn);
+    let e = fails_in_time(|| pg_connect(&url)).to_string();
+    assert!(!e.contains("docs.rs"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    fake.join();
+}

@@ -458,7 +458,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
-            Stream::Tls { tls, .. } => tls.read(buf),
+            Stream::Tls { tls, .. } => tls.read(buf).map_err(tls::read_error),
         }
     }
 }

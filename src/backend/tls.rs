@@ -175,8 +175,21 @@ pub fn connect(
     Ok(stream)
 }
 
+/// A read's error on a TLS session as one line: rustls says a close without `close_notify`
+/// with a docs.rs link for the program's author; the user is told the server closed.
+pub fn read_error(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        return io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the server closed the connection (without ending its TLS session)",
+        );
+    }
+    e
+}
+
 /// A handshake failure as one line that says what to fix.
 fn tls_error(e: io::Error) -> io::Error {
+    let e = read_error(e);
     let certificate = e
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
