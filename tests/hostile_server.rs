@@ -2158,3 +2158,57 @@ fn pg_a_tls_server_that_closes_without_close_notify_is_said_in_one_line() {
     assert_eq!(e.lines().count(), 1, "{e}");
     fake.join();
 }
+
+/// A prepared statement's reply with a `DataRow` claiming 2 MiB (the benchmark's rows are a
+/// few KiB; four clients with 256 MiB rows once took 1 GiB): refused at its header, the
+/// memory untouched; one of 100 bytes before it is counted as usual.
+#[test]
+fn pg_a_long_row_in_a_prepared_statements_reply_is_refused_at_its_header() {
+    use ibench::backend::postgres::wire::Value;
+    use ibench::backend::wire::Wire;
+    let fake = serve_one(|mut s| {
+        pg::accept_login(&mut s, 1, 2)?;
+        for _ in 0..3 {
+            pg::read_msg(&mut s)?; // Parse, Describe, Sync
+        }
+        let mut reply = pg::msg(b'1', b"");
+        reply.extend(pg::msg(b't', &[0, 1, 0, 0, 0, 20])); // one int8 parameter
+        reply.extend(pg::msg(b'n', b""));
+        reply.extend(pg::msg(b'Z', b"I"));
+        s.write_all(&reply).ok()?;
+        for claim in [100_i32, 2 << 20] {
+            for _ in 0..3 {
+                pg::read_msg(&mut s)?; // Bind, Execute, Sync
+            }
+            let mut reply = pg::msg(b'2', b"");
+            let mut row = vec![0, 1];
+            row.extend_from_slice(&(claim - 6).to_be_bytes());
+            row.resize(usize::try_from(claim).ok()? - 4, 7);
+            reply.extend(pg::msg(b'D', &row[..row.len().min(1000)]));
+            if claim == 100 {
+                reply.extend(pg::msg(b'C', b"SELECT 1\0"));
+                reply.extend(pg::msg(b'Z', b"I"));
+            } else {
+                // The header says 2 MiB; only the first 1000 bytes are sent.
+                let at = reply.len() - row.len().min(1000) - 4;
+                reply[at..at + 4].copy_from_slice(&(claim).to_be_bytes());
+            }
+            s.write_all(&reply).ok()?;
+        }
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+    let statement = conn.prepare("SELECT $1").expect("prepared");
+    let done = conn
+        .execute(&statement, [Value::Int(1)])
+        .expect("a short row");
+    assert_eq!((done.rows_returned, done.rows_affected), (1, 1));
+    let e = fails_in_time(|| conn.execute(&statement, [Value::Int(1)]));
+    assert!(matches!(e, PgError::Protocol(_)), "{e}");
+    says(
+        &e.to_string(),
+        &["a 'D' message of 2097148 bytes", "1048576"],
+    );
+    drop(conn);
+    fake.join();
+}
