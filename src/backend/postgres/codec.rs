@@ -558,4 +558,59 @@ mod tests {
         assert_eq!(column_names(&desc), ["min", "max"]);
         assert_eq!(column_names(&[0, 1, b'x']), Vec::<String>::new());
     }
+
+    #[test]
+    fn frontend_messages_by_name_carry_their_codes() {
+        let mut out = Vec::new();
+        cancel_request(&mut out, 7, -1);
+        assert_eq!(be_i32(&out[0..4]), 16);
+        assert_eq!(be_i32(&out[4..8]), CANCEL_REQUEST_CODE);
+        assert_eq!((be_i32(&out[8..12]), be_i32(&out[12..16])), (7, -1));
+        out.clear();
+        ssl_request(&mut out);
+        assert_eq!(out, [0, 0, 0, 8, 4, 0xD2, 0x16, 0x2F]);
+        out.clear();
+        startup(&mut out, &[("user", "u")]).unwrap();
+        assert_eq!(be_i32(&out[0..4]) as usize, out.len());
+        assert_eq!(be_i32(&out[4..8]), PROTOCOL_3_0);
+        assert!(out.ends_with(b"user\0u\0\0"));
+        out.clear();
+        bind(&mut out, "ib1", &[oid::INT8], [Value::Int(5)]).unwrap();
+        execute(&mut out);
+        sync(&mut out);
+        assert_eq!(out[0], b'B');
+        assert!(out.ends_with(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, b'S', 0, 0, 0, 4]));
+        let e = bind(&mut Vec::new(), "ib1", &[oid::INT8], []).unwrap_err();
+        assert!(
+            e.to_string().contains("takes 1 parameters, 0 were given"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn authentication_requests_and_length_caps_are_named() {
+        assert_eq!(AuthRequest::parse(&[0, 0, 0, 0]), AuthRequest::Ok);
+        assert_eq!(
+            AuthRequest::parse(&[0, 0, 0, 5, 1, 2, 3, 4]),
+            AuthRequest::Md5Password(Some([1, 2, 3, 4]))
+        );
+        assert_eq!(
+            AuthRequest::parse(&[0, 0, 0, 5, 1]),
+            AuthRequest::Md5Password(None)
+        );
+        assert_eq!(
+            AuthRequest::parse(b"\0\0\0\x0aSCRAM-SHA-256\0\0"),
+            AuthRequest::Sasl(b"SCRAM-SHA-256\0\0".to_vec())
+        );
+        assert_eq!(AuthRequest::parse(&[0, 0, 0, 7]), AuthRequest::Other(7));
+        assert_eq!(max_body_bytes(tag::DATA_ROW, 123), 123);
+        assert_eq!(
+            max_body_bytes(tag::ERROR_RESPONSE, 0),
+            MAX_LONG_MESSAGE_BYTES
+        );
+        assert_eq!(
+            max_body_bytes(tag::READY_FOR_QUERY, 1 << 30),
+            MAX_SHORT_MESSAGE_BYTES
+        );
+    }
 }
