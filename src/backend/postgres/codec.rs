@@ -571,7 +571,7 @@ mod tests {
         assert_eq!(out, [0, 0, 0, 8, 4, 0xD2, 0x16, 0x2F]);
         out.clear();
         startup(&mut out, &[("user", "u")]).unwrap();
-        assert_eq!(be_i32(&out[0..4]) as usize, out.len());
+        assert_eq!(usize::try_from(be_i32(&out[0..4])).unwrap(), out.len());
         assert_eq!(be_i32(&out[4..8]), PROTOCOL_3_0);
         assert!(out.ends_with(b"user\0u\0\0"));
         out.clear();
