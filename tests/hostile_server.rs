@@ -2212,3 +2212,21 @@ fn pg_a_long_row_in_a_prepared_statements_reply_is_refused_at_its_header() {
     drop(conn);
     fake.join();
 }
+
+/// The binary against a server that follows its login with 10,001 `ParameterStatus`
+/// messages: one error line that says what the server did; no panic, non-zero exit.
+#[test]
+fn the_binary_says_in_one_line_that_a_reply_never_ended() {
+    let mut reply = pg::auth(0, &[]);
+    reply.extend(pg::msg(b'S', b"application_name\0x\0").repeat(10_001));
+    let err = run_against_pg_fake(reply, "");
+    says(
+        &err,
+        &["more than 10000 notices, parameter changes or notifications"],
+    );
+    let line = err
+        .lines()
+        .find(|l| l.contains("more than 10000"))
+        .unwrap_or_default();
+    assert!(line.starts_with("error:"), "{err}");
+}
