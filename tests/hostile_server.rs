@@ -154,8 +154,10 @@ fn pg_a_huge_or_impossible_message_length_in_the_login_is_a_protocol_error() {
 }
 
 /// After the login: a ReadyForQuery of 100 kB (a short kind) is refused; a DataRow claiming
-/// 1 GiB (a long kind, allowed) of which 100 kB arrive before the server closes is read as
-/// far as the bytes go: the receive buffer grows with them, not to the claim.
+/// 1 GiB in reply to `SHOW server_version` is refused at its header (it once cost 1 GiB: a
+/// long kind was read whole up to PostgreSQL's own 1 GiB); one claiming 60 MiB, under the text
+/// cap, of which 100 kB arrive before the server closes is read as far as the bytes go: the
+/// receive buffer grows with them, not to the claim.
 #[test]
 fn pg_a_long_message_after_the_login_is_capped_by_kind_and_never_allocated_up_front() {
     let before = hostile::peak_rss_kib();
@@ -168,14 +170,16 @@ fn pg_a_long_message_after_the_login_is_capped_by_kind_and_never_allocated_up_fr
         z.extend_from_slice(&[b'I'; 100_000]);
         a.write_all(&z).ok()?;
         drain(&mut a, Duration::from_secs(10));
-        let mut b = l.accept()?;
-        pg::accept_login(&mut b, 1, 2)?;
-        pg::read_msg(&mut b)?; // Q
-        let mut d = vec![b'D'];
-        d.extend_from_slice(&0x3FFF_FFF0_i32.to_be_bytes());
-        d.extend_from_slice(&[7; 100_000]);
-        b.write_all(&d).ok()?;
-        Some(()) // and close
+        for claim in [0x3FFF_FFF0_i32, 60 << 20] {
+            let mut b = l.accept()?;
+            pg::accept_login(&mut b, 1, 2)?;
+            pg::read_msg(&mut b)?; // Q
+            let mut d = vec![b'D'];
+            d.extend_from_slice(&claim.to_be_bytes());
+            d.extend_from_slice(&[7; 100_000]);
+            let _ = b.write_all(&d);
+        } // and close
+        Some(())
     });
     let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
     let e = fails(conn.query("SELECT 1"));
@@ -185,10 +189,18 @@ fn pg_a_long_message_after_the_login_is_capped_by_kind_and_never_allocated_up_fr
     );
     drop(conn);
     let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+    let e = fails_in_time(|| conn.query("SHOW server_version"));
+    assert!(matches!(e, PgError::Protocol(_)), "{e}");
+    says(
+        &e.to_string(),
+        &["a 'D' message of 1073741804 bytes", "67108864"],
+    );
+    drop(conn);
+    let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
     let e = fails_in_time(|| conn.query("SELECT 1"));
     assert!(matches!(e, PgError::Io(_)), "{e}");
     says(&e.to_string(), &["closed the connection"]);
-    fake.join().expect("both connections came");
+    fake.join().expect("all connections came");
     let grown = hostile::peak_rss_kib().saturating_sub(before);
     assert!(grown < RSS_GROWTH_BOUND_KIB, "peak RSS grew {grown} KiB");
 }
@@ -1877,4 +1889,344 @@ fn my_an_endless_text_reply_is_capped() {
     says(&e.to_string(), &["more than 100000 rows"]);
     drop(conn);
     fake.join();
+}
+
+// =============================================================================================
+// 17. Issue 44: every reply bounded, server strings escaped where they enter.
+
+/// `ParameterStatus` for ever, then `NoticeResponse` for ever, after a query, and
+/// `ParameterStatus` for ever after the login: each an error once past the bound on messages
+/// beside the reply, never a loop.
+#[test]
+fn pg_parameter_status_or_notices_for_ever_are_an_error() {
+    let status = pg::msg(b'S', b"application_name\0x\0");
+    let notice = pg::msg(b'N', b"SWARNING\0VWARNING\0C01000\0Mnote\0\0");
+    let fake = serve(move |l| {
+        for endless in [&status, &notice] {
+            let mut s = l.accept()?;
+            pg::accept_login(&mut s, 1, 2)?;
+            pg::read_msg(&mut s)?;
+            let batch: Vec<u8> = endless.repeat(1000);
+            while s.write_all(&batch).is_ok() {}
+        }
+        let mut s = l.accept()?;
+        pg::read_startup(&mut s)?;
+        s.write_all(&pg::auth(0, &[])).ok()?;
+        let batch: Vec<u8> = status.repeat(1000);
+        while s.write_all(&batch).is_ok() {}
+        Some(())
+    });
+    for _ in 0..2 {
+        let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+        let e = fails_in_time(|| conn.query("SELECT 1"));
+        assert!(matches!(e, PgError::Protocol(_)), "{e}");
+        says(
+            &e.to_string(),
+            &["more than 10000 notices, parameter changes"],
+        );
+    }
+    let e = fails_in_time(|| pg_connect(&pg_url(fake.port, "")));
+    says(
+        &e.to_string(),
+        &["more than 10000 notices, parameter changes"],
+    );
+    fake.join();
+}
+
+/// OK packets that each say more results follow, for ever: an error past the bound.
+#[test]
+fn my_ok_packets_with_more_results_for_ever_are_an_error() {
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        // OK: no rows, no id, status SERVER_MORE_RESULTS_EXISTS, no warnings.
+        let more = [0u8, 0, 0, 0x08, 0, 0, 0];
+        let mut seq: u8 = 1;
+        loop {
+            let mut batch = Vec::with_capacity(11 * 1000);
+            for _ in 0..1000 {
+                batch.extend(my::packet(seq, &more));
+                seq = seq.wrapping_add(1);
+            }
+            if s.write_all(&batch).is_err() {
+                return Some(());
+            }
+        }
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    let e = fails_in_time(|| conn.query("SELECT 1; SELECT 2"));
+    assert!(matches!(e, MyError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["more than 10000 results"]);
+    drop(conn);
+    fake.join();
+}
+
+/// 400 columns with 1 MiB names each (400 MiB of definitions, each under the 64 MiB of one
+/// reply): the column definitions count in the text query's 64 MiB, so the reply is refused
+/// after about 64 of them, the memory bounded; the names kept are cut.
+#[test]
+fn my_column_definitions_count_in_the_text_caps() {
+    let before = hostile::peak_rss_kib();
+    let fake = serve_one(|mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let name = vec![b'n'; 1 << 20];
+        let mut def = Vec::new();
+        for part in [&b"def"[..], b"db", b"t", b"t"] {
+            def.push(u8::try_from(part.len()).unwrap());
+            def.extend_from_slice(part);
+        }
+        def.push(0xFD);
+        def.extend_from_slice(&u32::try_from(name.len()).unwrap().to_le_bytes()[..3]);
+        def.extend_from_slice(&name);
+        def.extend_from_slice(&[1, b'c', 0x0C, 45, 0, 100, 0, 0, 0, 253, 0, 0, 0, 0, 0]);
+        let mut head = my::packet(1, &[0xFC, 0x90, 0x01]); // 400 columns
+        let mut seq: u8 = 2;
+        s.write_all(&std::mem::take(&mut head)).ok()?;
+        for _ in 0..400 {
+            if s.write_all(&my::packet(seq, &def)).is_err() {
+                return Some(());
+            }
+            seq = seq.wrapping_add(1);
+        }
+        drain(&mut s, Duration::from_secs(10));
+        Some(())
+    });
+    let mut conn = my_connect(&my_url(fake.port, "")).expect("login");
+    let e = fails_in_time(|| conn.query("SELECT *"));
+    assert!(matches!(e, MyError::Protocol(_)), "{e}");
+    says(&e.to_string(), &["more than 100000 rows or 64 MiB"]);
+    drop(conn);
+    fake.join();
+    let grown = hostile::peak_rss_kib().saturating_sub(before);
+    assert!(grown < RSS_GROWTH_BOUND_KIB, "peak RSS grew {grown} KiB");
+}
+
+/// A server version of 8 MiB with terminal escapes and a bidi override (the describe once
+/// printed 67 MB of it raw): what the driver describes is cut to a few KiB and escaped, for
+/// both protocols.
+#[test]
+fn a_hostile_server_version_is_cut_and_escaped_where_it_is_read() {
+    let version = format!("15.0\x1b]0;owned\x07\u{202e}gnp.exe{}", "v".repeat(8 << 20));
+    let text = version.clone();
+    let fake = serve(move |l| {
+        // describe: SHOW server_version, then SELECT version() for the flavour.
+        let mut s = l.accept()?;
+        pg::accept_login(&mut s, 1, 2)?;
+        for _ in 0..2 {
+            pg::read_msg(&mut s)?;
+            let mut row = vec![0, 1];
+            row.extend_from_slice(&i32::try_from(text.len()).unwrap().to_be_bytes());
+            row.extend_from_slice(text.as_bytes());
+            let mut reply = pg::msg(b'D', &row);
+            reply.extend(pg::msg(b'C', b"SHOW\0"));
+            reply.extend(pg::msg(b'Z', b"I"));
+            s.write_all(&reply).ok()?;
+        }
+        Some(drain(&mut s, Duration::from_secs(5)))
+    });
+    let options = DriverOptions::default();
+    let driver = driver_for_url(&pg_url(fake.port, ""), &options).expect("a driver");
+    let info = driver.describe().expect("described");
+    let shown = info.version;
+    assert!(shown.len() < 8192, "{} bytes", shown.len());
+    says(
+        &shown,
+        &[
+            "15.0\\x1b]0;owned\\x07\\u{202e}gnp.exe",
+            "cut: the server sent",
+        ],
+    );
+    assert!(
+        !shown.contains('\x1b') && !shown.contains('\u{202e}'),
+        "{shown}"
+    );
+    drop(driver);
+    fake.join();
+    let text = version;
+    let fake = serve_one(move |mut s| {
+        my::accept_login(&mut s, my::CAPS)?;
+        my::read_packet(&mut s)?;
+        let mut reply = my::packet(1, &[1]);
+        reply.extend(my::packet(2, &column_def()));
+        reply.extend(my::packet(3, &[0xFE, 0, 0, 2, 0]));
+        let mut row = vec![0xFD];
+        row.extend_from_slice(&u32::try_from(text.len()).unwrap().to_le_bytes()[..3]);
+        row.extend_from_slice(text.as_bytes());
+        reply.extend(my::packet(4, &row));
+        reply.extend(my::packet(5, &[0xFE, 0, 0, 2, 0]));
+        s.write_all(&reply).ok()?;
+        Some(drain(&mut s, Duration::from_secs(5)))
+    });
+    let driver = driver_for_url(&my_url(fake.port, ""), &options).expect("a driver");
+    let shown = driver.describe().expect("described").version;
+    assert!(shown.len() < 8192, "{} bytes", shown.len());
+    says(
+        &shown,
+        &["\\x1b]0;owned\\x07\\u{202e}", "cut: the server sent"],
+    );
+    drop(driver);
+    fake.join();
+}
+
+/// A connection over TLS is cancelled over TLS: the cancel's connection asks for TLS first
+/// (`SSLRequest`), shakes hands, and only then sends its key (PostgreSQL sent it in clear
+/// under every `sslmode`, `verify-full` included). A server that refuses TLS to the cancel
+/// gets no key in clear: the cancel fails, saying why.
+#[test]
+fn pg_a_cancel_of_a_tls_connection_goes_over_tls() {
+    let cert = hostile::tls::cert(false);
+    let tls_login = move |s: TcpStream| -> Option<hostile::tls::Tls> {
+        let mut s = s;
+        read_n(&mut s, 8)?; // SSLRequest
+        s.write_all(b"S").ok()?;
+        let mut t = hostile::tls::accept(s, cert)?;
+        let len = i32::from_be_bytes(read_n(&mut t, 4)?.try_into().ok()?);
+        read_n(&mut t, usize::try_from(len).ok()? - 4)?; // the startup
+        t.write_all(&pg::login_ok(4242, 0x1234_5678)).ok()?;
+        Some(t)
+    };
+    let fake = serve(move |l| {
+        let mut main = tls_login(l.accept()?)?;
+        let mut cancel = l.accept()?;
+        let ssl_request = read_n(&mut cancel, 8)?;
+        cancel.write_all(b"S").ok()?;
+        let mut t = hostile::tls::accept(cancel, cert)?;
+        let request = read_n(&mut t, 16)?;
+        drop(t);
+        // The second cancel: TLS refused; nothing may follow in clear.
+        let mut refused = l.accept()?;
+        read_n(&mut refused, 8)?;
+        refused.write_all(b"N").ok()?;
+        let after = drain(&mut refused, Duration::from_secs(5));
+        hostile::tls::drain(&mut main, Duration::from_secs(5));
+        Some((ssl_request, request, after))
+    });
+    let url = pg_tls_url(fake.port, "&sslmode=require");
+    let conn = pg_connect(&url).expect("login over TLS");
+    let key = conn.cancel_key();
+    assert!(key.over_tls());
+    let (r, _) = within(CANCEL_TIMEOUT + Duration::from_secs(10), || key.cancel());
+    r.expect("the cancel over TLS");
+    let (r, _) = within(CANCEL_TIMEOUT + Duration::from_secs(10), || key.cancel());
+    let e = r.expect_err("TLS refused to the cancel").to_string();
+    says(
+        &e,
+        &["the cancel request could not get the TLS its connection has"],
+    );
+    drop(conn);
+    let (ssl_request, request, after) = fake.join().expect("two cancels");
+    assert_eq!(ssl_request[4..], 80_877_103i32.to_be_bytes());
+    let mut want = 16i32.to_be_bytes().to_vec();
+    want.extend_from_slice(&80_877_102i32.to_be_bytes());
+    want.extend_from_slice(&4242i32.to_be_bytes());
+    want.extend_from_slice(&0x1234_5678i32.to_be_bytes());
+    assert_eq!(request, want);
+    assert!(after.is_empty(), "sent in clear after a refusal: {after:?}");
+}
+
+/// A TLS server that closes the socket without ending its TLS session (no `close_notify`),
+/// during a query and during the handshake: one line saying the server closed, without
+/// rustls's docs.rs link for the program's author.
+#[test]
+fn pg_a_tls_server_that_closes_without_close_notify_is_said_in_one_line() {
+    let cert = hostile::tls::cert(false);
+    let fake = serve(move |l| {
+        let mut s = l.accept()?;
+        read_n(&mut s, 8)?;
+        s.write_all(b"S").ok()?;
+        let mut t = hostile::tls::accept(s, cert)?;
+        let len = i32::from_be_bytes(read_n(&mut t, 4)?.try_into().ok()?);
+        read_n(&mut t, usize::try_from(len).ok()? - 4)?;
+        t.write_all(&pg::login_ok(1, 2)).ok()?;
+        pg::read_msg(&mut t)?;
+        let _ = t.sock.shutdown(std::net::Shutdown::Both); // no close_notify
+        let mut s = l.accept()?;
+        read_n(&mut s, 8)?;
+        s.write_all(b"S").ok()?;
+        read_n(&mut s, 5)?; // the start of the ClientHello, then close
+        Some(())
+    });
+    let url = pg_tls_url(fake.port, "&sslmode=require");
+    let mut conn = pg_connect(&url).expect("login over TLS");
+    let e = fails_in_time(|| conn.query("SELECT 1")).to_string();
+    says(&e, &["the server closed the connection"]);
+    assert!(!e.contains("docs.rs"), "{e}");
+    drop(conn);
+    let e = fails_in_time(|| pg_connect(&url)).to_string();
+    assert!(!e.contains("docs.rs"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    fake.join();
+}
+
+/// A prepared statement's reply with a `DataRow` claiming 2 MiB (the benchmark's rows are a
+/// few KiB; four clients with 256 MiB rows once took 1 GiB): refused at its header, the
+/// memory untouched; one of 100 bytes before it is counted as usual.
+#[test]
+fn pg_a_long_row_in_a_prepared_statements_reply_is_refused_at_its_header() {
+    use ibench::backend::postgres::wire::Value;
+    use ibench::backend::wire::Wire;
+    let fake = serve_one(|mut s| {
+        pg::accept_login(&mut s, 1, 2)?;
+        for _ in 0..3 {
+            pg::read_msg(&mut s)?; // Parse, Describe, Sync
+        }
+        let mut reply = pg::msg(b'1', b"");
+        reply.extend(pg::msg(b't', &[0, 1, 0, 0, 0, 20])); // one int8 parameter
+        reply.extend(pg::msg(b'n', b""));
+        reply.extend(pg::msg(b'Z', b"I"));
+        s.write_all(&reply).ok()?;
+        for claim in [100_i32, 2 << 20] {
+            for _ in 0..3 {
+                pg::read_msg(&mut s)?; // Bind, Execute, Sync
+            }
+            let mut reply = pg::msg(b'2', b"");
+            let mut row = vec![0, 1];
+            row.extend_from_slice(&(claim - 6).to_be_bytes());
+            row.resize(usize::try_from(claim).ok()? - 4, 7);
+            reply.extend(pg::msg(b'D', &row[..row.len().min(1000)]));
+            if claim == 100 {
+                reply.extend(pg::msg(b'C', b"SELECT 1\0"));
+                reply.extend(pg::msg(b'Z', b"I"));
+            } else {
+                // The header says 2 MiB; only the first 1000 bytes are sent.
+                let at = reply.len() - row.len().min(1000) - 4;
+                reply[at..at + 4].copy_from_slice(&(claim).to_be_bytes());
+            }
+            s.write_all(&reply).ok()?;
+        }
+        Some(drain(&mut s, Duration::from_secs(10)))
+    });
+    let mut conn = pg_connect(&pg_url(fake.port, "")).expect("login");
+    let statement = conn.prepare("SELECT $1").expect("prepared");
+    let done = conn
+        .execute(&statement, [Value::Int(1)])
+        .expect("a short row");
+    assert_eq!((done.rows_returned, done.rows_affected), (1, 1));
+    let e = fails_in_time(|| conn.execute(&statement, [Value::Int(1)]));
+    assert!(matches!(e, PgError::Protocol(_)), "{e}");
+    says(
+        &e.to_string(),
+        &["a 'D' message of 2097148 bytes", "1048576"],
+    );
+    drop(conn);
+    fake.join();
+}
+
+/// The binary against a server that follows its login with 10,001 `ParameterStatus`
+/// messages: one error line that says what the server did; no panic, non-zero exit.
+#[test]
+fn the_binary_says_in_one_line_that_a_reply_never_ended() {
+    let mut reply = pg::auth(0, &[]);
+    reply.extend(pg::msg(b'S', b"application_name\0x\0").repeat(10_001));
+    let err = run_against_pg_fake(reply, "");
+    says(
+        &err,
+        &["more than 10000 notices, parameter changes or notifications"],
+    );
+    let line = err
+        .lines()
+        .find(|l| l.contains("more than 10000"))
+        .unwrap_or_default();
+    assert!(line.starts_with("error:"), "{err}");
 }

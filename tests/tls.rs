@@ -118,6 +118,8 @@ fn certs() -> &'static Certs {
                 "server.pem",
                 "-extfile",
                 "ext.cnf",
+                // SHA-384: channel binding must hash with it, as the server does.
+                "-sha384",
             ],
         );
         use std::os::unix::fs::PermissionsExt;
@@ -260,7 +262,8 @@ fn postgres_require_and_prefer_use_tls_and_disable_is_refused_by_the_server() {
 }
 
 /// SCRAM channel binding against the real server (scram-sha-256 on `hostssl` lines, TLS on,
-/// so it offers SCRAM-SHA-256-PLUS): `channel_binding=require` logs in over TLS, checked
+/// so it offers SCRAM-SHA-256-PLUS), whose certificate is signed with SHA-384 (so the binding
+/// is its SHA-384 hash, as PostgreSQL computes it): `channel_binding=require` logs in over TLS, checked
 /// certificate or not, and the server sees the binding; over the Unix socket (no TLS) it is
 /// refused before the password is answered.
 #[test]
@@ -435,4 +438,27 @@ fn the_cli_reads_pgsslmode_and_pgsslrootcert_from_the_environment() {
     );
     let record = ibench::results::read_run(&out_dir).unwrap();
     assert!(record.target.unwrap().tls.is_some());
+}
+
+/// A statement on a TLS connection is cancelled, the cancel request itself over TLS (an
+/// `SSLRequest` first, as libpq 17 does): the server takes it and the statement ends with
+/// SQLSTATE 57014.
+#[test]
+fn postgres_a_statement_on_a_tls_connection_is_cancelled_over_tls() {
+    let mut c = pg_try(&pg_url("localhost", "sslmode=require")).unwrap();
+    let key = c.cancel_key();
+    assert!(key.over_tls());
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        key.cancel()
+    });
+    let started = std::time::Instant::now();
+    let e = c.query("SELECT pg_sleep(60)").expect_err("cancelled");
+    canceller.join().unwrap().expect("the cancel was sent");
+    assert_eq!(
+        e.server().map(|s| s.sqlstate.as_str()),
+        Some("57014"),
+        "{e}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }

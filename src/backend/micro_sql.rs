@@ -1,5 +1,7 @@
 //! The SQL of the microbenchmarks' statements (`workload::micro`), one text per statement
-//! kind, with the placeholder style of each backend. docs/micro.md quotes these texts.
+//! kind, with the placeholder style of each backend (docs/micro.md quotes these texts), and
+//! the benchmark's statements that every backend writes alike: the point query and the
+//! `min`/`max` of `transactionid`.
 
 use super::BackendResult;
 use crate::workload::micro::{MicroStatement, MicroStatementKind};
@@ -81,6 +83,19 @@ pub(crate) fn run_operation<C: ?Sized>(
         }
     }
     Ok(rows)
+}
+
+/// The point query for `n` ids: one parameter per id.
+pub(crate) fn point_sql(table: &str, n: usize, p: Placeholders) -> String {
+    format!(
+        "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
+        marks(p, 1, n)
+    )
+}
+
+/// `min(transactionid), max(transactionid)` of `table`.
+pub(crate) fn min_max_sql(table: &str) -> String {
+    format!("SELECT min(transactionid), max(transactionid) FROM {table}")
 }
 
 /// `n` placeholders from position `first` (1-based), comma-separated.

@@ -71,24 +71,37 @@ pub fn server_text(bytes: &[u8]) -> String {
     text
 }
 
-/// `text` with every control character but newline and tab written as an escape (`\x1b`,
-/// `\u{9b}`), so no text a server sent can drive the terminal it is shown on.
+/// A column of a text query's row as ibench keeps it: UTF-8 (invalid bytes replaced),
+/// control and bidi characters escaped as [`server_text`] does, not cut (the text caps,
+/// [`MAX_TEXT_BYTES`], bound a whole reply). What is shown or recorded as one piece (a
+/// version, a build fact) goes through [`server_text`] as well.
+pub fn server_cell(bytes: &[u8]) -> String {
+    escape_controls(&String::from_utf8_lossy(bytes))
+}
+
+/// Whether `c` reorders or hides text on a terminal: a bidirectional control (an embedding,
+/// override or isolate, and the marks), which could make a line read other than it is.
+fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// `text` with every control character but newline and tab, and every bidi control, written
+/// as an escape (`\x1b`, `\u{9b}`, `\u{202e}`), so no text a server sent can drive the
+/// terminal it is shown on or reorder the line it is in.
 pub fn escape_controls(text: &str) -> String {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
+    let escaped = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
+    if !text.chars().any(escaped) {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         match c {
-            '\n' | '\t' => out.push(c),
-            c if u32::from(c) < 0x80 && c.is_control() => {
-                out.push_str(&format!("\\x{:02x}", u32::from(c)));
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => out.push(c),
+            c if !escaped(c) => out.push(c),
+            c if u32::from(c) < 0x80 => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
         }
     }
     out
@@ -462,7 +475,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
-            Stream::Tls { tls, .. } => tls.read(buf),
+            Stream::Tls { tls, .. } => tls.read(buf).map_err(tls::read_error),
         }
     }
 }
@@ -634,6 +647,11 @@ mod tests {
             "\\x1b]0;title\\x07\\x1b[2J"
         );
         assert_eq!(escape_controls("a\u{9b}2J"), "a\\u{9b}2J");
+        assert_eq!(
+            escape_controls("abc\u{202e}fed\u{2066}"),
+            "abc\\u{202e}fed\\u{2066}"
+        );
+        assert_eq!(server_cell(b"x\x1b[31m\xff"), "x\\x1b[31m\u{fffd}");
         let long = vec![b'x'; 50 << 20];
         let t = server_text(&long);
         assert!(t.len() < MAX_SERVER_TEXT_BYTES + 100, "{}", t.len());

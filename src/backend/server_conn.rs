@@ -48,6 +48,11 @@ pub trait Dialect: Sized + Send {
         e.to_string()
     }
 
+    /// A refusal of a login that the dialect explains itself, saying what to do: a database
+    /// that does not exist (PostgreSQL's `3D000`, MySQL's 1049), `database` being the one the
+    /// URL named. `None` for any other error, which [`connect_error`] maps as a statement's.
+    fn connect_refusal(e: &ServerError, database: Option<&str>) -> Option<String>;
+
     /// The multi-row insert of `rows` rows (with `transactionid` when `client_ids`); its
     /// parameters are [`InsertParams`]: with numbered placeholders the batch's timestamp is
     /// `$1`, bound once; with `?` it is bound in each row.
@@ -58,12 +63,6 @@ pub trait Dialect: Sized + Send {
 
     /// The covering range query through `index`: parameter `from`.
     fn range_sql(table: &str, index: SecondaryIndex) -> String;
-
-    /// The point query for `n` ids: one parameter per id.
-    fn point_sql(table: &str, n: usize) -> String;
-
-    /// `min(transactionid), max(transactionid)`.
-    fn min_max_sql(table: &str) -> String;
 
     /// `count(*)` through the primary key.
     fn count_sql(table: &str) -> String;
@@ -304,7 +303,7 @@ impl<D: Dialect> Conn for ServerConn<D> {
 
     fn min_max_id(&mut self, table: &str) -> BackendResult<Option<(i64, i64)>> {
         let context = format!("read min and max transactionid of {table}");
-        let result = self.query(&D::min_max_sql(table), &context)?;
+        let result = self.query(&micro_sql::min_max_sql(table), &context)?;
         min_max_of_text(result.rows.into_iter().next(), &context)
     }
 
@@ -327,7 +326,7 @@ impl<D: Dialect> Conn for ServerConn<D> {
         let done = self.execute(
             table,
             StatementKey::Point(n),
-            |_| D::point_sql(table, n),
+            |_| micro_sql::point_sql(table, n, D::PLACEHOLDERS),
             &|| format!("point query on {table}"),
             ids.iter().map(|&id| Value::Int(id)),
         )?;
@@ -447,6 +446,26 @@ pub(crate) fn wire_error<D: Dialect>(target: &str, context: &str, e: &WireError)
             detail,
         },
         None => BackendError::sql(context, detail),
+    }
+}
+
+/// Map an error of opening a connection to `target` (whose URL named `database`), for every
+/// dialect: what the dialect explains itself ([`Dialect::connect_refusal`]); a TLS or protocol
+/// failure as the connect's; anything else as [`wire_error`] maps a statement's (a refused
+/// login, an unreachable server, a server's error by its class).
+pub(crate) fn connect_error<D: Dialect>(
+    target: &str,
+    database: Option<&str>,
+    e: &WireError,
+) -> BackendError {
+    let context = format!("connect to {target}");
+    match e {
+        WireError::Server(s) => match D::connect_refusal(s, database) {
+            Some(explained) => BackendError::sql(context, explained),
+            None => wire_error::<D>(target, &context, e),
+        },
+        WireError::Tls(_) | WireError::Protocol(_) => BackendError::sql(context, D::detail(e)),
+        _ => wire_error::<D>(target, &context, e),
     }
 }
 

@@ -258,9 +258,8 @@ pub fn range_sql(table: &str, index: SecondaryIndex) -> String {
 }
 
 /// The text of the point query for `n` ids.
-pub fn point_sql(table: &str, n: usize) -> String {
-    let marks = vec!["?"; n].join(",");
-    format!("SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({marks})")
+fn point_sql(table: &str, n: usize) -> String {
+    micro_sql::point_sql(table, n, Placeholders::Question)
 }
 
 /// The text of the delete of the oldest rows.
@@ -494,9 +493,7 @@ impl Conn for SqliteConn {
     fn min_max_id(&mut self, table: &str) -> BackendResult<Option<(i64, i64)>> {
         let (lo, hi): (Option<i64>, Option<i64>) = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT min(transactionid), max(transactionid) FROM {table}"
-            ))
+            .prepare_cached(&micro_sql::min_max_sql(table))
             .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))))
             .map_err(|e| map_err(&format!("read min/max id of {table}"), e))?;
         Ok(lo.zip(hi))
@@ -672,7 +669,7 @@ mod tests {
         );
         assert_eq!(
             point_sql("pi1", 3),
-            "SELECT transactionid, productid, data FROM pi1 WHERE transactionid IN (?,?,?)"
+            "SELECT transactionid, productid, data FROM pi1 WHERE transactionid IN (?, ?, ?)"
         );
     }
 

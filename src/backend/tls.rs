@@ -175,8 +175,21 @@ pub fn connect(
     Ok(stream)
 }
 
+/// A read's error on a TLS session as one line: rustls says a close without `close_notify`
+/// with a docs.rs link for the program's author; the user is told the server closed.
+pub fn read_error(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        return io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the server closed the connection (without ending its TLS session)",
+        );
+    }
+    e
+}
+
 /// A handshake failure as one line that says what to fix.
 fn tls_error(e: io::Error) -> io::Error {
+    let e = read_error(e);
     let certificate = e
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
@@ -200,8 +213,8 @@ fn tls_error(e: io::Error) -> io::Error {
         }
         Some(CertificateError::Other(other)) if is_ca_as_end_entity(&other) => {
             ": the server shows a CA certificate as its own (a self-signed certificate \
-             made as a CA): give the server a certificate signed by that CA, or use \
-             sslmode=require / ssl-mode=REQUIRED, which check nothing"
+             made as a CA): give the server a certificate signed by that CA (made with \
+             basicConstraints=CA:FALSE), and keep the CA's file as sslrootcert= / ssl-ca="
         }
         _ => "",
     };
@@ -209,30 +222,147 @@ fn tls_error(e: io::Error) -> io::Error {
 }
 
 /// The `tls-server-end-point` channel binding of a session (RFC 5929): the hash of the
-/// server's certificate, with the hash of its signature algorithm, SHA-256 for MD5 and SHA-1
-/// (and for any other algorithm but SHA-384 and SHA-512, as PostgreSQL computes it). `None`
-/// when the server showed no certificate.
+/// server's certificate ([`end_point_hash`]). `None` when the server showed no certificate,
+/// or one whose signature names no hash PostgreSQL binds to.
 pub fn server_end_point(conn: &ClientConnection) -> Option<Vec<u8>> {
-    use sha2::{Digest, Sha256, Sha384, Sha512};
     let cert = conn.peer_certificates()?.first()?;
-    let der: &[u8] = cert.as_ref();
-    // The DER of the algorithm identifiers' OIDs (tag 06, length, value).
-    const SHA384: [&[u8]; 2] = [
-        &[6, 9, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 1, 1, 12], // sha384WithRSAEncryption
-        &[6, 8, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 4, 3, 3],        // ecdsa-with-SHA384
-    ];
-    const SHA512: [&[u8]; 2] = [
-        &[6, 9, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 1, 1, 13], // sha512WithRSAEncryption
-        &[6, 8, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 4, 3, 4],        // ecdsa-with-SHA512
-    ];
-    let holds = |oid: &[u8]| der.windows(oid.len()).any(|w| w == oid);
-    Some(if SHA384.iter().any(|o| holds(o)) {
-        Sha384::digest(der).to_vec()
-    } else if SHA512.iter().any(|o| holds(o)) {
-        Sha512::digest(der).to_vec()
-    } else {
-        Sha256::digest(der).to_vec()
+    end_point_hash(cert.as_ref()).map(|h| h.digest(cert.as_ref()))
+}
+
+/// A hash a certificate's channel binding is made with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndPointHash {
+    /// SHA-224.
+    Sha224,
+    /// SHA-256 (also for MD5 and SHA-1 signatures).
+    Sha256,
+    /// SHA-384.
+    Sha384,
+    /// SHA-512.
+    Sha512,
+}
+
+impl EndPointHash {
+    /// The hash of `der`.
+    pub fn digest(self, der: &[u8]) -> Vec<u8> {
+        use sha2::Digest;
+        match self {
+            EndPointHash::Sha224 => sha2::Sha224::digest(der).to_vec(),
+            EndPointHash::Sha256 => sha2::Sha256::digest(der).to_vec(),
+            EndPointHash::Sha384 => sha2::Sha384::digest(der).to_vec(),
+            EndPointHash::Sha512 => sha2::Sha512::digest(der).to_vec(),
+        }
+    }
+}
+
+/// The hash of a certificate's `tls-server-end-point` binding, as PostgreSQL computes it
+/// (`be_tls_get_certificate_hash` in `be-secure-openssl.c`, RFC 5929 section 4.1): the hash
+/// of the certificate's own signature algorithm, read from its `signatureAlgorithm` field
+/// (for RSA-PSS, the hash in its parameters, SHA-1 when absent), with MD5 and SHA-1 made
+/// SHA-256. `None` for a signature without a hash ibench binds with (Ed25519, Ed448, where
+/// PostgreSQL fails too; SHA-3) or a certificate that does not parse.
+pub fn end_point_hash(cert_der: &[u8]) -> Option<EndPointHash> {
+    // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }
+    let (certificate, _) = der_element(cert_der, 0x30)?;
+    let (_tbs, rest) = der_any(certificate)?;
+    let (algorithm, _) = der_element(rest, 0x30)?;
+    // AlgorithmIdentifier ::= SEQUENCE { algorithm OBJECT IDENTIFIER, parameters ANY }
+    let (oid, params) = der_element(algorithm, 0x06)?;
+    match oid {
+        oid::RSA_PSS => pss_hash(params),
+        _ => signature_hash(oid),
+    }
+}
+
+/// The object identifiers of signature and hash algorithms (their DER content).
+mod oid {
+    const RSA: [u8; 8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 1, 1];
+    const fn rsa(n: u8) -> [u8; 9] {
+        [
+            RSA[0], RSA[1], RSA[2], RSA[3], RSA[4], RSA[5], RSA[6], RSA[7], n,
+        ]
+    }
+    pub const MD5_RSA: &[u8] = &rsa(4);
+    pub const SHA1_RSA: &[u8] = &rsa(5);
+    pub const RSA_PSS: &[u8] = &rsa(10);
+    pub const SHA256_RSA: &[u8] = &rsa(11);
+    pub const SHA384_RSA: &[u8] = &rsa(12);
+    pub const SHA512_RSA: &[u8] = &rsa(13);
+    pub const SHA224_RSA: &[u8] = &rsa(14);
+    pub const ECDSA_SHA1: &[u8] = &[0x2A, 0x86, 0x48, 0xCE, 0x3D, 4, 1];
+    pub const ECDSA_SHA224: &[u8] = &[0x2A, 0x86, 0x48, 0xCE, 0x3D, 4, 3, 1];
+    pub const ECDSA_SHA256: &[u8] = &[0x2A, 0x86, 0x48, 0xCE, 0x3D, 4, 3, 2];
+    pub const ECDSA_SHA384: &[u8] = &[0x2A, 0x86, 0x48, 0xCE, 0x3D, 4, 3, 3];
+    pub const ECDSA_SHA512: &[u8] = &[0x2A, 0x86, 0x48, 0xCE, 0x3D, 4, 3, 4];
+    pub const DSA_SHA1: &[u8] = &[0x2A, 0x86, 0x48, 0xCE, 0x38, 4, 3];
+    pub const DSA_SHA224: &[u8] = &[0x60, 0x86, 0x48, 1, 0x65, 3, 4, 3, 1];
+    pub const DSA_SHA256: &[u8] = &[0x60, 0x86, 0x48, 1, 0x65, 3, 4, 3, 2];
+    pub const SHA1: &[u8] = &[0x2B, 0x0E, 3, 2, 0x1A];
+    pub const SHA256: &[u8] = &[0x60, 0x86, 0x48, 1, 0x65, 3, 4, 2, 1];
+    pub const SHA384: &[u8] = &[0x60, 0x86, 0x48, 1, 0x65, 3, 4, 2, 2];
+    pub const SHA512: &[u8] = &[0x60, 0x86, 0x48, 1, 0x65, 3, 4, 2, 3];
+    pub const SHA224: &[u8] = &[0x60, 0x86, 0x48, 1, 0x65, 3, 4, 2, 4];
+    pub const MD5: &[u8] = &[0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 2, 5];
+}
+
+/// The binding's hash of a signature algorithm (not RSA-PSS) or of a hash algorithm.
+fn signature_hash(algorithm: &[u8]) -> Option<EndPointHash> {
+    use EndPointHash::*;
+    Some(match algorithm {
+        oid::MD5_RSA | oid::SHA1_RSA | oid::ECDSA_SHA1 | oid::DSA_SHA1 | oid::MD5 | oid::SHA1 => {
+            Sha256
+        }
+        oid::SHA224_RSA | oid::ECDSA_SHA224 | oid::DSA_SHA224 | oid::SHA224 => Sha224,
+        oid::SHA256_RSA | oid::ECDSA_SHA256 | oid::DSA_SHA256 | oid::SHA256 => Sha256,
+        oid::SHA384_RSA | oid::ECDSA_SHA384 | oid::SHA384 => Sha384,
+        oid::SHA512_RSA | oid::ECDSA_SHA512 | oid::SHA512 => Sha512,
+        _ => return None,
     })
+}
+
+/// The hash of RSA-PSS parameters: `RSASSA-PSS-params ::= SEQUENCE { hashAlgorithm [0]
+/// AlgorithmIdentifier DEFAULT sha1, ... }` (RFC 4055); SHA-1, made SHA-256, when absent.
+fn pss_hash(params: &[u8]) -> Option<EndPointHash> {
+    let Some((fields, _)) = der_element(params, 0x30) else {
+        return signature_hash(oid::SHA1);
+    };
+    match der_element(fields, 0xA0) {
+        Some((hash, _)) => {
+            let (algorithm, _) = der_element(hash, 0x30)?;
+            let (oid, _) = der_element(algorithm, 0x06)?;
+            signature_hash(oid)
+        }
+        None => signature_hash(oid::SHA1),
+    }
+}
+
+/// The content of the DER element at the start of `b` when its tag is `tag`, and what
+/// follows it.
+fn der_element(b: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
+    if *b.first()? != tag {
+        return None;
+    }
+    der_any(b)
+}
+
+/// The content of the DER element at the start of `b`, whatever its tag, and what follows.
+fn der_any(b: &[u8]) -> Option<(&[u8], &[u8])> {
+    let first = *b.get(1)?;
+    let (len, start) = if first < 0x80 {
+        (usize::from(first), 2)
+    } else {
+        let n = usize::from(first & 0x7F);
+        if n == 0 || n > 4 {
+            return None;
+        }
+        let len = b
+            .get(2..2 + n)?
+            .iter()
+            .fold(0usize, |acc, byte| (acc << 8) | usize::from(*byte));
+        (len, 2 + n)
+    };
+    let end = start.checked_add(len)?;
+    Some((b.get(start..end)?, b.get(end..)?))
 }
 
 /// Whether a certificate error is webpki's `CaUsedAsEndEntity`.
@@ -390,5 +520,88 @@ mod tests {
             client_cert: None,
         };
         assert!(any.client_config().is_ok());
+    }
+
+    /// `openssl` in `dir` with `args`; its success asserted.
+    fn openssl(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("openssl")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .expect("openssl runs (apt-get install openssl)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Each signature algorithm's certificate, made here with `openssl`, binds with the hash
+    /// PostgreSQL uses: its signature's (RSA-PSS: from the parameters), SHA-256 for MD5 and
+    /// SHA-1, none for Ed25519; an OID of SHA-384 elsewhere in the certificate (here an
+    /// extension) does not count.
+    #[test]
+    fn channel_binding_hashes_with_the_certificates_signature_hash() {
+        let dir = std::env::temp_dir().join(format!("ibench-end-point-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        openssl(&dir, &["genpkey", "-algorithm", "RSA", "-out", "rsa.key"]);
+        openssl(
+            &dir,
+            &[
+                "genpkey",
+                "-algorithm",
+                "EC",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-out",
+                "ec.key",
+            ],
+        );
+        openssl(
+            &dir,
+            &["genpkey", "-algorithm", "ED25519", "-out", "ed.key"],
+        );
+        let sha384_oid_in_an_extension = "1.2.3.4=DER:06092A864886F70D01010C";
+        let cases: [(&str, &[&str], Option<EndPointHash>); 11] = [
+            ("rsa.key", &["-md5"], Some(EndPointHash::Sha256)),
+            ("rsa.key", &["-sha1"], Some(EndPointHash::Sha256)),
+            ("rsa.key", &["-sha224"], Some(EndPointHash::Sha224)),
+            ("rsa.key", &["-sha256"], Some(EndPointHash::Sha256)),
+            ("rsa.key", &["-sha384"], Some(EndPointHash::Sha384)),
+            ("rsa.key", &["-sha512"], Some(EndPointHash::Sha512)),
+            (
+                "rsa.key",
+                &["-sha384", "-sigopt", "rsa_padding_mode:pss"],
+                Some(EndPointHash::Sha384),
+            ),
+            ("ec.key", &["-sha224"], Some(EndPointHash::Sha224)),
+            ("ec.key", &["-sha384"], Some(EndPointHash::Sha384)),
+            ("ed.key", &[], None),
+            (
+                "rsa.key",
+                &["-sha256", "-addext", sha384_oid_in_an_extension],
+                Some(EndPointHash::Sha256),
+            ),
+        ];
+        for (i, (key, extra, want)) in cases.iter().enumerate() {
+            let out = format!("cert{i}.der");
+            let mut args = vec!["req", "-x509", "-key", key, "-subj", "/CN=t", "-days", "1"];
+            args.extend(["-outform", "DER", "-out", &out]);
+            args.extend_from_slice(extra);
+            openssl(&dir, &args);
+            let der = std::fs::read(dir.join(&out)).unwrap();
+            assert_eq!(end_point_hash(&der), *want, "{key} {extra:?}");
+        }
+        assert_eq!(
+            end_point_hash(&[0x30, 0x84, 0xFF]),
+            None,
+            "no panic on junk"
+        );
+        assert_eq!(
+            EndPointHash::Sha224.digest(b"").len(),
+            28,
+            "SHA-224 is 28 bytes"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -102,6 +102,22 @@ impl TextResult {
         self.rows.first()?.first()?.as_deref()
     }
 
+    /// Keep the column names of the first result, `len` bytes on the wire (counted in
+    /// [`protocol::MAX_TEXT_BYTES`] as rows are: 400 MySQL column definitions of 8 MiB once
+    /// took 1.5 GiB), as `names` gives them (each cut and escaped).
+    pub(crate) fn keep_columns(
+        &mut self,
+        len: usize,
+        names: impl FnOnce() -> Vec<String>,
+    ) -> Result<(), String> {
+        self.bytes = self.bytes.saturating_add(len);
+        if self.bytes > protocol::MAX_TEXT_BYTES {
+            return Err(protocol::text_reply_too_long());
+        }
+        self.columns.extend(names());
+        Ok(())
+    }
+
     /// Keep one more row of `len` bytes, decoded by `decode` (`None`: a row whose column is
     /// longer than the row). The error says why the reply cannot be kept: past
     /// [`protocol::MAX_TEXT_ROWS`] or [`protocol::MAX_TEXT_BYTES`], or malformed.
@@ -197,5 +213,12 @@ mod tests {
             .unwrap_err();
         assert_eq!(e, protocol::text_reply_too_long());
         assert_eq!(r.rows.len(), 1);
+        let mut c = TextResult::default();
+        c.keep_columns(3, || vec!["a".into()]).unwrap();
+        let e = c
+            .keep_columns(protocol::MAX_TEXT_BYTES, || vec!["b".into()])
+            .unwrap_err();
+        assert_eq!(e, protocol::text_reply_too_long());
+        assert_eq!(c.columns, ["a"]);
     }
 }

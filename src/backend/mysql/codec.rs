@@ -40,6 +40,33 @@ pub(super) mod ty {
     pub const VAR_STRING: u8 = 253;
 }
 
+/// Command codes (`COM_*`): a command packet's first byte.
+pub(super) mod com {
+    pub const QUIT: u8 = 0x01;
+    pub const QUERY: u8 = 0x03;
+    pub const STMT_PREPARE: u8 = 0x16;
+    pub const STMT_EXECUTE: u8 = 0x17;
+    pub const STMT_CLOSE: u8 = 0x19;
+}
+
+/// The first byte of a reply packet, which says what it is.
+pub(super) mod header {
+    /// An OK packet (also the greeting-time "all is well").
+    pub const OK: u8 = 0x00;
+    /// More data of the login's method (`caching_sha2_password`'s state, an RSA key).
+    pub const AUTH_MORE_DATA: u8 = 0x01;
+    /// A `LOCAL INFILE` request.
+    pub const LOCAL_INFILE: u8 = 0xFB;
+    /// An EOF packet, an OK packet with `CLIENT_DEPRECATE_EOF`, or an auth switch during
+    /// the login.
+    pub const EOF: u8 = 0xFE;
+    /// An ERR packet.
+    pub const ERR: u8 = 0xFF;
+}
+
+/// A text row's NULL column (where a length-encoded string would start).
+const NULL_COLUMN: u8 = 0xFB;
+
 /// `SERVER_MORE_RESULTS_EXISTS` in an OK or EOF packet's status.
 pub(super) const MORE_RESULTS: u16 = 0x0008;
 
@@ -225,14 +252,15 @@ pub(super) fn parse_error(b: &[u8]) -> ServerError {
     }
 }
 
-/// A column definition's name (the fifth length-encoded string).
+/// A column definition's name (the fifth length-encoded string), as server text: cut and
+/// escaped ([`protocol::server_text`]).
 pub(super) fn column_name(b: &[u8]) -> String {
     let mut i = 0;
     for _ in 0..4 {
         let _ = lenenc_str(b, &mut i);
     }
     lenenc_str(b, &mut i)
-        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .map(protocol::server_text)
         .unwrap_or_default()
 }
 
@@ -252,13 +280,13 @@ pub(super) fn text_row(b: &[u8]) -> Option<Vec<Option<String>>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        if b[i] == 0xFB {
+        if b[i] == NULL_COLUMN {
             out.push(None);
             i += 1;
             continue;
         }
         let s = lenenc_str(b, &mut i)?;
-        out.push(Some(String::from_utf8_lossy(s).into_owned()));
+        out.push(Some(protocol::server_cell(s)));
     }
     Some(out)
 }

@@ -10,6 +10,8 @@
 
 pub mod codec;
 pub mod config;
+mod login;
+mod settle;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -23,16 +25,13 @@ use crate::results::target::Flavour;
 use crate::stats::convert::i64_u64;
 use crate::url::{ServerUrl, Url};
 use config::MyConfig;
+use settle::{
+    analyze_table, compact_l0, flush_dirty_pages, query_drop, timed, wait_for_compactions,
+};
 use wire::{MyWire, ServerError, WireError};
 
 /// How long a connection attempt may take before the server counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How often settle polls the server's status.
-const POLL_INTERVAL: Duration = Duration::from_millis(250);
-
-/// Dirty pages at or below this count mean the InnoDB flush is done.
-const DIRTY_PAGES_DONE: u64 = 16;
 
 /// The fix to name when the RocksDB engine is missing.
 const ROCKSDB_FIX: &str = "start the server with --plugin-load-add=ha_rocksdb.so, e.g. \
@@ -50,12 +49,7 @@ pub struct MysqlDriver {
 
 /// What a `mysql://` URL says, read once: the settings completed as the MySQL client
 /// completes them (the URL, `~/.my.cnf`, `MYSQL_PWD`) and the URL with its password masked.
-#[derive(Clone)]
-pub struct MySettings {
-    config: MyConfig,
-    /// The URL, password redacted: what error messages and `run.json` show.
-    shown: String,
-}
+pub type MySettings = super::target::ServerSettings<MyConfig>;
 
 impl MySettings {
     /// Read a `mysql://` or `mariadb://` URL, e.g. `mysql://root@127.0.0.1:3306/ibench`
@@ -88,14 +82,15 @@ impl MySettings {
         }
         Ok(MySettings { config, shown })
     }
-
-    /// The URL, password masked.
-    pub fn shown(&self) -> &str {
-        &self.shown
-    }
 }
 
 impl MysqlDriver {
+    /// The error of opening a connection ([`server_conn::connect_error`]).
+    fn connect_error(&self, e: &WireError) -> BackendError {
+        let database = self.config.database.as_deref();
+        server_conn::connect_error::<MyDialect>(&self.target, database, e)
+    }
+
     /// The driver of the server `settings` name, its tables on `engine`, of flavour `forced`
     /// when given. Does not connect.
     pub fn new(settings: MySettings, engine: Engine, forced: Option<Flavour>) -> Self {
@@ -110,7 +105,7 @@ impl MysqlDriver {
     /// A connection of the driver's own (describe, settle), checked for RocksDB when that is
     /// the engine.
     fn open(&self) -> BackendResult<MyWire> {
-        let mut wire = MyWire::connect(&self.config).map_err(|e| self.wire_connect_error(&e))?;
+        let mut wire = MyWire::connect(&self.config).map_err(|e| self.connect_error(&e))?;
         if self.engine == Engine::Rocksdb {
             let support = wire
                 .query(ROCKSDB_SUPPORT_SQL)
@@ -118,31 +113,6 @@ impl MysqlDriver {
             rocksdb_usable(support.first(), &self.target)?;
         }
         Ok(wire)
-    }
-
-    /// The error of opening a connection.
-    fn wire_connect_error(&self, e: &WireError) -> BackendError {
-        let context = format!("connect to {}", self.target);
-        match e {
-            WireError::Server(m) if m.number == Some(ER_BAD_DB_ERROR) => {
-                BackendError::sql(context, self.missing_database(&m.to_string()))
-            }
-            WireError::Auth(_) => BackendError::Auth {
-                target: self.target.clone(),
-                detail: e.to_string(),
-            },
-            WireError::Tls(_) | WireError::Protocol(_) => BackendError::sql(context, e),
-            _ => wire_error(&self.target, &context, e),
-        }
-    }
-
-    /// The message for a database that does not exist: what to do about it.
-    fn missing_database(&self, detail: &str) -> String {
-        let db = self.config.database.as_deref().unwrap_or_default();
-        format!(
-            "database `{db}` does not exist ({detail}); create it (CREATE DATABASE {db}) or \
-             use `ibench server start mariadb`, which creates `ibench`"
-        )
     }
 }
 
@@ -174,8 +144,8 @@ impl MysqlDriver {
             .query("SELECT VERSION()")
             .map_err(|e| wire_error(&self.target, "read VERSION()", &e))?
             .first()
-            .unwrap_or_default()
-            .to_string();
+            .map(|v| protocol::server_text(v.as_bytes()))
+            .unwrap_or_default();
         let flavour = self
             .forced
             .unwrap_or_else(|| Flavour::detect(BackendKind::Mysql, &version));
@@ -185,7 +155,7 @@ impl MysqlDriver {
 
 impl Driver for MysqlDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
-        let wire = MyWire::connect(&self.config).map_err(|e| self.wire_connect_error(&e))?;
+        let wire = MyWire::connect(&self.config).map_err(|e| self.connect_error(&e))?;
         let dialect = MyDialect {
             config: self.config.clone(),
         };
@@ -237,265 +207,6 @@ impl Driver for MysqlDriver {
             }
         }
         Ok(actions)
-    }
-}
-
-/// Run `f` and record it as a settle action.
-fn timed(action: &str, f: impl FnOnce() -> Result<(), String>) -> SettleAction {
-    let started = Instant::now();
-    let result = f();
-    SettleAction::done(action, started.elapsed().as_secs_f64(), result.err())
-}
-
-/// `ANALYZE TABLE t`; a row with `Msg_type` `error` counts as a failure.
-fn analyze_table(conn: &mut MyWire, table: &str) -> SettleAction {
-    let sql = format!("ANALYZE TABLE {table}");
-    timed(&sql, || {
-        let rows = conn.query(&sql).map_err(|e| e.to_string())?.rows;
-        let cell =
-            |row: &[Option<String>], i: usize| row.get(i).cloned().flatten().unwrap_or_default();
-        let errors: Vec<String> = rows
-            .iter()
-            .filter(|row| cell(row, 2).eq_ignore_ascii_case("error"))
-            .map(|row| cell(row, 3))
-            .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
-        }
-    })
-}
-
-/// A global status value as a number.
-fn global_status(conn: &mut MyWire, name: &str) -> Result<Option<u64>, WireError> {
-    let result = conn.query(&format!("SHOW GLOBAL STATUS LIKE '{name}'"))?;
-    Ok(result
-        .rows
-        .first()
-        .and_then(|row| row.get(1).cloned().flatten())
-        .and_then(|v| v.trim().parse().ok()))
-}
-
-/// Run a statement whose result does not matter; its error as text.
-fn query_drop(conn: &mut MyWire, sql: &str) -> Result<(), String> {
-    conn.query(sql).map(drop).map_err(|e| e.to_string())
-}
-
-/// A setting's value during the forced flush, from its value before.
-type SettingDuringFlush = fn(f64) -> f64;
-
-/// The InnoDB settings the forced flush changes, in the order they are set (and restored in
-/// reverse): each with its value during the flush from its value before. The dirty-page
-/// targets drop to 0 (the low-water mark first: it may not exceed the percentage); the IO
-/// capacity rises to at least 2,000 (its ceiling first: the capacity may not exceed it), at
-/// which a default private MariaDB flushed the small profile's dirty pages in about 3 s
-/// against 4-37 s at its default 200 (docs/method.md).
-const FLUSH_SETTINGS: [(&str, SettingDuringFlush); 4] = [
-    ("innodb_max_dirty_pages_pct_lwm", |_| 0.0),
-    ("innodb_max_dirty_pages_pct", |_| 0.0),
-    ("innodb_io_capacity_max", |v| v.max(4000.0)),
-    ("innodb_io_capacity", |v| v.max(2000.0)),
-];
-
-/// Force InnoDB to write back its dirty pages: set [`FLUSH_SETTINGS`], poll
-/// `Innodb_buffer_pool_pages_dirty` until about 0 or the deadline, and restore what was
-/// changed whatever happened.
-fn flush_dirty_pages(conn: &mut MyWire, deadline: Instant) -> Vec<SettleAction> {
-    let mut actions = Vec::new();
-    let started = Instant::now();
-    let names: Vec<&str> = FLUSH_SETTINGS.iter().map(|(n, _)| *n).collect();
-    let read = format!("read {}", names.join(", "));
-    let select = names
-        .iter()
-        .map(|n| format!("@@GLOBAL.{n}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let old: Result<Vec<f64>, String> = conn
-        .query(&format!("SELECT {select}"))
-        .map_err(|e| e.to_string())
-        .and_then(|r| {
-            let row = r.rows.first().cloned().unwrap_or_default();
-            (0..names.len())
-                .map(|i| {
-                    let text = row.get(i).cloned().flatten().unwrap_or_default();
-                    text.trim()
-                        .parse::<f64>()
-                        .map_err(|_| format!("unexpected value '{text}' of {}", names[i]))
-                })
-                .collect()
-        });
-    let old = match old {
-        Ok(v) => v,
-        Err(e) => {
-            actions.push(SettleAction::done(
-                &read,
-                started.elapsed().as_secs_f64(),
-                Some(e),
-            ));
-            return actions;
-        }
-    };
-    let during: Vec<(String, f64, f64)> = FLUSH_SETTINGS
-        .iter()
-        .zip(&old)
-        .map(|((name, value), was)| ((*name).to_string(), value(*was), *was))
-        .collect();
-    let lower = format!(
-        "SET GLOBAL {}",
-        during
-            .iter()
-            .map(|(n, v, _)| format!("{n} = {v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let mut changed = 0;
-    actions.push(timed(&lower, || {
-        for (name, value, _) in &during {
-            query_drop(conn, &format!("SET GLOBAL {name} = {value}"))?;
-            changed += 1;
-        }
-        Ok(())
-    }));
-
-    if actions.last().is_some_and(|a| a.error.is_none()) {
-        actions.push(wait_for_clean_pages(conn, deadline));
-    }
-
-    if changed > 0 {
-        let back: Vec<&(String, f64, f64)> = during[..changed].iter().rev().collect();
-        let restore = format!(
-            "SET GLOBAL {}",
-            back.iter()
-                .map(|(n, _, was)| format!("{n} = {was}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        actions.push(timed(&restore, || {
-            for (name, _, was) in &back {
-                query_drop(conn, &format!("SET GLOBAL {name} = {was}"))?;
-            }
-            Ok(())
-        }));
-    }
-    actions
-}
-
-/// Poll `Innodb_buffer_pool_pages_dirty` until about 0 or the deadline.
-fn wait_for_clean_pages(conn: &mut MyWire, deadline: Instant) -> SettleAction {
-    let started = Instant::now();
-    let mut first = None;
-    let mut last = None;
-    let mut error = None;
-    let mut unsettled = None;
-    loop {
-        match global_status(conn, "Innodb_buffer_pool_pages_dirty") {
-            Ok(v) => {
-                first = first.or(v);
-                last = v;
-            }
-            Err(e) => {
-                error = Some(e.to_string());
-                break;
-            }
-        }
-        if last.is_none_or(|n| n <= DIRTY_PAGES_DONE) {
-            break;
-        }
-        if Instant::now() + POLL_INTERVAL > deadline {
-            unsettled = Some(format!(
-                "{} InnoDB dirty pages left",
-                last.unwrap_or_default()
-            ));
-            break;
-        }
-        std::thread::sleep(POLL_INTERVAL);
-    }
-    let show = |v: Option<u64>| v.map_or_else(|| "?".to_string(), |n| n.to_string());
-    SettleAction {
-        action: format!(
-            "wait for InnoDB dirty pages to be flushed: {} -> {}",
-            show(first),
-            show(last)
-        ),
-        seconds: started.elapsed().as_secs_f64(),
-        error,
-        unsettled,
-    }
-}
-
-/// Wait, within the deadline, until RocksDB has no compaction or memtable flush pending.
-///
-/// MariaDB 10.11 has no status variable for running compactions (no
-/// `rocksdb_num_running_compactions`), so this polls the per column family properties
-/// `COMPACTION_PENDING` and `MEM_TABLE_FLUSH_PENDING` of `information_schema.ROCKSDB_CFSTATS`
-/// (RocksDB's `rocksdb.compaction-pending` and `rocksdb.mem-table-flush-pending`) plus the
-/// status variable `Rocksdb_manual_compactions_running`.
-fn wait_for_compactions(conn: &mut MyWire, deadline: Instant) -> SettleAction {
-    let started = Instant::now();
-    let mut error = None;
-    let mut unsettled = None;
-    let mut polls = 0u32;
-    loop {
-        polls += 1;
-        let pending = conn.query(
-            "SELECT CAST(SUM(VALUE) AS CHAR) FROM information_schema.ROCKSDB_CFSTATS \
-             WHERE STAT_TYPE IN ('COMPACTION_PENDING', 'MEM_TABLE_FLUSH_PENDING')",
-        );
-        let pending = match pending {
-            Ok(v) => v
-                .first()
-                .and_then(|s| s.trim().parse::<u64>().ok())
-                .unwrap_or(0),
-            Err(e) => {
-                error = Some(e.to_string());
-                break;
-            }
-        };
-        let manual = match global_status(conn, "Rocksdb_manual_compactions_running") {
-            Ok(v) => v.unwrap_or(0),
-            Err(e) => {
-                error = Some(e.to_string());
-                break;
-            }
-        };
-        if pending == 0 && manual == 0 {
-            break;
-        }
-        if Instant::now() + POLL_INTERVAL > deadline {
-            unsettled = Some(format!(
-                "RocksDB compactions still pending ({pending} column families pending, \
-                 {manual} manual compactions running)"
-            ));
-            break;
-        }
-        std::thread::sleep(POLL_INTERVAL);
-    }
-    SettleAction {
-        action: format!("wait until no RocksDB compaction is pending ({polls} polls)"),
-        seconds: started.elapsed().as_secs_f64(),
-        error,
-        unsettled,
-    }
-}
-
-/// Compact L0: `rocksdb_compact_lzero_now` where the server has it (MySQL with MyRocks), else
-/// MariaDB's `rocksdb_force_flush_memtable_and_lzero_now`.
-fn compact_l0(conn: &mut MyWire) -> SettleAction {
-    let first = timed("SET GLOBAL rocksdb_compact_lzero_now = 1", || {
-        query_drop(conn, "SET GLOBAL rocksdb_compact_lzero_now = 1")
-    });
-    match &first.error {
-        Some(e) if e.contains(&format!("ERROR {ER_UNKNOWN_SYSTEM_VARIABLE} ")) => timed(
-            "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1",
-            || {
-                query_drop(
-                    conn,
-                    "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1",
-                )
-            },
-        ),
-        _ => first,
     }
 }
 
@@ -556,6 +267,16 @@ impl Dialect for MyDialect {
     type Wire = MyWire;
     const PLACEHOLDERS: Placeholders = Placeholders::Question;
 
+    fn connect_refusal(e: &ServerError, database: Option<&str>) -> Option<String> {
+        let db = database.unwrap_or_default();
+        (e.number == Some(ER_BAD_DB_ERROR)).then(|| {
+            format!(
+                "database `{db}` does not exist ({e}); create it (CREATE DATABASE {db}) or use \
+                 `ibench server start mariadb`, which creates `ibench`"
+            )
+        })
+    }
+
     fn class(e: &ServerError) -> ErrorClass {
         match e.number {
             Some(ER_LOCK_DEADLOCK | ER_LOCK_WAIT_TIMEOUT) => ErrorClass::Retryable,
@@ -602,17 +323,6 @@ impl Dialect for MyDialect {
             "SELECT {cols} FROM {table} FORCE INDEX ({}) WHERE {first} >= ? ORDER BY {cols} LIMIT 10",
             index.name(table)
         )
-    }
-
-    fn point_sql(table: &str, n: usize) -> String {
-        let marks = vec!["?"; n].join(", ");
-        format!(
-            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({marks})"
-        )
-    }
-
-    fn min_max_sql(table: &str) -> String {
-        format!("SELECT MIN(transactionid), MAX(transactionid) FROM {table}")
     }
 
     fn count_sql(table: &str) -> String {
@@ -783,7 +493,7 @@ fn server_statistics(c: &mut MysqlConn) -> BackendResult<Option<Statistics>> {
     let global_status = Part::of(
         text_rows(c, "SHOW GLOBAL STATUS")
             .map(name_value_map)
-            .map_err(|e| wire_detail(&e)),
+            .map_err(|e| MyDialect::detail(&e)),
     );
     let engines = text_rows(
         c,
@@ -810,7 +520,7 @@ fn server_statistics(c: &mut MysqlConn) -> BackendResult<Option<Statistics>> {
                     })
                     .collect()
             });
-            Part::of(rows.map_err(|e| wire_detail(&e)))
+            Part::of(rows.map_err(|e| MyDialect::detail(&e)))
         })
     };
     let innodb_status = engine_status("InnoDB");
@@ -886,7 +596,7 @@ fn build_facts(c: &mut MysqlConn) -> BackendResult<BuildFacts> {
             "version_compile_os" => &mut facts.compile_os,
             _ => continue,
         };
-        *slot = Some(value.clone());
+        *slot = Some(protocol::server_text(value.as_bytes()));
     }
     facts
         .na
@@ -976,11 +686,6 @@ const ER_LOCK_DEADLOCK: u16 = 1213;
 const ER_UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
 /// `ER_UNKNOWN_STORAGE_ENGINE`.
 const ER_UNKNOWN_STORAGE_ENGINE: u16 = 1286;
-
-/// [`WireError`] as text: the server's `ERROR code (state): message`, or what went wrong.
-fn wire_detail(e: &WireError) -> String {
-    e.to_string()
-}
 
 /// Map an error of a statement (see [`server_conn::wire_error`]).
 fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
@@ -1108,12 +813,12 @@ mod tests {
              WHERE price >= ? ORDER BY price, dateandtime, customerid LIMIT 10"
         );
         assert_eq!(
-            MyDialect::point_sql("pi1", 3),
+            micro_sql::point_sql("pi1", 3, Placeholders::Question),
             "SELECT transactionid, productid, data FROM pi1 WHERE transactionid IN (?, ?, ?)"
         );
         assert_eq!(
-            MyDialect::min_max_sql("pi1"),
-            "SELECT MIN(transactionid), MAX(transactionid) FROM pi1"
+            micro_sql::min_max_sql("pi1"),
+            "SELECT min(transactionid), max(transactionid) FROM pi1"
         );
         assert_eq!(
             count_sql("pi1", "pi1_pdc"),

@@ -23,15 +23,10 @@
 
 use std::io;
 use std::net::ToSocketAddrs;
-use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use sha1::{Digest, Sha1};
-use sha2::Sha256;
-
 use super::config::{Endpoint, MyConfig};
-use crate::backend::protocol::{self, Address, Channel, Stream};
-use crate::backend::tls;
+use crate::backend::protocol::{self, Address, Channel};
 use crate::results::target::TlsInfo;
 
 use super::codec::*;
@@ -47,11 +42,12 @@ const MAX_REPLY_BYTES: usize = 64 << 20;
 /// The longest packet during the login (greeting, auth switch, RSA key, errors).
 const MAX_LOGIN_PACKET_BYTES: usize = 65_536;
 
-/// Logins that go on longer than this many packets are a protocol error, not a loop.
-const MAX_LOGIN_ROUNDS: usize = 8;
-
 /// The most columns a result set may have (MySQL's own limit is 4096 per table).
 const MAX_COLUMNS: u64 = 65_536;
+
+/// The most results (OK packets and result sets) one reply may chain with
+/// `SERVER_MORE_RESULTS_EXISTS`: ibench's multi-statement queries have a few.
+const MAX_REPLY_RESULTS: usize = 10_000;
 
 /// A statement prepared on one connection.
 #[derive(Debug, Clone)]
@@ -81,8 +77,15 @@ struct TextSink {
 
 impl ResultSink for TextSink {
     fn column(&mut self, set: usize, _i: u64, def: &[u8]) {
-        if set == 0 {
-            self.result.columns.push(column_name(def));
+        let names = || {
+            if set == 0 {
+                vec![column_name(def)]
+            } else {
+                Vec::new()
+            }
+        };
+        if let Err(why) = self.result.keep_columns(def.len(), names) {
+            self.refused.get_or_insert(why);
         }
     }
 
@@ -123,7 +126,7 @@ impl ResultSink for Counted {
 /// One logical packet: where its payload lies (in the receive buffer, or in the assembly
 /// buffer for one longer than a physical packet).
 #[derive(Clone, Copy)]
-struct Packet {
+pub(super) struct Packet {
     at: usize,
     len: usize,
     assembled: bool,
@@ -131,17 +134,17 @@ struct Packet {
 
 /// One blocking protocol connection.
 pub struct MyWire {
-    ch: Channel,
+    pub(super) ch: Channel,
     /// A packet longer than [`MAX_PAYLOAD`], put together.
-    assembled: Vec<u8>,
+    pub(super) assembled: Vec<u8>,
     /// The sequence id of the next packet ibench sends in the current exchange.
-    seq: u8,
-    caps: u32,
-    connection_id: u32,
+    pub(super) seq: u8,
+    pub(super) caps: u32,
+    pub(super) connection_id: u32,
     /// Still logging in: packets are held to the login's length limit.
-    in_login: bool,
+    pub(super) in_login: bool,
     /// Each statement's deadline, from its send (`None`: unbounded).
-    statement_timeout: Option<Duration>,
+    pub(super) statement_timeout: Option<Duration>,
 }
 
 impl MyWire {
@@ -254,258 +257,10 @@ impl MyWire {
         Ok(())
     }
 
-    fn handshake(
-        &mut self,
-        config: &MyConfig,
-        host: Option<&str>,
-        deadline: Option<Instant>,
-    ) -> WireResult<()> {
-        let p = self.next_packet()?;
-        let hello = self.body(p).to_vec();
-        if hello.first() == Some(&0xFF) {
-            return Err(self.server_error_of(&hello));
-        }
-        let greeting = Greeting::parse(&hello)
-            .ok_or_else(|| self.protocol("a server greeting ibench cannot read".into()))?;
-        self.connection_id = greeting.connection_id;
-        let mut caps = cap::LONG_PASSWORD
-            | cap::PROTOCOL_41
-            | cap::TRANSACTIONS
-            | cap::SECURE_CONNECTION
-            | cap::MULTI_STATEMENTS
-            | cap::MULTI_RESULTS
-            | cap::PS_MULTI_RESULTS
-            | cap::PLUGIN_AUTH;
-        caps |= greeting.caps
-            & (cap::LONG_FLAG | cap::PLUGIN_AUTH_LENENC_CLIENT_DATA | cap::DEPRECATE_EOF);
-        let db = config.database.as_deref();
-        if db.is_some() {
-            caps |= cap::CONNECT_WITH_DB;
-        }
-        caps &= greeting.caps | cap::CONNECT_WITH_DB;
-        if let (Some(host), Some(tls_config)) = (host, &config.tls) {
-            if greeting.caps & cap::SSL != 0 {
-                caps |= cap::SSL;
-                self.start_tls(caps, tls_config, config.tls_verified, host, deadline)?;
-            } else if config.ssl_mode.requires_tls() {
-                return Err(WireError::Tls(format!(
-                    "the server does not offer TLS, and ssl-mode={} needs it",
-                    config.ssl_mode.name()
-                )));
-            }
-        }
-        self.caps = caps;
-        let password = config.password.clone().unwrap_or_default().into_bytes();
-        let plugin = greeting.plugin.clone();
-        let response = self.auth_response(config, &plugin, &password, &greeting.scramble)?;
-
-        self.ch.out.clear();
-        let at = self.begin_packet();
-        put_login_header(&mut self.ch.out, caps);
-        put_cstr(&mut self.ch.out, config.user.as_bytes());
-        if caps & cap::PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
-            put_lenenc_bytes(&mut self.ch.out, &response);
-        } else {
-            let len = u8::try_from(response.len())
-                .map_err(|_| WireError::Auth("the auth response is too long".into()))?;
-            self.ch.out.push(len);
-            self.ch.out.extend_from_slice(&response);
-        }
-        if let Some(db) = db {
-            put_cstr(&mut self.ch.out, db.as_bytes());
-        }
-        put_cstr(&mut self.ch.out, plugin.as_bytes());
-        self.end_packet(at)?;
-        if let Err(e) = self.ch.send() {
-            // The server may have said why before it closed.
-            return Err(self.error_sent_before_close().unwrap_or(WireError::Io(e)));
-        }
-        self.finish_login(config, plugin, greeting.scramble, &password)
-    }
-
-    /// Ask for TLS (an `SSLRequest` packet) and shake hands.
-    fn start_tls(
-        &mut self,
-        caps: u32,
-        tls_config: &std::sync::Arc<rustls::ClientConfig>,
-        verified: bool,
-        host: &str,
-        deadline: Option<Instant>,
-    ) -> WireResult<()> {
-        if !self.ch.received.pending().is_empty() {
-            return Err(self.protocol("the server sent more than its greeting".into()));
-        }
-        self.ch.out.clear();
-        let at = self.begin_packet();
-        put_login_header(&mut self.ch.out, caps);
-        self.end_packet(at)?;
-        self.ch.send()?;
-        let placeholder = Stream::Unix(UnixStream::pair()?.0);
-        let Stream::Tcp(tcp) = std::mem::replace(&mut self.ch.stream, placeholder) else {
-            return Err(WireError::Tls("TLS is only for TCP connections".into()));
-        };
-        let tls = tls::connect(std::sync::Arc::clone(tls_config), host, tcp, deadline)
-            .map_err(|e| WireError::Tls(e.to_string()))?;
-        self.ch.stream = Stream::Tls {
-            tls: Box::new(tls),
-            verified,
-        };
-        Ok(())
-    }
-
-    /// The ERR packet a server sent before it closed, if one is in the socket.
-    fn error_sent_before_close(&mut self) -> Option<WireError> {
-        let p = self.read_packet().ok()?;
-        let body = self.body(p);
-        (body.first() == Some(&0xFF)).then(|| self.server_error_of(body))
-    }
-
-    /// Whether the connection is TLS (checked or not) or a Unix socket: where the opted-in
-    /// `mysql_clear_password` may send the password.
-    fn is_encrypted_or_local(&self) -> bool {
-        self.ch.stream.is_tls() || self.ch.stream.is_local()
-    }
-
-    /// The first answer of `plugin` to `scramble`.
-    fn auth_response(
-        &self,
-        config: &MyConfig,
-        plugin: &str,
-        password: &[u8],
-        scramble: &[u8],
-    ) -> WireResult<Vec<u8>> {
-        if plugin == "mysql_clear_password" {
-            if !config.cleartext_plugin {
-                return Err(WireError::Auth(
-                    "the server asks for the password in clear (mysql_clear_password): opt in \
-                     with enable-cleartext-plugin=true in --url, over TLS or a Unix socket"
-                        .to_string(),
-                ));
-            }
-            if !self.is_encrypted_or_local() {
-                return Err(WireError::Auth(
-                    "the server asks for the password in clear (mysql_clear_password) over TCP \
-                     without TLS: use ssl-mode=REQUIRED or a Unix socket"
-                        .to_string(),
-                ));
-            }
-        }
-        auth_response(plugin, password, scramble)
-    }
-
-    /// The rest of the login: one auth switch at most, `caching_sha2_password`'s extra
-    /// round, then OK.
-    fn finish_login(
-        &mut self,
-        config: &MyConfig,
-        mut plugin: String,
-        mut scramble: Vec<u8>,
-        password: &[u8],
-    ) -> WireResult<()> {
-        let mut switched = false;
-        let mut rounds = 0;
-        loop {
-            rounds += 1;
-            if rounds > MAX_LOGIN_ROUNDS {
-                return Err(self.protocol("the login goes on and on".into()));
-            }
-            let p = self.next_packet()?;
-            let body = self.body(p).to_vec();
-            match body.first() {
-                Some(0x00) => return Ok(()),
-                Some(0xFF) => {
-                    self.ch.broken = true;
-                    return Err(self.server_error_of(&body));
-                }
-                Some(0xFE) if !switched => {
-                    // Auth switch: plugin name, then its scramble.
-                    switched = true;
-                    let rest = &body[1..];
-                    let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
-                    plugin = protocol::server_text(&rest[..end]);
-                    scramble = rest.get(end + 1..).unwrap_or_default().to_vec();
-                    if scramble.last() == Some(&0) {
-                        scramble.pop();
-                    }
-                    let response = self.auth_response(config, &plugin, password, &scramble)?;
-                    self.send_raw(&response)?;
-                }
-                Some(0xFE) => {
-                    return Err(self.protocol("a second auth switch in one login".into()));
-                }
-                Some(0x01) if plugin == "caching_sha2_password" => match body.get(1) {
-                    Some(3) => {} // fast auth done: OK follows
-                    Some(4) => self.caching_sha2_full(config, password, &scramble)?,
-                    _ => return Err(self.protocol("an unknown caching_sha2 reply".into())),
-                },
-                _ => return Err(self.protocol("an unexpected login reply".into())),
-            }
-        }
-    }
-
-    /// `caching_sha2_password`'s full exchange: the password in clear over a Unix socket or
-    /// TLS whose certificate was checked; over TLS with an unchecked certificate (which
-    /// anyone can show) only with `get-server-public-key=true`, the opt-in that trusts whoever
-    /// answers; over plain TCP encrypted with the server's RSA key, which comes from
-    /// `server-public-key-path`, or from the server only with `get-server-public-key`.
-    fn caching_sha2_full(
-        &mut self,
-        config: &MyConfig,
-        password: &[u8],
-        scramble: &[u8],
-    ) -> WireResult<()> {
-        let mut clear = password.to_vec();
-        clear.push(0);
-        if self.ch.stream.is_private() {
-            return self.send_raw(&clear);
-        }
-        if self.ch.stream.is_tls() {
-            // Over TLS the server takes the password in clear, never RSA-encrypted.
-            if config.get_server_public_key {
-                return self.send_raw(&clear);
-            }
-            return Err(WireError::Auth(
-                "caching_sha2_password needs the password in clear, and this TLS connection's \
-                 certificate was not checked (ssl-mode=PREFERRED and REQUIRED do not check \
-                 it): use ssl-mode=VERIFY_IDENTITY (or VERIFY_CA) with ssl-ca=, a Unix socket, \
-                 or opt in with get-server-public-key=true (which trusts whoever answers)"
-                    .to_string(),
-            ));
-        }
-        let key = match (&config.server_public_key, config.get_server_public_key) {
-            (Some(key), _) => key.clone(),
-            (None, true) => {
-                self.send_raw(&[2])?; // ask for the public key
-                let p = self.next_packet()?;
-                let body = self.body(p).to_vec();
-                if body.first() != Some(&0x01) {
-                    return Err(self.protocol("no RSA public key from the server".into()));
-                }
-                body[1..].to_vec()
-            }
-            (None, false) => {
-                return Err(WireError::Auth(
-                    "caching_sha2_password needs the password sent over TCP without TLS: use \
-                     ssl-mode=REQUIRED, give the server's key with server-public-key-path=PATH, \
-                     or opt in with get-server-public-key=true (which trusts whoever answers)"
-                        .to_string(),
-                ));
-            }
-        };
-        for (i, b) in clear.iter_mut().enumerate() {
-            *b ^= scramble
-                .get(i % scramble.len().max(1))
-                .copied()
-                .unwrap_or(0);
-        }
-        let encrypted = rsa_encrypt(&clear, &key)?;
-        self.send_raw(&encrypted)
-    }
-
     /// Run `sql` (text protocol), the text query that `PgWire::query` is for PostgreSQL; its
     /// rows as text.
     pub fn query(&mut self, sql: &str) -> WireResult<TextResult> {
-        self.command(0x03, sql.as_bytes())?;
+        self.command(com::QUERY, sql.as_bytes())?;
         let mut sink = TextSink::default();
         self.read_reply(&mut sink)?;
         Ok(sink.result)
@@ -516,22 +271,29 @@ impl MyWire {
     fn read_reply(&mut self, sink: &mut impl ResultSink) -> WireResult<u64> {
         let mut affected = 0;
         let mut set = 0;
-        loop {
+        for _ in 0..MAX_REPLY_RESULTS {
             let p = self.next_packet()?;
             let body = self.body(p);
             match body.first() {
-                Some(0x00) => {
+                Some(&header::OK) => {
                     let ok = ok_packet(body);
                     affected = ok.affected;
                     if ok.status & MORE_RESULTS == 0 {
                         return Ok(affected);
                     }
                 }
-                Some(0xFF) => return Err(self.server_error_of(body)),
-                Some(0xFB) => return Err(self.protocol("LOCAL INFILE is not supported".into())),
+                Some(&header::ERR) => return Err(self.server_error_of(body)),
+                Some(&header::LOCAL_INFILE) => {
+                    return Err(self.protocol("LOCAL INFILE is not supported".into()));
+                }
                 _ => {
                     let columns = lenenc_int(body, &mut 0).unwrap_or(0);
-                    self.read_columns(columns, |i, def| sink.column(set, i, def))?;
+                    self.read_columns(columns, |i, def| {
+                        sink.column(set, i, def);
+                        sink.refused()
+                            .map_or(Ok(()), |why| Err(WireError::Protocol(why)))
+                    })
+                    .inspect_err(|_| self.ch.broken = true)?;
                     let ncols = usize::try_from(columns).unwrap_or(0);
                     let more = self.read_rows(|row| {
                         sink.row(set, ncols, row);
@@ -544,11 +306,19 @@ impl MyWire {
                 }
             }
         }
+        Err(self.protocol(format!(
+            "a reply of more than {MAX_REPLY_RESULTS} results (OK packets or result sets that \
+             each say more follow), more than ibench reads"
+        )))
     }
 
     /// The `count` column definitions of a result set, each handed to `each` with its
     /// position, and the EOF after them where the server sends one.
-    fn read_columns(&mut self, count: u64, mut each: impl FnMut(u64, &[u8])) -> WireResult<()> {
+    fn read_columns(
+        &mut self,
+        count: u64,
+        mut each: impl FnMut(u64, &[u8]) -> WireResult<()>,
+    ) -> WireResult<()> {
         if count > MAX_COLUMNS {
             return Err(self.protocol(format!(
                 "a result of {count} columns, more than the {MAX_COLUMNS} ibench accepts"
@@ -556,7 +326,7 @@ impl MyWire {
         }
         for i in 0..count {
             let p = self.next_packet()?;
-            each(i, self.body(p));
+            each(i, self.body(p))?;
         }
         if self.caps & cap::DEPRECATE_EOF == 0 {
             self.next_packet()?;
@@ -582,7 +352,7 @@ impl MyWire {
             let p = self.next_packet()?;
             let body = self.body(p);
             match body.first() {
-                Some(0xFE) if p.len < 9 && !p.assembled => {
+                Some(&header::EOF) if p.len < 9 && !p.assembled => {
                     // EOF (5 bytes) or, with DEPRECATE_EOF, an OK packet with a 0xFE header
                     // (at least 7 bytes); a row starting 0xFE is at least 9 bytes long.
                     let expected = if self.caps & cap::DEPRECATE_EOF != 0 {
@@ -605,7 +375,7 @@ impl MyWire {
                     };
                     return Ok(status & MORE_RESULTS != 0);
                 }
-                Some(0xFF) => return Err(self.server_error_of(body)),
+                Some(&header::ERR) => return Err(self.server_error_of(body)),
                 _ => {
                     if let Some(why) = row(body) {
                         return Err(self.protocol(why));
@@ -627,7 +397,7 @@ impl MyWire {
     }
 
     /// Send `payload` as one packet of the current exchange.
-    fn send_raw(&mut self, payload: &[u8]) -> WireResult<()> {
+    pub(super) fn send_raw(&mut self, payload: &[u8]) -> WireResult<()> {
         self.ch.out.clear();
         let at = self.begin_packet();
         self.ch.out.extend_from_slice(payload);
@@ -635,14 +405,14 @@ impl MyWire {
         Ok(self.ch.send()?)
     }
 
-    fn begin_packet(&mut self) -> usize {
+    pub(super) fn begin_packet(&mut self) -> usize {
         let at = self.ch.out.len();
         self.ch.out.extend_from_slice(&[0, 0, 0, self.seq]);
         self.seq = self.seq.wrapping_add(1);
         at
     }
 
-    fn end_packet(&mut self, at: usize) -> WireResult<()> {
+    pub(super) fn end_packet(&mut self, at: usize) -> WireResult<()> {
         let len = self.ch.out.len() - at - 4;
         if len >= MAX_PAYLOAD {
             return Err(WireError::Param(format!(
@@ -655,16 +425,16 @@ impl MyWire {
         Ok(())
     }
 
-    fn protocol(&mut self, what: String) -> WireError {
+    pub(super) fn protocol(&mut self, what: String) -> WireError {
         self.ch.broken = true;
         WireError::Protocol(what)
     }
 
-    fn server_error_of(&self, body: &[u8]) -> WireError {
+    pub(super) fn server_error_of(&self, body: &[u8]) -> WireError {
         WireError::Server(Box::new(parse_error(body)))
     }
 
-    fn body(&self, p: Packet) -> &[u8] {
+    pub(super) fn body(&self, p: Packet) -> &[u8] {
         if p.assembled {
             &self.assembled
         } else {
@@ -672,7 +442,7 @@ impl MyWire {
         }
     }
 
-    fn next_packet(&mut self) -> WireResult<Packet> {
+    pub(super) fn next_packet(&mut self) -> WireResult<Packet> {
         let r = self.read_packet();
         if r.is_err() {
             self.ch.broken = true;
@@ -680,7 +450,7 @@ impl MyWire {
         r
     }
 
-    fn read_packet(&mut self) -> WireResult<Packet> {
+    pub(super) fn read_packet(&mut self) -> WireResult<Packet> {
         let (at, len) = self.physical()?;
         if len < MAX_PAYLOAD {
             return Ok(Packet {
@@ -747,14 +517,14 @@ impl Wire for MyWire {
 
     /// Prepare `sql`.
     fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
-        self.command(0x16, sql.as_bytes())?;
+        self.command(com::STMT_PREPARE, sql.as_bytes())?;
         let p = self.next_packet()?;
         let body = self.body(p);
-        if body.first() == Some(&0xFF) {
+        if body.first() == Some(&header::ERR) {
             let e = self.server_error_of(body);
             return Err(e);
         }
-        if body.len() < 9 || body[0] != 0 {
+        if body.len() < 9 || body[0] != header::OK {
             return Err(self.protocol("an unexpected reply to COM_STMT_PREPARE".into()));
         }
         let id = u32::from_le_bytes([body[1], body[2], body[3], body[4]]);
@@ -775,7 +545,7 @@ impl Wire for MyWire {
 
     /// Forget a prepared statement on the server (no reply comes).
     fn close(&mut self, statement: &Prepared) -> WireResult<()> {
-        self.command(0x19, &statement.id.to_le_bytes())
+        self.command(com::STMT_CLOSE, &statement.id.to_le_bytes())
     }
 
     /// Run a prepared statement with `params` (one per `?`, in order) and read its result.
@@ -788,7 +558,7 @@ impl Wire for MyWire {
         self.seq = 0;
         self.ch.out.clear();
         let at = self.begin_packet();
-        self.ch.out.push(0x17);
+        self.ch.out.push(com::STMT_EXECUTE);
         self.ch.out.extend_from_slice(&statement.id.to_le_bytes());
         self.ch.out.push(0); // no cursor
         self.ch.out.extend_from_slice(&1u32.to_le_bytes());
@@ -833,163 +603,13 @@ impl Wire for MyWire {
 impl Drop for MyWire {
     fn drop(&mut self) {
         // COM_QUIT: the server ends the session at once.
-        self.ch.say_goodbye(&[1, 0, 0, 0, 0x01]);
+        self.ch.say_goodbye(&[1, 0, 0, 0, com::QUIT]);
     }
-}
-
-/// The server's first packet.
-struct Greeting {
-    connection_id: u32,
-    caps: u32,
-    scramble: Vec<u8>,
-    plugin: String,
-}
-
-impl Greeting {
-    fn parse(b: &[u8]) -> Option<Greeting> {
-        if *b.first()? != 10 {
-            return None;
-        }
-        let mut i = 1 + b[1..].iter().position(|x| *x == 0)? + 1;
-        let connection_id = u32::from_le_bytes(b.get(i..i + 4)?.try_into().ok()?);
-        i += 4;
-        let mut scramble = b.get(i..i + 8)?.to_vec();
-        i += 9;
-        let caps_low = u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?);
-        i += 2;
-        let mut caps = u32::from(caps_low);
-        let mut plugin = "mysql_native_password".to_string();
-        if b.len() > i {
-            i += 3; // charset, status
-            let caps_high = u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?);
-            caps |= u32::from(caps_high) << 16;
-            i += 2;
-            let data_len = usize::from(*b.get(i)?);
-            i += 11; // length byte, 10 reserved
-            if caps & cap::SECURE_CONNECTION != 0 {
-                let part2 = data_len.saturating_sub(8).max(13);
-                let p2 = b.get(i..(i + part2).min(b.len()))?;
-                scramble.extend_from_slice(p2.strip_suffix(&[0]).unwrap_or(p2));
-                i += part2;
-            }
-            if caps & cap::PLUGIN_AUTH != 0 && i < b.len() {
-                let rest = &b[i..];
-                let end = rest.iter().position(|x| *x == 0).unwrap_or(rest.len());
-                plugin = protocol::server_text(&rest[..end]);
-            }
-        }
-        Some(Greeting {
-            connection_id,
-            caps,
-            scramble,
-            plugin,
-        })
-    }
-}
-
-/// The first answer of `plugin` to `scramble`.
-fn auth_response(plugin: &str, password: &[u8], scramble: &[u8]) -> WireResult<Vec<u8>> {
-    let scramble = &scramble[..scramble.len().min(20)];
-    match plugin {
-        _ if password.is_empty() && plugin != "mysql_clear_password" => Ok(Vec::new()),
-        // SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw))).
-        "mysql_native_password" => Ok(xor_hash::<Sha1>(password, scramble, true)),
-        // SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) + scramble).
-        "caching_sha2_password" => Ok(xor_hash::<Sha256>(password, scramble, false)),
-        "mysql_clear_password" => {
-            let mut v = password.to_vec();
-            v.push(0);
-            Ok(v)
-        }
-        other => Err(WireError::Auth(format!(
-            "the server asks for the {other} login, which ibench does not have \
-             (mysql_native_password, caching_sha2_password and mysql_clear_password work): \
-             give the user one of those"
-        ))),
-    }
-}
-
-/// `data` encrypted with RSA-OAEP (SHA-1) under the PEM public key `key`, as the server
-/// expects for `caching_sha2_password` and `sha256_password`. A key that does not parse is
-/// an error, not a panic.
-fn rsa_encrypt(data: &[u8], key: &[u8]) -> WireResult<Vec<u8>> {
-    use rsa::pkcs1::DecodeRsaPublicKey;
-    use rsa::pkcs8::DecodePublicKey;
-    let text = std::str::from_utf8(key)
-        .map_err(|_| WireError::Auth("the server's RSA key is not PEM text".into()))?;
-    let text = text.trim_end_matches('\0');
-    let public = rsa::RsaPublicKey::from_public_key_pem(text)
-        .or_else(|_| rsa::RsaPublicKey::from_pkcs1_pem(text))
-        .map_err(|e| WireError::Auth(format!("the server's RSA key does not parse: {e}")))?;
-    public
-        .encrypt(&mut rsa::rand_core::OsRng, rsa::Oaep::new::<Sha1>(), data)
-        .map_err(|e| WireError::Auth(format!("RSA encryption of the password failed: {e}")))
-}
-
-/// `H(pw) XOR H(scramble + H(H(pw)))` (`scramble_first`) or `H(pw) XOR H(H(H(pw)) + scramble)`.
-fn xor_hash<D: Digest>(password: &[u8], scramble: &[u8], scramble_first: bool) -> Vec<u8> {
-    let h1 = D::digest(password);
-    let h2 = D::digest(&h1);
-    let mut h = D::new();
-    if scramble_first {
-        h.update(scramble);
-        h.update(&h2);
-    } else {
-        h.update(&h2);
-        h.update(scramble);
-    }
-    let h3 = h.finalize();
-    h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn native_password_answers_the_scramble() {
-        // mysql_native_password: SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw))).
-        let scramble = [1u8; 20];
-        let r = auth_response("mysql_native_password", b"secret", &scramble).unwrap();
-        assert_eq!(r.len(), 20);
-        let h1 = Sha1::digest(b"secret");
-        let mut h = Sha1::new();
-        h.update(scramble);
-        h.update(Sha1::digest(h1));
-        let back: Vec<u8> = r
-            .iter()
-            .zip(h.finalize().iter())
-            .map(|(a, b)| a ^ b)
-            .collect();
-        assert_eq!(back, h1.to_vec());
-        assert!(
-            auth_response("mysql_native_password", b"", &scramble)
-                .unwrap()
-                .is_empty()
-        );
-        let e = auth_response("client_ed25519", b"x", &scramble).unwrap_err();
-        assert!(e.to_string().contains("client_ed25519"), "{e}");
-    }
-
-    #[test]
-    fn a_greeting_gives_the_scramble_and_plugin() {
-        let mut g = vec![10];
-        g.extend_from_slice(b"10.11.19-MariaDB\0");
-        g.extend_from_slice(&7u32.to_le_bytes());
-        g.extend_from_slice(b"abcdefgh\0");
-        let caps = cap::PROTOCOL_41 | cap::SECURE_CONNECTION | cap::PLUGIN_AUTH;
-        g.extend_from_slice(&u16::try_from(caps & 0xFFFF).unwrap().to_le_bytes());
-        g.extend_from_slice(&[45, 2, 0]);
-        g.extend_from_slice(&u16::try_from(caps >> 16).unwrap().to_le_bytes());
-        g.push(21);
-        g.extend_from_slice(&[0; 10]);
-        g.extend_from_slice(b"ijklmnopqrst\0");
-        g.extend_from_slice(b"mysql_native_password\0");
-        let p = Greeting::parse(&g).unwrap();
-        assert_eq!(p.connection_id, 7);
-        assert_eq!(p.scramble, b"abcdefghijklmnopqrst");
-        assert_eq!(p.plugin, "mysql_native_password");
-    }
 
     #[test]
     fn a_packet_longer_than_16_mib_is_put_together() {

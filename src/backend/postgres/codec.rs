@@ -26,6 +26,121 @@ pub(super) mod oid {
 /// Seconds from the Unix epoch to PostgreSQL's (2000-01-01 00:00:00 UTC).
 pub(super) const PG_EPOCH_UNIX_SECONDS: u64 = 946_684_800;
 
+/// The tags of the backend's messages ibench reads (the protocol's names).
+pub(super) mod tag {
+    pub const AUTHENTICATION: u8 = b'R';
+    pub const BACKEND_KEY_DATA: u8 = b'K';
+    pub const BIND_COMPLETE: u8 = b'2';
+    pub const COMMAND_COMPLETE: u8 = b'C';
+    pub const COPY_DATA: u8 = b'd';
+    pub const DATA_ROW: u8 = b'D';
+    pub const EMPTY_QUERY_RESPONSE: u8 = b'I';
+    pub const ERROR_RESPONSE: u8 = b'E';
+    pub const NO_DATA: u8 = b'n';
+    pub const NOTICE_RESPONSE: u8 = b'N';
+    pub const NOTIFICATION_RESPONSE: u8 = b'A';
+    pub const PARAMETER_DESCRIPTION: u8 = b't';
+    pub const PARAMETER_STATUS: u8 = b'S';
+    pub const PARSE_COMPLETE: u8 = b'1';
+    pub const PORTAL_SUSPENDED: u8 = b's';
+    pub const READY_FOR_QUERY: u8 = b'Z';
+    pub const ROW_DESCRIPTION: u8 = b'T';
+}
+
+/// The frontend's message tags ibench sends.
+mod frontend {
+    pub const BIND: u8 = b'B';
+    pub const DESCRIBE: u8 = b'D';
+    pub const EXECUTE: u8 = b'E';
+    pub const PARSE: u8 = b'P';
+    pub const PASSWORD: u8 = b'p';
+    pub const QUERY: u8 = b'Q';
+    pub const SYNC: u8 = b'S';
+    pub const TERMINATE: u8 = b'X';
+}
+
+/// Protocol version 3.0.
+const PROTOCOL_3_0: i32 = 196_608;
+
+/// The code of a `CancelRequest`.
+const CANCEL_REQUEST_CODE: i32 = 80_877_102;
+
+/// The code of an `SSLRequest`.
+const SSL_REQUEST_CODE: i32 = 80_877_103;
+
+/// The server's one-byte answer to an `SSLRequest` that it agrees to ...
+pub(super) const SSL_ACCEPTED: u8 = b'S';
+
+/// ... and to one it declines (the connection goes on in plaintext, or is given up).
+pub(super) const SSL_REFUSED: u8 = b'N';
+
+/// The longest body of a message of a kind that can be long (a row description, an error, a
+/// notice, a notification, copy data): what a text query keeps in all, the cap of one reply
+/// (PostgreSQL's own limit, 1 GiB, let one row of `SHOW server_version` take 1 GiB).
+pub(super) const MAX_LONG_MESSAGE_BYTES: usize = protocol::MAX_TEXT_BYTES;
+
+/// The longest `DataRow` of a prepared statement's reply: the benchmark's rows are a few KiB
+/// (`data varchar(4000)`), so a longer one is a server that is not what it claims.
+pub(super) const MAX_BINARY_ROW_BYTES: usize = 1 << 20;
+
+/// The longest message of any other kind, as libpq allows.
+pub(super) const MAX_SHORT_MESSAGE_BYTES: usize = 30_000;
+
+/// The longest message during the login (authentication requests, errors, parameters).
+pub(super) const MAX_LOGIN_MESSAGE_BYTES: usize = 65_536;
+
+/// The longest body ibench reads of a message with `tag`, checked at its header before a
+/// byte of its body is buffered: `row_bytes` for a `DataRow` (what the reply may still keep),
+/// [`MAX_LONG_MESSAGE_BYTES`] for the other kinds that can be long, and
+/// [`MAX_SHORT_MESSAGE_BYTES`] for the rest, as libpq and rust-postgres check.
+#[inline]
+pub(super) fn max_body_bytes(tag: u8, row_bytes: usize) -> usize {
+    match tag {
+        tag::DATA_ROW => row_bytes,
+        tag::ROW_DESCRIPTION
+        | tag::ERROR_RESPONSE
+        | tag::NOTICE_RESPONSE
+        | tag::NOTIFICATION_RESPONSE
+        | tag::COPY_DATA => MAX_LONG_MESSAGE_BYTES,
+        _ => MAX_SHORT_MESSAGE_BYTES,
+    }
+}
+
+/// An authentication request (`AuthenticationXXX`, tag `R`), by its code.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum AuthRequest {
+    /// `AuthenticationOk` (0).
+    Ok,
+    /// `AuthenticationCleartextPassword` (3).
+    CleartextPassword,
+    /// `AuthenticationMD5Password` (5) with its 4-byte salt (`None`: a short request).
+    Md5Password(Option<[u8; 4]>),
+    /// `AuthenticationSASL` (10): the mechanisms offered, each NUL-terminated.
+    Sasl(Vec<u8>),
+    /// `AuthenticationSASLContinue` (11): the server's SCRAM message.
+    SaslContinue(Vec<u8>),
+    /// `AuthenticationSASLFinal` (12): the server's signature.
+    SaslFinal(Vec<u8>),
+    /// Any other method (Kerberos, GSSAPI, SSPI, ...) by its code.
+    Other(i32),
+}
+
+impl AuthRequest {
+    /// The request in an `R` message's body (at least 4 bytes: the caller checks).
+    pub(super) fn parse(body: &[u8]) -> AuthRequest {
+        let rest = || body.get(4..).unwrap_or_default().to_vec();
+        match body.get(..4).map_or(-1, be_i32) {
+            0 => AuthRequest::Ok,
+            3 => AuthRequest::CleartextPassword,
+            5 => AuthRequest::Md5Password(body.get(4..8).and_then(|s| s.try_into().ok())),
+            10 => AuthRequest::Sasl(rest()),
+            11 => AuthRequest::SaslContinue(rest()),
+            12 => AuthRequest::SaslFinal(rest()),
+            other => AuthRequest::Other(other),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Encoding.
 
@@ -69,7 +184,7 @@ pub(super) fn begin_message(out: &mut Vec<u8>, tag: u8) -> usize {
     begin_untagged(out)
 }
 
-pub(super) fn begin_untagged(out: &mut Vec<u8>) -> usize {
+fn begin_untagged(out: &mut Vec<u8>) -> usize {
     let at = out.len();
     out.extend_from_slice(&[0; 4]);
     at
@@ -83,9 +198,130 @@ pub(super) fn end_message(out: &mut [u8], at: usize) -> WireResult<()> {
     Ok(())
 }
 
+/// `Sync`.
 #[inline]
 pub(super) fn sync(out: &mut Vec<u8>) {
-    out.extend_from_slice(&[b'S', 0, 0, 0, 4]);
+    out.extend_from_slice(&[frontend::SYNC, 0, 0, 0, 4]);
+}
+
+/// `Terminate`.
+pub(super) const TERMINATE: [u8; 5] = [frontend::TERMINATE, 0, 0, 0, 4];
+
+/// `StartupMessage`: protocol 3.0 and the `params` (name, value).
+pub(super) fn startup(out: &mut Vec<u8>, params: &[(&str, &str)]) -> WireResult<()> {
+    let at = begin_untagged(out);
+    put_i32(out, PROTOCOL_3_0);
+    for (k, v) in params {
+        put_cstr(out, k)?;
+        put_cstr(out, v)?;
+    }
+    out.push(0);
+    end_message(out, at)
+}
+
+/// `SSLRequest`.
+pub(super) fn ssl_request(out: &mut Vec<u8>) {
+    put_i32(out, 8);
+    put_i32(out, SSL_REQUEST_CODE);
+}
+
+/// `CancelRequest` of the backend `process_id` with its `secret_key`.
+pub(super) fn cancel_request(out: &mut Vec<u8>, process_id: i32, secret_key: i32) {
+    put_i32(out, 16);
+    put_i32(out, CANCEL_REQUEST_CODE);
+    put_i32(out, process_id);
+    put_i32(out, secret_key);
+}
+
+/// `PasswordMessage` (a cleartext or MD5 password): `password` NUL-terminated.
+pub(super) fn password(out: &mut Vec<u8>, password: &[u8]) -> WireResult<()> {
+    let at = begin_message(out, frontend::PASSWORD);
+    out.extend_from_slice(password);
+    out.push(0);
+    end_message(out, at)
+}
+
+/// `SASLInitialResponse`: the `mechanism` chosen and the client's first message.
+pub(super) fn sasl_initial_response(
+    out: &mut Vec<u8>,
+    mechanism: &str,
+    data: &[u8],
+) -> WireResult<()> {
+    let at = begin_message(out, frontend::PASSWORD);
+    put_cstr(out, mechanism)?;
+    put_i32(out, len_i32(data.len())?);
+    out.extend_from_slice(data);
+    end_message(out, at)
+}
+
+/// `SASLResponse`: the client's next message.
+pub(super) fn sasl_response(out: &mut Vec<u8>, data: &[u8]) -> WireResult<()> {
+    let at = begin_message(out, frontend::PASSWORD);
+    out.extend_from_slice(data);
+    end_message(out, at)
+}
+
+/// `Query` (the simple protocol).
+pub(super) fn query(out: &mut Vec<u8>, sql: &str) -> WireResult<()> {
+    let at = begin_message(out, frontend::QUERY);
+    put_cstr(out, sql)?;
+    end_message(out, at)
+}
+
+/// `Parse` of `sql` as the statement `name`, the parameters' types left to the server; then
+/// `Describe` of that statement (its parameter types come back).
+pub(super) fn parse_and_describe(out: &mut Vec<u8>, name: &str, sql: &str) -> WireResult<()> {
+    let at = begin_message(out, frontend::PARSE);
+    put_cstr(out, name)?;
+    put_cstr(out, sql)?;
+    put_i16(out, 0);
+    end_message(out, at)?;
+    let at = begin_message(out, frontend::DESCRIBE);
+    out.push(b'S');
+    put_cstr(out, name)?;
+    end_message(out, at)
+}
+
+/// `Bind` of the statement `name` to the unnamed portal, `params` encoded in binary by
+/// `types` (one per parameter: fewer or more values is an error), every result column asked
+/// for in binary.
+#[inline]
+pub(super) fn bind<'a>(
+    out: &mut Vec<u8>,
+    name: &str,
+    types: &[u32],
+    params: impl IntoIterator<Item = Value<'a>>,
+) -> WireResult<()> {
+    let at = begin_message(out, frontend::BIND);
+    out.push(0); // the unnamed portal
+    put_cstr(out, name)?;
+    put_i16(out, 1);
+    put_i16(out, 1); // every parameter in binary
+    let n = types.len();
+    put_i16(out, len_i16(n)?);
+    let mut given = 0;
+    for value in params {
+        let Some(&ty) = types.get(given) else {
+            given += 1;
+            continue;
+        };
+        given += 1;
+        encode(out, value, ty, given)?;
+    }
+    if given != n {
+        return Err(WireError::Param(format!(
+            "the statement takes {n} parameters, {given} were given"
+        )));
+    }
+    put_i16(out, 1);
+    put_i16(out, 1); // every result column in binary
+    end_message(out, at)
+}
+
+/// `Execute` of the unnamed portal, all its rows.
+#[inline]
+pub(super) fn execute(out: &mut Vec<u8>) {
+    out.extend_from_slice(&[frontend::EXECUTE, 0, 0, 0, 9, 0, 0, 0, 0, 0]);
 }
 
 /// Append parameter `$n` (`value`, for a parameter of type `ty`) as length and binary bytes.
@@ -193,7 +429,7 @@ pub(super) fn text_row(body: &[u8]) -> Vec<Option<String>> {
         match usize::try_from(len) {
             Ok(len) => {
                 let v = body.get(at..at + len).unwrap_or_default();
-                out.push(Some(String::from_utf8_lossy(v).into_owned()));
+                out.push(Some(protocol::server_cell(v)));
                 at += len;
             }
             Err(_) => out.push(None),
@@ -321,5 +557,60 @@ mod tests {
         }
         assert_eq!(column_names(&desc), ["min", "max"]);
         assert_eq!(column_names(&[0, 1, b'x']), Vec::<String>::new());
+    }
+
+    #[test]
+    fn frontend_messages_by_name_carry_their_codes() {
+        let mut out = Vec::new();
+        cancel_request(&mut out, 7, -1);
+        assert_eq!(be_i32(&out[0..4]), 16);
+        assert_eq!(be_i32(&out[4..8]), CANCEL_REQUEST_CODE);
+        assert_eq!((be_i32(&out[8..12]), be_i32(&out[12..16])), (7, -1));
+        out.clear();
+        ssl_request(&mut out);
+        assert_eq!(out, [0, 0, 0, 8, 4, 0xD2, 0x16, 0x2F]);
+        out.clear();
+        startup(&mut out, &[("user", "u")]).unwrap();
+        assert_eq!(usize::try_from(be_i32(&out[0..4])).unwrap(), out.len());
+        assert_eq!(be_i32(&out[4..8]), PROTOCOL_3_0);
+        assert!(out.ends_with(b"user\0u\0\0"));
+        out.clear();
+        bind(&mut out, "ib1", &[oid::INT8], [Value::Int(5)]).unwrap();
+        execute(&mut out);
+        sync(&mut out);
+        assert_eq!(out[0], b'B');
+        assert!(out.ends_with(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, b'S', 0, 0, 0, 4]));
+        let e = bind(&mut Vec::new(), "ib1", &[oid::INT8], []).unwrap_err();
+        assert!(
+            e.to_string().contains("takes 1 parameters, 0 were given"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn authentication_requests_and_length_caps_are_named() {
+        assert_eq!(AuthRequest::parse(&[0, 0, 0, 0]), AuthRequest::Ok);
+        assert_eq!(
+            AuthRequest::parse(&[0, 0, 0, 5, 1, 2, 3, 4]),
+            AuthRequest::Md5Password(Some([1, 2, 3, 4]))
+        );
+        assert_eq!(
+            AuthRequest::parse(&[0, 0, 0, 5, 1]),
+            AuthRequest::Md5Password(None)
+        );
+        assert_eq!(
+            AuthRequest::parse(b"\0\0\0\x0aSCRAM-SHA-256\0\0"),
+            AuthRequest::Sasl(b"SCRAM-SHA-256\0\0".to_vec())
+        );
+        assert_eq!(AuthRequest::parse(&[0, 0, 0, 7]), AuthRequest::Other(7));
+        assert_eq!(max_body_bytes(tag::DATA_ROW, 123), 123);
+        assert_eq!(
+            max_body_bytes(tag::ERROR_RESPONSE, 0),
+            MAX_LONG_MESSAGE_BYTES
+        );
+        assert_eq!(
+            max_body_bytes(tag::READY_FOR_QUERY, 1 << 30),
+            MAX_SHORT_MESSAGE_BYTES
+        );
     }
 }

@@ -15,6 +15,7 @@
 
 pub mod codec;
 pub mod config;
+mod login;
 pub mod wire;
 
 use std::time::Instant;
@@ -60,12 +61,7 @@ pub struct PostgresDriver {
 /// What a `postgres://` URL says, read once: the settings completed as libpq completes them
 /// (the URL, the `PG*` variables, the password file, the service defaults) and the completed
 /// URL with its password masked.
-#[derive(Clone, Debug)]
-pub struct PgSettings {
-    config: PgConfig,
-    /// The completed URL, password redacted: what error messages and `run.json` show.
-    shown: String,
-}
+pub type PgSettings = super::target::ServerSettings<PgConfig>;
 
 impl PgSettings {
     /// Read a `postgres://` or `postgresql://` URL. `?password_file=PATH` reads the password
@@ -95,11 +91,6 @@ impl PgSettings {
         }
         Ok(PgSettings { config, shown })
     }
-
-    /// The completed URL, password masked.
-    pub fn shown(&self) -> &str {
-        &self.shown
-    }
 }
 
 impl PostgresDriver {
@@ -124,7 +115,9 @@ impl PostgresDriver {
 
     /// A connection of the driver's own (describe, settle).
     fn admin(&self) -> BackendResult<PgWire> {
-        PgWire::connect(&self.config).map_err(|e| wire_connect_error(&self.target, &e))
+        PgWire::connect(&self.config).map_err(|e| {
+            server_conn::connect_error::<PgDialect>(&self.target, self.config.dbname.as_deref(), &e)
+        })
     }
 
     /// `SELECT version()` (empty when it fails).
@@ -156,6 +149,7 @@ impl Driver for PostgresDriver {
         let version = wire
             .query_value("SHOW server_version")
             .map_err(|e| wire_error(&self.target, "read server_version", &e))?
+            .map(|v| protocol::server_text(v.as_bytes()))
             .unwrap_or_default();
         let flavour = self.flavour(|| Self::version_of(&mut wire));
         Ok(TargetInfo {
@@ -336,8 +330,22 @@ impl Dialect for PgDialect {
         }
     }
 
+    /// The server's error with its SQLSTATE, as psql's `\set VERBOSITY` shows the code.
     fn detail(e: &WireError) -> String {
-        wire_detail(e)
+        match e {
+            WireError::Server(s) => format!("{s} (SQLSTATE {})", s.sqlstate),
+            other => other.to_string(),
+        }
+    }
+
+    fn connect_refusal(e: &ServerError, _database: Option<&str>) -> Option<String> {
+        (e.sqlstate == sqlstate::INVALID_CATALOG_NAME).then(|| {
+            format!(
+                "{e} (SQLSTATE {}); create the database (createdb, or CREATE DATABASE) or name \
+                 an existing one in --url",
+                e.sqlstate
+            )
+        })
     }
 
     /// The multi-row insert: `$1` is the batch timestamp, shared by every row.
@@ -394,18 +402,6 @@ impl Dialect for PgDialect {
         let cols = index.column_list();
         let first = index.columns()[0];
         format!("SELECT {cols} FROM {table} WHERE {first} >= $1 ORDER BY {cols} LIMIT 10")
-    }
-
-    fn point_sql(table: &str, n: usize) -> String {
-        let list: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
-        format!(
-            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
-            list.join(", ")
-        )
-    }
-
-    fn min_max_sql(table: &str) -> String {
-        format!("SELECT min(transactionid), max(transactionid) FROM {table}")
     }
 
     fn count_sql(table: &str) -> String {
@@ -638,7 +634,7 @@ fn wal_position(wire: &mut PgWire) -> Part<PgServer> {
                ELSE pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') END)::text";
     Part::of(
         wire.query_value(sql)
-            .map_err(|e| wire_detail(&e))
+            .map_err(|e| PgDialect::detail(&e))
             .and_then(|text| {
                 serde_json::from_str(&text.unwrap_or_default()).map_err(|e| e.to_string())
             }),
@@ -647,7 +643,9 @@ fn wal_position(wire: &mut PgWire) -> Part<PgServer> {
 
 /// `version()` and, when this user may read it, `pg_config`'s CONFIGURE, CC and CFLAGS.
 fn read_build_facts(c: &mut PostgresConn) -> BackendResult<BuildFacts> {
-    let version_string = c.value("SELECT version()", "SELECT version()")?;
+    let version_string = c
+        .value("SELECT version()", "SELECT version()")?
+        .map(|v| protocol::server_text(v.as_bytes()));
     let mut facts = BuildFacts {
         version_string,
         ..BuildFacts::default()
@@ -663,6 +661,7 @@ fn read_build_facts(c: &mut PostgresConn) -> BackendResult<BuildFacts> {
                 let (Some(Some(name)), Some(Some(setting))) = (cells.next(), cells.next()) else {
                     continue;
                 };
+                let setting = protocol::server_text(setting.as_bytes());
                 match name.as_str() {
                     "CONFIGURE" => facts.configure = Some(setting),
                     "CC" => facts.cc = Some(setting),
@@ -673,7 +672,7 @@ fn read_build_facts(c: &mut PostgresConn) -> BackendResult<BuildFacts> {
         }
         Err(e) => facts.na.push(format!(
             "pg_config: {} (reading it needs a superuser)",
-            wire_detail(&e)
+            PgDialect::detail(&e)
         )),
     }
     Ok(facts)
@@ -814,43 +813,9 @@ fn vacuum_sql(table: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
-/// The error's text, with the server's SQLSTATE when it sent one.
-fn wire_detail(e: &WireError) -> String {
-    match e {
-        WireError::Server(s) => format!("{s} (SQLSTATE {})", s.sqlstate),
-        other => other.to_string(),
-    }
-}
-
 /// Map an error of a statement (see [`server_conn::wire_error`]).
 fn wire_error(target: &str, context: &str, e: &WireError) -> BackendError {
     server_conn::wire_error::<PgDialect>(target, context, e)
-}
-
-/// Map an error of opening a connection.
-fn wire_connect_error(target: &str, e: &WireError) -> BackendError {
-    let context = format!("connect to {target}");
-    match e {
-        WireError::Server(s) if s.sqlstate == sqlstate::INVALID_CATALOG_NAME => {
-            BackendError::sql(context, missing_database(&wire_detail(e)))
-        }
-        WireError::Server(_) | WireError::Auth(_) => wire_error(target, &context, e),
-        WireError::Io(_) => BackendError::Unreachable {
-            target: target.to_string(),
-            detail: wire_detail(e),
-        },
-        WireError::Param(_) | WireError::Protocol(_) | WireError::Tls(_) => {
-            BackendError::sql(context, wire_detail(e))
-        }
-    }
-}
-
-/// The message for a database that does not exist: what to do about it.
-fn missing_database(detail: &str) -> String {
-    format!(
-        "{detail}; create the database (createdb, or CREATE DATABASE) or name an existing one \
-         in --url"
-    )
 }
 
 #[cfg(test)]
@@ -974,11 +939,11 @@ mod tests {
              ORDER BY price, dateandtime, customerid LIMIT 10"
         );
         assert_eq!(
-            PgDialect::point_sql("pi1", 3),
+            micro_sql::point_sql("pi1", 3, Placeholders::Numbered),
             "SELECT transactionid, productid, data FROM pi1 WHERE transactionid IN ($1, $2, $3)"
         );
         assert_eq!(
-            PgDialect::min_max_sql("pi1"),
+            micro_sql::min_max_sql("pi1"),
             "SELECT min(transactionid), max(transactionid) FROM pi1"
         );
         assert_eq!(

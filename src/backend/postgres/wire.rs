@@ -25,25 +25,18 @@
 //! error, never a hang.
 
 use std::io::{self, Read, Write};
-use std::net::ToSocketAddrs;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
-use super::config::{AuthMethods, ChannelBinding, Host, PgConfig, SslMode, socket_file};
+use super::config::{Host, PgConfig, SslMode};
+use super::login::{Login, TlsRequest, addresses, host_name, negotiate_tls, ssl_mode_name};
 use crate::backend::protocol::{self, Address, Channel, Stream};
-use crate::backend::tls;
 use crate::backend::tls::Verify;
 use crate::results::target::TlsInfo;
-use postgres_protocol::authentication::{md5_hash, sasl};
 
 use super::codec::*;
 pub use crate::backend::wire::{Executed, ServerError, TextResult, Value, WireError};
 use crate::backend::wire::{Wire, WireResult};
-
-/// Protocol version 3.0.
-const PROTOCOL_3_0: i32 = 196_608;
-
-/// The code of a `CancelRequest`.
-const CANCEL_REQUEST_CODE: i32 = 80_877_102;
 
 /// A statement prepared on one connection.
 #[derive(Debug, Clone)]
@@ -54,73 +47,150 @@ pub struct Prepared {
     param_types: Vec<u32>,
 }
 
-/// Logins that go on longer than this many messages are a protocol error, not a loop.
-const MAX_AUTH_ROUNDS: usize = 16;
-
-/// The longest message of a kind that can be long (rows, row descriptions, errors, notices,
-/// notifications, copy data): PostgreSQL's own limit on one allocation.
-const MAX_LONG_MESSAGE_BYTES: usize = 1 << 30;
-
-/// The longest message of any other kind, as libpq allows.
-const MAX_SHORT_MESSAGE_BYTES: usize = 30_000;
-
-/// The longest message during the login (authentication requests, errors, parameters).
-const MAX_LOGIN_MESSAGE_BYTES: usize = 65_536;
-
 /// The most warnings one simple query keeps.
 const MAX_NOTICES: usize = 100;
 
-/// The code of an `SSLRequest`.
-const SSL_REQUEST_CODE: i32 = 80_877_103;
+/// The most messages a reply may hold beside what was asked for (`ParameterStatus`,
+/// `NoticeResponse`, `NotificationResponse`): a server that sends them for ever is an error,
+/// not a reply that never ends.
+const MAX_ASIDE_MESSAGES: usize = 10_000;
 
-/// Sends a `CancelRequest` for a connection's running statement, from any thread.
+/// The most bytes of those messages in one reply.
+const MAX_ASIDE_BYTES: usize = protocol::MAX_TEXT_BYTES;
+
+/// Sends a `CancelRequest` for a connection's running statement, from any thread: over TLS
+/// when the connection is TLS (the `SSLRequest` first, then the handshake with the
+/// connection's own configuration; every PostgreSQL accepts a cancel inside it), in clear
+/// otherwise.
 #[derive(Debug, Clone)]
 pub struct CancelKey {
     address: Address,
     process_id: i32,
     secret_key: i32,
+    /// The TLS of the connection to cancel, which the cancel gets too.
+    tls: Option<CancelTls>,
+}
+
+/// How a cancel sets up TLS: as its connection did.
+#[derive(Debug, Clone)]
+struct CancelTls {
+    config: Arc<rustls::ClientConfig>,
+    host: String,
+    mode: SslMode,
+    verified: bool,
 }
 
 impl CancelKey {
     /// Ask the server to cancel whatever the connection runs now.
-    /// The request is bounded by [`protocol::CANCEL_TIMEOUT`]: connect, send and the wait for
-    /// the server to close.
+    /// The request is bounded by [`protocol::CANCEL_TIMEOUT`]: connect, TLS, send and the
+    /// wait for the server to close.
     pub fn cancel(&self) -> io::Result<()> {
-        let mut stream = self.address.connect(Some(protocol::CANCEL_TIMEOUT))?;
+        let deadline = Instant::now() + protocol::CANCEL_TIMEOUT;
+        let stream = self.address.connect(Some(protocol::CANCEL_TIMEOUT))?;
         stream.set_read_timeout(Some(protocol::CANCEL_TIMEOUT))?;
         stream.set_write_timeout(Some(protocol::CANCEL_TIMEOUT))?;
+        let mut stream = match (&self.tls, stream) {
+            (Some(t), Stream::Tcp(tcp)) => {
+                let request = TlsRequest {
+                    config: &t.config,
+                    host: &t.host,
+                    // The connection got TLS: its cancel must too, whatever the mode.
+                    mode: if t.mode.requires_tls() {
+                        t.mode
+                    } else {
+                        SslMode::Require
+                    },
+                    verified: t.verified,
+                };
+                negotiate_tls(tcp, &request, Some(deadline)).map_err(|e| {
+                    io::Error::other(format!(
+                        "the cancel request could not get the TLS its connection has: {e}"
+                    ))
+                })?
+            }
+            (_, stream) => stream,
+        };
         let mut msg = Vec::with_capacity(16);
-        msg.extend_from_slice(&16i32.to_be_bytes());
-        msg.extend_from_slice(&CANCEL_REQUEST_CODE.to_be_bytes());
-        msg.extend_from_slice(&self.process_id.to_be_bytes());
-        msg.extend_from_slice(&self.secret_key.to_be_bytes());
+        cancel_request(&mut msg, self.process_id, self.secret_key);
         stream.write_all(&msg)?;
+        stream.flush()?;
         // The server closes the connection when it has read the request.
         let mut sink = [0u8; 1];
         let _ = stream.read(&mut sink);
         Ok(())
     }
+
+    /// Whether the request goes over TLS.
+    pub fn over_tls(&self) -> bool {
+        self.tls.is_some()
+    }
 }
 
 /// One blocking protocol connection.
 pub struct PgWire {
-    ch: Channel,
+    pub(super) ch: Channel,
     address: Address,
     process_id: i32,
     secret_key: i32,
     next_statement: u32,
     /// Still logging in: messages are held to the login's length limit.
     in_login: bool,
+    /// The longest `DataRow` the reply being read may still take (see [`max_body_bytes`]).
+    row_budget: usize,
     /// The warnings of the last simple query.
     notices: Vec<String>,
+    /// How a cancel of this connection sets up TLS (`None`: the connection has none).
+    cancel_tls: Option<CancelTls>,
 }
 
 /// One message's tag and where its body lies in the receive buffer.
 #[derive(Clone, Copy)]
-struct Frame {
-    tag: u8,
+pub(super) struct Frame {
+    pub(super) tag: u8,
     at: usize,
-    len: usize,
+    pub(super) len: usize,
+}
+
+/// What a reply's reader asks of it: how long its rows may be, and whether its warnings are
+/// kept.
+#[derive(Clone, Copy)]
+struct Reply {
+    /// The longest `DataRow` it takes.
+    row_bytes: usize,
+    /// The most bytes of `DataRow`s in all (a text query keeps them).
+    total_row_bytes: usize,
+    /// Keep the `WARNING` notices (a simple query's, for [`PgWire::warnings`]).
+    warnings: bool,
+}
+
+impl Reply {
+    /// A prepared statement's: rows counted, not kept.
+    const BINARY: Reply = Reply {
+        row_bytes: MAX_BINARY_ROW_BYTES,
+        total_row_bytes: usize::MAX,
+        warnings: false,
+    };
+    /// A text query's: rows kept, up to the text caps.
+    const TEXT: Reply = Reply {
+        row_bytes: protocol::MAX_TEXT_BYTES,
+        total_row_bytes: protocol::MAX_TEXT_BYTES,
+        warnings: true,
+    };
+    /// The login's and a `Parse`'s: no rows (one is read as far as its header says, to be
+    /// named as unexpected).
+    const NO_ROWS: Reply = Reply {
+        row_bytes: MAX_SHORT_MESSAGE_BYTES,
+        total_row_bytes: MAX_SHORT_MESSAGE_BYTES,
+        warnings: false,
+    };
+}
+
+/// What a reply's reader made of a message handed to it.
+enum Seen {
+    /// Read.
+    Read,
+    /// Not a message of this reply.
+    Unexpected,
 }
 
 impl PgWire {
@@ -218,6 +288,7 @@ impl PgWire {
         let deadline = timeout.map(|t| started + t);
         let stream = address.connect(timeout)?;
         stream.set_write_timeout(timeout)?;
+        let mut cancel_tls = None;
         let stream = match (ask_tls, stream, &config.tls) {
             (true, Stream::Tcp(tcp), Some(tls_config)) => {
                 let name = match host {
@@ -234,7 +305,16 @@ impl PgWire {
                     mode: config.ssl_mode,
                     verified,
                 };
-                negotiate_tls(tcp, &tls, deadline)?
+                let stream = negotiate_tls(tcp, &tls, deadline)?;
+                if stream.is_tls() {
+                    cancel_tls = Some(CancelTls {
+                        config: Arc::clone(tls_config),
+                        host: name.to_string(),
+                        mode: config.ssl_mode,
+                        verified,
+                    });
+                }
+                stream
             }
             (_, stream, _) => stream,
         };
@@ -251,7 +331,9 @@ impl PgWire {
             secret_key: 0,
             next_statement: 1,
             in_login: true,
+            row_budget: 0,
             notices: Vec::new(),
+            cancel_tls,
         };
         conn.ch.deadline = deadline;
         conn.startup(config, i)?;
@@ -272,6 +354,7 @@ impl PgWire {
             address: self.address.clone(),
             process_id: self.process_id,
             secret_key: self.secret_key,
+            tls: self.cancel_tls.clone(),
         }
     }
 
@@ -291,14 +374,7 @@ impl PgWire {
             params.push(("options", options));
         }
         self.ch.out.clear();
-        let at = begin_untagged(&mut self.ch.out);
-        put_i32(&mut self.ch.out, PROTOCOL_3_0);
-        for (k, v) in params {
-            put_cstr(&mut self.ch.out, k)?;
-            put_cstr(&mut self.ch.out, v)?;
-        }
-        self.ch.out.push(0);
-        end_message(&mut self.ch.out, at)?;
+        startup(&mut self.ch.out, &params)?;
         if let Err(e) = self.ch.send() {
             // The server may have said why before it closed (too many clients, ...).
             return Err(self.error_sent_before_close().unwrap_or(WireError::Io(e)));
@@ -313,267 +389,33 @@ impl PgWire {
         self.authenticate(&login)?;
         // Then: ParameterStatus, BackendKeyData, ReadyForQuery; or an error, after which the
         // server closes the connection.
-        loop {
-            let f = self.next_frame()?;
-            match f.tag {
-                b'K' => {
-                    // A short one would leave the cancel key at 0/0: Ctrl-C could not cancel.
-                    let body = self.body(f);
-                    if body.len() < 8 {
-                        let n = body.len();
-                        return Err(self.protocol(format!(
-                            "a BackendKeyData of {n} bytes (8 expected): without its key, \
-                             ibench could not cancel a statement"
-                        )));
-                    }
-                    let (pid, key) = (be_i32(&body[0..4]), be_i32(&body[4..8]));
-                    self.process_id = pid;
-                    self.secret_key = key;
-                }
-                b'E' => {
-                    self.ch.broken = true;
-                    return Err(self.server_error(f));
-                }
-                b'Z' => return Ok(()),
-                b'S' | b'N' => {}
-                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
+        let mut key = None;
+        self.reply(Reply::NO_ROWS, |t, body| {
+            if t != tag::BACKEND_KEY_DATA {
+                return Ok(Seen::Unexpected);
             }
+            // A short one would leave the cancel key at 0/0: Ctrl-C could not cancel.
+            if body.len() < 8 {
+                let n = body.len();
+                return Err(format!(
+                    "a BackendKeyData of {n} bytes (8 expected): without its key, ibench could \
+                     not cancel a statement"
+                ));
+            }
+            key = Some((be_i32(&body[0..4]), be_i32(&body[4..8])));
+            Ok(Seen::Read)
+        })?;
+        if let Some((pid, secret)) = key {
+            self.process_id = pid;
+            self.secret_key = secret;
         }
+        Ok(())
     }
 
     /// The `ErrorResponse` a server sent before it closed, if one is in the socket.
     fn error_sent_before_close(&mut self) -> Option<WireError> {
         let f = self.read_frame().ok()?;
-        (f.tag == b'E').then(|| self.server_error(f))
-    }
-
-    fn authenticate(&mut self, login: &Login<'_>) -> WireResult<()> {
-        let need_password = || {
-            WireError::Auth(
-                "the server asks for a password and none was given: put it in --url, \
-                 ?password_file=, PGPASSWORD or ~/.pgpass"
-                    .to_string(),
-            )
-        };
-        let allowed = login.allowed;
-        let mut scram: Option<sasl::ScramSha256> = None;
-        let mut scram_verified = false;
-        let mut bound = false;
-        let mut rounds = 0;
-        loop {
-            rounds += 1;
-            if rounds > MAX_AUTH_ROUNDS {
-                return Err(self.protocol("the login goes on and on".to_string()));
-            }
-            let f = self.next_auth_request()?;
-            let body = self.body(f);
-            let code = be_i32(&body[0..4]);
-            match code {
-                0 => {
-                    let scram_state = (scram.is_some(), scram_verified);
-                    self.authentication_ok(scram_state, rounds, allowed)?;
-                    return binding_kept(login.binding, bound);
-                }
-                3 => {
-                    refuse_unless(allowed.password, "a cleartext password")?;
-                    refuse_unbound(login.binding, "a cleartext password")?;
-                    self.cleartext_allowed(allowed)?;
-                    let pw = login.password.ok_or_else(need_password)?;
-                    self.password_message(pw)?;
-                }
-                5 => {
-                    refuse_unless(allowed.md5, "an MD5 password")?;
-                    refuse_unbound(login.binding, "an MD5 password")?;
-                    let salt = body.get(4..8).map(<[u8]>::to_vec);
-                    let pw = login.password.ok_or_else(need_password)?;
-                    self.answer_md5(login.user, pw, salt)?;
-                }
-                10 => {
-                    refuse_unless(allowed.scram, "SCRAM-SHA-256")?;
-                    if scram.is_some() {
-                        return Err(self.protocol("a second SASL start".to_string()));
-                    }
-                    let pw = login.password.ok_or_else(need_password)?;
-                    let mechanisms = body[4..].to_vec();
-                    let (s, b) = self.start_scram(&mechanisms, pw, login.binding)?;
-                    (scram, bound) = (Some(s), b);
-                }
-                11 | 12 => {
-                    let data = body[4..].to_vec();
-                    let s = scram
-                        .as_mut()
-                        .ok_or_else(|| WireError::Protocol("SASL reply before SASL".into()))?;
-                    scram_verified = self.continue_scram(s, code == 12, &data)?;
-                }
-                other => {
-                    return Err(WireError::Auth(format!(
-                        "the server asks for authentication method {other}, which ibench does \
-                         not have (trust, password, md5 and scram-sha-256 work)"
-                    )));
-                }
-            }
-        }
-    }
-
-    /// The next message of the login, which must be an authentication request: the server's
-    /// error (after which it closes) or a protocol error otherwise.
-    fn next_auth_request(&mut self) -> WireResult<Frame> {
-        let f = self.next_frame()?;
-        if f.tag == b'E' {
-            self.ch.broken = true;
-            return Err(self.server_error(f));
-        }
-        if f.tag != b'R' || f.len < 4 {
-            return Err(self.protocol(format!(
-                "expected an authentication request, got {:?}",
-                f.tag as char
-            )));
-        }
-        Ok(f)
-    }
-
-    /// `AuthenticationOk` after `rounds` requests: refused when a SCRAM exchange did not end
-    /// with the server's signature, or when the server asked for nothing and `require_auth`
-    /// does not allow `none`.
-    fn authentication_ok(
-        &mut self,
-        (scram_started, scram_verified): (bool, bool),
-        rounds: usize,
-        allowed: &AuthMethods,
-    ) -> WireResult<()> {
-        if scram_started && !scram_verified {
-            return Err(self.protocol(
-                "the server ended SCRAM without proving it knows the password (no server \
-                 signature)"
-                    .to_string(),
-            ));
-        }
-        if rounds == 1 && !allowed.none {
-            return Err(WireError::Auth(
-                "the server let the user in without authentication, which require_auth does \
-                 not allow"
-                    .to_string(),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Answer `AuthenticationMD5Password` with its 4-byte `salt`, as libpq does.
-    fn answer_md5(
-        &mut self,
-        user: &[u8],
-        password: &[u8],
-        salt: Option<Vec<u8>>,
-    ) -> WireResult<()> {
-        let salt: [u8; 4] = salt
-            .and_then(|s| s.try_into().ok())
-            .ok_or_else(|| WireError::Protocol("short MD5 request".into()))?;
-        let hash = md5_hash(user, password, salt);
-        self.password_message(hash.as_bytes())
-    }
-
-    /// A cleartext password goes over a Unix socket or TLS whose certificate was checked;
-    /// elsewhere (plain TCP, or TLS with an unchecked certificate, which anyone can show) only
-    /// when the user named `password` in `require_auth`. Stricter than libpq, which sends it
-    /// over any TLS.
-    fn cleartext_allowed(&self, allowed: &AuthMethods) -> WireResult<()> {
-        if self.ch.stream.is_private() || allowed.cleartext_opted_in {
-            return Ok(());
-        }
-        let over = if self.ch.stream.is_tls() {
-            "over TLS with an unchecked certificate (sslmode=prefer and require do not check \
-             it)"
-        } else {
-            "over TCP without TLS"
-        };
-        Err(WireError::Auth(format!(
-            "the server asks for the password in clear {over}: use sslmode=verify-full (or \
-             verify-ca) with sslrootcert=, a Unix socket, or opt in with require_auth=password"
-        )))
-    }
-
-    /// Answer `AuthenticationSASL` (the offered `mechanisms`) with SCRAM's first message:
-    /// `SCRAM-SHA-256-PLUS` bound to the TLS session (`tls-server-end-point`) when the
-    /// connection is TLS, the server offers it and `binding` allows it; else plain
-    /// `SCRAM-SHA-256`, whose header says `y` over TLS (so that a server offering `-PLUS`
-    /// sees an offer that was stripped on the way) and `n` otherwise. Whether it is bound.
-    fn start_scram(
-        &mut self,
-        mechanisms: &[u8],
-        password: &[u8],
-        binding: ChannelBinding,
-    ) -> WireResult<(sasl::ScramSha256, bool)> {
-        let offers = |name: &[u8]| mechanisms.split(|b| *b == 0).any(|m| m == name);
-        let end_point = match &self.ch.stream {
-            Stream::Tls { tls, .. } if binding != ChannelBinding::Disable => {
-                tls::server_end_point(&tls.conn)
-            }
-            _ => None,
-        };
-        let (mechanism, channel, bound) = match end_point {
-            Some(hash) if offers(b"SCRAM-SHA-256-PLUS") => (
-                "SCRAM-SHA-256-PLUS",
-                sasl::ChannelBinding::tls_server_end_point(hash),
-                true,
-            ),
-            _ if binding == ChannelBinding::Require => {
-                return Err(WireError::Auth(unbound_refusal(self.ch.stream.is_tls())));
-            }
-            _ if !offers(b"SCRAM-SHA-256") => {
-                return Err(WireError::Auth(
-                    "the server offers no SASL mechanism ibench has (SCRAM-SHA-256)".to_string(),
-                ));
-            }
-            // TLS and a hash to bind to, but no `-PLUS` offered: `y` (could have bound).
-            Some(_) => ("SCRAM-SHA-256", sasl::ChannelBinding::unrequested(), false),
-            None => ("SCRAM-SHA-256", sasl::ChannelBinding::unsupported(), false),
-        };
-        let s = sasl::ScramSha256::new(password, channel);
-        self.ch.out.clear();
-        let at = begin_message(&mut self.ch.out, b'p');
-        put_cstr(&mut self.ch.out, mechanism)?;
-        let data = s.message();
-        put_i32(&mut self.ch.out, len_i32(data.len())?);
-        self.ch.out.extend_from_slice(data);
-        end_message(&mut self.ch.out, at)?;
-        self.ch.send()?;
-        Ok((s, bound))
-    }
-
-    /// `SASLContinue` (answered with the client's proof) or, `last`, `SASLFinal` (the
-    /// server's signature, checked); whether the server is verified.
-    fn continue_scram(
-        &mut self,
-        s: &mut sasl::ScramSha256,
-        last: bool,
-        data: &[u8],
-    ) -> WireResult<bool> {
-        if last {
-            s.finish(data).map_err(|e| {
-                WireError::Auth(format!(
-                    "SCRAM: the server's signature does not check out ({e})"
-                ))
-            })?;
-            return Ok(true);
-        }
-        s.update(data)
-            .map_err(|e| WireError::Auth(format!("SCRAM: {e}")))?;
-        let reply = s.message().to_vec();
-        self.ch.out.clear();
-        let at = begin_message(&mut self.ch.out, b'p');
-        self.ch.out.extend_from_slice(&reply);
-        end_message(&mut self.ch.out, at)?;
-        self.ch.send()?;
-        Ok(false)
-    }
-
-    fn password_message(&mut self, password: &[u8]) -> WireResult<()> {
-        self.ch.out.clear();
-        let at = begin_message(&mut self.ch.out, b'p');
-        self.ch.out.extend_from_slice(password);
-        self.ch.out.push(0);
-        end_message(&mut self.ch.out, at)?;
-        Ok(self.ch.send()?)
+        (f.tag == tag::ERROR_RESPONSE).then(|| self.server_error(f))
     }
 
     /// Before a command: nothing may wait in the buffer but the messages a server sends on
@@ -583,14 +425,14 @@ impl PgWire {
         self.ch.usable()?;
         while self.ch.received.pending().len() >= 5 {
             let tag = self.ch.received.pending()[0];
-            if tag == b'E' {
+            if tag == tag::ERROR_RESPONSE {
                 // An error sent while idle (a FATAL before the server closed: an idle-session
                 // timeout, a terminated backend) is the reason the connection is gone.
                 let f = self.next_frame()?;
                 self.ch.broken = true;
                 return Err(self.server_error(f));
             }
-            if !matches!(tag, b'N' | b'S' | b'A') {
+            if !is_aside(tag) {
                 return Err(self.protocol(format!(
                     "the server sent a {:?} message nobody asked for",
                     tag as char
@@ -605,6 +447,84 @@ impl PgWire {
         Ok(())
     }
 
+    /// Read one reply up to its `ReadyForQuery`: the server's error, if it sent one (during
+    /// the login, at once: the server closes after it); the messages a server sends on its
+    /// own, counted and bounded ([`MAX_ASIDE_MESSAGES`], [`MAX_ASIDE_BYTES`]), their warnings
+    /// kept when `reply` asks; every other message handed to `read` (its tag and body), which
+    /// says whether it belongs to the reply or why the reply cannot be read on. Each message's
+    /// length is checked at its header against its kind's cap, a `DataRow`'s against what
+    /// `reply` still takes.
+    #[inline]
+    fn reply(
+        &mut self,
+        reply: Reply,
+        mut read: impl FnMut(u8, &[u8]) -> Result<Seen, String>,
+    ) -> WireResult<()> {
+        let mut error = None;
+        let (mut asides, mut aside_bytes, mut row_bytes) = (0usize, 0usize, 0usize);
+        loop {
+            self.row_budget = reply
+                .row_bytes
+                .min(reply.total_row_bytes.saturating_sub(row_bytes));
+            let f = self.reply_frame(&mut error)?;
+            match f.tag {
+                tag::ERROR_RESPONSE => {
+                    let e = self.server_error(f);
+                    if self.in_login {
+                        self.ch.broken = true;
+                        return Err(e);
+                    }
+                    error = Some(e);
+                }
+                tag::READY_FOR_QUERY => break,
+                t if is_aside(t) => {
+                    asides += 1;
+                    aside_bytes = aside_bytes.saturating_add(f.len);
+                    if asides > MAX_ASIDE_MESSAGES || aside_bytes > MAX_ASIDE_BYTES {
+                        return Err(self.protocol(format!(
+                            "a reply with more than {MAX_ASIDE_MESSAGES} notices, parameter \
+                             changes or notifications, or {} MiB of them, more than ibench \
+                             reads",
+                            MAX_ASIDE_BYTES >> 20
+                        )));
+                    }
+                    if reply.warnings && t == tag::NOTICE_RESPONSE {
+                        self.keep_warning(f);
+                    }
+                }
+                t => {
+                    if t == tag::DATA_ROW {
+                        row_bytes = row_bytes.saturating_add(f.len);
+                    }
+                    match read(t, self.ch.received.get(f.at, f.len)) {
+                        Ok(Seen::Read) => {}
+                        Ok(Seen::Unexpected) => {
+                            return Err(
+                                self.protocol(format!("unexpected message {:?}", t as char))
+                            );
+                        }
+                        Err(why) => return Err(self.protocol(why)),
+                    }
+                }
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Keep a notice's text when it is a warning (at most [`MAX_NOTICES`]).
+    fn keep_warning(&mut self, f: Frame) {
+        if self.notices.len() >= MAX_NOTICES {
+            return;
+        }
+        let notice = parse_error_fields(self.body(f));
+        if notice.severity.as_deref() == Some("WARNING") {
+            self.notices.push(format!("WARNING: {}", notice.message));
+        }
+    }
+
     /// The warnings the server sent with the last simple query (e.g. VACUUM's "skipping").
     pub fn warnings(&self) -> &[String] {
         &self.notices
@@ -616,44 +536,23 @@ impl PgWire {
     pub fn query(&mut self, sql: &str) -> WireResult<TextResult> {
         self.start_command()?;
         self.ch.out.clear();
-        let at = begin_message(&mut self.ch.out, b'Q');
-        put_cstr(&mut self.ch.out, sql)?;
-        end_message(&mut self.ch.out, at)?;
+        query(&mut self.ch.out, sql)?;
         self.ch.send()?;
         let mut result = TextResult::default();
         let mut described = false;
-        let mut error = None;
-        loop {
-            let f = self.reply_frame(&mut error)?;
-            match f.tag {
-                b'D' => {
-                    let body = self.ch.received.get(f.at, f.len);
-                    if let Err(why) = result.keep_row(f.len, || Some(text_row(body))) {
-                        return Err(self.protocol(why));
-                    }
-                }
-                b'T' if !described => {
+        self.reply(Reply::TEXT, |t, body| {
+            match t {
+                tag::DATA_ROW => result.keep_row(body.len(), || Some(text_row(body)))?,
+                tag::ROW_DESCRIPTION if !described => {
                     described = true;
-                    result.columns = column_names(self.body(f));
+                    result.keep_columns(body.len(), || column_names(body))?;
                 }
-                b'E' => error = Some(self.server_error(f)),
-                b'Z' => break,
-                b'N' => {
-                    let notice = parse_error_fields(self.body(f));
-                    if notice.severity.as_deref() == Some("WARNING")
-                        && self.notices.len() < MAX_NOTICES
-                    {
-                        self.notices.push(format!("WARNING: {}", notice.message));
-                    }
-                }
-                b'T' | b'C' | b'I' | b'S' | b'A' => {}
-                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
+                tag::ROW_DESCRIPTION | tag::COMMAND_COMPLETE | tag::EMPTY_QUERY_RESPONSE => {}
+                _ => return Ok(Seen::Unexpected),
             }
-        }
-        match error {
-            Some(e) => Err(e),
-            None => Ok(result),
-        }
+            Ok(Seen::Read)
+        })?;
+        Ok(result)
     }
 
     /// The first column of the first row of `sql`, as text.
@@ -666,21 +565,21 @@ impl PgWire {
             .and_then(|row| row.into_iter().next().flatten()))
     }
 
-    fn protocol(&mut self, what: String) -> WireError {
+    pub(super) fn protocol(&mut self, what: String) -> WireError {
         self.ch.broken = true;
         WireError::Protocol(what)
     }
 
-    fn body(&self, f: Frame) -> &[u8] {
+    pub(super) fn body(&self, f: Frame) -> &[u8] {
         self.ch.received.get(f.at, f.len)
     }
 
-    fn server_error(&self, f: Frame) -> WireError {
+    pub(super) fn server_error(&self, f: Frame) -> WireError {
         WireError::Server(Box::new(parse_error_fields(self.body(f))))
     }
 
     /// The next whole message; its body stays in the buffer until the next call.
-    fn next_frame(&mut self) -> WireResult<Frame> {
+    pub(super) fn next_frame(&mut self) -> WireResult<Frame> {
         let r = self.read_frame();
         if matches!(r, Err(WireError::Io(_) | WireError::Protocol(_))) {
             self.ch.broken = true;
@@ -720,10 +619,8 @@ impl PgWire {
             - 4;
         let limit = if self.in_login {
             MAX_LOGIN_MESSAGE_BYTES
-        } else if matches!(tag, b'D' | b'T' | b'E' | b'N' | b'A' | b'd') {
-            MAX_LONG_MESSAGE_BYTES
         } else {
-            MAX_SHORT_MESSAGE_BYTES
+            max_body_bytes(tag, self.row_budget)
         };
         if len > limit {
             return Err(WireError::Protocol(format!(
@@ -735,6 +632,15 @@ impl PgWire {
         let at = self.ch.received.take(5 + len) + 5;
         Ok(Frame { tag, at, len })
     }
+}
+
+/// Whether a message is one a server may send on its own, between or within replies.
+#[inline]
+fn is_aside(t: u8) -> bool {
+    matches!(
+        t,
+        tag::NOTICE_RESPONSE | tag::PARAMETER_STATUS | tag::NOTIFICATION_RESPONSE
+    )
 }
 
 impl Wire for PgWire {
@@ -751,38 +657,23 @@ impl Wire for PgWire {
         let name = format!("ib{}", self.next_statement);
         self.next_statement += 1;
         self.ch.out.clear();
-        let at = begin_message(&mut self.ch.out, b'P');
-        put_cstr(&mut self.ch.out, &name)?;
-        put_cstr(&mut self.ch.out, sql)?;
-        put_i16(&mut self.ch.out, 0);
-        end_message(&mut self.ch.out, at)?;
-        let at = begin_message(&mut self.ch.out, b'D');
-        self.ch.out.push(b'S');
-        put_cstr(&mut self.ch.out, &name)?;
-        end_message(&mut self.ch.out, at)?;
+        parse_and_describe(&mut self.ch.out, &name, sql)?;
         sync(&mut self.ch.out);
         self.ch.send()?;
         let mut param_types = Vec::new();
-        let mut error = None;
-        loop {
-            let f = self.reply_frame(&mut error)?;
-            match f.tag {
-                b't' => {
-                    let body = self.body(f);
+        self.reply(Reply::NO_ROWS, |t, body| {
+            match t {
+                tag::PARAMETER_DESCRIPTION => {
                     if body.len() >= 2 {
                         param_types = body[2..].chunks_exact(4).map(be_u32).collect();
                     }
                 }
-                b'E' => error = Some(self.server_error(f)),
-                b'Z' => break,
-                b'1' | b'T' | b'n' | b'S' | b'N' | b'A' => {}
-                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
+                tag::PARSE_COMPLETE | tag::ROW_DESCRIPTION | tag::NO_DATA => {}
+                _ => return Ok(Seen::Unexpected),
             }
-        }
-        match error {
-            Some(e) => Err(e),
-            None => Ok(Prepared { name, param_types }),
-        }
+            Ok(Seen::Read)
+        })?;
+        Ok(Prepared { name, param_types })
     }
 
     /// Run a prepared statement with `params` (one per `$n`, in order) and wait for its end.
@@ -793,58 +684,34 @@ impl Wire for PgWire {
     ) -> WireResult<Executed> {
         self.start_command()?;
         self.ch.out.clear();
-        let at = begin_message(&mut self.ch.out, b'B');
-        self.ch.out.push(0); // unnamed portal
-        put_cstr(&mut self.ch.out, &statement.name)?;
-        put_i16(&mut self.ch.out, 1);
-        put_i16(&mut self.ch.out, 1); // every parameter in binary
-        let n = statement.param_types.len();
-        put_i16(&mut self.ch.out, len_i16(n)?);
-        let mut given = 0;
-        for value in params {
-            let Some(&ty) = statement.param_types.get(given) else {
-                given += 1;
-                continue;
-            };
-            given += 1;
-            encode(&mut self.ch.out, value, ty, given)?;
-        }
-        if given != n {
-            return Err(WireError::Param(format!(
-                "the statement takes {n} parameters, {given} were given"
-            )));
-        }
-        put_i16(&mut self.ch.out, 1);
-        put_i16(&mut self.ch.out, 1); // every result column in binary
-        end_message(&mut self.ch.out, at)?;
-        // Execute the unnamed portal, all rows.
-        self.ch
-            .out
-            .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+        bind(
+            &mut self.ch.out,
+            &statement.name,
+            &statement.param_types,
+            params,
+        )?;
+        execute(&mut self.ch.out);
         sync(&mut self.ch.out);
         self.ch.send()?;
         let mut done = Executed::default();
-        let mut error = None;
-        loop {
-            let f = self.reply_frame(&mut error)?;
-            match f.tag {
-                b'D' => {
+        self.reply(Reply::BINARY, |t, body| {
+            match t {
+                tag::DATA_ROW => {
                     if done.rows_returned == 0 {
-                        done.first_int = first_int(self.body(f));
+                        done.first_int = first_int(body);
                     }
                     done.rows_returned += 1;
                 }
-                b'C' => done.rows_affected = tag_count(self.body(f)),
-                b'E' => error = Some(self.server_error(f)),
-                b'Z' => break,
-                b'2' | b'I' | b'n' | b'S' | b'N' | b'A' | b's' => {}
-                t => return Err(self.protocol(format!("unexpected message {:?}", t as char))),
+                tag::COMMAND_COMPLETE => done.rows_affected = tag_count(body),
+                tag::BIND_COMPLETE
+                | tag::EMPTY_QUERY_RESPONSE
+                | tag::NO_DATA
+                | tag::PORTAL_SUSPENDED => {}
+                _ => return Ok(Seen::Unexpected),
             }
-        }
-        match error {
-            Some(e) => Err(e),
-            None => Ok(done),
-        }
+            Ok(Seen::Read)
+        })?;
+        Ok(done)
     }
 
     fn query(&mut self, sql: &str) -> WireResult<TextResult> {
@@ -865,173 +732,14 @@ impl Wire for PgWire {
 impl Drop for PgWire {
     fn drop(&mut self) {
         // Terminate: the server ends the backend at once instead of at the socket's EOF.
-        self.ch.say_goodbye(&[b'X', 0, 0, 0, 4]);
-    }
-}
-
-/// What one login answers with: the user, the password, the methods `require_auth` allows
-/// and `channel_binding`.
-struct Login<'a> {
-    user: &'a [u8],
-    password: Option<&'a [u8]>,
-    allowed: &'a AuthMethods,
-    binding: ChannelBinding,
-}
-
-/// A request `require_auth` does not allow.
-fn refuse_unless(allowed: bool, method: &str) -> WireResult<()> {
-    if allowed {
-        return Ok(());
-    }
-    Err(WireError::Auth(format!(
-        "the server asks for {method}, which require_auth does not allow"
-    )))
-}
-
-/// A request that cannot be bound to the TLS session, under `channel_binding=require`.
-fn refuse_unbound(binding: ChannelBinding, method: &str) -> WireResult<()> {
-    if binding != ChannelBinding::Require {
-        return Ok(());
-    }
-    Err(WireError::Auth(format!(
-        "the server asks for {method}, and channel_binding=require needs SCRAM-SHA-256-PLUS \
-         (a scram-sha-256 rule in pg_hba.conf and TLS)"
-    )))
-}
-
-/// A login that ended without binding, under `channel_binding=require`.
-fn binding_kept(binding: ChannelBinding, bound: bool) -> WireResult<()> {
-    if binding == ChannelBinding::Require && !bound {
-        return Err(WireError::Auth(
-            "the server let the user in without SCRAM channel binding, which \
-             channel_binding=require does not allow"
-                .to_string(),
-        ));
-    }
-    Ok(())
-}
-
-/// Why `channel_binding=require` cannot be met by a SCRAM request.
-fn unbound_refusal(over_tls: bool) -> String {
-    if over_tls {
-        "channel_binding=require, and the server does not offer SCRAM-SHA-256-PLUS (or its \
-         certificate's signature has no hash to bind to)"
-            .to_string()
-    } else {
-        "channel_binding=require needs TLS (sslmode=require or stronger over TCP), and this \
-         connection has none"
-            .to_string()
-    }
-}
-
-/// The addresses of one host: a TCP host resolved, a socket directory as its `.s.PGSQL.PORT`
-/// file.
-fn addresses(host: &Host, port: u16) -> io::Result<Vec<Address>> {
-    match host {
-        Host::Tcp(name) => {
-            let resolved: Vec<Address> = (name.as_str(), port)
-                .to_socket_addrs()?
-                .map(Address::Tcp)
-                .collect();
-            if resolved.is_empty() {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("{name} does not resolve"),
-                ));
-            }
-            Ok(resolved)
-        }
-        Host::Unix(dir) => Ok(vec![Address::Unix(socket_file(dir, port))]),
-    }
-}
-
-/// What one connection asks of TLS: the rustls configuration, the host name the certificate
-/// is checked against, the `sslmode`, and whether the configuration checks the certificate.
-struct TlsRequest<'a> {
-    config: &'a std::sync::Arc<rustls::ClientConfig>,
-    host: &'a str,
-    mode: SslMode,
-    verified: bool,
-}
-
-/// Ask for TLS (`SSLRequest`) and shake hands when the server agrees; the plain stream when
-/// it declines and the mode allows that.
-fn negotiate_tls(
-    mut tcp: std::net::TcpStream,
-    tls: &TlsRequest<'_>,
-    deadline: Option<Instant>,
-) -> WireResult<Stream> {
-    let mode = tls.mode;
-    let mut request = Vec::with_capacity(8);
-    request.extend_from_slice(&8i32.to_be_bytes());
-    request.extend_from_slice(&SSL_REQUEST_CODE.to_be_bytes());
-    tcp.write_all(&request)?;
-    if let Some(d) = deadline {
-        let left = d.saturating_duration_since(Instant::now());
-        tcp.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
-    }
-    // One byte, read straight from the socket: nothing the server sends before the handshake
-    // may be taken as if it came over TLS.
-    let mut answer = [0u8; 1];
-    tcp.read_exact(&mut answer).map_err(|e| match e.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => WireError::Io(io::Error::new(
-            io::ErrorKind::TimedOut,
-            "the server did not answer the TLS request in time (connect timeout)",
-        )),
-        _ => WireError::Io(e),
-    })?;
-    match answer[0] {
-        b'S' => {
-            let stream = tls::connect(std::sync::Arc::clone(tls.config), tls.host, tcp, deadline)
-                .map_err(|e| WireError::Tls(e.to_string()))?;
-            Ok(Stream::Tls {
-                tls: Box::new(stream),
-                verified: tls.verified,
-            })
-        }
-        b'N' if mode.requires_tls() => Err(WireError::Tls(format!(
-            "the server does not accept TLS, and sslmode={} needs it",
-            ssl_mode_name(mode)
-        ))),
-        b'N' => Ok(Stream::Tcp(tcp)),
-        // An error instead of an answer (a server out of slots or unable to start a backend,
-        // or one too old to know the request): said as such, its text not shown, as libpq
-        // does since 17.2: nothing has checked who sent it.
-        b'E' => Err(WireError::Protocol(
-            "the server answered the TLS request with an error message (out of connection \
-             slots, unable to start a backend, or too old to know the request; its text is \
-             not shown, as nothing has checked who sent it): see the server's log"
-                .to_string(),
-        )),
-        other => Err(WireError::Protocol(format!(
-            "the server answered the TLS request with {other:#04x}, not 'S' or 'N'"
-        ))),
-    }
-}
-
-/// A host as the user wrote it.
-fn host_name(host: &Host) -> String {
-    match host {
-        Host::Tcp(name) => name.clone(),
-        Host::Unix(dir) => dir.display().to_string(),
-    }
-}
-
-/// libpq's name of a mode.
-fn ssl_mode_name(mode: SslMode) -> &'static str {
-    match mode {
-        SslMode::Disable => "disable",
-        SslMode::Allow => "allow",
-        SslMode::Prefer => "prefer",
-        SslMode::Require => "require",
-        SslMode::VerifyCa => "verify-ca",
-        SslMode::VerifyFull => "verify-full",
+        self.ch.say_goodbye(&TERMINATE);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn a_server_that_accepts_but_never_answers_is_an_error_not_a_hang() {
