@@ -226,7 +226,7 @@ fn a_frozen_server_fails_the_step_at_the_stall_limit_keeping_the_steps_before() 
         &out,
         &["--stall-limit", "3"],
     )));
-    run.wait_for("l.x ");
+    run.wait_for(" idx rows/s"); // l.x ended (its line, not the banner's list of steps)
     // Into the query step, its connections open.
     std::thread::sleep(Duration::from_secs(3));
     let tree = server_tree(&server);
@@ -313,7 +313,7 @@ fn a_cut_tcp_path_fails_the_step_as_a_lost_connection() {
         .replace(&format!(":{}/", server.port), &format!(":{port}/"));
     let out = fresh_dir("faults-cut");
     let run = Watched::new(spawn(&small_run(&url, &out, &[])));
-    run.wait_for("l.x ");
+    run.wait_for(" idx rows/s"); // l.x ended (its line, not the banner's list of steps)
     std::thread::sleep(Duration::from_secs(3));
     cut.store(true, Ordering::SeqCst);
     let (code, err, _) = run.ends();
@@ -339,7 +339,7 @@ fn one_directory_takes_one_writer_and_a_killed_writer_is_read_as_unfinished() {
     let url = sqlite_url(&db);
     let out = fresh_dir("faults-writers");
     let first = Watched::new(spawn(&small_run(&url, &out, &[])));
-    first.wait_for("l.i0 ");
+    first.wait_for(" ins/s"); // l.i0 ended (its line, not the banner's list of steps)
     let second = common::ibench(&["run", "--url", &url, "--out", out.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(1), "{err}");
@@ -381,7 +381,7 @@ fn a_results_directory_deleted_mid_run_is_made_again_with_a_warning() {
         "--host-probe-ms",
         "0",
     ]));
-    run.wait_for("l.x ");
+    run.wait_for(" idx rows/s"); // l.x ended (its line, not the banner's list of steps)
     std::thread::sleep(Duration::from_millis(500));
     std::fs::remove_dir_all(&out).unwrap();
     let (code, err, _) = run.ends();
@@ -445,7 +445,7 @@ fn a_full_or_read_only_results_filesystem_is_named_with_its_fix() {
         "--host-probe-ms",
         "0",
     ]));
-    run.wait_for("l.i0 ");
+    run.wait_for(" ins/s"); // l.i0 ended (its line, not the banner's list of steps)
     let rescue = std::env::temp_dir().join(format!("ibench-run-{}.json", run.child.id()));
     // Fill what is left.
     let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();

@@ -41,22 +41,35 @@ impl<'a> SideConn<'a> {
     fn again<T>(&mut self, op: impl Fn(&mut dyn Conn) -> BackendResult<T>) -> BackendResult<T> {
         match op(self.conn.as_mut()) {
             Err(BackendError::Lost { .. }) => {
-                self.conn = (self.connect)()?;
+                self.reopen()?;
                 op(self.conn.as_mut())
             }
             other => other,
         }
+    }
+
+    /// Open the connection again after it was lost. A server that cannot be reached now was
+    /// reached before: that is a lost server, not a wrong URL.
+    fn reopen(&mut self) -> BackendResult<()> {
+        self.conn = (self.connect)().map_err(|e| match e {
+            BackendError::Unreachable { target, detail } => BackendError::Lost {
+                context: "opening a side connection again".into(),
+                target,
+                detail,
+            },
+            other => other,
+        })?;
+        Ok(())
     }
 }
 
 /// Whether a statistics snapshot has a part that failed because the connection was lost
 /// (a backend records a view it could not read as `{"error": "..."}`).
 fn lost_in(stats: &Statistics) -> bool {
-    // The first part that failed is named with its error in full: a connection lost there
-    // fails every later part too.
     stats
-        .failures()
-        .is_some_and(|e| e.contains("lost the connection"))
+        .errors()
+        .iter()
+        .any(|(_, e)| e.contains("lost the connection") || e.contains("the connection was lost"))
 }
 
 impl Conn for SideConn<'_> {
@@ -111,7 +124,7 @@ impl Conn for SideConn<'_> {
     fn server_statistics(&mut self) -> BackendResult<Option<Statistics>> {
         match self.again(|c| c.server_statistics()) {
             Ok(Some(stats)) if lost_in(&stats) => {
-                self.conn = (self.connect)()?;
+                self.reopen()?;
                 self.conn.server_statistics()
             }
             other => other,

@@ -298,11 +298,9 @@ impl Statistics {
         serde_json::from_str(&text).with_context(|| format!("{} is not statistics", path.display()))
     }
 
-    /// The parts that could not be read: the first as `name: error` in full, the others by
-    /// name (one lost connection fails every view, with one long error each); `None` when
-    /// every part was.
-    pub fn failures(&self) -> Option<String> {
-        let failed: Vec<(&str, &str)> = match self {
+    /// Each part that could not be read, by name, with its error.
+    pub fn errors(&self) -> Vec<(&str, &str)> {
+        match self {
             Statistics::Postgres(p) => p
                 .views
                 .iter()
@@ -328,7 +326,14 @@ impl Statistics {
             .into_iter()
             .filter_map(|(name, e)| Some((name, e?)))
             .collect(),
-        };
+        }
+    }
+
+    /// The parts that could not be read: the first as `name: error` in full, the others by
+    /// name (one lost connection fails every view, with one long error each); `None` when
+    /// every part was.
+    pub fn failures(&self) -> Option<String> {
+        let failed = self.errors();
         let (first, error) = failed.first()?;
         let mut text = format!("{first}: {error}");
         if failed.len() > 1 {
