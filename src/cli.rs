@@ -107,7 +107,7 @@ pub struct CheckArgs {
     /// Which figures are judged and counted in the exit code: rates (throughput, latency),
     /// work (work per op: server CPU, the DBMS's counters, perf), or all.
     #[arg(long, value_enum, default_value = "all")]
-    pub judge: crate::check::verdicts::Judge,
+    pub judge: Judge,
     /// The shortest step judged: its measured part must last this many seconds and hold as
     /// many per-second samples; a shorter one is "cannot tell: too short".
     #[arg(long, default_value_t = 3.0)]
@@ -121,7 +121,7 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = 10, requires = "run")]
     pub max_repeats: u32,
     /// With --run: stop starting rounds after this long (90s, 15m, 2h).
-    #[arg(long, value_parser = crate::check::until::parse_duration, requires = "run")]
+    #[arg(long, value_parser = parse_duration, requires = "run")]
     pub max_time: Option<f64>,
     /// Exit 1 instead of 3 when nothing regressed but some steps cannot tell.
     #[arg(long)]
@@ -651,9 +651,55 @@ fn default_out_dir() -> PathBuf {
     PathBuf::from("ibench-results").join(format!("{date}-{time}-{}", std::process::id()))
 }
 
+/// Which figures a check judges and counts in its exit code (`--judge`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Judge {
+    /// Throughputs and latencies only.
+    Rates,
+    /// Work per op only (server CPU, the DBMS's counters, perf's counters).
+    Work,
+    /// Both (the default).
+    All,
+}
+
+/// `90`, `90s`, `15m`, `2h` as seconds.
+pub fn parse_duration(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => (&t[..i], &t[i..]),
+        None => (t, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "{text:?}: give seconds, or a number with s, m or h (90s, 15m, 2h)"
+            ));
+        }
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v * scale),
+        _ => Err(format!(
+            "{text:?}: give a positive duration such as 90s, 15m or 2h"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_take_seconds_minutes_and_hours() {
+        assert_eq!(parse_duration("90"), Ok(90.0));
+        assert_eq!(parse_duration("15m"), Ok(900.0));
+        assert_eq!(parse_duration("2h"), Ok(7200.0));
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("-3s").is_err());
+    }
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("ibench").chain(args.iter().copied()))

@@ -10,25 +10,6 @@ use super::{BackendDescriptor, Driver, DriverOptions, descriptor_of};
 use crate::results::options::{OptionsError, RunOptions};
 use crate::url::Url;
 
-/// What a server URL says, read once, for any wire protocol: the protocol's settings `C`,
-/// completed as its own client completes them, and the URL with its password masked (what
-/// error messages and `run.json` show). [`PgSettings`] and [`MySettings`] are this shape; each
-/// protocol reads its own (`PgSettings::read`, `MySettings::read`).
-#[derive(Clone)]
-pub struct ServerSettings<C> {
-    /// The protocol's settings.
-    pub(crate) config: C,
-    /// The URL, password masked.
-    pub(crate) shown: String,
-}
-
-impl<C> ServerSettings<C> {
-    /// The URL, password masked.
-    pub fn shown(&self) -> &str {
-        &self.shown
-    }
-}
-
 /// A backend family's settings, parsed once from the URL (and, for a server, completed from
 /// the environment and files its client reads).
 #[derive(Clone)]

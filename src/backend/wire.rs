@@ -173,6 +173,25 @@ pub trait Wire: Sized + Send {
     fn tls_info(&self) -> Option<TlsInfo>;
 }
 
+/// What a server URL says, read once, for any wire protocol: the protocol's settings `C`,
+/// completed as its own client completes them, and the URL with its password masked (what
+/// error messages and `run.json` show). `PgSettings` and `MySettings` are this shape; each
+/// protocol reads its own (`PgSettings::read`, `MySettings::read`).
+#[derive(Clone)]
+pub struct ServerSettings<C> {
+    /// The protocol's settings.
+    pub(crate) config: C,
+    /// The URL, password masked.
+    pub(crate) shown: String,
+}
+
+impl<C> ServerSettings<C> {
+    /// The URL, password masked.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

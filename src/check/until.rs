@@ -67,31 +67,6 @@ fn beyond_the_cap(report: &CheckReport, max: u32) -> bool {
         })
 }
 
-/// `90`, `90s`, `15m`, `2h` as seconds.
-pub fn parse_duration(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
-        Some((i, _)) => (&t[..i], &t[i..]),
-        None => (t, "s"),
-    };
-    let scale = match unit {
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => {
-            return Err(format!(
-                "{text:?}: give seconds, or a number with s, m or h (90s, 15m, 2h)"
-            ));
-        }
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v * scale),
-        _ => Err(format!(
-            "{text:?}: give a positive duration such as 90s, 15m or 2h"
-        )),
-    }
-}
-
 /// The command: rounds until decided or a cap, then the last round's check.
 pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
     let [out] = args.dirs.as_slice() else {
@@ -165,19 +140,5 @@ pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
             return Ok(report);
         }
         repeats += 1;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90"), Ok(90.0));
-        assert_eq!(parse_duration("15m"), Ok(900.0));
-        assert_eq!(parse_duration("2h"), Ok(7200.0));
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("-3s").is_err());
     }
 }

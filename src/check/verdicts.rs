@@ -40,17 +40,7 @@ pub const WORK_METRICS: [(&str, &str, bool); 8] = [
 /// The perf counters per op the check judges, where `--perf` ran.
 pub const PERF_EVENTS: [&str; 2] = ["instructions", "cycles"];
 
-/// Which figures a check judges and counts in its exit code (`--judge`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Judge {
-    /// Throughputs and latencies only.
-    Rates,
-    /// Work per op only (server CPU, the DBMS's counters, perf's counters).
-    Work,
-    /// Both (the default).
-    All,
-}
+pub use crate::cli::Judge;
 
 impl Judge {
     fn takes(self, kind: FigureKind) -> bool {

@@ -258,8 +258,8 @@ pub fn setup_differences(base: &LoadedRun, run: &LoadedRun) -> SetupDifferences 
         push(Area::Dbms, name, bv, rv);
     }
     let (bm, rm) = (
-        super::replication::mode_name(b),
-        super::replication::mode_name(r),
+        crate::results::replication::mode_name(b.replica.as_ref()),
+        crate::results::replication::mode_name(r.replica.as_ref()),
     );
     push(Area::Dbms, "replication", bm, rm);
     for (name, values) in build_facts(b, r) {

@@ -30,18 +30,6 @@ pub fn blocks(runs: &[LoadedRun], charts: bool) -> Vec<Block> {
     b
 }
 
-/// A run's replication mode as "what differs" names it: `none`, `async`, `sync
-/// (remote_apply)` (with PostgreSQL's `synchronous_commit`), `semisync`.
-pub fn mode_name(record: &crate::results::RunRecord) -> String {
-    match &record.replica {
-        None => "none".to_string(),
-        Some(r) => match &r.synchronous_commit {
-            Some(c) => format!("{} ({c})", r.mode),
-            None => r.mode.clone(),
-        },
-    }
-}
-
 /// One run's replica in a line: its mode and versions, or none.
 fn mode_line(run: &LoadedRun) -> String {
     let Some(r) = &run.record.replica else {

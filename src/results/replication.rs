@@ -109,6 +109,18 @@ pub struct DbmsReplicationView {
     pub replica_position_at_end: Option<String>,
 }
 
+/// A run's replication mode as "what differs" names it: `none`, `async`, `sync
+/// (remote_apply)` (with PostgreSQL's `synchronous_commit`), `semisync`.
+pub fn mode_name(replica: Option<&ReplicaInfo>) -> String {
+    match replica {
+        None => "none".to_string(),
+        Some(r) => match &r.synchronous_commit {
+            Some(c) => format!("{} ({c})", r.mode),
+            None => r.mode.clone(),
+        },
+    }
+}
+
 /// The maximum, the 99th percentile (nearest rank) and the mean of the lags read.
 pub fn lag_figures(lags_ms: &[f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
     if lags_ms.is_empty() {

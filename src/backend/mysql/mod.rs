@@ -49,7 +49,7 @@ pub struct MysqlDriver {
 
 /// What a `mysql://` URL says, read once: the settings completed as the MySQL client
 /// completes them (the URL, `~/.my.cnf`, `MYSQL_PWD`) and the URL with its password masked.
-pub type MySettings = super::target::ServerSettings<MyConfig>;
+pub type MySettings = super::wire::ServerSettings<MyConfig>;
 
 impl MySettings {
     /// Read a `mysql://` or `mariadb://` URL, e.g. `mysql://root@127.0.0.1:3306/ibench`

@@ -61,7 +61,7 @@ pub struct PostgresDriver {
 /// What a `postgres://` URL says, read once: the settings completed as libpq completes them
 /// (the URL, the `PG*` variables, the password file, the service defaults) and the completed
 /// URL with its password masked.
-pub type PgSettings = super::target::ServerSettings<PgConfig>;
+pub type PgSettings = super::wire::ServerSettings<PgConfig>;
 
 impl PgSettings {
     /// Read a `postgres://` or `postgresql://` URL. `?password_file=PATH` reads the password
