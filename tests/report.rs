@@ -356,7 +356,9 @@ fn bad_input_is_one_line_per_problem_and_the_rest_renders() {
 
 /// A copy of a fixture run in a fresh dir, with its run.json edited by `edit`.
 fn edited_fixture(name: &str, tag: &str, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
-    let dir = common::fresh_dir(tag);
+    // A directory name of its own that is too long to be a run's key, whatever the test's
+    // pid: the runs are keyed r1, r2, ... as the tests below expect.
+    let dir = common::fresh_dir(tag).join(format!("{tag}-an-edited-copy-of-a-fixture"));
     std::fs::create_dir_all(&dir).unwrap();
     for entry in std::fs::read_dir(fixture(name)).unwrap().flatten() {
         if entry.path().is_file() {
