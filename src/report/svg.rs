@@ -313,64 +313,24 @@ pub fn bar_chart(
     let mut out = String::new();
     open_svg(&mut out, title, runs.len());
     let hatch = format!("hatch-{:x}", fnv(title));
-    let _ = write!(
-        out,
-        r##"<defs><pattern id="{hatch}" patternUnits="userSpaceOnUse" width="6" height="6" patternTransform="rotate(45)"><rect width="6" height="6" fill="white" fill-opacity="0.55"/><line x1="0" y1="0" x2="0" y2="6" stroke="#555" stroke-width="2"/></pattern></defs>"##
-    );
+    hatch_pattern(&mut out, &hatch);
     y_grid(&mut out, y_max);
     let group_w = plot_w / usize_f64(categories.len().max(1));
     let bar_w = (group_w * 0.8) / usize_f64(runs.len().max(1));
-    let y_of = |v: f64| TOP + plot_h - v / y_max * plot_h;
     for (c, cat) in categories.iter().enumerate() {
         let gx = LEFT + usize_f64(c) * group_w + group_w * 0.1;
         for (r, run) in runs.iter().enumerate() {
             let Some(Some(bar)) = values.get(r).and_then(|row| row.get(c)) else {
                 continue;
             };
-            let h = bar.value / y_max * plot_h;
-            let x = gx + usize_f64(r) * bar_w;
-            let w = bar_w.max(1.0) - 1.0;
-            let (class, faded, why) = if bar.undecided {
-                (
-                    "bar undecided",
-                    "0.35",
-                    " (not decided: grey in the tables)",
-                )
-            } else {
-                ("bar", opacity(r), "")
+            let slot = BarSlot {
+                x: gx + usize_f64(r) * bar_w,
+                w: bar_w.max(1.0) - 1.0,
+                run: r,
+                y_max,
+                plot_h,
             };
-            let interval = bar
-                .interval
-                .map(|[lo, hi]| format!(", {}-{} over the repeats", trim(lo), trim(hi)))
-                .unwrap_or_default();
-            let _ = write!(
-                out,
-                r#"<rect class="{class}" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{h:.1}" fill="{}" fill-opacity="{faded}"><title>{}: {} = {}{interval}{why}</title></rect>"#,
-                y_of(bar.value),
-                PALETTE[r % PALETTE.len()],
-                esc(run),
-                esc(cat),
-                trim(bar.value)
-            );
-            if bar.undecided {
-                let _ = write!(
-                    out,
-                    r#"<rect class="hatch" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{h:.1}" fill="url(#{hatch})"/>"#,
-                    y_of(bar.value)
-                );
-            }
-            if let Some([lo, hi]) = bar.interval {
-                let cx = x + w / 2.0;
-                let (y_lo, y_hi) = (y_of(lo), y_of(hi));
-                let _ = write!(
-                    out,
-                    r##"<path class="interval" d="M{cx:.1},{y_lo:.1} L{cx:.1},{y_hi:.1} M{:.1},{y_lo:.1} L{:.1},{y_lo:.1} M{:.1},{y_hi:.1} L{:.1},{y_hi:.1}" stroke="#222" stroke-width="1" fill="none"/>"##,
-                    cx - 3.0,
-                    cx + 3.0,
-                    cx - 3.0,
-                    cx + 3.0
-                );
-            }
+            write_bar(&mut out, &slot, bar, (run, cat), &hatch);
         }
         let _ = write!(
             out,
@@ -391,19 +351,98 @@ pub fn bar_chart(
     );
     legend(&mut out, runs);
     if values.iter().flatten().flatten().any(|b| b.undecided) {
-        let y = chart_height(runs.len()) - 10.0;
-        let _ = write!(
-            out,
-            r##"<rect x="{:.1}" y="{:.1}" width="10" height="10" fill="#999" fill-opacity="0.35"/><rect x="{:.1}" y="{:.1}" width="10" height="10" fill="url(#{hatch})"/><text x="{:.1}" y="{y:.1}" font-size="10" dominant-baseline="middle">hatched: not decided</text>"##,
-            WIDTH - RIGHT + 10.0,
-            y - 5.0,
-            WIDTH - RIGHT + 10.0,
-            y - 5.0,
-            WIDTH - RIGHT + 24.0,
-        );
+        hatch_legend(&mut out, runs.len(), &hatch);
     }
     out.push_str("</svg>");
     out
+}
+
+/// The pattern that hatches an undecided bar, under the id `hatch`.
+fn hatch_pattern(out: &mut String, hatch: &str) {
+    let _ = write!(
+        out,
+        r##"<defs><pattern id="{hatch}" patternUnits="userSpaceOnUse" width="6" height="6" patternTransform="rotate(45)"><rect width="6" height="6" fill="white" fill-opacity="0.55"/><line x1="0" y1="0" x2="0" y2="6" stroke="#555" stroke-width="2"/></pattern></defs>"##
+    );
+}
+
+/// Where one bar of a bar chart stands: its left edge and width, its run's index (its colour)
+/// and the plot's vertical scale.
+struct BarSlot {
+    x: f64,
+    w: f64,
+    run: usize,
+    y_max: f64,
+    plot_h: f64,
+}
+
+impl BarSlot {
+    /// The vertical position of value `v` on the plot.
+    fn y_of(&self, v: f64) -> f64 {
+        TOP + self.plot_h - v / self.y_max * self.plot_h
+    }
+}
+
+/// One bar at `slot`, named by its run and category: the bar, its hatching when it is
+/// undecided, and its error bar when it has an interval.
+fn write_bar(out: &mut String, slot: &BarSlot, bar: &Bar, (run, cat): (&str, &str), hatch: &str) {
+    let (x, w, r) = (slot.x, slot.w, slot.run);
+    let h = bar.value / slot.y_max * slot.plot_h;
+    let (class, faded, why) = if bar.undecided {
+        (
+            "bar undecided",
+            "0.35",
+            " (not decided: grey in the tables)",
+        )
+    } else {
+        ("bar", opacity(r), "")
+    };
+    let interval = bar
+        .interval
+        .map(|[lo, hi]| format!(", {}-{} over the repeats", trim(lo), trim(hi)))
+        .unwrap_or_default();
+    let _ = write!(
+        out,
+        r#"<rect class="{class}" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{h:.1}" fill="{}" fill-opacity="{faded}"><title>{}: {} = {}{interval}{why}</title></rect>"#,
+        slot.y_of(bar.value),
+        PALETTE[r % PALETTE.len()],
+        esc(run),
+        esc(cat),
+        trim(bar.value)
+    );
+    if bar.undecided {
+        let _ = write!(
+            out,
+            r#"<rect class="hatch" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{h:.1}" fill="url(#{hatch})"/>"#,
+            slot.y_of(bar.value)
+        );
+    }
+    if let Some([lo, hi]) = bar.interval {
+        let cx = x + w / 2.0;
+        let (y_lo, y_hi) = (slot.y_of(lo), slot.y_of(hi));
+        let _ = write!(
+            out,
+            r##"<path class="interval" d="M{cx:.1},{y_lo:.1} L{cx:.1},{y_hi:.1} M{:.1},{y_lo:.1} L{:.1},{y_lo:.1} M{:.1},{y_hi:.1} L{:.1},{y_hi:.1}" stroke="#222" stroke-width="1" fill="none"/>"##,
+            cx - 3.0,
+            cx + 3.0,
+            cx - 3.0,
+            cx + 3.0
+        );
+    }
+}
+
+/// The legend's last line, under the runs of a chart of `runs` runs: a hatched swatch,
+/// "hatched: not decided".
+fn hatch_legend(out: &mut String, runs: usize, hatch: &str) {
+    let y = chart_height(runs) - 10.0;
+    let _ = write!(
+        out,
+        r##"<rect x="{:.1}" y="{:.1}" width="10" height="10" fill="#999" fill-opacity="0.35"/><rect x="{:.1}" y="{:.1}" width="10" height="10" fill="url(#{hatch})"/><text x="{:.1}" y="{y:.1}" font-size="10" dominant-baseline="middle">hatched: not decided</text>"##,
+        WIDTH - RIGHT + 10.0,
+        y - 5.0,
+        WIDTH - RIGHT + 10.0,
+        y - 5.0,
+        WIDTH - RIGHT + 24.0,
+    );
 }
 
 /// A small stable hash of a chart's title, for ids that stay apart within one page.

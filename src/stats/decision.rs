@@ -245,9 +245,19 @@ pub struct Decision {
 
 impl Decision {
     fn cannot(reason: Reason, level: f64, detail: String) -> Decision {
+        Decision::without_ratio(Verdict::CannotTell, Some(reason), level, detail)
+    }
+
+    /// A decision made without a ratio: every figure of the interval empty.
+    fn without_ratio(
+        verdict: Verdict,
+        reason: Option<Reason>,
+        level: f64,
+        detail: String,
+    ) -> Decision {
         Decision {
-            verdict: Verdict::CannotTell,
-            reason: Some(reason),
+            verdict,
+            reason,
             ratio: None,
             interval: None,
             level,
@@ -451,18 +461,7 @@ fn geometric_ratio(base: &Evidence, cand: &Evidence) -> Option<f64> {
 fn no_value(base: &Evidence, cand: &Evidence, level: f64) -> Decision {
     let zero = |e: &Evidence| !e.values.is_empty() && e.values.iter().all(|v| *v == 0.0);
     if zero(base) && zero(cand) {
-        return Decision {
-            verdict: Verdict::NoChange,
-            reason: None,
-            ratio: None,
-            interval: None,
-            level,
-            method: None,
-            smallest_regression_pct: None,
-            repeats_needed: None,
-            seconds_needed: None,
-            detail: "0 on both sides".into(),
-        };
+        return Decision::without_ratio(Verdict::NoChange, None, level, "0 on both sides".into());
     }
     Decision::cannot(
         Reason::NoRatio,
@@ -480,15 +479,7 @@ fn interval_decision(
     let level = settings.level();
     let tau = settings.threshold;
     let d = c.log_mean - b.log_mean;
-    let var = b.var + c.var;
-    let se = var.sqrt();
-    let df = welch_df(b, c);
-    let t = if se > 0.0 {
-        t_quantile(1.0 - settings.alpha, df)
-    } else {
-        0.0
-    };
-    let h = t * se;
+    let h = half_width(b, c, settings);
     let (lo, hi) = ((d - h).exp(), (d + h).exp());
     let ratio = d.exp();
     let method = if b.per_second_seconds.is_some() || c.per_second_seconds.is_some() {
@@ -496,13 +487,6 @@ fn interval_decision(
     } else {
         Method::Repeats
     };
-    let (worse_beyond, better_beyond) = if lower_is_better {
-        (lo > 1.0 + tau, hi < 1.0 - tau)
-    } else {
-        (hi < 1.0 - tau, lo > 1.0 + tau)
-    };
-    let inside = lo > 1.0 - tau && hi < 1.0 + tau;
-    let band = format!("±{:.0}%", tau * 100.0);
     let ci = format!(
         "{} ({:.0}% interval {} .. {})",
         pct(ratio),
@@ -510,24 +494,8 @@ fn interval_decision(
         pct(lo),
         pct(hi)
     );
-    let (verdict, reason, detail) = if worse_beyond {
-        (Verdict::Regressed, None, format!("{ci}, beyond {band}"))
-    } else if better_beyond {
-        (Verdict::Improved, None, format!("{ci}, beyond {band}"))
-    } else if inside {
-        (Verdict::NoChange, None, format!("{ci}, inside {band}"))
-    } else {
-        (
-            Verdict::CannotTell,
-            Some(Reason::TooNoisy),
-            format!("{ci} reaches both inside and beyond {band}"),
-        )
-    };
-    let smallest = if lower_is_better {
-        ((1.0 + tau) * h.exp() - 1.0) * 100.0
-    } else {
-        -(1.0 - (1.0 - tau) * (-h).exp()) * 100.0
-    };
+    let (verdict, reason, detail) = verdict_of((lo, hi), tau, lower_is_better, &ci);
+    let smallest = smallest_regression_pct(tau, h, lower_is_better);
     let (repeats_needed, seconds_needed) = plan(b, c, settings, h);
     let detail = if method == Method::PerSecond {
         format!(
@@ -555,6 +523,58 @@ fn interval_decision(
         repeats_needed,
         seconds_needed,
         detail,
+    }
+}
+
+/// The half-width, in logs, of the interval of the difference of the two sides' log means
+/// (Welch's t at the settings' alpha; 0 when neither side varies).
+fn half_width(b: &Estimate, c: &Estimate, settings: &Settings) -> f64 {
+    let se = (b.var + c.var).sqrt();
+    let t = if se > 0.0 {
+        t_quantile(1.0 - settings.alpha, welch_df(b, c))
+    } else {
+        0.0
+    };
+    t * se
+}
+
+/// The verdict of the ratio's interval `(lo, hi)` against the threshold `tau`, with its
+/// reason and its sentence (`ci` is the interval as the sentence writes it).
+fn verdict_of(
+    (lo, hi): (f64, f64),
+    tau: f64,
+    lower_is_better: bool,
+    ci: &str,
+) -> (Verdict, Option<Reason>, String) {
+    let (worse_beyond, better_beyond) = if lower_is_better {
+        (lo > 1.0 + tau, hi < 1.0 - tau)
+    } else {
+        (hi < 1.0 - tau, lo > 1.0 + tau)
+    };
+    let inside = lo > 1.0 - tau && hi < 1.0 + tau;
+    let band = format!("±{:.0}%", tau * 100.0);
+    if worse_beyond {
+        (Verdict::Regressed, None, format!("{ci}, beyond {band}"))
+    } else if better_beyond {
+        (Verdict::Improved, None, format!("{ci}, beyond {band}"))
+    } else if inside {
+        (Verdict::NoChange, None, format!("{ci}, inside {band}"))
+    } else {
+        (
+            Verdict::CannotTell,
+            Some(Reason::TooNoisy),
+            format!("{ci} reaches both inside and beyond {band}"),
+        )
+    }
+}
+
+/// The smallest regression, in percent, that an interval of half-width `h` (in logs) could
+/// decide beyond the threshold `tau`: signed, negative for a throughput.
+fn smallest_regression_pct(tau: f64, h: f64, lower_is_better: bool) -> f64 {
+    if lower_is_better {
+        ((1.0 + tau) * h.exp() - 1.0) * 100.0
+    } else {
+        -(1.0 - (1.0 - tau) * (-h).exp()) * 100.0
     }
 }
 
@@ -657,10 +677,12 @@ fn ln_gamma(x: f64) -> f64 {
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
+/// What the modified Lentz method puts in place of a value too near zero to divide by.
+const TINY: f64 = 1e-300;
+
 /// The continued fraction of the regularized incomplete beta function (Numerical Recipes'
 /// `betacf`, modified Lentz).
 fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
-    const TINY: f64 = 1e-300;
     let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
     let mut c = 1.0;
     let mut d = 1.0 - qab * x / qap;
@@ -673,33 +695,30 @@ fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
         let m = f64::from(m);
         let m2 = 2.0 * m;
         let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
+        h *= lentz_step(aa, &mut c, &mut d);
         let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let del = d * c;
+        let del = lentz_step(aa, &mut c, &mut d);
         h *= del;
         if (del - 1.0).abs() < 1e-14 {
             break;
         }
     }
     h
+}
+
+/// One step of the modified Lentz method with the coefficient `aa`: `c` and `d` advanced (kept
+/// off zero), and the factor the fraction's value is multiplied by.
+fn lentz_step(aa: f64, c: &mut f64, d: &mut f64) -> f64 {
+    *d = 1.0 + aa * *d;
+    if d.abs() < TINY {
+        *d = TINY;
+    }
+    *c = 1.0 + aa / *c;
+    if c.abs() < TINY {
+        *c = TINY;
+    }
+    *d = 1.0 / *d;
+    *d * *c
 }
 
 /// The regularized incomplete beta function I_x(a, b).
