@@ -582,6 +582,20 @@ impl RunArgs {
         o.replica_url.clone_from(&self.replica_url);
         o.engine = self.engine;
         o.flavour = self.flavour;
+        self.put_sizes(&mut o);
+        self.put_table(&mut o);
+        o.delete_min_refresh = self.delete_min_refresh;
+        o.check = !self.no_check;
+        self.put_output_and_sampling(&mut o);
+        // What depends on the backend is checked where the run reads its URL, once
+        // (`ConnectTarget::for_run`).
+        o.validate()?;
+        need_perf(&o)?;
+        Ok(o)
+    }
+
+    /// The sizes: clients, rows per step, rows per insert, query and settle seconds, the seed.
+    fn put_sizes(&self, o: &mut RunOptions) {
         o.clients = self.clients;
         o.shared_table = self.shared_table;
         o.load_rows = self.load_rows.unwrap_or(o.load_rows);
@@ -596,6 +610,10 @@ impl RunArgs {
             o.settle_max_seconds = self.settle_seconds;
         }
         o.seed = self.seed;
+    }
+
+    /// The table and its rows: who assigns the ids, the engine and DDL options, the row shape.
+    fn put_table(&self, o: &mut RunOptions) {
         o.table.client_assigns_ids = self.client_ids;
         o.table.engine = self.engine.unwrap_or_default();
         o.table.table_suffix = self.table_options.clone();
@@ -606,8 +624,11 @@ impl RunArgs {
         o.row_shape.data_min_len = self.data_min_len;
         o.row_shape.data_max_len = self.data_max_len;
         o.row_shape.data_random_pct = self.data_random_pct;
-        o.delete_min_refresh = self.delete_min_refresh;
-        o.check = !self.no_check;
+    }
+
+    /// Where the results go and what is sampled beside the run: the directory and label, the
+    /// server's directory and pid, perf, the server profile, the host probe, the stall limit.
+    fn put_output_and_sampling(&self, o: &mut RunOptions) {
         o.out_dir = match &self.out {
             Some(p) => p.clone(),
             None => default_out_dir(),
@@ -621,21 +642,22 @@ impl RunArgs {
         o.profile_seconds = self.profile_server.then_some(self.profile_seconds);
         o.host_probe_ms = self.host_probe_ms;
         o.stall_limit_seconds = self.stall_limit;
-        // What depends on the backend is checked where the run reads its URL, once
-        // (`ConnectTarget::for_run`).
-        o.validate()?;
-        if o.perf && !crate::process::program_on_path("perf") {
-            anyhow::bail!(
-                "--perf needs perf, which is not installed: apt-get install linux-perf (or drop --perf)"
-            );
-        }
-        if o.profile_seconds.is_some() && !crate::process::program_on_path("perf") {
-            anyhow::bail!(
-                "--profile-server needs perf, which is not installed: apt-get install linux-perf (or drop --profile-server)"
-            );
-        }
-        Ok(o)
     }
+}
+
+/// `perf` on the path when the options ask for it (`--perf`, `--profile-server`).
+fn need_perf(o: &RunOptions) -> anyhow::Result<()> {
+    if o.perf && !crate::process::program_on_path("perf") {
+        anyhow::bail!(
+            "--perf needs perf, which is not installed: apt-get install linux-perf (or drop --perf)"
+        );
+    }
+    if o.profile_seconds.is_some() && !crate::process::program_on_path("perf") {
+        anyhow::bail!(
+            "--profile-server needs perf, which is not installed: apt-get install linux-perf (or drop --profile-server)"
+        );
+    }
+    Ok(())
 }
 
 fn default_out_dir() -> PathBuf {

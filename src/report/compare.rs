@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 
 use super::details::step_detail;
 use super::diagnosis::StepBands;
+use super::host::HostView;
 use super::load::LoadedRun;
-use super::model::{Comparison, FamilySummary, RunSetup};
+use super::model::{Cell, Comparison, FamilySummary, RunSetup, Table};
 use super::notes::{check_failure_lines, unsettled_lines};
 use super::paint::{Paint, of_cell, paint_of_range};
 use super::run_table::{keys_of_runs, run_rows};
@@ -40,34 +41,15 @@ pub fn compare_with_spreads(
     problems.extend(check_failure_lines(runs));
     problems.extend(unsettled_lines(runs));
     let steps = step_names(runs, &mut problems);
-    let (mut absolute, abs_cells) = absolute_table(runs, &steps);
-    let mut relative = relative_table(runs, &steps, &abs_cells, base_index);
     let shifts = super::shift::shifts(runs);
     let host = super::host::host_view(runs, base_index, &steps, &shifts, "the base's");
-    let measured = measures(runs, &steps, spreads);
-    paint_relative(
-        &mut relative,
-        &abs_cells,
-        base_index,
-        &host,
-        spreads,
-        Some(&measured),
-    );
-    paint_absolute(&mut absolute, &relative);
+    let (absolute, relative, abs_cells) = painted_tables(runs, &steps, base_index, &host, spreads);
     let (background, targets) = background_table(runs, &steps);
     let details = steps
         .iter()
         .map(|&name| step_detail(runs, base_index, name))
         .collect();
-    let differences: Vec<RunSetup> = runs
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != base_index)
-        .map(|(_, r)| RunSetup {
-            run: r.label.clone(),
-            setup: super::differs::setup_differences(&runs[base_index], r),
-        })
-        .collect();
+    let differences = differences_from_base(runs, base_index);
     let diagnoses = diagnoses(runs, base_index, &steps, &host, &noise, &differences);
     let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
     let mut scaling = super::setup::scaling(runs, base_index, &steps, &differences);
@@ -110,6 +92,42 @@ pub fn compare_with_spreads(
     cmp.summarise();
     cmp.tldr = super::tldr::tldr(&cmp);
     cmp
+}
+
+/// The absolute and the relative tables, painted (the relative against the base, `host` and
+/// the base's spread), and the absolute cells that the other relative tables divide.
+fn painted_tables(
+    runs: &[LoadedRun],
+    steps: &[StepName],
+    base_index: usize,
+    host: &HostView,
+    spreads: &[StepBands],
+) -> (Table, Table, Vec<Vec<Cell>>) {
+    let (mut absolute, abs_cells) = absolute_table(runs, steps);
+    let mut relative = relative_table(runs, steps, &abs_cells, base_index);
+    let measured = measures(runs, steps, spreads);
+    paint_relative(
+        &mut relative,
+        &abs_cells,
+        base_index,
+        host,
+        spreads,
+        Some(&measured),
+    );
+    paint_absolute(&mut absolute, &relative);
+    (absolute, relative, abs_cells)
+}
+
+/// Each run's setup against the base's, for every run but the base.
+fn differences_from_base(runs: &[LoadedRun], base_index: usize) -> Vec<RunSetup> {
+    runs.iter()
+        .enumerate()
+        .filter(|&(i, _)| i != base_index)
+        .map(|(_, r)| RunSetup {
+            run: r.label.clone(),
+            setup: super::differs::setup_differences(&runs[base_index], r),
+        })
+        .collect()
 }
 
 impl Comparison {

@@ -88,6 +88,30 @@ pub struct Probe {
 }
 
 impl Probe {
+    /// What to read each second of the server `server` located, with its storage `storage`:
+    /// its pid, its data's device and this host's figures, or why each is not there.
+    fn of(server: &ServerLocation, storage: &StorageLocation) -> Probe {
+        Probe {
+            pid: server
+                .pid
+                .ok_or_else(|| server.na.clone().unwrap_or_default()),
+            device: storage
+                .device
+                .as_ref()
+                .map(|d| d.name.clone())
+                .ok_or_else(|| storage.na.clone().unwrap_or_default()),
+            host: if server.remote {
+                Err(
+                    "the server runs on another host: this host's figures would be the client's only"
+                        .to_string(),
+                )
+            } else {
+                Ok(())
+            },
+            ticks_per_sec: procfs::clock_ticks_per_sec(),
+        }
+    }
+
     /// Take one reading.
     pub fn read(&self) -> Reading {
         let at = Instant::now();
@@ -314,25 +338,7 @@ impl Sampler {
             Ok(c) => save_settings(c.as_mut(), dir),
             Err(e) => Err(format!("no connection for the sampler: {e}")),
         };
-        let probe = Probe {
-            pid: server
-                .pid
-                .ok_or_else(|| server.na.clone().unwrap_or_default()),
-            device: storage
-                .device
-                .as_ref()
-                .map(|d| d.name.clone())
-                .ok_or_else(|| storage.na.clone().unwrap_or_default()),
-            host: if server.remote {
-                Err(
-                    "the server runs on another host: this host's figures would be the client's only"
-                        .to_string(),
-                )
-            } else {
-                Ok(())
-            },
-            ticks_per_sec: procfs::clock_ticks_per_sec(),
-        };
+        let probe = Probe::of(&server, &storage);
         let build = build::collect(&mut conn, &server);
         let info = RunMetrics {
             metrics_file: METRICS_FILE.to_string(),
