@@ -1,19 +1,16 @@
-//! The login of a PostgreSQL connection: the TLS request (`SSLRequest`, then the handshake
-//! when the server agrees) and the authentication exchange (cleartext, MD5, SCRAM-SHA-256 and
-//! SCRAM-SHA-256-PLUS, limited by `require_auth` and `channel_binding`), as requests named by
-//! [`AuthRequest`]. The messages' bytes are [`super::codec`]'s; the connection and its reply
-//! loops are [`super::wire`]'s.
-
-use std::io::{self, Read, Write};
-use std::net::ToSocketAddrs;
-use std::time::{Duration, Instant};
+//! The login of a PostgreSQL connection: the authentication exchange (cleartext, MD5,
+//! SCRAM-SHA-256 and SCRAM-SHA-256-PLUS, limited by `require_auth` and `channel_binding`), as
+//! requests named by [`AuthRequest`], in methods of the client, [`PgWire`], over its frame
+//! reader. The messages' bytes are [`super::codec`]'s; the connection and its reply loops are
+//! [`super::wire`]'s, which imports nothing from here; the TLS request before the login is
+//! [`super::transport`]'s.
 
 use postgres_protocol::authentication::{md5_hash, sasl};
 
 use super::codec::*;
-use super::config::{AuthMethods, ChannelBinding, Host, SslMode, socket_file};
+use super::config::{AuthMethods, ChannelBinding, PgConfig};
 use super::wire::PgWire;
-use crate::backend::protocol::{Address, Stream};
+use crate::backend::protocol::Stream;
 use crate::backend::tls;
 use crate::backend::wire::{WireError, WireResult};
 
@@ -21,7 +18,21 @@ use crate::backend::wire::{WireError, WireResult};
 const MAX_AUTH_ROUNDS: usize = 16;
 
 impl PgWire {
-    pub(super) fn authenticate(&mut self, login: &Login<'_>) -> WireResult<()> {
+    /// Log in as `config` says, with the password for its host `host_index`: answer the
+    /// server's authentication requests up to `AuthenticationOk`.
+    pub(super) fn authenticate(&mut self, config: &PgConfig, host_index: usize) -> WireResult<()> {
+        let password = config.password_for(host_index);
+        let login = Login {
+            user: config.user.as_bytes(),
+            password: password.as_deref().map(str::as_bytes),
+            allowed: &config.require_auth,
+            binding: config.channel_binding,
+        };
+        self.answer_requests(&login)
+    }
+
+    /// Answer the authentication requests for `login`, up to `AuthenticationOk`.
+    fn answer_requests(&mut self, login: &Login<'_>) -> WireResult<()> {
         let need_password = || {
             WireError::Auth(
                 "the server asks for a password and none was given: put it in --url, \
@@ -236,11 +247,11 @@ impl PgWire {
 
 /// What one login answers with: the user, the password, the methods `require_auth` allows
 /// and `channel_binding`.
-pub(super) struct Login<'a> {
-    pub(super) user: &'a [u8],
-    pub(super) password: Option<&'a [u8]>,
-    pub(super) allowed: &'a AuthMethods,
-    pub(super) binding: ChannelBinding,
+struct Login<'a> {
+    user: &'a [u8],
+    password: Option<&'a [u8]>,
+    allowed: &'a AuthMethods,
+    binding: ChannelBinding,
 }
 
 /// A request `require_auth` does not allow.
@@ -286,109 +297,5 @@ fn unbound_refusal(over_tls: bool) -> String {
         "channel_binding=require needs TLS (sslmode=require or stronger over TCP), and this \
          connection has none"
             .to_string()
-    }
-}
-
-/// The addresses of one host: a TCP host resolved, a socket directory as its `.s.PGSQL.PORT`
-/// file.
-pub(super) fn addresses(host: &Host, port: u16) -> io::Result<Vec<Address>> {
-    match host {
-        Host::Tcp(name) => {
-            let resolved: Vec<Address> = (name.as_str(), port)
-                .to_socket_addrs()?
-                .map(Address::Tcp)
-                .collect();
-            if resolved.is_empty() {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("{name} does not resolve"),
-                ));
-            }
-            Ok(resolved)
-        }
-        Host::Unix(dir) => Ok(vec![Address::Unix(socket_file(dir, port))]),
-    }
-}
-
-/// What one connection asks of TLS: the rustls configuration, the host name the certificate
-/// is checked against, the `sslmode`, and whether the configuration checks the certificate.
-pub(super) struct TlsRequest<'a> {
-    pub(super) config: &'a std::sync::Arc<rustls::ClientConfig>,
-    pub(super) host: &'a str,
-    pub(super) mode: SslMode,
-    pub(super) verified: bool,
-}
-
-/// Ask for TLS (`SSLRequest`) and shake hands when the server agrees; the plain stream when
-/// it declines and the mode allows that.
-pub(super) fn negotiate_tls(
-    mut tcp: std::net::TcpStream,
-    tls: &TlsRequest<'_>,
-    deadline: Option<Instant>,
-) -> WireResult<Stream> {
-    let mode = tls.mode;
-    let mut request = Vec::with_capacity(8);
-    ssl_request(&mut request);
-    tcp.write_all(&request)?;
-    if let Some(d) = deadline {
-        let left = d.saturating_duration_since(Instant::now());
-        tcp.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
-    }
-    // One byte, read straight from the socket: nothing the server sends before the handshake
-    // may be taken as if it came over TLS.
-    let mut answer = [0u8; 1];
-    tcp.read_exact(&mut answer).map_err(|e| match e.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => WireError::Io(io::Error::new(
-            io::ErrorKind::TimedOut,
-            "the server did not answer the TLS request in time (connect timeout)",
-        )),
-        _ => WireError::Io(e),
-    })?;
-    match answer[0] {
-        SSL_ACCEPTED => {
-            let stream = tls::connect(std::sync::Arc::clone(tls.config), tls.host, tcp, deadline)
-                .map_err(|e| WireError::Tls(e.to_string()))?;
-            Ok(Stream::Tls {
-                tls: Box::new(stream),
-                verified: tls.verified,
-            })
-        }
-        SSL_REFUSED if mode.requires_tls() => Err(WireError::Tls(format!(
-            "the server does not accept TLS, and sslmode={} needs it",
-            ssl_mode_name(mode)
-        ))),
-        SSL_REFUSED => Ok(Stream::Tcp(tcp)),
-        // An error instead of an answer (a server out of slots or unable to start a backend,
-        // or one too old to know the request): said as such, its text not shown, as libpq
-        // does since 17.2: nothing has checked who sent it.
-        tag::ERROR_RESPONSE => Err(WireError::Protocol(
-            "the server answered the TLS request with an error message (out of connection \
-             slots, unable to start a backend, or too old to know the request; its text is \
-             not shown, as nothing has checked who sent it): see the server's log"
-                .to_string(),
-        )),
-        other => Err(WireError::Protocol(format!(
-            "the server answered the TLS request with {other:#04x}, not 'S' or 'N'"
-        ))),
-    }
-}
-
-/// A host as the user wrote it.
-pub(super) fn host_name(host: &Host) -> String {
-    match host {
-        Host::Tcp(name) => name.clone(),
-        Host::Unix(dir) => dir.display().to_string(),
-    }
-}
-
-/// libpq's name of a mode.
-pub(super) fn ssl_mode_name(mode: SslMode) -> &'static str {
-    match mode {
-        SslMode::Disable => "disable",
-        SslMode::Allow => "allow",
-        SslMode::Prefer => "prefer",
-        SslMode::Require => "require",
-        SslMode::VerifyCa => "verify-ca",
-        SslMode::VerifyFull => "verify-full",
     }
 }

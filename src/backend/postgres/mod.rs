@@ -16,6 +16,7 @@
 pub mod codec;
 pub mod config;
 mod login;
+mod transport;
 pub mod wire;
 
 use std::time::Instant;

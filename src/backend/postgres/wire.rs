@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::config::{Host, PgConfig, SslMode};
-use super::login::{Login, TlsRequest, addresses, host_name, negotiate_tls, ssl_mode_name};
+use super::transport::{TlsRequest, addresses, host_name, negotiate_tls, ssl_mode_name};
 use crate::backend::protocol::{self, Address, Channel, Stream};
 use crate::backend::tls::Verify;
 use crate::results::target::TlsInfo;
@@ -379,14 +379,7 @@ impl PgWire {
             // The server may have said why before it closed (too many clients, ...).
             return Err(self.error_sent_before_close().unwrap_or(WireError::Io(e)));
         }
-        let password = config.password_for(i);
-        let login = Login {
-            user: config.user.as_bytes(),
-            password: password.as_deref().map(str::as_bytes),
-            allowed: &config.require_auth,
-            binding: config.channel_binding,
-        };
-        self.authenticate(&login)?;
+        self.authenticate(config, i)?;
         // Then: ParameterStatus, BackendKeyData, ReadyForQuery; or an error, after which the
         // server closes the connection.
         let mut key = None;
