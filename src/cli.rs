@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use serde::{Deserialize, Serialize};
 
+use crate::results::options::RunOptions;
 use crate::results::options::{MicroSizes, OptionsError, Workload};
 use crate::results::target::Engine;
-use crate::runner::RunOptions;
 use crate::server::ServerKind;
 use crate::workload::steps::{Profile, StepName, parse_step_list};
 

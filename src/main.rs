@@ -1,5 +1,5 @@
 //! The `ibench` binary: everything lives in the library.
 
 fn main() -> std::process::ExitCode {
-    ibench::main_entry(std::env::args().collect())
+    ibench::commands::main_entry(std::env::args().collect())
 }

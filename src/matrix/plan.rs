@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::file::Order;
 use crate::cli::RunArgs;
+use crate::results::options::RunOptions;
 use crate::results::target::Engine;
-use crate::runner::RunOptions;
 use crate::server::ServerKind;
 use crate::workload::plan::StepPlan;
 

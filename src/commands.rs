@@ -1,0 +1,373 @@
+//! What each command does: the command line parsed ([`crate::cli`]), dispatched to the
+//! work, and an error turned into one line and an exit status ([`crate::console`]).
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use crate::cli::{self, Cli, Command, MatrixCommand, ServerCommand};
+use crate::progress::RunConsole;
+use crate::{check, console, matrix, report, results, runner, server};
+
+/// Parse `args`, do the work, print an error as one line; returns the process exit code: 2
+/// for a command line that is wrong, 1 for work that failed (`console`), `ibench check`'s own.
+pub fn main_entry(args: Vec<String>) -> ExitCode {
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => return clap_error(&e),
+    };
+    match dispatch(cli, args) {
+        Ok(code) => code,
+        // The reader of standard output went away (`ibench report … | head`): end quietly.
+        Err(e) if console::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            // Server text is escaped where it enters (protocol::server_text); this covers
+            // what came in any other way (a value a query returned, a file's text).
+            crate::say!(
+                "error: {}",
+                crate::backend::protocol::escape_controls(&crate::url::redact_in_text(
+                    &report::text::one_line(&format!("{e:#}"))
+                ))
+            );
+            ExitCode::from(console::exit_status(&e))
+        }
+    }
+}
+
+/// What clap found instead of a command: the help or the version (exit 0), the help of a
+/// command given without its subcommand (`ibench`, `ibench server`: exit 2), or a usage error
+/// in one line (exit 2).
+fn clap_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if !e.use_stderr() {
+        // --help, --version (clap returns a closed pipe as an error, which is no error here).
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        let _ = e.print();
+        return ExitCode::from(console::EXIT_USAGE);
+    }
+    // A usage error: one line (clap's first line and its tip), not the usage block.
+    let text = e.render().to_string();
+    // The first paragraph: the message, and what it lists (the missing arguments).
+    let head: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let head = head.join(" ");
+    let mut parts: Vec<&str> = vec![head.as_str()];
+    parts.extend(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("tip:")),
+    );
+    // clap quotes what it did not understand: a URL given without --url, say.
+    let line = crate::url::redact_in_text(&parts.join("; "));
+    crate::say!("{line}; see --help");
+    ExitCode::from(console::EXIT_USAGE)
+}
+
+/// The HTML report of the run in `dir`.
+fn html_report(dir: &std::path::Path) -> anyhow::Result<report::Rendered> {
+    report::render_dirs(
+        std::slice::from_ref(&dir.to_path_buf()),
+        None,
+        report::Format::Html,
+        false,
+    )
+}
+
+/// Write `rendered` as `DIR/report.html` and say where; a failure is a warning.
+fn write_html_report(dir: &std::path::Path, rendered: anyhow::Result<report::Rendered>) {
+    match rendered.and_then(|r| {
+        let path = dir.join(format!("report.{}", report::Format::Html.extension()));
+        std::fs::write(&path, r.text)?;
+        Ok(path)
+    }) {
+        // When the reader of standard output went away there is nothing more to do.
+        Ok(path) => {
+            let _ = console::print_out(&format!("report: {}\n", path.display()));
+        }
+        Err(e) => crate::say!("warning: could not write the HTML report: {e:#}"),
+    }
+}
+
+/// `ibench run`: the run, its summary and report.html; exit 130 when interrupted, 1 when a
+/// check after a step failed (integrity, settle, statistics).
+fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<ExitCode> {
+    let opts = run_args.to_options()?;
+    let quiet = opts.quiet;
+    let out_dir = opts.out_dir.clone();
+    let had_run = out_dir.join(results::RUN_FILE).exists();
+    runner::stop::install_interrupt_handler();
+    let mut console = RunConsole::new(quiet);
+    let outcome = match runner::run_observed(opts, args, &mut console) {
+        Ok(o) => o,
+        Err(e) if e.is::<runner::stop::SetupInterrupted>() => {
+            crate::say!("interrupted before the run started: nothing was recorded");
+            return Ok(ExitCode::from(console::EXIT_INTERRUPTED));
+        }
+        Err(e) => {
+            // A run that failed part-way still gets its report of what it measured
+            // (run.json says failed and why). A run.json that was there before is
+            // not ours: the run refused to start.
+            if !had_run && out_dir.join(results::RUN_FILE).exists() {
+                write_html_report(&out_dir, html_report(&out_dir));
+            }
+            return Err(e);
+        }
+    };
+    // Standard output whose reader went away (`ibench run | head`) does not stop the command:
+    // report.html is still written and the exit status still tells the run's outcome.
+    let mut printed = Ok(());
+    if !quiet {
+        printed = console::print_out(&format!(
+            "{}\n{}",
+            report::text::summary(&outcome.record),
+            report::efficiency::metrics_table(&outcome.record)
+        ));
+    }
+    let html = html_report(&outcome.dir);
+    if let Some(r) = html
+        .as_ref()
+        .ok()
+        .filter(|r| !quiet && !r.slowdowns.is_empty())
+    {
+        let mut text = "slowdowns inside steps (docs/method.md):\n".to_string();
+        for line in &r.slowdowns {
+            text.push_str(&format!("  {line}\n"));
+        }
+        printed = printed.and_then(|()| console::print_out(&text));
+    }
+    printed =
+        printed.and_then(|()| console::print_out(&format!("results: {}\n", outcome.dir.display())));
+    write_html_report(&outcome.dir, html);
+    if let Err(e) = printed
+        && !console::is_broken_pipe(&e)
+    {
+        return Err(e);
+    }
+    if outcome.record.status == results::Status::Interrupted {
+        return Ok(ExitCode::from(console::EXIT_INTERRUPTED));
+    }
+    outcome.record.checks_passed(&outcome.dir)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ibench report --format F --output DIR` for a format that writes several files (Otava's
+/// CSV and test config), side by side in DIR.
+fn files_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
+    let names = a.format.file_names();
+    let Some(dir) = &a.output else {
+        return Err(results::options::OptionsError(format!(
+            "--format {} writes {} files ({}): give --output DIR",
+            a.format.name(),
+            match names.len() {
+                2 => "two".to_string(),
+                n => n.to_string(),
+            },
+            names.join(" and ")
+        ))
+        .into());
+    };
+    let (runs, problems) = report::load::load_runs(&a.runs);
+    for p in &problems {
+        crate::say!("warning: {p}");
+    }
+    if runs.is_empty() {
+        anyhow::bail!("no run could be read: give results directories (each holds a run.json)");
+    }
+    let files = report::render_files(&runs, a.format);
+    std::fs::create_dir_all(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create {}: {e}; choose another --output",
+            dir.display()
+        )
+    })?;
+    for (name, text) in &files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write {}: {e}; choose another --output",
+                path.display()
+            )
+        })?;
+        crate::say!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ibench report`: render the runs in one format, to a file or standard output.
+fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
+    if a.format.writes_several_files() {
+        return files_command(a);
+    }
+    use std::io::IsTerminal;
+    let colour = a.output.is_none()
+        && a.format == report::Format::Text
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let rendered =
+        report::render_dirs_with(&a.runs, a.base.as_deref(), a.format, colour, a.details)?;
+    for p in &rendered.problems {
+        crate::say!("warning: {p}");
+    }
+    match &a.output {
+        Some(path) => {
+            std::fs::write(path, &rendered.text).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot write {}: {e}; choose another --output",
+                    path.display()
+                )
+            })?;
+            crate::say!("wrote {}", path.display());
+        }
+        None => console::print_out(&rendered.text)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Run(run_args) => run_command(&run_args, args),
+        Command::Report(a) => report_command(&a),
+        Command::Server(ServerCommand::Start(a)) => {
+            let mode = a.replica_mode();
+            let spec = server::ServerSpec {
+                kind: a.kind,
+                engine: a.engine,
+                bindir: a.bindir,
+                config: a.config,
+                dir: a.dir,
+                port: a.port,
+                init_args: Vec::new(),
+            };
+            let handle = match &a.replica_of {
+                Some(primary) => server::replica::start_replica(&spec, primary, mode)?,
+                None if a.log_bin => server::replica::start_logging_primary(&spec)?,
+                None => server::start(&spec)?,
+            };
+            crate::say!(
+                "started in {}; stop it with: ibench server stop --dir {} (--remove also deletes the dir)",
+                handle.dir.display(),
+                handle.dir.display()
+            );
+            console::print_out(&format!("{}\n", handle.url))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Server(ServerCommand::Stop { dir, remove }) => {
+            let left = server::instances::stop(&dir, remove)?;
+            crate::say!("{left}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Server(ServerCommand::List) => {
+            let running = server::instances::running();
+            if running.is_empty() {
+                crate::say!(
+                    "no private server is running (ibench lists those `ibench server start` started, found from the running processes)"
+                );
+            }
+            console::print_out(&server::instances::render(&running))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut cli::Cli::command(), "ibench", &mut text);
+            console::print_out(&String::from_utf8_lossy(&text))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir } => man_command(dir.as_deref()),
+        Command::Matrix(m) => matrix_command(m),
+        Command::Check(a) => Ok(check::command(&a)),
+    }
+}
+
+/// `ibench man`: the manual page on standard output, or with `--dir` a page per command
+/// written there (`ibench.1`, `ibench-run.1`, ...).
+fn man_command(dir: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let cmd = cli::Cli::command();
+    let Some(dir) = dir else {
+        let mut page = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut page)?;
+        console::print_out(&String::from_utf8_lossy(&page))?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    std::fs::create_dir_all(dir).map_err(|e| {
+        anyhow::anyhow!("cannot create {}: {e}; choose another --dir", dir.display())
+    })?;
+    clap_mangen::generate_to(cmd, dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write the pages into {}: {e}; choose another --dir",
+            dir.display()
+        )
+    })?;
+    crate::say!("wrote the manual pages into {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The shard `--shard` or `--shards` names; a wrong one is a wrong command line.
+fn shard_of(args: &cli::ShardArgs) -> anyhow::Result<matrix::Shard> {
+    matrix::Shard::from_args(args)
+        .map_err(|e| results::options::OptionsError(format!("{e:#}")).into())
+}
+
+fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
+    match m {
+        MatrixCommand::Plan { file, shard } => {
+            let shard = shard_of(&shard)?;
+            let (_, plan) = matrix::load(&file)?;
+            console::print_out(&plan.render(shard))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        MatrixCommand::Run {
+            file,
+            out,
+            shard,
+            quiet,
+        } => {
+            let shard = shard_of(&shard)?;
+            let (src, plan) = matrix::load(&file)?;
+            let s = matrix::run::execute_plan(&plan, &src.text, &out, shard, quiet)?;
+            crate::say!(
+                "[matrix] {} completed now, {} already done, {} failed; results in {}",
+                s.completed,
+                s.skipped,
+                s.failed.len(),
+                out.display()
+            );
+            if s.interrupted {
+                return Ok(ExitCode::from(console::EXIT_INTERRUPTED));
+            }
+            if let Some((first, err)) = s.failed.first() {
+                anyhow::bail!(
+                    "{} of the matrix's cells failed (first: {first}: {}); see {} and rerun the same command to redo the failed cells",
+                    s.failed.len(),
+                    report::text::one_line(err),
+                    matrix::run::cell_dir(&out, first)
+                        .join(matrix::run::STATE_FILE)
+                        .display()
+                );
+            }
+            console::print_out(&format!("next: ibench matrix report {}\n", out.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        MatrixCommand::Report { dirs, out } => {
+            let out = out.unwrap_or_else(|| dirs[0].join("report"));
+            let w = matrix::report::write(&dirs, &out)?;
+            for p in &w.problems {
+                crate::say!("warning: {p}");
+            }
+            let mut text = format!("index: {}\n", w.index.display());
+            for r in w.reports.iter().filter(|r| {
+                r.extension()
+                    .is_some_and(|e| e == report::Format::Html.extension())
+            }) {
+                text.push_str(&format!("report: {}\n", r.display()));
+            }
+            console::print_out(&text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

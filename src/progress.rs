@@ -1,0 +1,246 @@
+//! What `ibench run` says on standard error as it goes: the banner before the first step
+//! (the target, the steps, the sizes, the results directory), a line as each step starts with
+//! an estimate of the time left on a terminal, and each step's line as it ends.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Instant;
+
+use crate::results::options::RunOptions;
+use crate::results::{RunRecord, StepRecord};
+use crate::runner::RunObserver;
+use crate::stats::thousands::group;
+use crate::workload::plan::{StepPlan, StopRule};
+
+/// A duration for people: `45 s`, `3 min 05 s`, `2 h 10 min`.
+pub fn duration_text(seconds: f64) -> String {
+    let s = seconds.max(0.0).round();
+    // Whole seconds of a run's estimate: far below u64::MAX.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let s = s as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// The banner `ibench run` prints before its first step: the target (its URL redacted), the
+/// steps, the sizes and the results directory.
+pub fn run_banner(record: &RunRecord, dir: &Path, plans: &[StepPlan]) -> String {
+    let o = &record.options;
+    let target = record.target.as_ref().map_or_else(
+        || o.url.clone(),
+        |t| format!("{} {} at {}", t.dbms, t.version, t.url),
+    );
+    let steps: Vec<String> = plans.iter().map(|p| p.step.to_string()).collect();
+    let mut text = format!("ibench {} run: {target}\n", record.ibench_version);
+    text.push_str(&format!("  label    {}\n", record.label));
+    text.push_str(&format!(
+        "  steps    {} ({})\n",
+        steps.join(" "),
+        steps.len()
+    ));
+    text.push_str(&format!("  sizes    {}\n", sizes_line(o)));
+    text.push_str(&format!("  results  {}\n", dir.display()));
+    text
+}
+
+/// The sizes of a run in one line: clients, rows per step, query seconds, and whether they
+/// are the profile's (the closing line names the flags that changed them).
+fn sizes_line(o: &RunOptions) -> String {
+    let clients = format!(
+        "{} client{}{}",
+        o.clients,
+        if o.clients == 1 { "" } else { "s" },
+        if o.shared_table { " on one table" } else { "" }
+    );
+    if o.workload == crate::results::options::Workload::Micro {
+        return format!("{clients}; {}", o.sizes_source());
+    }
+    let source = format!("profile {}", o.profile);
+    let source = if o.sizes_source() == source {
+        source
+    } else {
+        format!("{source}, changed by flags")
+    };
+    format!(
+        "{clients}; l.i0 {} rows per table, l.i1 {}, l.i2 {}; query steps {} s ({source})",
+        group(o.load_rows),
+        group(o.i1_rows),
+        group(o.i2_rows),
+        o.query_seconds,
+    )
+}
+
+/// A step of the run as the estimate sees it.
+#[derive(Clone, Copy, Debug)]
+struct StepEstimate {
+    /// Its estimate on a small host, seconds (`StepPlan::estimate_seconds`).
+    seconds: f64,
+    /// It ends after a fixed time, so its estimate needs no correction.
+    timed: bool,
+}
+
+/// The time left of a run: the steps not yet done, each timed step at its own duration and
+/// each step that ends when its work is done at its estimate times how long the done ones
+/// took against theirs.
+#[derive(Debug, Default)]
+struct Eta {
+    steps: Vec<StepEstimate>,
+    /// Seconds the finished work-bound steps took, and their estimates.
+    worked: (f64, f64),
+}
+
+impl Eta {
+    fn new(plans: &[StepPlan]) -> Eta {
+        Eta {
+            steps: plans
+                .iter()
+                .map(|p| StepEstimate {
+                    seconds: p.estimate_seconds,
+                    timed: matches!(p.stop, StopRule::AfterSeconds(_)),
+                })
+                .collect(),
+            worked: (0.0, 0.0),
+        }
+    }
+
+    /// How much slower (above 1) or faster this host does the work than the estimates assume.
+    fn factor(&self) -> f64 {
+        let (took, estimated) = self.worked;
+        if estimated > 0.0 && took > 0.0 {
+            took / estimated
+        } else {
+            1.0
+        }
+    }
+
+    /// Seconds left from the start of step `index`.
+    fn left_from(&self, index: usize) -> f64 {
+        let factor = self.factor();
+        self.steps
+            .iter()
+            .skip(index)
+            .map(|s| {
+                if s.timed {
+                    s.seconds
+                } else {
+                    s.seconds * factor
+                }
+            })
+            .sum()
+    }
+
+    /// Step `index` took `seconds`.
+    fn done(&mut self, index: usize, seconds: f64) {
+        if let Some(s) = self
+            .steps
+            .get(index)
+            .filter(|s| !s.timed && s.seconds > 0.0)
+        {
+            self.worked.0 += seconds;
+            self.worked.1 += s.seconds;
+        }
+    }
+}
+
+/// What `ibench run` says on standard error as it goes: the banner, `step 3/10: l.i1` as
+/// each step starts (with the time left in the run on a terminal) and the step's line as it
+/// ends. Nothing with `--quiet`.
+pub struct RunConsole {
+    quiet: bool,
+    terminal: bool,
+    eta: Eta,
+    step_started: Option<(usize, Instant)>,
+}
+
+impl RunConsole {
+    /// The console of a run; `quiet` silences it.
+    pub fn new(quiet: bool) -> RunConsole {
+        RunConsole {
+            quiet,
+            terminal: std::io::stderr().is_terminal(),
+            eta: Eta::default(),
+            step_started: None,
+        }
+    }
+}
+
+impl RunObserver for RunConsole {
+    fn run_starts(&mut self, record: &RunRecord, dir: &Path, plans: &[StepPlan]) {
+        self.eta = Eta::new(plans);
+        if !self.quiet {
+            crate::say_inline!("{}", run_banner(record, dir, plans));
+        }
+    }
+
+    fn step_starts(&mut self, index: usize, plan: &StepPlan) {
+        self.step_started = Some((index, Instant::now()));
+        if self.quiet {
+            return;
+        }
+        let total = self.eta.steps.len();
+        let mut line = format!("step {}/{total}: {}", index + 1, plan.step);
+        if self.terminal {
+            line.push_str(&format!(
+                " (the run: about {} left)",
+                duration_text(self.eta.left_from(index))
+            ));
+        }
+        crate::say!("{line}");
+    }
+
+    fn step_ends(&mut self, record: &StepRecord) {
+        if let Some((index, started)) = self.step_started.take() {
+            self.eta.done(index, started.elapsed().as_secs_f64());
+        }
+        if !self.quiet {
+            crate::say!("{}", crate::report::text::step_line(record));
+        }
+        if let Some(w) = crate::check::verdicts::too_short_warning(record) {
+            crate::say!("{w}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(duration_text(0.4), "0 s");
+        assert_eq!(duration_text(59.4), "59 s");
+        assert_eq!(duration_text(65.0), "1 min 05 s");
+        assert_eq!(duration_text(7805.0), "2 h 10 min");
+    }
+
+    #[test]
+    fn the_estimate_learns_the_hosts_speed_from_the_work_bound_steps() {
+        let mut eta = Eta {
+            steps: vec![
+                StepEstimate {
+                    seconds: 10.0,
+                    timed: false,
+                },
+                StepEstimate {
+                    seconds: 20.0,
+                    timed: false,
+                },
+                StepEstimate {
+                    seconds: 5.0,
+                    timed: true,
+                },
+            ],
+            worked: (0.0, 0.0),
+        };
+        assert_eq!(eta.left_from(0), 35.0);
+        // The first step took half its estimate: the next is expected at half too; the
+        // timed one keeps its length.
+        eta.done(0, 5.0);
+        assert_eq!(eta.left_from(1), 15.0);
+        eta.done(2, 50.0);
+        assert_eq!(eta.left_from(1), 15.0);
+    }
+}
