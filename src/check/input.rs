@@ -33,6 +33,16 @@ pub struct Pair {
 }
 
 impl Pair {
+    /// What an error about this pair starts with: its title and a colon, or nothing for run
+    /// directories.
+    pub fn error_prefix(&self) -> String {
+        if self.title.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", self.title)
+        }
+    }
+
     /// The differences of the server (DBMS, build, settings) between the base's first run and
     /// the candidate's: what the comparison varies.
     pub fn server_differences(&self) -> Vec<Difference> {

@@ -135,11 +135,7 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
             let what: Vec<String> = unlike.iter().map(difference_text).collect();
             bail!(
                 "{}the runs are not like for like: they differ outside the server in {}; check runs that differ only in the server, its build or its config (same options, same kind of host)",
-                if p.title.is_empty() {
-                    String::new()
-                } else {
-                    format!("{}: ", p.title)
-                },
+                p.error_prefix(),
                 what.join(", ")
             );
         }
@@ -153,11 +149,7 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
                 .unwrap_or_else(|| "no run recorded a step".into());
             bail!(
                 "{}no step to judge: {}; fix that and rerun",
-                if p.title.is_empty() {
-                    String::new()
-                } else {
-                    format!("{}: ", p.title)
-                },
+                p.error_prefix(),
                 crate::report::text::one_line(&why)
             );
         }
