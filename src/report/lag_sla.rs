@@ -366,4 +366,23 @@ mod tests {
         run.record.replica = None;
         assert!(judge(std::slice::from_ref(&run), 250.0).is_none());
     }
+
+    #[test]
+    fn the_runs_summary_notes_each_steps_verdict_and_nothing_without_a_replica() {
+        let mut run = fixture();
+        let text = super::super::text::summary(&run.record, 250.0);
+        assert!(
+            text.contains("lag p99 998 ms lag SLA FAILED (over 250 ms)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("lag p99 215 ms lag SLA ok (≤ 250 ms)"),
+            "{text}"
+        );
+        for s in &mut run.record.steps {
+            s.replication = None;
+        }
+        let text = super::super::text::summary(&run.record, 250.0);
+        assert!(!text.contains("lag"), "{text}");
+    }
 }
