@@ -72,6 +72,15 @@ pub fn format_ms(v: f64) -> String {
     }
 }
 
+/// The bound for people: whole ms grouped (`1,000`), a fraction as given (`0.5`).
+pub fn bound_text(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format_ms(v)
+    } else {
+        format!("{v}")
+    }
+}
+
 /// The verdict of one step of the run labelled `run` against `bound_ms`, from its
 /// replication figures and its lines of the timeline; `None` when the step measured no
 /// replica, or neither read a lag nor lost the replica (nothing to judge).
@@ -95,7 +104,7 @@ pub fn verdict(
         (None, Some(p)) => Some(format!(
             "p99 lag {} ms over the {} ms bound",
             format_ms(p),
-            format_ms(bound_ms)
+            bound_text(bound_ms)
         )),
         (None, None) => None,
     };
@@ -170,12 +179,12 @@ pub fn summary_note(v: &LagVerdict, bound_ms: f64) -> String {
         (None, Some(p), true) => format!(
             "lag p99 {} ms lag SLA ok (≤ {} ms)",
             format_ms(p),
-            format_ms(bound_ms)
+            bound_text(bound_ms)
         ),
         (None, Some(p), false) => format!(
             "lag p99 {} ms lag SLA FAILED (over {} ms)",
             format_ms(p),
-            format_ms(bound_ms)
+            bound_text(bound_ms)
         ),
         (None, None, _) => "lag SLA n/a".to_string(),
     }
@@ -203,7 +212,7 @@ pub fn blocks(cmp: &Comparison) -> Vec<Block> {
     if steps.is_empty() {
         return Vec::new();
     }
-    let bound = format_ms(sla.bound_ms);
+    let bound = bound_text(sla.bound_ms);
     let rows = runs
         .iter()
         .map(|&run| DocRow {
@@ -365,6 +374,10 @@ mod tests {
         );
         run.record.replica = None;
         assert!(judge(std::slice::from_ref(&run), 250.0).is_none());
+        assert_eq!(
+            (bound_text(1000.0), bound_text(0.05), bound_text(250.0)),
+            ("1,000".to_string(), "0.05".to_string(), "250".to_string())
+        );
     }
 
     #[test]

@@ -13,6 +13,9 @@
 //! the base's spread over repeats in a matrix report). Marks (`CellNote::mark`): `~`
 //! host-affected, `?` not decided; a partial step's figure and a failed SLA's carry the marks
 //! every syntax gives them (`!`, `*`).
+//!
+//! A figure held to an SLA (a query step's background insert rate, a replica's lag) is not a
+//! comparison: [`sla`] paints it, red when it failed.
 
 use super::diagnosis::NoiseBand;
 use super::model::{Cell, CellNote, Colour};

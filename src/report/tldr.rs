@@ -79,7 +79,7 @@ fn lag_lines(cmp: &Comparison) -> Vec<TldrLagLine> {
                 Span {
                     text: format!(
                         "replica lag SLA (p99 ≤ {} ms) failed in {failures}",
-                        super::lag_sla::format_ms(sla.bound_ms)
+                        super::lag_sla::bound_text(sla.bound_ms)
                     ),
                     colour: super::paint::sla(true),
                 },
