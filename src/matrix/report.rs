@@ -315,30 +315,20 @@ fn group_report(
         Vec::new()
     };
     let mut cmp = compare::compare_with_spreads(&synth, Some(&base_label), group_problems, &bands);
-    if dest.choices.lag_sla_ms != crate::report::lag_sla::DEFAULT_LAG_SLA_MS {
-        cmp.judge_lag(&synth, dest.choices.lag_sla_ms);
-    }
+    cmp.judge_lag(&synth, dest.choices.lag_sla_ms);
     let base_member = base_index.map_or(members[0].0.as_str(), |i| members[i].0.as_str());
     cmp.axis = Some(axis_check(plan, &units, &members, base_member));
     // Name the runs by their server and config names, less what they all share.
     let members: Vec<String> = spreads.iter().map(|s| s.member.replace('.', " ")).collect();
     cmp.set_keys(run_table::short_keys(&members));
     let stem = format!("{}.{}", g.name, w);
-    let mut files = Vec::new();
-    for format in Format::comparisons() {
-        let ext = format.extension();
-        let text = render(
-            &cmp,
-            &synth,
-            (&spreads, &host),
-            format,
-            (plan.repeats, dest.choices.details),
-        )?;
-        let path = dest.out.join(format!("{stem}.{ext}"));
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        files.push(format!("{stem}.{ext}"));
-        reports.push(path);
-    }
+    let files = write_formats(
+        (&cmp, &synth),
+        (&spreads, &host),
+        plan.repeats,
+        (dest, &stem),
+        reports,
+    )?;
     let row = IndexRow {
         title,
         base: synth[base_index.unwrap_or(0)].label.clone(),
@@ -348,16 +338,31 @@ fn group_report(
             .collect::<Vec<_>>()
             .join(", "),
         files,
-        tldr: cmp
-            .tldr
-            .lines
-            .iter()
-            .map(|l| l.spans.clone())
-            .chain(cmp.tldr.lag_sla.iter().map(|l| l.spans.clone()))
-            .collect(),
+        tldr: cmp.tldr.painted_items(),
     };
     problems.extend(cmp.problems.iter().map(|p| format!("{}/{w}: {p}", g.name)));
     Ok(Some(row))
+}
+
+/// Write a group's report in every format of a comparison, as `dest` says, each named
+/// `STEM.EXT` (added to `reports`); the files' names.
+fn write_formats(
+    (cmp, synth): (&model::Comparison, &[LoadedRun]),
+    extra: (&[Spread], &[Block]),
+    repeats: u32,
+    (dest, stem): (&Destination, &str),
+    reports: &mut Vec<PathBuf>,
+) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    for format in Format::comparisons() {
+        let ext = format.extension();
+        let text = render(cmp, synth, extra, format, (repeats, dest.choices.details))?;
+        let path = dest.out.join(format!("{stem}.{ext}"));
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        files.push(format!("{stem}.{ext}"));
+        reports.push(path);
+    }
+    Ok(files)
 }
 
 /// The plan's cell of a member of a report (`units`: member and combo).

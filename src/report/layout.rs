@@ -171,14 +171,7 @@ fn tldr(cmp: &Comparison) -> Vec<Block> {
         text: "tl;dr".into(),
         anchor: Some("tldr".into()),
     }];
-    b.push(Block::PaintedList(
-        cmp.tldr
-            .lines
-            .iter()
-            .map(|l| l.spans.clone())
-            .chain(cmp.tldr.lag_sla.iter().map(|l| l.spans.clone()))
-            .collect(),
-    ));
+    b.push(Block::PaintedList(cmp.tldr.painted_items()));
     if let Some(c) = &cmp.tldr.caveat {
         b.push(Block::Note(format!(
             "Run / base, from the decided figures only (the relative table below paints them). {c}"

@@ -337,6 +337,18 @@ pub struct Tldr {
     pub lag_sla: Vec<TldrLagLine>,
 }
 
+impl Tldr {
+    /// Its items as every format lists them, each in its painted pieces: a line per run
+    /// against the base, then a line per run whose replica failed the lag SLA.
+    pub fn painted_items(&self) -> Vec<Vec<Span>> {
+        self.lines
+            .iter()
+            .map(|l| l.spans.clone())
+            .chain(self.lag_sla.iter().map(|l| l.spans.clone()))
+            .collect()
+    }
+}
+
 /// A run whose replica failed the lag SLA, in the tl;dr.
 #[derive(Clone, Debug, Serialize)]
 pub struct TldrLagLine {
