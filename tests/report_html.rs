@@ -140,6 +140,18 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
         );
     }
     assert!(dom.matches("<details>").count() >= steps.len());
+    // The tl;dr's families painted as the relative table paints them: pg15's range and point
+    // queries are decided slower (red); its writes are too short to decide (grey).
+    let tldr_list = &dom[tldr..toc];
+    assert!(tldr_list.contains("<ul class=\"tldr\">"), "{tldr_list}");
+    assert!(
+        tldr_list.contains("<span class=\"red\">range queries 0.12x-0.13x</span>"),
+        "{tldr_list}"
+    );
+    assert!(
+        tldr_list.contains("<span class=\"grey\">writes not decided (too short;"),
+        "{tldr_list}"
+    );
     assert!(dom.contains("class=\"bar undecided\""), "hatched bars");
     assert!(dom.contains("fill=\"url(#hatch-"), "the hatch pattern");
 
@@ -232,6 +244,13 @@ fn a_nine_run_matrix_report_opens_with_its_tldr_and_contents() {
     let index = std::fs::read_to_string(report.join("index.html")).unwrap();
     assert!(
         index.contains("id=\"tldr\"") && index.contains("nine / small"),
+        "{index}"
+    );
+    // The index page's tl;dr is painted like the group report's.
+    assert!(index.contains("<ul class=\"tldr\"><li>"), "{index}");
+    assert_eq!(
+        index.matches("<span class=\"").count(),
+        dom.matches("<span class=\"").count(),
         "{index}"
     );
     let shot = dir.join("matrix.png");
