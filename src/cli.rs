@@ -185,6 +185,15 @@ pub enum MatrixCommand {
         /// Where to write the reports (default: FIRST_DIR/report).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Show each step's detail in the text and Markdown reports: its latency
+        /// distribution, figures per operation, counters and profile (the HTML reports always
+        /// have them, folded).
+        #[arg(long)]
+        details: bool,
+        /// The replica-lag SLA's bound: a step of a run with a replica fails it when its p99
+        /// lag exceeds this many ms, or its replica was lost (docs/replication.md).
+        #[arg(long, value_name = "MS", default_value_t = crate::report::lag_sla::DEFAULT_LAG_SLA_MS, value_parser = parse_lag_sla_ms)]
+        lag_sla_ms: f64,
     },
 }
 
@@ -220,6 +229,10 @@ pub struct ReportArgs {
     /// operation, counters and profile (the HTML report always has them, folded).
     #[arg(long)]
     pub details: bool,
+    /// The replica-lag SLA's bound: a step of a run with a replica (--replica-url) fails it
+    /// when its p99 lag exceeds this many ms, or its replica was lost (docs/replication.md).
+    #[arg(long, value_name = "MS", default_value_t = crate::report::lag_sla::DEFAULT_LAG_SLA_MS, value_parser = parse_lag_sla_ms)]
+    pub lag_sla_ms: f64,
 }
 
 /// `ibench server ...`
@@ -481,6 +494,15 @@ pub struct RunArgs {
     /// No progress lines and no summary.
     #[arg(help_heading = OUTPUT, long, short)]
     pub quiet: bool,
+    /// The replica-lag SLA's bound in the summary and report.html: with --replica-url, a step
+    /// fails it when its p99 lag exceeds this many ms, or the replica was lost.
+    ///
+    /// A report's judgement, not recorded in run.json: `ibench report --lag-sla-ms` judges the
+    /// same run against another bound (docs/replication.md). Not a matrix key: `ibench matrix
+    /// report --lag-sla-ms` sets it for a matrix.
+    #[arg(help_heading = OUTPUT, long, value_name = "MS", default_value_t = defaults().lag_sla_ms, value_parser = parse_lag_sla_ms)]
+    #[serde(skip)]
+    pub lag_sla_ms: f64,
 }
 
 /// The run options' defaults (clap's `default_value_t` reads them too).
@@ -532,6 +554,7 @@ impl Default for RunArgs {
             out: None,
             label: None,
             quiet: o.quiet,
+            lag_sla_ms: crate::report::lag_sla::DEFAULT_LAG_SLA_MS,
             server_dir: None,
             server_pid: None,
             perf: o.perf,
@@ -683,6 +706,16 @@ pub enum Judge {
     Work,
     /// Both (the default).
     All,
+}
+
+/// `--lag-sla-ms`: a positive number of milliseconds.
+pub fn parse_lag_sla_ms(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!(
+            "{text:?}: give the bound on a step's p99 replica lag as a positive number of milliseconds, such as 1000"
+        )),
+    }
 }
 
 /// `90`, `90s`, `15m`, `2h` as seconds.

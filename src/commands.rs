@@ -69,13 +69,15 @@ fn clap_error(e: &clap::Error) -> ExitCode {
     ExitCode::from(console::EXIT_USAGE)
 }
 
-/// The HTML report of the run in `dir`.
-fn html_report(dir: &std::path::Path) -> anyhow::Result<report::Rendered> {
-    report::render_dirs(
+/// The HTML report of the run in `dir`, its replica's lag judged against `lag_sla_ms`.
+fn html_report(dir: &std::path::Path, lag_sla_ms: f64) -> anyhow::Result<report::Rendered> {
+    report::render_dirs_with(
         std::slice::from_ref(&dir.to_path_buf()),
         None,
         report::Format::Html,
         false,
+        true,
+        lag_sla_ms,
     )
 }
 
@@ -114,7 +116,7 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
             // (run.json says failed and why). A run.json that was there before is
             // not ours: the run refused to start.
             if !had_run && out_dir.join(results::RUN_FILE).exists() {
-                write_html_report(&out_dir, html_report(&out_dir));
+                write_html_report(&out_dir, html_report(&out_dir, run_args.lag_sla_ms));
             }
             return Err(e);
         }
@@ -125,11 +127,11 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     if !quiet {
         printed = console::print_out(&format!(
             "{}\n{}",
-            report::text::summary(&outcome.record),
+            report::text::summary(&outcome.record, run_args.lag_sla_ms),
             report::efficiency::metrics_table(&outcome.record)
         ));
     }
-    let html = html_report(&outcome.dir);
+    let html = html_report(&outcome.dir, run_args.lag_sla_ms);
     if let Some(r) = html
         .as_ref()
         .ok()
@@ -209,8 +211,14 @@ fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
         && a.format == report::Format::Text
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let rendered =
-        report::render_dirs_with(&a.runs, a.base.as_deref(), a.format, colour, a.details)?;
+    let rendered = report::render_dirs_with(
+        &a.runs,
+        a.base.as_deref(),
+        a.format,
+        colour,
+        a.details,
+        a.lag_sla_ms,
+    )?;
     for p in &rendered.problems {
         crate::say!("warning: {p}");
     }
@@ -353,9 +361,18 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
             console::print_out(&format!("next: ibench matrix report {}\n", out.display()))?;
             Ok(ExitCode::SUCCESS)
         }
-        MatrixCommand::Report { dirs, out } => {
+        MatrixCommand::Report {
+            dirs,
+            out,
+            details,
+            lag_sla_ms,
+        } => {
             let out = out.unwrap_or_else(|| dirs[0].join("report"));
-            let w = matrix::report::write(&dirs, &out)?;
+            let choices = matrix::report::Choices {
+                details,
+                lag_sla_ms,
+            };
+            let w = matrix::report::write_with(&dirs, &out, choices)?;
             for p in &w.problems {
                 crate::say!("warning: {p}");
             }

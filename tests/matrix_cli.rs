@@ -517,6 +517,44 @@ fn repeats_report_the_median_and_mark_changes_only_outside_the_base_spread() {
             && index.trim_end().ends_with("</html>"),
         "{index}"
     );
+    // Its tl;dr is painted as the group report's: each family's range in a span of its paint.
+    assert!(index.contains("<ul class=\"tldr\"><li>"), "{index}");
+    assert!(index.contains("<span class=\""), "{index}");
+    // Short by default; --details adds each step's detail to the text and Markdown reports.
+    assert!(
+        !text.contains("latency: % of operations per bucket"),
+        "{text}"
+    );
+    let detailed = out_dir.join("detailed");
+    ok(&ibench(&[
+        "matrix",
+        "report",
+        out_dir.to_str().unwrap(),
+        "--out",
+        detailed.to_str().unwrap(),
+        "--details",
+    ]));
+    for ext in ["txt", "md"] {
+        let full = std::fs::read_to_string(detailed.join(format!("ab.tiny.{ext}"))).unwrap();
+        assert!(
+            full.contains("latency: % of operations per bucket"),
+            "{ext}: {full}"
+        );
+    }
+    // A bound that is not a positive number of ms is a usage error, in one line.
+    let out = ibench(&[
+        "matrix",
+        "report",
+        out_dir.to_str().unwrap(),
+        "--lag-sla-ms",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--lag-sla-ms") && err.trim().lines().count() == 1,
+        "{err}"
+    );
 }
 
 #[test]

@@ -1183,3 +1183,95 @@ fn the_default_report_is_short_and_details_add_the_steps() {
         assert!(short.contains("--details"), "{format}");
     }
 }
+
+/// `tests/fixtures/mariadb-replica`, a small real run with a MariaDB 10.11 async replica, is
+/// held to the replica-lag SLA: at 250 ms its l.i1 (p99 998 ms), qr1000 (322 ms) and qp1000
+/// (343 ms) fail, in every format and in the tl;dr; at the default 1,000 ms every step holds
+/// and the tl;dr says nothing of it; runs without a replica show nothing of it.
+#[test]
+fn a_run_with_a_replica_is_held_to_the_lag_sla_in_every_format() {
+    let report = |dirs: &[PathBuf], format: &str, bound: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ibench"));
+        cmd.arg("report").args(dirs).args(["--format", format]);
+        if let Some(b) = bound {
+            cmd.args(["--lag-sla-ms", b]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let dirs = [fixture("postgres"), fixture("mariadb-replica")];
+    let text = report(&dirs, "text", Some("250"));
+    assert!(
+        text.contains("== Replica lag SLA (p99 lag ≤ 250 ms)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("replica lag SLA (p99 ≤ 250 ms) failed in l.i1 (p99 lag 998 ms), qr1000 (p99 lag 322 ms), qp1000 (p99 lag 343 ms)."),
+        "{text}"
+    );
+    assert!(
+        text.contains("998*") && text.contains("3 of 8 step(s) failed"),
+        "{text}"
+    );
+    let tldr = text.find("replica lag SLA (p99").unwrap();
+    assert!(tldr < text.find("What differs").unwrap(), "in the tl;dr");
+    let md = report(&dirs, "markdown", Some("250"));
+    assert!(md.contains("~~998~~ (SLA)"), "{md}");
+    let html = report(&dirs, "html", Some("250"));
+    assert!(html.contains("<td class=\"red sla\" title=\"SLA failed: p99 lag 998 ms over the 250 ms bound\">998</td>"), "{html}");
+    assert!(
+        html.contains("<span class=\"red\">replica lag SLA (p99 ≤ 250 ms) failed in l.i1"),
+        "{html}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&report(&dirs, "json", Some("250"))).unwrap();
+    let sla = &json["lag_sla"];
+    assert_eq!(sla["bound_ms"], 250.0);
+    let verdicts = sla["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 8, "one per step of the run with a replica");
+    let failed: Vec<&str> = verdicts
+        .iter()
+        .filter(|v| v["passed"] == false)
+        .map(|v| v["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["l.i1", "qr1000", "qp1000"]);
+    assert_eq!(json["tldr"]["lag_sla"].as_array().unwrap().len(), 1);
+
+    // The default bound: every step holds; the section stays, the tl;dr says nothing of it.
+    let text = report(&dirs, "text", None);
+    assert!(
+        text.contains("Replica lag SLA (p99 lag ≤ 1,000 ms)")
+            && text.contains("0 of 8 step(s) failed"),
+        "{text}"
+    );
+    assert!(!text.contains("replica lag SLA (p99"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&report(&dirs, "json", None)).unwrap();
+    assert!(json["tldr"].get("lag_sla").is_none());
+
+    // Without a replica: nothing of it, no empty column or field.
+    let plain = [fixture("postgres"), fixture("postgres-commit-delay")];
+    for format in ["text", "markdown", "html"] {
+        let out = report(&plain, format, Some("250"));
+        assert!(!out.to_lowercase().contains("lag sla"), "{format}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&report(&plain, "json", Some("250"))).unwrap();
+    assert!(json.get("lag_sla").is_none());
+
+    // A bound that is not a positive number of ms is a usage error, in one line.
+    for bad in ["0", "abc", "inf"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
+            .arg("report")
+            .args(&dirs)
+            .args(["--lag-sla-ms", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--lag-sla-ms") && err.trim().lines().count() == 1,
+            "{err}"
+        );
+    }
+}

@@ -7,7 +7,7 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{chromium, console_lines, ok};
@@ -18,19 +18,41 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A copy of the directory `from` (and its subdirectories) as `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(&path, to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
 #[test]
 fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
     let dir = common::fresh_dir("html");
     std::fs::create_dir_all(&dir).unwrap();
     let page = dir.join("report.html");
-    let runs = [
-        fixture("sqlite-base"),
-        fixture("postgres"),
-        fixture("postgres-commit-delay"),
-    ];
+    // The fixtures copied into directories named as a user would name them, and reported
+    // from beside them, so that the runs' keys and results column read as in a user's report
+    // (the screenshot in docs/report.png).
+    let results = dir.join("results");
+    let names = ["sqlite", "pg15", "pg15-commit-delay"];
+    for (name, fixture_name) in
+        names
+            .iter()
+            .zip(["sqlite-base", "postgres", "postgres-commit-delay"])
+    {
+        copy_dir(&fixture(fixture_name), &results.join(name));
+    }
+    let runs = names.map(|n| results.join(n));
     let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .current_dir(&results)
         .arg("report")
-        .args(&runs)
+        .args(names)
         .args(["--format", "html", "--output"])
         .arg(&page)
         .output()
@@ -118,6 +140,18 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
         );
     }
     assert!(dom.matches("<details>").count() >= steps.len());
+    // The tl;dr's families painted as the relative table paints them: pg15's range and point
+    // queries are decided slower (red); its writes are too short to decide (grey).
+    let tldr_list = &dom[tldr..toc];
+    assert!(tldr_list.contains("<ul class=\"tldr\">"), "{tldr_list}");
+    assert!(
+        tldr_list.contains("<span class=\"red\">range queries 0.12x-0.13x</span>"),
+        "{tldr_list}"
+    );
+    assert!(
+        tldr_list.contains("<span class=\"grey\">writes not decided (too short;"),
+        "{tldr_list}"
+    );
     assert!(dom.contains("class=\"bar undecided\""), "hatched bars");
     assert!(dom.contains("fill=\"url(#hatch-"), "the hatch pattern");
 
@@ -175,20 +209,16 @@ fn a_nine_run_matrix_report_opens_with_its_tldr_and_contents() {
     let out_dir = dir.join("out");
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_ibench"))
+            .current_dir(&dir)
             .args(args)
             .output()
             .unwrap();
         ok(&out);
     };
-    run(&[
-        "matrix",
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
-    run(&["matrix", "report", out_dir.to_str().unwrap()]);
+    // Run and report from the matrix's directory with a relative --out, so that the run
+    // table's results column reads as in a user's report (docs/matrix-report.png).
+    run(&["matrix", "run", "nine.toml", "--out", "out", "--quiet"]);
+    run(&["matrix", "report", "out"]);
     let report = out_dir.join("report");
     let page = report.join("nine.small.html");
     let json: serde_json::Value =
@@ -214,6 +244,13 @@ fn a_nine_run_matrix_report_opens_with_its_tldr_and_contents() {
     let index = std::fs::read_to_string(report.join("index.html")).unwrap();
     assert!(
         index.contains("id=\"tldr\"") && index.contains("nine / small"),
+        "{index}"
+    );
+    // The index page's tl;dr is painted like the group report's.
+    assert!(index.contains("<ul class=\"tldr\"><li>"), "{index}");
+    assert_eq!(
+        index.matches("<span class=\"").count(),
+        dom.matches("<span class=\"").count(),
         "{index}"
     );
     let shot = dir.join("matrix.png");

@@ -125,7 +125,12 @@ fn read(dir: &std::path::Path) -> Value {
 #[test]
 fn recorded_and_fresh_runs_match_the_schema() {
     let schema = schema();
-    for name in ["sqlite-base", "postgres", "postgres-commit-delay"] {
+    for name in [
+        "sqlite-base",
+        "postgres",
+        "postgres-commit-delay",
+        "mariadb-replica",
+    ] {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures")
             .join(name);

@@ -111,8 +111,41 @@ pub fn read_plan(dirs: &[PathBuf]) -> Result<Plan> {
     plan.context("give at least one matrix output dir")
 }
 
-/// Render every group's report into `out`.
+/// How the group reports are written: each step's detail in text and Markdown
+/// (`--details`), and the replica-lag SLA's bound (`--lag-sla-ms`).
+#[derive(Clone, Copy, Debug)]
+pub struct Choices {
+    /// Each step's detail in the text and Markdown reports (HTML always has it, folded).
+    pub details: bool,
+    /// The bound on a step's p99 replica lag, ms (`report::lag_sla`).
+    pub lag_sla_ms: f64,
+}
+
+impl Default for Choices {
+    /// Short text and Markdown reports, the default lag bound.
+    fn default() -> Choices {
+        Choices {
+            details: false,
+            lag_sla_ms: crate::report::lag_sla::DEFAULT_LAG_SLA_MS,
+        }
+    }
+}
+
+/// Where and how the group reports are written.
+struct Destination<'a> {
+    /// The report directory.
+    out: &'a Path,
+    /// What the reports show.
+    choices: Choices,
+}
+
+/// Render every group's report into `out`, short, with the default lag bound.
 pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Written> {
+    write_with(dirs, out, Choices::default())
+}
+
+/// Render every group's report into `out` as `choices` say.
+pub fn write_with(dirs: &[PathBuf], out: &Path, choices: Choices) -> Result<Written> {
     let plan = read_plan(dirs)?;
     let mut problems = Vec::new();
     let runs = completed_runs(&plan, dirs, &mut problems);
@@ -122,7 +155,9 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Written> {
     let mut index_rows: Vec<IndexRow> = Vec::new();
     for g in &plan.groups {
         for w in &g.workloads {
-            if let Some(row) = group_report(&plan, g, w, &runs, out, &mut reports, &mut problems)? {
+            let dest = Destination { out, choices };
+            if let Some(row) = group_report(&plan, g, w, &runs, &dest, &mut reports, &mut problems)?
+            {
                 index_rows.push(row);
             }
         }
@@ -238,7 +273,7 @@ fn group_report(
     g: &PlanGroup,
     w: &str,
     runs: &BTreeMap<String, PathBuf>,
-    out: &Path,
+    dest: &Destination,
     reports: &mut Vec<PathBuf>,
     problems: &mut Vec<String>,
 ) -> Result<Option<IndexRow>> {
@@ -280,21 +315,20 @@ fn group_report(
         Vec::new()
     };
     let mut cmp = compare::compare_with_spreads(&synth, Some(&base_label), group_problems, &bands);
+    cmp.judge_lag(&synth, dest.choices.lag_sla_ms);
     let base_member = base_index.map_or(members[0].0.as_str(), |i| members[i].0.as_str());
     cmp.axis = Some(axis_check(plan, &units, &members, base_member));
     // Name the runs by their server and config names, less what they all share.
     let members: Vec<String> = spreads.iter().map(|s| s.member.replace('.', " ")).collect();
     cmp.set_keys(run_table::short_keys(&members));
     let stem = format!("{}.{}", g.name, w);
-    let mut files = Vec::new();
-    for format in Format::comparisons() {
-        let ext = format.extension();
-        let text = render(&cmp, &synth, (&spreads, &host), format, plan.repeats)?;
-        let path = out.join(format!("{stem}.{ext}"));
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        files.push(format!("{stem}.{ext}"));
-        reports.push(path);
-    }
+    let files = write_formats(
+        (&cmp, &synth),
+        (&spreads, &host),
+        plan.repeats,
+        (dest, &stem),
+        reports,
+    )?;
     let row = IndexRow {
         title,
         base: synth[base_index.unwrap_or(0)].label.clone(),
@@ -304,10 +338,31 @@ fn group_report(
             .collect::<Vec<_>>()
             .join(", "),
         files,
-        tldr: cmp.tldr.lines.iter().map(|l| l.text.clone()).collect(),
+        tldr: cmp.tldr.painted_items(),
     };
     problems.extend(cmp.problems.iter().map(|p| format!("{}/{w}: {p}", g.name)));
     Ok(Some(row))
+}
+
+/// Write a group's report in every format of a comparison, as `dest` says, each named
+/// `STEM.EXT` (added to `reports`); the files' names.
+fn write_formats(
+    (cmp, synth): (&model::Comparison, &[LoadedRun]),
+    extra: (&[Spread], &[Block]),
+    repeats: u32,
+    (dest, stem): (&Destination, &str),
+    reports: &mut Vec<PathBuf>,
+) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    for format in Format::comparisons() {
+        let ext = format.extension();
+        let text = render(cmp, synth, extra, format, (repeats, dest.choices.details))?;
+        let path = dest.out.join(format!("{stem}.{ext}"));
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        files.push(format!("{stem}.{ext}"));
+        reports.push(path);
+    }
+    Ok(files)
 }
 
 /// The plan's cell of a member of a report (`units`: member and combo).
@@ -693,7 +748,7 @@ fn render(
     runs: &[LoadedRun],
     (spreads, host): (&[Spread], &[Block]),
     format: Format,
-    repeats: u32,
+    (repeats, details): (u32, bool),
 ) -> Result<String> {
     if format == Format::Json {
         return Ok(serde_json::to_string_pretty(&serde_json::json!({
@@ -708,7 +763,7 @@ fn render(
         Vec::new()
     };
     extra.extend(host.iter().cloned());
-    crate::report::render_with(cmp, runs, format, false, extra, false)
+    crate::report::render_with(cmp, runs, format, false, extra, details)
 }
 
 /// The host probe over the matrix's wall time, one point per cell (every repeat of every
@@ -787,8 +842,9 @@ struct IndexRow {
     labels: String,
     /// Its report files.
     files: Vec<String>,
-    /// Its tl;dr, a line per run but the base (`report::tldr`).
-    tldr: Vec<String>,
+    /// Its tl;dr, a line per run but the base and one per run whose replica failed the lag
+    /// SLA (`report::tldr`), each in its painted pieces.
+    tldr: Vec<Vec<model::Span>>,
 }
 
 /// The index page as a document: the matrix, then a row per group and workload linking its
@@ -857,7 +913,7 @@ fn index_blocks(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> Vec<Bloc
                 text: r.title.clone(),
                 anchor: None,
             });
-            blocks.push(Block::List(r.tldr.clone()));
+            blocks.push(Block::PaintedList(r.tldr.clone()));
         }
     }
     if !problems.is_empty() {
@@ -906,7 +962,7 @@ fn index_md(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
         for r in rows.iter().filter(|r| !r.tldr.is_empty()) {
             t.push_str(&format!("\n### {}\n\n", r.title));
             for line in &r.tldr {
-                t.push_str(&format!("- {line}\n"));
+                t.push_str(&format!("- {}\n", document::joined(line)));
             }
         }
     }

@@ -88,6 +88,7 @@ pub fn compare_with_spreads(
         differences,
         axis: None,
         scaling,
+        lag_sla: super::lag_sla::judge(runs, super::lag_sla::DEFAULT_LAG_SLA_MS),
     };
     cmp.summarise();
     cmp.tldr = super::tldr::tldr(&cmp);

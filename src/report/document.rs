@@ -3,7 +3,7 @@
 //! that only says how each block is written. Layout rules that hold for every format (tables
 //! no wider than the page, split by columns when they would be) live here, once.
 
-use super::model::Colour;
+use super::model::{Colour, Span};
 
 /// One block of a report.
 #[derive(Clone, Debug)]
@@ -25,6 +25,10 @@ pub enum Block {
     Warning(String),
     /// A bullet list.
     List(Vec<String>),
+    /// A bullet list whose items are painted pieces (the tl;dr: each step family's range in
+    /// the colour `report::paint` decided); formats without colour write the texts joined, as
+    /// a [`Block::List`].
+    PaintedList(Vec<Vec<Span>>),
     /// A table.
     Table(DocTable),
     /// An SVG chart (HTML only; the other formats leave it out).
@@ -271,6 +275,11 @@ pub trait Syntax {
     fn warning(&self, out: &mut String, text: &str);
     /// A bullet list.
     fn list(&self, out: &mut String, items: &[String]);
+    /// A bullet list of painted pieces; by default the pieces' texts joined, unpainted.
+    fn painted_list(&self, out: &mut String, items: &[Vec<Span>]) {
+        let plain: Vec<String> = items.iter().map(|i| joined(i)).collect();
+        self.list(out, &plain);
+    }
     /// A table.
     fn table(&self, out: &mut String, table: &DocTable);
     /// A chart; formats without pictures leave it out.
@@ -308,6 +317,7 @@ fn write_blocks(out: &mut String, blocks: &[Block], syntax: &dyn Syntax) {
             Block::Note(t) => syntax.note(out, t),
             Block::Warning(t) => syntax.warning(out, t),
             Block::List(items) => syntax.list(out, items),
+            Block::PaintedList(items) => syntax.painted_list(out, items),
             Block::Table(t) => syntax.table(out, t),
             Block::Chart(svg) => syntax.chart(out, svg),
             Block::Image { svg, alt } => syntax.image(out, svg, alt),
@@ -319,6 +329,11 @@ fn write_blocks(out: &mut String, blocks: &[Block], syntax: &dyn Syntax) {
             }
         }
     }
+}
+
+/// The pieces' texts joined.
+pub fn joined(spans: &[Span]) -> String {
+    spans.iter().map(|s| s.text.as_str()).collect()
 }
 
 /// An anchor made from a heading's text: lower case, runs of other characters as one `-`

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::document::{Block, DocCell, DocTable, Syntax};
 use super::load::LoadedRun;
-use super::model::{Colour, Comparison, StepDetail};
+use super::model::{Colour, Comparison, Span, StepDetail};
 use super::svg::esc;
 use crate::flame::{differential_svg, flamegraph_svg};
 use crate::results::metrics::ProfileRecord;
@@ -35,7 +35,12 @@ fn class_of(c: &DocCell) -> &'static str {
     if c.missing {
         return "missing";
     }
-    match c.colour {
+    colour_class(c.colour)
+}
+
+/// The class that paints a colour (empty: none).
+fn colour_class(c: Colour) -> &'static str {
+    match c {
         Colour::Green => "green",
         Colour::Red => "red",
         Colour::Grey => "grey",
@@ -176,6 +181,24 @@ impl Syntax for HtmlSyntax {
         out.push_str("<ul>");
         for i in items {
             let _ = write!(out, "<li>{}</li>", esc(i));
+        }
+        out.push_str("</ul>");
+    }
+
+    /// Each painted piece in a `<span>` of its colour's class, as the tables paint cells.
+    fn painted_list(&self, out: &mut String, items: &[Vec<Span>]) {
+        out.push_str("<ul class=\"tldr\">");
+        for i in items {
+            out.push_str("<li>");
+            for s in i {
+                match colour_class(s.colour) {
+                    "" => out.push_str(&esc(&s.text)),
+                    class => {
+                        let _ = write!(out, "<span class=\"{class}\">{}</span>", esc(&s.text));
+                    }
+                }
+            }
+            out.push_str("</li>");
         }
         out.push_str("</ul>");
     }

@@ -52,6 +52,7 @@ pub fn blocks(
     host(&mut b, cmp);
     shifts(&mut b, cmp);
     background(&mut b, cmp);
+    b.extend(super::lag_sla::blocks(cmp));
     b.extend(super::replication::blocks(runs, charts));
     diagnosis(&mut b, cmp);
     match detail {
@@ -159,9 +160,10 @@ fn head(cmp: &Comparison) -> Vec<Block> {
     b
 }
 
-/// The tl;dr, first: a line per run against the base, and the caveat.
+/// The tl;dr, first: a line per run against the base, each family's range painted, then
+/// the runs whose replica failed the lag SLA, and the caveat.
 fn tldr(cmp: &Comparison) -> Vec<Block> {
-    if cmp.tldr.lines.is_empty() {
+    if cmp.tldr.lines.is_empty() && cmp.tldr.lag_sla.is_empty() {
         return Vec::new();
     }
     let mut b = vec![Block::Heading {
@@ -169,9 +171,7 @@ fn tldr(cmp: &Comparison) -> Vec<Block> {
         text: "tl;dr".into(),
         anchor: Some("tldr".into()),
     }];
-    b.push(Block::List(
-        cmp.tldr.lines.iter().map(|l| l.text.clone()).collect(),
-    ));
+    b.push(Block::PaintedList(cmp.tldr.painted_items()));
     if let Some(c) = &cmp.tldr.caveat {
         b.push(Block::Note(format!(
             "Run / base, from the decided figures only (the relative table below paints them). {c}"
@@ -1177,10 +1177,16 @@ mod tests {
             fixtures.join("postgres"),
             fixtures.join("postgres-commit-delay"),
         ];
-        let short =
-            super::super::render_dirs_with(&dirs, None, super::super::Format::Text, false, false)
-                .unwrap()
-                .text;
+        let short = super::super::render_dirs_with(
+            &dirs,
+            None,
+            super::super::Format::Text,
+            false,
+            false,
+            super::super::lag_sla::DEFAULT_LAG_SLA_MS,
+        )
+        .unwrap()
+        .text;
         let full = super::super::render_dirs(&dirs, None, super::super::Format::Text, false)
             .unwrap()
             .text;

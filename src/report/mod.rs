@@ -9,6 +9,7 @@ pub mod document;
 pub mod efficiency;
 pub mod host;
 pub mod html;
+pub mod lag_sla;
 pub mod layout;
 pub mod load;
 pub mod markdown;
@@ -138,17 +139,26 @@ pub fn render_dirs(
     format: Format,
     colour: bool,
 ) -> anyhow::Result<Rendered> {
-    render_dirs_with(dirs, base, format, colour, true)
+    render_dirs_with(
+        dirs,
+        base,
+        format,
+        colour,
+        true,
+        lag_sla::DEFAULT_LAG_SLA_MS,
+    )
 }
 
 /// [`render_dirs`], with each step's detail in text and Markdown only when `details` (the
-/// HTML report always has it, folded; `ibench report --details`).
+/// HTML report always has it, folded; `ibench report --details`), and the replica-lag SLA's
+/// bound `lag_sla_ms` (`--lag-sla-ms`).
 pub fn render_dirs_with(
     dirs: &[PathBuf],
     base: Option<&str>,
     format: Format,
     colour: bool,
     details: bool,
+    lag_sla_ms: f64,
 ) -> anyhow::Result<Rendered> {
     let (runs, problems) = load::load_runs(dirs);
     if runs.is_empty() {
@@ -175,7 +185,10 @@ pub fn render_dirs_with(
         ))
         .into());
     }
-    let cmp = compare::compare(&runs, base, problems);
+    let mut cmp = compare::compare(&runs, base, problems);
+    if lag_sla_ms != lag_sla::DEFAULT_LAG_SLA_MS {
+        cmp.judge_lag(&runs, lag_sla_ms);
+    }
     let text = render_with(&cmp, &runs, format, colour, Vec::new(), details)?;
     let several = cmp.runs.len() > 1;
     Ok(Rendered {

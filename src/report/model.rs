@@ -307,6 +307,10 @@ pub struct Comparison {
     /// base's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scaling: Option<Scaling>,
+    /// The replica-lag SLA of the runs that measured a replica (`report::lag_sla`); absent
+    /// when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag_sla: Option<super::lag_sla::LagSla>,
 }
 
 impl Comparison {
@@ -327,6 +331,54 @@ pub struct Tldr {
     pub lines: Vec<TldrLine>,
     /// What holds for every line: how noise was judged.
     pub caveat: Option<String>,
+    /// One line per run whose replica failed the lag SLA (`report::lag_sla`), naming the
+    /// steps; absent when every step held or no run measured a replica.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lag_sla: Vec<TldrLagLine>,
+}
+
+impl Tldr {
+    /// Its items as every format lists them, each in its painted pieces: a line per run
+    /// against the base, then a line per run whose replica failed the lag SLA.
+    pub fn painted_items(&self) -> Vec<Vec<Span>> {
+        self.lines
+            .iter()
+            .map(|l| l.spans.clone())
+            .chain(self.lag_sla.iter().map(|l| l.spans.clone()))
+            .collect()
+    }
+}
+
+/// A run whose replica failed the lag SLA, in the tl;dr.
+#[derive(Clone, Debug, Serialize)]
+pub struct TldrLagLine {
+    /// The run's label.
+    pub run: String,
+    /// The line as every format writes it.
+    pub text: String,
+    /// The line in pieces, each painted (`report::paint`), as HTML and coloured text show it.
+    #[serde(skip)]
+    pub spans: Vec<Span>,
+}
+
+/// A piece of a line of prose and its paint (a tl;dr's step family, red or green only when
+/// decided).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    /// The text.
+    pub text: String,
+    /// Its paint.
+    pub colour: Colour,
+}
+
+impl Span {
+    /// Text with no paint.
+    pub fn plain(text: impl Into<String>) -> Span {
+        Span {
+            text: text.into(),
+            colour: Colour::None,
+        }
+    }
 }
 
 /// One run against the base.
@@ -344,6 +396,10 @@ pub struct TldrLine {
     pub caveat: Option<String>,
     /// The line as every format writes it.
     pub text: String,
+    /// The line in pieces, each family's range painted as `report::paint` decided it, as HTML
+    /// and coloured text show it (their texts joined are `text`).
+    #[serde(skip)]
+    pub spans: Vec<Span>,
 }
 
 /// A step family's relative throughput in one run.

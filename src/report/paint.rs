@@ -13,6 +13,9 @@
 //! the base's spread over repeats in a matrix report). Marks (`CellNote::mark`): `~`
 //! host-affected, `?` not decided; a partial step's figure and a failed SLA's carry the marks
 //! every syntax gives them (`!`, `*`).
+//!
+//! A figure held to an SLA (a query step's background insert rate, a replica's lag) is not a
+//! comparison: [`sla`] paints it, red when it failed.
 
 use super::diagnosis::NoiseBand;
 use super::model::{Cell, CellNote, Colour};
@@ -184,6 +187,14 @@ pub fn of_cell(c: &Cell) -> Paint {
     }
 }
 
+/// The paint of a figure held to an SLA (a query step's background insert rate against its
+/// target, a replica's lag against its bound): red when it failed, unpainted when it held.
+/// An SLA judges one run's own figure against a bound, not a change against the base, so it
+/// is never green, and grey is left to the relative figures it makes untrustworthy.
+pub fn sla(failed: bool) -> Colour {
+    if failed { Colour::Red } else { Colour::None }
+}
+
 /// The paint of a range of figures (a step family's in the summary and the tl;dr): a colour
 /// only when every figure of it is decided and they agree; else grey. Its note is the first
 /// figure's reason to be undecided, when some figure is.
@@ -323,6 +334,12 @@ mod tests {
             ..Evidence::of_rate(0.8)
         });
         assert_eq!(p.note.as_ref().map(CellNote::mark), Some("~"));
+    }
+
+    #[test]
+    fn an_sla_paints_only_its_failures() {
+        assert_eq!(sla(true), Colour::Red);
+        assert_eq!(sla(false), Colour::None);
     }
 
     #[test]

@@ -234,13 +234,9 @@ pub fn absolute_colours(values: &[Option<(f64, bool)>]) -> Vec<Colour> {
         .collect()
 }
 
-/// Colour of a background insert rate: red below 95% of the target.
+/// Colour of a background insert rate: red below 95% of the target (`report::paint::sla`).
 pub fn background_colour(achieved: f64, target: f64) -> Colour {
-    if achieved < 0.95 * target {
-        Colour::Red
-    } else {
-        Colour::None
-    }
+    super::paint::sla(achieved < 0.95 * target)
 }
 
 /// Paint the relative cells again now that the host view (`host`) and the runs' spreads over

@@ -3,8 +3,8 @@
 use crate::stats::convert::{count_f64, round_to_u64};
 use std::fmt::Write;
 
-use super::document::{DocCell, DocTable, Syntax, wrap};
-use super::model::Colour;
+use super::document::{DocCell, DocTable, Syntax, joined, wrap};
+use super::model::{Colour, Span};
 use crate::results::{CheckFailure, RunRecord, Status, StepRecord};
 use crate::stats::thousands::group;
 pub use crate::stats::thousands::group_f;
@@ -122,8 +122,9 @@ fn latency_row(out: &mut String, w: usize, step: &str, kind: &str, l: &LatencySu
 }
 
 /// The end-of-run summary: per step the throughput, then per op kind the latency percentiles
-/// and the 10 bucket shares.
-pub fn summary(run: &RunRecord) -> String {
+/// and the 10 bucket shares. With a replica, each step's notes say whether it held the
+/// replica-lag SLA's bound `lag_sla_ms` (`report::lag_sla`).
+pub fn summary(run: &RunRecord, lag_sla_ms: f64) -> String {
     let mut out = String::new();
     let w = step_column_width(&run.steps);
     let target = run
@@ -150,6 +151,9 @@ pub fn summary(run: &RunRecord) -> String {
             .client_cpu_us_per_op
             .map_or("n/a".to_string(), |c| format!("{c:.2}"));
         let mut notes = step_notes(s);
+        if let Some(v) = super::lag_sla::verdict(&run.label, s, &[], lag_sla_ms) {
+            let _ = write!(notes, "{} ", super::lag_sla::summary_note(&v, lag_sla_ms));
+        }
         notes.push_str(status_note(s).trim());
         let _ = writeln!(
             out,
@@ -312,6 +316,39 @@ impl TextSyntax {
     }
 }
 
+/// `spans` (whose texts joined are `text`) wrapped as a list item, each piece in its ANSI
+/// colour. The wrapped lines keep the text's characters in order and drop only spaces, so
+/// each character of a line is found in the text, and takes its piece's colour.
+fn painted_lines(spans: &[Span], text: &str) -> Vec<String> {
+    let colours: Vec<(char, Colour)> = spans
+        .iter()
+        .flat_map(|s| s.text.chars().map(move |c| (c, s.colour)))
+        .collect();
+    let mut at = 0;
+    let mut lines = Vec::new();
+    for line in wrap(text, MAX_LINE_CHARS, "- ", "  ") {
+        let mut out: String = line.chars().take(2).collect();
+        let mut run = (Colour::None, String::new());
+        for c in line.chars().skip(2) {
+            while colours.get(at).is_some_and(|&(t, _)| t != c) {
+                at += 1;
+            }
+            let colour = colours.get(at).map_or(Colour::None, |&(_, k)| k);
+            at += 1;
+            if colour != run.0 {
+                if !run.1.is_empty() {
+                    out.push_str(&paint(&run.1, run.0, true));
+                }
+                run = (colour, String::new());
+            }
+            run.1.push(c);
+        }
+        out.push_str(&paint(&run.1, run.0, true));
+        lines.push(out);
+    }
+    lines
+}
+
 /// End a line without trailing spaces.
 fn trim_line(out: &mut String) {
     while out.ends_with(' ') {
@@ -354,6 +391,22 @@ impl Syntax for TextSyntax {
     fn list(&self, out: &mut String, items: &[String]) {
         for i in items {
             wrapped(out, i, "- ", "  ");
+        }
+    }
+
+    /// With colour, each piece in its ANSI colour (wrapped as the plain text is); without,
+    /// the plain list.
+    fn painted_list(&self, out: &mut String, items: &[Vec<Span>]) {
+        for i in items {
+            let text = joined(i);
+            if !self.colour {
+                wrapped(out, &text, "- ", "  ");
+                continue;
+            }
+            for line in painted_lines(i, &text) {
+                out.push_str(&line);
+                out.push('\n');
+            }
         }
     }
 
@@ -414,6 +467,47 @@ mod tests {
         assert_eq!(share_text(1.0 - 0.1 - 0.2 - 0.7, 1), ".");
         assert_eq!(share_text(0.5, 2), "50.00");
         assert_eq!(share_text(1e-7, 1), "0.0");
+    }
+
+    #[test]
+    fn a_painted_item_wraps_as_the_plain_one_and_keeps_its_colours() {
+        let spans = vec![
+            Span::plain("r2 against r1: relative throughput "),
+            Span {
+                text: "writes 0.50x-0.70x".into(),
+                colour: Colour::Red,
+            },
+            Span::plain("; "),
+            Span {
+                text: "point queries ~1.00x (no change) ".repeat(8),
+                colour: Colour::Grey,
+            },
+            Span::plain("."),
+        ];
+        let text = joined(&spans);
+        let plain = wrap(&text, MAX_LINE_CHARS, "- ", "  ");
+        let painted = painted_lines(&spans, &text);
+        assert!(plain.len() > 1);
+        let strip = |l: &str| {
+            let mut out = String::new();
+            let mut chars = l.chars();
+            while let Some(c) = chars.next() {
+                if c == '\x1b' {
+                    chars.by_ref().take_while(|&c| c != 'm').for_each(drop);
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        };
+        let stripped: Vec<String> = painted.iter().map(|l| strip(l)).collect();
+        assert_eq!(stripped, plain);
+        assert!(
+            painted[0].contains("\x1b[31mwrites 0.50x-0.70x\x1b[0m"),
+            "{}",
+            painted[0]
+        );
+        assert!(painted[1].contains("\x1b[90m"), "{}", painted[1]);
     }
 
     #[test]

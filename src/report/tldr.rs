@@ -3,7 +3,7 @@
 //! from the decided figures only (`report::paint`); the setup difference that explains it
 //! (`report::differs`); and the host or noise caveat when there is one.
 
-use super::model::{Comparison, Tldr, TldrFamily, TldrLine};
+use super::model::{Comparison, Span, Tldr, TldrFamily, TldrLagLine, TldrLine};
 use super::paint::{Paint, of_cell, paint_of_range, undecided};
 
 /// The tl;dr's family of a step family: the load steps count as writes.
@@ -21,10 +21,15 @@ pub fn range_x(lo: f64, hi: f64) -> String {
     }
 }
 
-/// The tl;dr of `cmp` (its tables painted, its summary made).
+/// The tl;dr of `cmp` (its tables painted, its summary made): with one run, only the lag
+/// SLA's failures.
 pub fn tldr(cmp: &Comparison) -> Tldr {
+    let lag_sla = lag_lines(cmp);
     if cmp.runs.len() < 2 {
-        return Tldr::default();
+        return Tldr {
+            lag_sla,
+            ..Tldr::default()
+        };
     }
     let lines = cmp
         .relative
@@ -52,7 +57,41 @@ pub fn tldr(cmp: &Comparison) -> Tldr {
             format!("{c} A host-affected step (~) may measure the host rather than the DBMS: rerun it on a quiet host, or interleave the runs, before reading it (section Host).")
         }
     });
-    Tldr { lines, caveat }
+    Tldr {
+        lines,
+        caveat,
+        lag_sla,
+    }
+}
+
+/// A line per run whose replica failed the lag SLA: `maria: replica lag SLA (p99 ≤ 1,000
+/// ms) failed in l.i1 (p99 lag 1,234 ms).`, the failure painted red.
+fn lag_lines(cmp: &Comparison) -> Vec<TldrLagLine> {
+    let Some(sla) = &cmp.lag_sla else {
+        return Vec::new();
+    };
+    cmp.labels
+        .iter()
+        .filter_map(|label| {
+            let failures = super::lag_sla::failures_text(sla, label)?;
+            let spans = vec![
+                Span::plain(format!("{}: ", cmp.key_of(label))),
+                Span {
+                    text: format!(
+                        "replica lag SLA (p99 ≤ {} ms) failed in {failures}",
+                        super::lag_sla::bound_text(sla.bound_ms)
+                    ),
+                    colour: super::paint::sla(true),
+                },
+                Span::plain("."),
+            ];
+            Some(TldrLagLine {
+                run: label.clone(),
+                text: spans.iter().map(|s| s.text.as_str()).collect(),
+                spans,
+            })
+        })
+        .collect()
 }
 
 /// One run's line.
@@ -74,24 +113,35 @@ fn run_line(cmp: &Comparison, label: &str) -> TldrLine {
             (!named.is_empty()).then(|| super::setup::names_text(&named, 3))
         });
     let caveat = host_caveat(cmp, label);
-    let mut parts: Vec<String> = families.iter().map(family_text).collect();
-    if parts.is_empty() {
-        parts.push("no step in common with the base".into());
-    }
-    let mut text = format!("{key} against {base}");
+    let mut head = format!("{key} against {base}");
     if let Some(d) = &differs {
-        text.push_str(&format!(" ({d})"));
+        head.push_str(&format!(" ({d})"));
     }
-    text.push_str(&format!(": relative throughput {}.", parts.join("; ")));
+    head.push_str(": relative throughput ");
+    let mut spans = vec![Span::plain(head)];
+    for (i, f) in families.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::plain("; "));
+        }
+        spans.push(Span {
+            text: family_text(f),
+            colour: f.colour,
+        });
+    }
+    if families.is_empty() {
+        spans.push(Span::plain("no step in common with the base"));
+    }
+    spans.push(Span::plain("."));
     if let Some(c) = &caveat {
-        text.push_str(&format!(" {c}"));
+        spans.push(Span::plain(format!(" {c}")));
     }
     TldrLine {
         run: label.to_string(),
         families,
         differs,
         caveat,
-        text,
+        text: spans.iter().map(|s| s.text.as_str()).collect(),
+        spans,
     }
 }
 
