@@ -1,8 +1,10 @@
 //! Faults a run must survive in bounded time, keeping what it measured (issue 44): a server
-//! that stalls outside a step (a fake server), one Ctrl-C at any moment, a frozen server
-//! (SIGSTOP, never resumed) and a cut TCP path (real private PostgreSQL), two writers on one
-//! results directory, a results directory deleted or full mid-run, and an ibench killed with
-//! SIGKILL. Each asserts the exit code, a generous time bound and what run.json keeps.
+//! that stalls outside a step (a fake server: at the describe, the sampler, `DROP TABLE`,
+//! `CREATE TABLE`), one Ctrl-C at any moment, a frozen server (SIGSTOP, never resumed) and a
+//! cut TCP path (real private PostgreSQL), the server's own data disk full (a tmpfs under a
+//! private PostgreSQL), two writers on one results directory, a results directory deleted or
+//! full mid-run, and an ibench killed with SIGKILL. Each asserts the exit code, a generous time
+//! bound and what run.json keeps.
 
 mod common;
 mod hostile;
@@ -439,6 +441,92 @@ fn a_full_or_read_only_results_filesystem_is_named_with_its_fix() {
     assert_eq!(refused.status.code(), Some(1), "{err}");
     assert!(err.contains("read-only"), "{err}");
     assert!(err.contains("--out"), "{err}");
+}
+
+/// A private PostgreSQL whose instance dir is on a tmpfs of its own; dropped, it empties the
+/// tmpfs's filler, stops the server and unmounts.
+struct ServerOnTmpfs {
+    server: ibench::server::ServerHandle,
+    fs: Tmpfs,
+}
+
+impl ServerOnTmpfs {
+    /// A PostgreSQL with 1 MB WAL segments and at most 4 MB of WAL (so that its data files,
+    /// not its WAL, fill the disk) on a tmpfs of `size`; `None` where no tmpfs can be mounted.
+    fn start(tag: &str, size: &str) -> Option<ServerOnTmpfs> {
+        let fs = Tmpfs::mount(&fresh_dir(tag), &format!("size={size}"))?;
+        let conf = fresh_dir(&format!("{tag}-conf"));
+        std::fs::create_dir_all(&conf).unwrap();
+        let config = conf.join("small-wal.conf");
+        std::fs::write(&config, "min_wal_size = 2MB\nmax_wal_size = 4MB\n").unwrap();
+        let server = ibench::server::start(&ibench::server::ServerSpec {
+            kind: ServerKind::Postgres,
+            config: Some(config),
+            dir: Some(fs.0.join("pg")),
+            init_args: vec!["--wal-segsize=1".to_string()],
+            ..ibench::server::ServerSpec::default()
+        })
+        .unwrap_or_else(|e| panic!("a private PostgreSQL on a tmpfs starts: {e:#}"));
+        Some(ServerOnTmpfs { server, fs })
+    }
+
+    /// Fill what is left of the tmpfs.
+    fn fill(&self) {
+        let mut filler = std::fs::File::create(self.fs.0.join("filler")).unwrap();
+        while filler.write_all(&[0u8; 65536]).is_ok() {}
+    }
+}
+
+impl Drop for ServerOnTmpfs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.fs.0.join("filler"));
+        let _ = self.server.stop();
+    }
+}
+
+/// The server's own data disk fills mid-run (a tmpfs under its data dir): the step fails with
+/// one line that names the server's disk and the fix, the steps before are kept, exit 1.
+#[test]
+fn the_servers_own_disk_full_is_named_and_the_steps_before_are_kept() {
+    let Some(pg) = ServerOnTmpfs::start("faults-server-disk", "64m") else {
+        eprintln!("cannot mount a tmpfs here (not root?): the server's full disk is not checked");
+        return;
+    };
+    let args = [
+        "--steps",
+        "l.i0,l.x,l.i1",
+        "--load-rows",
+        "5000",
+        "--i1-rows",
+        "10000000",
+        "--host-probe-ms",
+        "0",
+    ];
+    let (run, out) = watch_run(&pg.server.url, "faults-server-disk-run", &args);
+    run.wait_for(" idx rows/s"); // l.x ended (its line, not the banner's list of steps)
+    pg.fill();
+    let (err, _) = run.ends_with(1);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_else(|| panic!("no error line in: {err}"));
+    assert!(
+        line.contains("the server's own disk is full")
+            && line.contains("No space left on device")
+            && line.contains("free space on the disk that holds the server's data directory"),
+        "{err}"
+    );
+    assert!(err.contains("kept: l.i0, l.x completed"), "{err}");
+    let record = results::read_run(&out).unwrap();
+    assert_eq!(record.status, Status::Failed);
+    let names: Vec<String> = record.steps.iter().map(|s| s.name.to_string()).collect();
+    assert_eq!(names, ["l.i0", "l.x", "l.i1"]);
+    assert_eq!(record.steps[1].status, Status::Completed);
+    assert_eq!(record.steps[2].status, Status::Failed);
+    assert!(
+        record.steps[2].ops.contains_key("insert"),
+        "measured ops kept"
+    );
 }
 
 /// Too few `max_connections` for a step is refused before the first step, naming the fix,
