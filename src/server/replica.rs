@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+use super::wal_keep::SlotKeep;
 use super::{
     RunAs, ServerHandle, ServerKind, ServerSpec, choose_port, command, first_line, mariadb,
     postgres, prepare_instance_dir, read_password, run_capture, write_password_file,
@@ -155,12 +156,28 @@ pub fn start_logging_primary(spec: &ServerSpec) -> Result<ServerHandle> {
 }
 
 /// Start a replica of the private primary in `primary_dir`, as `spec` says (its dir, port,
-/// bindir, config), following it in `mode`. Returns the replica's handle (saved in its dir).
+/// bindir, config), following it in `mode`; a PostgreSQL primary's slots get the default
+/// bound on the WAL they keep ([`start_replica_keeping`]). Returns the replica's handle
+/// (saved in its dir).
 pub fn start_replica(
     spec: &ServerSpec,
     primary_dir: &Path,
     mode: ReplicaMode,
 ) -> Result<ServerHandle> {
+    start_replica_keeping(spec, primary_dir, mode, SlotKeep::Auto)
+}
+
+/// [`start_replica`], with `keep` the bound on the WAL a PostgreSQL primary's slots may keep
+/// (`--slot-keep`, set as the standby attaches: `server::wal_keep`).
+pub fn start_replica_keeping(
+    spec: &ServerSpec,
+    primary_dir: &Path,
+    mode: ReplicaMode,
+    keep: SlotKeep,
+) -> Result<ServerHandle> {
+    if spec.kind == ServerKind::Mariadb && keep != SlotKeep::Auto {
+        bail!("--slot-keep is PostgreSQL's (a MariaDB replica has no slot): drop it");
+    }
     let primary = ServerHandle::load(primary_dir).context(
         "--replica-of must name the --dir of a server started with `ibench server start`",
     )?;
@@ -193,7 +210,11 @@ pub fn start_replica(
         super::check_port_free(port)?;
     }
     let (handle, name) = match spec.kind {
-        ServerKind::Postgres => start_postgres(spec, &primary, mode)?,
+        ServerKind::Postgres => {
+            crate::say!("{}", super::wal_keep::bound(&primary, keep)?);
+            start_postgres(spec, &primary, mode)?
+        }
+
         ServerKind::Mariadb => start_mariadb(spec, &primary, mode)?,
     };
     let link = ReplicaLink {
