@@ -476,18 +476,23 @@ fn read_loop(shared: &Shared, replica: SqlLink, replica_url: &str, primary_url: 
             lag_ms: lag,
             applied,
         });
-        if n.is_multiple_of(10) || shared.view_due.swap(false, Ordering::Relaxed) {
+        let due = shared.view_due.load(Ordering::Relaxed);
+        if n.is_multiple_of(10) || due {
             reconnect(&mut primary, primary_url, &mut last_primary_try);
-            if let Some(p) = primary.as_mut()
-                && shared.slot.read(p).is_err()
-            {
-                primary = None;
-            }
             if let (Some(r), Some(p)) = (link.as_mut(), primary.as_mut()) {
                 let mut view = lock(&shared.view);
                 if read_view(shared, p, r, &mut view).is_err() {
                     primary = None;
                 }
+            }
+            if let Some(p) = primary.as_mut()
+                && shared.slot.read(p).is_err()
+            {
+                primary = None;
+            }
+            // Cleared once read, so that a step's end waits for the reading, not its start.
+            if due {
+                shared.view_due.store(false, Ordering::Relaxed);
             }
         }
     }
@@ -683,7 +688,7 @@ pub fn end_step(started_at: SystemTime, ended_at: SystemTime) -> Option<StepRepl
     // The DBMS's view at the end too (a step shorter than a second has no other reading).
     shared.view_due.store(true, Ordering::Relaxed);
     let asked = Instant::now();
-    while shared.view_due.load(Ordering::Relaxed) && asked.elapsed() < 5 * INTERVAL {
+    while shared.view_due.load(Ordering::Relaxed) && asked.elapsed() < 20 * INTERVAL {
         std::thread::sleep(Duration::from_millis(5));
     }
     let catch_up_seconds = wait_catch_up(&shared, end);

@@ -203,6 +203,12 @@ pub fn start_replica_keeping(
         );
     }
     mode.check_for(spec.kind)?;
+    if spec.kind == ServerKind::Postgres
+        && let Some(warning) =
+            super::wal_keep::check(pg_major(&primary.version).unwrap_or(u32::MAX), keep)?
+    {
+        crate::say!("{warning}");
+    }
     if let Some(dir) = &spec.dir {
         super::check_dir_usable(dir)?;
     }
@@ -210,11 +216,7 @@ pub fn start_replica_keeping(
         super::check_port_free(port)?;
     }
     let (handle, name) = match spec.kind {
-        ServerKind::Postgres => {
-            crate::say!("{}", super::wal_keep::bound(&primary, keep)?);
-            start_postgres(spec, &primary, mode)?
-        }
-
+        ServerKind::Postgres => start_postgres(spec, &primary, mode)?,
         ServerKind::Mariadb => start_mariadb(spec, &primary, mode)?,
     };
     let link = ReplicaLink {
@@ -224,12 +226,24 @@ pub fn start_replica_keeping(
     };
     let saved = link
         .save(&handle.dir)
-        .and_then(|()| add_replica(&primary.dir, &handle.dir));
+        .and_then(|()| add_replica(&primary.dir, &handle.dir))
+        .and_then(|()| bound_slots(&primary, keep));
     if let Err(e) = saved {
         let _ = stop_replica(&handle, &link);
         return Err(e);
     }
     Ok(handle)
+}
+
+/// A PostgreSQL primary's slots get the bound `keep` once its standby is attached; said on the
+/// terminal (`server::wal_keep`).
+fn bound_slots(primary: &ServerHandle, keep: SlotKeep) -> Result<()> {
+    if primary.kind == ServerKind::Postgres
+        && let Some(said) = super::wal_keep::bound(primary, keep)?
+    {
+        crate::say!("{said}");
+    }
+    Ok(())
 }
 
 /// Stop the server in `dir` and, first, its live replicas when it is a primary; a replica is

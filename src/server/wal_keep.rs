@@ -9,7 +9,9 @@
 //! of the space free on the primary's data disk at that moment, at most 64 GB (the disk keeps
 //! three quarters for the data and the WAL the primary needs itself); `--slot-keep SIZE` sets
 //! another, `--slot-keep unlimited` none. A bound the primary's own config sets is kept unless
-//! `--slot-keep` is given. Before 13 there is no bound, and the start says so.
+//! `--slot-keep` is given. Before 13 there is no bound, and the start says so. The bound is set
+//! once the standby streams, so that a standby refused before (another major version) leaves
+//! the primary as it was.
 //!
 //! `server list` and `server stop` read the slots too, and say where one holds back much WAL
 //! or was lost ([`slot_notes`]).
@@ -100,21 +102,30 @@ fn free_bytes(path: &Path) -> Option<u64> {
     Some(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
-/// Set the bound `keep` on the PostgreSQL primary `primary` before a standby attaches to it;
-/// the line that says what was done (a warning before PostgreSQL 13). `--slot-keep` other
-/// than `auto` on a primary before 13 is refused.
-pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<String> {
+/// Before a standby of a primary of major version `major` is made: an error when `keep` asks
+/// for a bound it cannot set (a size or `unlimited` before PostgreSQL 13), and before 13 the
+/// warning that its slot is unbounded.
+pub fn check(major: u32, keep: SlotKeep) -> Result<Option<String>> {
+    if major >= KEEP_SIZE_SINCE {
+        return Ok(None);
+    }
+    if keep != SlotKeep::Auto {
+        bail!(
+            "--slot-keep needs PostgreSQL {KEEP_SIZE_SINCE} or later (max_slot_wal_keep_size); the primary runs {major}: drop --slot-keep"
+        );
+    }
+    Ok(Some(format!(
+        "warning: PostgreSQL {major} cannot bound the WAL a replication slot keeps (max_slot_wal_keep_size came in {KEEP_SIZE_SINCE}): while this standby is stopped or behind, its slot keeps every WAL file and can fill the primary's disk; `ibench server stop --dir` on the standby drops its slot"
+    )))
+}
+
+/// Set the bound `keep` on the PostgreSQL primary `primary` once a standby attached to it;
+/// the line that says what was done. Nothing before PostgreSQL 13 ([`check`] warned).
+pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<Option<String>> {
     let mut p = SqlLink::connect(&primary.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
     let major = slot::major_version(&mut p).map_err(anyhow::Error::msg)?;
     if major < KEEP_SIZE_SINCE {
-        if keep != SlotKeep::Auto {
-            bail!(
-                "--slot-keep needs PostgreSQL {KEEP_SIZE_SINCE} or later (max_slot_wal_keep_size); the primary runs {major}: drop --slot-keep"
-            );
-        }
-        return Ok(format!(
-            "warning: PostgreSQL {major} cannot bound the WAL a replication slot keeps (max_slot_wal_keep_size came in {KEEP_SIZE_SINCE}): while this standby is stopped or behind, its slot keeps every WAL file and can fill the primary's disk; `ibench server stop --dir` on the standby drops its slot"
-        ));
+        return Ok(None);
     }
     let row = p
         .row("SELECT setting, coalesce(sourcefile, '') AS sourcefile FROM pg_settings WHERE name = 'max_slot_wal_keep_size'")
@@ -123,9 +134,9 @@ pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<String> {
     let source = column(&row, "sourcefile").unwrap_or("").to_string();
     let (value, said) = match keep {
         SlotKeep::Auto if setting != "-1" && !source.ends_with("postgresql.auto.conf") => {
-            return Ok(format!(
+            return Ok(Some(format!(
                 "the primary keeps at most {setting} MB of WAL for its standbys' slots (max_slot_wal_keep_size, from {source}; --slot-keep sets another)"
-            ));
+            )));
         }
         SlotKeep::Auto => {
             let free = free_bytes(&primary.data_dir).with_context(|| {
@@ -163,7 +174,7 @@ pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<String> {
         p.query(&sql)
             .map_err(|e| anyhow::anyhow!("cannot set the primary's max_slot_wal_keep_size: {e}"))?;
     }
-    Ok(said)
+    Ok(Some(said))
 }
 
 /// What `server list` and `server stop` say about the slots of the private primary `handle`
@@ -237,6 +248,18 @@ mod tests {
             let e = bad.parse::<SlotKeep>().unwrap_err();
             assert!(e.contains("512MB"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_size_before_postgres_13_is_refused() {
+        let warned = check(12, SlotKeep::Auto).unwrap().unwrap();
+        assert!(
+            warned.starts_with("warning: PostgreSQL 12 cannot bound"),
+            "{warned}"
+        );
+        assert_eq!(check(13, SlotKeep::Megabytes(1)).unwrap(), None);
+        let e = check(12, SlotKeep::Unlimited).unwrap_err().to_string();
+        assert!(e.contains("runs 12: drop --slot-keep"), "{e}");
     }
 
     #[test]
