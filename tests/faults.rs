@@ -2,7 +2,7 @@
 //! that stalls outside a step (a fake server: at the describe, the sampler, `DROP TABLE`,
 //! `CREATE TABLE`), one Ctrl-C at any moment, a frozen server (SIGSTOP, never resumed) and a
 //! cut TCP path (real private PostgreSQL), the server's own data disk full (a tmpfs under a
-//! private PostgreSQL), two writers on one results directory, a results directory deleted or
+//! private PostgreSQL, and MariaDB), two writers on one results directory, a results directory deleted or
 //! full mid-run, and an ibench killed with SIGKILL. Each asserts the exit code, a generous time
 //! bound and what run.json keeps.
 
@@ -451,22 +451,35 @@ struct ServerOnTmpfs {
 }
 
 impl ServerOnTmpfs {
-    /// A PostgreSQL with 1 MB WAL segments and at most 4 MB of WAL (so that its data files,
-    /// not its WAL, fill the disk) on a tmpfs of `size`; `None` where no tmpfs can be mounted.
-    fn start(tag: &str, size: &str) -> Option<ServerOnTmpfs> {
+    /// A private server of `kind` on a tmpfs of `size`, `None` where no tmpfs can be mounted:
+    /// its data files, not its log, fill the disk (PostgreSQL: 1 MB WAL segments and at most
+    /// 4 MB of WAL; MariaDB: a 4 MB redo log).
+    fn start(kind: ServerKind, tag: &str, size: &str) -> Option<ServerOnTmpfs> {
         let fs = Tmpfs::mount(&fresh_dir(tag), &format!("size={size}"))?;
         let conf = fresh_dir(&format!("{tag}-conf"));
         std::fs::create_dir_all(&conf).unwrap();
-        let config = conf.join("small-wal.conf");
-        std::fs::write(&config, "min_wal_size = 2MB\nmax_wal_size = 4MB\n").unwrap();
+        let (name, settings, init_args) = match kind {
+            ServerKind::Postgres => (
+                "small-wal.conf",
+                "min_wal_size = 2MB\nmax_wal_size = 4MB\n",
+                vec!["--wal-segsize=1".to_string()],
+            ),
+            ServerKind::Mariadb => (
+                "small-log.cnf",
+                "[mysqld]\ninnodb_log_file_size = 4M\ninnodb_buffer_pool_size = 16M\n",
+                Vec::new(),
+            ),
+        };
+        let config = conf.join(name);
+        std::fs::write(&config, settings).unwrap();
         let server = ibench::server::start(&ibench::server::ServerSpec {
-            kind: ServerKind::Postgres,
+            kind,
             config: Some(config),
-            dir: Some(fs.0.join("pg")),
-            init_args: vec!["--wal-segsize=1".to_string()],
+            dir: Some(fs.0.join("server")),
+            init_args,
             ..ibench::server::ServerSpec::default()
         })
-        .unwrap_or_else(|e| panic!("a private PostgreSQL on a tmpfs starts: {e:#}"));
+        .unwrap_or_else(|e| panic!("a private {kind:?} on a tmpfs starts: {e:#}"));
         Some(ServerOnTmpfs { server, fs })
     }
 
@@ -488,7 +501,23 @@ impl Drop for ServerOnTmpfs {
 /// one line that names the server's disk and the fix, the steps before are kept, exit 1.
 #[test]
 fn the_servers_own_disk_full_is_named_and_the_steps_before_are_kept() {
-    let Some(pg) = ServerOnTmpfs::start("faults-server-disk", "64m") else {
+    server_disk_fills(
+        ServerKind::Postgres,
+        "64m",
+        "No space left on device (SQLSTATE 53100)",
+    );
+}
+
+/// The same on MariaDB (InnoDB), whose full disk is "The table is full" (error 1114).
+#[test]
+fn mariadbs_own_disk_full_is_named_too() {
+    server_disk_fills(ServerKind::Mariadb, "160m", "ERROR 1114");
+}
+
+/// A private server of `kind` on a tmpfs of `size` that fills after l.x; the error line says
+/// `says` beside the server's disk and the fix.
+fn server_disk_fills(kind: ServerKind, size: &str, says: &str) {
+    let Some(on_tmpfs) = ServerOnTmpfs::start(kind, "faults-server-disk", size) else {
         eprintln!("cannot mount a tmpfs here (not root?): the server's full disk is not checked");
         return;
     };
@@ -502,9 +531,9 @@ fn the_servers_own_disk_full_is_named_and_the_steps_before_are_kept() {
         "--host-probe-ms",
         "0",
     ];
-    let (run, out) = watch_run(&pg.server.url, "faults-server-disk-run", &args);
+    let (run, out) = watch_run(&on_tmpfs.server.url, "faults-server-disk-run", &args);
     run.wait_for(" idx rows/s"); // l.x ended (its line, not the banner's list of steps)
-    pg.fill();
+    on_tmpfs.fill();
     let (err, _) = run.ends_with(1);
     let line = err
         .lines()
@@ -512,7 +541,7 @@ fn the_servers_own_disk_full_is_named_and_the_steps_before_are_kept() {
         .unwrap_or_else(|| panic!("no error line in: {err}"));
     assert!(
         line.contains("the server's own disk is full")
-            && line.contains("No space left on device")
+            && line.contains(says)
             && line.contains("free space on the disk that holds the server's data directory"),
         "{err}"
     );
