@@ -507,7 +507,7 @@ fn a_stopped_standby_loses_its_slot_under_a_small_slot_keep() {
     assert!(out.status.success(), "{err}");
     let standby = standby.expect("the standby's handle");
     assert!(
-        err.contains("the primary keeps at most 1 MB of WAL for its standbys' slots"),
+        err.contains("the primary keeps at most 1MB of WAL for its standbys' slots"),
         "{err}"
     );
     let mut p = common::pg_connect(&primary.url);

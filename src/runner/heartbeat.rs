@@ -5,7 +5,8 @@
 //! `now - (commit time of the first write it has not applied)` behind (zero when it has
 //! applied every write), to within the time one read takes; a failed read marks that moment
 //! lost. Once a second, and as a step ends, the reader also reads the DBMS's own view (PostgreSQL's replay LSN and
-//! `replay_lag`; MariaDB's GTID positions and `Seconds_Behind_Master`).
+//! `replay_lag`; MariaDB's GTID positions and `Seconds_Behind_Master`) and, on PostgreSQL, the
+//! standby's replication slot on the primary (`slot_watch.rs`).
 //!
 //! The runner starts it once per run ([`Heartbeat::start`], which also refuses a replica URL
 //! that is no replica of `--url`), makes it the run thread's active heartbeat
@@ -83,7 +84,7 @@ struct Shared {
     urls: (String, String),
     /// PostgreSQL: the standby's replication slot on the primary.
     slot: SlotWatch,
-    /// A step ended: read the DBMS's view at the next tick (and clear this).
+    /// A step ended: read the DBMS's view and the slot at the next tick (cleared once read).
     view_due: AtomicBool,
     stop: AtomicBool,
 }

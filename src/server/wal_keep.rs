@@ -88,6 +88,15 @@ pub fn auto_megabytes(free_bytes: u64) -> u64 {
     (free_bytes / AUTO_SHARE / MB).clamp(1, AUTO_CAP_MB)
 }
 
+/// MB as PostgreSQL writes a size: `512MB`, `4GB` (powers of 1024, as its units are).
+fn megabytes_text(mb: u64) -> String {
+    if mb >= 1024 && mb.is_multiple_of(1024) {
+        format!("{}GB", mb / 1024)
+    } else {
+        format!("{mb}MB")
+    }
+}
+
 /// Bytes free to an unprivileged writer on the filesystem holding `path`.
 fn free_bytes(path: &Path) -> Option<u64> {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
@@ -135,7 +144,8 @@ pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<Option<String>> {
     let (value, said) = match keep {
         SlotKeep::Auto if setting != "-1" && !source.ends_with("postgresql.auto.conf") => {
             return Ok(Some(format!(
-                "the primary keeps at most {setting} MB of WAL for its standbys' slots (max_slot_wal_keep_size, from {source}; --slot-keep sets another)"
+                "the primary keeps at most {}MB of WAL for its standbys' slots (max_slot_wal_keep_size, from {source}; --slot-keep sets another)",
+                setting
             )));
         }
         SlotKeep::Auto => {
@@ -147,19 +157,19 @@ pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<Option<String>> {
             })?;
             let mb = auto_megabytes(free);
             (
-                format!("{mb}MB"),
+                megabytes_text(mb),
                 format!(
-                    "the primary keeps at most {} of WAL for its standbys' slots (max_slot_wal_keep_size: a quarter of the {} free on its data disk, at most 64 GB; --slot-keep sets another); a standby further behind loses its slot and must be made again",
-                    size_text(mb * MB),
+                    "the primary keeps at most {} of WAL for its standbys' slots (max_slot_wal_keep_size: a quarter of the {} free on its data disk, at most 64GB; --slot-keep sets another); a standby further behind loses its slot and must be made again",
+                    megabytes_text(mb),
                     size_text(free)
                 ),
             )
         }
         SlotKeep::Megabytes(mb) => (
-            format!("{mb}MB"),
+            megabytes_text(mb),
             format!(
                 "the primary keeps at most {} of WAL for its standbys' slots (max_slot_wal_keep_size, --slot-keep); a standby further behind loses its slot and must be made again",
-                size_text(mb * MB)
+                megabytes_text(mb)
             ),
         ),
         SlotKeep::Unlimited => (
@@ -260,6 +270,13 @@ mod tests {
         assert_eq!(check(13, SlotKeep::Megabytes(1)).unwrap(), None);
         let e = check(12, SlotKeep::Unlimited).unwrap_err().to_string();
         assert!(e.contains("runs 12: drop --slot-keep"), "{e}");
+    }
+
+    #[test]
+    fn sizes_read_as_postgresql_writes_them() {
+        assert_eq!(megabytes_text(1), "1MB");
+        assert_eq!(megabytes_text(1536), "1536MB");
+        assert_eq!(megabytes_text(65536), "64GB");
     }
 
     #[test]
