@@ -288,6 +288,18 @@ pub struct ServerStartArgs {
     /// With --replica-of (MariaDB): semi-synchronous replication.
     #[arg(long, requires = "replica_of")]
     pub semisync: bool,
+    /// With --replica-of (PostgreSQL 13 and later): the most WAL the primary keeps for its
+    /// standbys' replication slots (max_slot_wal_keep_size), so that a stopped standby cannot
+    /// fill its disk; a standby further behind loses its slot. auto: a quarter of the space
+    /// free on the primary's data disk, at most 64 GB (a bound in the primary's config is
+    /// kept); a size such as 512MB or 4GB; or unlimited.
+    #[arg(
+        long,
+        requires = "replica_of",
+        value_name = "SIZE",
+        default_value = "auto"
+    )]
+    pub slot_keep: crate::server::wal_keep::SlotKeep,
     /// MariaDB: write a binary log (server_id 1, row format), so replicas can attach.
     #[arg(long, conflicts_with = "replica_of")]
     pub log_bin: bool,

@@ -253,7 +253,9 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                 init_args: Vec::new(),
             };
             let handle = match &a.replica_of {
-                Some(primary) => server::replica::start_replica(&spec, primary, mode)?,
+                Some(primary) => {
+                    server::replica::start_replica_keeping(&spec, primary, mode, a.slot_keep)?
+                }
                 None if a.log_bin => server::replica::start_logging_primary(&spec)?,
                 None => server::start(&spec)?,
             };
@@ -278,6 +280,9 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                 );
             }
             console::print_out(&server::instances::render(&running))?;
+            for note in server::instances::slot_notes(&running) {
+                crate::say!("note: {note}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions { shell } => {

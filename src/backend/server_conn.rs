@@ -25,6 +25,9 @@ pub enum ErrorClass {
     Retryable,
     /// The login was refused (bad user or password, no access).
     Auth,
+    /// The server is out of space where it writes its data (PostgreSQL's `53100 disk_full`,
+    /// MariaDB's "table is full" or errno 28).
+    DiskFull,
     /// Any other failure of a statement.
     Other,
 }
@@ -379,6 +382,10 @@ pub(crate) fn statement_error<D: Dialect>(
     context: &str,
     e: &WireError,
 ) -> BackendError {
+    if e.server().map(D::class) == Some(ErrorClass::DiskFull) {
+        // Before the lost connection: a PANIC for want of space ends the connection too.
+        return wire_error::<D>(target, context, e);
+    }
     match e {
         WireError::Io(io) if super::deadline::wait_end(io).is_none() => BackendError::Lost {
             context: context.to_string(),
@@ -439,6 +446,15 @@ pub(crate) fn wire_error<D: Dialect>(target: &str, context: &str, e: &WireError)
         Some(ErrorClass::Auth) => BackendError::Auth {
             target: target.to_string(),
             detail,
+        },
+        Some(ErrorClass::DiskFull) => BackendError::DiskFull {
+            context: context.to_string(),
+            target: target.to_string(),
+            // The message alone: its HINT ("Check free disk space.") is the error's own.
+            detail: e.server().map_or(detail, |s| match s.number {
+                Some(n) => format!("ERROR {n} ({}): {}", s.sqlstate, s.message),
+                None => format!("{} (SQLSTATE {})", s.message, s.sqlstate),
+            }),
         },
         Some(ErrorClass::Other) => BackendError::sql(context, detail),
         None if matches!(e, WireError::Io(_)) => BackendError::Unreachable {

@@ -50,6 +50,110 @@ pub struct StepReplication {
     /// After l.i2, once the replica caught up: do its tables hold what the primary's hold?
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub integrity: Option<ReplicaIntegrity>,
+    /// PostgreSQL: the WAL the standby's replication slot held back on the primary over the
+    /// step. Absent on MariaDB and for a standby without a slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<SlotRetention>,
+}
+
+/// A PostgreSQL standby's replication slot as the primary kept it over a step
+/// (`pg_replication_slots`, read once a second and as the step ends, on the primary: it is
+/// read while the standby is down too).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SlotRetention {
+    /// The slot's name (the standby's `primary_slot_name`).
+    pub name: String,
+    /// The most WAL the slot held back: bytes between the primary's `pg_current_wal_lsn()` and
+    /// the slot's `restart_lsn`. `None` when every reading had no `restart_lsn` (a lost slot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retained_wal_max_bytes: Option<u64>,
+    /// The worst `wal_status` read (PostgreSQL 13 and later), in the order `reserved`,
+    /// `extended`, `unreserved`, `lost`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal_status: Option<String>,
+    /// The least `safe_wal_size` read, bytes: how much more WAL the primary could write before
+    /// the slot is in danger of being lost (13 and later; absent with no bound).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safe_wal_size_min_bytes: Option<i64>,
+    /// When the primary invalidated the slot (`wal_status` `lost`): why, one line. The
+    /// standby can never catch up; the step's `lost_from_second` says from when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<String>,
+}
+
+/// One reading of a physical replication slot on a PostgreSQL primary.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SlotReading {
+    /// `slot_name`.
+    pub name: String,
+    /// `wal_status` (13 and later).
+    pub wal_status: Option<String>,
+    /// `safe_wal_size`, bytes (13 and later).
+    pub safe_wal_size_bytes: Option<i64>,
+    /// `pg_current_wal_lsn()` less `restart_lsn`, bytes.
+    pub retained_bytes: Option<u64>,
+    /// `active`: a standby streams from it now.
+    pub active: bool,
+    /// `invalidation_reason` (17 and later), e.g. `wal_removed`.
+    pub invalidation_reason: Option<String>,
+}
+
+impl SlotReading {
+    /// The primary invalidated the slot: the WAL its standby needs is gone.
+    pub fn is_lost(&self) -> bool {
+        self.wal_status.as_deref() == Some("lost")
+    }
+}
+
+/// How bad a `wal_status` is: `reserved` 0 … `lost` 3 (an unknown one counts as `reserved`).
+fn wal_status_rank(status: &str) -> u8 {
+    match status {
+        "extended" => 1,
+        "unreserved" => 2,
+        "lost" => 3,
+        _ => 0,
+    }
+}
+
+impl SlotRetention {
+    /// Fold one reading of the slot into the step's figures; `keep` is the primary's
+    /// `max_slot_wal_keep_size` as it shows it, for the lost slot's reason.
+    pub fn fold(&mut self, r: &SlotReading, keep: Option<&str>) {
+        self.name.clone_from(&r.name);
+        if let Some(b) = r.retained_bytes {
+            self.retained_wal_max_bytes = Some(self.retained_wal_max_bytes.map_or(b, |m| m.max(b)));
+        }
+        if let Some(st) = &r.wal_status
+            && self
+                .wal_status
+                .as_deref()
+                .is_none_or(|old| wal_status_rank(st) > wal_status_rank(old))
+        {
+            self.wal_status = Some(st.clone());
+        }
+        if let Some(b) = r.safe_wal_size_bytes {
+            self.safe_wal_size_min_bytes =
+                Some(self.safe_wal_size_min_bytes.map_or(b, |m| m.min(b)));
+        }
+        if r.is_lost() && self.lost.is_none() {
+            self.lost = Some(slot_lost_reason(r, keep));
+        }
+    }
+}
+
+/// Why a lost slot's standby is lost, one line.
+pub fn slot_lost_reason(r: &SlotReading, keep: Option<&str>) -> String {
+    let why = match r.invalidation_reason.as_deref() {
+        Some(reason) if !reason.is_empty() => format!("wal_status lost, {reason}"),
+        _ => "wal_status lost".to_string(),
+    };
+    let bound = keep.map_or(String::new(), |k| {
+        format!(" by more than max_slot_wal_keep_size ({k})")
+    });
+    format!(
+        "the primary invalidated the replication slot {} ({why}): its standby fell behind{bound} and the WAL it needs was removed, so it cannot catch up; make a new standby (ibench server start postgres --replica-of PRIMARY_DIR), or raise --slot-keep",
+        r.name
+    )
 }
 
 /// The replica's tables against the primary's, after l.i2 once the replica caught up.
@@ -181,6 +285,40 @@ mod tests {
         assert_eq!(p99, Some(198.0));
         assert_eq!(mean, Some(100.5));
         assert_eq!(lag_figures(&[5.0]), (Some(5.0), Some(5.0), Some(5.0)));
+    }
+
+    #[test]
+    fn a_slot_keeps_its_worst_status_and_largest_retention() {
+        let reading = |status: &str, retained: u64, safe: i64| SlotReading {
+            name: "ibench_replica_1".to_string(),
+            wal_status: Some(status.to_string()),
+            safe_wal_size_bytes: Some(safe),
+            retained_bytes: Some(retained),
+            active: false,
+            invalidation_reason: None,
+        };
+        let mut slot = SlotRetention::default();
+        slot.fold(&reading("reserved", 100, 900), Some("1MB"));
+        slot.fold(&reading("unreserved", 5000, -10), Some("1MB"));
+        slot.fold(&reading("extended", 300, 700), Some("1MB"));
+        assert_eq!(slot.retained_wal_max_bytes, Some(5000));
+        assert_eq!(slot.wal_status.as_deref(), Some("unreserved"));
+        assert_eq!(slot.safe_wal_size_min_bytes, Some(-10));
+        assert_eq!(slot.lost, None);
+        let mut lost = reading("lost", 0, 0);
+        lost.retained_bytes = None;
+        lost.invalidation_reason = Some("wal_removed".to_string());
+        slot.fold(&lost, Some("1MB"));
+        assert_eq!(slot.wal_status.as_deref(), Some("lost"));
+        assert_eq!(slot.retained_wal_max_bytes, Some(5000));
+        let why = slot.lost.expect("lost");
+        assert!(
+            why.starts_with(
+                "the primary invalidated the replication slot ibench_replica_1 (wal_status lost, wal_removed): its standby fell behind by more than max_slot_wal_keep_size (1MB)"
+            ),
+            "{why}"
+        );
+        assert_eq!(why.lines().count(), 1);
     }
 
     #[test]

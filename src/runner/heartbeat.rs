@@ -5,7 +5,8 @@
 //! `now - (commit time of the first write it has not applied)` behind (zero when it has
 //! applied every write), to within the time one read takes; a failed read marks that moment
 //! lost. Once a second, and as a step ends, the reader also reads the DBMS's own view (PostgreSQL's replay LSN and
-//! `replay_lag`; MariaDB's GTID positions and `Seconds_Behind_Master`).
+//! `replay_lag`; MariaDB's GTID positions and `Seconds_Behind_Master`) and, on PostgreSQL, the
+//! standby's replication slot on the primary (`slot_watch.rs`).
 //!
 //! The runner starts it once per run ([`Heartbeat::start`], which also refuses a replica URL
 //! that is no replica of `--url`), makes it the run thread's active heartbeat
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
+use super::slot_watch::SlotWatch;
 use crate::backend::link::{LinkKind, SqlLink, column};
 use crate::results::replication::{
     DbmsReplicationView, ReplicaInfo, ReplicaIntegrity, StepReplication, TableMatch, lag_figures,
@@ -80,7 +82,9 @@ struct Shared {
     application_name: Option<String>,
     /// The primary's and the replica's URLs, for the integrity check after l.i2.
     urls: (String, String),
-    /// A step ended: read the DBMS's view at the next tick (and clear this).
+    /// PostgreSQL: the standby's replication slot on the primary.
+    slot: SlotWatch,
+    /// A step ended: read the DBMS's view and the slot at the next tick (cleared once read).
     view_due: AtomicBool,
     stop: AtomicBool,
 }
@@ -121,6 +125,14 @@ impl Heartbeat {
             LinkKind::Postgres => check_postgres(&mut primary, &mut replica, &shown)?,
             LinkKind::Mysql => check_mysql(&mut primary, &mut replica, &shown)?,
         };
+        let slot = match primary.kind() {
+            LinkKind::Postgres => SlotWatch::find(
+                &mut primary,
+                &mut replica,
+                found.application_name.as_deref(),
+            ),
+            LinkKind::Mysql => SlotWatch::none(),
+        };
         let first = first_sequence();
         make_table(&mut primary, first).context("cannot make the heartbeat's table on --url")?;
         wait_first_row(&mut replica, first, &shown)?;
@@ -132,6 +144,7 @@ impl Heartbeat {
             view: Mutex::new(DbmsReplicationView::default()),
             application_name: found.application_name,
             urls: (primary_url.to_string(), replica_url.to_string()),
+            slot,
             view_due: AtomicBool::new(false),
             stop: AtomicBool::new(false),
         });
@@ -464,13 +477,23 @@ fn read_loop(shared: &Shared, replica: SqlLink, replica_url: &str, primary_url: 
             lag_ms: lag,
             applied,
         });
-        if n.is_multiple_of(10) || shared.view_due.swap(false, Ordering::Relaxed) {
+        let due = shared.view_due.load(Ordering::Relaxed);
+        if n.is_multiple_of(10) || due {
             reconnect(&mut primary, primary_url, &mut last_primary_try);
             if let (Some(r), Some(p)) = (link.as_mut(), primary.as_mut()) {
                 let mut view = lock(&shared.view);
                 if read_view(shared, p, r, &mut view).is_err() {
                     primary = None;
                 }
+            }
+            if let Some(p) = primary.as_mut()
+                && shared.slot.read(p).is_err()
+            {
+                primary = None;
+            }
+            // Cleared once read, so that a step's end waits for the reading, not its start.
+            if due {
+                shared.view_due.store(false, Ordering::Relaxed);
             }
         }
     }
@@ -627,6 +650,7 @@ pub fn begin_step() {
     if let Some(shared) = active() {
         lock(&shared.readings).clear();
         *lock(&shared.view) = DbmsReplicationView::default();
+        shared.slot.begin_step();
     }
 }
 
@@ -665,7 +689,7 @@ pub fn end_step(started_at: SystemTime, ended_at: SystemTime) -> Option<StepRepl
     // The DBMS's view at the end too (a step shorter than a second has no other reading).
     shared.view_due.store(true, Ordering::Relaxed);
     let asked = Instant::now();
-    while shared.view_due.load(Ordering::Relaxed) && asked.elapsed() < 5 * INTERVAL {
+    while shared.view_due.load(Ordering::Relaxed) && asked.elapsed() < 20 * INTERVAL {
         std::thread::sleep(Duration::from_millis(5));
     }
     let catch_up_seconds = wait_catch_up(&shared, end);
@@ -676,10 +700,14 @@ pub fn end_step(started_at: SystemTime, ended_at: SystemTime) -> Option<StepRepl
         .collect();
     let lags: Vec<f64> = readings.iter().filter_map(|r| r.lag_ms).collect();
     let (max, p99, mean) = lag_figures(&lags);
+    let (slot, slot_lost_from) = shared.slot.end_step(start);
     let lost_from_second = readings
         .iter()
         .find(|r| r.lag_ms.is_none())
-        .map(|r| (r.at - start).as_secs_f64());
+        .map(|r| (r.at - start).as_secs_f64())
+        .into_iter()
+        .chain(slot_lost_from)
+        .reduce(f64::min);
     Some(StepReplication {
         samples: u32::try_from(readings.len()).unwrap_or(u32::MAX),
         lag_max_ms: max,
@@ -689,6 +717,7 @@ pub fn end_step(started_at: SystemTime, ended_at: SystemTime) -> Option<StepRepl
         lost_from_second,
         dbms: Some(lock(&shared.view).clone()).filter(|v| *v != DbmsReplicationView::default()),
         integrity: None,
+        slot,
     })
 }
 
@@ -720,7 +749,8 @@ fn wait_catch_up(shared: &Shared, end: Instant) -> Option<f64> {
         {
             return None;
         }
-        if Instant::now() >= deadline || crate::runner::stop::interrupted() {
+        if Instant::now() >= deadline || crate::runner::stop::interrupted() || shared.slot.is_lost()
+        {
             return None;
         }
         std::thread::sleep(Duration::from_millis(10));

@@ -18,6 +18,7 @@ pub mod monitor;
 pub mod pacer;
 pub mod sequence;
 pub mod shape;
+pub mod slot_watch;
 pub mod step;
 pub mod stop;
 pub mod tables;

@@ -92,6 +92,15 @@ pub fn render(instances: &[RunningInstance]) -> String {
     text
 }
 
+/// The lines `server list` says after its table: the replication slots of the running
+/// PostgreSQL primaries that hold back much WAL or were lost (`wal_keep::slot_notes`).
+pub fn slot_notes(instances: &[RunningInstance]) -> Vec<String> {
+    instances
+        .iter()
+        .flat_map(|i| super::wal_keep::slot_notes(&i.handle, false))
+        .collect()
+}
+
 /// What stopping an instance did and left.
 #[derive(Clone, Debug)]
 pub struct Stopped {
@@ -109,10 +118,16 @@ pub struct Stopped {
     pub removed: bool,
     /// The dirs of its private replicas, stopped first.
     pub replicas: Vec<PathBuf>,
+    /// A PostgreSQL primary's replication slots left holding back much WAL, or lost, as read
+    /// before the stop (`wal_keep::slot_notes`): their WAL stays in its data dir.
+    pub slot_notes: Vec<String>,
 }
 
 impl fmt::Display for Stopped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for note in &self.slot_notes {
+            writeln!(f, "{note}")?;
+        }
         for replica in &self.replicas {
             writeln!(f, "stopped its replica in {} first", replica.display())?;
         }
@@ -139,6 +154,8 @@ impl fmt::Display for Stopped {
 pub fn stop(dir: &Path, remove: bool) -> Result<Stopped> {
     let handle = ServerHandle::load(dir)?;
     let was_running = handle.is_running();
+    // The slots no live standby streams from stay (with their WAL) after the stop.
+    let slot_notes = super::wal_keep::slot_notes(&handle, true);
     // A primary's live replicas stop first; a replica is taken off its primary.
     let replicas = super::replica::stop_pair(dir)?;
     let disk_bytes = disk_bytes(dir);
@@ -159,6 +176,7 @@ pub fn stop(dir: &Path, remove: bool) -> Result<Stopped> {
         disk_bytes,
         removed: remove,
         replicas,
+        slot_notes,
     })
 }
 

@@ -20,6 +20,7 @@ pub mod instances;
 pub mod mariadb;
 pub mod postgres;
 pub mod replica;
+pub mod wal_keep;
 
 use std::ffi::CString;
 use std::fs;

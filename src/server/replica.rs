@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+use super::wal_keep::SlotKeep;
 use super::{
     RunAs, ServerHandle, ServerKind, ServerSpec, choose_port, command, first_line, mariadb,
     postgres, prepare_instance_dir, read_password, run_capture, write_password_file,
@@ -155,12 +156,28 @@ pub fn start_logging_primary(spec: &ServerSpec) -> Result<ServerHandle> {
 }
 
 /// Start a replica of the private primary in `primary_dir`, as `spec` says (its dir, port,
-/// bindir, config), following it in `mode`. Returns the replica's handle (saved in its dir).
+/// bindir, config), following it in `mode`; a PostgreSQL primary's slots get the default
+/// bound on the WAL they keep ([`start_replica_keeping`]). Returns the replica's handle
+/// (saved in its dir).
 pub fn start_replica(
     spec: &ServerSpec,
     primary_dir: &Path,
     mode: ReplicaMode,
 ) -> Result<ServerHandle> {
+    start_replica_keeping(spec, primary_dir, mode, SlotKeep::Auto)
+}
+
+/// [`start_replica`], with `keep` the bound on the WAL a PostgreSQL primary's slots may keep
+/// (`--slot-keep`, set as the standby attaches: `server::wal_keep`).
+pub fn start_replica_keeping(
+    spec: &ServerSpec,
+    primary_dir: &Path,
+    mode: ReplicaMode,
+    keep: SlotKeep,
+) -> Result<ServerHandle> {
+    if spec.kind == ServerKind::Mariadb && keep != SlotKeep::Auto {
+        bail!("--slot-keep is PostgreSQL's (a MariaDB replica has no slot): drop it");
+    }
     let primary = ServerHandle::load(primary_dir).context(
         "--replica-of must name the --dir of a server started with `ibench server start`",
     )?;
@@ -186,6 +203,12 @@ pub fn start_replica(
         );
     }
     mode.check_for(spec.kind)?;
+    if spec.kind == ServerKind::Postgres
+        && let Some(warning) =
+            super::wal_keep::check(pg_major(&primary.version).unwrap_or(u32::MAX), keep)?
+    {
+        crate::say!("{warning}");
+    }
     if let Some(dir) = &spec.dir {
         super::check_dir_usable(dir)?;
     }
@@ -203,12 +226,24 @@ pub fn start_replica(
     };
     let saved = link
         .save(&handle.dir)
-        .and_then(|()| add_replica(&primary.dir, &handle.dir));
+        .and_then(|()| add_replica(&primary.dir, &handle.dir))
+        .and_then(|()| bound_slots(&primary, keep));
     if let Err(e) = saved {
         let _ = stop_replica(&handle, &link);
         return Err(e);
     }
     Ok(handle)
+}
+
+/// A PostgreSQL primary's slots get the bound `keep` once its standby is attached; said on the
+/// terminal (`server::wal_keep`).
+fn bound_slots(primary: &ServerHandle, keep: SlotKeep) -> Result<()> {
+    if primary.kind == ServerKind::Postgres
+        && let Some(said) = super::wal_keep::bound(primary, keep)?
+    {
+        crate::say!("{said}");
+    }
+    Ok(())
 }
 
 /// Stop the server in `dir` and, first, its live replicas when it is a primary; a replica is

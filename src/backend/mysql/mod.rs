@@ -281,6 +281,9 @@ impl Dialect for MyDialect {
         match e.number {
             Some(ER_LOCK_DEADLOCK | ER_LOCK_WAIT_TIMEOUT) => ErrorClass::Retryable,
             Some(ER_ACCESS_DENIED | ER_DBACCESS_DENIED) => ErrorClass::Auth,
+            Some(ER_RECORD_FILE_FULL | ER_DISK_FULL) => ErrorClass::DiskFull,
+            // errno 28 (ENOSPC) in an error on a file ("Errcode: 28 ...").
+            _ if e.message.contains("Errcode: 28") => ErrorClass::DiskFull,
             _ => ErrorClass::Other,
         }
     }
@@ -684,6 +687,10 @@ const ER_LOCK_WAIT_TIMEOUT: u16 = 1205;
 const ER_LOCK_DEADLOCK: u16 = 1213;
 /// `ER_UNKNOWN_SYSTEM_VARIABLE`.
 const ER_UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
+/// `ER_RECORD_FILE_FULL`: "The table is full" (InnoDB out of space).
+const ER_RECORD_FILE_FULL: u16 = 1114;
+/// `ER_DISK_FULL`.
+const ER_DISK_FULL: u16 = 1021;
 /// `ER_UNKNOWN_STORAGE_ENGINE`.
 const ER_UNKNOWN_STORAGE_ENGINE: u16 = 1286;
 
@@ -873,6 +880,23 @@ mod tests {
         assert!(matches!(
             wire_error("t", "c", &e(1146)),
             BackendError::Sql { .. }
+        ));
+        for full in [1114, 1021] {
+            assert!(matches!(
+                wire_error("t", "c", &e(full)),
+                BackendError::DiskFull { .. }
+            ));
+        }
+        let errno_28 = WireError::Server(Box::new(wire::ServerError {
+            sqlstate: "HY000".to_string(),
+            number: Some(1026),
+            message: "Error writing file './x' (Errcode: 28 \"No space left on device\")"
+                .to_string(),
+            ..wire::ServerError::default()
+        }));
+        assert!(matches!(
+            wire_error("t", "c", &errno_28),
+            BackendError::DiskFull { .. }
         ));
         let io = WireError::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
         assert!(matches!(

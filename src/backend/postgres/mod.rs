@@ -46,6 +46,7 @@ mod sqlstate {
     pub const INVALID_AUTHORIZATION_SPECIFICATION: &str = "28000";
     pub const INVALID_CATALOG_NAME: &str = "3D000";
     pub const QUERY_CANCELED: &str = "57014";
+    pub const DISK_FULL: &str = "53100";
 }
 
 /// PostgreSQL driver: a parsed connection configuration.
@@ -327,6 +328,7 @@ impl Dialect for PgDialect {
             sqlstate::INVALID_PASSWORD | sqlstate::INVALID_AUTHORIZATION_SPECIFICATION => {
                 ErrorClass::Auth
             }
+            sqlstate::DISK_FULL => ErrorClass::DiskFull,
             _ => ErrorClass::Other,
         }
     }
@@ -980,6 +982,23 @@ mod tests {
             wire_error("t", "c", &e("42P01")),
             BackendError::Sql { .. }
         ));
+        // Out of space: one line naming the server's disk, without the HINT's line.
+        let full = WireError::Server(Box::new(ServerError {
+            sqlstate: "53100".to_string(),
+            severity: Some("ERROR".to_string()),
+            message: "could not extend file \"base/5/16384\": No space left on device".to_string(),
+            hint: Some("Check free disk space.".to_string()),
+            ..ServerError::default()
+        }));
+        let text = wire_error("t", "insert into pi1", &full).to_string();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(
+            text.starts_with(
+                "insert into pi1: the server's own disk is full (t): could not extend"
+            ) && text.contains("(SQLSTATE 53100)")
+                && text.contains("free space on the disk that holds the server's data directory"),
+            "{text}"
+        );
         let io = WireError::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
         assert!(matches!(
             wire_error("t", "c", &io),
