@@ -89,10 +89,10 @@ impl ApplyProbe {
         if self.link.is_none() {
             self.link = SqlLink::connect(&self.url, CONNECT_TIMEOUT).ok();
         }
-        let position = self.link.as_mut().and_then(|l| match replay_position(l) {
-            Ok(p) => p,
-            Err(_) => None,
-        });
+        let position = self
+            .link
+            .as_mut()
+            .and_then(|l| replay_position(l).ok().flatten());
         if position.is_none() {
             self.link = None;
         }
