@@ -318,7 +318,7 @@ pub struct RunArgs {
     /// a replica under apply load (needs --replica-url).
     #[arg(help_heading = CONNECTION, long, default_value_t = defaults().query_on, value_enum)]
     pub query_on: crate::results::options::QueryOn,
-    /// When the replica at --replica-url stops answering: `continue` measures on on the
+    /// When the replica at --replica-url stops answering: `continue` keeps measuring on the
     /// primary and records the lag lost from that second; `stop` fails the step in progress
     /// (what it measured is kept) and ends the run with status 1.
     #[arg(help_heading = CONNECTION, long, default_value_t = defaults().on_replica_loss, value_enum)]

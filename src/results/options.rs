@@ -153,7 +153,7 @@ pub enum QueryOn {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ReplicaLoss {
-    /// Measure on on the primary; the replica's lag is recorded lost from that second.
+    /// Keep measuring on the primary; the replica's lag is recorded lost from that second.
     #[default]
     Continue,
     /// Fail the step in progress (what it measured is kept) and stop the run.
