@@ -9,6 +9,7 @@ mod common;
 use std::path::Path;
 
 use common::{fresh_dir, ibench, register_server, start_server};
+use ibench::results::metrics::Metric;
 use ibench::results::options::QueryOn;
 use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status, StepRecord};
@@ -170,6 +171,13 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
         .filter(|(k, _)| k.ends_with("query"))
         .map(|(_, o)| o.ops)
         .sum();
+    // The sampler reads the primary: its CPU per replica query is not a figure.
+    let metrics = step(&run, "qr100").metrics.as_ref().unwrap();
+    assert!(
+        matches!(&metrics.cpupq, Metric::Na(why) if why.contains("--query-on replica")),
+        "{:?}",
+        metrics.cpupq
+    );
     let scanned = pg_scans(&sync.url) - scans_before;
     assert!(queries > 0);
     assert!(

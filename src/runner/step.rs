@@ -88,8 +88,34 @@ pub(super) fn run_step(
         replication,
         ..m.record
     };
-    record.metrics = Some(sampler::step_metrics(&record, sampled));
+    let mut metrics = sampler::step_metrics(&record, sampled);
+    if shape.query_target.is_some() && is_query_step(plan) {
+        queries_elsewhere(&mut metrics);
+    }
+    record.metrics = Some(metrics);
     Ok(record)
+}
+
+fn is_query_step(plan: &StepPlan) -> bool {
+    matches!(
+        plan.throughput.kind(),
+        OpKind::RangeQuery | OpKind::PointQuery
+    )
+}
+
+/// With `--query-on replica`, a query step's server figures per query would divide the
+/// primary's work (its background writers) by the replica's queries: n/a, saying why.
+fn queries_elsewhere(m: &mut crate::results::metrics::StepMetrics) {
+    let why =
+        "the queries ran on the replica (--query-on replica); the server figures are the primary's";
+    for f in [&mut m.cpupq, &mut m.rpq, &mut m.rkbpq, &mut m.cspq] {
+        *f = crate::results::metrics::Metric::Na(why.to_string());
+    }
+    for (per, f) in m.dbms.figures_mut() {
+        if per == crate::results::counters::Per::Op {
+            *f = crate::results::metrics::Metric::Na(why.to_string());
+        }
+    }
 }
 
 /// A step's figures from what its connections did: its operations merged, its main figure,
