@@ -11,6 +11,7 @@ use std::path::Path;
 use common::{fresh_dir, ibench, register_server, start_server};
 use ibench::results::metrics::Metric;
 use ibench::results::options::QueryOn;
+use ibench::results::replication::DbmsReplicationView;
 use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status, StepRecord};
 use ibench::server::replica::{ReplicaMode, start_logging_primary, start_replica};
@@ -51,6 +52,21 @@ fn run_with_replica(
     let outcome = ibench::runner::run(o, vec!["test".into()], on_step)
         .unwrap_or_else(|e| panic!("run failed: {e:#}"));
     ibench::results::read_run(&outcome.dir).expect("run.json reads back")
+}
+
+/// A run of `steps` measuring a live replica (checked by [`check_measured`]), and the DBMS's
+/// own view of l.i1's lag.
+fn measured(
+    pair: (&ServerHandle, &ServerHandle),
+    steps: &str,
+    query_on: QueryOn,
+) -> (RunRecord, Option<DbmsReplicationView>) {
+    let tag = format!("rep-{}-{}", pair.0.kind, pair.1.port);
+    let run = run_with_replica(pair, steps, &tag, query_on, &mut |_| {});
+    check_measured(&run, &run_dir(&run));
+    let view = step(&run, "l.i1").replication.as_ref();
+    let view = view.and_then(|r| r.dbms.clone());
+    (run, view)
 }
 
 /// The step `name` of `run`.
@@ -146,23 +162,16 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
     // count their scans of the tables; nothing else of the run scans them there but the
     // integrity check after l.i2 (two statements a table).
     let scans_before = pg_scans(&sync.url);
-    let run = run_with_replica(
-        (&primary, &sync),
-        "l.i0,l.x,l.i1,l.i2,qr100,qp100",
-        "rep-pg-sync",
-        QueryOn::Replica,
-        &mut |_| {},
-    );
+    let pair = (&primary, &sync);
+    let (run, view) = measured(pair, "l.i0,l.x,l.i1,l.i2,qr100,qp100", QueryOn::Replica);
     let info = run.replica.as_ref().expect("the run records its replica");
     assert_eq!(info.mode, "sync");
     assert_eq!(info.synchronous_commit.as_deref(), Some("remote_apply"));
     assert_eq!(info.version, info.primary_version);
     assert_eq!(run.options.query_on, QueryOn::Replica);
-    check_measured(&run, &run_dir(&run));
-    let view = step(&run, "l.i1").replication.as_ref();
-    let view = view.and_then(|r| r.dbms.as_ref());
     assert!(
-        view.is_some_and(|v| v.replay_bytes_behind_max.is_some()),
+        view.as_ref()
+            .is_some_and(|v| v.replay_bytes_behind_max.is_some()),
         "{view:?}"
     );
     let queries: u64 = ["qr100", "qp100"]
@@ -391,23 +400,15 @@ fn mariadb_semisync_replica() {
     let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
     register_server(primary.clone());
     let replica = replica_of(&primary, ReplicaMode::Semisync);
-    let run = run_with_replica(
-        (&primary, &replica),
-        "l.i0,l.x,l.i1,l.i2",
-        "rep-my-semi",
-        QueryOn::Primary,
-        &mut |_| {},
-    );
+    let (run, view) = measured((&primary, &replica), "l.i0,l.x,l.i1,l.i2", QueryOn::Primary);
     let info = run.replica.as_ref().expect("the run records its replica");
     assert_eq!(info.mode, "semisync");
-    check_measured(&run, &run_dir(&run));
-    let view = step(&run, "l.i1").replication.as_ref();
-    let view = view.and_then(|r| r.dbms.as_ref());
     assert!(
-        view.is_some_and(|v| v.transactions_behind_max.is_some()
-            && v.primary_position_at_end
-                .as_deref()
-                .is_some_and(|p| p.starts_with("0-1-"))),
+        view.as_ref()
+            .is_some_and(|v| v.transactions_behind_max.is_some()
+                && v.primary_position_at_end
+                    .as_deref()
+                    .is_some_and(|p| p.starts_with("0-1-"))),
         "{view:?}"
     );
 
