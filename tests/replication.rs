@@ -10,7 +10,7 @@ use std::path::Path;
 
 use common::{fresh_dir, ibench, register_server, start_server};
 use ibench::results::metrics::Metric;
-use ibench::results::options::QueryOn;
+use ibench::results::options::{QueryOn, ReplicaLoss};
 use ibench::results::replication::DbmsReplicationView;
 use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status, StepRecord};
@@ -349,7 +349,8 @@ fn a_matrix_server_with_a_replica() {
         &file,
         format!(
             "[servers.pg]\nkind = \"postgres\"\nbindir = \"{}\"\nreplica = \"sync\"\n\
-             [workloads.tiny]\nload_rows = 1000\nsteps = [\"l.i0\"]\nhost_probe_ms = 0\n",
+             [workloads.tiny]\nload_rows = 1000\nsteps = [\"l.i0\"]\nhost_probe_ms = 0\n\
+             query_on = \"replica\"\non_replica_loss = \"stop\"\n",
             pg.display()
         ),
     )
@@ -362,6 +363,8 @@ fn a_matrix_server_with_a_replica() {
         String::from_utf8_lossy(&ran.stderr)
     );
     let run = ibench::results::read_run(&out.join("cells/pg.base.tiny.r1/run")).unwrap();
+    assert_eq!(run.options.query_on, QueryOn::Replica);
+    assert_eq!(run.options.on_replica_loss, ReplicaLoss::Stop);
     let info = run.replica.expect("the cell measured its replica");
     assert_eq!(info.mode, "sync");
     assert!(run.label.contains("sync replica"), "{}", run.label);
@@ -385,6 +388,22 @@ fn a_matrix_server_with_a_replica() {
         err.contains("servers.my") && err.contains("semisync"),
         "{err}"
     );
+
+    // The queries on a replica, for a server without one.
+    std::fs::write(
+        &bad,
+        format!(
+            "[servers.pg]\nkind = \"postgres\"\nbindir = \"{}\"\n\
+             [workloads.tiny]\nload_rows = 1000\nquery_on = \"replica\"\n",
+            pg.display()
+        ),
+    )
+    .unwrap();
+    let err = refused(
+        &["matrix", "plan", bad.to_str().unwrap()],
+        "--query-on replica needs --replica-url",
+    );
+    assert!(err.contains("workloads.tiny"), "{err}");
 }
 
 fn run_dir(run: &RunRecord) -> std::path::PathBuf {
