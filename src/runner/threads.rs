@@ -307,6 +307,33 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// `--on-replica-loss stop`: the replica's line fails the step, before the errors of the
+    /// statements its stop cancelled.
+    #[test]
+    fn a_lost_replica_s_line_is_the_step_s_error() {
+        let line = "the replica stopped answering at second 2 of qr100; --on-replica-loss continue measures on without it";
+        let driven = Driven {
+            finished: vec![Finished {
+                worker: Box::new(Panicking),
+                table: "pi1".into(),
+                client: 0,
+                recorder: OpRecorder::new(OpKind::Insert),
+                result: Err(crate::backend::BackendError::sql(
+                    "insert",
+                    "canceling statement due to user request",
+                )),
+                ended: Instant::now(),
+            }],
+            replica_lost: Some(line.into()),
+            seen: monitor::Seconds::default(),
+            timeline_error: None,
+            started_at: SystemTime::now(),
+            ended_at: SystemTime::now(),
+            seconds: 2.0,
+        };
+        assert_eq!(driven.status(), (Status::Failed, Some(line.to_string())));
+    }
+
     #[test]
     fn a_step_that_did_all_its_work_is_complete_even_when_interrupted() {
         // l.x built every index, then Ctrl-C: complete.
