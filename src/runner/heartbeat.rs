@@ -645,9 +645,10 @@ pub fn begin_step() {
     if let Some(shared) = active() {
         lock(&shared.readings).clear();
         *lock(&shared.view) = DbmsReplicationView::default();
+        // A replica lost already is not marked (its logins could time out at every step).
+        let answering = lock(&shared.applied).is_some_and(|(_, at)| at.elapsed() < LOST_AFTER);
         let mut apply = lock(&shared.apply);
-        let mark = apply.0.mark();
-        apply.1 = Some(mark);
+        apply.1 = answering.then(|| apply.0.mark());
     }
 }
 
