@@ -431,6 +431,29 @@ fn mariadb_semisync_replica() {
         "{view:?}"
     );
 
+    // --query-on replica: the replica's own index statistics (userstat) count the range
+    // queries' reads of the secondary indexes; applying the primary's row events reads rows
+    // by primary key, and nothing else of a run of qr100 alone reads them there (with the
+    // queries on the primary it counted 0).
+    let mut r = common::my_connect(&replica.url);
+    r.query("SET GLOBAL userstat = 1").unwrap();
+    let secondary_reads = |r: &mut ibench::backend::mysql::wire::MyWire| -> u64 {
+        let sql = "SELECT COALESCE(SUM(ROWS_READ), 0) FROM information_schema.INDEX_STATISTICS \
+                   WHERE TABLE_NAME LIKE 'pi%' AND INDEX_NAME <> 'PRIMARY'";
+        let v = r.query(sql).unwrap();
+        v.first().and_then(|v| v.parse().ok()).unwrap()
+    };
+    let before = secondary_reads(&mut r);
+    let pair = (&primary, &replica);
+    let run = run_with_replica(pair, "qr100", "rep-my-query", QueryOn::Replica, &mut |_| {});
+    let queries = step(&run, "qr100").ops["range_query"].ops;
+    let read = secondary_reads(&mut r) - before;
+    assert!(queries > 0);
+    assert!(
+        read >= queries,
+        "the replica read {read} rows of the secondary indexes for {queries} range queries"
+    );
+
     // MariaDB has no --sync; the error names the flag that it has.
     let p = primary.dir.to_str().unwrap();
     refused(
