@@ -672,7 +672,7 @@ pub fn loss_watch(step: StepName, start: Instant) -> Option<LossWatch> {
 
 impl LossWatch {
     /// The line that fails the step once no reading of the replica has succeeded for
-    /// [`LOST_AFTER`]; `None` while it answers.
+    /// 5 s (`LOST_AFTER`); `None` while it answers.
     pub fn lost(&self) -> Option<String> {
         let (_, at) = (*lock(&self.shared.applied))?;
         if at.elapsed() < LOST_AFTER {

@@ -136,6 +136,8 @@ impl Measured {
         if let Some(p) = sampled.and_then(|s| s.perf.as_mut()) {
             p.count_ops(&per_second_of_main, main_ops, seconds);
         }
+        // The step's record with nothing in it yet (the caller sets its status, error,
+        // clients and the checks' parts); the figures measured here.
         let mut record = super::sequence::failed_step(plan, 0, String::new());
         record.started_at = results::rfc3339(driven.started_at);
         record.ended_at = results::rfc3339(driven.ended_at);
