@@ -81,6 +81,21 @@ pub(super) fn step_status(
     }
 }
 
+/// When a step with `deadline_seconds` from `start` must stop (`None`: it runs to its end).
+fn deadline_of(deadline_seconds: Option<f64>, start: Instant) -> Option<Instant> {
+    deadline_seconds.map(|s| start + Duration::from_secs_f64(s))
+}
+
+/// The measured part's length: from `start` to the last connection's end (never 0).
+fn measured_seconds(finished: &[Finished], start: Instant) -> f64 {
+    finished
+        .iter()
+        .map(|f| f.ended)
+        .max()
+        .map_or(0.0, |e| (e - start).as_secs_f64())
+        .max(1e-6)
+}
+
 /// Run every connection of the step on its own thread with the one client loop, while the
 /// monitor writes the timeline and the progress line; returns when all have finished.
 pub(super) fn drive(
@@ -96,11 +111,7 @@ pub(super) fn drive(
         .collect();
     let started_at = SystemTime::now();
     let start = Instant::now();
-    let stop = StopSignal::new(
-        connections
-            .deadline_seconds
-            .map(|s| start + Duration::from_secs_f64(s)),
-    );
+    let stop = StopSignal::new(deadline_of(connections.deadline_seconds, start));
     // On Ctrl-C, the statements in flight are cancelled on the server (an index build can
     // run for minutes): the connections then see the stop at once.
     let cancellers: Vec<_> = connections
@@ -151,12 +162,7 @@ pub(super) fn drive(
         step_over.store(true, std::sync::atomic::Ordering::Relaxed);
         (finished, monitor.into_seconds(), timeline_error)
     });
-    let seconds = finished
-        .iter()
-        .map(|f| f.ended)
-        .max()
-        .map_or(0.0, |e| (e - start).as_secs_f64())
-        .max(1e-6);
+    let seconds = measured_seconds(&finished, start);
     Driven {
         finished,
         replica_lost: replica_lost
