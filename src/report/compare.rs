@@ -336,3 +336,12 @@ fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
     let (f, bf) = (flags(run)?, flags(base)?);
     (f != bf && family(run)? == family(base)?).then(|| format!("{f} vs the base's {bf}"))
 }
+
+impl Comparison {
+    /// Judge the runs' replica lag against `bound_ms` instead of the default, and write the
+    /// tl;dr again (it names the runs that failed).
+    pub fn judge_lag(&mut self, runs: &[LoadedRun], bound_ms: f64) {
+        self.lag_sla = super::lag_sla::judge(runs, bound_ms);
+        self.tldr = super::tldr::tldr(self);
+    }
+}

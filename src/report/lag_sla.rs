@@ -8,11 +8,9 @@
 //! the recorded lags against the bound it is given. Runs without a replica have no verdict,
 //! and a comparison none of whose runs measured a replica shows nothing of it.
 
-use serde::Serialize;
-
 use super::document::{Block, DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
-use super::model::Comparison;
+use super::model::{Comparison, LagSla, LagVerdict};
 use crate::results::{StepRecord, TimelineLine};
 use crate::stats::convert::round_to_u64;
 use crate::stats::thousands::group;
@@ -24,44 +22,6 @@ use crate::workload::steps::StepName;
 /// 230 ms in every step; a MariaDB replica fell 2.7 to 14.6 s behind in the write steps). A
 /// read on a replica a second stale is where users start to see it.
 pub const DEFAULT_LAG_SLA_MS: f64 = 1000.0;
-
-/// The lag SLA of the runs compared: the bound and a verdict per run and step.
-#[derive(Clone, Debug, Serialize)]
-pub struct LagSla {
-    /// The bound on a step's 99th-percentile lag, ms (`--lag-sla-ms`).
-    pub bound_ms: f64,
-    /// One verdict per step of every run that measured a replica, in run order then step
-    /// order.
-    pub verdicts: Vec<LagVerdict>,
-}
-
-/// One step of one run against the bound.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LagVerdict {
-    /// The run's label.
-    pub run: String,
-    /// The step.
-    pub step: StepName,
-    /// Whether the step held the bound: its p99 lag at most the bound and the replica never
-    /// lost.
-    pub passed: bool,
-    /// The step's 99th-percentile lag over the heartbeat's readings, ms (nearest rank: with
-    /// fewer than 100 readings, their largest); absent when no reading succeeded.
-    pub lag_p99_ms: Option<f64>,
-    /// The largest lag read, ms.
-    pub lag_max_ms: Option<f64>,
-    /// Seconds of the step (timeline.jsonl) whose largest reading exceeded the bound.
-    pub seconds_over: u32,
-    /// Seconds of the step with a reading.
-    pub seconds_read: u32,
-    /// Seconds into the step from which the replica could not be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lost_from_second: Option<f64>,
-    /// Why it failed, for people (`p99 lag 1,234 ms over the 1,000 ms bound`, `replica lost
-    /// from 3.0 s`); absent when it passed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
 
 /// A lag in ms for people: grouped whole ms from 100 on, one decimal below.
 pub fn format_ms(v: f64) -> String {
@@ -137,15 +97,6 @@ pub fn judge(runs: &[LoadedRun], bound_ms: f64) -> Option<LagSla> {
         })
         .collect();
     Some(LagSla { bound_ms, verdicts })
-}
-
-impl Comparison {
-    /// Judge the runs' replica lag against `bound_ms` instead of the default, and write the
-    /// tl;dr again (it names the runs that failed).
-    pub fn judge_lag(&mut self, runs: &[LoadedRun], bound_ms: f64) {
-        self.lag_sla = judge(runs, bound_ms);
-        self.tldr = super::tldr::tldr(self);
-    }
 }
 
 impl LagSla {

@@ -310,7 +310,7 @@ pub struct Comparison {
     /// The replica-lag SLA of the runs that measured a replica (`report::lag_sla`); absent
     /// when none did.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lag_sla: Option<super::lag_sla::LagSla>,
+    pub lag_sla: Option<LagSla>,
 }
 
 impl Comparison {
@@ -612,6 +612,44 @@ pub fn partial_note(c: &Cell) -> Option<&CellNote> {
     c.note
         .as_ref()
         .filter(|n| c.value.is_some() && n.is_partial())
+}
+
+/// The lag SLA of the runs compared: the bound and a verdict per run and step.
+#[derive(Clone, Debug, Serialize)]
+pub struct LagSla {
+    /// The bound on a step's 99th-percentile lag, ms (`--lag-sla-ms`).
+    pub bound_ms: f64,
+    /// One verdict per step of every run that measured a replica, in run order then step
+    /// order.
+    pub verdicts: Vec<LagVerdict>,
+}
+
+/// One step of one run against the bound.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LagVerdict {
+    /// The run's label.
+    pub run: String,
+    /// The step.
+    pub step: StepName,
+    /// Whether the step held the bound: its p99 lag at most the bound and the replica never
+    /// lost.
+    pub passed: bool,
+    /// The step's 99th-percentile lag over the heartbeat's readings, ms (nearest rank: with
+    /// fewer than 100 readings, their largest); absent when no reading succeeded.
+    pub lag_p99_ms: Option<f64>,
+    /// The largest lag read, ms.
+    pub lag_max_ms: Option<f64>,
+    /// Seconds of the step (timeline.jsonl) whose largest reading exceeded the bound.
+    pub seconds_over: u32,
+    /// Seconds of the step with a reading.
+    pub seconds_read: u32,
+    /// Seconds into the step from which the replica could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost_from_second: Option<f64>,
+    /// Why it failed, for people (`p99 lag 1,234 ms over the 1,000 ms bound`, `replica lost
+    /// from 3.0 s`); absent when it passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 #[cfg(test)]

@@ -2,13 +2,12 @@
 //! it needs, then each step in turn, its record handed to the caller and written into
 //! `run.json` as it ends (a failed step's record too).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::bail;
 
 use crate::backend::{Conn, Driver};
-use crate::results::{self, RunRecord, Status, StepRecord, TimelineWriter};
+use crate::results::{self, RunRecord, Status, TimelineWriter};
 use crate::sampler::{self, Sampler};
 use crate::workload::plan::{Needs, StepPlan};
 
@@ -62,12 +61,12 @@ pub(super) fn run_steps(
             Ok(r) => r,
             // Stopped during its setup: nothing of the step ran.
             Err(_) if stop::interrupted() => {
-                let mut r = failed_step(plan, shape.workers.clients, String::new());
+                let mut r = super::step::failed_step(plan, shape.workers.clients, String::new());
                 r.status = Status::Interrupted;
                 r.error = None;
                 r
             }
-            Err(e) => failed_step(plan, shape.workers.clients, format!("{e:#}")),
+            Err(e) => super::step::failed_step(plan, shape.workers.clients, format!("{e:#}")),
         };
         let failed = step_record.status == Status::Failed;
         let error = step_record.error.clone();
@@ -89,34 +88,6 @@ pub(super) fn run_steps(
         }
     }
     Ok(())
-}
-
-pub(super) fn failed_step(plan: &StepPlan, clients: u32, error: String) -> StepRecord {
-    let now = results::now_rfc3339();
-    StepRecord {
-        name: plan.step,
-        status: Status::Failed,
-        error: Some(error),
-        started_at: now.clone(),
-        ended_at: now,
-        seconds: 0.0,
-        clients,
-        throughput: 0.0,
-        throughput_unit: plan.throughput.unit(),
-        main_op: Some(plan.throughput.kind()),
-        ops: BTreeMap::new(),
-        rate_p50: None,
-        rate_p1low: None,
-        client_cpu_seconds: 0.0,
-        client_cpu_us_per_op: None,
-        sla: None,
-        settle: None,
-        integrity: None,
-        metrics: None,
-        check_failures: Vec::new(),
-        host_probe: None,
-        replication: None,
-    }
 }
 
 /// The most connections a step holds at once: one per worker of its clients' roles (an

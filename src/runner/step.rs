@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::backend::{Conn, Driver};
-use crate::results::{self, CheckKind, OpRecord, SlaRecord, StepRecord, TimelineWriter};
+use crate::results::{self, CheckKind, OpRecord, SlaRecord, Status, StepRecord, TimelineWriter};
 use crate::sampler::procfs::process_cpu_seconds;
 use crate::sampler::{self, Sampler};
 use crate::stats::convert::{count_f64, usize_f64};
@@ -138,7 +138,7 @@ impl Measured {
         }
         // The step's record with nothing in it yet (the caller sets its status, error,
         // clients and the checks' parts); the figures measured here.
-        let mut record = super::sequence::failed_step(plan, 0, String::new());
+        let mut record = failed_step(plan, 0, String::new());
         record.started_at = results::rfc3339(driven.started_at);
         record.ended_at = results::rfc3339(driven.ended_at);
         record.seconds = seconds;
@@ -326,6 +326,35 @@ pub(super) fn series(
         .get(&kind)
         .map(|v| v.iter().map(f).collect())
         .unwrap_or_default()
+}
+
+/// The record of a step that failed (or was stopped) before it measured anything.
+pub(super) fn failed_step(plan: &StepPlan, clients: u32, error: String) -> StepRecord {
+    let now = results::now_rfc3339();
+    StepRecord {
+        name: plan.step,
+        status: Status::Failed,
+        error: Some(error),
+        started_at: now.clone(),
+        ended_at: now,
+        seconds: 0.0,
+        clients,
+        throughput: 0.0,
+        throughput_unit: plan.throughput.unit(),
+        main_op: Some(plan.throughput.kind()),
+        ops: BTreeMap::new(),
+        rate_p50: None,
+        rate_p1low: None,
+        client_cpu_seconds: 0.0,
+        client_cpu_us_per_op: None,
+        sla: None,
+        settle: None,
+        integrity: None,
+        metrics: None,
+        check_failures: Vec::new(),
+        host_probe: None,
+        replication: None,
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::{HANDLE_FILE, ServerHandle};
+use super::{HANDLE_FILE, ServerHandle, size_text};
 
 /// Names of the processes a private server's main process has.
 const SERVER_PROCESS_NAMES: [&str; 3] = ["postgres", "mariadbd", "mysqld"];
@@ -97,7 +97,7 @@ pub fn render(instances: &[RunningInstance]) -> String {
 pub fn slot_notes(instances: &[RunningInstance]) -> Vec<String> {
     instances
         .iter()
-        .flat_map(|i| super::wal_keep::slot_notes(&i.handle, false))
+        .flat_map(|i| super::wal_keep::slot_notes(&i.handle, has_standbys(&i.handle), false))
         .collect()
 }
 
@@ -155,7 +155,7 @@ pub fn stop(dir: &Path, remove: bool) -> Result<Stopped> {
     let handle = ServerHandle::load(dir)?;
     let was_running = handle.is_running();
     // The slots no live standby streams from stay (with their WAL) after the stop.
-    let slot_notes = super::wal_keep::slot_notes(&handle, true);
+    let slot_notes = super::wal_keep::slot_notes(&handle, has_standbys(&handle), true);
     // A primary's live replicas stop first; a replica is taken off its primary.
     let replicas = super::replica::stop_pair(dir)?;
     let disk_bytes = disk_bytes(dir);
@@ -199,18 +199,9 @@ pub fn disk_bytes(dir: &Path) -> u64 {
     total
 }
 
-/// A size on disk for people: `165 MB`, `820 KB`, `1.2 GB` (powers of 1000).
-pub fn size_text(bytes: u64) -> String {
-    // A size, shown to two or three digits.
-    #[allow(clippy::cast_precision_loss)]
-    let b = bytes as f64;
-    if b >= 1e9 {
-        format!("{:.1} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.0} MB", b / 1e6)
-    } else {
-        format!("{:.0} KB", b / 1e3)
-    }
+/// Whether the private server's dir lists standbys of its own.
+fn has_standbys(handle: &ServerHandle) -> bool {
+    !super::replica::replicas_of(&handle.dir).is_empty()
 }
 
 #[cfg(test)]

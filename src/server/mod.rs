@@ -796,6 +796,20 @@ fn check_reachable(dir: &Path, user: &RunAs) -> Result<()> {
     Ok(())
 }
 
+/// A size on disk for people: `165 MB`, `820 KB`, `1.2 GB` (powers of 1000).
+pub fn size_text(bytes: u64) -> String {
+    // A size, shown to two or three digits.
+    #[allow(clippy::cast_precision_loss)]
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.0} MB", b / 1e6)
+    } else {
+        format!("{:.0} KB", b / 1e3)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::{ServerHandle, ServerKind, instances::size_text};
+use super::{ServerHandle, ServerKind, size_text};
 use crate::backend::link::{SqlLink, column};
 use crate::backend::slot::{self, KEEP_SIZE_SINCE};
 use crate::results::replication::SlotReading;
@@ -188,15 +188,12 @@ pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<Option<String>> {
 }
 
 /// What `server list` and `server stop` say about the slots of the private primary `handle`
-/// (running, PostgreSQL, with standbys listed): one line per slot that holds back at least
+/// (running, PostgreSQL, `has_standbys`: its dir lists standbys): one line per slot that holds back at least
 /// [`LARGE_RETAINED_BYTES`] or was lost; with `inactive_only`, only the slots no standby streams
 /// from. Nothing when the server cannot be asked.
-pub fn slot_notes(handle: &ServerHandle, inactive_only: bool) -> Vec<String> {
+pub fn slot_notes(handle: &ServerHandle, has_standbys: bool, inactive_only: bool) -> Vec<String> {
     // Only a primary that lists standbys: no connection to every other server.
-    if handle.kind != ServerKind::Postgres
-        || !handle.is_running()
-        || super::replica::replicas_of(&handle.dir).is_empty()
-    {
+    if handle.kind != ServerKind::Postgres || !handle.is_running() || !has_standbys {
         return Vec::new();
     }
     let Ok(mut p) = SqlLink::connect(&handle.url, CONNECT_TIMEOUT) else {
