@@ -160,6 +160,44 @@ fn an_empty_axis_is_refused() {
     );
 }
 
+/// Replication as an axis: `replica = [..]` plans one server per mode, and a bad list is
+/// one line naming the key and the fix.
+#[test]
+fn a_replica_axis_plans_one_server_per_mode() {
+    let f = write(
+        "mx-replica-axis",
+        &format!("{GOOD_SERVER}replica = [\"none\", \"async\", \"sync\"]\n{GOOD_WORKLOAD}"),
+    );
+    let out = matrix_plan(&f);
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        cells_of(&plan, |n| n.contains(".r1")),
+        [
+            "pg15-none.base.tiny.r1",
+            "pg15-async.base.tiny.r1",
+            "pg15-sync.base.tiny.r1"
+        ]
+    );
+    let f = write(
+        "mx-replica-axis-bad",
+        &format!("{GOOD_SERVER}replica = [\"none\", \"none\"]\n{GOOD_WORKLOAD}"),
+    );
+    assert_clear_error(
+        &matrix_plan(&f),
+        &[
+            "m.toml",
+            "servers.pg15.replica",
+            "\"none\" twice",
+            "each once",
+        ],
+    );
+}
+
 /// Files that would take all memory or write into the server's config are refused with one
 /// line before anything is allocated or written.
 #[test]

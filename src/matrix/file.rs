@@ -288,11 +288,13 @@ fn decode(path: &Path, raw: RawFile) -> Result<MatrixFile> {
         .iter()
         .map(|(name, v)| Ok((name.clone(), workload_entry(path, name, v)?)))
         .collect::<Result<_>>()?;
-    let servers = raw
-        .servers
-        .iter()
-        .map(|(name, v)| Ok((name.clone(), entry(path, "servers", name, v)?)))
-        .collect::<Result<_>>()?;
+    let mut servers = Vec::new();
+    for (name, v) in &raw.servers {
+        for (name, v) in replica_axis(path, name, v)? {
+            let server = entry(path, "servers", &name, &v)?;
+            servers.push((name, server));
+        }
+    }
     let groups = raw
         .groups
         .iter()
@@ -389,6 +391,55 @@ fn entry<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// A server whose `replica` is a list (`["none", "async", "sync"]`: replication as an axis)
+/// becomes one server per value, named `NAME-VALUE`, each with that one mode (`none`: no
+/// replica); any other server is itself.
+fn replica_axis(path: &Path, name: &str, v: &toml::Value) -> Result<Vec<(String, toml::Value)>> {
+    let Some(modes) = v.get("replica").and_then(toml::Value::as_array) else {
+        return Ok(vec![(name.to_string(), v.clone())]);
+    };
+    let entry = format!("servers.{name}.replica");
+    let fix = "write replica = [\"none\", \"async\", \"sync\"] (MariaDB: \"semisync\"), each once";
+    if modes.is_empty() {
+        return Err(entry_error(path, &entry, format!("an empty list; {fix}")));
+    }
+    let mut out: Vec<(String, toml::Value)> = Vec::new();
+    for mode in modes {
+        let Some(mode) = mode.as_str() else {
+            return Err(entry_error(
+                path,
+                &entry,
+                format!("{mode} is not a mode's name; {fix}"),
+            ));
+        };
+        if !["none", "async", "sync", "semisync"].contains(&mode) {
+            return Err(entry_error(
+                path,
+                &entry,
+                format!("unknown mode \"{mode}\"; {fix}"),
+            ));
+        }
+        let member = format!("{name}-{mode}");
+        if out.iter().any(|(n, _)| *n == member) {
+            return Err(entry_error(
+                path,
+                &entry,
+                format!("\"{mode}\" twice; {fix}"),
+            ));
+        }
+        let mut table = v.clone();
+        if let Some(t) = table.as_table_mut() {
+            if mode == "none" {
+                t.remove("replica");
+            } else {
+                t.insert("replica".to_string(), toml::Value::String(mode.to_string()));
+            }
+        }
+        out.push((member, table));
+    }
+    Ok(out)
+}
+
 /// Names become parts of directory names: letters, digits, `-` and `_` only.
 pub fn check_name(src: &Source, section: &str, name: &str) -> Result<()> {
     check_name_in(&src.path, section, name)
@@ -473,5 +524,50 @@ mod tests {
             "{}",
             toml_error(&e)
         );
+    }
+
+    #[test]
+    fn a_list_of_replica_modes_is_one_server_per_mode() {
+        let raw: RawFile = toml::from_str(
+            "[servers.pg]\nkind = \"postgres\"\nbindir = \"/b\"\nreplica = [\"none\", \"async\", \"sync\"]\n\
+             [servers.my]\nkind = \"mariadb\"\nbindir = \"/b\"\nreplica = \"semisync\"\n\
+             [workloads.w]\nload_rows = 10\n",
+        )
+        .unwrap();
+        let f = decode(Path::new("m.toml"), raw).unwrap();
+        let got: Vec<(&str, Option<&str>)> = f
+            .servers
+            .iter()
+            .map(|(n, s)| (n.as_str(), s.replica.map(|m| m.name())))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("pg-none", None),
+                ("pg-async", Some("async")),
+                ("pg-sync", Some("sync")),
+                ("my", Some("semisync")),
+            ]
+        );
+        for (list, says) in [
+            ("[]", "an empty list"),
+            ("[\"async\", \"async\"]", "\"async\" twice"),
+            ("[\"none\", \"fast\"]", "unknown mode \"fast\""),
+            ("[\"none\", 1]", "1 is not a mode's name"),
+        ] {
+            let raw: RawFile = toml::from_str(&format!(
+                "[servers.pg]\nkind = \"postgres\"\nreplica = {list}\n[workloads.w]\nload_rows = 10\n"
+            ))
+            .unwrap();
+            let e = format!("{:#}", decode(Path::new("m.toml"), raw).unwrap_err());
+            assert!(
+                e.starts_with("m.toml: servers.pg.replica: ") && e.contains(says),
+                "{e}"
+            );
+            assert!(
+                e.contains("replica = [\"none\", \"async\", \"sync\"]"),
+                "{e}"
+            );
+        }
     }
 }
