@@ -22,7 +22,7 @@ pub fn blocks(runs: &[LoadedRun], charts: bool) -> Vec<Block> {
     b.push(Block::List(runs.iter().map(mode_line).collect()));
     b.push(Block::Table(lag_table(runs)));
     b.push(Block::Note(
-        "Lag: how long the first heartbeat the replica had not applied had been committed on the primary, read every 100 ms during the step's measured part (0 when it had applied all). Catch-up: seconds from the step's end until the replica had applied every heartbeat written by then, to within 100 ms; \"lost\": the replica could not be read from that second of the step on. DBMS: PostgreSQL's largest pg_stat_replication.replay_lag, MariaDB's largest Seconds_Behind_Master (whole seconds), read once a second. Replica CPU µs/row and applied bytes/row: the replica's process tree's CPU (on this host only; n/a for a replica elsewhere) and how far its replay position moved (PostgreSQL's WAL replay LSN, MariaDB's Exec_Master_Log_Pos), from the step's start until it caught up, per row the step inserted or deleted on the primary.".to_string(),
+        "Lag: how long the first heartbeat the replica had not applied had been committed on the primary, read every 100 ms during the step's measured part (0 when it had applied all). Catch-up: seconds from the step's end until the replica had applied every heartbeat written by then, to within 100 ms; \"lost\": the replica could not be read from that second of the step on. DBMS: PostgreSQL's largest pg_stat_replication.replay_lag, MariaDB's largest Seconds_Behind_Master (whole seconds), read once a second. Replica CPU µs/row and applied bytes/row: the replica's process tree's CPU (on this host only; n/a for a replica elsewhere) and how far its replay position moved (PostgreSQL's WAL replay LSN, MariaDB's Exec_Master_Log_Pos), from the step's start until it caught up, per row the step inserted or deleted on the primary. Slot WAL held (PostgreSQL, when read): the most WAL the standby's replication slot kept on the primary during the step (its pg_current_wal_lsn() less the slot's restart_lsn), \"slot lost\" once the primary invalidated it.".to_string(),
     ));
     if charts && let Some(chart) = lag_chart(runs) {
         b.push(Block::Chart(chart));
@@ -53,6 +53,13 @@ fn mode_line(run: &LoadedRun) -> String {
 /// p99 lag, catch-up seconds and the DBMS's own largest lag.
 fn lag_table(runs: &[LoadedRun]) -> DocTable {
     let with: Vec<&LoadedRun> = runs.iter().filter(|r| r.record.replica.is_some()).collect();
+    // The slot's column only where a PostgreSQL standby's slot was read.
+    let slots = with.iter().any(|r| {
+        r.record
+            .steps
+            .iter()
+            .any(|s| s.replication.as_ref().is_some_and(|p| p.slot.is_some()))
+    });
     let mut columns = Vec::new();
     for r in &with {
         let prefix = if with.len() > 1 {
@@ -70,6 +77,9 @@ fn lag_table(runs: &[LoadedRun]) -> DocTable {
         ] {
             columns.push(format!("{prefix}{c}"));
         }
+        if slots {
+            columns.push(format!("{prefix}slot WAL held MB"));
+        }
     }
     let mut steps = Vec::new();
     for r in &with {
@@ -85,7 +95,7 @@ fn lag_table(runs: &[LoadedRun]) -> DocTable {
             label: name.to_string(),
             cells: with
                 .iter()
-                .flat_map(|r| step_cells(r.record.steps.iter().find(|s| s.name == *name)))
+                .flat_map(|r| step_cells(r.record.steps.iter().find(|s| s.name == *name), slots))
                 .collect(),
             ..DocRow::default()
         })
@@ -93,10 +103,12 @@ fn lag_table(runs: &[LoadedRun]) -> DocTable {
     DocTable::new("step", columns, rows)
 }
 
-/// A step's six cells.
-fn step_cells(step: Option<&StepRecord>) -> Vec<DocCell> {
+/// A step's six cells, and the slot's with `slots`.
+fn step_cells(step: Option<&StepRecord>, slots: bool) -> Vec<DocCell> {
     let Some(rep) = step.and_then(|s| s.replication.as_ref()) else {
-        return (0..6).map(|_| missing("n/a")).collect();
+        return (0..6 + usize::from(slots))
+            .map(|_| missing("n/a"))
+            .collect();
     };
     let lost = rep.lost_from_second.map(|s| format!("lost from {s:.1} s"));
     let ms = |v: Option<f64>| match (v, &lost) {
@@ -119,14 +131,38 @@ fn step_cells(step: Option<&StepRecord>) -> Vec<DocCell> {
         Some(v) => DocCell::plain(format_ms(v)),
         None => missing("n/a"),
     };
-    vec![
+    let mut cells = vec![
         max,
         ms(rep.lag_p99_ms),
         catch_up,
         dbms_cell(rep),
         per_row(rep.replica_cpu_us_per_row),
         per_row(rep.applied_bytes_per_row),
-    ]
+    ];
+    if slots {
+        cells.push(slot_cell(rep));
+    }
+    cells
+}
+
+/// The most WAL the standby's slot held back on the primary over the step, MB; "lost" when
+/// the primary invalidated it.
+fn slot_cell(rep: &StepReplication) -> DocCell {
+    let Some(slot) = &rep.slot else {
+        return missing("n/a");
+    };
+    let held = slot
+        .retained_wal_max_bytes
+        .map(|b| format!("{:.1}", crate::stats::convert::count_f64(b) / 1e6));
+    match (held, &slot.lost) {
+        (Some(h), None) => DocCell::plain(h),
+        (Some(h), Some(_)) => DocCell {
+            partial: Some("slot lost".to_string()),
+            ..DocCell::plain(h)
+        },
+        (None, Some(_)) => missing("slot lost"),
+        (None, None) => missing("n/a"),
+    }
 }
 
 fn missing(text: &str) -> DocCell {
@@ -215,7 +251,7 @@ mod tests {
             ..StepReplication::default()
         };
         rep.per_row(5000);
-        let cells = step_cells(Some(&step(rep)));
+        let cells = step_cells(Some(&step(rep)), false);
         assert_eq!(cells.len(), 6);
         assert_eq!((cells[4].text.as_str(), cells[4].missing), ("50.0", false));
         assert_eq!(cells[5].text, "300");
@@ -224,8 +260,39 @@ mod tests {
             ..StepReplication::default()
         };
         remote.per_row(5000);
-        let cells = step_cells(Some(&step(remote)));
+        let cells = step_cells(Some(&step(remote)), false);
         assert_eq!((cells[4].text.as_str(), cells[4].missing), ("n/a", true));
         assert_eq!(cells[5].text, "300");
+    }
+
+    /// The slot's column: the most WAL it held, in MB, marked when the primary invalidated it.
+    #[test]
+    fn the_slot_column_holds_the_wal_kept_or_lost() {
+        use crate::results::replication::SlotRetention;
+        let with_slot = |retained: Option<u64>, lost: Option<&str>| StepReplication {
+            slot: Some(SlotRetention {
+                name: "ibench_replica_1".to_string(),
+                retained_wal_max_bytes: retained,
+                lost: lost.map(str::to_string),
+                ..SlotRetention::default()
+            }),
+            ..StepReplication::default()
+        };
+        let cells = step_cells(Some(&step(with_slot(Some(16_777_216), None))), true);
+        assert_eq!(cells.len(), 7);
+        assert_eq!(
+            (cells[6].text.as_str(), cells[6].partial.as_deref()),
+            ("16.8", None)
+        );
+        let cells = step_cells(Some(&step(with_slot(Some(3_000_000), Some("gone")))), true);
+        assert_eq!(cells[6].partial.as_deref(), Some("slot lost"));
+        let cells = step_cells(Some(&step(with_slot(None, Some("gone")))), true);
+        assert_eq!(
+            (cells[6].text.as_str(), cells[6].missing),
+            ("slot lost", true)
+        );
+        let cells = step_cells(Some(&step(StepReplication::default())), true);
+        assert_eq!((cells[6].text.as_str(), cells[6].missing), ("n/a", true));
+        assert_eq!(step_cells(None, true).len(), 7);
     }
 }
