@@ -465,7 +465,6 @@ fn copy_primary(
                 passfile.display()
             ),
             format!("primary_slot_name = '{name}'"),
-            "hot_standby = on".to_string(),
         ],
         run_as,
     )?;
@@ -494,6 +493,7 @@ fn base_backup(
     let mut cmd = command(&tool, run_as);
     cmd.current_dir(dir)
         .env("PGPASSFILE", passfile)
+        .env_remove("PGPASSWORD")
         .args([
             "-h",
             "127.0.0.1",
@@ -525,31 +525,34 @@ fn base_backup(
     Ok(())
 }
 
-/// Make the copied data dir a standby: the settings appended to `postgresql.conf` and
-/// `standby.signal` (PostgreSQL 12 and later), or `recovery.conf` with `standby_mode` before.
+/// Make the copied data dir a standby: the recovery settings `lines` appended to
+/// `postgresql.conf` with `standby.signal` (PostgreSQL 12 and later), or in `recovery.conf`
+/// with `standby_mode` before; `hot_standby = on` in `postgresql.conf` (before 12 it is no
+/// recovery setting: `recovery.conf` may not hold it).
 fn write_standby_config(
     major: u32,
     data_dir: &Path,
     lines: &[String],
     run_as: Option<&RunAs>,
 ) -> Result<()> {
-    let mut text = format!(
-        "\n# ibench: a standby of its primary\n{}\n",
-        lines.join("\n")
-    );
-    let (path, signal) = if major >= 12 {
-        (
-            data_dir.join("postgresql.conf"),
-            Some(data_dir.join("standby.signal")),
-        )
+    let header = "\n# ibench: a standby of its primary\n";
+    let postgresql_conf = data_dir.join("postgresql.conf");
+    let mut conf = fs::read_to_string(&postgresql_conf).unwrap_or_default();
+    conf.push_str(header);
+    conf.push_str("hot_standby = on\n");
+    let mut owned = vec![postgresql_conf.clone()];
+    let signal = if major >= 12 {
+        conf.push_str(&format!("{}\n", lines.join("\n")));
+        Some(data_dir.join("standby.signal"))
     } else {
-        text.push_str("standby_mode = 'on'\n");
-        (data_dir.join("recovery.conf"), None)
+        let path = data_dir.join("recovery.conf");
+        let text = format!("{header}{}\nstandby_mode = 'on'\n", lines.join("\n"));
+        fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        owned.push(path);
+        None
     };
-    let mut conf = fs::read_to_string(&path).unwrap_or_default();
-    conf.push_str(&text);
-    fs::write(&path, conf).with_context(|| format!("cannot write {}", path.display()))?;
-    let mut owned = vec![path];
+    fs::write(&postgresql_conf, conf)
+        .with_context(|| format!("cannot write {}", postgresql_conf.display()))?;
     if let Some(signal) = signal {
         fs::write(&signal, "").with_context(|| format!("cannot write {}", signal.display()))?;
         owned.push(signal);
