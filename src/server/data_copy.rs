@@ -225,7 +225,12 @@ mod tests {
         let root = std::env::temp_dir().join(format!("ibench-data-copy-{}", std::process::id()));
         let _ = fs::remove_dir_all(&root);
         let source = root.join("src");
-        for dir in ["base/1", "base/pgsql_tmp", "pg_wal/archive_status", "pg_replslot/s"] {
+        for dir in [
+            "base/1",
+            "base/pgsql_tmp",
+            "pg_wal/archive_status",
+            "pg_replslot/s",
+        ] {
             fs::create_dir_all(source.join(dir)).unwrap();
         }
         for file in [
