@@ -276,8 +276,8 @@ pub struct ServerStartArgs {
     #[arg(long)]
     pub port: Option<u16>,
     /// Make the new instance a replica of the private primary in this instance dir:
-    /// PostgreSQL a streaming standby (pg_basebackup, a replication slot), MariaDB a GTID
-    /// replica (the primary started with --log-bin, before it holds tables). See
+    /// PostgreSQL a streaming standby (a replication slot; pg_basebackup, or where the bindir
+    /// has none a file copy under the low-level backup API), MariaDB a GTID replica (the primary started with --log-bin, before it holds tables). See
     /// docs/replication.md.
     #[arg(long, value_name = "PRIMARY_DIR")]
     pub replica_of: Option<PathBuf>,

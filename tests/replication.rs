@@ -595,19 +595,119 @@ fn replica_flags_without_a_primary_are_refused() {
     }
 }
 
-/// Before PostgreSQL 13 a slot's WAL cannot be bounded: `--slot-keep SIZE` is refused, and a
-/// standby made with the default says so in a warning (the registry's PostgreSQL 12 has no
-/// pg_basebackup, so the standby itself then fails, naming it).
-#[test]
-fn before_postgres_13_the_slot_cannot_be_bounded() {
-    let pg12 = registry_bindir(12);
+/// A registry PostgreSQL primary (bindir `major`), started here and stopped at the end.
+fn registry_primary(major: u32) -> ServerHandle {
     let primary = ibench::server::start(&ServerSpec {
         kind: ServerKind::Postgres,
-        bindir: Some(pg12),
+        bindir: Some(registry_bindir(major)),
         ..ServerSpec::default()
     })
-    .expect("a PostgreSQL 12 primary");
+    .unwrap_or_else(|e| panic!("a PostgreSQL {major} primary: {e:#}"));
     register_server(primary.clone());
+    primary
+}
+
+/// The standby made by `out` (`server start --replica-of`) copied the primary's data without
+/// pg_basebackup, streams from `primary`, and reads the rows written on `primary` after it
+/// was made (table `tag`).
+fn streams_without_pg_basebackup(
+    primary: &ServerHandle,
+    (out, standby): (std::process::Output, Option<ServerHandle>),
+    tag: &str,
+) -> ServerHandle {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "copied the primary's data dir file by file under PostgreSQL's low-level backup API"
+        ) && err.contains("has no pg_basebackup"),
+        "{err}"
+    );
+    let standby = standby.expect("the standby's handle");
+    let mut p = common::pg_connect(&primary.url);
+    p.query(&format!(
+        "CREATE TABLE {tag} AS SELECT generate_series(1, 1000) AS i"
+    ))
+    .unwrap();
+    let slot = format!("ibench_replica_{}", standby.port);
+    let state = p
+        .query(&format!(
+            "SELECT state FROM pg_stat_replication WHERE application_name = '{slot}'"
+        ))
+        .unwrap();
+    assert_eq!(state.first(), Some("streaming"));
+    let mut r = common::pg_connect(&standby.url);
+    let count = format!("SELECT count(*) FROM {tag}");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        // Before the standby replays the CREATE TABLE the query fails: wait.
+        if r.query(&count)
+            .ok()
+            .and_then(|v| v.first().map(str::to_string))
+            == Some("1000".into())
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the standby has not replayed {tag} in 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let recovering = r.query("SELECT pg_is_in_recovery()").unwrap();
+    assert_eq!(recovering.first(), Some("t"));
+    standby
+}
+
+/// The registry's PostgreSQL 16 has no pg_basebackup: a standby made with its `--bindir` is
+/// copied file by file under the low-level backup API, streams, and reads what the primary
+/// writes. A primary with a tablespace is refused then, in one line naming the fix.
+#[test]
+fn a_registry_standby_is_copied_without_pg_basebackup() {
+    use std::os::unix::fs::MetadataExt;
+    let primary = registry_primary(16);
+    let bindir = registry_bindir(16);
+    let bindir = bindir.to_str().unwrap();
+    assert!(!std::path::Path::new(bindir).join("pg_basebackup").exists());
+    let made = standby_by_cli(&primary, "rep-pg16", &["--bindir", bindir]);
+    let standby = streams_without_pg_basebackup(&primary, made, "rep16");
+    // Stopped the way users do, which drops its slot.
+    let out = ibench(&["server", "stop", "--dir", standby.dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+
+    let space = fresh_dir("rep-pg16-space");
+    std::fs::create_dir_all(&space).unwrap();
+    let owner = std::fs::metadata(&primary.data_dir).unwrap();
+    std::os::unix::fs::chown(&space, Some(owner.uid()), Some(owner.gid())).unwrap();
+    let mut p = common::pg_connect(&primary.url);
+    p.query(&format!(
+        "CREATE TABLESPACE rep16 LOCATION '{}'",
+        space.display()
+    ))
+    .unwrap();
+    let (out, standby) = standby_by_cli(&primary, "rep-pg16-refused", &["--bindir", bindir]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(standby.is_none());
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(
+        last.contains("the primary has tablespaces")
+            && last.contains("pass --bindir DIR of a PostgreSQL 16 build that has pg_basebackup"),
+        "{err}"
+    );
+    let slots = p
+        .query("SELECT count(*) FROM pg_replication_slots")
+        .unwrap();
+    assert_eq!(slots.first(), Some("0"), "a refused standby left its slot");
+    p.query("DROP TABLESPACE rep16").unwrap();
+}
+
+/// Before PostgreSQL 13 a slot's WAL cannot be bounded: `--slot-keep SIZE` is refused, and a
+/// standby made with the default says so in a warning. The registry's PostgreSQL 12 has no
+/// pg_basebackup: its standby (`standby.signal`) is copied under the low-level backup API.
+#[test]
+fn before_postgres_13_the_slot_cannot_be_bounded() {
+    let primary = registry_primary(12);
     let primary_dir = primary.dir.to_str().unwrap();
     let err = refused_in_one_line(&[
         "server",
@@ -622,13 +722,15 @@ fn before_postgres_13_the_slot_cannot_be_bounded() {
         err.contains("--slot-keep needs PostgreSQL 13 or later") && err.contains("runs 12"),
         "{err}"
     );
-    let (out, _) = standby_by_cli(&primary, "rep-pg12", &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (out, standby) = standby_by_cli(&primary, "rep-pg12", &[]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         err.lines().next().is_some_and(|l| l
             .starts_with("warning: PostgreSQL 12 cannot bound the WAL a replication slot keeps")),
         "{err}"
     );
+    let standby = streams_without_pg_basebackup(&primary, (out, standby), "rep12");
+    assert!(standby.data_dir.join("standby.signal").exists());
 }
 
 /// Write WAL on the primary at `url` and switch segments with a checkpoint after each, until

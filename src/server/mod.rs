@@ -16,6 +16,7 @@
 //! - PostgreSQL: `server.log`, `initdb.log`, the socket `.s.PGSQL.PORT`;
 //! - MariaDB: `error.log`, `install-db.log`, `mysqld.sock`, `mysqld.pid`.
 
+pub(crate) mod data_copy;
 pub mod instances;
 pub mod mariadb;
 pub mod postgres;

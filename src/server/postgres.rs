@@ -156,7 +156,10 @@ pub(crate) fn pg_ctl_start(
         shell_quote(&dir.to_string_lossy())
     );
     let mut cmd = command(&bindir.join("pg_ctl"), run_as);
+    // The server inherits this environment: a standby's walreceiver would send the caller's
+    // PGPASSWORD to its primary instead of the password of its `primary_conninfo`'s passfile.
     cmd.current_dir(dir)
+        .env_remove("PGPASSWORD")
         .arg("-D")
         .arg(data_dir)
         .arg("-l")

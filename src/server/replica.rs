@@ -5,7 +5,9 @@
 //! - PostgreSQL: a streaming standby. `pg_basebackup` copies P's data over a replication
 //!   connection on loopback as `postgres` with P's password (initdb's `pg_hba.conf` allows
 //!   replication from 127.0.0.1 with the password method every private instance uses) and
-//!   creates a physical replication slot; the standby's `primary_conninfo` reads the password
+//!   creates a physical replication slot; a bindir without `pg_basebackup` (the registry
+//!   builds) gets the slot and a file copy of P's data dir under the low-level backup API
+//!   (`server::data_copy`); the standby's `primary_conninfo` reads the password
 //!   from a pgpass file in R (mode 0600), never from the config. `--sync` names the standby in
 //!   the primary's `synchronous_standby_names` and sets `synchronous_commit = remote_apply`, so
 //!   a commit returns once the standby has applied it.
@@ -407,7 +409,8 @@ fn start_postgres(
 }
 
 /// The standby's data: the primary's password (its own file and the pgpass file the standby
-/// reads), `pg_basebackup` creating the slot `name`, the standby's settings. Returns the
+/// reads), `pg_basebackup` creating the slot `name` (or, when `bindir` has none, a file copy
+/// under the low-level backup API: `server::data_copy`), the standby's settings. Returns the
 /// password file's path.
 fn copy_primary(
     bindir: &Path,
@@ -430,7 +433,28 @@ fn copy_primary(
         &format!("127.0.0.1:{}:*:postgres:{password}\n", primary.port),
         run_as,
     )?;
-    base_backup(bindir, run_as, dir, primary.port, name, &passfile)?;
+    if bindir.join("pg_basebackup").is_file() {
+        base_backup(bindir, run_as, dir, primary.port, name, &passfile)?;
+    } else {
+        super::data_copy::copy(
+            &primary.url,
+            &primary.data_dir,
+            &dir.join("data"),
+            name,
+            major,
+            run_as,
+        )
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot copy the primary's data without pg_basebackup ({} has none): {e:#}; pass --bindir DIR of a PostgreSQL {major} build that has pg_basebackup",
+                bindir.display()
+            )
+        })?;
+        crate::say!(
+            "copied the primary's data dir file by file under PostgreSQL's low-level backup API ({} has no pg_basebackup)",
+            bindir.display()
+        );
+    }
     write_standby_config(
         major,
         &dir.join("data"),
@@ -441,7 +465,6 @@ fn copy_primary(
                 passfile.display()
             ),
             format!("primary_slot_name = '{name}'"),
-            "hot_standby = on".to_string(),
         ],
         run_as,
     )?;
@@ -467,15 +490,10 @@ fn base_backup(
 ) -> Result<()> {
     let log = dir.join(BASEBACKUP_LOG);
     let tool = bindir.join("pg_basebackup");
-    if !tool.is_file() {
-        bail!(
-            "cannot find pg_basebackup in {}: pass --bindir DIR holding the PostgreSQL binaries",
-            bindir.display()
-        );
-    }
     let mut cmd = command(&tool, run_as);
     cmd.current_dir(dir)
         .env("PGPASSFILE", passfile)
+        .env_remove("PGPASSWORD")
         .args([
             "-h",
             "127.0.0.1",
@@ -507,31 +525,34 @@ fn base_backup(
     Ok(())
 }
 
-/// Make the copied data dir a standby: the settings appended to `postgresql.conf` and
-/// `standby.signal` (PostgreSQL 12 and later), or `recovery.conf` with `standby_mode` before.
+/// Make the copied data dir a standby: the recovery settings `lines` appended to
+/// `postgresql.conf` with `standby.signal` (PostgreSQL 12 and later), or in `recovery.conf`
+/// with `standby_mode` before; `hot_standby = on` in `postgresql.conf` (before 12 it is no
+/// recovery setting: `recovery.conf` may not hold it).
 fn write_standby_config(
     major: u32,
     data_dir: &Path,
     lines: &[String],
     run_as: Option<&RunAs>,
 ) -> Result<()> {
-    let mut text = format!(
-        "\n# ibench: a standby of its primary\n{}\n",
-        lines.join("\n")
-    );
-    let (path, signal) = if major >= 12 {
-        (
-            data_dir.join("postgresql.conf"),
-            Some(data_dir.join("standby.signal")),
-        )
+    let header = "\n# ibench: a standby of its primary\n";
+    let postgresql_conf = data_dir.join("postgresql.conf");
+    let mut conf = fs::read_to_string(&postgresql_conf).unwrap_or_default();
+    conf.push_str(header);
+    conf.push_str("hot_standby = on\n");
+    let mut owned = vec![postgresql_conf.clone()];
+    let signal = if major >= 12 {
+        conf.push_str(&format!("{}\n", lines.join("\n")));
+        Some(data_dir.join("standby.signal"))
     } else {
-        text.push_str("standby_mode = 'on'\n");
-        (data_dir.join("recovery.conf"), None)
+        let path = data_dir.join("recovery.conf");
+        let text = format!("{header}{}\nstandby_mode = 'on'\n", lines.join("\n"));
+        fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        owned.push(path);
+        None
     };
-    let mut conf = fs::read_to_string(&path).unwrap_or_default();
-    conf.push_str(&text);
-    fs::write(&path, conf).with_context(|| format!("cannot write {}", path.display()))?;
-    let mut owned = vec![path];
+    fs::write(&postgresql_conf, conf)
+        .with_context(|| format!("cannot write {}", postgresql_conf.display()))?;
     if let Some(signal) = signal {
         fs::write(&signal, "").with_context(|| format!("cannot write {}", signal.display()))?;
         owned.push(signal);
