@@ -57,6 +57,10 @@ pub const SETTINGS_LEFT_OUT: &[&str] = &[
     "ssl_ca_file",
     "server_version",
     "server_version_num",
+    // The bound `server start --replica-of` sets from the primary's free disk space
+    // (`--slot-keep auto`): it moves with the disk between cells of one setup, and it holds
+    // back nothing unless a standby stops; the replication mode is compared instead.
+    "max_slot_wal_keep_size",
     // MySQL and MariaDB
     "socket",
     "datadir",

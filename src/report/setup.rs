@@ -109,7 +109,7 @@ pub fn blocks(cmp: &Comparison) -> Vec<Block> {
         return b;
     }
     b.push(Block::Note(format!(
-        "Each run's setup against the base's ({}): the DBMS, its build, ibench's options (by their flags), the server's settings that differ (with where the run's value came from: [conf] the configuration file, [default], [cmdline], [ibench] set per session), the host's kind and ibench's version; a cell of = holds the base's value, n/a a value not known for that run or not comparable (another product's settings). Left out as always different: ports, paths, data directories, pids and the host's name.",
+        "Each run's setup against the base's ({}): the DBMS, its build, ibench's options (by their flags), the server's settings that differ (with where the run's value came from: [conf] the configuration file, [default], [cmdline], [ibench] set per session), the host's kind and ibench's version; a cell of = holds the base's value, n/a a value not known for that run or not comparable (another product's settings). Left out as always different: ports, paths, data directories, pids, the host's name and the replication slot's WAL bound ibench sets from the free disk space.",
         cmp.keys.get(cmp.base).map_or("", String::as_str)
     )));
     if cmp.axis.is_none() {
