@@ -62,6 +62,8 @@ def metric(s, key):
 def fmt(v, dec=0):
     if v is None:
         return "–"
+    if isinstance(v, str):
+        return v
     if isinstance(v, bool):
         return "pass" if v else "FAIL"
     if dec == 0:

