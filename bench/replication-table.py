@@ -154,14 +154,17 @@ def main():
             s = step(run, "l.i2")
             i = repl(s, "integrity")
             print(f"  {m} r{r}: {None if i is None else i.get('ok')}")
-    print("\nLoad averages (1, 5, 15 min) before / after each run:")
+    print("\nRuns in order, load averages (1, 5, 15 min) before / after:\n")
+    print("| run | UTC | load before | load after | exit |")
+    print("|---|---|---|---|---:|")
     path = os.path.join(out, "loads.tsv")
     if os.path.exists(path):
         with open(path) as f:
             for line in f.read().splitlines()[1:]:
                 p = line.split("\t")
                 if p[0].startswith(prefix + "-"):
-                    print(f"  {p[0]}: {p[1]} .. {p[3]}, {p[2]} / {p[4]}, exit {p[5]}")
+                    t0, t1 = p[1].replace("T", " ")[:-1], p[3].split("T")[1][:-1]
+                    print(f"| {p[0]} | {t0} - {t1} | {p[2]} | {p[4]} | {p[5]} |")
 
 
 if __name__ == "__main__":
