@@ -313,6 +313,16 @@ pub struct RunArgs {
     /// (max, p99, seconds to catch up after it) beside the DBMS's own view (docs/replication.md).
     #[arg(help_heading = CONNECTION, long, value_name = "URL")]
     pub replica_url: Option<String>,
+    /// Where the query steps (qr*, qp*) run their queries: on the primary, or on the replica
+    /// at --replica-url while their background writers stay on the primary, so they measure
+    /// a replica under apply load (needs --replica-url).
+    #[arg(help_heading = CONNECTION, long, default_value_t = defaults().query_on, value_enum)]
+    pub query_on: crate::results::options::QueryOn,
+    /// When the replica at --replica-url stops answering: `continue` keeps measuring on the
+    /// primary and records the lag lost from that second; `stop` fails the step in progress
+    /// (what it measured is kept) and ends the run with status 1.
+    #[arg(help_heading = CONNECTION, long, default_value_t = defaults().on_replica_loss, value_enum)]
+    pub on_replica_loss: crate::results::options::ReplicaLoss,
     /// Storage engine of the tables (mysql:// only).
     #[arg(help_heading = CONNECTION, long, value_enum)]
     pub engine: Option<Engine>,
@@ -497,6 +507,8 @@ impl Default for RunArgs {
         RunArgs {
             url: o.url,
             replica_url: None,
+            query_on: o.query_on,
+            on_replica_loss: o.on_replica_loss,
             engine: None,
             flavour: None,
             profile: small.name.clone(),
@@ -580,6 +592,8 @@ impl RunArgs {
             (None, Workload::Micro) => StepName::micro_list(),
         };
         o.replica_url.clone_from(&self.replica_url);
+        o.query_on = self.query_on;
+        o.on_replica_loss = self.on_replica_loss;
         o.engine = self.engine;
         o.flavour = self.flavour;
         o.clients = self.clients;

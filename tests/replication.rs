@@ -9,8 +9,11 @@ mod common;
 use std::path::Path;
 
 use common::{fresh_dir, ibench, register_server, start_server};
+use ibench::results::metrics::Metric;
+use ibench::results::options::{QueryOn, ReplicaLoss};
+use ibench::results::replication::DbmsReplicationView;
 use ibench::results::target::Engine;
-use ibench::results::{RunRecord, Status};
+use ibench::results::{RunRecord, Status, StepRecord};
 use ibench::server::replica::{ReplicaMode, start_logging_primary, start_replica};
 use ibench::server::{ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
@@ -27,17 +30,18 @@ fn replica_of(primary: &ServerHandle, mode: ReplicaMode) -> ServerHandle {
     handle
 }
 
-/// A small run of `steps` against `primary` measuring `replica`; `on_step` sees each step's
-/// record as it ends.
+/// A small run of `steps` against `primary` measuring `replica`, the query steps on `query_on`;
+/// `on_step` sees each step's record as it ends.
 fn run_with_replica(
-    primary: &ServerHandle,
-    replica: &ServerHandle,
+    (primary, replica): (&ServerHandle, &ServerHandle),
     steps: &str,
     tag: &str,
-    on_step: &mut dyn FnMut(&ibench::results::StepRecord),
+    query_on: QueryOn,
+    on_step: &mut dyn FnMut(&StepRecord),
 ) -> RunRecord {
     let mut o = common::small_options(&primary.url, tag);
     o.replica_url = Some(replica.url.clone());
+    o.query_on = query_on;
     o.steps = parse_step_list(steps).unwrap();
     o.load_rows = 2000;
     o.i1_rows = 500;
@@ -48,6 +52,50 @@ fn run_with_replica(
     let outcome = ibench::runner::run(o, vec!["test".into()], on_step)
         .unwrap_or_else(|e| panic!("run failed: {e:#}"));
     ibench::results::read_run(&outcome.dir).expect("run.json reads back")
+}
+
+/// A run of `steps` measuring a live replica (checked by [`check_measured`]), and the DBMS's
+/// own view of l.i1's lag.
+fn measured(
+    pair: (&ServerHandle, &ServerHandle),
+    steps: &str,
+    query_on: QueryOn,
+) -> (RunRecord, Option<DbmsReplicationView>) {
+    let tag = format!("rep-{}-{}", pair.0.kind, pair.1.port);
+    let run = run_with_replica(pair, steps, &tag, query_on, &mut |_| {});
+    check_measured(&run, &run_dir(&run));
+    let view = step(&run, "l.i1").replication.as_ref();
+    let view = view.and_then(|r| r.dbms.clone());
+    (run, view)
+}
+
+/// The step `name` of `run`.
+fn step<'a>(run: &'a RunRecord, name: &str) -> &'a StepRecord {
+    run.steps
+        .iter()
+        .find(|s| s.name.to_string() == name)
+        .unwrap_or_else(|| panic!("{name} did not run"))
+}
+
+/// `ibench ARGS` fails with one line that says `says`.
+fn refused(args: &[&str], says: &str) -> String {
+    let out = ibench(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert!(err.contains(says), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    err
+}
+
+/// The scans of the tables `pi*` a PostgreSQL server counted itself (sequential and index).
+fn pg_scans(url: &str) -> i64 {
+    let mut c = common::pg_connect(url);
+    let r = c
+        .query(
+            "SELECT coalesce(sum(seq_scan + coalesce(idx_scan, 0)), 0)::bigint FROM pg_stat_user_tables WHERE relname LIKE 'pi%'",
+        )
+        .unwrap();
+    r.first().and_then(|v| v.parse().ok()).unwrap()
 }
 
 /// Every step of a run with a live replica has its lag figures, consistent with each other,
@@ -75,13 +123,27 @@ fn check_measured(run: &RunRecord, dir: &Path) {
             "{}: {rep:?}",
             s.name
         );
+        // A private replica on this host: its apply work per row written (its CPU is read
+        // in clock ticks of 10 ms, which a small step's apply may not fill).
+        if rep.rows_written.is_some_and(|r| r > 0) {
+            assert!(
+                rep.replica_cpu_us_per_row.is_some_and(|c| c >= 0.0)
+                    && rep.applied_bytes_per_row.is_some_and(|b| b > 0.0),
+                "{}: {rep:?}",
+                s.name
+            );
+        }
     }
-    // After l.i2 the replica's tables were compared with the primary's, and matched.
-    let li2 = run
+    let cpu: f64 = run
         .steps
         .iter()
-        .find(|s| s.name.to_string() == "l.i2")
-        .unwrap();
+        .filter_map(|s| s.replication.as_ref()?.replica_cpu_seconds)
+        .sum();
+    assert!(cpu > 0.0, "the replica's CPU over the run: {cpu} s");
+    let info = run.replica.as_ref().expect("the run records its replica");
+    assert_eq!(info.process_na, None, "{info:?}");
+    // After l.i2 the replica's tables were compared with the primary's, and matched.
+    let li2 = step(run, "l.i2");
     let integrity = li2.replication.as_ref().and_then(|r| r.integrity.as_ref());
     let integrity = integrity.expect("l.i2 compares the replica's tables");
     assert!(integrity.ok, "{integrity:?}");
@@ -96,27 +158,40 @@ fn check_measured(run: &RunRecord, dir: &Path) {
 fn postgres_standbys_sync_and_async_with_a_killed_one() {
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
     let sync = replica_of(&primary, ReplicaMode::Sync);
-    let run = run_with_replica(
-        &primary,
-        &sync,
-        "l.i0,l.x,l.i1,l.i2",
-        "rep-pg-sync",
-        &mut |_| {},
-    );
+    // The query steps on the standby (--query-on replica): the standby's own statistics
+    // count their scans of the tables; nothing else of the run scans them there but the
+    // integrity check after l.i2 (two statements a table).
+    let scans_before = pg_scans(&sync.url);
+    let pair = (&primary, &sync);
+    let (run, view) = measured(pair, "l.i0,l.x,l.i1,l.i2,qr100,qp100", QueryOn::Replica);
     let info = run.replica.as_ref().expect("the run records its replica");
     assert_eq!(info.mode, "sync");
     assert_eq!(info.synchronous_commit.as_deref(), Some("remote_apply"));
     assert_eq!(info.version, info.primary_version);
-    check_measured(&run, &run_dir(&run));
-    let li1 = run
-        .steps
-        .iter()
-        .find(|s| s.name.to_string() == "l.i1")
-        .unwrap();
-    let view = li1.replication.as_ref().and_then(|r| r.dbms.as_ref());
+    assert_eq!(run.options.query_on, QueryOn::Replica);
     assert!(
-        view.is_some_and(|v| v.replay_bytes_behind_max.is_some()),
+        view.as_ref()
+            .is_some_and(|v| v.replay_bytes_behind_max.is_some()),
         "{view:?}"
+    );
+    let queries: u64 = ["qr100", "qp100"]
+        .iter()
+        .flat_map(|n| step(&run, n).ops.iter())
+        .filter(|(k, _)| k.ends_with("query"))
+        .map(|(_, o)| o.ops)
+        .sum();
+    // The sampler reads the primary: its CPU per replica query is not a figure.
+    let metrics = step(&run, "qr100").metrics.as_ref().unwrap();
+    assert!(
+        matches!(&metrics.cpupq, Metric::Na(why) if why.contains("--query-on replica")),
+        "{:?}",
+        metrics.cpupq
+    );
+    let scanned = pg_scans(&sync.url) - scans_before;
+    assert!(queries > 0);
+    assert!(
+        u64::try_from(scanned).unwrap() >= queries,
+        "the standby counted {scanned} scans of pi1 for {queries} queries"
     );
 
     // A standby of another major version; --semisync is MariaDB's; a replica of a replica;
@@ -131,20 +206,14 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
         "the registry PostgreSQL 16 is missing in {} (./scripts/test.sh installs it)",
         pg16.display()
     );
+    let p = primary.dir.to_str().unwrap();
+    let pg16 = pg16.to_str().unwrap();
     for (args, says) in [
         (
-            vec![
-                "--replica-of",
-                primary.dir.to_str().unwrap(),
-                "--bindir",
-                pg16.to_str().unwrap(),
-            ],
+            vec!["--replica-of", p, "--bindir", pg16],
             "not the primary's major version",
         ),
-        (
-            vec!["--replica-of", primary.dir.to_str().unwrap(), "--semisync"],
-            "--sync",
-        ),
+        (vec!["--replica-of", p, "--semisync"], "--sync"),
         (
             vec!["--replica-of", sync.dir.to_str().unwrap()],
             "itself a replica",
@@ -153,46 +222,34 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
     ] {
         let mut all = vec!["server", "start", "postgres"];
         all.extend(args);
-        let out = ibench(&all);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success());
-        assert!(err.contains(says), "{err}");
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        refused(&all, says);
     }
 
     // The standby is not the primary: `localhost` reaches the primary itself.
     let itself = primary.url.replace("127.0.0.1", "localhost");
-    let out = ibench(&[
-        "run",
-        "--url",
-        &primary.url,
-        "--replica-url",
-        &itself,
-        "--steps",
-        "l.i0",
-        "--out",
-        fresh_dir("rep-pg-itself").to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains("--replica-url") && err.contains("not a standby"),
-        "{err}"
+    let out_dir = fresh_dir("rep-pg-itself");
+    let args = ["run", "--url", &primary.url, "--replica-url", &itself];
+    let err = refused(
+        &[
+            &args[..],
+            &["--steps", "l.i0", "--out", out_dir.to_str().unwrap()],
+        ]
+        .concat(),
+        "not a standby",
     );
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--replica-url"), "{err}");
 
     // An asynchronous standby killed after l.i0: the next steps are kept, their lag lost.
     let lost = replica_of(&primary, ReplicaMode::Async);
     let pid = lost.pid;
     let run = run_with_replica(
-        &primary,
-        &lost,
+        (&primary, &lost),
         "l.i0,l.x,qr100",
         "rep-pg-killed",
+        QueryOn::Primary,
         &mut |s| {
             if s.name.to_string() == "l.i0" {
-                // SAFETY: kill with a pid this test started.
-                unsafe { libc::kill(libc::pid_t::try_from(pid).unwrap(), libc::SIGKILL) };
+                kill(pid);
             }
         },
     );
@@ -207,12 +264,77 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
     assert!(rep.lost_from_second.is_some(), "{rep:?}");
     assert_eq!(rep.catch_up_seconds, None, "{rep:?}");
 
+    stop_on_replica_loss(&primary);
+
     // Stopping the primary stops its live standby first.
     let out = ibench(&["server", "stop", "--dir", primary.dir.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains(sync.dir.to_str().unwrap()), "{err}");
     assert!(!sync.is_running() && !primary.is_running());
+}
+
+fn kill(pid: u32) {
+    // SAFETY: kill with a pid this test started.
+    unsafe { libc::kill(libc::pid_t::try_from(pid).unwrap(), libc::SIGKILL) };
+}
+
+/// `--on-replica-loss stop`: a standby killed while qr100 runs (a 30 s step) fails qr100 with
+/// one line well before its end; l.i0 and l.x are kept, and qr100's figures so far; exit 1.
+fn stop_on_replica_loss(primary: &ServerHandle) {
+    let standby = replica_of(primary, ReplicaMode::Async);
+    let out = fresh_dir("rep-pg-stop");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args([
+            "run",
+            "--url",
+            &primary.url,
+            "--replica-url",
+            &standby.url,
+            "--on-replica-loss",
+            "stop",
+            "--steps",
+            "l.i0,l.x,qr100",
+            "--load-rows",
+            "2000",
+            "--query-seconds",
+            "30",
+            "--host-probe-ms",
+            "0",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once l.x is recorded, qr100 runs: kill the standby.
+    let started = std::time::Instant::now();
+    while ibench::results::read_run(&out).map_or(true, |r| r.steps.len() < 2) {
+        assert!(started.elapsed().as_secs() < 120, "l.x did not end");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    kill(standby.pid);
+    let ended = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&ended.stderr);
+    assert_eq!(ended.status.code(), Some(1), "{err}");
+    // One line says it all (the lines before it warn of the tiny steps' short time).
+    let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or("");
+    assert!(
+        line.contains("the replica stopped answering at second")
+            && line.contains("of qr100; --on-replica-loss continue measures on without it")
+            && line.contains("kept: l.i0, l.x completed"),
+        "{err}"
+    );
+    let run = ibench::results::read_run(&out).unwrap();
+    assert_eq!(run.status, Status::Failed);
+    let qr = step(&run, "qr100");
+    assert_eq!(qr.status, Status::Failed);
+    assert!(qr.error.as_deref().unwrap().contains("stopped answering"));
+    assert!(qr.seconds < 30.0, "qr100 ran {} s", qr.seconds);
+    assert!(!qr.ops.is_empty(), "what qr100 measured is kept");
 }
 
 /// A matrix server with `replica = "sync"`: its cell's run measured a synchronous standby,
@@ -227,7 +349,8 @@ fn a_matrix_server_with_a_replica() {
         &file,
         format!(
             "[servers.pg]\nkind = \"postgres\"\nbindir = \"{}\"\nreplica = \"sync\"\n\
-             [workloads.tiny]\nload_rows = 1000\nsteps = [\"l.i0\"]\nhost_probe_ms = 0\n",
+             [workloads.tiny]\nload_rows = 1000\nsteps = [\"l.i0\"]\nhost_probe_ms = 0\n\
+             query_on = \"replica\"\non_replica_loss = \"stop\"\n",
             pg.display()
         ),
     )
@@ -240,6 +363,8 @@ fn a_matrix_server_with_a_replica() {
         String::from_utf8_lossy(&ran.stderr)
     );
     let run = ibench::results::read_run(&out.join("cells/pg.base.tiny.r1/run")).unwrap();
+    assert_eq!(run.options.query_on, QueryOn::Replica);
+    assert_eq!(run.options.on_replica_loss, ReplicaLoss::Stop);
     let info = run.replica.expect("the cell measured its replica");
     assert_eq!(info.mode, "sync");
     assert!(run.label.contains("sync replica"), "{}", run.label);
@@ -263,6 +388,22 @@ fn a_matrix_server_with_a_replica() {
         err.contains("servers.my") && err.contains("semisync"),
         "{err}"
     );
+
+    // The queries on a replica, for a server without one.
+    std::fs::write(
+        &bad,
+        format!(
+            "[servers.pg]\nkind = \"postgres\"\nbindir = \"{}\"\n\
+             [workloads.tiny]\nload_rows = 1000\nquery_on = \"replica\"\n",
+            pg.display()
+        ),
+    )
+    .unwrap();
+    let err = refused(
+        &["matrix", "plan", bad.to_str().unwrap()],
+        "--query-on replica needs --replica-url",
+    );
+    assert!(err.contains("workloads.tiny"), "{err}");
 }
 
 fn run_dir(run: &RunRecord) -> std::path::PathBuf {
@@ -278,60 +419,59 @@ fn mariadb_semisync_replica() {
     let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
     register_server(primary.clone());
     let replica = replica_of(&primary, ReplicaMode::Semisync);
-    let run = run_with_replica(
-        &primary,
-        &replica,
-        "l.i0,l.x,l.i1,l.i2",
-        "rep-my-semi",
-        &mut |_| {},
-    );
+    let (run, view) = measured((&primary, &replica), "l.i0,l.x,l.i1,l.i2", QueryOn::Primary);
     let info = run.replica.as_ref().expect("the run records its replica");
     assert_eq!(info.mode, "semisync");
-    check_measured(&run, &run_dir(&run));
-    let li1 = run
-        .steps
-        .iter()
-        .find(|s| s.name.to_string() == "l.i1")
-        .unwrap();
-    let view = li1.replication.as_ref().and_then(|r| r.dbms.as_ref());
     assert!(
-        view.is_some_and(|v| v.transactions_behind_max.is_some()
-            && v.primary_position_at_end
-                .as_deref()
-                .is_some_and(|p| p.starts_with("0-1-"))),
+        view.as_ref()
+            .is_some_and(|v| v.transactions_behind_max.is_some()
+                && v.primary_position_at_end
+                    .as_deref()
+                    .is_some_and(|p| p.starts_with("0-1-"))),
         "{view:?}"
     );
 
+    // --query-on replica: the replica's own index statistics (userstat) count the range
+    // queries' reads of the secondary indexes; applying the primary's row events reads rows
+    // by primary key, and nothing else of a run of qr100 alone reads them there (with the
+    // queries on the primary it counted 0).
+    let mut r = common::my_connect(&replica.url);
+    r.query("SET GLOBAL userstat = 1").unwrap();
+    let secondary_reads = |r: &mut ibench::backend::mysql::wire::MyWire| -> u64 {
+        let sql = "SELECT COALESCE(SUM(ROWS_READ), 0) FROM information_schema.INDEX_STATISTICS \
+                   WHERE TABLE_NAME LIKE 'pi%' AND INDEX_NAME <> 'PRIMARY'";
+        let v = r.query(sql).unwrap();
+        v.first().and_then(|v| v.parse().ok()).unwrap()
+    };
+    let before = secondary_reads(&mut r);
+    let pair = (&primary, &replica);
+    let run = run_with_replica(pair, "qr100", "rep-my-query", QueryOn::Replica, &mut |_| {});
+    let queries = step(&run, "qr100").ops["range_query"].ops;
+    let read = secondary_reads(&mut r) - before;
+    assert!(queries > 0);
+    assert!(
+        read >= queries,
+        "the replica read {read} rows of the secondary indexes for {queries} range queries"
+    );
+
     // MariaDB has no --sync; the error names the flag that it has.
-    let out = ibench(&[
-        "server",
-        "start",
-        "mariadb",
-        "--replica-of",
-        primary.dir.to_str().unwrap(),
-        "--sync",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("--semisync"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let p = primary.dir.to_str().unwrap();
+    refused(
+        &["server", "start", "mariadb", "--replica-of", p, "--sync"],
+        "--semisync",
+    );
 
     // The primary is the replica's URL's server itself: refused before anything is written.
     let out_dir = fresh_dir("rep-my-itself");
-    let out = ibench(&[
-        "run",
-        "--url",
-        &replica.url,
-        "--replica-url",
-        &primary.url,
-        "--steps",
-        "l.i0",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("replicates from no primary"), "{err}");
+    let args = ["run", "--url", &replica.url, "--replica-url", &primary.url];
+    refused(
+        &[
+            &args[..],
+            &["--steps", "l.i0", "--out", out_dir.to_str().unwrap()],
+        ]
+        .concat(),
+        "replicates from no primary",
+    );
     assert!(!out_dir.exists());
 
     // Stopping the replica takes it off the primary: semi-sync off, its user gone.
@@ -350,26 +490,46 @@ fn mariadb_semisync_replica() {
     assert_eq!(users.first(), Some("0"));
 }
 
-/// `server start --replica-of` with no server there, and `--sync` without `--replica-of`.
+/// `server start --replica-of` with no server there, and `--sync` without `--replica-of`;
+/// `run --query-on replica` and `--on-replica-loss stop` without `--replica-url` (exit 2).
 #[test]
 fn replica_flags_without_a_primary_are_refused() {
     let nowhere = fresh_dir("rep-nowhere");
-    let out = ibench(&[
-        "server",
-        "start",
-        "postgres",
-        "--replica-of",
-        nowhere.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains("--replica-of") && err.contains("no ibench server"),
-        "{err}"
+    let err = refused(
+        &[
+            "server",
+            "start",
+            "postgres",
+            "--replica-of",
+            nowhere.to_str().unwrap(),
+        ],
+        "no ibench server",
     );
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--replica-of"), "{err}");
     let out = ibench(&["server", "start", "postgres", "--sync"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("--replica-of"), "{err}");
+    let url = "postgres://u@127.0.0.1:1/db";
+    for (flag, value, says) in [
+        (
+            "--query-on",
+            "replica",
+            "--query-on replica needs --replica-url",
+        ),
+        (
+            "--on-replica-loss",
+            "stop",
+            "--on-replica-loss stop needs --replica-url",
+        ),
+    ] {
+        let out_dir = fresh_dir("rep-no-replica");
+        let args = ["run", "--url", url, flag, value, "--out"];
+        let out = ibench(&[&args[..], &[out_dir.to_str().unwrap()]].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!out_dir.exists());
+    }
 }

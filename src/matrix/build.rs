@@ -75,9 +75,10 @@ fn plan_cells(
         for c in &s.configs {
             for w in workloads {
                 let url = placeholder_url(&s.source);
+                let replica = super::plan::placeholder_replica_url(&s.source);
                 let opts = run_options(
                     w,
-                    &url,
+                    (&url, replica.as_deref()),
                     s.source.engine(),
                     std::path::Path::new("x"),
                     "x",

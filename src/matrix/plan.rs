@@ -178,6 +178,17 @@ pub(super) fn placeholder_url(source: &ServerSource) -> String {
     }
 }
 
+/// What a plan checks a workload against for a server with a private replica, in place of
+/// the replica's URL a cell learns when it starts it; `None` without one.
+pub(super) fn placeholder_replica_url(source: &ServerSource) -> Option<String> {
+    match source {
+        ServerSource::Managed {
+            replica: Some(_), ..
+        } => Some(placeholder_url(source).replace("127.0.0.1:1/", "127.0.0.1:2/")),
+        _ => None,
+    }
+}
+
 impl ServerSource {
     /// The engine flag for runs against this server.
     pub fn engine(&self) -> Option<Engine> {
@@ -204,11 +215,12 @@ impl ServerSource {
     }
 }
 
-/// The `ibench run` options of a cell: the workload's options plus what the matrix decides.
-/// Errors are `ibench run`'s own messages.
+/// The `ibench run` options of a cell: the workload's options plus what the matrix decides
+/// (the server's URL, and its private replica's when it has one). Errors are `ibench run`'s
+/// own messages.
 pub fn run_options(
     workload: &PlanWorkload,
-    url: &str,
+    (url, replica_url): (&str, Option<&str>),
     engine: Option<Engine>,
     out: &std::path::Path,
     label: &str,
@@ -217,6 +229,9 @@ pub fn run_options(
 ) -> Result<RunOptions> {
     let mut args = workload.options.clone();
     args.url = url.to_string();
+    if let Some(replica) = replica_url {
+        args.replica_url = Some(replica.to_string());
+    }
     args.engine = engine;
     args.out = Some(out.to_path_buf());
     args.label = Some(label.to_string());

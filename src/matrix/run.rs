@@ -376,7 +376,15 @@ fn run_cell(job: CellJob, state: &mut CellState) -> Result<CellStatus> {
         ServerSource::Url { url, engine } => {
             let url = url.replace(super::plan::CELL_PLACEHOLDER, &cell.name);
             let run_dir = dir.join("run");
-            let opts = run_options(workload, &url, *engine, &run_dir, &cell.label, None, quiet)?;
+            let opts = run_options(
+                workload,
+                (&url, None),
+                *engine,
+                &run_dir,
+                &cell.label,
+                None,
+                quiet,
+            )?;
             results::write_json_atomic(&dir.join(STATE_FILE), &*state)?;
             benchmark_cell(opts)
         }
@@ -447,18 +455,15 @@ fn run_managed_cell(
             return Ok(CellStatus::Interrupted);
         }
         let engine = Some(*engine).filter(|_| *kind == ServerKind::Mariadb);
-        let mut o = run_options(
+        let o = run_options(
             workload,
-            &handle.url,
+            (&handle.url, replica_url.as_deref()),
             engine,
             &run_dir,
             &cell.label,
             Some(&handle.dir),
             quiet,
         )?;
-        if replica_url.is_some() {
-            o.replica_url = replica_url;
-        }
         benchmark_cell(o)
     });
     let stopped = stop_cell_servers(&handle, dir);

@@ -134,7 +134,10 @@ pub(super) fn plan_server(
     for w in workloads {
         run_options(
             w,
-            &placeholder_url(&source),
+            (
+                &placeholder_url(&source),
+                super::plan::placeholder_replica_url(&source).as_deref(),
+            ),
             source.engine(),
             std::path::Path::new("x"),
             "x",

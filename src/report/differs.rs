@@ -105,8 +105,9 @@ pub const SETTINGS_LEFT_OUT: &[&str] = &[
 /// Options that are listed when they differ but leave the runs alike: which steps ran (a step
 /// one run lacks is shown missing, the others compare), the seed (another sample of the same
 /// workload, as repeats may take), the integrity check after a step and the host probe's
-/// budget (both outside the measured part).
+/// budget (both outside the measured part), and what a run does if its replica dies.
 pub const OPTIONS_STILL_LIKE: &[&str] = &[
+    "--on-replica-loss",
     "--steps",
     "--seed",
     "--no-integrity-check",
@@ -618,6 +619,29 @@ mod tests {
         assert!(d.is_empty(), "{d:?}");
         assert!(d.unlike().is_empty());
         assert!(!d.settings_unknown);
+    }
+
+    /// The query steps on the replica make two runs unlike; what a run does if its replica
+    /// dies is listed, and leaves them alike.
+    #[test]
+    fn the_replica_s_options_are_named() {
+        use crate::results::options::{QueryOn, ReplicaLoss};
+        let base = fixture("postgres");
+        let mut run = base.clone();
+        run.record.options.query_on = QueryOn::Replica;
+        run.record.options.on_replica_loss = ReplicaLoss::Stop;
+        let d = setup_differences(&base, &run);
+        let texts: Vec<String> = d.differences.iter().map(Difference::text).collect();
+        assert!(
+            texts.contains(&"--query-on primary → replica".to_string()),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&"--on-replica-loss continue → stop".to_string()),
+            "{texts:?}"
+        );
+        let unlike: Vec<&str> = d.unlike().iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(unlike, ["--query-on"]);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The Replication section (docs/replication.md): for the runs that measured a replica
 //! (`--replica-url`), how each followed its primary (the mode, the versions), each step's lag
 //! as the heartbeat read it (max, p99), the seconds the replica took to catch up after the
-//! step and the DBMS's own view; in HTML, the lag per second over the run. Nothing when no
+//! step, the DBMS's own view and the replica's apply work per row written; in HTML, the lag per second over the run. Nothing when no
 //! run had a replica.
 
 use super::document::{Block, DocCell, DocRow, DocTable};
@@ -22,7 +22,7 @@ pub fn blocks(runs: &[LoadedRun], charts: bool) -> Vec<Block> {
     b.push(Block::List(runs.iter().map(mode_line).collect()));
     b.push(Block::Table(lag_table(runs)));
     b.push(Block::Note(
-        "Lag: how long the first heartbeat the replica had not applied had been committed on the primary, read every 100 ms during the step's measured part (0 when it had applied all). Catch-up: seconds from the step's end until the replica had applied every heartbeat written by then, to within 100 ms; \"lost\": the replica could not be read from that second of the step on. DBMS: PostgreSQL's largest pg_stat_replication.replay_lag, MariaDB's largest Seconds_Behind_Master (whole seconds), read once a second.".to_string(),
+        "Lag: how long the first heartbeat the replica had not applied had been committed on the primary, read every 100 ms during the step's measured part (0 when it had applied all). Catch-up: seconds from the step's end until the replica had applied every heartbeat written by then, to within 100 ms; \"lost\": the replica could not be read from that second of the step on. DBMS: PostgreSQL's largest pg_stat_replication.replay_lag, MariaDB's largest Seconds_Behind_Master (whole seconds), read once a second. Replica CPU µs/row and applied bytes/row: the replica's process tree's CPU (on this host only; n/a for a replica elsewhere) and how far its replay position moved (PostgreSQL's WAL replay LSN, MariaDB's Exec_Master_Log_Pos), from the step's start until it caught up, per row the step inserted or deleted on the primary.".to_string(),
     ));
     if charts && let Some(chart) = lag_chart(runs) {
         b.push(Block::Chart(chart));
@@ -60,7 +60,14 @@ fn lag_table(runs: &[LoadedRun]) -> DocTable {
         } else {
             String::new()
         };
-        for c in ["max lag ms", "p99 lag ms", "catch-up s", "DBMS lag"] {
+        for c in [
+            "max lag ms",
+            "p99 lag ms",
+            "catch-up s",
+            "DBMS lag",
+            "replica CPU µs/row",
+            "applied bytes/row",
+        ] {
             columns.push(format!("{prefix}{c}"));
         }
     }
@@ -86,10 +93,10 @@ fn lag_table(runs: &[LoadedRun]) -> DocTable {
     DocTable::new("step", columns, rows)
 }
 
-/// A step's four cells.
+/// A step's six cells.
 fn step_cells(step: Option<&StepRecord>) -> Vec<DocCell> {
     let Some(rep) = step.and_then(|s| s.replication.as_ref()) else {
-        return (0..4).map(|_| missing("n/a")).collect();
+        return (0..6).map(|_| missing("n/a")).collect();
     };
     let lost = rep.lost_from_second.map(|s| format!("lost from {s:.1} s"));
     let ms = |v: Option<f64>| match (v, &lost) {
@@ -108,7 +115,18 @@ fn step_cells(step: Option<&StepRecord>) -> Vec<DocCell> {
     {
         max.partial = Some(l.clone());
     }
-    vec![max, ms(rep.lag_p99_ms), catch_up, dbms_cell(rep)]
+    let per_row = |v: Option<f64>| match v {
+        Some(v) => DocCell::plain(format_ms(v)),
+        None => missing("n/a"),
+    };
+    vec![
+        max,
+        ms(rep.lag_p99_ms),
+        catch_up,
+        dbms_cell(rep),
+        per_row(rep.replica_cpu_us_per_row),
+        per_row(rep.applied_bytes_per_row),
+    ]
 }
 
 fn missing(text: &str) -> DocCell {
@@ -174,4 +192,40 @@ fn lag_chart(runs: &[LoadedRun]) -> Option<String> {
         "lag, ms",
         &series,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(rep: StepReplication) -> StepRecord {
+        let fixture =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
+        let mut s = crate::results::read_run(&fixture).unwrap().steps.remove(0);
+        s.replication = Some(rep);
+        s
+    }
+
+    /// The apply work per row where the replica was sampled; n/a for a remote one.
+    #[test]
+    fn apply_work_per_row_or_na() {
+        let mut rep = StepReplication {
+            replica_cpu_seconds: Some(0.25),
+            applied_bytes: Some(1_500_000),
+            ..StepReplication::default()
+        };
+        rep.per_row(5000);
+        let cells = step_cells(Some(&step(rep)));
+        assert_eq!(cells.len(), 6);
+        assert_eq!((cells[4].text.as_str(), cells[4].missing), ("50.0", false));
+        assert_eq!(cells[5].text, "300");
+        let mut remote = StepReplication {
+            applied_bytes: Some(1_500_000),
+            ..StepReplication::default()
+        };
+        remote.per_row(5000);
+        let cells = step_cells(Some(&step(remote)));
+        assert_eq!((cells[4].text.as_str(), cells[4].missing), ("n/a", true));
+        assert_eq!(cells[5].text, "300");
+    }
 }

@@ -39,6 +39,16 @@ pub struct RunOptions {
     /// redacted. Absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replica_url: Option<String>,
+    /// Where the query steps' queries run (`--query-on`): on the primary, or on the replica
+    /// at `replica_url` while the background writers stay on the primary. `primary` in runs
+    /// recorded before it existed.
+    #[serde(default)]
+    pub query_on: QueryOn,
+    /// What the run does when its replica stops answering (`--on-replica-loss`): measure on
+    /// without it, or fail the step in progress and stop. `continue` in runs recorded before
+    /// it existed.
+    #[serde(default)]
+    pub on_replica_loss: ReplicaLoss,
     /// The profile the sizes came from.
     pub profile: String,
     /// The steps, in order.
@@ -128,6 +138,28 @@ pub struct TableOptions {
     pub table_suffix: Option<String>,
 }
 
+/// Where the query steps' queries run (`--query-on`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryOn {
+    /// On the server at `--url`, beside the background writers.
+    #[default]
+    Primary,
+    /// On the replica at `--replica-url`, while the background writers run on the primary.
+    Replica,
+}
+
+/// What a run does when its replica stops answering (`--on-replica-loss`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplicaLoss {
+    /// Keep measuring on the primary; the replica's lag is recorded lost from that second.
+    #[default]
+    Continue,
+    /// Fail the step in progress (what it measured is kept) and stop the run.
+    Stop,
+}
+
 /// Which benchmark a run is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -160,6 +192,8 @@ impl RunOptions {
             engine: None,
             flavour: None,
             replica_url: None,
+            query_on: QueryOn::Primary,
+            on_replica_loss: ReplicaLoss::Continue,
             profile: profile.name.clone(),
             steps: StepName::default_list(&DEFAULT_QUERY_RATES_ROWS_PER_SEC),
             clients: 1,
@@ -265,6 +299,18 @@ impl RunOptions {
     /// not the same text.
     fn validate_replica(&self) -> Result<(), OptionsError> {
         let Some(replica) = &self.replica_url else {
+            if self.query_on == QueryOn::Replica {
+                return Err(OptionsError(
+                    "--query-on replica needs --replica-url (the replica the query steps read)"
+                        .into(),
+                ));
+            }
+            if self.on_replica_loss == ReplicaLoss::Stop {
+                return Err(OptionsError(
+                    "--on-replica-loss stop needs --replica-url (the replica whose loss stops the run)"
+                        .into(),
+                ));
+            }
             return Ok(());
         };
         let family = |url: &str| match url.split_once("://").map(|(s, _)| s.to_ascii_lowercase()) {
@@ -485,6 +531,25 @@ mod tests {
         o.url = "sqlite:x.db".into();
         let e = o.validate().unwrap_err().to_string();
         assert!(e.contains("not SQLite"), "{e}");
+    }
+
+    #[test]
+    fn the_replica_s_options_need_a_replica() {
+        let mut o = small();
+        o.url = "postgres://u@127.0.0.1:5432/db".into();
+        o.query_on = QueryOn::Replica;
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("--query-on replica needs --replica-url"), "{e}");
+        o.query_on = QueryOn::Primary;
+        o.on_replica_loss = ReplicaLoss::Stop;
+        let e = o.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("--on-replica-loss stop needs --replica-url"),
+            "{e}"
+        );
+        o.replica_url = Some("postgres://u@127.0.0.1:5433/db".into());
+        o.query_on = QueryOn::Replica;
+        assert!(o.validate().is_ok());
     }
 
     #[test]

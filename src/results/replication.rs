@@ -23,6 +23,10 @@ pub struct ReplicaInfo {
     pub synchronous_commit: Option<String>,
     /// Milliseconds between two heartbeat writes on the primary.
     pub heartbeat_interval_ms: u32,
+    /// Why the replica's process is not sampled (its CPU and storage writes per step are then
+    /// absent): it runs on another host, or could not be found. Absent when it is sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_na: Option<String>,
 }
 
 /// A step's replication figures (a step's `replication`; absent without a replica).
@@ -50,6 +54,49 @@ pub struct StepReplication {
     /// After l.i2, once the replica caught up: do its tables hold what the primary's hold?
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub integrity: Option<ReplicaIntegrity>,
+    /// Rows the step wrote on the primary: inserted plus deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_written: Option<u64>,
+    /// CPU of the replica's process tree from the step's start until it caught up after it,
+    /// seconds; absent for a replica on another host, and when it did not catch up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_cpu_seconds: Option<f64>,
+    /// `replica_cpu_seconds` per row written, µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_cpu_us_per_row: Option<f64>,
+    /// Bytes the replica's processes wrote to storage over the same time (`/proc/PID/io`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_write_bytes: Option<u64>,
+    /// How far the replica's replay position moved over the same time: bytes of WAL
+    /// (PostgreSQL's `pg_last_wal_replay_lsn()`) or of the primary's binary log (MariaDB's
+    /// `Exec_Master_Log_Pos`) it applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_bytes: Option<u64>,
+    /// `applied_bytes` per row written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_bytes_per_row: Option<f64>,
+}
+
+impl StepReplication {
+    /// Record the rows the step wrote and the apply work per row (none when it wrote none).
+    pub fn per_row(&mut self, rows_written: u64) {
+        self.rows_written = Some(rows_written);
+        let rows = crate::stats::convert::count_f64(rows_written);
+        if rows_written > 0 {
+            self.replica_cpu_us_per_row = self.replica_cpu_seconds.map(|s| s * 1e6 / rows);
+            self.applied_bytes_per_row = self
+                .applied_bytes
+                .map(|b| crate::stats::convert::count_f64(b) / rows);
+        }
+    }
+}
+
+/// A PostgreSQL LSN (`16/B374D848`) as a byte position.
+pub fn parse_lsn(text: &str) -> Option<u64> {
+    let (hi, lo) = text.trim().split_once('/')?;
+    let hi = u64::from_str_radix(hi, 16).ok()?;
+    let lo = u64::from_str_radix(lo, 16).ok()?;
+    (lo <= u64::from(u32::MAX)).then_some((hi << 32) | lo)
 }
 
 /// The replica's tables against the primary's, after l.i2 once the replica caught up.
@@ -181,6 +228,31 @@ mod tests {
         assert_eq!(p99, Some(198.0));
         assert_eq!(mean, Some(100.5));
         assert_eq!(lag_figures(&[5.0]), (Some(5.0), Some(5.0), Some(5.0)));
+    }
+
+    #[test]
+    fn lsns_and_work_per_row() {
+        assert_eq!(parse_lsn("0/3000060"), Some(0x300_0060));
+        assert_eq!(parse_lsn("16/B374D848"), Some((0x16 << 32) | 0xB374_D848));
+        assert_eq!(parse_lsn("x"), None);
+        assert_eq!(parse_lsn("1/100000000"), None);
+        let mut rep = StepReplication {
+            replica_cpu_seconds: Some(0.5),
+            applied_bytes: Some(2_000_000),
+            ..StepReplication::default()
+        };
+        rep.per_row(10_000);
+        assert_eq!(rep.replica_cpu_us_per_row, Some(50.0));
+        assert_eq!(rep.applied_bytes_per_row, Some(200.0));
+        let mut none = StepReplication {
+            replica_cpu_seconds: Some(0.5),
+            ..StepReplication::default()
+        };
+        none.per_row(0);
+        assert_eq!(
+            (none.rows_written, none.replica_cpu_us_per_row),
+            (Some(0), None)
+        );
     }
 
     #[test]

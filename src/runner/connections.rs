@@ -48,6 +48,8 @@ pub(super) fn plan_connections(
     ordinal: u32,
 ) -> anyhow::Result<StepConnections> {
     let mut slots = Vec::new();
+    // With --query-on replica the queriers read the replica; the writers stay on `driver`.
+    let replica = shape.query_target.as_ref().map(|t| t.driver());
     for client in &plan.clients {
         let c = client.client;
         let table = shape.table_of(c);
@@ -57,9 +59,13 @@ pub(super) fn plan_connections(
             for (worker, ops_per_sec) in workers {
                 stop::check_interrupted()?;
                 let recorder = OpRecorder::new(worker.kind());
+                let on = match (&replica, role) {
+                    (Some(r), Role::Queries(_)) => r.as_ref(),
+                    _ => driver,
+                };
                 slots.push(Slot {
                     worker,
-                    conn: driver.connect().map_err(reconnect_error)?,
+                    conn: on.connect().map_err(reconnect_error)?,
                     ops_per_sec,
                     table: table.to_string(),
                     client: c,

@@ -22,11 +22,14 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
+use super::apply::{ApplyMark, ApplyProbe};
 use crate::backend::link::{LinkKind, SqlLink, column};
+use crate::results::options::ReplicaLoss;
 use crate::results::replication::{
     DbmsReplicationView, ReplicaInfo, ReplicaIntegrity, StepReplication, TableMatch, lag_figures,
     transactions_behind,
 };
+use crate::workload::steps::StepName;
 
 /// Time between two heartbeat writes (and two reads).
 pub const INTERVAL: Duration = Duration::from_millis(100);
@@ -40,7 +43,8 @@ const FIRST_ROW_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest wait for a replica to catch up after a step.
 const CATCH_UP_CAP: Duration = Duration::from_secs(120);
 
-/// After a step: give up waiting for a replica whose reads have failed this long.
+/// After a step: give up waiting for a replica whose reads have failed this long; with
+/// `--on-replica-loss stop`, the replica is lost once no read has succeeded this long.
 const LOST_AFTER: Duration = Duration::from_secs(5);
 
 /// The login timeout of the heartbeat's connections (a lost replica is retried once a second).
@@ -83,6 +87,10 @@ struct Shared {
     /// A step ended: read the DBMS's view at the next tick (and clear this).
     view_due: AtomicBool,
     stop: AtomicBool,
+    /// `--on-replica-loss stop`: a step stops when the replica stops answering.
+    stop_on_loss: bool,
+    /// The replica's process and replay position, and the mark at the step's start.
+    apply: Mutex<(ApplyProbe, Option<ApplyMark>)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -111,7 +119,11 @@ impl Heartbeat {
     /// MariaDB replica, not the primary itself), make the heartbeat's row, wait until the
     /// replica shows it, and start the writer and the reader. Errors are one line naming
     /// `--replica-url` or `--url`.
-    pub fn start(primary_url: &str, replica_url: &str) -> anyhow::Result<Heartbeat> {
+    pub fn start(
+        primary_url: &str,
+        replica_url: &str,
+        on_loss: ReplicaLoss,
+    ) -> anyhow::Result<Heartbeat> {
         let mut primary = SqlLink::connect(primary_url, CONNECT_TIMEOUT)
             .map_err(|e| anyhow::anyhow!("--url: {e}"))?;
         let mut replica = SqlLink::connect(replica_url, CONNECT_TIMEOUT)
@@ -124,6 +136,8 @@ impl Heartbeat {
         let first = first_sequence();
         make_table(&mut primary, first).context("cannot make the heartbeat's table on --url")?;
         wait_first_row(&mut replica, first, &shown)?;
+        let probe = ApplyProbe::locate(replica_url);
+        let process_na = probe.process_na();
         let shared = Arc::new(Shared {
             kind: primary.kind(),
             commits: Mutex::new(VecDeque::new()),
@@ -134,6 +148,8 @@ impl Heartbeat {
             urls: (primary_url.to_string(), replica_url.to_string()),
             view_due: AtomicBool::new(false),
             stop: AtomicBool::new(false),
+            stop_on_loss: on_loss == ReplicaLoss::Stop,
+            apply: Mutex::new((probe, None)),
         });
         let writer = {
             let shared = Arc::clone(&shared);
@@ -161,6 +177,7 @@ impl Heartbeat {
                 mode: found.mode,
                 synchronous_commit: found.synchronous_commit,
                 heartbeat_interval_ms: u32::try_from(INTERVAL.as_millis()).unwrap_or(u32::MAX),
+                process_na,
             },
         })
     }
@@ -622,11 +639,50 @@ fn active() -> Option<Arc<Shared>> {
     ACTIVE.with(|a| a.borrow().clone())
 }
 
-/// A step begins: its readings and the DBMS's view start afresh.
+/// A step begins: its readings and the DBMS's view start afresh, and the replica's process
+/// and replay position are marked.
 pub fn begin_step() {
     if let Some(shared) = active() {
         lock(&shared.readings).clear();
         *lock(&shared.view) = DbmsReplicationView::default();
+        // A replica lost already is not marked (its logins could time out at every step).
+        let answering = lock(&shared.applied).is_some_and(|(_, at)| at.elapsed() < LOST_AFTER);
+        let mut apply = lock(&shared.apply);
+        apply.1 = answering.then(|| apply.0.mark());
+    }
+}
+
+/// With `--on-replica-loss stop`: watches a step for the replica's loss.
+pub struct LossWatch {
+    shared: Arc<Shared>,
+    step: StepName,
+    start: Instant,
+}
+
+/// The watch of step `step`, started at `start`, when the run stops on the replica's loss
+/// (`None` otherwise, and without a replica). Made on the run thread; read on any.
+pub fn loss_watch(step: StepName, start: Instant) -> Option<LossWatch> {
+    let shared = active().filter(|s| s.stop_on_loss)?;
+    Some(LossWatch {
+        shared,
+        step,
+        start,
+    })
+}
+
+impl LossWatch {
+    /// The line that fails the step once no reading of the replica has succeeded for
+    /// 5 s (`LOST_AFTER`); `None` while it answers.
+    pub fn lost(&self) -> Option<String> {
+        let (_, at) = (*lock(&self.shared.applied))?;
+        if at.elapsed() < LOST_AFTER {
+            return None;
+        }
+        Some(format!(
+            "the replica stopped answering at second {} of {}; --on-replica-loss continue measures on without it",
+            at.saturating_duration_since(self.start).as_secs(),
+            self.step
+        ))
     }
 }
 
@@ -669,6 +725,14 @@ pub fn end_step(started_at: SystemTime, ended_at: SystemTime) -> Option<StepRepl
         std::thread::sleep(Duration::from_millis(5));
     }
     let catch_up_seconds = wait_catch_up(&shared, end);
+    let apply_marks = {
+        let mut apply = lock(&shared.apply);
+        let before = apply.1.take();
+        // The apply work is whole once the replica caught up; not before.
+        before
+            .filter(|_| catch_up_seconds.is_some())
+            .map(|b| (b, apply.0.mark()))
+    };
     let readings: Vec<Reading> = lock(&shared.readings)
         .iter()
         .filter(|r| r.at >= start && r.at <= end)
@@ -680,7 +744,7 @@ pub fn end_step(started_at: SystemTime, ended_at: SystemTime) -> Option<StepRepl
         .iter()
         .find(|r| r.lag_ms.is_none())
         .map(|r| (r.at - start).as_secs_f64());
-    Some(StepReplication {
+    let mut rep = StepReplication {
         samples: u32::try_from(readings.len()).unwrap_or(u32::MAX),
         lag_max_ms: max,
         lag_p99_ms: p99,
@@ -688,8 +752,12 @@ pub fn end_step(started_at: SystemTime, ended_at: SystemTime) -> Option<StepRepl
         catch_up_seconds,
         lost_from_second,
         dbms: Some(lock(&shared.view).clone()).filter(|v| *v != DbmsReplicationView::default()),
-        integrity: None,
-    })
+        ..StepReplication::default()
+    };
+    if let Some((before, after)) = apply_marks {
+        super::apply::record(&mut rep, &before, &after);
+    }
+    Some(rep)
 }
 
 /// Wait until the replica has applied the last write committed by `end`; the seconds from

@@ -8,6 +8,7 @@
 //! (`checks.rs`); the client loop and its workers (`client.rs`, `micro.rs`), the pacer, the
 //! stop conditions, the monitor and the index builds' progress.
 
+pub mod apply;
 pub mod checks;
 pub mod client;
 pub mod connections;
@@ -115,53 +116,22 @@ fn run_locked(
 ) -> anyhow::Result<RunOutcome> {
     let shape = RunShape::of(&opts)?;
     let driver = shape.target.driver();
-    // Reach the database before creating anything, so a wrong URL leaves no empty results dir.
-    let target = driver.describe().map_err(|e| before_start(e.into()))?;
-    // --server-dir / --server-pid must name the server at the URL, or the figures measure
-    // another process.
-    let claim = &shape.sampling.server;
-    if claim.server_dir.is_some() || claim.server_pid.is_some() {
-        let files = driver
-            .connect()
-            .and_then(|mut c| c.server_files())
-            .map_err(|e| before_start(e.into()))?;
-        sampler::locate::check_server_claims(claim, files.as_ref()).map_err(anyhow::Error::msg)?;
-    }
+    let target = reach(&shape, driver.as_ref())?;
     stop::check_interrupted()?;
     // --replica-url must name a replica of this server; its heartbeat runs for the whole run.
     let heartbeat = match &opts.replica_url {
-        Some(replica) => Some(heartbeat::Heartbeat::start(&opts.url, replica)?),
+        Some(replica) => Some(heartbeat::Heartbeat::start(
+            &opts.url,
+            replica,
+            opts.on_replica_loss,
+        )?),
         None => None,
     };
     // One directory, one writer: the lock comes before anything is written.
     let (dir, _lock) = prepare_out_dir(&opts.out_dir)?;
-    let label = opts
-        .label
-        .clone()
-        .unwrap_or_else(|| derive_label(&target, opts.server_dir.as_deref()));
     let mut timeline = TimelineWriter::open(&dir)?;
-    let mut record = RunRecord {
-        schema_version: SCHEMA_VERSION,
-        ibench_version: env!("CARGO_PKG_VERSION").to_string(),
-        status: Status::Running,
-        error: None,
-        label,
-        pid: Some(std::process::id()),
-        warnings: Vec::new(),
-        started_at: results::now_rfc3339(),
-        ended_at: None,
-        command_line: crate::url::redact_args(&command_line),
-        options: shape.recorded_options.clone(),
-        target: Some(target),
-        session_settings: driver.session_settings(),
-        host: results::host::HostInfo::read(),
-        steps: Vec::new(),
-        timeline_file: results::TIMELINE_FILE.to_string(),
-        metrics: None,
-        build: None,
-        host_probe: None,
-        replica: heartbeat.as_ref().map(|h| h.info.clone()),
-    };
+    let mut record = first_record(&opts, &shape, driver.as_ref(), target, command_line);
+    record.replica = heartbeat.as_ref().map(|h| h.info.clone());
     let active = heartbeat.as_ref().map(heartbeat::Heartbeat::activate);
     let sampler = Sampler::start(
         &shape.sampling,
@@ -194,6 +164,69 @@ fn run_locked(
         h.finish();
     }
     record.metrics = Some(sampler.finish());
+    finish(outcome, &run_file, &mut record)?;
+    Ok(RunOutcome { dir, record })
+}
+
+/// Reach the database before creating anything, so a wrong URL leaves no empty results dir;
+/// `--server-dir` / `--server-pid` must name the server at the URL, or the figures measure
+/// another process.
+fn reach(shape: &RunShape, driver: &dyn crate::backend::Driver) -> anyhow::Result<TargetInfo> {
+    let target = driver.describe().map_err(|e| before_start(e.into()))?;
+    let claim = &shape.sampling.server;
+    if claim.server_dir.is_some() || claim.server_pid.is_some() {
+        let files = driver
+            .connect()
+            .and_then(|mut c| c.server_files())
+            .map_err(|e| before_start(e.into()))?;
+        sampler::locate::check_server_claims(claim, files.as_ref()).map_err(anyhow::Error::msg)?;
+    }
+    Ok(target)
+}
+
+/// The run's record as first written: running, no steps yet.
+fn first_record(
+    opts: &RunOptions,
+    shape: &RunShape,
+    driver: &dyn crate::backend::Driver,
+    target: TargetInfo,
+    command_line: Vec<String>,
+) -> RunRecord {
+    let label = opts
+        .label
+        .clone()
+        .unwrap_or_else(|| derive_label(&target, opts.server_dir.as_deref()));
+    RunRecord {
+        schema_version: SCHEMA_VERSION,
+        ibench_version: env!("CARGO_PKG_VERSION").to_string(),
+        status: Status::Running,
+        error: None,
+        label,
+        pid: Some(std::process::id()),
+        warnings: Vec::new(),
+        started_at: results::now_rfc3339(),
+        ended_at: None,
+        command_line: crate::url::redact_args(&command_line),
+        options: shape.recorded_options.clone(),
+        target: Some(target),
+        session_settings: driver.session_settings(),
+        host: results::host::HostInfo::read(),
+        steps: Vec::new(),
+        timeline_file: results::TIMELINE_FILE.to_string(),
+        metrics: None,
+        build: None,
+        host_probe: None,
+        replica: None,
+    }
+}
+
+/// The run's end: its status from how the steps went, `run.json` written a last time, and
+/// the one line that says what is kept when it did not complete.
+fn finish(
+    outcome: anyhow::Result<()>,
+    run_file: &Path,
+    record: &mut RunRecord,
+) -> anyhow::Result<()> {
     record.ended_at = Some(results::now_rfc3339());
     match &outcome {
         Ok(()) if stop::interrupted() => record.status = Status::Interrupted,
@@ -204,10 +237,10 @@ fn run_locked(
             record.error = Some(format!("{e:#}"));
         }
     }
-    let written = results::dir::write_final(&run_file, &mut record);
+    let written = results::dir::write_final(run_file, record);
     stop::set_run_file(None);
     written?;
-    match (record.status, kept(&record)) {
+    match (record.status, kept(record)) {
         (Status::Interrupted, kept) => crate::say!(
             "the run is recorded interrupted in {}; {}; run the steps left with --steps into \
              another --out",
@@ -226,7 +259,7 @@ fn run_locked(
         }
         _ => outcome?,
     }
-    Ok(RunOutcome { dir, record })
+    Ok(())
 }
 
 /// Which steps a run that did not complete keeps (`kept: l.i0, l.x completed`), `None` when

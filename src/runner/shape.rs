@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use crate::backend::target::ConnectTarget;
-use crate::results::options::RunOptions;
 use crate::results::options::TableOptions;
+use crate::results::options::{QueryOn, RunOptions};
 use crate::sampler::Sampling;
 use crate::sampler::locate::ServerClaim;
 use crate::workload::RowShape;
@@ -19,6 +19,9 @@ pub struct RunShape {
     /// The database the run measures: its URL read once (the backend, the family's parsed
     /// settings, the text `run.json` records, the host); the driver is built from it.
     pub target: ConnectTarget,
+    /// With `--query-on replica`: the replica the query steps' queriers connect to (its URL
+    /// read like `--url`'s); `None` when they query the primary.
+    pub query_target: Option<ConnectTarget>,
     /// The run's tables, in order; client `c` works on the `c`-th (modulo their number).
     pub tables: Vec<String>,
     /// One plan per step, in the order they run.
@@ -64,6 +67,16 @@ impl RunShape {
     /// its backend are checked against it; an error names the flag to fix.
     pub fn of(opts: &RunOptions) -> anyhow::Result<RunShape> {
         let target = ConnectTarget::for_run(opts)?;
+        let query_target = match (&opts.replica_url, opts.query_on) {
+            (Some(replica), QueryOn::Replica) => Some(
+                ConnectTarget::for_run(&RunOptions {
+                    url: replica.clone(),
+                    ..opts.clone()
+                })
+                .map_err(|e| anyhow::anyhow!("--replica-url: {e:#}"))?,
+            ),
+            _ => None,
+        };
         let tables = opts.tables();
         let sizes = opts.step_sizes();
         let steps = opts
@@ -91,6 +104,7 @@ impl RunShape {
         };
         Ok(RunShape {
             target,
+            query_target,
             tables,
             steps,
             table_options: opts.table.clone(),

@@ -36,12 +36,7 @@ pub(super) fn run_step(
     let rows_before = state.expected_rows.clone();
     let connections = plan_connections(shape, driver, admin, state, plan, ordinal)?;
     super::heartbeat::begin_step();
-    let Probed {
-        driven,
-        cpu_seconds,
-        mut sampled,
-        host_probe,
-    } = drive_probed(
+    let probed = drive_probed(
         connections,
         step,
         ordinal,
@@ -49,21 +44,20 @@ pub(super) fn run_step(
         mode,
         (sampler, prober),
     );
-
+    let driven = &probed.driven;
     let mut replication = super::heartbeat::end_step(driven.started_at, driven.ended_at);
     let (status, error) = driven.status();
     book_rows(state, plan, &driven.finished);
-
-    let seconds = driven.seconds;
-    let merged = stats::merge(driven.finished.into_iter().map(|f| f.recorder));
-    let ops = op_records(&merged, seconds, plan.sla_target_rows_per_sec);
-    let (main_ops, per_second_of_main) = main_figures(plan.throughput, &merged, &driven.seen);
-    let rates = stats::rate_percentiles(&per_second_of_main);
-    // Each perf group's counts per operation of its own intervals.
-    if let Some(p) = sampled.as_mut().and_then(|s| s.perf.as_mut()) {
-        p.count_ops(&per_second_of_main, main_ops, seconds);
+    let Probed {
+        driven,
+        cpu_seconds,
+        mut sampled,
+        host_probe,
+    } = probed;
+    let m = Measured::of(plan, driven, sampled.as_mut());
+    if let Some(rep) = replication.as_mut() {
+        rep.per_row(m.rows_written());
     }
-    let sla = step_sla(plan, &merged, seconds, &driven.seen);
     let checks = Checks {
         shape,
         driver,
@@ -79,36 +73,88 @@ pub(super) fn run_step(
     {
         check_failures.push(check_failure(CheckKind::Statistics, e));
     }
-    if let Some(f) = replica_tables(replication.as_mut(), shape, plan) {
-        check_failures.push(f);
-    }
-
+    check_failures.extend(replica_tables(replication.as_mut(), shape, plan));
     let mut record = StepRecord {
         name: step,
         status,
         error,
-        started_at: results::rfc3339(driven.started_at),
-        ended_at: results::rfc3339(driven.ended_at),
-        seconds,
         clients: shape.workers.clients,
-        throughput: count_f64(main_ops) / seconds,
-        throughput_unit: plan.throughput.unit(),
-        main_op: Some(plan.throughput.kind()),
-        ops,
-        rate_p50: rates.map(|r| r.0),
-        rate_p1low: rates.map(|r| r.1),
         client_cpu_seconds: cpu_seconds,
-        client_cpu_us_per_op: (main_ops > 0).then(|| cpu_seconds * 1e6 / count_f64(main_ops)),
-        sla,
+        client_cpu_us_per_op: (m.main_ops > 0).then(|| cpu_seconds * 1e6 / count_f64(m.main_ops)),
         settle,
         integrity,
-        metrics: None,
         check_failures,
         host_probe,
         replication,
+        ..m.record
     };
-    record.metrics = Some(sampler::step_metrics(&record, sampled));
+    let mut metrics = sampler::step_metrics(&record, sampled);
+    if shape.query_target.is_some() && is_query_step(plan) {
+        queries_elsewhere(&mut metrics);
+    }
+    record.metrics = Some(metrics);
     Ok(record)
+}
+
+fn is_query_step(plan: &StepPlan) -> bool {
+    matches!(
+        plan.throughput.kind(),
+        OpKind::RangeQuery | OpKind::PointQuery
+    )
+}
+
+/// With `--query-on replica`, a query step's server figures per query would divide the
+/// primary's work (its background writers) by the replica's queries: n/a, saying why.
+fn queries_elsewhere(m: &mut crate::results::metrics::StepMetrics) {
+    let why =
+        "the queries ran on the replica (--query-on replica); the server figures are the primary's";
+    for f in [&mut m.cpupq, &mut m.rpq, &mut m.rkbpq, &mut m.cspq] {
+        *f = crate::results::metrics::Metric::Na(why.to_string());
+    }
+    for (per, f) in m.dbms.figures_mut() {
+        if per == crate::results::counters::Per::Op {
+            *f = crate::results::metrics::Metric::Na(why.to_string());
+        }
+    }
+}
+
+/// A step's figures from what its connections did: its operations merged, its main figure,
+/// its rates and SLA, in a record that the checks complete.
+struct Measured {
+    record: StepRecord,
+    main_ops: u64,
+}
+
+impl Measured {
+    fn of(plan: &StepPlan, driven: Driven, sampled: Option<&mut sampler::StepRaw>) -> Measured {
+        let seconds = driven.seconds;
+        let merged = stats::merge(driven.finished.into_iter().map(|f| f.recorder));
+        let ops = op_records(&merged, seconds, plan.sla_target_rows_per_sec);
+        let (main_ops, per_second_of_main) = main_figures(plan.throughput, &merged, &driven.seen);
+        let rates = stats::rate_percentiles(&per_second_of_main);
+        // Each perf group's counts per operation of its own intervals.
+        if let Some(p) = sampled.and_then(|s| s.perf.as_mut()) {
+            p.count_ops(&per_second_of_main, main_ops, seconds);
+        }
+        // The step's record with nothing in it yet (the caller sets its status, error,
+        // clients and the checks' parts); the figures measured here.
+        let mut record = super::sequence::failed_step(plan, 0, String::new());
+        record.started_at = results::rfc3339(driven.started_at);
+        record.ended_at = results::rfc3339(driven.ended_at);
+        record.seconds = seconds;
+        record.throughput = count_f64(main_ops) / seconds;
+        record.ops = ops;
+        record.rate_p50 = rates.map(|r| r.0);
+        record.rate_p1low = rates.map(|r| r.1);
+        record.sla = step_sla(plan, &merged, seconds, &driven.seen);
+        Measured { record, main_ops }
+    }
+
+    /// Rows the step wrote on the primary: inserted plus deleted.
+    fn rows_written(&self) -> u64 {
+        let rows = |k: OpKind| self.record.ops.get(k.name()).map_or(0, |o| o.rows);
+        rows(OpKind::Insert) + rows(OpKind::Delete)
+    }
 }
 
 /// After l.i2, once the replica caught up: its tables against the primary's, recorded in the

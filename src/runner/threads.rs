@@ -30,6 +30,8 @@ pub(super) struct Finished {
 /// What the step's connections did.
 pub(super) struct Driven {
     pub(super) finished: Vec<Finished>,
+    /// With `--on-replica-loss stop`: why the step was stopped (the replica stopped answering).
+    pub(super) replica_lost: Option<String>,
     pub(super) seen: monitor::Seconds,
     pub(super) timeline_error: Option<String>,
     pub(super) started_at: SystemTime,
@@ -43,10 +45,15 @@ impl Driven {
     /// Ctrl-C fails with the backend's "cancelled" error: that is the interruption, not a
     /// failure.
     pub(super) fn status(&self) -> (Status, Option<String>) {
+        // The replica's loss first: the cancelled statements' errors follow from it.
         let error = self
-            .finished
-            .iter()
-            .find_map(|f| f.result.as_ref().err().map(ToString::to_string))
+            .replica_lost
+            .clone()
+            .or_else(|| {
+                self.finished
+                    .iter()
+                    .find_map(|f| f.result.as_ref().err().map(ToString::to_string))
+            })
             .or(self
                 .timeline_error
                 .clone()
@@ -104,10 +111,22 @@ pub(super) fn drive(
         .collect();
     let step_over = std::sync::atomic::AtomicBool::new(false);
     let index_shared = std::sync::Arc::new(index_progress::Shared::default());
+    // With --on-replica-loss stop: the replica's loss stops the step like Ctrl-C does.
+    let watch = super::heartbeat::loss_watch(step, start);
+    let replica_lost = std::sync::Mutex::new(None);
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
         let step_over = &step_over;
         let cancellers = &cancellers;
-        scope.spawn(move || cancel_on_interrupt(cancellers, step_over));
+        let (stop_signal, replica_lost) = (&stop, &replica_lost);
+        scope.spawn(move || {
+            if let Some(line) = cancel_on_interrupt(cancellers, step_over, watch.as_ref()) {
+                *replica_lost
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(line);
+                stop_signal.stop();
+                stop::cancel_all(cancellers.to_vec());
+            }
+        });
         if let Some(conn) = connections.index_progress {
             let shared = &*index_shared;
             scope.spawn(move || {
@@ -140,6 +159,9 @@ pub(super) fn drive(
         .max(1e-6);
     Driven {
         finished,
+        replica_lost: replica_lost
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
         seen,
         timeline_error,
         started_at,
@@ -190,22 +212,30 @@ pub(super) fn run_slot(mut s: Slot, start: Instant, stop: &StopSignal) -> Finish
     }
 }
 
-/// Until the step is over: on Ctrl-C, cancel every statement in flight on the server (an
-/// index build can run for minutes), all at once, so the connections see the stop at once.
-/// The whole stop is bounded by [`stop::STOP_BOUND`] at any client count (the interrupt
-/// handler's own bound, from the signal on, whatever the run was doing).
+/// Until the step is over: on Ctrl-C, or when `watch` finds the replica lost
+/// (`--on-replica-loss stop`), cancel every statement in flight on the server (an index build
+/// can run for minutes; a commit can wait for a synchronous standby that is gone), all at
+/// once, so the connections see the stop at once. The whole stop is bounded by
+/// [`stop::STOP_BOUND`] at any client count (the interrupt handler's own bound, from the
+/// signal on, whatever the run was doing). Returns the watch's line, without cancelling,
+/// when the replica is lost: the caller records it, stops the step and cancels.
 pub(super) fn cancel_on_interrupt(
     cancellers: &[std::sync::Arc<dyn crate::backend::Canceller>],
     step_over: &std::sync::atomic::AtomicBool,
-) {
+    watch: Option<&super::heartbeat::LossWatch>,
+) -> Option<String> {
     let over = || step_over.load(std::sync::atomic::Ordering::Relaxed);
     while !over() {
         if stop::interrupted() {
             stop::cancel_all(cancellers.to_vec());
-            return;
+            return None;
+        }
+        if let Some(line) = watch.and_then(super::heartbeat::LossWatch::lost) {
+            return Some(line);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    None
 }
 
 /// The error of a connection thread that panicked, with the panic's message.
@@ -275,6 +305,33 @@ mod tests {
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `--on-replica-loss stop`: the replica's line fails the step, before the errors of the
+    /// statements its stop cancelled.
+    #[test]
+    fn a_lost_replica_s_line_is_the_step_s_error() {
+        let line = "the replica stopped answering at second 2 of qr100; --on-replica-loss continue measures on without it";
+        let driven = Driven {
+            finished: vec![Finished {
+                worker: Box::new(Panicking),
+                table: "pi1".into(),
+                client: 0,
+                recorder: OpRecorder::new(OpKind::Insert),
+                result: Err(crate::backend::BackendError::sql(
+                    "insert",
+                    "canceling statement due to user request",
+                )),
+                ended: Instant::now(),
+            }],
+            replica_lost: Some(line.into()),
+            seen: monitor::Seconds::default(),
+            timeline_error: None,
+            started_at: SystemTime::now(),
+            ended_at: SystemTime::now(),
+            seconds: 2.0,
+        };
+        assert_eq!(driven.status(), (Status::Failed, Some(line.to_string())));
     }
 
     #[test]

@@ -23,9 +23,8 @@ use anyhow::{Context, Result, bail};
 
 use super::{
     RunAs, START_TIMEOUT, ServerHandle, ServerKind, ServerSpec, choose_port, copy_config, find_in,
-    first_line, generate_password, owner_only, password_file_query, path_dirs, pid_alive, pid_is,
-    prepare_instance_dir, read_password, run_capture, tail, terminate, wait_pid_gone,
-    write_password_file,
+    first_line, generate_password, owner_only, path_dirs, pid_alive, pid_is, prepare_instance_dir,
+    read_password, run_capture, tail, terminate, wait_pid_gone, write_password_file,
 };
 use crate::results::target::Engine;
 
@@ -42,7 +41,7 @@ const SOCKET: &str = "mysqld.sock";
 const PID_FILE: &str = "mysqld.pid";
 
 /// The database ibench uses, created at start.
-const DATABASE: &str = "ibench";
+pub(crate) const DATABASE: &str = "ibench";
 
 /// The MyRocks plugin library.
 const ROCKSDB_PLUGIN: &str = "ha_rocksdb.so";
@@ -125,22 +124,14 @@ pub(crate) fn start_with(spec: &ServerSpec, server_args: &[String]) -> Result<Se
     // run, `pid_alive` reaps the zombie.
     drop(child);
 
-    let handle = ServerHandle {
-        kind: ServerKind::Mariadb,
-        engine: spec.engine,
-        dir: dir.clone(),
-        data_dir,
-        socket_dir: dir.clone(),
-        port,
-        pid,
-        url: format!(
-            "mysql://root@127.0.0.1:{port}/{DATABASE}?{}",
-            password_file_query(&password_file)
-        ),
-        bindir,
-        version,
-        run_as_user: run_as.map(|u| u.name),
-    };
+    let handle = ServerHandle::private(
+        (ServerKind::Mariadb, spec.engine),
+        &dir,
+        (port, pid),
+        &password_file,
+        (bindir, version),
+        run_as.map(|u| u.name),
+    );
     if let Err(e) = finish_setup(&handle, &bins) {
         let _ = stop(&handle);
         return Err(e);

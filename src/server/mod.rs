@@ -146,6 +146,45 @@ pub struct ServerHandle {
 }
 
 impl ServerHandle {
+    /// The handle of a private instance in `dir` (its data in `DIR/data`, its socket in
+    /// `DIR`), listening on 127.0.0.1:`port` with main process `pid`, its URL reading the
+    /// superuser's password from `password_file`; started from `bindir`, which reports
+    /// `version`. The one constructor of the private servers and the PostgreSQL standby.
+    pub(crate) fn private(
+        (kind, engine): (ServerKind, Engine),
+        dir: &Path,
+        (port, pid): (u16, u32),
+        password_file: &Path,
+        (bindir, version): (PathBuf, String),
+        run_as_user: Option<String>,
+    ) -> ServerHandle {
+        let query = password_file_query(password_file);
+        let url = match kind {
+            ServerKind::Postgres => {
+                format!("postgres://postgres@127.0.0.1:{port}/postgres?{query}")
+            }
+            ServerKind::Mariadb => {
+                format!(
+                    "mysql://root@127.0.0.1:{port}/{}?{query}",
+                    mariadb::DATABASE
+                )
+            }
+        };
+        ServerHandle {
+            kind,
+            engine,
+            dir: dir.to_path_buf(),
+            data_dir: dir.join("data"),
+            socket_dir: dir.to_path_buf(),
+            port,
+            pid,
+            url,
+            bindir,
+            version,
+            run_as_user,
+        }
+    }
+
     /// Stop the server (fast shutdown) and wait until its main process is gone. Stopping a
     /// server that is no longer running succeeds.
     pub fn stop(&self) -> Result<()> {

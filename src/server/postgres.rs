@@ -13,9 +13,9 @@ use anyhow::{Context, Result, bail};
 
 use super::{
     RunAs, START_TIMEOUT, ServerHandle, ServerKind, ServerSpec, choose_port, command, copy_config,
-    find_in, first_line, generate_password, is_root, lookup_user, password_file_query, path_dirs,
-    pid_alive, pid_is, prepare_instance_dir, run_capture, shell_quote, tail, terminate,
-    wait_pid_gone, write_password_file,
+    find_in, first_line, generate_password, is_root, lookup_user, path_dirs, pid_alive, pid_is,
+    prepare_instance_dir, run_capture, shell_quote, tail, terminate, wait_pid_gone,
+    write_password_file,
 };
 
 /// The server log, in the instance dir.
@@ -62,22 +62,14 @@ pub(crate) fn start(spec: &ServerSpec) -> Result<ServerHandle> {
 
     let pid = pg_ctl_start(&bindir, run_as.as_ref(), &dir, &data_dir, port)?;
 
-    let handle = ServerHandle {
-        kind: ServerKind::Postgres,
-        engine: spec.engine,
-        dir: dir.clone(),
-        data_dir,
-        socket_dir: dir.clone(),
-        port,
-        pid,
-        url: format!(
-            "postgres://postgres@127.0.0.1:{port}/postgres?{}",
-            password_file_query(&password_file)
-        ),
-        bindir,
-        version,
-        run_as_user: run_as.map(|u| u.name),
-    };
+    let handle = ServerHandle::private(
+        (ServerKind::Postgres, spec.engine),
+        &dir,
+        (port, pid),
+        &password_file,
+        (bindir, version),
+        run_as.map(|u| u.name),
+    );
     if let Err(e) = TcpStream::connect_timeout(
         &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
         Duration::from_secs(5),

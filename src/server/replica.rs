@@ -349,22 +349,14 @@ fn start_postgres(
         .inspect_err(|_| cleanup_slot())?;
     let pid = postgres::pg_ctl_start(&bindir, run_as.as_ref(), &dir, &data_dir, port)
         .inspect_err(|_| cleanup_slot())?;
-    let handle = ServerHandle {
-        kind: ServerKind::Postgres,
-        engine: primary.engine,
-        dir: dir.clone(),
-        data_dir,
-        socket_dir: dir.clone(),
-        port,
-        pid,
-        url: format!(
-            "postgres://postgres@127.0.0.1:{port}/postgres?{}",
-            super::password_file_query(&password_file)
-        ),
-        bindir,
-        version,
-        run_as_user: run_as.map(|u| u.name),
-    };
+    let handle = ServerHandle::private(
+        (ServerKind::Postgres, primary.engine),
+        &dir,
+        (port, pid),
+        &password_file,
+        (bindir, version),
+        run_as.map(|u| u.name),
+    );
     let attached = wait_streaming(primary, &name)
         .and_then(|()| match mode {
             ReplicaMode::Sync => make_synchronous(primary, &name),
