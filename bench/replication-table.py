@@ -139,6 +139,10 @@ def main():
     table("Heartbeat lag p99 ms", runs, rmodes, names, lambda s: repl(s, "lag_p99_ms"), 1)
     table("Catch-up after the step, s", runs, rmodes, names,
           lambda s: repl(s, "catch_up_seconds"), 2)
+    table("Replica CPU µs per row written (replica_cpu_us_per_row)", runs, rmodes, names,
+          lambda s: repl(s, "replica_cpu_us_per_row"), 1)
+    table("Replica applied bytes per row written (applied_bytes_per_row)", runs, rmodes, names,
+          lambda s: repl(s, "applied_bytes_per_row"), 1)
     table("DBMS: pg_stat_replication.replay_lag max ms", runs, rmodes, names,
           lambda s: dbms(s, "replay_lag_max_ms"), 1)
     table("DBMS: replay bytes behind max", runs, rmodes, names,
