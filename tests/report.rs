@@ -1275,3 +1275,32 @@ fn a_run_with_a_replica_is_held_to_the_lag_sla_in_every_format() {
         );
     }
 }
+
+/// Several runs with a replica: the Replication section gives a table per figure, a row per
+/// run by its key and a column per step (nine runs read as nine rows, not 63 columns).
+#[test]
+fn several_replicas_read_as_a_table_per_figure_with_a_row_per_run() {
+    let copy = edited_fixture("mariadb-replica", "rep-two", |run| {
+        run["label"] = serde_json::json!("maria async again");
+    });
+    let text = render(
+        &[fixture("mariadb-replica"), copy],
+        ibench::report::Format::Text,
+        false,
+    );
+    let section = &text[text.find("== Replication").expect("the section")..];
+    for figure in ["max lag ms, run", "p99 lag ms, run", "catch-up s, run"] {
+        let at = section
+            .find(figure)
+            .unwrap_or_else(|| panic!("{figure}: {section}"));
+        let table: Vec<&str> = section[at..].lines().take(3).collect();
+        assert!(
+            table[0].contains("l.i0") && table[0].contains("qp1000"),
+            "{table:?}"
+        );
+        assert!(table[1].starts_with("r1 "), "{table:?}");
+        assert!(table[2].starts_with("r2 "), "{table:?}");
+    }
+    assert!(!section.contains(": max lag ms"), "{section}");
+    assert!(section.contains("- r2: asynchronous replica"), "{section}");
+}

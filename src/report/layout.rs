@@ -53,7 +53,7 @@ pub fn blocks(
     shifts(&mut b, cmp);
     background(&mut b, cmp);
     b.extend(super::lag_sla::blocks(cmp));
-    b.extend(super::replication::blocks(runs, charts));
+    b.extend(super::replication::blocks(cmp, runs, charts));
     diagnosis(&mut b, cmp);
     match detail {
         Detail::Short if !cmp.details.is_empty() => {

@@ -6,11 +6,13 @@
 
 use super::document::{Block, DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
+use super::model::Comparison;
 use crate::results::StepRecord;
 use crate::results::replication::StepReplication;
 
-/// The section's blocks; empty when no run measured a replica.
-pub fn blocks(runs: &[LoadedRun], charts: bool) -> Vec<Block> {
+/// The section's blocks; empty when no run measured a replica. Runs are named by their keys
+/// in `cmp` (the run table above maps keys to labels).
+pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool) -> Vec<Block> {
     if runs.iter().all(|r| r.record.replica.is_none()) {
         return Vec::new();
     }
@@ -19,8 +21,12 @@ pub fn blocks(runs: &[LoadedRun], charts: bool) -> Vec<Block> {
         text: "Replication".to_string(),
         anchor: Some("replication".to_string()),
     }];
-    b.push(Block::List(runs.iter().map(mode_line).collect()));
-    b.push(Block::Table(lag_table(runs)));
+    b.push(Block::List(
+        runs.iter()
+            .map(|r| mode_line(cmp.key_of(&r.label), r))
+            .collect(),
+    ));
+    b.extend(lag_tables(cmp, runs).into_iter().map(Block::Table));
     b.push(Block::Note(
         "Lag: how long the first heartbeat the replica had not applied had been committed on the primary, read every 100 ms during the step's measured part (0 when it had applied all). Catch-up: seconds from the step's end until the replica had applied every heartbeat written by then, to within 100 ms; \"lost\": the replica could not be read from that second of the step on. DBMS: PostgreSQL's largest pg_stat_replication.replay_lag, MariaDB's largest Seconds_Behind_Master (whole seconds), read once a second. Replica CPU µs/row and applied bytes/row: the replica's process tree's CPU (on this host only; n/a for a replica elsewhere) and how far its replay position moved (PostgreSQL's WAL replay LSN, MariaDB's Exec_Master_Log_Pos), from the step's start until it caught up, per row the step inserted or deleted on the primary. Slot WAL held (PostgreSQL, when read): the most WAL the standby's replication slot kept on the primary during the step (its pg_current_wal_lsn() less the slot's restart_lsn), \"slot lost\" once the primary invalidated it.".to_string(),
     ));
@@ -30,10 +36,10 @@ pub fn blocks(runs: &[LoadedRun], charts: bool) -> Vec<Block> {
     b
 }
 
-/// One run's replica in a line: its mode and versions, or none.
-fn mode_line(run: &LoadedRun) -> String {
+/// One run's replica in a line, the run named by `key`: its mode and versions, or none.
+fn mode_line(key: &str, run: &LoadedRun) -> String {
     let Some(r) = &run.record.replica else {
-        return format!("{}: no replica", run.label);
+        return format!("{key}: no replica");
     };
     let mode = match (&r.mode[..], &r.synchronous_commit) {
         ("sync", Some(c)) => format!("synchronous replica (synchronous_commit = {c})"),
@@ -46,12 +52,24 @@ fn mode_line(run: &LoadedRun) -> String {
     } else {
         format!("replica {}, primary {}", r.version, r.primary_version)
     };
-    format!("{}: {mode}, {versions}", run.label)
+    format!("{key}: {mode}, {versions}")
 }
 
-/// Rows: the steps, in the order of their first run; per run with a replica, its max and
-/// p99 lag, catch-up seconds and the DBMS's own largest lag.
-fn lag_table(runs: &[LoadedRun]) -> DocTable {
+/// A step's figures, in the order of its cells (the slot's last, where one was read).
+const FIGURES: [&str; 7] = [
+    "max lag ms",
+    "p99 lag ms",
+    "catch-up s",
+    "DBMS lag",
+    "replica CPU µs/row",
+    "applied bytes/row",
+    "slot WAL held MB",
+];
+
+/// One run with a replica: a row per step and a column per figure. More: a table per figure,
+/// a row per run (by key) and a column per step, as the throughput tables are laid out, so
+/// that nine runs read as nine rows, not 63 columns.
+fn lag_tables(cmp: &Comparison, runs: &[LoadedRun]) -> Vec<DocTable> {
     let with: Vec<&LoadedRun> = runs.iter().filter(|r| r.record.replica.is_some()).collect();
     // The slot's column only where a PostgreSQL standby's slot was read.
     let slots = with.iter().any(|r| {
@@ -60,27 +78,7 @@ fn lag_table(runs: &[LoadedRun]) -> DocTable {
             .iter()
             .any(|s| s.replication.as_ref().is_some_and(|p| p.slot.is_some()))
     });
-    let mut columns = Vec::new();
-    for r in &with {
-        let prefix = if with.len() > 1 {
-            format!("{}: ", r.label)
-        } else {
-            String::new()
-        };
-        for c in [
-            "max lag ms",
-            "p99 lag ms",
-            "catch-up s",
-            "DBMS lag",
-            "replica CPU µs/row",
-            "applied bytes/row",
-        ] {
-            columns.push(format!("{prefix}{c}"));
-        }
-        if slots {
-            columns.push(format!("{prefix}slot WAL held MB"));
-        }
-    }
+    let figures = &FIGURES[..6 + usize::from(slots)];
     let mut steps = Vec::new();
     for r in &with {
         for s in &r.record.steps {
@@ -89,18 +87,46 @@ fn lag_table(runs: &[LoadedRun]) -> DocTable {
             }
         }
     }
-    let rows = steps
+    // cells[run][step][figure]
+    let cells: Vec<Vec<Vec<DocCell>>> = with
         .iter()
-        .map(|name| DocRow {
-            label: name.to_string(),
-            cells: with
+        .map(|r| {
+            steps
                 .iter()
-                .flat_map(|r| step_cells(r.record.steps.iter().find(|s| s.name == *name), slots))
-                .collect(),
-            ..DocRow::default()
+                .map(|name| step_cells(r.record.steps.iter().find(|s| s.name == *name), slots))
+                .collect()
         })
         .collect();
-    DocTable::new("step", columns, rows)
+    let step_names: Vec<String> = steps.iter().map(ToString::to_string).collect();
+    if with.len() == 1 {
+        let rows = step_names
+            .iter()
+            .zip(&cells[0])
+            .map(|(name, c)| DocRow {
+                label: name.clone(),
+                cells: c.clone(),
+                ..DocRow::default()
+            })
+            .collect();
+        let columns = figures.iter().map(ToString::to_string).collect();
+        return vec![DocTable::new("step", columns, rows)];
+    }
+    figures
+        .iter()
+        .enumerate()
+        .map(|(i, figure)| {
+            let rows = with
+                .iter()
+                .zip(&cells)
+                .map(|(r, per_step)| DocRow {
+                    label: cmp.key_of(&r.label).to_string(),
+                    cells: per_step.iter().map(|c| c[i].clone()).collect(),
+                    ..DocRow::default()
+                })
+                .collect();
+            DocTable::new(&format!("{figure}, run"), step_names.clone(), rows)
+        })
+        .collect()
 }
 
 /// A step's six cells, and the slot's with `slots`.
