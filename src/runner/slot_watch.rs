@@ -50,18 +50,19 @@ impl SlotWatch {
     }
 
     /// The slot of the standby at `replica` on the PostgreSQL primary at `primary`: the
-    /// standby's `primary_slot_name` (PostgreSQL 12 and later; before, its `application_name`,
-    /// which is the slot's name on a standby ibench made), when the primary has it.
+    /// standby's `primary_slot_name` (PostgreSQL 12 and later; before, the slot its WAL
+    /// receiver streams from, else its `application_name`, which is the slot's name on a
+    /// standby ibench made), when the primary has it.
     pub fn find(
         primary: &mut SqlLink,
         replica: &mut SqlLink,
         application_name: Option<&str>,
     ) -> SlotWatch {
-        let named = replica
-            .value("SHOW primary_slot_name")
-            .ok()
-            .flatten()
-            .filter(|n| !n.is_empty())
+        let mut ask = |sql: &str| replica.value(sql).ok().flatten().filter(|n| !n.is_empty());
+        let named = ask("SHOW primary_slot_name")
+            // Before 12 the slot is in recovery.conf, which SHOW cannot read; the WAL
+            // receiver names the slot it streams from (9.6 and later).
+            .or_else(|| ask("SELECT slot_name FROM pg_stat_wal_receiver"))
             .or_else(|| application_name.map(str::to_string));
         let (Some(name), Ok(major)) = (named, slot::major_version(primary)) else {
             return SlotWatch::none();
