@@ -10,6 +10,7 @@ pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod console;
+pub mod filesystem;
 pub mod flame;
 pub mod matrix;
 pub mod process;

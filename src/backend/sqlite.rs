@@ -113,22 +113,6 @@ fn is_unwritable(e: &rusqlite::Error) -> bool {
         if matches!(f.code, ErrorCode::CannotOpen | ErrorCode::ReadOnly))
 }
 
-/// Whether the filesystem holding `dir` is mounted read-only.
-fn read_only_filesystem(dir: &Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
-        return false;
-    };
-    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
-    // SAFETY: c is a NUL-terminated path and st points to enough space for a statvfs.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
-    if rc != 0 {
-        return false;
-    }
-    // SAFETY: statvfs returned 0, so it filled the struct.
-    let st = unsafe { st.assume_init() };
-    st.f_flag & libc::ST_RDONLY != 0
-}
-
 /// The error of a SQLite file that cannot be opened: said plainly for an embedded file (there
 /// is no server to be running), naming a read-only filesystem when that is the cause.
 fn open_error(path: &Path, e: &rusqlite::Error) -> BackendError {
@@ -137,7 +121,7 @@ fn open_error(path: &Path, e: &rusqlite::Error) -> BackendError {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    if read_only_filesystem(&dir) {
+    if crate::filesystem::is_read_only(&dir) {
         return BackendError::Unwritable {
             target,
             detail: format!("{} is on a read-only filesystem ({e})", dir.display()),

@@ -97,20 +97,6 @@ fn megabytes_text(mb: u64) -> String {
     }
 }
 
-/// Bytes free to an unprivileged writer on the filesystem holding `path`.
-fn free_bytes(path: &Path) -> Option<u64> {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
-    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
-    // SAFETY: c is a NUL-terminated path and st points to enough space for a statvfs.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: statvfs returned 0, so it filled the struct.
-    let st = unsafe { st.assume_init() };
-    Some(st.f_bavail.saturating_mul(st.f_frsize))
-}
-
 /// Before a standby of a primary of major version `major` is made: an error when `keep` asks
 /// for a bound it cannot set (a size or `unlimited` before PostgreSQL 13), and before 13 the
 /// warning that its slot is unbounded.
@@ -149,7 +135,7 @@ pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<Option<String>> {
             )));
         }
         SlotKeep::Auto => {
-            let free = free_bytes(&primary.data_dir).with_context(|| {
+            let free = crate::filesystem::free_bytes(&primary.data_dir).with_context(|| {
                 format!(
                     "cannot read the free space of {}: give --slot-keep SIZE",
                     primary.data_dir.display()
