@@ -5,6 +5,7 @@
 //! run had a replica.
 
 use super::document::{Block, DocCell, DocRow, DocTable};
+use super::lag_sla::format_ms;
 use super::load::LoadedRun;
 use super::model::Comparison;
 use crate::results::StepRecord;
@@ -195,14 +196,6 @@ fn missing(text: &str) -> DocCell {
     DocCell {
         missing: true,
         ..DocCell::plain(text)
-    }
-}
-
-fn format_ms(v: f64) -> String {
-    if v >= 100.0 {
-        crate::stats::thousands::group(crate::stats::convert::round_to_u64(v))
-    } else {
-        format!("{v:.1}")
     }
 }
 
