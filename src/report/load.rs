@@ -188,19 +188,32 @@ pub fn load_runs(dirs: &[PathBuf]) -> (Vec<LoadedRun>, Vec<String>) {
     }
     // Labels must tell the runs apart: add to repeated ones the end of their directory's
     // path, as many components as it takes (`pg10.r1/run`, when every run dir is `run`).
+    // Labels are compared as shown (cut to MAX_LABEL_CHARS), and the place is kept whole: a
+    // long label cut after its place would read the same again.
+    let shown: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     for i in 0..runs.len() {
-        let same: Vec<usize> = (0..runs.len())
-            .filter(|&j| runs[j].record.label == runs[i].record.label)
-            .collect();
+        let same: Vec<usize> = (0..runs.len()).filter(|&j| shown[j] == shown[i]).collect();
         if same.len() > 1 {
             let dirs: Vec<&Path> = same.iter().map(|&j| runs[j].dir.as_path()).collect();
             let at = same.iter().position(|&j| j == i).unwrap_or(0);
             let name = distinct_tails(&dirs).swap_remove(at);
-            runs[i].label = clean_label(&format!("{} ({name})", runs[i].record.label));
+            runs[i].label = label_with_place(&runs[i].record.label, &name);
         }
     }
     (runs, problems)
 }
+
+/// `LABEL (PLACE)`: the label cut so that the place, which tells the run apart, stays whole.
+fn label_with_place(label: &str, place: &str) -> String {
+    let place = format!(" ({})", clean_label(place));
+    let room = MAX_LABEL_CHARS
+        .saturating_sub(place.chars().count())
+        .max(MIN_LABEL_CHARS);
+    format!("{}{place}", cut_label(label, room))
+}
+
+/// The least of a label kept before a place that tells repeated labels apart.
+const MIN_LABEL_CHARS: usize = 16;
 
 /// Longest label a report shows, in characters; longer ones end in `…`.
 pub const MAX_LABEL_CHARS: usize = 80;
@@ -209,6 +222,11 @@ pub const MAX_LABEL_CHARS: usize = 80;
 /// breaks) written out as `\u{1b}` and the like, and cut to [`MAX_LABEL_CHARS`] characters.
 /// A label comes from whoever wrote the run.json, so nothing in it may steer the terminal.
 pub fn clean_label(label: &str) -> String {
+    cut_label(label, MAX_LABEL_CHARS)
+}
+
+/// [`clean_label`] cut to `max_chars` characters.
+fn cut_label(label: &str, max_chars: usize) -> String {
     let mut out = String::new();
     let mut chars = 0;
     for c in label.chars() {
@@ -218,7 +236,7 @@ pub fn clean_label(label: &str) -> String {
             c.to_string()
         };
         let n = piece.chars().count();
-        if chars + n > MAX_LABEL_CHARS {
+        if chars + n > max_chars {
             out.push('…');
             return out;
         }
@@ -245,5 +263,21 @@ mod tests {
             ["pg10.r1/run", "pg10.r2/run"]
         );
         assert_eq!(distinct_tails(&[p("a/x"), p("x")]), ["a/x", "x"]);
+    }
+
+    /// Two repeats of one long label stay apart once cut: the place is kept whole and the
+    /// label gives way (a 27-run report keyed two such runs alike before).
+    #[test]
+    fn a_long_repeated_label_keeps_its_place_whole() {
+        let label = "PostgreSQL 15.18 (async replica) wal_compression-lz4 and a few more words";
+        let a = label_with_place(label, "pg-async.wal_compression-lz4.small.r1/run");
+        let b = label_with_place(label, "pg-async.wal_compression-lz4.small.r2/run");
+        assert_ne!(a, b);
+        assert!(
+            a.ends_with("… (pg-async.wal_compression-lz4.small.r1/run)"),
+            "{a}"
+        );
+        assert!(a.chars().count() <= MAX_LABEL_CHARS + 1, "{a}");
+        assert_eq!(label_with_place("pg", "r1"), "pg (r1)");
     }
 }
