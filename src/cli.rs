@@ -299,7 +299,7 @@ pub struct ServerStartArgs {
         value_name = "SIZE",
         default_value = "auto"
     )]
-    pub slot_keep: crate::server::wal_keep::SlotKeep,
+    pub slot_keep: crate::replication::wal_keep::SlotKeep,
     /// MariaDB: write a binary log (server_id 1, row format), so replicas can attach.
     #[arg(long, conflicts_with = "replica_of")]
     pub log_bin: bool,
@@ -307,8 +307,8 @@ pub struct ServerStartArgs {
 
 impl ServerStartArgs {
     /// The replica mode the flags ask for (`async` without --sync or --semisync).
-    pub fn replica_mode(&self) -> crate::server::replica::ReplicaMode {
-        use crate::server::replica::ReplicaMode;
+    pub fn replica_mode(&self) -> crate::replication::pair::ReplicaMode {
+        use crate::replication::pair::ReplicaMode;
         match (self.sync, self.semisync) {
             (true, _) => ReplicaMode::Sync,
             (_, true) => ReplicaMode::Semisync,

@@ -7,7 +7,7 @@ use clap::{CommandFactory, Parser};
 
 use crate::cli::{self, Cli, Command, MatrixCommand, ServerCommand};
 use crate::progress::RunConsole;
-use crate::{check, console, matrix, report, results, runner, server};
+use crate::{check, console, matrix, replication, report, results, runner, server};
 
 /// Parse `args`, do the work, print an error as one line; returns the process exit code: 2
 /// for a command line that is wrong, 1 for work that failed (`console`), `ibench check`'s own.
@@ -254,9 +254,9 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
             };
             let handle = match &a.replica_of {
                 Some(primary) => {
-                    server::replica::start_replica_keeping(&spec, primary, mode, a.slot_keep)?
+                    replication::pair::start_replica_keeping(&spec, primary, mode, a.slot_keep)?
                 }
-                None if a.log_bin => server::replica::start_logging_primary(&spec)?,
+                None if a.log_bin => replication::pair::start_logging_primary(&spec)?,
                 None => server::start(&spec)?,
             };
             crate::say!(

@@ -15,6 +15,7 @@ pub mod flame;
 pub mod matrix;
 pub mod process;
 pub mod progress;
+pub mod replication;
 pub mod report;
 pub mod results;
 pub mod runner;

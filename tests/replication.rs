@@ -9,12 +9,12 @@ mod common;
 use std::path::Path;
 
 use common::{fresh_dir, ibench, register_server, start_server};
+use ibench::replication::pair::{ReplicaMode, start_logging_primary, start_replica};
 use ibench::results::metrics::Metric;
 use ibench::results::options::{QueryOn, ReplicaLoss};
 use ibench::results::replication::DbmsReplicationView;
 use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status, StepRecord};
-use ibench::server::replica::{ReplicaMode, start_logging_primary, start_replica};
 use ibench::server::{ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 

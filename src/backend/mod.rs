@@ -15,7 +15,6 @@ pub mod postgres;
 pub mod protocol;
 pub(crate) mod server_conn;
 pub mod side;
-pub mod slot;
 pub mod sqlite;
 pub mod target;
 pub mod tls;

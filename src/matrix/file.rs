@@ -86,7 +86,7 @@ pub struct ServerEntry {
     /// Attach a private replica to each cell's server and measure it (`--replica-url`):
     /// `async` or `sync` (PostgreSQL), `async` or `semisync` (MariaDB; its primary then
     /// writes a binary log). docs/replication.md.
-    pub replica: Option<crate::server::replica::ReplicaMode>,
+    pub replica: Option<crate::replication::pair::ReplicaMode>,
 }
 
 /// `[configs.NAME]`

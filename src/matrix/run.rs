@@ -20,6 +20,7 @@ use super::plan::{
     Cell, Plan, PlanConfig, PlanWorkload, ServerSource, Shard, ShardIdentity, duration_text,
     run_options,
 };
+use crate::replication;
 use crate::results::{self, Status};
 use crate::runner::stop;
 use crate::server::{self, ServerKind, ServerSpec};
@@ -475,10 +476,10 @@ fn run_managed_cell(
 /// A cell's server; a MariaDB that a replica will follow writes a binary log.
 fn start_cell_server(
     spec: &ServerSpec,
-    replica: Option<server::replica::ReplicaMode>,
+    replica: Option<replication::pair::ReplicaMode>,
 ) -> Result<server::ServerHandle> {
     match (replica, spec.kind) {
-        (Some(_), ServerKind::Mariadb) => server::replica::start_logging_primary(spec),
+        (Some(_), ServerKind::Mariadb) => replication::pair::start_logging_primary(spec),
         _ => server::start(spec),
     }
 }
@@ -486,7 +487,7 @@ fn start_cell_server(
 /// Stop a cell's server (its replica first), keep their logs in the cell's dir and remove
 /// their instance dirs once stopped.
 fn stop_cell_servers(handle: &server::ServerHandle, dir: &Path) -> Result<()> {
-    let replicas = server::replica::replicas_of(&handle.dir);
+    let replicas = replication::pair::replicas_of(&handle.dir);
     let stopped = server::stop(&handle.dir);
     keep_server_files(&handle.dir, &dir.join("server"));
     for r in &replicas {
@@ -506,7 +507,7 @@ fn stop_cell_servers(handle: &server::ServerHandle, dir: &Path) -> Result<()> {
 fn start_cell_replica(
     primary: &server::ServerHandle,
     spec: &ServerSpec,
-    mode: Option<server::replica::ReplicaMode>,
+    mode: Option<replication::pair::ReplicaMode>,
 ) -> Result<Option<String>> {
     let Some(mode) = mode else {
         return Ok(None);
@@ -523,7 +524,7 @@ fn start_cell_replica(
         port: None,
         ..spec.clone()
     };
-    let replica = server::replica::start_replica(&replica_spec, &primary.dir, mode)
+    let replica = replication::pair::start_replica(&replica_spec, &primary.dir, mode)
         .context("the cell's replica did not start")?;
     Ok(Some(replica.url))
 }

@@ -8,18 +8,15 @@
 //! (`checks.rs`); the client loop and its workers (`client.rs`, `micro.rs`), the pacer, the
 //! stop conditions, the monitor and the index builds' progress.
 
-pub mod apply;
 pub mod checks;
 pub mod client;
 pub mod connections;
-pub mod heartbeat;
 pub mod index_progress;
 pub mod micro;
 pub mod monitor;
 pub mod pacer;
 pub mod sequence;
 pub mod shape;
-pub mod slot_watch;
 pub mod step;
 pub mod stop;
 pub mod tables;
@@ -121,7 +118,7 @@ fn run_locked(
     stop::check_interrupted()?;
     // --replica-url must name a replica of this server; its heartbeat runs for the whole run.
     let heartbeat = match &opts.replica_url {
-        Some(replica) => Some(heartbeat::Heartbeat::start(
+        Some(replica) => Some(crate::replication::heartbeat::Heartbeat::start(
             &opts.url,
             replica,
             opts.on_replica_loss,
@@ -133,7 +130,9 @@ fn run_locked(
     let mut timeline = TimelineWriter::open(&dir)?;
     let mut record = first_record(&opts, &shape, driver.as_ref(), target, command_line);
     record.replica = heartbeat.as_ref().map(|h| h.info.clone());
-    let active = heartbeat.as_ref().map(heartbeat::Heartbeat::activate);
+    let active = heartbeat
+        .as_ref()
+        .map(crate::replication::heartbeat::Heartbeat::activate);
     let sampler = Sampler::start(
         &shape.sampling,
         shape.target.driver(),

@@ -161,7 +161,7 @@ impl<'a> Monitor<'a> {
         }
         if whole || any {
             let (replica_lag_ms, replica_lost) =
-                super::heartbeat::second(self.start, self.next_tick);
+                crate::replication::heartbeat::second(self.start, self.next_tick);
             let line = TimelineLine {
                 step: self.step,
                 second: self.next_tick,

@@ -35,7 +35,7 @@ pub(super) fn run_step(
     prepare_tables(&shape.tables, &shape.table_options, admin, state, plan)?;
     let rows_before = state.expected_rows.clone();
     let connections = plan_connections(shape, driver, admin, state, plan, ordinal)?;
-    super::heartbeat::begin_step();
+    crate::replication::heartbeat::begin_step();
     let probed = drive_probed(
         connections,
         step,
@@ -45,7 +45,8 @@ pub(super) fn run_step(
         (sampler, prober),
     );
     let driven = &probed.driven;
-    let mut replication = super::heartbeat::end_step(driven.started_at, driven.ended_at);
+    let mut replication =
+        crate::replication::heartbeat::end_step(driven.started_at, driven.ended_at);
     let (status, error) = driven.status();
     book_rows(state, plan, &driven.finished);
     let Probed {
@@ -168,11 +169,11 @@ fn replica_tables(
     if plan.step != StepName::InsertDelete2 || !shape.check || rep.catch_up_seconds.is_none() {
         return None;
     }
-    let check = super::heartbeat::check_tables(&shape.tables)?;
+    let check = crate::replication::heartbeat::check_tables(&shape.tables)?;
     let failure = (!check.ok).then(|| {
         check_failure(
             CheckKind::Integrity,
-            super::heartbeat::integrity_message(&check),
+            crate::replication::heartbeat::integrity_message(&check),
         )
     });
     rep.integrity = Some(check);

@@ -123,7 +123,7 @@ pub(super) fn drive(
     let step_over = std::sync::atomic::AtomicBool::new(false);
     let index_shared = std::sync::Arc::new(index_progress::Shared::default());
     // With --on-replica-loss stop: the replica's loss stops the step like Ctrl-C does.
-    let watch = super::heartbeat::loss_watch(step, start);
+    let watch = crate::replication::heartbeat::loss_watch(step, start);
     let replica_lost = std::sync::Mutex::new(None);
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
         let step_over = &step_over;
@@ -228,7 +228,7 @@ pub(super) fn run_slot(mut s: Slot, start: Instant, stop: &StopSignal) -> Finish
 pub(super) fn cancel_on_interrupt(
     cancellers: &[std::sync::Arc<dyn crate::backend::Canceller>],
     step_over: &std::sync::atomic::AtomicBool,
-    watch: Option<&super::heartbeat::LossWatch>,
+    watch: Option<&crate::replication::heartbeat::LossWatch>,
 ) -> Option<String> {
     let over = || step_over.load(std::sync::atomic::Ordering::Relaxed);
     while !over() {
@@ -236,7 +236,7 @@ pub(super) fn cancel_on_interrupt(
             stop::cancel_all(cancellers.to_vec());
             return None;
         }
-        if let Some(line) = watch.and_then(super::heartbeat::LossWatch::lost) {
+        if let Some(line) = watch.and_then(crate::replication::heartbeat::LossWatch::lost) {
             return Some(line);
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -97,7 +97,9 @@ pub fn render(instances: &[RunningInstance]) -> String {
 pub fn slot_notes(instances: &[RunningInstance]) -> Vec<String> {
     instances
         .iter()
-        .flat_map(|i| super::wal_keep::slot_notes(&i.handle, has_standbys(&i.handle), false))
+        .flat_map(|i| {
+            crate::replication::wal_keep::slot_notes(&i.handle, has_standbys(&i.handle), false)
+        })
         .collect()
 }
 
@@ -155,9 +157,9 @@ pub fn stop(dir: &Path, remove: bool) -> Result<Stopped> {
     let handle = ServerHandle::load(dir)?;
     let was_running = handle.is_running();
     // The slots no live standby streams from stay (with their WAL) after the stop.
-    let slot_notes = super::wal_keep::slot_notes(&handle, has_standbys(&handle), true);
+    let slot_notes = crate::replication::wal_keep::slot_notes(&handle, has_standbys(&handle), true);
     // A primary's live replicas stop first; a replica is taken off its primary.
-    let replicas = super::replica::stop_pair(dir)?;
+    let replicas = crate::replication::pair::stop_pair(dir)?;
     let disk_bytes = disk_bytes(dir);
     if remove {
         // The dir given, which holds the handle just read: never a path the handle names.
@@ -201,7 +203,7 @@ pub fn disk_bytes(dir: &Path) -> u64 {
 
 /// Whether the private server's dir lists standbys of its own.
 fn has_standbys(handle: &ServerHandle) -> bool {
-    !super::replica::replicas_of(&handle.dir).is_empty()
+    !crate::replication::pair::replicas_of(&handle.dir).is_empty()
 }
 
 #[cfg(test)]

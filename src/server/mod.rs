@@ -16,12 +16,9 @@
 //! - PostgreSQL: `server.log`, `initdb.log`, the socket `.s.PGSQL.PORT`;
 //! - MariaDB: `error.log`, `install-db.log`, `mysqld.sock`, `mysqld.pid`.
 
-pub(crate) mod data_copy;
 pub mod instances;
 pub mod mariadb;
 pub mod postgres;
-pub mod replica;
-pub mod wal_keep;
 
 use std::ffi::CString;
 use std::fs;
@@ -266,9 +263,9 @@ pub fn start(spec: &ServerSpec) -> Result<ServerHandle> {
 }
 
 /// Stop the server whose handle is saved in `DIR/ibench-server.json`; a primary's live
-/// replicas are stopped first, and a replica is taken off its primary ([`replica::stop_pair`]).
+/// replicas are stopped first, and a replica is taken off its primary ([`crate::replication::pair::stop_pair`]).
 pub fn stop(dir: &Path) -> Result<()> {
-    replica::stop_pair(dir).map(|_| ())
+    crate::replication::pair::stop_pair(dir).map(|_| ())
 }
 
 /// Whether process `pid` exists and is not a zombie. A zombie that is our own child is reaped.

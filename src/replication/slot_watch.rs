@@ -11,7 +11,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use crate::backend::link::SqlLink;
-use crate::backend::slot;
+use crate::backend::postgres::slot;
 use crate::results::replication::SlotRetention;
 
 /// The slot a run watches, and what it saw of it.

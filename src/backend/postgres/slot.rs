@@ -5,7 +5,7 @@
 //! heartbeat reads its standby's slot once a second; `ibench server list` and `server stop`
 //! read a primary's slots.
 
-use super::link::SqlLink;
+use crate::backend::link::SqlLink;
 use crate::results::replication::SlotReading;
 
 /// The first major version with `max_slot_wal_keep_size`, `wal_status` and `safe_wal_size`.

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::RunAs;
 use crate::backend::link::{SqlLink, column};
+use crate::server::RunAs;
 
 /// The files of a data dir never copied: the running server's own, and an earlier backup's.
 const SKIPPED_FILES: &[&str] = &[
@@ -111,9 +111,9 @@ pub(crate) fn copy(
     let Some(label) = column(&row, "labelfile").filter(|l| !l.is_empty()) else {
         bail!("the primary's backup stop returned no label file");
     };
-    super::write_private_file(&target.join("backup_label"), label, owner)?;
+    crate::server::write_private_file(&target.join("backup_label"), label, owner)?;
     if let Some(map) = column(&row, "spcmapfile").filter(|m| !m.is_empty()) {
-        super::write_private_file(&target.join("tablespace_map"), map, owner)?;
+        crate::server::write_private_file(&target.join("tablespace_map"), map, owner)?;
     }
     Ok(())
 }

@@ -33,12 +33,12 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::wal_keep::SlotKeep;
-use super::{
+use crate::backend::link::{SqlLink, column};
+use crate::server::{
     RunAs, ServerHandle, ServerKind, ServerSpec, choose_port, command, first_line, mariadb,
     postgres, prepare_instance_dir, read_password, run_capture, write_password_file,
     write_private_file,
 };
-use crate::backend::link::{SqlLink, column};
 
 /// The file in a replica's instance dir that names its primary.
 pub const REPLICA_FILE: &str = "ibench-replica.json";
@@ -149,10 +149,10 @@ pub fn start_logging_primary(spec: &ServerSpec) -> Result<ServerHandle> {
         );
     }
     if let Some(dir) = &spec.dir {
-        super::check_dir_usable(dir)?;
+        crate::server::check_dir_usable(dir)?;
     }
     if let Some(port) = spec.port {
-        super::check_port_free(port)?;
+        crate::server::check_port_free(port)?;
     }
     mariadb::start_with(spec, &log_bin_args())
 }
@@ -212,10 +212,10 @@ pub fn start_replica_keeping(
         crate::say!("{warning}");
     }
     if let Some(dir) = &spec.dir {
-        super::check_dir_usable(dir)?;
+        crate::server::check_dir_usable(dir)?;
     }
     if let Some(port) = spec.port {
-        super::check_port_free(port)?;
+        crate::server::check_port_free(port)?;
     }
     let (handle, name) = match spec.kind {
         ServerKind::Postgres => start_postgres(spec, &primary, mode)?,
@@ -376,7 +376,7 @@ fn start_postgres(
             primary.bindir.display()
         );
     }
-    let run_as = super::server_user(postgres::SERVER_USER, postgres::no_server_user)?;
+    let run_as = crate::server::server_user(postgres::SERVER_USER, postgres::no_server_user)?;
     let port = choose_port(spec)?;
     let dir = prepare_instance_dir(spec, &format!(".s.PGSQL.{port}"), run_as.as_ref())?;
     let data_dir = dir.join("data");
@@ -681,7 +681,7 @@ fn start_mariadb(
     let position = q(&mut p, "SELECT @@gtid_binlog_pos")?.unwrap_or_default();
     let port = choose_port(spec)?;
     let user = format!("ibench_repl_{port}");
-    let password = super::generate_password()?;
+    let password = crate::server::generate_password()?;
     for sql in [
         "SET sql_log_bin = 0".to_string(),
         format!("CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY '{password}'"),

@@ -22,10 +22,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::{ServerHandle, ServerKind, size_text};
 use crate::backend::link::{SqlLink, column};
-use crate::backend::slot::{self, KEEP_SIZE_SINCE};
+use crate::backend::postgres::slot::{self, KEEP_SIZE_SINCE};
 use crate::results::replication::SlotReading;
+use crate::server::{ServerHandle, ServerKind, size_text};
 
 /// The default bound's share of the free space: one part in four.
 const AUTO_SHARE: u64 = 4;
