@@ -123,6 +123,20 @@ def main():
             target = f"{parent}/{m.group(1)}" if parent else m.group(1)
             if target in modules and target != here:
                 inner[here].add(target)
+    bench = os.path.join(os.path.dirname(os.path.abspath(SRC)), "bench")
+    bench_files = [p for p in rust_files(bench)] if os.path.isdir(bench) else []
+    for p in bench_files:
+        code = lf.blank(open(p, encoding="utf-8").read())
+        for m in re.finditer(r"(?<![\w$])ibench::([a-z_]\w*)", code):
+            if m.group(1) in per_room:
+                arrows["bench"].add(m.group(1))
+    # main.rs names the library as `ibench::` too.
+    for p in files:
+        for m in re.finditer(r"(?<![\w$])ibench::([a-z_]\w*)", non_test(blanked[p])):
+            if m.group(1) in per_room and m.group(1) != room_of(p):
+                arrows[room_of(p)].add(m.group(1))
+    if bench_files:
+        rooms.append("bench")
     n_arrows = sum(len(v) for v in arrows.values())
 
     def circles(graph, nodes):
@@ -171,11 +185,15 @@ def main():
     for r in rooms:
         height(r)
     floors = max(floor.values()) + 1
-    print(f"\n- Import arrows between the {len(rooms)} rooms: {n_arrows}; circles between rooms: "
+    print(f"\n- Import arrows between the {len(rooms)} rooms (src/'s {len(rooms) - bool(bench_files)}"
+          f"{' and bench/, which names the crate as `ibench::`' if bench_files else ''}): {n_arrows}; circles between rooms: "
           f"{len(room_circles)}{' ' + str(room_circles) if room_circles else ''}; {floors} floors "
           "(a room's floor: the longest chain of arrows below it)")
     for f in range(floors - 1, -1, -1):
         print(f"  - floor {f}: {', '.join(sorted(r for r in rooms if floor[r] == f))}")
+    print("- What each room imports (arrows out, outside test modules):")
+    for r in sorted(rooms, key=lambda r: (-floor[r], r)):
+        print(f"  - `{r}` (floor {floor[r]}): {', '.join(sorted(arrows.get(r, ()))) or 'nothing of the crate'}")
     file_circles = circles(inner, modules)
     print(f"- Arrows between the files of a room: {sum(len(v) for v in inner.values())}; "
           f"circles between the files of a room: {len(file_circles)}"
@@ -197,7 +215,9 @@ def main():
           + ("" if not tma else " (" + ", ".join(f"`{os.path.relpath(p, SRC)}` {n}" for p, n in tma) + ")"))
 
     sql = re.compile(r"\b(SELECT|INSERT INTO|UPDATE|DELETE FROM|CREATE|DROP|ALTER|SHOW|SET GLOBAL|SET SESSION|START SLAVE|STOP SLAVE|FROM|WHERE)\b")
-    arms = re.compile(r"\b(Protocol|ServerKind|Dbms|BackendKind|Kind)::\w+[^\n]*=>")
+    # A match arm on which backend or protocol: `LinkKind::Postgres =>`, `BackendKind::Mysql =>`,
+    # also in a tuple pattern (`(Some(l), LinkKind::Postgres)` in an `if let`).
+    arms = re.compile(r"\b\w*(Protocol|Kind|Dbms)::(Postgres|Mysql|MySql|Mariadb|Sqlite)\b[^\n]*(=>|\)\s*=)")
     in_runner = [p for p in files if room_of(p) == "runner"]
     sql_hits, arm_hits = [], []
     for p in in_runner:
@@ -212,7 +232,7 @@ def main():
     fmt = lambda hits: ", ".join(f"`{os.path.relpath(p, SRC)}` {n}" for n, p in sorted(hits, reverse=True))
     print(f"- SQL in `runner/` (string literals outside tests holding an SQL keyword): "
           f"{sum(n for n, _ in sql_hits)}" + (f" ({fmt(sql_hits)})" if sql_hits else ""))
-    print(f"- Match arms on a backend's kind or protocol in `runner/` (outside tests): "
+    print(f"- Match arms on which backend or protocol (`LinkKind::Postgres =>`) in `runner/` (outside tests): "
           f"{sum(n for n, _ in arm_hits)}" + (f" ({fmt(arm_hits)})" if arm_hits else ""))
     tl = [p for p in in_runner if "thread_local!" in texts[p]]
     print(f"- `thread_local!` in `runner/`: {len(tl)}" + (f" ({', '.join(os.path.relpath(p, SRC) for p in tl)})" if tl else ""))
