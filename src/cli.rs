@@ -102,7 +102,7 @@ pub struct CheckArgs {
     pub alpha: f64,
     /// Smallest change, in percent, that counts: "no change" needs the whole interval inside
     /// ±threshold, a regression or an improvement the whole interval beyond it.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = crate::report::diagnosis::THRESHOLD_PCT)]
     pub threshold: f64,
     /// Which figures are judged and counted in the exit code: rates (throughput, latency),
     /// work (work per op: server CPU, the DBMS's counters, perf), or all.

@@ -29,8 +29,27 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
                     &report::text::one_line(&format!("{e:#}"))
                 ))
             );
-            ExitCode::from(console::exit_status(&e))
+            ExitCode::from(exit_status(&e))
         }
+    }
+}
+
+/// Whether `e` says the command line is wrong (its options break their own rules, or the URL
+/// is not one ibench reads), rather than that the work failed.
+fn is_usage_error(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<results::options::OptionsError>()
+            || c.downcast_ref::<crate::url::UrlError>()
+                .is_some_and(crate::url::UrlError::is_usage)
+    })
+}
+
+/// The exit status of a command that failed with `e`.
+fn exit_status(e: &anyhow::Error) -> u8 {
+    if is_usage_error(e) {
+        console::EXIT_USAGE
+    } else {
+        console::EXIT_FAILURE
     }
 }
 
@@ -391,5 +410,22 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
             console::print_out(&text)?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_errors_are_told_apart_from_failures() {
+        let usage = anyhow::Error::new(results::options::OptionsError(
+            "--clients must be at least 1".into(),
+        ));
+        assert_eq!(exit_status(&usage), console::EXIT_USAGE);
+        let wrapped = usage.context("reading the options");
+        assert_eq!(exit_status(&wrapped), console::EXIT_USAGE);
+        let failed = anyhow::anyhow!("cannot reach the server");
+        assert_eq!(exit_status(&failed), console::EXIT_FAILURE);
     }
 }

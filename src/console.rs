@@ -1,11 +1,10 @@
 //! What the commands write on the terminal and the status they end with: standard output that
 //! a closed pipe ends quietly, standard error that never panics (`say!`, `say_inline!`), and
 //! the exit statuses (2 for a command line that is wrong, 1 for work that failed, 130 for a
-//! run interrupted). What `ibench run` says as it goes is [`crate::progress`]'s.
+//! run interrupted; which error is which is [`crate::commands`]'s). It imports nothing of the
+//! crate, so every room may write through it. What `ibench run` says as it goes is [`crate::progress`]'s.
 
 use std::io::Write;
-
-use crate::results::options::OptionsError;
 
 /// Exit status of work that failed: a server unreachable, a file unreadable, a step or a
 /// check that failed.
@@ -62,37 +61,13 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Whether `e` says the command line is wrong (its options break their own rules, or the URL
-/// is not one ibench reads), rather than that the work failed.
-pub fn is_usage_error(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.is::<OptionsError>()
-            || c.downcast_ref::<crate::url::UrlError>()
-                .is_some_and(crate::url::UrlError::is_usage)
-    })
-}
-
-/// The exit status of a command that failed with `e`.
-pub fn exit_status(e: &anyhow::Error) -> u8 {
-    if is_usage_error(e) {
-        EXIT_USAGE
-    } else {
-        EXIT_FAILURE
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn usage_errors_and_a_closed_pipe_are_told_apart_from_failures() {
-        let usage = anyhow::Error::new(OptionsError("--clients must be at least 1".into()));
-        assert_eq!(exit_status(&usage), EXIT_USAGE);
-        let wrapped = usage.context("reading the options");
-        assert_eq!(exit_status(&wrapped), EXIT_USAGE);
+    fn a_closed_pipe_is_told_apart_from_failures() {
         let failed = anyhow::anyhow!("cannot reach the server");
-        assert_eq!(exit_status(&failed), EXIT_FAILURE);
         let pipe = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
         assert!(is_broken_pipe(&pipe.context("writing the report")));
         assert!(!is_broken_pipe(&failed));

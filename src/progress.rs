@@ -6,24 +6,12 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
 
+use crate::calendar::{DurationStyle, duration_text};
 use crate::results::options::RunOptions;
 use crate::results::{RunRecord, StepRecord};
 use crate::runner::RunObserver;
 use crate::stats::thousands::group;
 use crate::workload::plan::{StepPlan, StopRule};
-
-/// A duration for people: `45 s`, `3 min 05 s`, `2 h 10 min`.
-pub fn duration_text(seconds: f64) -> String {
-    let s = seconds.max(0.0).round();
-    // Whole seconds of a run's estimate: far below u64::MAX.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let s = s as u64;
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
-        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
-    }
-}
 
 /// The banner `ibench run` prints before its first step: the target (its URL redacted), the
 /// steps, the sizes and the results directory.
@@ -185,7 +173,7 @@ impl RunObserver for RunConsole {
         if self.terminal {
             line.push_str(&format!(
                 " (the run: about {} left)",
-                duration_text(self.eta.left_from(index))
+                duration_text(self.eta.left_from(index), DurationStyle::Words)
             ));
         }
         crate::say!("{line}");
@@ -207,14 +195,6 @@ impl RunObserver for RunConsole {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_read_as_people_say_them() {
-        assert_eq!(duration_text(0.4), "0 s");
-        assert_eq!(duration_text(59.4), "59 s");
-        assert_eq!(duration_text(65.0), "1 min 05 s");
-        assert_eq!(duration_text(7805.0), "2 h 10 min");
-    }
 
     #[test]
     fn the_estimate_learns_the_hosts_speed_from_the_work_bound_steps() {

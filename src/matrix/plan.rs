@@ -1,7 +1,6 @@
 //! The plan: the matrix file resolved into cells (server × config × workload × repeat) with
 //! labels and estimated durations, the groups, and the split of the cells into shards.
 
-use crate::stats::convert::round_to_u64;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -151,19 +150,10 @@ pub fn estimate_seconds(o: &RunOptions) -> f64 {
         .sum()
 }
 
-/// `1h02m`, `3m05s`, `12s`.
+/// `1h02m`, `3m05s`, `12s`: [`calendar::duration_text`](crate::calendar::duration_text)'s
+/// compact style, which the plan's table and the matrix's progress lines write.
 pub fn duration_text(seconds: f64) -> String {
-    let s = round_to_u64(seconds.max(0.0).round());
-    let (d, h, m, sec) = (s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60);
-    if d > 0 {
-        format!("{d}d{h:02}h{m:02}m")
-    } else if h > 0 {
-        format!("{h}h{m:02}m")
-    } else if m > 0 {
-        format!("{m}m{sec:02}s")
-    } else {
-        format!("{sec}s")
-    }
+    crate::calendar::duration_text(seconds, crate::calendar::DurationStyle::Compact)
 }
 
 /// A URL that passes validation for a kind, for checking a workload before any server runs.
@@ -328,17 +318,4 @@ pub struct ShardIdentity {
     pub shard: String,
     /// Hash of the plan's cells and their split into N shards (12 hex digits).
     pub plan_hash: String,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_well() {
-        assert_eq!(duration_text(12.4), "12s");
-        assert_eq!(duration_text(185.0), "3m05s");
-        assert_eq!(duration_text(3720.0), "1h02m");
-        assert_eq!(duration_text(2.0 * 86_400.0 + 3600.0), "2d01h00m");
-    }
 }

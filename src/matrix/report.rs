@@ -147,8 +147,7 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Written> {
 /// Render every group's report into `out` as `choices` say.
 pub fn write_with(dirs: &[PathBuf], out: &Path, choices: Choices) -> Result<Written> {
     let plan = read_plan(dirs)?;
-    let mut problems = Vec::new();
-    let runs = completed_runs(&plan, dirs, &mut problems);
+    let (runs, mut problems) = completed_runs(&plan, dirs);
     std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create {}; choose another --out", out.display()))?;
     let mut reports = Vec::new();
@@ -177,13 +176,11 @@ pub fn write_with(dirs: &[PathBuf], out: &Path, choices: Choices) -> Result<Writ
     })
 }
 
-/// The completed run dir of every cell, from whichever shard ran it; a problem line for each
-/// cell that is not (yet) completed.
-fn completed_runs(
-    plan: &Plan,
-    dirs: &[PathBuf],
-    problems: &mut Vec<String>,
-) -> BTreeMap<String, PathBuf> {
+/// The completed run dir of every cell (by cell name), from whichever of `dirs` (the shards'
+/// output dirs) ran it; a problem line for each cell that is not (yet) completed. With
+/// [`combo_runs`], the one rule for which runs a group's member has.
+pub fn completed_runs(plan: &Plan, dirs: &[PathBuf]) -> (BTreeMap<String, PathBuf>, Vec<String>) {
+    let mut problems = Vec::new();
     // Completed run dirs per cell, from whichever shard ran them.
     let mut runs: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut states: BTreeMap<String, (CellStatus, Option<String>)> = BTreeMap::new();
@@ -232,7 +229,26 @@ fn completed_runs(
         }
     }
 
-    runs
+    (runs, problems)
+}
+
+/// The completed runs of one combination (`SERVER.CONFIG.WORKLOAD`, a group member's cells
+/// for one workload), in plan order, each with its repeat's name (`r1`): `runs` are
+/// [`completed_runs`]'s.
+pub fn combo_runs(
+    plan: &Plan,
+    runs: &BTreeMap<String, PathBuf>,
+    combo: &str,
+) -> Vec<(PathBuf, String)> {
+    plan.cells
+        .iter()
+        .filter(|c| c.combo == combo)
+        .filter_map(|c| {
+            let run = runs.get(&c.name)?.clone();
+            let repeat = c.name.rsplit('.').next().unwrap_or(&c.name).to_string();
+            Some((run, repeat))
+        })
+        .collect()
 }
 
 /// The runs one report of group `g` compares for workload `w`: `(member, combo)` per group
@@ -281,11 +297,9 @@ fn group_report(
     let (units, base) = report_members(plan, g, w);
     let mut members: Vec<(String, Vec<PathBuf>)> = Vec::new();
     for (m, combo) in &units {
-        let dirs: Vec<PathBuf> = plan
-            .cells
-            .iter()
-            .filter(|c| c.combo == *combo)
-            .filter_map(|c| runs.get(&c.name).cloned())
+        let dirs: Vec<PathBuf> = combo_runs(plan, runs, combo)
+            .into_iter()
+            .map(|(dir, _)| dir)
             .collect();
         if dirs.is_empty() {
             problems.push(format!("{title}: {m} has no completed run (left out)"));
@@ -973,4 +987,170 @@ fn index_md(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
         }
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::plan::Shard;
+    use crate::matrix::run::{CellState, STATE_FILE};
+
+    /// Two servers (SQLite URLs: nothing to start), one config each, a plain workload and
+    /// one with a clients axis, two repeats; its plan as `matrix plan` resolves it.
+    fn plan(root: &Path) -> Plan {
+        std::fs::create_dir_all(root).unwrap();
+        let file = root.join("m.toml");
+        std::fs::write(
+            &file,
+            "repeats = 2\n\
+             [servers.a]\nurl = \"sqlite:/tmp/a-{cell}.db\"\n\
+             [servers.b]\nurl = \"sqlite:/tmp/b-{cell}.db\"\n\
+             [workloads.w]\nload_rows = 10\n\
+             [workloads.x]\nload_rows = 10\n\
+             [[workloads.x.axes]]\noption = \"clients\"\nvalues = [1, 4]\nnames = [\"c1\", \"c4\"]\n",
+        )
+        .unwrap();
+        crate::matrix::load(&file).unwrap().1
+    }
+
+    fn fresh(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "ibench-unit-matrix-report-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn set_state(out: &Path, cell: &str, status: CellStatus, error: Option<&str>) {
+        let dir = cell_dir(out, cell);
+        std::fs::create_dir_all(&dir).unwrap();
+        let state = CellState {
+            cell: cell.into(),
+            status,
+            error: error.map(String::from),
+            label: cell.into(),
+            definition: serde_json::Value::Null,
+            shard: Shard::ALL,
+            started_at: None,
+            ended_at: None,
+            instance_dir: None,
+        };
+        std::fs::write(dir.join(STATE_FILE), serde_json::to_string(&state).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_groups_members_are_its_combinations_and_a_workload_with_axes_its_variants() {
+        let root = fresh("members");
+        let plan = plan(&root);
+        let g = &plan.groups[0];
+        assert_eq!(g.members, ["a.base", "b.base"]);
+        let (units, base) = report_members(&plan, g, "w");
+        assert_eq!(
+            units,
+            [
+                ("a.base".to_string(), "a.base.w".to_string()),
+                ("b.base".to_string(), "b.base.w".to_string())
+            ]
+        );
+        assert_eq!(base, "a.base");
+        // With axes: every member at every variant, against the base at the first variant.
+        let (units, base) = report_members(&plan, g, "x");
+        let names: Vec<&str> = units.iter().map(|(m, _)| m.as_str()).collect();
+        assert_eq!(names, ["a.base.c1", "a.base.c4", "b.base.c1", "b.base.c4"]);
+        assert_eq!(units[1].1, "a.base.x_c4");
+        assert_eq!(base, "a.base.c1");
+        let cell = member_cell(&plan, &units, "b.base.c4").unwrap();
+        assert_eq!((cell.server.as_str(), cell.repeat), ("b", 1));
+        assert!(member_cell(&plan, &units, "c.base").is_none());
+        // What the variants differ in, flag by flag.
+        assert_eq!(
+            axis_flags(&plan, "x_c1", "x_c4"),
+            [("--clients".to_string(), "1".to_string(), "4".to_string())]
+        );
+        assert!(axis_flags(&plan, "x_c1", "x_c1").is_empty());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_combinations_runs_are_its_completed_cells_from_any_shard() {
+        let root = fresh("runs");
+        let plan = plan(&root);
+        let (one, two) = (root.join("shard1"), root.join("shard2"));
+        set_state(&one, "a.base.w.r1", CellStatus::Completed, None);
+        set_state(&two, "a.base.w.r2", CellStatus::Completed, None);
+        set_state(
+            &one,
+            "b.base.w.r1",
+            CellStatus::Failed,
+            Some("server gone\nmore"),
+        );
+        // Completed in both dirs: the first dir's, and a problem says so.
+        set_state(&one, "b.base.w.r2", CellStatus::Completed, None);
+        set_state(&two, "b.base.w.r2", CellStatus::Completed, None);
+        let (runs, problems) = completed_runs(&plan, &[one.clone(), two.clone()]);
+        assert_eq!(
+            combo_runs(&plan, &runs, "a.base.w"),
+            [
+                (cell_dir(&one, "a.base.w.r1").join("run"), "r1".to_string()),
+                (cell_dir(&two, "a.base.w.r2").join("run"), "r2".to_string())
+            ]
+        );
+        assert_eq!(
+            combo_runs(&plan, &runs, "b.base.w"),
+            [(cell_dir(&one, "b.base.w.r2").join("run"), "r2".to_string())]
+        );
+        assert!(combo_runs(&plan, &runs, "a.base.x_c1").is_empty());
+        assert!(
+            problems.contains(&"b.base.w.r1: Failed: server gone".to_string()),
+            "{problems:?}"
+        );
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with("b.base.w.r2 was completed in 2 dirs"))
+        );
+        assert!(problems.contains(&"a.base.x_c1.r1: not run yet".to_string()));
+        // Every cell is a run or a problem.
+        let not_run = problems
+            .iter()
+            .filter(|p| p.ends_with("not run yet"))
+            .count();
+        assert_eq!(runs.len() + not_run + 1, plan.cells.len());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_configs_setting_names_are_read_as_the_server_reads_them() {
+        let text = "# a comment\n[mysqld]\nloose-innodb-buffer-pool-size = 1G # why\nSync_Binlog=1\n\n  shared_buffers = '1GB'\n";
+        assert_eq!(
+            config_keys(Some(text)),
+            ["innodb_buffer_pool_size", "sync_binlog", "shared_buffers"]
+        );
+        assert!(config_keys(None).is_empty());
+    }
+
+    #[test]
+    fn the_index_in_markdown_links_each_report_and_lists_the_problems() {
+        let root = fresh("index");
+        let plan = plan(&root);
+        let rows = [IndexRow {
+            title: "all / w".into(),
+            base: "A".into(),
+            labels: "A, B".into(),
+            files: vec!["all.w.html".into(), "all.w.md".into()],
+            tldr: Vec::new(),
+        }];
+        let md = index_md(&plan, &rows, &["b.base.w.r1: not run yet".into()]);
+        let expected = format!(
+            "# ibench matrix: {}\n\n12 cells, 2 repeat(s).\n\n| group / workload | base | compared | reports |\n|---|---|---|---|\n\
+             | all / w | A | A, B | [all.w.html](all.w.html) [all.w.md](all.w.md) |\n\n## Problems\n\n- b.base.w.r1: not run yet\n",
+            plan.file.display()
+        );
+        assert_eq!(md, expected);
+        let html = index_html(&plan, &rows, &[]);
+        assert!(html.contains("href=\"all.w.html\""), "{html}");
+        assert!(!html.contains("Problems"));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

@@ -17,9 +17,14 @@ use crate::results::StepRecord;
 use crate::results::metrics::{METRICS, Metric};
 use crate::workload::steps::StepName;
 
+/// The threshold of a change, percent: the reports' ±5% band (painting, the diagnoses) and
+/// `ibench check`'s default `--threshold`, written here once.
+pub const THRESHOLD_PCT: f64 = 5.0;
+
 /// Default half-width of the noise band: relative throughputs within ±5% are not diagnosed,
-/// and a per-op figure must move by more than 5% to be named.
-pub const NOISE_BAND: f64 = 0.05;
+/// and a per-op figure must move by more than 5% to be named ([`THRESHOLD_PCT`] as a
+/// fraction).
+pub const NOISE_BAND: f64 = THRESHOLD_PCT / 100.0;
 
 /// The relative throughputs that are noise, not a change: `low ..= high`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

@@ -17,12 +17,9 @@
 //! A figure held to an SLA (a query step's background insert rate, a replica's lag) is not a
 //! comparison: [`sla`] paints it, red when it failed.
 
-use super::diagnosis::NoiseBand;
+use super::diagnosis::{NoiseBand, THRESHOLD_PCT};
 use super::model::{Cell, CellNote, Colour};
 use crate::stats::decision::{self, Method, Verdict};
-
-/// The threshold of a change, percent: the reports' ±5% band, as `ibench check`'s default.
-pub const THRESHOLD_PCT: f64 = 5.0;
 
 /// What is known of one relative figure (a run's figure divided by the base's).
 #[derive(Clone, Debug)]

@@ -698,9 +698,10 @@ pub fn vacuum_evidence(
 }
 
 /// InnoDB's history list length (the undo purge has not caught up with) at the step's end
-/// and the previous step's.
+/// and the previous step's: MariaDB's status variable, or MySQL's line of `SHOW ENGINE INNODB
+/// STATUS` ([`MyStatistics::history_list_length`](crate::results::statistics::MyStatistics::history_list_length)).
 pub fn purge_evidence(now: &Statistics, before: Option<&Statistics>) -> Option<String> {
-    let hll = |s: &Statistics| s.mysql()?.status("Innodb_history_list_length").ok();
+    let hll = |s: &Statistics| s.mysql()?.history_list_length().ok();
     let n = hll(now)?;
     let was = before
         .and_then(hll)
@@ -895,5 +896,27 @@ mod tests {
             purge_evidence(&now, Some(&was)).unwrap(),
             "InnoDB history list length (undo not yet purged) at the step's end: 43,210 (at the previous step's end: 12)"
         );
+    }
+
+    #[test]
+    fn purge_evidence_finds_the_history_list_of_mariadb_and_of_mysql() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/mariadb-replica/stats");
+        let read = |f: &str| Statistics::read(&dir, f).unwrap();
+        let expected = "InnoDB history list length (undo not yet purged) at the step's end: 804 (at the previous step's end: 10)";
+        // MariaDB: the status variable.
+        let (was, now) = (read("l.i1.json"), read("l.i2.json"));
+        assert_eq!(purge_evidence(&now, Some(&was)).unwrap(), expected);
+        // MySQL has no such status variable: the same snapshots without it are read from
+        // SHOW ENGINE INNODB STATUS's "History list length" line.
+        let as_mysql = |f: &str| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
+            let status = v["global_status"].as_object_mut().unwrap();
+            assert!(status.remove("Innodb_history_list_length").is_some());
+            st(v)
+        };
+        let (was, now) = (as_mysql("l.i1.json"), as_mysql("l.i2.json"));
+        assert_eq!(purge_evidence(&now, Some(&was)).unwrap(), expected);
     }
 }

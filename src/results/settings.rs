@@ -32,7 +32,7 @@ impl SettingValue {
             return self.value.clone();
         };
         match (memory_unit_bytes(unit), self.value.parse::<u64>()) {
-            (Some(unit_bytes), Ok(n)) => bytes_text(n.saturating_mul(unit_bytes)),
+            (Some(unit_bytes), Ok(n)) => pg_size_text(n.saturating_mul(unit_bytes)),
             _ => format!("{}{unit}", self.value),
         }
     }
@@ -65,8 +65,10 @@ fn memory_unit_bytes(unit: &str) -> Option<u64> {
     Some(count * scale)
 }
 
-/// Bytes as PostgreSQL writes a size: the largest unit that divides it (`128MB`, `8kB`).
-fn bytes_text(bytes: u64) -> String {
+/// Bytes as PostgreSQL writes a size: the largest of its units (powers of 1024) that divides
+/// it (`128MB`, `8kB`, `4GB`, `1TB`), else bytes (`100B`). The one writer of such a size: a
+/// setting's value shown, a value ibench sets (`max_slot_wal_keep_size`).
+pub fn pg_size_text(bytes: u64) -> String {
     for (scale, name) in [
         (1u64 << 40, "TB"),
         (1 << 30, "GB"),
@@ -169,6 +171,15 @@ mod tests {
         let s = ServerSettings::from_json(&lite);
         assert_eq!(s.values.len(), 1);
         assert_eq!(s.values["pragma cache_size"].value, "-2000");
+    }
+
+    #[test]
+    fn sizes_are_written_as_postgresql_writes_them() {
+        assert_eq!(pg_size_text(100), "100B");
+        assert_eq!(pg_size_text(8 << 10), "8kB");
+        assert_eq!(pg_size_text(1536 << 20), "1536MB");
+        assert_eq!(pg_size_text(64 << 30), "64GB");
+        assert_eq!(pg_size_text(1 << 40), "1TB");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::sampler::{self, Sampler};
 use crate::workload::plan::{Needs, StepPlan};
 
 use super::shape::RunShape;
-use super::step::run_step;
+use super::step::{StepRig, run_step};
 use super::stop;
 use super::tables::TableState;
 
@@ -41,6 +41,12 @@ pub(super) fn run_steps(
     let dir = run_file.parent().unwrap_or(run_file);
     observer.run_starts(record, dir, &shape.steps);
     let mut state = TableState::default();
+    let rig = StepRig {
+        shape,
+        driver,
+        sampler,
+        prober,
+    };
     for (ordinal, plan) in shape.steps.iter().enumerate() {
         if stop::interrupted() {
             break;
@@ -48,14 +54,12 @@ pub(super) fn run_steps(
         let step = plan.step;
         observer.step_starts(ordinal, plan);
         let step_record = run_step(
-            shape,
-            driver,
+            rig,
             admin.as_mut(),
             &mut state,
             timeline,
             plan,
             u32::try_from(ordinal).unwrap_or(u32::MAX),
-            (sampler, prober),
         );
         let step_record = match step_record {
             Ok(r) => r,

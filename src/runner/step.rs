@@ -20,17 +20,30 @@ use super::shape::RunShape;
 use super::tables::{TableState, prepare_tables};
 use super::threads::{Driven, Finished, drive};
 
-#[allow(clippy::too_many_arguments)]
+/// What every step of a run shares: its shape, its driver, and the sampler and host prober
+/// that read the server and the host around each step.
+#[derive(Clone, Copy)]
+pub(super) struct StepRig<'a> {
+    pub shape: &'a RunShape,
+    pub driver: &'a dyn Driver,
+    pub sampler: &'a Sampler,
+    pub prober: Option<&'a sampler::host_probe::HostProber>,
+}
+
 pub(super) fn run_step(
-    shape: &RunShape,
-    driver: &dyn Driver,
+    rig: StepRig<'_>,
     admin: &mut dyn Conn,
     state: &mut TableState,
     timeline: &mut TimelineWriter,
     plan: &StepPlan,
     ordinal: u32,
-    (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
 ) -> anyhow::Result<StepRecord> {
+    let StepRig {
+        shape,
+        driver,
+        sampler,
+        prober,
+    } = rig;
     let (step, mode) = (plan.step, shape.progress);
     prepare_tables(&shape.tables, &shape.table_options, admin, state, plan)?;
     let rows_before = state.expected_rows.clone();
