@@ -114,11 +114,26 @@ impl FigureKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
-    /// Welch's t interval over the repeats of both sides.
+    /// Welch's t interval over the repeats of both sides, taken as two independent samples.
     Repeats,
     /// At least one side is a single run: its noise from its own per-second samples (batch
     /// means), which cannot see a host slower for the whole run.
     PerSecond,
+    /// The sides ran in rounds (base and candidate one after the other, or at the same time):
+    /// a paired t interval of the per-round log ratios, so the host's drift that both sides of
+    /// a round shared cancels.
+    Paired,
+}
+
+impl Method {
+    /// As every output names it: `paired`, `Welch` or `single run`.
+    pub fn text(self) -> &'static str {
+        match self {
+            Method::Repeats => "Welch",
+            Method::PerSecond => "single run",
+            Method::Paired => "paired",
+        }
+    }
 }
 
 /// The shortest step that is judged: its measured part must last `seconds` and hold
@@ -448,6 +463,109 @@ pub fn decide_with(
     interval_decision(&b, &c, settings, lower_is_better)
 }
 
+/// Decided from rounds: `base.values[i]` and `cand.values[i]` ran in the same round `i` (one
+/// after the other, or at the same time), so the figure is judged on the per-round log ratios
+/// ([`paired_decision`]). Where the rounds cannot be paired (the sides hold different numbers
+/// of values, or fewer than [`MIN_REPEATS_FOR_NOISE`]) this is [`decide_with`] (Welch's t, or
+/// a single run's per-second samples).
+pub fn decide_paired(
+    base: &Evidence,
+    cand: &Evidence,
+    settings: &Settings,
+    lower_is_better: bool,
+) -> Decision {
+    let pairable = base.values.len() == cand.values.len()
+        && base.values.len() >= MIN_REPEATS_FOR_NOISE
+        && base
+            .values
+            .iter()
+            .chain(&cand.values)
+            .all(|v| *v > 0.0 && v.is_finite());
+    let short = too_short(base, &settings.floor).or(too_short(cand, &settings.floor));
+    if !pairable || short.is_some() {
+        // The floor's and the missing values' verdicts are the same either way.
+        return decide_with(base, cand, settings, lower_is_better);
+    }
+    let log_ratios: Vec<f64> = base
+        .values
+        .iter()
+        .zip(&cand.values)
+        .map(|(b, c)| (c / b).ln())
+        .collect();
+    paired_decision(&log_ratios, settings, lower_is_better)
+}
+
+/// The paired rule: one figure decided from its per-round log ratios `ln(candidate / base)`,
+/// one a round (a round ran both sides on the same host in the same minutes). The interval is
+/// the paired t interval of their mean at the settings' level (`n - 1` degrees of freedom);
+/// the verdict is read from it as [`decide_with`] reads Welch's; the planning names the
+/// rounds that would decide a change of the threshold's size at the per-round noise measured.
+/// Fewer than [`MIN_REPEATS_FOR_NOISE`] finite ratios: cannot tell, too few repeats.
+pub fn paired_decision(log_ratios: &[f64], settings: &Settings, lower_is_better: bool) -> Decision {
+    let level = settings.level();
+    let tau = settings.threshold;
+    let finite: Vec<f64> = log_ratios
+        .iter()
+        .copied()
+        .filter(|r| r.is_finite())
+        .collect();
+    if finite.len() < MIN_REPEATS_FOR_NOISE {
+        let mut d = Decision::cannot(
+            Reason::TooFewRepeats,
+            level,
+            format!(
+                "{} round(s): one round does not measure the noise between rounds; {MIN_REPEATS_FOR_NOISE} rounds would",
+                finite.len()
+            ),
+        );
+        d.ratio = finite.first().map(|r| r.exp());
+        d.method = Some(Method::Paired);
+        return d;
+    }
+    let n = count(finite.len());
+    let d = mean(&finite);
+    let sd = sample_var(&finite).sqrt();
+    let t = if sd > 0.0 {
+        t_quantile(1.0 - settings.alpha, n - 1.0)
+    } else {
+        0.0
+    };
+    let h = t * sd / n.sqrt();
+    let (lo, hi) = ((d - h).exp(), (d + h).exp());
+    let ratio = d.exp();
+    let ci = format!(
+        "{} ({:.0}% paired interval over {} rounds {} .. {})",
+        pct(ratio),
+        level * 100.0,
+        finite.len(),
+        pct(lo),
+        pct(hi)
+    );
+    let (verdict, reason, detail) = verdict_of((lo, hi), tau, lower_is_better, &ci);
+    let smallest = smallest_regression_pct(tau, h, lower_is_better);
+    let rounds = rounds_needed(sd, settings, |k| k - 1.0, 1.0);
+    let detail = if verdict == Verdict::CannotTell {
+        format!(
+            "{detail}; the smallest regression these rounds could decide is {smallest:+.1}%; {}",
+            plan_text(rounds, None, tau, "rounds")
+        )
+    } else {
+        detail
+    };
+    Decision {
+        verdict,
+        reason,
+        ratio: Some(ratio),
+        interval: Some((lo, hi)),
+        level,
+        method: Some(Method::Paired),
+        smallest_regression_pct: Some(smallest),
+        repeats_needed: rounds,
+        seconds_needed: None,
+        detail,
+    }
+}
+
 /// The ratio of the geometric means, when every value is above 0.
 fn geometric_ratio(base: &Evidence, cand: &Evidence) -> Option<f64> {
     let log_mean = |e: &Evidence| {
@@ -507,7 +625,7 @@ fn interval_decision(
     let detail = if verdict == Verdict::CannotTell {
         format!(
             "{detail}; the smallest regression these measures could decide is {smallest:+.1}%; {}",
-            plan_text(repeats_needed, seconds_needed, tau)
+            plan_text(repeats_needed, seconds_needed, tau, "repeats a side")
         )
     } else {
         detail
@@ -607,27 +725,8 @@ fn plan(b: &Estimate, c: &Estimate, settings: &Settings, h: f64) -> (Option<usiz
     let target = target_half_width(settings);
     if let (Some(sb), Some(sc)) = (b.sd_repeat, c.sd_repeat) {
         let sd = f64::midpoint(sb * sb, sc * sc).sqrt();
-        if sd == 0.0 {
-            return (Some(MIN_REPEATS_FOR_NOISE), None);
-        }
-        let enough = |n: usize| {
-            let nf = count(n);
-            t_quantile(1.0 - settings.alpha, 2.0 * nf - 2.0) * sd * (2.0 / nf).sqrt() <= target
-        };
-        // The half-width falls as n grows: the fewest n that is enough, by bisection.
-        if !enough(MAX_PLANNED_REPEATS) {
-            return (None, None);
-        }
-        let (mut lo, mut hi) = (MIN_REPEATS_FOR_NOISE - 1, MAX_PLANNED_REPEATS);
-        while hi - lo > 1 {
-            let mid = usize::midpoint(lo, hi);
-            if enough(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        return (Some(hi), None);
+        // Welch with n a side: 2n - 2 degrees of freedom, the variance of the difference 2/n.
+        return (rounds_needed(sd, settings, |n| 2.0 * n - 2.0, 2.0), None);
     }
     let seconds = b.per_second_seconds.or(c.per_second_seconds);
     match seconds {
@@ -637,16 +736,51 @@ fn plan(b: &Estimate, c: &Estimate, settings: &Settings, h: f64) -> (Option<usiz
     }
 }
 
+/// The fewest repeats a side (or rounds) `n` at which the half-width
+/// `t(1 - alpha, df(n)) · sd · √(spread / n)` is at most half the threshold, by bisection;
+/// `None` beyond [`MAX_PLANNED_REPEATS`]. `sd` is one repeat's (one round's) standard
+/// deviation in logs; `spread` is 2 for two independent sides, 1 for paired rounds.
+fn rounds_needed(
+    sd: f64,
+    settings: &Settings,
+    df: impl Fn(f64) -> f64,
+    spread: f64,
+) -> Option<usize> {
+    if sd == 0.0 {
+        return Some(MIN_REPEATS_FOR_NOISE);
+    }
+    let target = target_half_width(settings);
+    let enough = |n: usize| {
+        let nf = count(n);
+        t_quantile(1.0 - settings.alpha, df(nf)) * sd * (spread / nf).sqrt() <= target
+    };
+    // The half-width falls as n grows: the fewest n that is enough, by bisection.
+    if !enough(MAX_PLANNED_REPEATS) {
+        return None;
+    }
+    let (mut lo, mut hi) = (MIN_REPEATS_FOR_NOISE - 1, MAX_PLANNED_REPEATS);
+    while hi - lo > 1 {
+        let mid = usize::midpoint(lo, hi);
+        if enough(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
 /// What would decide a change of the threshold's size, for people.
-fn plan_text(repeats: Option<usize>, seconds: Option<f64>, tau: f64) -> String {
+/// `unit` counts them: `repeats a side` or `rounds`.
+fn plan_text(repeats: Option<usize>, seconds: Option<f64>, tau: f64, unit: &str) -> String {
     let change = format!("a ±{:.0}% change", tau * 100.0);
     match (repeats, seconds) {
-        (Some(n), _) => format!("{n} repeats a side would decide {change}"),
+        (Some(n), _) => format!("{n} {unit} would decide {change}"),
         (None, Some(s)) => format!(
             "a measured part of about {s:.0} s a side (or {MIN_REPEATS_FOR_NOISE} or more repeats a side) would decide {change}"
         ),
         (None, None) => format!(
-            "no number of repeats up to {MAX_PLANNED_REPEATS} a side would decide {change} at this noise"
+            "no number of {unit} up to {MAX_PLANNED_REPEATS} would decide {change} at this noise"
         ),
     }
 }
@@ -909,6 +1043,84 @@ mod tests {
         let d = decide(&b, &n, 5.0, false);
         assert_eq!(d.verdict, Verdict::CannotTell, "{d:?}");
         assert!(d.seconds_needed.expect("seconds") > 20.0, "{d:?}");
+    }
+
+    #[test]
+    fn paired_rounds_cancel_the_drift_that_welch_keeps() {
+        // The host drifts by ±30% from round to round; within a round the candidate is 10%
+        // slower, give or take 1%.
+        let drift = [1.0, 1.3, 0.7, 1.2, 0.8, 1.0];
+        let wobble = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0];
+        let base: Vec<f64> = drift.iter().map(|d| 1000.0 * d).collect();
+        let cand: Vec<f64> = drift
+            .iter()
+            .zip(wobble)
+            .map(|(d, w)| 900.0 * d * w)
+            .collect();
+        let s = Settings::with_threshold_pct(5.0);
+        let welch = decide_with(&reps(&base), &reps(&cand), &s, false);
+        assert_eq!(welch.verdict, Verdict::CannotTell, "{welch:?}");
+        assert_eq!(welch.method, Some(Method::Repeats));
+        let paired = decide_paired(&reps(&base), &reps(&cand), &s, false);
+        assert_eq!(paired.verdict, Verdict::Regressed, "{paired:?}");
+        assert_eq!(paired.method, Some(Method::Paired));
+        let (lo, hi) = paired.interval.expect("an interval");
+        assert!(lo < 0.9 && hi > 0.9 && hi < 0.95, "{paired:?}");
+        // The planning uses the paired noise: far fewer rounds than Welch's repeats.
+        let rounds = paired.repeats_needed.expect("a plan");
+        assert!(rounds <= 3, "{paired:?}");
+        assert!(
+            welch.repeats_needed.expect("a plan") > 10 * rounds,
+            "{welch:?}"
+        );
+    }
+
+    #[test]
+    fn the_paired_interval_is_the_t_interval_of_the_log_ratios() {
+        let r = [0.01_f64, -0.02, 0.03, 0.0];
+        let s = Settings::with_threshold_pct(5.0);
+        let d = paired_decision(&r, &s, false);
+        let m = r.iter().sum::<f64>() / 4.0;
+        let sd = (r.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 3.0).sqrt();
+        // t(0.95, 3) = 2.353 (the tables).
+        let h = 2.353 * sd / 2.0;
+        let (lo, hi) = d.interval.expect("an interval");
+        assert!((lo.ln() - (m - h)).abs() < 1e-3, "{d:?}");
+        assert!((hi.ln() - (m + h)).abs() < 1e-3, "{d:?}");
+        assert_eq!(d.verdict, Verdict::NoChange, "{d:?}");
+        assert!(
+            d.detail.contains("paired interval over 4 rounds"),
+            "{}",
+            d.detail
+        );
+    }
+
+    #[test]
+    fn rounds_that_cannot_be_paired_fall_back_to_welch() {
+        let s = Settings::with_threshold_pct(5.0);
+        // Different numbers of repeats a side: Welch.
+        let d = decide_paired(
+            &reps(&[100.0, 101.0, 99.0]),
+            &reps(&[100.0, 100.5]),
+            &s,
+            false,
+        );
+        assert_eq!(d.method, Some(Method::Repeats), "{d:?}");
+        // One run a side: the single run's rule.
+        let b = Evidence::single_run(1000.0, &series(1000.0, 20.0, 100), FigureKind::Rate);
+        let d = decide_paired(&b, &b, &s, false);
+        assert_eq!(d.method, Some(Method::PerSecond), "{d:?}");
+        // A single round's ratio decides nothing.
+        let d = paired_decision(&[0.5], &s, false);
+        assert_eq!(
+            (d.verdict, d.reason),
+            (Verdict::CannotTell, Some(Reason::TooFewRepeats))
+        );
+        assert_eq!(d.method, Some(Method::Paired));
+        // Identical rounds: an exact ratio, decided.
+        let d = paired_decision(&[0.2, 0.2, 0.2], &s, true);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert_eq!(d.repeats_needed, Some(MIN_REPEATS_FOR_NOISE));
     }
 
     #[test]
