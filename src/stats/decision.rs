@@ -74,6 +74,9 @@ pub enum Reason {
     TooShort,
     /// A side's figure is 0 (or missing) where the other's is not: no ratio.
     NoRatio,
+    /// A rate or latency with one run on a side and no evidence that the host was steady
+    /// between the runs: a single run's interval cannot see a host slower for a whole run.
+    OneRun,
 }
 
 impl Reason {
@@ -86,6 +89,7 @@ impl Reason {
             Reason::TooNoisy => "too noisy",
             Reason::TooShort => "too short",
             Reason::NoRatio => "no ratio",
+            Reason::OneRun => "one run a side",
         }
     }
 }
@@ -168,6 +172,11 @@ pub struct Evidence {
     pub samples: Option<usize>,
     /// Work or rate.
     pub kind: FigureKind,
+    /// The round each of `values` ran in, when the sides ran in rounds (an interleaved
+    /// matrix, `ibench check --run`): [`decide_paired`] pairs the sides' values by it. Empty
+    /// when the repeats ran apart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<usize>,
 }
 
 impl Evidence {
@@ -179,6 +188,7 @@ impl Evidence {
             seconds: None,
             samples: None,
             kind,
+            rounds: Vec::new(),
         }
     }
 
@@ -190,7 +200,14 @@ impl Evidence {
             seconds: None,
             samples: Some(per_second.len()),
             kind,
+            rounds: Vec::new(),
         }
+    }
+
+    /// With the round each value ran in (one per value), for [`decide_paired`].
+    pub fn in_rounds(mut self, rounds: &[usize]) -> Evidence {
+        self.rounds = rounds.to_vec();
+        self
     }
 
     /// With the measured part's length and per-second samples, for the floor.
@@ -210,6 +227,10 @@ pub struct Settings {
     pub alpha: f64,
     /// The shortest step judged.
     pub floor: Floor,
+    /// Evidence that the host was steady between the runs (their host probes within
+    /// `results::probe::STEADY_BOUND`, or a duet): only then does one run a side decide a
+    /// rate or a latency ([`Reason::OneRun`]). Work per op decides without it.
+    pub steady_host: bool,
 }
 
 impl Settings {
@@ -219,6 +240,7 @@ impl Settings {
             threshold: threshold_pct / 100.0,
             alpha: DEFAULT_ALPHA,
             floor: DEFAULT_FLOOR,
+            steady_host: false,
         }
     }
 
@@ -461,39 +483,65 @@ pub fn decide_with(
             return d;
         }
     };
+    let single = b.per_second_seconds.is_some() || c.per_second_seconds.is_some();
+    if single
+        && !settings.steady_host
+        && (base.kind, cand.kind) != (FigureKind::Work, FigureKind::Work)
+    {
+        let mut d = Decision::cannot(Reason::OneRun, level, ONE_RUN_DETAIL.to_string());
+        d.ratio = geometric_ratio(base, cand);
+        d.method = Some(Method::PerSecond);
+        return d;
+    }
     interval_decision(&b, &c, settings, lower_is_better)
 }
 
-/// Decided from rounds: `base.values[i]` and `cand.values[i]` ran in the same round `i` (one
-/// after the other, or at the same time), so the figure is judged on the per-round log ratios
-/// ([`paired_decision`]). Where the rounds cannot be paired (the sides hold different numbers
-/// of values, or fewer than [`MIN_REPEATS_FOR_NOISE`]) this is [`decide_with`] (Welch's t, or
-/// a single run's per-second samples).
+/// Why one run a side does not decide a rate, for people.
+pub const ONE_RUN_DETAIL: &str = "a single run's interval, from its own per-second rates, cannot see a host slower for the whole run, and nothing showed the host steady between the runs (a host probe within ±10% throughout both, or a duet)";
+
+/// Decided from rounds where the sides ran in rounds: the values of the two sides that ran in
+/// the same round (their `rounds`, one after the other or at the same time) are paired, and
+/// the figure is judged on the per-round log ratios ([`paired_decision`]). Where the rounds
+/// cannot be paired (a side without rounds, fewer than [`MIN_REPEATS_FOR_NOISE`] rounds in
+/// common, a value not above 0) this is [`decide_with`] (Welch's t, or a single run's rule).
 pub fn decide_paired(
     base: &Evidence,
     cand: &Evidence,
     settings: &Settings,
     lower_is_better: bool,
 ) -> Decision {
-    let pairable = base.values.len() == cand.values.len()
-        && base.values.len() >= MIN_REPEATS_FOR_NOISE
-        && base
-            .values
-            .iter()
-            .chain(&cand.values)
-            .all(|v| *v > 0.0 && v.is_finite());
+    let log_ratios = paired_log_ratios(base, cand);
     let short = too_short(base, &settings.floor).or(too_short(cand, &settings.floor));
-    if !pairable || short.is_some() {
+    match log_ratios {
+        Some(r) if r.len() >= MIN_REPEATS_FOR_NOISE && short.is_none() => {
+            paired_decision(&r, settings, lower_is_better)
+        }
         // The floor's and the missing values' verdicts are the same either way.
-        return decide_with(base, cand, settings, lower_is_better);
+        _ => decide_with(base, cand, settings, lower_is_better),
     }
-    let log_ratios: Vec<f64> = base
-        .values
-        .iter()
-        .zip(&cand.values)
-        .map(|(b, c)| (c / b).ln())
-        .collect();
-    paired_decision(&log_ratios, settings, lower_is_better)
+}
+
+/// `ln(candidate / base)` of each round both sides ran, in the base's order; `None` when a
+/// side has no rounds (or not one per value) or a value is not above 0.
+fn paired_log_ratios(base: &Evidence, cand: &Evidence) -> Option<Vec<f64>> {
+    let ok = |e: &Evidence| {
+        e.rounds.len() == e.values.len()
+            && !e.rounds.is_empty()
+            && e.values.iter().all(|v| *v > 0.0 && v.is_finite())
+    };
+    if !ok(base) || !ok(cand) {
+        return None;
+    }
+    Some(
+        base.rounds
+            .iter()
+            .zip(&base.values)
+            .filter_map(|(round, b)| {
+                let i = cand.rounds.iter().position(|r| r == round)?;
+                Some((cand.values[i] / b).ln())
+            })
+            .collect(),
+    )
 }
 
 /// The paired rule: one figure decided from its per-round log ratios `ln(candidate / base)`,
@@ -960,22 +1008,49 @@ mod tests {
 
     #[test]
     fn a_single_run_a_side_is_judged_on_its_per_second_samples() {
+        let steady = Settings {
+            steady_host: true,
+            ..Settings::with_threshold_pct(5.0)
+        };
         let b = Evidence::single_run(1000.0, &series(1000.0, 20.0, 100), FigureKind::Rate);
         let c = Evidence::single_run(700.0, &series(700.0, 15.0, 100), FigureKind::Rate);
-        let d = decide(&b, &c, 5.0, false);
+        let d = decide_with(&b, &c, &steady, false);
         assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
         assert_eq!(d.method, Some(Method::PerSecond));
         assert!(d.detail.contains("blind to a host slower"), "{}", d.detail);
         let same = Evidence::single_run(1010.0, &series(1010.0, 20.0, 100), FigureKind::Rate);
-        assert_eq!(decide(&b, &same, 5.0, false).verdict, Verdict::NoChange);
+        assert_eq!(
+            decide_with(&b, &same, &steady, false).verdict,
+            Verdict::NoChange
+        );
         // Seconds that wander widely leave it open, and say how long a step would decide.
         let noisy: Vec<f64> = (0..20)
             .map(|i| if i < 10 { 600.0 } else { 1400.0 })
             .collect();
         let n = Evidence::single_run(1000.0, &noisy, FigureKind::Rate);
-        let d = decide(&b, &n, 5.0, false);
+        let d = decide_with(&b, &n, &steady, false);
         assert_eq!(d.verdict, Verdict::CannotTell, "{d:?}");
         assert!(d.seconds_needed.expect("seconds") > 20.0, "{d:?}");
+    }
+
+    #[test]
+    fn one_run_a_side_decides_no_rate_without_a_steady_host_but_decides_work() {
+        let b = Evidence::single_run(1000.0, &series(1000.0, 20.0, 100), FigureKind::Rate);
+        let c = Evidence::single_run(700.0, &series(700.0, 15.0, 100), FigureKind::Rate);
+        let d = decide(&b, &c, 5.0, false);
+        assert_eq!(
+            (d.verdict, d.reason),
+            (Verdict::CannotTell, Some(Reason::OneRun)),
+            "{d:?}"
+        );
+        assert!((d.ratio.expect("the ratio") - 0.7).abs() < 1e-9);
+        // A side of repeats against one run is still one run on a side.
+        let d = decide(&reps(&[1000.0, 1010.0, 990.0]), &c, 5.0, false);
+        assert_eq!(d.reason, Some(Reason::OneRun), "{d:?}");
+        // Work per op decides from one run a side.
+        let w = |v: f64, w: f64| Evidence::single_run(v, &series(v, w, 100), FigureKind::Work);
+        let d = decide(&w(100.0, 1.0), &w(130.0, 1.0), 5.0, true);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
     }
 
     #[test]
@@ -994,7 +1069,13 @@ mod tests {
         let welch = decide_with(&reps(&base), &reps(&cand), &s, false);
         assert_eq!(welch.verdict, Verdict::CannotTell, "{welch:?}");
         assert_eq!(welch.method, Some(Method::Repeats));
-        let paired = decide_paired(&reps(&base), &reps(&cand), &s, false);
+        let rounds = [1, 2, 3, 4, 5, 6];
+        let paired = decide_paired(
+            &reps(&base).in_rounds(&rounds),
+            &reps(&cand).in_rounds(&rounds),
+            &s,
+            false,
+        );
         assert_eq!(paired.verdict, Verdict::Regressed, "{paired:?}");
         assert_eq!(paired.method, Some(Method::Paired));
         let (lo, hi) = paired.interval.expect("an interval");
@@ -1031,10 +1112,18 @@ mod tests {
     #[test]
     fn rounds_that_cannot_be_paired_fall_back_to_welch() {
         let s = Settings::with_threshold_pct(5.0);
-        // Different numbers of repeats a side: Welch.
+        // Repeats that ran apart (no rounds): Welch.
         let d = decide_paired(
             &reps(&[100.0, 101.0, 99.0]),
-            &reps(&[100.0, 100.5]),
+            &reps(&[100.0, 100.5, 99.5]),
+            &s,
+            false,
+        );
+        assert_eq!(d.method, Some(Method::Repeats), "{d:?}");
+        // Rounds with one in common: Welch.
+        let d = decide_paired(
+            &reps(&[100.0, 101.0]).in_rounds(&[1, 2]),
+            &reps(&[100.0, 100.5]).in_rounds(&[2, 3]),
             &s,
             false,
         );
@@ -1042,7 +1131,7 @@ mod tests {
         // One run a side: the single run's rule.
         let b = Evidence::single_run(1000.0, &series(1000.0, 20.0, 100), FigureKind::Rate);
         let d = decide_paired(&b, &b, &s, false);
-        assert_eq!(d.method, Some(Method::PerSecond), "{d:?}");
+        assert_eq!(d.reason, Some(Reason::OneRun), "{d:?}");
         // A single round's ratio decides nothing.
         let d = paired_decision(&[0.5], &s, false);
         assert_eq!(
