@@ -153,6 +153,7 @@ impl Rules {
             threshold: self.threshold,
             alpha: self.alpha,
             floor: self.floor,
+            steady_host: false,
         }
     }
 }
