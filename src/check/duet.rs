@@ -136,9 +136,10 @@ fn counts(timeline: &[TimelineLine], s: &StepRecord) -> Vec<(u32, f64)> {
         .iter()
         .filter(|l| l.step == s.name)
         .map(|l| {
-            let n = l.ops.get(op.name()).map_or(0, |c| {
-                if op.rate_counts_rows() { c.rows } else { c.ops }
-            });
+            let n = l
+                .ops
+                .get(op.name())
+                .map_or(0, |c| if op.rate_counts_rows() { c.rows } else { c.ops });
             (l.second, count_f64(n))
         })
         .collect()
@@ -261,7 +262,10 @@ mod tests {
     fn a_late_start_shifts_the_pairing() {
         let base: Vec<(u32, f64)> = (1..=6).map(|s| (s, f64::from(s))).collect();
         let p = paired_seconds((&base, 6.0), (&steady(6, 1.0), 6.0), 2.1);
-        let pairs: Vec<(u32, u32)> = p.iter().map(|s| (s.base_second, s.candidate_second)).collect();
+        let pairs: Vec<(u32, u32)> = p
+            .iter()
+            .map(|s| (s.base_second, s.candidate_second))
+            .collect();
         assert_eq!(pairs, [(3, 1), (4, 2), (5, 3), (6, 4)]);
     }
 

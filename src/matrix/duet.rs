@@ -133,7 +133,11 @@ pub struct DuetContext<'a> {
 impl DuetContext<'_> {
     /// The slot's instance dir (short: unix socket paths are limited to 107 bytes).
     pub fn instance_dir(&self) -> PathBuf {
-        std::env::temp_dir().join(format!("ibm-{}-duet-s{}", std::process::id(), self.side.slot))
+        std::env::temp_dir().join(format!(
+            "ibm-{}-duet-s{}",
+            std::process::id(),
+            self.side.slot
+        ))
     }
 
     /// Before this side starts its server: wait for the first side's, and pin this thread
@@ -313,10 +317,9 @@ pub(super) fn execute_rounds(
             match state.status {
                 CellStatus::Completed => summary.completed += 1,
                 CellStatus::Interrupted => summary.interrupted = true,
-                _ => summary.failed.push((
-                    cell.name.clone(),
-                    state.error.clone().unwrap_or_default(),
-                )),
+                _ => summary
+                    .failed
+                    .push((cell.name.clone(), state.error.clone().unwrap_or_default())),
             }
         }
         if summary.interrupted || stop::interrupted() {

@@ -286,7 +286,11 @@ fn instance_dir(cell: &Cell) -> PathBuf {
 
 /// Whether the cell finished before with the same definition (its run.json says completed);
 /// a server that a killed earlier run left behind is stopped on the way.
-pub(super) fn finished_before(previous: Option<&CellState>, def: &serde_json::Value, dir: &Path) -> bool {
+pub(super) fn finished_before(
+    previous: Option<&CellState>,
+    def: &serde_json::Value,
+    dir: &Path,
+) -> bool {
     let Some(p) = previous else {
         return false;
     };

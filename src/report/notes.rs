@@ -73,7 +73,10 @@ pub(super) fn duet_lines(runs: &[LoadedRun]) -> Vec<String> {
         .iter()
         .filter_map(|r| {
             let d = r.record.duet.as_ref()?;
-            Some(format!("{} (round {}, beside {})", r.label, d.round, d.partner_label))
+            Some(format!(
+                "{} (round {}, beside {})",
+                r.label, d.round, d.partner_label
+            ))
         })
         .collect();
     if sides.is_empty() {
