@@ -117,6 +117,11 @@ pub struct CheckArgs {
     /// is decided or a cap is reached; resumable.
     #[arg(long, value_name = "MATRIX.toml")]
     pub run: Option<PathBuf>,
+    /// With --run: run each round as a duet (the matrix's `order = "duet"`): the base and the
+    /// candidate at the same time on this host, every step started together on both sides,
+    /// each step judged on the seconds both ran (docs/method.md).
+    #[arg(long, requires = "run")]
+    pub duet: bool,
     /// With --run: the most repeats a side.
     #[arg(long, default_value_t = 10, requires = "run")]
     pub max_repeats: u32,

@@ -9,6 +9,7 @@
 //! - `outputs`: text, Markdown, JSON and JUnit XML;
 //! - `until`: `--run`, a matrix run a round of repeats at a time until decided.
 
+pub mod duet;
 pub mod input;
 pub mod outputs;
 pub mod statistics;
@@ -128,7 +129,12 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
     if let Some(j) = args.junit.as_ref().filter(|j| j.is_dir()) {
         bail!("--junit {} is a directory: give a file name", j.display());
     }
-    let pairs = input::read_pairs(args)?;
+    let mut pairs = input::read_pairs(args)?;
+    for p in &mut pairs {
+        if duet::is_duet(p)? {
+            duet::cut_to_shared_seconds(p);
+        }
+    }
     for p in &pairs {
         let unlike = p.unlike();
         if !unlike.is_empty() {

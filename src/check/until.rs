@@ -79,6 +79,9 @@ pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
         bail!("--base is for run directories; with --run the matrix's group names its base");
     }
     let (mut src, _) = crate::matrix::load(file)?;
+    if args.duet {
+        src.file.order = crate::matrix::file::Order::Duet;
+    }
     let started = Instant::now();
     let first = src.file.repeats.max(2);
     let max = args.max_repeats.max(first);

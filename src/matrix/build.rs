@@ -50,12 +50,28 @@ pub fn build(src: &Source) -> Result<Plan> {
         }
     }
     check_cell_count(src, f.repeats, &servers, &workloads)?;
+    let combos = servers.iter().map(|s| s.configs.len()).sum::<usize>() * workloads.len();
+    if f.pin && f.order != Order::Duet {
+        return Err(src.err(
+            "pin",
+            "pin = true pins the two sides of a duet: use it with order = \"duet\" (or ibench check --run --duet), or remove it",
+        ));
+    }
+    if f.order == Order::Duet && combos != 2 {
+        return Err(src.err(
+            "order",
+            format!(
+                "order = \"duet\" runs two combinations at a time, and the matrix has {combos} (server configs x workloads): give it exactly two (a base and a candidate), or use order = \"interleaved\""
+            ),
+        ));
+    }
     let cells = plan_cells(f.order, f.repeats, &servers, &workloads)?;
     let groups = plan_groups(src, &servers, &workloads)?;
     Ok(Plan {
         file: src.path.clone(),
         repeats: f.repeats,
         order: f.order,
+        pin: f.pin,
         servers,
         workloads,
         cells,
@@ -116,7 +132,7 @@ fn plan_cells(
                 cells.extend((1..=repeats).map(|r| make(combo, r)));
             }
         }
-        Order::Interleaved => {
+        Order::Interleaved | Order::Duet => {
             // Every other round backwards (A B, B A, A B, ...): each combination runs first
             // in a pair as often as second, so neither the host's drift nor the position in
             // a pair (right after another cell's server stopped) favours one.

@@ -17,6 +17,9 @@ pub struct MatrixFile {
     pub repeats: u32,
     /// Order of the cells when repeats > 1.
     pub order: Order,
+    /// With `order = "duet"`: pin each side's server and clients to its own half of the
+    /// host's CPUs, the halves swapping sides every round.
+    pub pin: bool,
     /// Named servers.
     pub servers: Vec<(String, ServerEntry)>,
     /// Named config sets; a server uses the set named after its kind unless it names one.
@@ -36,6 +39,8 @@ struct RawFile {
     repeats: u32,
     #[serde(default)]
     order: Order,
+    #[serde(default)]
+    pin: bool,
     #[serde(default)]
     servers: toml::Table,
     #[serde(default)]
@@ -60,6 +65,9 @@ pub enum Order {
     /// One repeat of every cell, then the next, every other round backwards: A B B A A B
     /// (neither a slow drift of the host nor the position in a pair favours one cell).
     Interleaved,
+    /// The two combinations of a round at the same time on one host, each on its own private
+    /// server, every step started together on both sides (`matrix::duet`).
+    Duet,
 }
 
 /// `[servers.NAME]`
@@ -303,6 +311,7 @@ fn decode(path: &Path, raw: RawFile) -> Result<MatrixFile> {
     Ok(MatrixFile {
         repeats: raw.repeats,
         order: raw.order,
+        pin: raw.pin,
         servers,
         configs,
         workloads,

@@ -11,6 +11,7 @@
 
 pub mod build;
 pub mod configs;
+pub mod duet;
 pub mod file;
 pub mod groups;
 pub mod plan;

@@ -125,6 +125,9 @@ pub struct Plan {
     pub repeats: u32,
     /// Order.
     pub order: Order,
+    /// With `order = "duet"`: each side pinned to its own half of the host's CPUs.
+    #[serde(default)]
+    pub pin: bool,
     /// Servers.
     pub servers: Vec<PlanServer>,
     /// Workloads.

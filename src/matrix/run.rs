@@ -94,7 +94,7 @@ pub fn read_state(dir: &Path) -> Option<CellState> {
     serde_json::from_str(&text).ok()
 }
 
-fn definition(plan: &Plan, cell: &Cell, config: &PlanConfig) -> serde_json::Value {
+pub(super) fn definition(plan: &Plan, cell: &Cell, config: &PlanConfig) -> serde_json::Value {
     serde_json::json!({
         "server": plan.server(&cell.server).map(|s| &s.source),
         "config": config.text,
@@ -199,6 +199,9 @@ pub fn execute_plan(
     stop::install_interrupt_handler();
 
     let cells = plan.cells_of(shard);
+    if plan.order == super::file::Order::Duet {
+        return super::duet::execute_rounds(plan, &cells, out, shard, quiet);
+    }
     let n = cells.len();
     let mut summary = Summary {
         completed: 0,
@@ -237,7 +240,15 @@ pub fn execute_plan(
             eta.text(left)
         );
         let t0 = Instant::now();
-        let state = execute_cell(plan, cell, config, &dir, def, shard, quiet)?;
+        let job = CellJob {
+            plan,
+            cell,
+            config,
+            dir: &dir,
+            quiet,
+            duet: None,
+        };
+        let state = execute_cell(job, def, shard)?;
         eta.record(t0.elapsed().as_secs_f64(), cell.estimate_seconds);
         match state.status {
             CellStatus::Completed => summary.completed += 1,
@@ -276,7 +287,11 @@ fn instance_dir(cell: &Cell) -> PathBuf {
 
 /// Whether the cell finished before with the same definition (its run.json says completed);
 /// a server that a killed earlier run left behind is stopped on the way.
-fn finished_before(previous: Option<&CellState>, def: &serde_json::Value, dir: &Path) -> bool {
+pub(super) fn finished_before(
+    previous: Option<&CellState>,
+    def: &serde_json::Value,
+    dir: &Path,
+) -> bool {
     let Some(p) = previous else {
         return false;
     };
@@ -298,15 +313,12 @@ fn finished_before(previous: Option<&CellState>, def: &serde_json::Value, dir: &
 }
 
 /// Run one cell in a fresh `dir` and record its state (written atomically) however it ends.
-fn execute_cell(
-    plan: &Plan,
-    cell: &Cell,
-    config: &PlanConfig,
-    dir: &Path,
+pub(super) fn execute_cell(
+    job: CellJob,
     definition: serde_json::Value,
     shard: Shard,
-    quiet: bool,
 ) -> Result<CellState> {
+    let (cell, dir) = (job.cell, job.dir);
     if dir.exists() {
         std::fs::remove_dir_all(dir)
             .with_context(|| format!("cannot clear {} to redo the cell", dir.display()))?;
@@ -322,13 +334,6 @@ fn execute_cell(
         started_at: Some(results::now_rfc3339()),
         ended_at: None,
         instance_dir: None,
-    };
-    let job = CellJob {
-        plan,
-        cell,
-        config,
-        dir,
-        quiet,
     };
     let result = run_cell(job, &mut state);
     state.ended_at = Some(results::now_rfc3339());
@@ -348,14 +353,16 @@ fn execute_cell(
     Ok(state)
 }
 
-/// One cell to run: the plan it is in, its config, its own dir, and whether to print steps.
+/// One cell to run: the plan it is in, its config, its own dir, whether to print steps, and
+/// the duet it is one side of.
 #[derive(Clone, Copy)]
-struct CellJob<'a> {
-    plan: &'a Plan,
-    cell: &'a Cell,
-    config: &'a PlanConfig,
-    dir: &'a Path,
-    quiet: bool,
+pub(super) struct CellJob<'a> {
+    pub(super) plan: &'a Plan,
+    pub(super) cell: &'a Cell,
+    pub(super) config: &'a PlanConfig,
+    pub(super) dir: &'a Path,
+    pub(super) quiet: bool,
+    pub(super) duet: Option<&'a super::duet::DuetContext<'a>>,
 }
 
 /// Run one cell; `Ok(status)` for completed or interrupted, `Err` for a failure.
@@ -377,7 +384,7 @@ fn run_cell(job: CellJob, state: &mut CellState) -> Result<CellStatus> {
         ServerSource::Url { url, engine } => {
             let url = url.replace(super::plan::CELL_PLACEHOLDER, &cell.name);
             let run_dir = dir.join("run");
-            let opts = run_options(
+            let mut opts = run_options(
                 workload,
                 (&url, None),
                 *engine,
@@ -386,8 +393,9 @@ fn run_cell(job: CellJob, state: &mut CellState) -> Result<CellStatus> {
                 None,
                 quiet,
             )?;
+            opts.duet = job.duet.map(|d| d.side.clone());
             results::write_json_atomic(&dir.join(STATE_FILE), &*state)?;
-            benchmark_cell(opts)
+            benchmark_cell(opts, job)
         }
         ServerSource::Managed { .. } => run_managed_cell(job, state, workload, &server.source),
     }
@@ -407,6 +415,7 @@ fn run_managed_cell(
         config,
         dir,
         quiet,
+        duet,
     } = job;
     let ServerSource::Managed {
         kind,
@@ -421,7 +430,7 @@ fn run_managed_cell(
     let run_dir = dir.join("run");
     let file = plan.file.display();
     let config_file = write_cell_config(config, *kind, dir)?;
-    let inst = instance_dir(cell);
+    let inst = duet.map_or_else(|| instance_dir(cell), |d| d.instance_dir());
     if inst.exists() {
         let _ = server::stop(&inst);
         let _ = std::fs::remove_dir_all(&inst);
@@ -437,7 +446,14 @@ fn run_managed_cell(
         port: None,
         init_args: init_args.clone(),
     };
-    let handle = start_cell_server(&spec, *replica).or_else(|e| {
+    if let Some(d) = duet {
+        d.before_server()?;
+    }
+    let started = start_cell_server(&spec, *replica);
+    if let Some(d) = duet {
+        d.after_server();
+    }
+    let handle = started.or_else(|e| {
         let kept = dir.join("server");
         keep_server_files(&inst, &kept);
         let _ = std::fs::remove_dir_all(&inst);
@@ -456,7 +472,7 @@ fn run_managed_cell(
             return Ok(CellStatus::Interrupted);
         }
         let engine = Some(*engine).filter(|_| *kind == ServerKind::Mariadb);
-        let o = run_options(
+        let mut o = run_options(
             workload,
             (&handle.url, replica_url.as_deref()),
             engine,
@@ -465,7 +481,8 @@ fn run_managed_cell(
             Some(&handle.dir),
             quiet,
         )?;
-        benchmark_cell(o)
+        o.duet = duet.map(|d| d.side.clone());
+        benchmark_cell(o, job)
     });
     let stopped = stop_cell_servers(&handle, dir);
     let status = outcome?;
@@ -529,20 +546,33 @@ fn start_cell_replica(
     Ok(Some(replica.url))
 }
 
-/// One cell's benchmark: `runner::run` with the cell's options.
-fn benchmark_cell(opts: crate::runner::RunOptions) -> Result<CellStatus> {
+/// One cell's benchmark: `runner::run` with the cell's options; a duet side's steps wait at
+/// the duet's barrier.
+fn benchmark_cell(opts: crate::runner::RunOptions, job: CellJob) -> Result<CellStatus> {
     let cmd = vec![
         "ibench".to_string(),
         "matrix".to_string(),
         "run".to_string(),
     ];
     let quiet = opts.quiet;
-    let mut print_step = |step: &crate::results::StepRecord| {
-        if !quiet {
-            crate::say!("{}", crate::report::text::step_line(step));
+    let outcome = match job.duet {
+        Some(d) => {
+            let mut observer = super::duet::DuetObserver {
+                barrier: d.barrier,
+                quiet,
+                tag: format!("[duet r{} s{}]", d.side.round, d.side.slot),
+            };
+            crate::runner::run_observed(opts, cmd, &mut observer)?
+        }
+        None => {
+            let mut print_step = |step: &crate::results::StepRecord| {
+                if !quiet {
+                    crate::say!("{}", crate::report::text::step_line(step));
+                }
+            };
+            crate::runner::run(opts, cmd, &mut print_step)?
         }
     };
-    let outcome = crate::runner::run(opts, cmd, &mut print_step)?;
     if outcome.record.status == Status::Interrupted {
         return Ok(CellStatus::Interrupted);
     }

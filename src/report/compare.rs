@@ -9,7 +9,7 @@ use super::diagnosis::StepBands;
 use super::host::HostView;
 use super::load::LoadedRun;
 use super::model::{Cell, Comparison, FamilySummary, RunSetup, Table};
-use super::notes::{check_failure_lines, unsettled_lines};
+use super::notes::{check_failure_lines, duet_lines, unsettled_lines};
 use super::paint::{Paint, of_cell, paint_of_range};
 use super::run_table::{keys_of_runs, run_rows};
 use super::tables::{
@@ -38,6 +38,7 @@ pub fn compare_with_spreads(
     let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let base_index = base_index(runs, base, &labels, &mut problems);
     let noise = spreads.get(base_index).cloned().unwrap_or_default();
+    problems.extend(duet_lines(runs));
     problems.extend(check_failure_lines(runs));
     problems.extend(unsettled_lines(runs));
     let steps = step_names(runs, &mut problems);

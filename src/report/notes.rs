@@ -65,3 +65,25 @@ pub(super) fn unsettled_lines(runs: &[LoadedRun]) -> Vec<String> {
     }
     lines
 }
+
+/// One line when any run was one side of a duet, naming them: their absolute rates are not
+/// those of a solo run.
+pub(super) fn duet_lines(runs: &[LoadedRun]) -> Vec<String> {
+    let sides: Vec<String> = runs
+        .iter()
+        .filter_map(|r| {
+            let d = r.record.duet.as_ref()?;
+            Some(format!(
+                "{} (round {}, beside {})",
+                r.label, d.round, d.partner_label
+            ))
+        })
+        .collect();
+    if sides.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "duet: {} ran as one side of a duet (the base and the candidate at the same time on one host): their absolute rates are not those of a solo run, and only seconds both sides ran compare them fairly (ibench check does that)",
+        sides.join(", ")
+    )]
+}

@@ -7,6 +7,7 @@
 
 pub mod counters;
 pub mod dir;
+pub mod duet;
 pub mod host;
 pub mod location;
 pub mod metrics;
@@ -111,6 +112,11 @@ pub struct RunRecord {
     /// recorded before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replica: Option<replication::ReplicaInfo>,
+    /// The run was one side of a duet (the base and the candidate run at the same time on
+    /// one host, `order = "duet"`): the round, the slot and the other side. Absent for a solo
+    /// run and in runs recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duet: Option<duet::DuetSide>,
 }
 
 /// What one step measured.

@@ -120,6 +120,10 @@ pub struct RunOptions {
     /// (`--stall-limit`); 0: wait for ever. Absent (0) in runs recorded before it existed.
     #[serde(default)]
     pub stall_limit_seconds: u32,
+    /// The run is one side of a duet (a matrix with `order = "duet"`): recorded as the run's
+    /// `duet`, not among its options (the two sides' options stay alike).
+    #[serde(skip)]
+    pub duet: Option<super::duet::DuetSide>,
 }
 
 /// The stall limit's default, seconds: far above any reply a healthy server keeps back (the
@@ -224,6 +228,7 @@ impl RunOptions {
             micro: MicroSizes::default(),
             host_probe_ms: DEFAULT_HOST_PROBE_MS,
             stall_limit_seconds: DEFAULT_STALL_LIMIT_SECONDS,
+            duet: None,
         }
     }
 

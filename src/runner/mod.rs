@@ -217,6 +217,7 @@ fn first_record(
         build: None,
         host_probe: None,
         replica: None,
+        duet: opts.duet.clone(),
     }
 }
 

@@ -20,9 +20,9 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// The `run.json` of the run in progress: a second Ctrl-C marks it interrupted before exiting.
 static RUN_FILE: Mutex<Option<PathBuf>> = Mutex::new(None);
 
-/// Whether a run is in progress (between the start and the end of `runner::run`): what the
-/// stop bound guards.
-static RUN_ACTIVE: AtomicBool = AtomicBool::new(false);
+/// How many runs are in progress (between the start and the end of `runner::run`; two for
+/// the sides of a duet): what the stop bound guards.
+static RUN_ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// Install the Ctrl-C / SIGTERM handler: the first signal asks the run to stop (the step in
 /// progress ends within about a second, every wait for the server gives up at its next tick,
@@ -43,7 +43,7 @@ pub fn install_interrupt_handler() {
             .name("ibench-stop-bound".into())
             .spawn(|| {
                 std::thread::sleep(STOP_BOUND);
-                if RUN_ACTIVE.load(Ordering::SeqCst) {
+                if RUN_ACTIVE.load(Ordering::SeqCst) > 0 {
                     abandon(&format!(
                         "the run did not stop within {} s of the interrupt",
                         STOP_BOUND.as_secs()
@@ -53,10 +53,15 @@ pub fn install_interrupt_handler() {
     });
 }
 
-/// Mark the run in progress (`true` at the start of `runner::run`, `false` at its end): a run
-/// still in progress [`STOP_BOUND`] after Ctrl-C is given up on.
+/// Mark a run in progress (`true` at the start of `runner::run`, `false` at its end; the two
+/// sides of a duet each count): a run still in progress [`STOP_BOUND`] after Ctrl-C is given
+/// up on.
 pub fn set_run_active(active: bool) {
-    RUN_ACTIVE.store(active, Ordering::SeqCst);
+    if active {
+        RUN_ACTIVE.fetch_add(1, Ordering::SeqCst);
+    } else {
+        let _ = RUN_ACTIVE.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    }
 }
 
 /// Name the `run.json` a second Ctrl-C must mark interrupted (`None` once the run has

@@ -1,0 +1,289 @@
+//! Duet rounds judged on the seconds both sides ran. In a duet (`order = "duet"`) the base
+//! and the candidate ran each step at the same time; the side that finished first then had
+//! the host alone, and its last seconds would favour it. So each step of each round is cut to
+//! the whole seconds where both sides ran it (their per-second timelines, aligned on the
+//! steps' wall-clock starts), and the step's rate is taken over those seconds alone. The
+//! paired rule then judges the per-round ratios (one per round: the two sides' rates over the
+//! same seconds).
+//!
+//! Only rates are cut: the p99 latency and the work per op stay those of the whole step. An
+//! index build (`l.x`) is left whole: its operations are few and long, with no per-second rate.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+
+use super::input::Pair;
+use crate::report::load::LoadedRun;
+use crate::results::{StepRecord, TimelineLine, rfc3339_seconds};
+use crate::stats::OpKind;
+use crate::stats::convert::count_f64;
+use crate::workload::steps::StepName;
+
+/// One second both sides ran: the base's and the candidate's count of the step's main op
+/// (rows for inserts and deletes, operations otherwise) and each side's own second number.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PairedSecond {
+    /// The base's second (of its step's clock).
+    pub base_second: u32,
+    /// The candidate's second (of its step's clock).
+    pub candidate_second: u32,
+    /// The base's count in that second.
+    pub base: f64,
+    /// The candidate's count in that second.
+    pub candidate: f64,
+}
+
+/// The whole seconds where both steps ran: each side's per-second counts (`(second, count)`,
+/// second `k` covering `(k - 1, k]` of its step), its measured length and the candidate's
+/// start minus the base's, seconds. A base second is paired with the candidate second that
+/// covers most of it; seconds past either side's measured end are left out.
+pub fn paired_seconds(
+    base: (&[(u32, f64)], f64),
+    candidate: (&[(u32, f64)], f64),
+    candidate_start_minus_base_s: f64,
+) -> Vec<PairedSecond> {
+    let shift = candidate_start_minus_base_s.round();
+    let cand: BTreeMap<u32, f64> = candidate
+        .0
+        .iter()
+        .filter(|(s, _)| f64::from(*s) <= candidate.1)
+        .copied()
+        .collect();
+    base.0
+        .iter()
+        .filter(|(s, _)| f64::from(*s) <= base.1)
+        .filter_map(|&(s, b)| {
+            let k = f64::from(s) - shift;
+            if k < 1.0 || k > f64::from(u32::MAX) {
+                return None;
+            }
+            let k = u32::try_from(crate::stats::convert::round_to_u64(k)).ok()?;
+            cand.get(&k).map(|&c| PairedSecond {
+                base_second: s,
+                candidate_second: k,
+                base: b,
+                candidate: c,
+            })
+        })
+        .collect()
+}
+
+/// The log of the candidate's rate over the base's on the paired seconds (the ratio of the
+/// sums: a second of few operations weighs little); `None` without a second or with a side
+/// that did nothing in them.
+pub fn round_log_ratio(seconds: &[PairedSecond]) -> Option<f64> {
+    let b: f64 = seconds.iter().map(|s| s.base).sum();
+    let c: f64 = seconds.iter().map(|s| s.candidate).sum();
+    (b > 0.0 && c > 0.0).then(|| (c / b).ln())
+}
+
+/// The per-second log ratios of the paired seconds where both sides did something: how the
+/// two sides moved together within the step.
+pub fn per_second_log_ratios(seconds: &[PairedSecond]) -> Vec<f64> {
+    seconds
+        .iter()
+        .filter(|s| s.base > 0.0 && s.candidate > 0.0)
+        .map(|s| (s.candidate / s.base).ln())
+        .collect()
+}
+
+/// Whether any run of the pair is a duet side, and whether all are.
+fn duet_sides(pair: &Pair) -> (bool, bool) {
+    let n = pair.runs.iter().filter(|r| r.record.duet.is_some()).count();
+    (n > 0, n == pair.runs.len())
+}
+
+/// Whether the pair's runs are duet sides (all of them); an error when some are and some are
+/// not: a duet side's rates are not a solo run's.
+pub fn is_duet(pair: &Pair) -> Result<bool> {
+    match duet_sides(pair) {
+        (false, _) => Ok(false),
+        (true, true) => Ok(true),
+        (true, false) => {
+            let who = |duet: bool| {
+                pair.runs
+                    .iter()
+                    .enumerate()
+                    .find(|(_, r)| r.record.duet.is_some() == duet)
+                    .map_or_else(String::new, |(i, r)| {
+                        let side = if i < pair.base_count {
+                            "base"
+                        } else {
+                            "candidate"
+                        };
+                        format!("{side} {} ({})", pair.names[i], r.dir.display())
+                    })
+            };
+            bail!(
+                "{}{} ran as one side of a duet and {} ran solo: a duet's rates are not a solo run's; compare duet sides with duet sides (ibench check --run FILE --duet) or solo runs with solo runs",
+                pair.error_prefix(),
+                who(true),
+                who(false)
+            )
+        }
+    }
+}
+
+/// A step's per-second counts of its main op, from a run's timeline; empty for an index
+/// build.
+fn counts(timeline: &[TimelineLine], s: &StepRecord) -> Vec<(u32, f64)> {
+    let op = s.main_op();
+    if op == OpKind::CreateIndexes {
+        return Vec::new();
+    }
+    timeline
+        .iter()
+        .filter(|l| l.step == s.name)
+        .map(|l| {
+            let n = l
+                .ops
+                .get(op.name())
+                .map_or(0, |c| if op.rate_counts_rows() { c.rows } else { c.ops });
+            (l.second, count_f64(n))
+        })
+        .collect()
+}
+
+/// The paired seconds of `step` in one round's two runs; `None` when either lacks the step,
+/// its start or its per-second lines.
+fn round_seconds(base: &LoadedRun, cand: &LoadedRun, step: StepName) -> Option<Vec<PairedSecond>> {
+    let b = base.record.step(step)?;
+    let c = cand.record.step(step)?;
+    let shift = rfc3339_seconds(&c.started_at)? - rfc3339_seconds(&b.started_at)?;
+    let (bc, cc) = (counts(&base.timeline, b), counts(&cand.timeline, c));
+    if bc.is_empty() || cc.is_empty() {
+        return None;
+    }
+    Some(paired_seconds((&bc, b.seconds), (&cc, c.seconds), shift))
+}
+
+/// Keep only `seconds` of the step in a run: its per-second lines cut to them, its rate and
+/// measured length taken over them.
+fn cut_to(run: &mut LoadedRun, step: StepName, seconds: &[u32], count: f64) {
+    run.timeline
+        .retain(|l| l.step != step || seconds.contains(&l.second));
+    if let Some(s) = run.record.steps.iter_mut().find(|s| s.name == step) {
+        let n = count_f64(u64::try_from(seconds.len()).unwrap_or(0));
+        s.seconds = n;
+        s.throughput = count / n;
+    }
+}
+
+/// The pair's duet rounds: base run index and candidate run index per round.
+fn rounds(pair: &Pair) -> Vec<(u32, usize, usize)> {
+    let round_of = |i: usize| pair.runs[i].record.duet.as_ref().map(|d| d.round);
+    (0..pair.base_count)
+        .filter_map(|b| {
+            let r = round_of(b)?;
+            let c = (pair.base_count..pair.runs.len()).find(|&c| round_of(c) == Some(r))?;
+            Some((r, b, c))
+        })
+        .collect()
+}
+
+/// Cut every step of every duet round of the pair to the seconds both sides ran; a problem
+/// line for a round without a partner and a step with no second in common.
+pub fn cut_to_shared_seconds(pair: &mut Pair) {
+    let rounds = rounds(pair);
+    pair.problems.insert(
+        0,
+        format!(
+            "duet: the base and the candidate ran at the same time on one host, {} rounds (their absolute rates are not those of a solo run): each step's rate is judged on the seconds both sides ran, paired by round",
+            rounds.len()
+        ),
+    );
+    let paired: Vec<usize> = rounds.iter().flat_map(|&(_, b, c)| [b, c]).collect();
+    for i in (0..pair.runs.len()).filter(|i| !paired.contains(i)) {
+        pair.problems.push(format!(
+            "{} {}: its duet partner is missing: judged on its whole steps",
+            if i < pair.base_count {
+                "base"
+            } else {
+                "candidate"
+            },
+            pair.names[i]
+        ));
+    }
+    for (round, b, c) in rounds {
+        let steps: Vec<StepName> = pair.runs[b].record.steps.iter().map(|s| s.name).collect();
+        for step in steps {
+            let Some(seconds) = round_seconds(&pair.runs[b], &pair.runs[c], step) else {
+                continue;
+            };
+            if seconds.is_empty() {
+                pair.problems.push(format!(
+                    "round {round} {step}: no whole second both sides ran: judged on its whole steps"
+                ));
+                continue;
+            }
+            let bs: Vec<u32> = seconds.iter().map(|s| s.base_second).collect();
+            let cs: Vec<u32> = seconds.iter().map(|s| s.candidate_second).collect();
+            let bsum: f64 = seconds.iter().map(|s| s.base).sum();
+            let csum: f64 = seconds.iter().map(|s| s.candidate).sum();
+            cut_to(&mut pair.runs[b], step, &bs, bsum);
+            cut_to(&mut pair.runs[c], step, &cs, csum);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steady(n: u32, rate: f64) -> Vec<(u32, f64)> {
+        (1..=n).map(|s| (s, rate)).collect()
+    }
+
+    /// Both sides started together: every second pairs with the same second of the other.
+    #[test]
+    fn sides_started_together_pair_second_for_second() {
+        let p = paired_seconds((&steady(5, 10.0), 5.0), (&steady(5, 20.0), 5.0), 0.004);
+        assert_eq!(p.len(), 5);
+        assert!(p.iter().all(|s| s.base_second == s.candidate_second));
+        let r = round_log_ratio(&p).unwrap();
+        assert!((r - 2f64.ln()).abs() < 1e-12);
+    }
+
+    /// The base finished its step (a load of so many rows) after 4 s and the candidate ran
+    /// 8: only the 4 seconds they shared count, not the candidate's 4 seconds alone with the
+    /// host, which ran faster.
+    #[test]
+    fn the_seconds_a_side_ran_alone_are_left_out() {
+        let mut cand = steady(4, 10.0);
+        cand.extend((5..=8).map(|s| (s, 30.0)));
+        let p = paired_seconds((&steady(4, 10.0), 4.0), (&cand, 8.0), 0.0);
+        assert_eq!(p.len(), 4);
+        assert_eq!(round_log_ratio(&p), Some(0.0));
+    }
+
+    /// The candidate started 2 s after the base: its second 1 is the base's second 3.
+    #[test]
+    fn a_late_start_shifts_the_pairing() {
+        let base: Vec<(u32, f64)> = (1..=6).map(|s| (s, f64::from(s))).collect();
+        let p = paired_seconds((&base, 6.0), (&steady(6, 1.0), 6.0), 2.1);
+        let pairs: Vec<(u32, u32)> = p
+            .iter()
+            .map(|s| (s.base_second, s.candidate_second))
+            .collect();
+        assert_eq!(pairs, [(3, 1), (4, 2), (5, 3), (6, 4)]);
+    }
+
+    /// A second past a side's measured end (the tail line of a step) is not a whole second.
+    #[test]
+    fn seconds_past_the_measured_end_are_left_out() {
+        let p = paired_seconds((&steady(5, 1.0), 4.5), (&steady(5, 1.0), 5.0), 0.0);
+        assert_eq!(p.len(), 4);
+    }
+
+    #[test]
+    fn per_second_ratios_skip_idle_seconds_and_no_seconds_give_no_ratio() {
+        let p = paired_seconds(
+            (&[(1, 0.0), (2, 4.0)], 2.0),
+            (&[(1, 3.0), (2, 2.0)], 2.0),
+            0.0,
+        );
+        assert_eq!(per_second_log_ratios(&p), [(0.5f64).ln()]);
+        assert_eq!(round_log_ratio(&[]), None);
+    }
+}
