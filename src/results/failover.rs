@@ -9,6 +9,56 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::workload::steps::StepName;
+
+/// When ibench loses the primary (`--failover STEP+SECONDS`, e.g. `l.i1+10s`): that many
+/// seconds into that step's measured part. Written in run.json as given (`"l.i1+10s"`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FailoverAt {
+    /// The step it hits.
+    pub step: StepName,
+    /// Seconds into the step's measured part.
+    pub seconds: f64,
+}
+
+impl std::fmt::Display for FailoverAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}+{}s", self.step, self.seconds)
+    }
+}
+
+impl std::str::FromStr for FailoverAt {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "--failover {text:?}: give STEP+SECONDS, the step and how far into it the primary is lost, such as l.i1+10s"
+            )
+        };
+        let (step, when) = text.trim().rsplit_once('+').ok_or_else(bad)?;
+        let step: StepName = step.parse().map_err(|_| bad())?;
+        let seconds = when.trim().strip_suffix('s').unwrap_or(when.trim());
+        match seconds.parse::<f64>() {
+            Ok(s) if s >= 0.0 && s.is_finite() => Ok(FailoverAt { step, seconds: s }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl Serialize for FailoverAt {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for FailoverAt {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// Who made the failover happen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -158,6 +208,18 @@ mod tests {
                 ..FailoverAudit::default()
             }),
             error: None,
+        }
+    }
+
+    #[test]
+    fn a_failover_moment_reads_step_plus_seconds() {
+        let at: FailoverAt = "l.i1+10s".parse().unwrap();
+        assert_eq!((at.step, at.seconds), (StepName::InsertDelete1, 10.0));
+        assert_eq!(at.to_string(), "l.i1+10s");
+        assert_eq!("l.i2+2.5".parse::<FailoverAt>().unwrap().seconds, 2.5);
+        for bad in ["l.i1", "x+3s", "l.i1+-1s", "l.i1+soon"] {
+            let e = bad.parse::<FailoverAt>().unwrap_err();
+            assert!(e.contains("give STEP+SECONDS"), "{e}");
         }
     }
 
