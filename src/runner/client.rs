@@ -62,7 +62,7 @@ pub trait Worker: Send {
     fn track_keys(&mut self) {}
 
     /// The keys this worker inserted, acknowledged and not, when it tracks them.
-    fn key_ledger(&self) -> Option<&super::failover::KeyLedger> {
+    fn key_ledger(&self) -> Option<super::failover::SharedLedger> {
         None
     }
 
@@ -156,7 +156,7 @@ pub struct Inserter {
     remaining: Option<u64>,
     tokens: Option<SyncSender<u64>>,
     pending_token: Option<u64>,
-    ledger: Option<super::failover::KeyLedger>,
+    ledger: Option<super::failover::SharedLedger>,
 }
 
 impl Inserter {
@@ -204,15 +204,15 @@ impl Worker for Inserter {
         if let Some(r) = self.remaining.as_mut() {
             *r -= rows;
         }
-        if let Some(l) = self.ledger.as_mut() {
-            l.acknowledged(&self.batch.transactionid);
+        if let Some(l) = &self.ledger {
+            super::failover::lock(l).acknowledged(&self.batch.transactionid);
         }
         Ok(Some(n))
     }
 
     fn connection_lost(&mut self, in_flight: bool) {
-        if let Some(l) = self.ledger.as_mut() {
-            l.failed(in_flight.then_some(self.batch.transactionid.as_slice()));
+        if let Some(l) = &self.ledger {
+            super::failover::lock(l).failed(in_flight.then_some(self.batch.transactionid.as_slice()));
         }
         if in_flight {
             // The server may hold it: a new batch with new keys, never the same one again.
@@ -221,11 +221,11 @@ impl Worker for Inserter {
     }
 
     fn track_keys(&mut self) {
-        self.ledger = Some(super::failover::KeyLedger::default());
+        self.ledger = Some(super::failover::SharedLedger::default());
     }
 
-    fn key_ledger(&self) -> Option<&super::failover::KeyLedger> {
-        self.ledger.as_ref()
+    fn key_ledger(&self) -> Option<super::failover::SharedLedger> {
+        self.ledger.clone()
     }
 
     fn after(&mut self, stop: &StopSignal) {

@@ -51,6 +51,14 @@ impl KeyLedger {
     }
 }
 
+/// A ledger its inserter writes and the failover's controller reads.
+pub type SharedLedger = Arc<Mutex<KeyLedger>>;
+
+/// The ledger, even if a thread panicked holding it.
+pub fn lock(l: &SharedLedger) -> std::sync::MutexGuard<'_, KeyLedger> {
+    l.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Add the contiguous `ids` (a batch's) to `ranges`, merged with the last range it follows.
 fn add_range(ranges: &mut Vec<(i64, i64)>, ids: &[i64]) {
     let (Some(&lo), Some(&hi)) = (ids.iter().min(), ids.iter().max()) else {
@@ -78,6 +86,9 @@ pub(super) struct Kill {
 pub(super) struct StepFailoverPlan {
     pub reconnect: Reconnect,
     pub kill: Option<Kill>,
+    /// The inserters' ledgers (table, ledger) that the audit reads; empty without ibench's
+    /// failover or with `--no-check`.
+    pub ledgers: Vec<(String, SharedLedger)>,
 }
 
 /// The failover set-up of `step`: with `--failover` at this step, ibench's kill of the
@@ -106,6 +117,7 @@ pub(super) fn step_plan(
                 replica: driver,
                 replica_url: replica.redacted_url.clone(),
             }),
+            ledgers: Vec::new(),
         }));
     }
     Ok(Some(StepFailoverPlan {
@@ -114,6 +126,7 @@ pub(super) fn step_plan(
             bound: r.bound,
         },
         kill: None,
+        ledgers: Vec::new(),
     }))
 }
 
@@ -143,6 +156,8 @@ pub(super) struct Event {
     pub lost_at: OnceLock<Instant>,
     pub promoted_at: OnceLock<Instant>,
     pub error: Mutex<Option<String>>,
+    /// The audit, made as soon as the replica took writes.
+    pub audit: Mutex<Option<FailoverAudit>>,
 }
 
 impl Event {
@@ -162,7 +177,11 @@ impl Event {
 /// The controller's thread: at the moment asked, kill the primary, promote the replica and
 /// wait until it takes writes, within the clients' reconnect bound. A failure stops the step
 /// (what it measured is kept); Ctrl-C or the step's end before the moment ends it quietly.
-pub(super) fn control(kill: &Kill, bound: Duration, start: Instant, stop: &StopSignal, ev: &Event) {
+pub(super) fn control(plan: &StepFailoverPlan, start: Instant, stop: &StopSignal, ev: &Event) {
+    let Some(kill) = plan.kill.as_ref() else {
+        return;
+    };
+    let bound = plan.reconnect.bound;
     let moment = start + Duration::from_secs_f64(kill.at.seconds);
     if !stop.sleep_until(moment) {
         if !crate::runner::stop::interrupted() {
@@ -185,10 +204,14 @@ pub(super) fn control(kill: &Kill, bound: Duration, start: Instant, stop: &StopS
         kill.replica_url
     );
     match promote(kill, bound, stop) {
-        Ok(true) => {
+        Ok(Some(mut conn)) => {
             let _ = ev.promoted_at.set(Instant::now());
+            if !plan.ledgers.is_empty() {
+                let a = audit(conn.as_mut(), &plan.ledgers);
+                *ev.audit.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(a);
+            }
         }
-        Ok(false) => {}
+        Ok(None) => {}
         Err(e) => {
             ev.fail(format!("the replica {}: {e}", kill.replica_url));
             stop.stop();
@@ -206,9 +229,14 @@ fn kill_tree(pid: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Promote the replica and wait until it takes writes: `Ok(false)` when the step stopped
-/// first (Ctrl-C), an error when it cannot be promoted or did not within `bound`.
-fn promote(kill: &Kill, bound: Duration, stop: &StopSignal) -> Result<bool, String> {
+/// Promote the replica and wait until it takes writes: the connection to it, `Ok(None)` when
+/// the step stopped first (Ctrl-C), an error when it cannot be promoted or did not within
+/// `bound`.
+fn promote(
+    kill: &Kill,
+    bound: Duration,
+    stop: &StopSignal,
+) -> Result<Option<Box<dyn Conn>>, String> {
     let since = Instant::now();
     let mut conn: Box<dyn Conn> = kill
         .replica
@@ -221,7 +249,7 @@ fn promote(kill: &Kill, bound: Duration, stop: &StopSignal) -> Result<bool, Stri
             .accepts_writes()
             .map_err(|e| format!("stopped answering while promoted: {e}"))?
         {
-            return Ok(true);
+            return Ok(Some(conn));
         }
         if since.elapsed() > bound {
             return Err(format!(
@@ -230,18 +258,18 @@ fn promote(kill: &Kill, bound: Duration, stop: &StopSignal) -> Result<bool, Stri
             ));
         }
         if !stop.sleep_until(Instant::now() + PROMOTION_POLL) {
-            return Ok(false);
+            return Ok(None);
         }
     }
 }
 
 /// The step's `failover` record from what its connections did: `None` when the step had
-/// no failover of ibench's and no client lost anything. With ibench's failover and `check`,
-/// the audit reads the promoted replica.
+/// no failover of ibench's and no client lost anything. The audit is the controller's, made
+/// on the promoted replica as soon as it took writes.
 pub(super) fn step_record(
     driven: &super::threads::Driven,
     plan: &crate::workload::plan::StepPlan,
-    (check, client_ids): (bool, bool),
+    client_ids: bool,
 ) -> Option<StepFailover> {
     let f = driven.failover.as_ref()?;
     let clients: Vec<ClientSide<'_>> = driven
@@ -267,30 +295,22 @@ pub(super) fn step_record(
         .map(|v| v.iter().map(|c| if rows { c.rows } else { c.ops }).collect())
         .unwrap_or_default();
     let mut record = figures(kill, &f.event, f.start, &clients, &per_second);
-    let ledgers: Vec<(&str, &KeyLedger)> = driven
-        .finished
-        .iter()
-        .filter_map(|c| Some((c.table.as_str(), c.worker.key_ledger()?)))
-        .collect();
-    if let Some(k) = kill.filter(|_| check && !ledgers.is_empty()) {
-        record.audit = Some(if !client_ids {
-            FailoverAudit {
-                error: Some("the server assigned the ids, so ibench does not know the keys it inserted (--client-ids)".into()),
-                ..FailoverAudit::default()
-            }
-        } else if f.event.promoted_at.get().is_none() {
-            FailoverAudit {
-                error: Some("the replica was never promoted".into()),
-                ..FailoverAudit::default()
-            }
-        } else {
-            match k.replica.connect() {
-                Ok(mut conn) => audit(conn.as_mut(), &ledgers),
-                Err(e) => FailoverAudit {
-                    error: Some(format!("cannot connect to the new primary: {e}")),
-                    ..FailoverAudit::default()
-                },
-            }
+    record.audit = f
+        .event
+        .audit
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if record.audit.is_none() && kill.is_some() && !f.plan.ledgers.is_empty() {
+        record.audit = Some(FailoverAudit {
+            error: Some("the replica was never promoted".into()),
+            ..FailoverAudit::default()
+        });
+    }
+    if !client_ids && record.audit.is_some() {
+        record.audit = Some(FailoverAudit {
+            error: Some("the server assigned the ids, so ibench does not know the keys it inserted (--client-ids)".into()),
+            ..FailoverAudit::default()
         });
     }
     Some(record)
@@ -396,7 +416,8 @@ fn latency_summary(latencies: &mut [u64]) -> Option<(f64, f64)> {
 /// Consecutive whole seconds within the band that mean the rate is back.
 pub const RECOVERY_RUN_SECONDS: usize = 3;
 
-/// How far from the rate before a second may be and count as back (10%).
+/// How far below the rate before a second may be and count as back (10%); a faster second
+/// counts (a primary without its synchronous standby commits sooner).
 pub const RECOVERY_BAND: f64 = 0.10;
 
 /// Whole seconds before the loss whose median is the rate before.
@@ -405,7 +426,7 @@ pub const RATE_BEFORE_SECONDS: usize = 10;
 /// Seconds from the loss at `loss_second` until the rate was back, and the rate before:
 /// the median of the up to [`RATE_BEFORE_SECONDS`] whole seconds that ended before the
 /// loss; back at the start of the first whole second after the loss that begins
-/// [`RECOVERY_RUN_SECONDS`] seconds in a row each within [`RECOVERY_BAND`] of it.
+/// [`RECOVERY_RUN_SECONDS`] seconds in a row each at least (1 − [`RECOVERY_BAND`]) of it.
 /// `per_second[i]` is the count of second `[i, i+1)` of the step.
 pub fn recovery_seconds(per_second: &[u64], loss_second: f64) -> (Option<f64>, Option<f64>) {
     let before_end = (loss_second.floor().max(0.0) as usize).min(per_second.len());
@@ -416,7 +437,7 @@ pub fn recovery_seconds(per_second: &[u64], loss_second: f64) -> (Option<f64>, O
     }
     before.sort_unstable();
     let median = u64_f64(before[(before.len() - 1) / 2] + before[before.len() / 2]) / 2.0;
-    let within = |c: u64| (u64_f64(c) - median).abs() <= RECOVERY_BAND * median;
+    let within = |c: u64| u64_f64(c) >= (1.0 - RECOVERY_BAND) * median;
     let first_after = loss_second.ceil().max(0.0) as usize;
     let back = (first_after..per_second.len())
         .find(|&i| {
@@ -428,10 +449,10 @@ pub fn recovery_seconds(per_second: &[u64], loss_second: f64) -> (Option<f64>, O
     (back, Some(median))
 }
 
-/// After the step, on the new primary: which of the keys acknowledged before the loss it
-/// lacks, and which unacknowledged ones it holds. Keys below the table's smallest id are
-/// not audited (the step's deleters may have removed them).
-pub(super) fn audit(conn: &mut dyn Conn, ledgers: &[(&str, &KeyLedger)]) -> FailoverAudit {
+/// As soon as the new primary takes writes: which of the keys acknowledged before the loss
+/// it lacks, and which unacknowledged ones it holds. Keys below the table's smallest id, read
+/// in the same statement, are not audited (the step's deleters remove the oldest rows).
+pub(super) fn audit(conn: &mut dyn Conn, ledgers: &[(String, SharedLedger)]) -> FailoverAudit {
     let mut a = FailoverAudit::default();
     if let Err(e) = audit_into(conn, ledgers, &mut a) {
         a = FailoverAudit {
@@ -444,29 +465,23 @@ pub(super) fn audit(conn: &mut dyn Conn, ledgers: &[(&str, &KeyLedger)]) -> Fail
 
 fn audit_into(
     conn: &mut dyn Conn,
-    ledgers: &[(&str, &KeyLedger)],
+    ledgers: &[(String, SharedLedger)],
     a: &mut FailoverAudit,
 ) -> Result<(), crate::backend::BackendError> {
     for (table, ledger) in ledgers {
-        let Some((lowest, _)) = conn.min_max_id(table)? else {
-            // An empty table lacks every acknowledged key.
-            let n: u64 = ledger.acknowledged.iter().map(|r| span(r.0, r.1)).sum();
-            a.acknowledged_keys_audited += n;
-            a.acknowledged_rows_lost += n;
-            continue;
-        };
+        let ledger = lock(ledger).clone();
         for &(lo, hi) in &ledger.acknowledged {
-            let lo = lo.max(lowest);
+            let (lowest, present) = conn.count_ids_between(table, lo, hi)?;
+            let lo = lowest.map_or(lo, |l| lo.max(l));
             if lo > hi {
                 continue;
             }
-            let present = conn.count_ids_between(table, lo, hi)?;
             a.acknowledged_keys_audited += span(lo, hi);
             a.acknowledged_rows_lost += span(lo, hi).saturating_sub(present);
         }
         for &(lo, hi) in &ledger.unacknowledged {
             a.unacknowledged_keys_audited += span(lo, hi);
-            a.unacknowledged_rows_present += conn.count_ids_between(table, lo, hi)?;
+            a.unacknowledged_rows_present += conn.count_ids_between(table, lo, hi)?.1;
         }
     }
     Ok(())
@@ -506,6 +521,9 @@ mod tests {
         assert!((back - 3.6).abs() < 1e-9, "{back}");
         // Never back: the last seconds stay low.
         assert_eq!(recovery_seconds(&per[..15], 10.4).0, None);
+        // Faster than before counts as back.
+        let faster = [100, 100, 0, 150, 160, 170];
+        assert_eq!(recovery_seconds(&faster, 2.0).0, Some(1.0));
         // A loss in the first second has no rate before.
         assert_eq!(recovery_seconds(&per, 0.5), (None, None));
     }

@@ -145,10 +145,9 @@ pub(super) fn drive(
     let failover = connections.failover;
     let event = super::failover::Event::default();
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
-        if let Some(kill) = failover.as_ref().and_then(|f| f.kill.as_ref()) {
+        if let Some(plan) = failover.as_ref().filter(|f| f.kill.is_some()) {
             let (stop, event) = (&stop, &event);
-            let bound = failover.as_ref().map_or(Duration::ZERO, |f| f.reconnect.bound);
-            scope.spawn(move || super::failover::control(kill, bound, start, stop, event));
+            scope.spawn(move || super::failover::control(plan, start, stop, event));
         }
         let reconnect = failover.as_ref().map(|f| &f.reconnect);
         let step_over = &step_over;
