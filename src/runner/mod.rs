@@ -11,10 +11,12 @@
 pub mod checks;
 pub mod client;
 pub mod connections;
+pub mod failover;
 pub mod index_progress;
 pub mod micro;
 pub mod monitor;
 pub mod pacer;
+pub mod reconnect;
 pub mod sequence;
 pub mod shape;
 pub mod step;
