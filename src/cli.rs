@@ -348,6 +348,20 @@ pub struct RunArgs {
     /// (what it measured is kept) and ends the run with status 1.
     #[arg(help_heading = CONNECTION, long, default_value_t = defaults().on_replica_loss, value_enum)]
     pub on_replica_loss: crate::results::options::ReplicaLoss,
+    /// Lose the primary during a step and fail over to the replica at --replica-url:
+    /// STEP+SECONDS (l.i1+10s) into that step's measured part, ibench sends SIGKILL to the
+    /// primary's server process (a private one on this host), promotes the replica
+    /// (PostgreSQL 12+: pg_promote(); MariaDB: STOP SLAVE, RESET SLAVE ALL, read_only = OFF),
+    /// and the clients reconnect to it and go on; the step records the failover and audits
+    /// the acknowledged rows on the new primary (docs/failover.md). The step must be the
+    /// last of --steps.
+    #[arg(help_heading = CONNECTION, long, value_name = "STEP+SECONDS")]
+    pub failover: Option<String>,
+    /// How long a client that lost its connection keeps trying to connect again (90s, 2m)
+    /// before the step fails; statements that fail meanwhile are counted by kind. Default
+    /// 60s with --failover; without either flag a lost connection fails the step.
+    #[arg(help_heading = CONNECTION, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub reconnect_for: Option<f64>,
     /// Storage engine of the tables (mysql:// only).
     #[arg(help_heading = CONNECTION, long, value_enum)]
     pub engine: Option<Engine>,
@@ -543,6 +557,8 @@ impl Default for RunArgs {
             replica_url: None,
             query_on: o.query_on,
             on_replica_loss: o.on_replica_loss,
+            failover: None,
+            reconnect_for: None,
             engine: None,
             flavour: None,
             profile: small.name.clone(),
@@ -629,6 +645,13 @@ impl RunArgs {
         o.replica_url.clone_from(&self.replica_url);
         o.query_on = self.query_on;
         o.on_replica_loss = self.on_replica_loss;
+        o.failover = match &self.failover {
+            Some(text) => Some(text.parse().map_err(OptionsError)?),
+            None => None,
+        };
+        o.reconnect_for_seconds = self
+            .reconnect_for
+            .or(o.failover.map(|_| DEFAULT_RECONNECT_FOR_SECONDS));
         o.engine = self.engine;
         o.flavour = self.flavour;
         self.put_sizes(&mut o);
@@ -743,6 +766,9 @@ pub fn parse_lag_sla_ms(text: &str) -> Result<f64, String> {
         )),
     }
 }
+
+/// How long clients keep reconnecting with `--failover` when `--reconnect-for` is not given.
+pub const DEFAULT_RECONNECT_FOR_SECONDS: f64 = 60.0;
 
 /// `90`, `90s`, `15m`, `2h` as seconds.
 pub fn parse_duration(text: &str) -> Result<f64, String> {

@@ -12,6 +12,7 @@ pub(crate) mod micro_sql;
 pub(crate) mod mock;
 pub mod mysql;
 pub mod postgres;
+pub mod promote;
 pub mod protocol;
 pub(crate) mod server_conn;
 pub mod side;
@@ -356,6 +357,32 @@ pub trait Conn: Send {
     fn index_build_progress(&mut self) -> BackendResult<IndexProgress> {
         Ok(IndexProgress::NotReported(
             "this server does not report an index build's progress".to_string(),
+        ))
+    }
+
+    /// Make this replica a primary with the DBMS's own means (PostgreSQL 12+:
+    /// `pg_promote(true, wait_seconds)`; MariaDB: `STOP SLAVE; RESET SLAVE ALL; SET GLOBAL
+    /// read_only = OFF`). An error when the server is no replica, or the promotion failed or
+    /// did not finish within `wait_seconds`.
+    fn promote(&mut self, _wait_seconds: u32) -> BackendResult<()> {
+        Err(BackendError::sql(
+            "promote",
+            "this backend has no replicas to promote",
+        ))
+    }
+
+    /// Whether the server takes writes now (PostgreSQL: not in recovery; MariaDB:
+    /// `@@read_only` off).
+    fn accepts_writes(&mut self) -> BackendResult<bool> {
+        Ok(true)
+    }
+
+    /// How many rows of `table` have a `transactionid` between `lo` and `hi`, inclusive (the
+    /// failover audit's read).
+    fn count_ids_between(&mut self, table: &str, _lo: i64, _hi: i64) -> BackendResult<u64> {
+        Err(BackendError::sql(
+            format!("count the audited ids of {table}"),
+            "this backend cannot be audited after a failover",
         ))
     }
 }

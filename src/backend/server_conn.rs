@@ -114,6 +114,12 @@ pub trait Dialect: Sized + Send {
 
     /// See [`Conn::index_build_progress`].
     fn index_build_progress(c: &mut ServerConn<Self>) -> BackendResult<IndexProgress>;
+
+    /// See [`Conn::promote`] (`backend/promote.rs` holds the SQL).
+    fn promote(c: &mut ServerConn<Self>, wait_seconds: u32) -> BackendResult<()>;
+
+    /// See [`Conn::accepts_writes`].
+    fn accepts_writes(c: &mut ServerConn<Self>) -> BackendResult<bool>;
 }
 
 /// One connection to a server of dialect `D`, with its prepared statements: every
@@ -369,6 +375,20 @@ impl<D: Dialect> Conn for ServerConn<D> {
 
     fn index_build_progress(&mut self) -> BackendResult<IndexProgress> {
         D::index_build_progress(self)
+    }
+
+    fn promote(&mut self, wait_seconds: u32) -> BackendResult<()> {
+        D::promote(self, wait_seconds)
+    }
+
+    fn accepts_writes(&mut self) -> BackendResult<bool> {
+        D::accepts_writes(self)
+    }
+
+    fn count_ids_between(&mut self, table: &str, lo: i64, hi: i64) -> BackendResult<u64> {
+        let sql = super::promote::count_ids_between_sql(table, lo, hi);
+        let n = self.number(&sql, &format!("count the audited ids of {table}"))?;
+        Ok(i64_u64(n))
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod counters;
 pub mod dir;
+pub mod failover;
 pub mod host;
 pub mod location;
 pub mod metrics;
@@ -173,6 +174,11 @@ pub struct StepRecord {
     /// replica and in runs recorded before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replication: Option<replication::StepReplication>,
+    /// The failover that hit the step (`--failover`, or one observed with
+    /// `--reconnect-for`); absent for a step without one and in runs recorded before it
+    /// existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failover: Option<failover::StepFailover>,
 }
 
 impl StepRecord {

@@ -49,6 +49,15 @@ pub struct RunOptions {
     /// it existed.
     #[serde(default)]
     pub on_replica_loss: ReplicaLoss,
+    /// When ibench loses the primary and promotes the replica (`--failover STEP+SECONDS`);
+    /// absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failover: Option<super::failover::FailoverAt>,
+    /// How long a client keeps trying to connect again after it lost its connection
+    /// (`--reconnect-for`, seconds; 60 with `--failover`); absent when clients do not
+    /// reconnect (a lost connection fails the step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect_for_seconds: Option<f64>,
     /// The profile the sizes came from.
     pub profile: String,
     /// The steps, in order.
@@ -194,6 +203,8 @@ impl RunOptions {
             replica_url: None,
             query_on: QueryOn::Primary,
             on_replica_loss: ReplicaLoss::Continue,
+            failover: None,
+            reconnect_for_seconds: None,
             profile: profile.name.clone(),
             steps: StepName::default_list(&DEFAULT_QUERY_RATES_ROWS_PER_SEC),
             clients: 1,
@@ -295,6 +306,39 @@ impl RunOptions {
         Ok(())
     }
 
+    /// `--failover`: a replica to promote, a step of `--steps`, the last one (after the
+    /// failover the run has no replica and its primary is another server).
+    fn validate_failover(&self) -> Result<(), OptionsError> {
+        let Some(at) = self.failover else {
+            return Ok(());
+        };
+        if self.replica_url.is_none() {
+            return Err(OptionsError(format!(
+                "--failover {at} needs --replica-url (the replica ibench promotes when it kills the primary)"
+            )));
+        }
+        if !self.steps.contains(&at.step) {
+            let steps: Vec<String> = self.steps.iter().map(ToString::to_string).collect();
+            return Err(OptionsError(format!(
+                "--failover {at}: step {} is not in --steps ({}); name one of them",
+                at.step,
+                steps.join(",")
+            )));
+        }
+        if self.steps.last() != Some(&at.step) {
+            return Err(OptionsError(format!(
+                "--failover {at}: {} must be the last step of --steps (after the failover the primary is gone and the run has no replica); run the later steps in another run against the new primary",
+                at.step
+            )));
+        }
+        if self.query_on == QueryOn::Replica {
+            return Err(OptionsError(
+                "--failover and --query-on replica do not go together: the replica becomes the primary".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// `--replica-url`: a server of the same protocol as `--url` (PostgreSQL or MySQL), and
     /// not the same text.
     fn validate_replica(&self) -> Result<(), OptionsError> {
@@ -359,6 +403,7 @@ impl RunOptions {
         self.validate_host_probe()?;
         self.validate_workload()?;
         self.validate_replica()?;
+        self.validate_failover()?;
         let has = |f: fn(&StepName) -> bool| self.steps.iter().any(f);
         if has(|s| *s == StepName::LoadInitial) && self.load_rows == 0 {
             return fail("--load-rows must be at least 1 when l.i0 runs");

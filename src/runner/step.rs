@@ -354,6 +354,7 @@ pub(super) fn failed_step(plan: &StepPlan, clients: u32, error: String) -> StepR
         check_failures: Vec::new(),
         host_probe: None,
         replication: None,
+        failover: None,
     }
 }
 

@@ -267,6 +267,14 @@ impl Dialect for MyDialect {
     type Wire = MyWire;
     const PLACEHOLDERS: Placeholders = Placeholders::Question;
 
+    fn promote(c: &mut ServerConn<Self>, _wait_seconds: u32) -> BackendResult<()> {
+        crate::backend::promote::promote_mariadb(c)
+    }
+
+    fn accepts_writes(c: &mut ServerConn<Self>) -> BackendResult<bool> {
+        crate::backend::promote::mariadb_accepts_writes(c)
+    }
+
     fn connect_refusal(e: &ServerError, database: Option<&str>) -> Option<String> {
         let db = database.unwrap_or_default();
         (e.number == Some(ER_BAD_DB_ERROR)).then(|| {

@@ -328,6 +328,15 @@ impl Dialect for PgDialect {
     type Wire = PgWire;
     const PLACEHOLDERS: Placeholders = Placeholders::Numbered;
 
+    fn promote(c: &mut PostgresConn, wait_seconds: u32) -> BackendResult<()> {
+        let version = server_version_num(c)?;
+        crate::backend::promote::promote_postgres(c, version, wait_seconds)
+    }
+
+    fn accepts_writes(c: &mut PostgresConn) -> BackendResult<bool> {
+        crate::backend::promote::postgres_accepts_writes(c)
+    }
+
     fn class(e: &ServerError) -> ErrorClass {
         match e.sqlstate.as_str() {
             sqlstate::DEADLOCK_DETECTED
