@@ -85,6 +85,22 @@ fn unsupported_connection_settings_are_refused_in_one_line() {
     assert_clear_error(&out, &["'compress'", "--url"]);
 }
 
+/// A `target_session_attrs` libpq does not take is a URL error: one line naming the values
+/// it takes, exit 2.
+#[test]
+fn a_bad_target_session_attrs_is_one_line_and_exit_2() {
+    let out = run_url(
+        "postgres://u@127.0.0.1:1,127.0.0.1:2/db?target_session_attrs=master",
+        &["--quiet"],
+    );
+    assert_clear_error(
+        &out,
+        &["target_session_attrs=master", "read-write", "--url"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
+
 /// A libpq key/value string is not a URL: the error says so without echoing its password.
 #[test]
 fn a_key_value_connection_string_is_refused_with_its_password_masked() {

@@ -68,13 +68,19 @@ pub(crate) fn promote_postgres<D: Dialect>(
             ),
         ));
     }
-    if !truth(c.value(PG_IN_RECOVERY_SQL, "ask the replica whether it is a standby")?) {
+    if !truth(c.value(
+        PG_IN_RECOVERY_SQL,
+        "ask the replica whether it is a standby",
+    )?) {
         return Err(BackendError::sql(
             "promote the replica",
             "it is not a standby (pg_is_in_recovery() is false): --replica-url must name a replica",
         ));
     }
-    let done = c.value(&pg_promote_sql(wait_seconds), "promote the replica (pg_promote)")?;
+    let done = c.value(
+        &pg_promote_sql(wait_seconds),
+        "promote the replica (pg_promote)",
+    )?;
     if truth(done) {
         Ok(())
     } else {

@@ -90,6 +90,7 @@ pub fn compare_with_spreads(
         axis: None,
         scaling,
         lag_sla: super::lag_sla::judge(runs, super::lag_sla::DEFAULT_LAG_SLA_MS),
+        failovers: super::failover::rows(runs),
     };
     cmp.summarise();
     cmp.tldr = super::tldr::tldr(&cmp);

@@ -54,6 +54,7 @@ pub fn blocks(
     background(&mut b, cmp);
     b.extend(super::lag_sla::blocks(cmp));
     b.extend(super::replication::blocks(cmp, runs, charts));
+    b.extend(super::failover::blocks(cmp, runs, charts));
     diagnosis(&mut b, cmp);
     match detail {
         Detail::Short if !cmp.details.is_empty() => {
@@ -161,9 +162,9 @@ fn head(cmp: &Comparison) -> Vec<Block> {
 }
 
 /// The tl;dr, first: a line per run against the base, each family's range painted, then
-/// the runs whose replica failed the lag SLA, and the caveat.
+/// the runs whose replica failed the lag SLA, the failovers, and the caveat.
 fn tldr(cmp: &Comparison) -> Vec<Block> {
-    if cmp.tldr.lines.is_empty() && cmp.tldr.lag_sla.is_empty() {
+    if cmp.tldr.lines.is_empty() && cmp.tldr.lag_sla.is_empty() && cmp.tldr.failover.is_empty() {
         return Vec::new();
     }
     let mut b = vec![Block::Heading {

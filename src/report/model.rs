@@ -311,6 +311,10 @@ pub struct Comparison {
     /// when none did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lag_sla: Option<LagSla>,
+    /// Every failover of the runs (`report::failover`, docs/failover.md), in run order;
+    /// absent when no run had one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failovers: Vec<super::failover::FailoverRow>,
 }
 
 impl Comparison {
@@ -335,21 +339,27 @@ pub struct Tldr {
     /// steps; absent when every step held or no run measured a replica.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lag_sla: Vec<TldrLagLine>,
+    /// One line per failover (`report::failover`): the writes' gap, the acknowledged rows
+    /// lost, the time until the rate was back; absent when no run had one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failover: Vec<TldrLagLine>,
 }
 
 impl Tldr {
     /// Its items as every format lists them, each in its painted pieces: a line per run
-    /// against the base, then a line per run whose replica failed the lag SLA.
+    /// against the base, then a line per run whose replica failed the lag SLA, then a line
+    /// per failover.
     pub fn painted_items(&self) -> Vec<Vec<Span>> {
         self.lines
             .iter()
             .map(|l| l.spans.clone())
             .chain(self.lag_sla.iter().map(|l| l.spans.clone()))
+            .chain(self.failover.iter().map(|l| l.spans.clone()))
             .collect()
     }
 }
 
-/// A run whose replica failed the lag SLA, in the tl;dr.
+/// A run whose replica failed the lag SLA, or a failover, in the tl;dr.
 #[derive(Clone, Debug, Serialize)]
 pub struct TldrLagLine {
     /// The run's label.

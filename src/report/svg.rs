@@ -207,9 +207,31 @@ pub fn line_chart(
     y_label: &str,
     series: &[(&str, Vec<(f64, f64)>)],
 ) -> String {
+    line_chart_marked(title, (x_label, y_label), series, &[])
+}
+
+/// A moment marked on a line chart: a dashed vertical line at `x`, its label at the top (the
+/// loss of a primary, the promotion of its replica).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    /// Where, in the x axis's units.
+    pub x: f64,
+    /// What happened then.
+    pub label: String,
+}
+
+/// [`line_chart`] with `marks` drawn over it; `labels` are the x and y axes'.
+pub fn line_chart_marked(
+    title: &str,
+    labels: (&str, &str),
+    series: &[(&str, Vec<(f64, f64)>)],
+    marks: &[Mark],
+) -> String {
+    let (x_label, y_label) = labels;
     let x_max = series
         .iter()
         .flat_map(|(_, p)| p.iter().map(|p| p.0))
+        .chain(marks.iter().map(|m| m.x))
         .fold(1.0_f64, f64::max);
     let y_top = series
         .iter()
@@ -262,10 +284,30 @@ pub fn line_chart(
             }
         }
     }
+    draw_marks(&mut out, marks, x_max);
     let labels: Vec<&str> = series.iter().map(|(l, _)| *l).collect();
     legend(&mut out, &labels);
     out.push_str("</svg>");
     out
+}
+
+/// Each mark as a dashed vertical line over the plot, its label above it (alternately
+/// higher and lower, so that two marks a second apart stay readable).
+fn draw_marks(out: &mut String, marks: &[Mark], x_max: f64) {
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    for (i, m) in marks.iter().enumerate() {
+        let px = LEFT + m.x / x_max * plot_w;
+        let ty = TOP + 10.0 + if i % 2 == 0 { 0.0 } else { 12.0 };
+        let _ = write!(
+            out,
+            r##"<g class="mark"><line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#333" stroke-width="1" stroke-dasharray="4 3"/><text x="{:.1}" y="{ty:.1}" font-size="10">{}</text><title>{}</title></g>"##,
+            TOP + plot_h,
+            px + 3.0,
+            esc(&m.label),
+            esc(&m.label)
+        );
+    }
 }
 
 /// One bar of a bar chart: its value, whether the comparison left it undecided (drawn

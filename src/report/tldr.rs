@@ -22,12 +22,14 @@ pub fn range_x(lo: f64, hi: f64) -> String {
 }
 
 /// The tl;dr of `cmp` (its tables painted, its summary made): with one run, only the lag
-/// SLA's failures.
+/// SLA's failures and the failovers.
 pub fn tldr(cmp: &Comparison) -> Tldr {
     let lag_sla = lag_lines(cmp);
+    let failover = super::failover::tldr_lines(cmp);
     if cmp.runs.len() < 2 {
         return Tldr {
             lag_sla,
+            failover,
             ..Tldr::default()
         };
     }
@@ -61,6 +63,7 @@ pub fn tldr(cmp: &Comparison) -> Tldr {
         lines,
         caveat,
         lag_sla,
+        failover,
     }
 }
 

@@ -1,14 +1,16 @@
 //! A PostgreSQL connection's settings, read as libpq reads them: the URL first, then the
 //! environment (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGAPPNAME`,
 //! `PGOPTIONS`, `PGCONNECT_TIMEOUT`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT`, `PGSSLKEY`,
-//! `PGREQUIREAUTH`), then the password file (`PGPASSFILE`, else `~/.pgpass`), then libpq's
-//! defaults (`~/.postgresql/root.crt` and `postgresql.crt`/`.key` when they exist). A setting
-//! ibench does not support, in the URL or the environment, is refused in one line.
+//! `PGREQUIREAUTH`, `PGTARGETSESSIONATTRS`), then the password file (`PGPASSFILE`, else
+//! `~/.pgpass`), then libpq's defaults (`~/.postgresql/root.crt` and `postgresql.crt`/`.key`
+//! when they exist). A setting ibench does not support, in the URL or the environment, is
+//! refused in one line.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::session_attrs::TargetSessionAttrs;
 use crate::backend::protocol::TlsLedger;
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
 use crate::url::{ServerUrl, UrlParts, percent_decode, percent_encode};
@@ -166,6 +168,33 @@ impl ChannelBinding {
     }
 }
 
+/// Why a URL's settings could not be read: the URL as written is wrong (a command line to
+/// fix), or the environment or a file it names is.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A query parameter ibench does not read, or a value it does not take.
+    #[error("{0}")]
+    Url(String),
+    /// The environment, a file, or what the parts add up to.
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl From<String> for ConfigError {
+    fn from(e: String) -> Self {
+        ConfigError::Setup(e)
+    }
+}
+
+/// What the query parameters give beside the configuration's own fields, read further once
+/// all are seen.
+struct QueryParts {
+    hosts: Vec<String>,
+    ports: Vec<String>,
+    timeout: Option<String>,
+    ssl: SslSettings,
+}
+
 /// Everything a connection to a PostgreSQL server needs.
 #[derive(Clone)]
 pub struct PgConfig {
@@ -197,6 +226,9 @@ pub struct PgConfig {
     pub channel_binding: ChannelBinding,
     /// What TLS the connections made from this configuration (and its clones) got.
     pub tls_ledger: TlsLedger,
+    /// Which of the hosts a connection may stay on (`target_session_attrs`,
+    /// `PGTARGETSESSIONATTRS`).
+    pub target_session_attrs: TargetSessionAttrs,
     passfile: Vec<PassEntry>,
 }
 
@@ -228,6 +260,7 @@ const URL_PARAMS: &[&str] = &[
     "sslkey",
     "require_auth",
     "channel_binding",
+    "target_session_attrs",
 ];
 
 /// libpq environment variables ibench does not support: refused when set, never ignored
@@ -249,7 +282,6 @@ const UNSUPPORTED_ENV: &[(&str, &[&str])] = &[
     ("PGKRBSRVNAME", &[]),
     ("PGGSSLIB", &[]),
     ("PGREQUIREPEER", &[]),
-    ("PGTARGETSESSIONATTRS", &["any"]),
     ("PGLOADBALANCEHOSTS", &["disable"]),
     ("PGCLIENTENCODING", &["UTF8", "utf8", "UTF-8"]),
     ("PGDATESTYLE", &[]),
@@ -298,17 +330,18 @@ impl PgConfig {
     pub fn from_url_in(url: &str, env: &Environment<'_>) -> Result<PgConfig, String> {
         let parts = UrlParts::parse(url).ok_or_else(|| "not a postgres:// URL".to_string())?;
         PgConfig::from_completed_in(&complete(&ServerUrl::of(&parts), env.var), env)
+            .map_err(|e| e.to_string())
     }
 
     /// Read a `postgres://` URL's parts already completed by [`complete`] (so that they are
     /// completed once, for both the settings and the text messages show), with the process's
     /// environment and files.
-    pub fn from_completed(url: &ServerUrl) -> Result<PgConfig, String> {
+    pub fn from_completed(url: &ServerUrl) -> Result<PgConfig, ConfigError> {
         PgConfig::from_completed_in(url, &Environment::process())
     }
 
     /// Read a `postgres://` URL's parts already completed from `env` by [`complete`].
-    fn from_completed_in(url: &ServerUrl, env: &Environment<'_>) -> Result<PgConfig, String> {
+    fn from_completed_in(url: &ServerUrl, env: &Environment<'_>) -> Result<PgConfig, ConfigError> {
         check_unsupported_env(env)?;
         let mut config = PgConfig {
             hosts: Vec::new(),
@@ -325,44 +358,35 @@ impl PgConfig {
             require_auth: AuthMethods::default(),
             channel_binding: ChannelBinding::Prefer,
             tls_ledger: TlsLedger::default(),
+            target_session_attrs: TargetSessionAttrs::Any,
             passfile: Vec::new(),
         };
         config.read_hosts(&url.hosts)?;
-        let mut ssl = SslSettings::from_env(env)?;
-        let mut timeout = env.get("PGCONNECT_TIMEOUT");
+        let ssl = SslSettings::from_env(env)?;
         if let Some(methods) = env.get("PGREQUIREAUTH") {
             config.require_auth = AuthMethods::parse(&methods)?;
         }
         if let Some(binding) = env.get("PGCHANNELBINDING") {
             config.channel_binding = ChannelBinding::parse(&binding)?;
         }
-        let mut query_hosts = Vec::new();
-        let mut query_ports = Vec::new();
-        for (key, value) in url.params() {
-            let value = percent_decode(value);
-            match key {
-                "host" => query_hosts.extend(value.split(',').map(str::to_string)),
-                "port" => query_ports.extend(value.split(',').map(str::to_string)),
-                "user" => config.user = value,
-                "password" => config.password = Some(value),
-                "dbname" => config.dbname = Some(value),
-                "application_name" => config.application_name = Some(value),
-                "options" => config.options = Some(value),
-                "connect_timeout" => timeout = Some(value),
-                "sslmode" => ssl.mode = Some(value),
-                "sslrootcert" => ssl.root_cert = Some(value),
-                "sslcert" => ssl.cert = Some(value),
-                "sslkey" => ssl.key = Some(value),
-                "require_auth" => config.require_auth = AuthMethods::parse(&value)?,
-                "channel_binding" => config.channel_binding = ChannelBinding::parse(&value)?,
-                other => {
-                    return Err(format!(
-                        "ibench does not support the parameter '{other}' (it reads {})",
-                        URL_PARAMS.join(", ")
-                    ));
-                }
-            }
+        if let Some(attrs) = env.get("PGTARGETSESSIONATTRS") {
+            config.target_session_attrs = TargetSessionAttrs::parse(&attrs)?;
         }
+        let mut query = QueryParts {
+            hosts: Vec::new(),
+            ports: Vec::new(),
+            timeout: env.get("PGCONNECT_TIMEOUT"),
+            ssl,
+        };
+        config
+            .read_params(url, &mut query)
+            .map_err(ConfigError::Url)?;
+        let QueryParts {
+            hosts: query_hosts,
+            ports: query_ports,
+            timeout,
+            ssl,
+        } = query;
         config.add_query_hosts(&query_hosts, &query_ports)?;
         config.connect_timeout = timeout
             .as_deref()
@@ -379,6 +403,40 @@ impl PgConfig {
             config.passfile = read_passfile(env)?;
         }
         Ok(config)
+    }
+
+    /// Read the URL's query parameters into `self` and `query`: an error here is the URL as
+    /// written (a parameter ibench does not read, a value it does not take).
+    fn read_params(&mut self, url: &ServerUrl, query: &mut QueryParts) -> Result<(), String> {
+        for (key, value) in url.params() {
+            let value = percent_decode(value);
+            match key {
+                "host" => query.hosts.extend(value.split(',').map(str::to_string)),
+                "port" => query.ports.extend(value.split(',').map(str::to_string)),
+                "user" => self.user = value,
+                "password" => self.password = Some(value),
+                "dbname" => self.dbname = Some(value),
+                "application_name" => self.application_name = Some(value),
+                "options" => self.options = Some(value),
+                "connect_timeout" => query.timeout = Some(value),
+                "sslmode" => query.ssl.mode = Some(value),
+                "sslrootcert" => query.ssl.root_cert = Some(value),
+                "sslcert" => query.ssl.cert = Some(value),
+                "sslkey" => query.ssl.key = Some(value),
+                "require_auth" => self.require_auth = AuthMethods::parse(&value)?,
+                "channel_binding" => self.channel_binding = ChannelBinding::parse(&value)?,
+                "target_session_attrs" => {
+                    self.target_session_attrs = TargetSessionAttrs::parse(&value)?;
+                }
+                other => {
+                    return Err(format!(
+                        "ibench does not support the parameter '{other}' (it reads {})",
+                        URL_PARAMS.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Add the hosts and ports given as query parameters (`?host=/tmp&port=5433`); `localhost`
@@ -1008,6 +1066,41 @@ mod tests {
             filled("postgres://", &none),
             "postgres://postgres@%2Fvar%2Frun%2Fpostgresql,localhost"
         );
+    }
+
+    /// A multi-host URL as libpq reads it: the hosts in order, a port each, and which of
+    /// them may be kept (`target_session_attrs`, or `PGTARGETSESSIONATTRS`; the URL wins).
+    #[test]
+    fn multi_host_urls_read_their_target_session_attrs() {
+        let c = config(
+            "postgres://u@127.0.0.1:5433,127.0.0.1:5434/db?target_session_attrs=read-write",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(c.hosts.len(), 2);
+        assert_eq!((c.port_of(0), c.port_of(1)), (5433, 5434));
+        assert_eq!(c.target_session_attrs, TargetSessionAttrs::ReadWrite);
+        let c = config("postgres://u@a,b/db", &[]).unwrap();
+        assert_eq!(c.target_session_attrs, TargetSessionAttrs::Any);
+        let c = config(
+            "postgres://u@a,b/db",
+            &[("PGTARGETSESSIONATTRS", "standby")],
+        )
+        .unwrap();
+        assert_eq!(c.target_session_attrs, TargetSessionAttrs::Standby);
+        let c = config(
+            "postgres://u@a,b/db?target_session_attrs=prefer-standby",
+            &[("PGTARGETSESSIONATTRS", "primary")],
+        )
+        .unwrap();
+        assert_eq!(c.target_session_attrs, TargetSessionAttrs::PreferStandby);
+        let e = config("postgres://u@a,b/db?target_session_attrs=master", &[]).unwrap_err();
+        assert!(
+            e.contains("target_session_attrs=master") && e.contains("read-write"),
+            "{e}"
+        );
+        let e = config("postgres://u@a/db", &[("PGTARGETSESSIONATTRS", "rw")]).unwrap_err();
+        assert!(e.contains("target_session_attrs=rw"), "{e}");
     }
 
     #[test]

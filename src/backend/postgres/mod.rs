@@ -16,6 +16,7 @@
 pub mod codec;
 pub mod config;
 mod login;
+pub mod session_attrs;
 pub mod slot;
 mod transport;
 pub mod wire;
@@ -84,8 +85,15 @@ impl PgSettings {
         let given = ServerUrl::with_password_file(parts, None)?;
         let completed = config::complete(&given, &config::process_var);
         let shown = completed.redacted();
-        let mut config = PgConfig::from_completed(&completed)
-            .map_err(|e| anyhow::anyhow!("bad --url '{}': {e}", given.redacted()))?;
+        let mut config = PgConfig::from_completed(&completed).map_err(|e| match e {
+            config::ConfigError::Url(detail) => anyhow::Error::new(UrlError::Malformed {
+                url: given.redacted(),
+                detail,
+            }),
+            config::ConfigError::Setup(e) => {
+                anyhow::anyhow!("bad --url '{}': {e}", given.redacted())
+            }
+        })?;
         if config.connect_timeout.is_none() {
             config.connect_timeout = Some(CONNECT_TIMEOUT);
         }

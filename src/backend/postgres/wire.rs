@@ -29,6 +29,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::config::{Host, PgConfig, SslMode};
+use super::session_attrs::{SESSION_SQL, SessionState};
 use super::transport::{TlsRequest, addresses, host_name, negotiate_tls, ssl_mode_name};
 use crate::backend::protocol::{self, Address, Channel, Stream};
 use crate::backend::tls::Verify;
@@ -194,42 +195,37 @@ enum Seen {
 }
 
 impl PgWire {
-    /// Connect to the first host of `config` that accepts, and log in; TLS as its `sslmode`
-    /// says. The whole exchange, connect, TLS and login, is bounded by the connect timeout.
+    /// Connect to the first host of `config` that accepts and fits its
+    /// `target_session_attrs`, and log in; TLS as its `sslmode` says. Each host's exchange,
+    /// connect, TLS and login, is bounded by the connect timeout. The hosts are tried in
+    /// order, once per pass ([`TargetSessionAttrs::passes`]); a server that answers
+    /// "cannot connect now" (SQLSTATE 57P03: starting up, shutting down, in crash recovery)
+    /// counts as a host that did not answer, and the next is tried.
     pub fn connect(config: &PgConfig) -> WireResult<PgWire> {
         let mut last: Option<WireError> = None;
-        for (i, host) in config.hosts.iter().enumerate() {
-            let port = config.port_of(i);
-            let addresses = match addresses(host, port) {
-                Ok(a) => a,
-                Err(e) => {
-                    last = Some(WireError::Io(e));
-                    continue;
-                }
-            };
-            for address in addresses {
-                let optional_tls =
-                    !address.is_local() && config.tls.is_some() && !config.ssl_mode.requires_tls();
-                match Self::connect_to(config, i, host, address) {
-                    Ok(conn) if optional_tls => {
-                        let target = format!("{}:{port}", host_name(host));
-                        let mode = format!("sslmode={}", ssl_mode_name(config.ssl_mode));
-                        config
-                            .tls_ledger
-                            .check_on(
-                                conn.tls_info(),
-                                &target,
-                                &mode,
-                                conn.ch.stream.is_loopback(),
-                            )
-                            .map_err(WireError::Tls)?;
-                        return Ok(conn);
-                    }
-                    Ok(conn) => return Ok(conn),
-                    // The server answered and refused: trying the next address would only
-                    // repeat the refusal (or reach another server with other rules).
-                    Err(e @ (WireError::Server(_) | WireError::Auth(_) | WireError::Tls(_))) => {
+        for pass in config.target_session_attrs.passes() {
+            for (i, host) in config.hosts.iter().enumerate() {
+                let mut conn = match Self::connect_host(config, i, host) {
+                    Ok(conn) => conn,
+                    // A server that refused the login: the next host would refuse it too
+                    // (libpq tries no further host after a failed authentication).
+                    Err(e @ (WireError::Server(_) | WireError::Auth(_) | WireError::Tls(_)))
+                        if !cannot_connect_now(&e) =>
+                    {
                         return Err(e);
+                    }
+                    Err(e) => {
+                        last = Some(e);
+                        continue;
+                    }
+                };
+                if !pass.asks() {
+                    return Ok(conn);
+                }
+                match conn.session_state() {
+                    Ok(state) if pass.accepts(state) => return Ok(conn),
+                    Ok(state) => {
+                        last = Some(not_fitting(config, i, host, state));
                     }
                     Err(e) => last = Some(e),
                 }
@@ -239,6 +235,58 @@ impl PgWire {
             WireError::Io(io::Error::new(
                 io::ErrorKind::NotFound,
                 "no host to connect to",
+            ))
+        }))
+    }
+
+    /// What the server of this connection is: in recovery, read-only ([`SESSION_SQL`]).
+    pub fn session_state(&mut self) -> WireResult<SessionState> {
+        let result = self.query(SESSION_SQL)?;
+        let row = result.rows.first().map(Vec::as_slice).unwrap_or(&[]);
+        SessionState::of_row(row).ok_or_else(|| {
+            self.protocol(
+                "the server's answer to what it is (in recovery, read-only) is not two booleans"
+                    .to_string(),
+            )
+        })
+    }
+
+    /// Connect to host `i` of `config` at the first of its addresses that accepts, and log in.
+    fn connect_host(config: &PgConfig, i: usize, host: &Host) -> WireResult<PgWire> {
+        let port = config.port_of(i);
+        let addresses = addresses(host, port)?;
+        let mut last: Option<WireError> = None;
+        for address in addresses {
+            let optional_tls =
+                !address.is_local() && config.tls.is_some() && !config.ssl_mode.requires_tls();
+            match Self::connect_to(config, i, host, address) {
+                Ok(conn) if optional_tls => {
+                    let target = format!("{}:{port}", host_name(host));
+                    let mode = format!("sslmode={}", ssl_mode_name(config.ssl_mode));
+                    config
+                        .tls_ledger
+                        .check_on(
+                            conn.tls_info(),
+                            &target,
+                            &mode,
+                            conn.ch.stream.is_loopback(),
+                        )
+                        .map_err(WireError::Tls)?;
+                    return Ok(conn);
+                }
+                Ok(conn) => return Ok(conn),
+                // The server answered and refused: trying the next address would only
+                // repeat the refusal (or reach another server with other rules).
+                Err(e @ (WireError::Server(_) | WireError::Auth(_) | WireError::Tls(_))) => {
+                    return Err(e);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            WireError::Io(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{}:{port} has no address", host_name(host)),
             ))
         }))
     }
@@ -720,6 +768,28 @@ impl Wire for PgWire {
     fn tls_info(&self) -> Option<TlsInfo> {
         PgWire::tls_info(self)
     }
+}
+
+/// A server that said it cannot take connections now (SQLSTATE 57P03: starting up, shutting
+/// down, in recovery without hot standby): for a multi-host URL, a host to pass over.
+fn cannot_connect_now(e: &WireError) -> bool {
+    e.server().is_some_and(|s| s.sqlstate == "57P03")
+}
+
+/// The error of a server that does not fit the URL's `target_session_attrs`: the connection
+/// is ended, as libpq ends it, and the next host is tried. An I/O error of kind
+/// `NotConnected`: a reconnecting client tries again, as for a server that is down.
+fn not_fitting(config: &PgConfig, i: usize, host: &Host, state: SessionState) -> WireError {
+    WireError::Io(io::Error::new(
+        io::ErrorKind::NotConnected,
+        format!(
+            "{}:{} is {}, and the URL asks for target_session_attrs={}",
+            host_name(host),
+            config.port_of(i),
+            state.describe(),
+            config.target_session_attrs.name()
+        ),
+    ))
 }
 
 impl Drop for PgWire {
