@@ -213,13 +213,14 @@ fn dbms_cell(rep: &StepReplication) -> DocCell {
     missing("n/a")
 }
 
-/// The lag per second over each run's steps, one after another; `None` when no second has a
-/// reading.
+/// The lag per second over each run's steps, one after another, each run in its colour of
+/// the report's other charts; `None` when no second has a reading.
 fn lag_chart(runs: &[LoadedRun]) -> Option<String> {
-    let series: Vec<(&str, Vec<(f64, f64)>)> = runs
+    let series: Vec<super::svg::Line> = runs
         .iter()
-        .filter(|r| r.record.replica.is_some())
-        .map(|r| {
+        .enumerate()
+        .filter(|(_, r)| r.record.replica.is_some())
+        .map(|(run, r)| {
             let mut offset = 0.0;
             let mut last_step = None;
             let mut last_second = 0.0;
@@ -234,14 +235,19 @@ fn lag_chart(runs: &[LoadedRun]) -> Option<String> {
                     points.push((offset + last_second, lag));
                 }
             }
-            (r.label.as_str(), points)
+            super::svg::Line {
+                label: r.label.clone(),
+                run,
+                second: false,
+                points,
+            }
         })
-        .filter(|(_, p)| !p.is_empty())
+        .filter(|l| !l.points.is_empty())
         .collect();
     if series.is_empty() {
         return None;
     }
-    Some(super::svg::line_chart(
+    Some(super::svg::run_line_chart(
         "Replica lag per second (the largest heartbeat reading in each second)",
         "seconds of measured steps",
         "lag, ms",
