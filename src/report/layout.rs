@@ -13,7 +13,7 @@ use super::model::{
 };
 use super::model::{cell_text_with, column_decimals, partial_note};
 use super::svg::Line;
-use super::text::{fmt_binary, fmt_metric, fmt_us, group_f};
+use super::text::{fmt_binary, fmt_us};
 use crate::stats::BUCKET_LABELS;
 use crate::stats::convert::count_f64;
 use crate::workload::steps::StepName;
@@ -273,11 +273,14 @@ fn runs_as_columns(cmp: &Comparison, t: &StepRows, ratio: bool) -> DocTable {
                 label: r.label.to_string(),
                 title: None,
                 link: None,
-                cells: r
-                    .cells
-                    .iter()
-                    .map(|c| doc_cell(c, ratio, c.value.map_or(0, |v| column_decimals([v]))))
-                    .collect(),
+                cells: {
+                    // A microbenchmark's row holds one figure over the runs: one precision.
+                    let decimals = column_decimals(r.cells.iter().filter_map(|c| c.value));
+                    r.cells
+                        .iter()
+                        .map(|c| doc_cell(c, ratio, decimals))
+                        .collect()
+                },
             })
             .collect(),
         footer: None,
@@ -392,7 +395,23 @@ fn background(b: &mut Vec<Block>, cmp: &Comparison) {
     b.push(Block::Note(
         "Red: below 95% of the target (last row).".into(),
     ));
-    let mut t = runs_as_rows(cmp, &cmp.background, false);
+    // The targets share their column's decimals: the column's values and its target are
+    // one kind of number.
+    let decimals: Vec<usize> = (0..cmp.background.columns.len())
+        .map(|j| {
+            let target = cmp.background_targets.get(j).copied().flatten();
+            column_decimals(
+                cmp.background
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(j).and_then(|c| c.value))
+                    .chain(target),
+            )
+        })
+        .collect();
+    let mut t = super::run_table::runs_as_rows_with(cmp, &cmp.background, &decimals, &|c, d| {
+        doc_cell(c, false, d)
+    });
     t.footer = Some(DocRow {
         label: "target".into(),
         title: None,
@@ -400,7 +419,8 @@ fn background(b: &mut Vec<Block>, cmp: &Comparison) {
         cells: cmp
             .background_targets
             .iter()
-            .map(|v| DocCell::plain(v.map_or("-".into(), group_f)))
+            .zip(&decimals)
+            .map(|(v, &d)| DocCell::plain(v.map_or("-".into(), |v| super::model::grouped(v, d))))
             .collect(),
     });
     push_table(b, t);
@@ -874,29 +894,34 @@ fn figures_table(
                 label: m.name.clone(),
                 title: Some(m.meaning.clone()),
                 link: None,
-                cells: keep
-                    .iter()
-                    .map(|&i| {
-                        let v = if relative { m.relative[i] } else { m.values[i] };
-                        match (v, relative) {
-                            (Some(r), true) => {
-                                let flag = cmp.host.flag(step, &cmp.labels[i]);
-                                let p = super::paint::paint(&super::paint::Evidence {
-                                    higher_is_better: m.lower_is_better.map(|l| !l),
-                                    host: flag.map(|f| f.reasons.as_slice()),
-                                    ..super::paint::Evidence::of_rate(r)
-                                });
-                                let mark = p.note.as_ref().map_or("", CellNote::mark);
-                                let mut c = DocCell::plain(format!("{r:.2}{mark}"));
-                                c.colour = p.colour;
-                                c.title = p.note.as_ref().map(ToString::to_string);
-                                c
+                cells: {
+                    // A figure over the runs is one kind of number: one precision.
+                    let decimals = column_decimals(m.values.iter().flatten().copied());
+                    keep.iter()
+                        .map(|&i| {
+                            let v = if relative { m.relative[i] } else { m.values[i] };
+                            match (v, relative) {
+                                (Some(r), true) => {
+                                    let flag = cmp.host.flag(step, &cmp.labels[i]);
+                                    let p = super::paint::paint(&super::paint::Evidence {
+                                        higher_is_better: m.lower_is_better.map(|l| !l),
+                                        host: flag.map(|f| f.reasons.as_slice()),
+                                        ..super::paint::Evidence::of_rate(r)
+                                    });
+                                    let mark = p.note.as_ref().map_or("", CellNote::mark);
+                                    let mut c = DocCell::plain(format!("{r:.2}{mark}"));
+                                    c.colour = p.colour;
+                                    c.title = p.note.as_ref().map(ToString::to_string);
+                                    c
+                                }
+                                (Some(v), false) => {
+                                    DocCell::plain(super::model::grouped(v, decimals))
+                                }
+                                (None, _) => DocCell::plain(if relative { "-" } else { "n/a" }),
                             }
-                            (Some(v), false) => DocCell::plain(fmt_metric(v)),
-                            (None, _) => DocCell::plain(if relative { "-" } else { "n/a" }),
-                        }
-                    })
-                    .collect(),
+                        })
+                        .collect()
+                },
             })
             .collect(),
         footer: None,
@@ -1181,6 +1206,62 @@ mod tests {
             2,
             "a dot per one-sample series"
         );
+    }
+
+    /// The decimals a number is written with (`1,234.50*` has 2; `n/a` none).
+    fn decimals_of(text: &str) -> Option<usize> {
+        let digits: String = text
+            .chars()
+            .filter(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        if digits.is_empty() {
+            return None;
+        }
+        Some(digits.split_once('.').map_or(0, |(_, f)| f.len()))
+    }
+
+    #[test]
+    fn a_tables_like_numbers_share_one_precision_its_footer_too() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let (runs, _) = super::super::load::load_runs(&[
+            dir.join("postgres"),
+            dir.join("postgres-commit-delay"),
+        ]);
+        let cmp = super::super::compare::compare(&runs, None, Vec::new());
+        let mut b = Vec::new();
+        background(&mut b, &cmp);
+        let Some(Block::Table(t)) = b.iter().find(|b| matches!(b, Block::Table(_))) else {
+            panic!("a background table: {b:?}");
+        };
+        let footer = t.footer.as_ref().expect("the targets");
+        for j in 0..t.columns.len() {
+            let column: Vec<usize> = t
+                .rows
+                .iter()
+                .chain([footer])
+                .filter_map(|r| decimals_of(&r.cells[j].text))
+                .collect();
+            assert!(column.windows(2).all(|w| w[0] == w[1]), "{j}: {column:?}");
+        }
+        // The qr100 column: its rates just under 100/s and its target of 100, one precision.
+        assert_eq!(footer.cells[0].text, "100.0");
+        // A step's figures: each figure's row over the runs shares one precision.
+        for d in &cmp.details {
+            let t = figures_table(&cmp, d.step, &d.metrics, false);
+            for r in &t.rows {
+                let row: Vec<usize> = r
+                    .cells
+                    .iter()
+                    .filter_map(|c| decimals_of(&c.text))
+                    .collect();
+                assert!(
+                    row.windows(2).all(|w| w[0] == w[1]),
+                    "{} {}: {row:?}",
+                    d.step,
+                    r.label
+                );
+            }
+        }
     }
 
     #[test]
