@@ -76,7 +76,7 @@ fn rows_of(diffs: &[&RunSetup]) -> Vec<RowKey> {
         .collect();
     // A setting that follows from its cause in one run and differs on its own in another is
     // shown once, under its cause.
-    rows.sort_by(|x, y| y.1.is_some().cmp(&x.1.is_some()));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.1.is_some()));
     let mut seen: Vec<(Area, String)> = Vec::new();
     rows.retain(|(a, _, n)| {
         let key = (*a, n.clone());
