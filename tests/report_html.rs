@@ -1,6 +1,7 @@
 //! The HTML report opens in headless Chromium (Debian's `chromium`, installed by
 //! scripts/test.sh): no console errors, every chart present, the tl;dr and the table of
-//! contents first, undecided bars hatched, and a screenshot renders; the same for a matrix of
+//! contents first, undecided bars hatched, dark on a dark screen and light on paper, and a
+//! screenshot renders; the same for a matrix of
 //! nine runs. Set IBENCH_SCREENSHOT_OUT=PATH (docs/report.png) and
 //! IBENCH_MATRIX_SCREENSHOT_OUT=PATH (docs/matrix-report.png) to keep the screenshots.
 
@@ -155,6 +156,8 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
     assert!(dom.contains("class=\"bar undecided\""), "hatched bars");
     assert!(dom.contains("fill=\"url(#hatch-"), "the hatch pattern");
 
+    dark_mode_and_print_style(&page);
+
     let shot = dir.join("report.png");
     chromium(
         &page,
@@ -169,6 +172,49 @@ fn the_html_report_opens_without_console_errors_and_shows_every_chart() {
     assert!(png.len() > 10_000, "screenshot is {} bytes", png.len());
     if let Some(keep) = std::env::var_os("IBENCH_SCREENSHOT_OUT") {
         std::fs::copy(&shot, keep).unwrap();
+    }
+}
+
+/// The page's colours as Chromium computes them on a light and on a dark screen
+/// (`prefers-color-scheme`), and its print rules as Chromium parsed them: a copy of the page
+/// with a script that writes them into the body's attributes, read back from the DOM.
+fn dark_mode_and_print_style(page: &Path) {
+    let probe = page.with_file_name("report-probe.html");
+    let html = std::fs::read_to_string(page).unwrap();
+    let script = "<script>const b=document.body,s=getComputedStyle;b.dataset.bg=s(b).backgroundColor;b.dataset.fg=s(b).color;b.dataset.chart=s(document.querySelector('svg.chart .bg')).fill;b.dataset.text=s(document.querySelector('svg.chart text')).fill;b.dataset.red=s(document.querySelector('td.red')).backgroundColor;const print=[...document.styleSheets[0].cssRules].filter(r=>r.media&&r.media.mediaText==='print');b.dataset.print=print.map(r=>r.cssText).join(' ');</script></body>";
+    std::fs::write(&probe, html.replace("</body>", script)).unwrap();
+    let attr = |dom: &str, name: &str| -> String {
+        let at = dom.find(&format!("data-{name}=\"")).expect(name) + name.len() + 7;
+        dom[at..at + dom[at..].find('"').unwrap()].to_string()
+    };
+    let (light, _) = chromium(&probe, &["--dump-dom"]);
+    let (dark, _) = chromium(
+        &probe,
+        &[
+            "--dump-dom",
+            "--force-dark-mode",
+            "--blink-settings=preferredColorScheme=0",
+        ],
+    );
+    assert_eq!(attr(&light, "bg"), "rgb(255, 255, 255)");
+    assert_eq!(attr(&light, "chart"), "rgb(255, 255, 255)");
+    // Dark: a dark page, light text, the charts' background and text follow the page; a red
+    // cell stays red, darker.
+    assert_eq!(attr(&dark, "bg"), "rgb(22, 24, 28)");
+    assert_eq!(attr(&dark, "fg"), "rgb(221, 221, 221)");
+    assert_eq!(attr(&dark, "chart"), "rgb(32, 35, 41)");
+    assert_eq!(attr(&dark, "text"), "rgb(221, 221, 221)");
+    assert_eq!(attr(&dark, "red"), "rgb(110, 36, 36)");
+    assert_ne!(attr(&light, "red"), attr(&dark, "red"));
+    // Print: light colours whatever the screen, the painted cells' backgrounds kept, no row or
+    // chart cut across pages.
+    let print = attr(&light, "print");
+    for rule in [
+        "--bg: #fff",
+        "print-color-adjust: exact",
+        "break-inside: avoid",
+    ] {
+        assert!(print.contains(rule), "{rule} in {print}");
     }
 }
 

@@ -1,8 +1,9 @@
 //! What differs, on real runs against private PostgreSQL servers started with ibench's own
 //! server code: `--clients 1` against `--clients 4`, two runs of one setup, a server whose
 //! `synchronous_commit` was turned off (`ALTER SYSTEM`, so its source is the configuration
-//! file), and a second server that differs only in `shared_buffers`. Each report names the
-//! difference first, and none blames the host for the client's CPU per op alone.
+//! file), and a second server that differs only in `shared_buffers` (what the server computes
+//! from it shown under it). Each report names the difference first, and none blames the host
+//! for the client's CPU per op alone.
 
 mod common;
 
@@ -211,9 +212,22 @@ fn two_servers_that_differ_in_shared_buffers_name_it_with_both_values() {
             matches!(x.source.as_deref(), Some("default" | "override")),
             "{x:?}"
         );
+        // And shown as such: under shared_buffers, not as a difference of its own.
+        assert_eq!(x.follows.as_deref(), Some("shared_buffers"), "{x:?}");
     }
+    assert!(
+        d.named("shared_memory_size").is_some(),
+        "the server computes it: {d:?}"
+    );
+    let causes: Vec<&str> = d.causes().map(|x| x.name.as_str()).collect();
+    assert_eq!(causes, ["shared_buffers"], "{d:?}");
     assert!(d.unlike().is_empty(), "{d:?}");
     let t = text(&cmp, &loaded);
     assert!(t.contains("shared_buffers"), "{t}");
     assert!(t.contains("128MB") && t.contains("32MB [conf]"), "{t}");
+    assert!(t.contains("↳ shared_memory_size"), "{t}");
+    assert!(
+        t.contains("differs from the base in shared_buffers 128MB → 32MB: the candidate"),
+        "{t}"
+    );
 }

@@ -150,7 +150,17 @@ impl Diagnosis {
             head.push_str(&format!(" [same major, other build flags: {b}]"));
         }
         if let Some(s) = &self.setup {
-            head.push_str(&format!(" [the setup first: {s}]"));
+            // The diagnosis's lead names each run's setup once; a line only points to it,
+            // with what is the step's own (its throughput per client).
+            match s
+                .rsplit_once(": ")
+                .filter(|(_, p)| p.ends_with(" per client"))
+            {
+                Some((_, per_client)) => {
+                    head.push_str(&format!(" [the setup above: {per_client}]"));
+                }
+                None => head.push_str(" [the setup above]"),
+            }
         }
         if let Some(h) = &self.host {
             head.push_str(&format!(" [the host first: {h}]"));

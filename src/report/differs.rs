@@ -118,6 +118,85 @@ pub const OPTIONS_STILL_LIKE: &[&str] = &[
     "--host-probe-ms",
 ];
 
+/// PostgreSQL's parts of its main shared memory: a change in any of them changes the
+/// computed `shared_memory_size`.
+const PG_SHARED_MEMORY: &[&str] = &[
+    "shared_buffers",
+    "max_connections",
+    "wal_buffers",
+    "max_worker_processes",
+    "max_wal_senders",
+    "autovacuum_max_workers",
+    "max_locks_per_transaction",
+    "max_pred_locks_per_transaction",
+    "max_prepared_transactions",
+];
+
+/// PostgreSQL's shared memory's parts and the huge page's size: what
+/// `shared_memory_size_in_huge_pages` is computed from.
+const PG_SHARED_MEMORY_HUGE: &[&str] = &[
+    "shared_buffers",
+    "max_connections",
+    "wal_buffers",
+    "max_worker_processes",
+    "max_wal_senders",
+    "autovacuum_max_workers",
+    "max_locks_per_transaction",
+    "max_pred_locks_per_transaction",
+    "max_prepared_transactions",
+    "huge_page_size",
+];
+
+/// Server settings whose value follows from other settings: `(setting, its causes, only when
+/// left to the server)`. Where one of its causes differs too, such a setting is a consequence,
+/// not a difference of its own: "What differs" shows it under its cause and the diagnosis and
+/// the tl;dr name only the cause. "Only when left to the server": the setting follows only when
+/// nobody set it (PostgreSQL says `default`; MySQL and MariaDB say nothing, which counts as
+/// left to the server); otherwise it is read from the server as computed, whoever set what.
+pub const DERIVED_SETTINGS: &[(&str, &[&str], bool)] = &[
+    // PostgreSQL computes these at start (read-only).
+    ("shared_memory_size", PG_SHARED_MEMORY, false),
+    (
+        "shared_memory_size_in_huge_pages",
+        PG_SHARED_MEMORY_HUGE,
+        false,
+    ),
+    // -1, the default: 1/32 of shared_buffers, from 64kB to one WAL segment.
+    ("wal_buffers", &["shared_buffers"], true),
+    // PostgreSQL 17's SLRU caches: 0, the default, sizes them from shared_buffers.
+    ("commit_timestamp_buffers", &["shared_buffers"], true),
+    ("subtransaction_buffers", &["shared_buffers"], true),
+    ("transaction_buffers", &["shared_buffers"], true),
+    // InnoDB: MariaDB 10.8+ sizes the chunk as 1/64 of the buffer pool; MySQL 8 takes 8
+    // instances for a pool of 1 GB or more, else 1, and a page cleaner per instance at most.
+    (
+        "innodb_buffer_pool_chunk_size",
+        &["innodb_buffer_pool_size"],
+        true,
+    ),
+    (
+        "innodb_buffer_pool_instances",
+        &["innodb_buffer_pool_size"],
+        true,
+    ),
+    (
+        "innodb_page_cleaners",
+        &["innodb_buffer_pool_instances"],
+        true,
+    ),
+    // Twice innodb_io_capacity (at least 2000) when not set.
+    ("innodb_io_capacity_max", &["innodb_io_capacity"], true),
+    // MySQL and MariaDB size these from the connections and the table cache when not set.
+    (
+        "open_files_limit",
+        &["max_connections", "table_open_cache"],
+        true,
+    ),
+    ("table_definition_cache", &["table_open_cache"], true),
+    ("thread_cache_size", &["max_connections"], true),
+    ("host_cache_size", &["max_connections"], true),
+];
+
 /// Host facts (`run.json` `host`) that name a machine rather than its kind, or a path.
 pub const HOST_LEFT_OUT: &[&str] = &["hostname", "data_dir"];
 
@@ -176,6 +255,12 @@ pub struct Difference {
     /// `pg_settings.source`: `configuration file`, `default`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The setting this one follows from, when that differs too ([`DERIVED_SETTINGS`]): a
+    /// consequence, shown under its cause, not a difference of its own. The first cause of a
+    /// chain (`innodb_page_cleaners` follows from `innodb_buffer_pool_instances`, which
+    /// follows from `innodb_buffer_pool_size`: the pool's size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follows: Option<String>,
 }
 
 impl Difference {
@@ -221,6 +306,12 @@ impl SetupDifferences {
             && self.settings_on_one_side == 0
     }
 
+    /// The differences that are not consequences of another ([`Difference::follows`]): the
+    /// causes, what a diagnosis names.
+    pub fn causes(&self) -> impl Iterator<Item = &Difference> {
+        self.differences.iter().filter(|d| d.follows.is_none())
+    }
+
     /// The differences in one area.
     pub fn in_area(&self, area: Area) -> impl Iterator<Item = &Difference> {
         self.differences.iter().filter(move |d| d.area == area)
@@ -256,6 +347,7 @@ pub fn setup_differences(base: &LoadedRun, run: &LoadedRun) -> SetupDifferences 
                 base,
                 run,
                 source: None,
+                follows: None,
             });
         }
     };
@@ -545,8 +637,60 @@ fn compare_setting_maps(
                 base: bv.as_ref().map_or("-".into(), SettingValue::display),
                 run: rv.as_ref().map_or("-".into(), SettingValue::display),
                 source: rv.as_ref().and_then(|v| v.source.clone()),
+                follows: None,
             }),
         }
+    }
+    mark_consequences(b, r, out);
+}
+
+/// True when both runs left setting `name` to the server (PostgreSQL says `default`; a
+/// server that says nothing counts as having left it).
+fn left_to_server(b: &ServerSettings, r: &ServerSettings, name: &str) -> bool {
+    [b, r].iter().all(|s| {
+        s.values
+            .get(name)
+            .is_none_or(|v| v.source.is_none() || v.is_default())
+    })
+}
+
+/// Mark each setting difference that only follows from another that differs too
+/// ([`DERIVED_SETTINGS`]) with its first cause: `follows`.
+fn mark_consequences(b: &ServerSettings, r: &ServerSettings, out: &mut SetupDifferences) {
+    let differs = |out: &SetupDifferences, name: &str| {
+        out.differences
+            .iter()
+            .any(|d| d.area == Area::Settings && d.name == name)
+    };
+    // The direct cause of each consequence.
+    let direct: Vec<(String, String)> = DERIVED_SETTINGS
+        .iter()
+        .filter(|(name, _, only_left)| {
+            differs(out, name) && (!only_left || left_to_server(b, r, name))
+        })
+        .filter_map(|(name, causes, _)| {
+            let cause = causes.iter().find(|c| differs(out, c))?;
+            Some(((*name).to_string(), (*cause).to_string()))
+        })
+        .collect();
+    for d in out
+        .differences
+        .iter_mut()
+        .filter(|d| d.area == Area::Settings)
+    {
+        let mut cause = None;
+        let mut at = d.name.as_str();
+        // Up the chain to its first cause (a chain is short: a guard against a cycle).
+        for _ in 0..DERIVED_SETTINGS.len() {
+            match direct.iter().find(|(n, _)| n == at) {
+                Some((_, c)) => {
+                    cause = Some(c.clone());
+                    at = c;
+                }
+                None => break,
+            }
+        }
+        d.follows = cause;
     }
 }
 
@@ -603,7 +747,7 @@ pub fn shape_difference(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::PathBuf;
 
@@ -623,6 +767,104 @@ mod tests {
         assert!(d.is_empty(), "{d:?}");
         assert!(d.unlike().is_empty());
         assert!(!d.settings_unknown);
+    }
+
+    /// The postgres fixture with `shared_buffers` (16MB) and what the server computes from it
+    /// changed, as a server started with `shared_buffers = 16MB` reports them.
+    pub(crate) fn smaller_shared_buffers() -> (LoadedRun, LoadedRun) {
+        let base = fixture("postgres");
+        let mut run = base.clone();
+        let settings = run.settings.as_mut().unwrap();
+        for (name, value) in [
+            ("shared_buffers", "2048"),
+            ("shared_memory_size", "33"),
+            ("shared_memory_size_in_huge_pages", "17"),
+            ("wal_buffers", "64"),
+        ] {
+            settings.values.get_mut(name).unwrap().value = value.into();
+        }
+        run.label = "sb16".into();
+        (base, run)
+    }
+
+    #[test]
+    fn a_setting_computed_from_shared_buffers_follows_it() {
+        let (base, run) = smaller_shared_buffers();
+        let d = setup_differences(&base, &run);
+        let follows: Vec<(&str, Option<&str>)> = d
+            .in_area(Area::Settings)
+            .map(|d| (d.name.as_str(), d.follows.as_deref()))
+            .collect();
+        assert_eq!(
+            follows,
+            [
+                ("shared_buffers", None),
+                ("shared_memory_size", Some("shared_buffers")),
+                ("shared_memory_size_in_huge_pages", Some("shared_buffers")),
+                ("wal_buffers", Some("shared_buffers")),
+            ]
+        );
+        let causes: Vec<String> = d.causes().map(Difference::text).collect();
+        assert_eq!(causes, ["shared_buffers 128MB → 16MB"]);
+        // wal_buffers set by hand is a difference of its own; shared_memory_size, computed
+        // by the server whatever was set, still follows.
+        let mut by_hand = run.clone();
+        let settings = by_hand.settings.as_mut().unwrap();
+        settings.values.get_mut("wal_buffers").unwrap().source = Some("configuration file".into());
+        let d = setup_differences(&base, &by_hand);
+        assert_eq!(d.named("wal_buffers").unwrap().follows, None);
+        assert_eq!(
+            d.named("shared_memory_size").unwrap().follows.as_deref(),
+            Some("shared_buffers")
+        );
+        // A computed setting that differs with no cause differing stays a difference.
+        let mut alone = base.clone();
+        let settings = alone.settings.as_mut().unwrap();
+        settings.values.get_mut("shared_memory_size").unwrap().value = "150".into();
+        let d = setup_differences(&base, &alone);
+        assert_eq!(d.named("shared_memory_size").unwrap().follows, None);
+    }
+
+    #[test]
+    fn innodb_s_sized_settings_follow_a_chain_to_its_first_cause() {
+        let mut base = fixture("mariadb-replica");
+        let value = |v: &str| SettingValue {
+            value: v.into(),
+            unit: None,
+            source: None,
+        };
+        // As MySQL 8 reports them for a pool of 128 MB: 1 instance, 1 page cleaner.
+        let settings = base.settings.as_mut().unwrap();
+        for name in ["innodb_buffer_pool_instances", "innodb_page_cleaners"] {
+            settings.values.insert(name.into(), value("1"));
+        }
+        let mut run = base.clone();
+        let settings = run.settings.as_mut().unwrap();
+        for (name, v) in [
+            ("innodb_buffer_pool_size", "1073741824"),
+            ("innodb_buffer_pool_instances", "8"),
+            ("innodb_page_cleaners", "8"),
+            ("innodb_io_capacity", "1000"),
+            ("innodb_io_capacity_max", "4000"),
+        ] {
+            settings.values.insert(name.into(), value(v));
+        }
+        let d = setup_differences(&base, &run);
+        let follows = |n: &str| d.named(n).and_then(|d| d.follows.as_deref());
+        assert_eq!(follows("innodb_buffer_pool_size"), None);
+        assert_eq!(
+            follows("innodb_buffer_pool_instances"),
+            Some("innodb_buffer_pool_size")
+        );
+        assert_eq!(
+            follows("innodb_page_cleaners"),
+            Some("innodb_buffer_pool_size")
+        );
+        assert_eq!(follows("innodb_io_capacity"), None);
+        assert_eq!(
+            follows("innodb_io_capacity_max"),
+            Some("innodb_io_capacity")
+        );
     }
 
     /// The query steps on the replica make two runs unlike; what a run does if its replica

@@ -11,15 +11,23 @@ use super::svg::esc;
 use crate::flame::{differential_svg, flamegraph_svg};
 use crate::results::metrics::ProfileRecord;
 
-const STYLE: &str = "img.flame{width:100%;border:1px solid #ddd;margin:6px 0}body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1340px;overflow-wrap:anywhere}
-h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}
-table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}
-th{background:#f3f3f3}td.l,th.l{text-align:left;overflow-wrap:anywhere}
-.green{background:#b7e4b0}.red{background:#f4b6b6}.grey{background:#e2e2e2;color:#555}.missing{color:#999;font-style:italic}
-.sla{text-decoration:line-through}.note{color:#666;font-size:13px}.warn{color:#8a1c1c}.charts svg{margin:4px 8px 12px 0;border:1px solid #eee;max-width:100%;height:auto}
+/// The page's style: its colours as variables, set again for a dark screen
+/// (`prefers-color-scheme: dark`) and for paper (`print`: light whatever the screen, the
+/// painted cells' backgrounds kept, no table row or chart cut by a page break). The inline
+/// charts draw their frame in the page's colours (`svg.chart`), their series in the runs'.
+const STYLE: &str = ":root{color-scheme:light dark;--fg:#222;--bg:#fff;--muted:#666;--faint:#999;--line:#ccc;--head:#f3f3f3;--panel:#fafafa;--panel-line:#ddd;--green:#b7e4b0;--red:#f4b6b6;--grey:#e2e2e2;--grey-fg:#555;--warn:#8a1c1c;--link:#0645ad;--chart-bg:#fff;--chart-grid:#ddd;--chart-axis:#333;--hatch:#555}
+@media (prefers-color-scheme:dark){:root{--fg:#ddd;--bg:#16181c;--muted:#a8a8a8;--faint:#8a8a8a;--line:#4a4d52;--head:#2a2d33;--panel:#1f2227;--panel-line:#3a3d42;--green:#1e5a2a;--red:#6e2424;--grey:#3a3c40;--grey-fg:#c4c4c4;--warn:#ff9c9c;--link:#8ab4f8;--chart-bg:#202329;--chart-grid:#3c4047;--chart-axis:#b0b0b0;--hatch:#d0d0d0}img.flame{filter:invert(0.88) hue-rotate(180deg)}}
+img.flame{width:100%;border:1px solid var(--panel-line);margin:6px 0}body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:var(--fg);background:var(--bg);max-width:1340px;overflow-wrap:anywhere}a{color:var(--link)}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid var(--line)}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}td,th{border:1px solid var(--line);padding:3px 6px;text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}
+th{background:var(--head)}td.l,th.l{text-align:left;overflow-wrap:anywhere}
+.green{background:var(--green)}.red{background:var(--red)}.grey{background:var(--grey);color:var(--grey-fg)}.missing{color:var(--faint);font-style:italic}
+.sla{text-decoration:line-through}.note{color:var(--muted);font-size:13px}.warn{color:var(--warn)}.charts svg{margin:4px 8px 12px 0;border:1px solid var(--panel-line);max-width:100%;height:auto}
+svg.chart text{fill:var(--fg)}svg.chart .bg{fill:var(--chart-bg)}svg.chart .grid{stroke:var(--chart-grid)}svg.chart .axis,svg.chart .interval{stroke:var(--chart-axis)}svg.chart .hatch-bg{fill:var(--chart-bg)}svg.chart .hatch-line{stroke:var(--hatch)}
 summary{cursor:pointer;font-weight:600;margin:8px 0}
-nav.toc{border:1px solid #ddd;background:#fafafa;padding:6px 12px;margin:12px 0;font-size:13px;columns:2}nav.toc ul{margin:4px 0;padding-left:18px}
-.tldr li{margin:4px 0}";
+nav.toc{border:1px solid var(--panel-line);background:var(--panel);padding:6px 12px;margin:12px 0;font-size:13px;columns:2}nav.toc ul{margin:4px 0;padding-left:18px}
+.tldr li{margin:4px 0}
+@media print{:root{color-scheme:light;--fg:#000;--bg:#fff;--muted:#444;--faint:#777;--line:#999;--head:#eee;--panel:#fff;--panel-line:#999;--green:#b7e4b0;--red:#f4b6b6;--grey:#e2e2e2;--grey-fg:#444;--warn:#8a1c1c;--link:#000;--chart-bg:#fff;--chart-grid:#ddd;--chart-axis:#333;--hatch:#555}*{-webkit-print-color-adjust:exact;print-color-adjust:exact}body{margin:0;max-width:none;font-size:11pt}img.flame{filter:none}table{font-size:9pt}tr,svg,img,li{break-inside:avoid}h2,h3,summary{break-after:avoid}.charts svg{border:none}nav.toc{columns:3}td.l,th.l{overflow-wrap:break-word}}";
 
 /// Width a table may take in a 1400-pixel window, pixels (the page's margins and a scroll
 /// bar off).

@@ -12,7 +12,8 @@ use super::model::{
     micro_groups,
 };
 use super::model::{cell_text_with, column_decimals, partial_note};
-use super::text::{fmt_binary, fmt_metric, fmt_us, group_f};
+use super::svg::Line;
+use super::text::{fmt_binary, fmt_us};
 use crate::stats::BUCKET_LABELS;
 use crate::stats::convert::count_f64;
 use crate::workload::steps::StepName;
@@ -273,11 +274,14 @@ fn runs_as_columns(cmp: &Comparison, t: &StepRows, ratio: bool) -> DocTable {
                 label: r.label.to_string(),
                 title: None,
                 link: None,
-                cells: r
-                    .cells
-                    .iter()
-                    .map(|c| doc_cell(c, ratio, c.value.map_or(0, |v| column_decimals([v]))))
-                    .collect(),
+                cells: {
+                    // A microbenchmark's row holds one figure over the runs: one precision.
+                    let decimals = column_decimals(r.cells.iter().filter_map(|c| c.value));
+                    r.cells
+                        .iter()
+                        .map(|c| doc_cell(c, ratio, decimals))
+                        .collect()
+                },
             })
             .collect(),
         footer: None,
@@ -392,7 +396,23 @@ fn background(b: &mut Vec<Block>, cmp: &Comparison) {
     b.push(Block::Note(
         "Red: below 95% of the target (last row).".into(),
     ));
-    let mut t = runs_as_rows(cmp, &cmp.background, false);
+    // The targets share their column's decimals: the column's values and its target are
+    // one kind of number.
+    let decimals: Vec<usize> = (0..cmp.background.columns.len())
+        .map(|j| {
+            let target = cmp.background_targets.get(j).copied().flatten();
+            column_decimals(
+                cmp.background
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(j).and_then(|c| c.value))
+                    .chain(target),
+            )
+        })
+        .collect();
+    let mut t = super::run_table::runs_as_rows_with(cmp, &cmp.background, &decimals, &|c, d| {
+        doc_cell(c, false, d)
+    });
     t.footer = Some(DocRow {
         label: "target".into(),
         title: None,
@@ -400,7 +420,8 @@ fn background(b: &mut Vec<Block>, cmp: &Comparison) {
         cells: cmp
             .background_targets
             .iter()
-            .map(|v| DocCell::plain(v.map_or("-".into(), group_f)))
+            .zip(&decimals)
+            .map(|(v, &d)| DocCell::plain(v.map_or("-".into(), |v| super::model::grouped(v, d))))
             .collect(),
     });
     push_table(b, t);
@@ -874,29 +895,34 @@ fn figures_table(
                 label: m.name.clone(),
                 title: Some(m.meaning.clone()),
                 link: None,
-                cells: keep
-                    .iter()
-                    .map(|&i| {
-                        let v = if relative { m.relative[i] } else { m.values[i] };
-                        match (v, relative) {
-                            (Some(r), true) => {
-                                let flag = cmp.host.flag(step, &cmp.labels[i]);
-                                let p = super::paint::paint(&super::paint::Evidence {
-                                    higher_is_better: m.lower_is_better.map(|l| !l),
-                                    host: flag.map(|f| f.reasons.as_slice()),
-                                    ..super::paint::Evidence::of_rate(r)
-                                });
-                                let mark = p.note.as_ref().map_or("", CellNote::mark);
-                                let mut c = DocCell::plain(format!("{r:.2}{mark}"));
-                                c.colour = p.colour;
-                                c.title = p.note.as_ref().map(ToString::to_string);
-                                c
+                cells: {
+                    // A figure over the runs is one kind of number: one precision.
+                    let decimals = column_decimals(m.values.iter().flatten().copied());
+                    keep.iter()
+                        .map(|&i| {
+                            let v = if relative { m.relative[i] } else { m.values[i] };
+                            match (v, relative) {
+                                (Some(r), true) => {
+                                    let flag = cmp.host.flag(step, &cmp.labels[i]);
+                                    let p = super::paint::paint(&super::paint::Evidence {
+                                        higher_is_better: m.lower_is_better.map(|l| !l),
+                                        host: flag.map(|f| f.reasons.as_slice()),
+                                        ..super::paint::Evidence::of_rate(r)
+                                    });
+                                    let mark = p.note.as_ref().map_or("", CellNote::mark);
+                                    let mut c = DocCell::plain(format!("{r:.2}{mark}"));
+                                    c.colour = p.colour;
+                                    c.title = p.note.as_ref().map(ToString::to_string);
+                                    c
+                                }
+                                (Some(v), false) => {
+                                    DocCell::plain(super::model::grouped(v, decimals))
+                                }
+                                (None, _) => DocCell::plain(if relative { "-" } else { "n/a" }),
                             }
-                            (Some(v), false) => DocCell::plain(fmt_metric(v)),
-                            (None, _) => DocCell::plain(if relative { "-" } else { "n/a" }),
-                        }
-                    })
-                    .collect(),
+                        })
+                        .collect()
+                },
             })
             .collect(),
         footer: None,
@@ -936,7 +962,8 @@ fn glossary(b: &mut Vec<Block>, cmp: &Comparison) {
     }));
 }
 
-/// Per-second series of one op kind in one step for every run: `(key, points)`. A run's last
+/// Per-second series of one op kind in one step for every run: a line per run, in its run's
+/// colour. A run's last
 /// line when it covers only part of a second (the step ended inside it: its `second` is past
 /// the step's length) is left out: drawn as a rate, it would read as a drop towards 0.
 fn series(
@@ -945,7 +972,7 @@ fn series(
     step: StepName,
     kind: &str,
     value: impl Fn(&crate::stats::SecondCounts) -> f64,
-) -> Vec<(String, Vec<(f64, f64)>)> {
+) -> Series {
     runs.iter()
         .map(|r| {
             let length = r.record.step(step).map(|s| s.seconds);
@@ -958,19 +985,31 @@ fn series(
                 })
                 .filter_map(|l| Some((f64::from(l.second), value(l.ops.get(kind)?))))
                 .collect();
-            (cmp.key_of(&r.label).to_string(), points)
+            run_line(cmp, &r.label, "", points)
         })
         .collect()
 }
 
+/// The line of the run labelled `label` (its key and `what`) in a chart: in its run's colour,
+/// the same in every chart of the report.
+fn run_line(cmp: &Comparison, label: &str, what: &str, points: Vec<(f64, f64)>) -> Line {
+    let run = cmp.labels.iter().position(|l| l == label).unwrap_or(0);
+    Line {
+        label: format!("{}{what}", cmp.key_of(label)),
+        run,
+        second: false,
+        points,
+    }
+}
+
 /// A per-second series of one step for every run, `point` read from each of its timeline
-/// lines (`None`: no point that second): `(key, points)`.
+/// lines (`None`: no point that second): a line per run.
 fn timeline_series(
     cmp: &Comparison,
     runs: &[LoadedRun],
     step: StepName,
     point: impl Fn(&crate::results::TimelineLine) -> Option<f64>,
-) -> Vec<(String, Vec<(f64, f64)>)> {
+) -> Series {
     runs.iter()
         .map(|r| {
             let points = r
@@ -979,19 +1018,17 @@ fn timeline_series(
                 .filter(|l| l.step == step)
                 .filter_map(|l| Some((f64::from(l.second), point(l)?)))
                 .collect();
-            (cmp.key_of(&r.label).to_string(), points)
+            run_line(cmp, &r.label, "", points)
         })
         .collect()
 }
 
-fn chart(title: &str, y_label: &str, data: &[(String, Vec<(f64, f64)>)]) -> Block {
-    let refs: Vec<(&str, Vec<(f64, f64)>)> =
-        data.iter().map(|(l, p)| (l.as_str(), p.clone())).collect();
-    Block::Chart(super::svg::line_chart(
+fn chart(title: &str, y_label: &str, data: &[Line]) -> Block {
+    Block::Chart(super::svg::run_line_chart(
         title,
         "seconds into the step",
         y_label,
-        &refs,
+        data,
     ))
 }
 
@@ -1032,7 +1069,7 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
         b.push(chart(&format!("{} {kind} rate", d.step), unit, &data));
     }
     let builds = index_build_series(cmp, runs, d.step);
-    if builds.iter().any(|(_, points)| !points.is_empty()) {
+    if builds.iter().any(|l| !l.points.is_empty()) {
         b.push(chart(
             &format!("{} index build: work done of its count", d.step),
             "%",
@@ -1058,19 +1095,15 @@ fn step_charts(b: &mut Vec<Block>, cmp: &Comparison, runs: &[LoadedRun], d: &Ste
 /// The first index build's work done, in % of its count's total, per second of l.x (from the
 /// timeline's `index_builds`), per run; PostgreSQL starts a new count at each phase that
 /// counts something else and at each index, InnoDB counts one over the whole build.
-fn index_build_series(
-    cmp: &Comparison,
-    runs: &[LoadedRun],
-    step: StepName,
-) -> Vec<(String, Vec<(f64, f64)>)> {
+fn index_build_series(cmp: &Comparison, runs: &[LoadedRun], step: StepName) -> Series {
     timeline_series(cmp, runs, step, |l| {
         let b = l.index_builds.first().filter(|b| b.total > 0)?;
         Some(count_f64(b.done) / count_f64(b.total) * 100.0)
     })
 }
 
-/// Charted series: each run's key (or key and what) and its `(x, y)` points.
-type Series = Vec<(String, Vec<(f64, f64)>)>;
+/// Charted series: a line per run (or two), each in its run's colour.
+type Series = Vec<Line>;
 
 /// Database size over the step, from the sampler's time series: logical and on disk per run,
 /// in GB, or MB when every figure is under a GB; and the unit.
@@ -1090,17 +1123,19 @@ fn size_series(cmp: &Comparison, runs: &[LoadedRun], step: StepName) -> (Series,
                     .filter_map(|l| pick(l).map(|b| (l.t - t0, count_f64(b))))
                     .collect::<Vec<_>>()
             };
-            let key = cmp.key_of(&r.label);
             [
-                (format!("{key} (DBMS)"), curve(|l| l.db_size_bytes)),
-                (format!("{key} (on disk)"), curve(|l| l.data_dir_bytes)),
+                run_line(cmp, &r.label, " (DBMS)", curve(|l| l.db_size_bytes)),
+                Line {
+                    second: true,
+                    ..run_line(cmp, &r.label, " (on disk)", curve(|l| l.data_dir_bytes))
+                },
             ]
         })
-        .filter(|(_, points)| !points.is_empty())
+        .filter(|l| !l.points.is_empty())
         .collect();
     let largest = bytes
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|p| p.1))
+        .flat_map(|l| l.points.iter().map(|p| p.1))
         .fold(0.0, f64::max);
     let (scale, unit) = if largest < 1e9 {
         (1e6, "MB")
@@ -1109,7 +1144,10 @@ fn size_series(cmp: &Comparison, runs: &[LoadedRun], step: StepName) -> (Series,
     };
     let scaled = bytes
         .into_iter()
-        .map(|(k, p)| (k, p.into_iter().map(|(x, y)| (x, y / scale)).collect()))
+        .map(|l| Line {
+            points: l.points.iter().map(|&(x, y)| (x, y / scale)).collect(),
+            ..l
+        })
         .collect();
     (scaled, unit)
 }
@@ -1145,7 +1183,7 @@ mod tests {
         runs[0].timeline.push(partial);
         let cmp = super::super::compare::compare(&runs, None, Vec::new());
         let data = series(&cmp, &runs, qr100, "range_query", |c| count_f64(c.ops));
-        let xs: Vec<f64> = data[0].1.iter().map(|p| p.0).collect();
+        let xs: Vec<f64> = data[0].points.iter().map(|p| p.0).collect();
         assert_eq!(xs, [1.0, 2.0, 3.0]);
         // The decision rule reads the same whole seconds.
         assert!(super::super::tables::whole_second(3, 3.000_007));
@@ -1160,7 +1198,7 @@ mod tests {
         let (size, unit) = size_series(&cmp, &runs, "qp100".parse().unwrap());
         assert_eq!(unit, "MB");
         assert_eq!(size.len(), 2, "{size:?}");
-        assert!((size[0].1[0].1 - 14.482_791).abs() < 1e-6, "{size:?}");
+        assert!((size[0].points[0].1 - 14.482_791).abs() < 1e-6, "{size:?}");
         let Block::Chart(svg) = chart("qp100 database size", unit, &size) else {
             panic!("a chart");
         };
@@ -1169,6 +1207,102 @@ mod tests {
             2,
             "a dot per one-sample series"
         );
+    }
+
+    /// The decimals a number is written with (`1,234.50*` has 2; `n/a` none).
+    fn decimals_of(text: &str) -> Option<usize> {
+        let digits: String = text
+            .chars()
+            .filter(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        if digits.is_empty() {
+            return None;
+        }
+        Some(digits.split_once('.').map_or(0, |(_, f)| f.len()))
+    }
+
+    #[test]
+    fn a_tables_like_numbers_share_one_precision_its_footer_too() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let (runs, _) = super::super::load::load_runs(&[
+            dir.join("postgres"),
+            dir.join("postgres-commit-delay"),
+        ]);
+        let cmp = super::super::compare::compare(&runs, None, Vec::new());
+        let mut b = Vec::new();
+        background(&mut b, &cmp);
+        let Some(Block::Table(t)) = b.iter().find(|b| matches!(b, Block::Table(_))) else {
+            panic!("a background table: {b:?}");
+        };
+        let footer = t.footer.as_ref().expect("the targets");
+        for j in 0..t.columns.len() {
+            let column: Vec<usize> = t
+                .rows
+                .iter()
+                .chain([footer])
+                .filter_map(|r| decimals_of(&r.cells[j].text))
+                .collect();
+            assert!(column.windows(2).all(|w| w[0] == w[1]), "{j}: {column:?}");
+        }
+        // The qr100 column: its rates just under 100/s and its target of 100, one precision.
+        assert_eq!(footer.cells[0].text, "100.0");
+        // A step's figures: each figure's row over the runs shares one precision.
+        for d in &cmp.details {
+            let t = figures_table(&cmp, d.step, &d.metrics, false);
+            for r in &t.rows {
+                let row: Vec<usize> = r
+                    .cells
+                    .iter()
+                    .filter_map(|c| decimals_of(&c.text))
+                    .collect();
+                assert!(
+                    row.windows(2).all(|w| w[0] == w[1]),
+                    "{} {}: {row:?}",
+                    d.step,
+                    r.label
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn each_of_13_runs_keeps_one_colour_in_every_chart_even_where_others_have_no_line() {
+        let one = postgres_fixture().remove(0);
+        let mut runs: Vec<LoadedRun> = (0..13)
+            .map(|i| LoadedRun {
+                label: format!("run{i}"),
+                ..one.clone()
+            })
+            .collect();
+        // The first run sampled no sizes: the database-size chart has no line of it, and its
+        // second run must not take its colour (it did: colours went by line, not by run).
+        runs[0].samples.clear();
+        let cmp = super::super::compare::compare(&runs, None, Vec::new());
+        let qr100: StepName = "qr100".parse().unwrap();
+        let (size, _) = size_series(&cmp, &runs, "qp100".parse().unwrap());
+        let rates = series(&cmp, &runs, qr100, "range_query", |c| count_f64(c.ops));
+        assert_eq!(rates.len(), 13);
+        assert_eq!(size.len(), 24, "two curves for each run but the first");
+        for l in rates.iter().chain(&size) {
+            let key = l.label.split(' ').next().unwrap();
+            assert_eq!(key, format!("run{}", l.run), "{l:?}");
+        }
+        let Block::Chart(svg) = chart("qp100 database size", "MB", &size) else {
+            panic!("a chart");
+        };
+        let colour = super::super::svg::run_colour;
+        let drawn =
+            |run: usize| svg.contains(&format!("fill=\"{}\"><title>run{run} (DBMS)", colour(run)));
+        assert!(!svg.contains("<title>run0 "), "run0 has no line");
+        assert!((1..13).all(drawn), "{svg}");
+        // 12 colours, each once; the 13th run takes the first colour again, dashed.
+        let palette: std::collections::BTreeSet<&str> = (0..12).map(colour).collect();
+        assert_eq!(palette.len(), 12);
+        assert_eq!(colour(12), colour(0));
+        let Block::Chart(rates_svg) = chart("qr100 rate", "queries/s", &rates) else {
+            panic!("a chart");
+        };
+        assert_eq!(rates_svg.matches("stroke-dasharray=\"6 3\"").count(), 1);
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub fn blocks(cmp: &Comparison, runs: &[LoadedRun], charts: bool) -> Vec<Block> 
     ));
     b.extend(lag_tables(cmp, runs).into_iter().map(Block::Table));
     b.push(Block::Note(
-        "Lag: how long the first heartbeat the replica had not applied had been committed on the primary, read every 100 ms during the step's measured part (0 when it had applied all). Catch-up: seconds from the step's end until the replica had applied every heartbeat written by then, to within 100 ms; \"lost\": the replica could not be read from that second of the step on. DBMS: PostgreSQL's largest pg_stat_replication.replay_lag, MariaDB's largest Seconds_Behind_Master (whole seconds), read once a second. Replica CPU µs/row and applied bytes/row: the replica's process tree's CPU (on this host only; n/a for a replica elsewhere) and how far its replay position moved (PostgreSQL's WAL replay LSN, MariaDB's Exec_Master_Log_Pos), from the step's start until it caught up, per row the step inserted or deleted on the primary. Slot WAL held (PostgreSQL, when read): the most WAL the standby's replication slot kept on the primary during the step (its pg_current_wal_lsn() less the slot's restart_lsn), \"slot lost\" once the primary invalidated it.".to_string(),
+        "Lag: how long the first heartbeat the replica had not applied had been committed on the primary, read every 100 ms during the step's measured part (0 when it had applied all). Catch-up: seconds from the step's end until the replica had applied every heartbeat written by then, to within 100 ms; \"lost\": the replica could not be read from that second of the step on. DBMS: PostgreSQL's largest pg_stat_replication.replay_lag, MariaDB's largest Seconds_Behind_Master (whole seconds), read once a second. Replica CPU µs/row and applied bytes/row: the replica's process tree's CPU (on this host only; n/a for a replica elsewhere; counted in 10 ms clock ticks, so shown to the digit one tick per row supports, \"<X\" under one tick) and how far its replay position moved (PostgreSQL's WAL replay LSN, MariaDB's Exec_Master_Log_Pos), from the step's start until it caught up, per row the step inserted or deleted on the primary. Slot WAL held (PostgreSQL, when read): the most WAL the standby's replication slot kept on the primary during the step (its pg_current_wal_lsn() less the slot's restart_lsn), \"slot lost\" once the primary invalidated it.".to_string(),
     ));
     if charts && let Some(chart) = lag_chart(runs) {
         b.push(Block::Chart(chart));
@@ -163,13 +163,69 @@ fn step_cells(step: Option<&StepRecord>, slots: bool) -> Vec<DocCell> {
         ms(rep.lag_p99_ms),
         catch_up,
         dbms_cell(rep),
-        per_row(rep.replica_cpu_us_per_row),
+        cpu_per_row_cell(rep),
         per_row(rep.applied_bytes_per_row),
     ];
     if slots {
         cells.push(slot_cell(rep));
     }
     cells
+}
+
+/// The resolution of the replica's CPU seconds: one clock tick of `/proc`'s CPU times
+/// (`USER_HZ`, 100 a second on Linux).
+pub const CPU_TICK_SECONDS: f64 = 0.01;
+
+/// The replica's CPU per row written, µs, with only the digits one clock tick supports: a
+/// tick is `CPU_TICK_SECONDS × 10⁶ / rows` µs per row, and the last digit shown is of the
+/// power of ten at or above it (a tick of 0.5 µs/row: whole µs; of 5: tens; of 0.05: one
+/// decimal). Under one tick (no tick counted): `<` one tick per row.
+fn cpu_per_row_cell(rep: &StepReplication) -> DocCell {
+    match (rep.replica_cpu_seconds, rep.rows_written) {
+        (Some(cpu_s), Some(rows)) if rows > 0 => DocCell::plain(cpu_per_row_text(cpu_s, rows)),
+        _ => match rep.replica_cpu_us_per_row {
+            Some(v) => DocCell::plain(format_ms(v)),
+            None => missing("n/a"),
+        },
+    }
+}
+
+/// [`cpu_per_row_cell`]'s text: `cpu_s` seconds of CPU over `rows` rows (more than none).
+fn cpu_per_row_text(cpu_s: f64, rows: u64) -> String {
+    let rows = crate::stats::convert::count_f64(rows);
+    let tick_us = CPU_TICK_SECONDS * 1e6 / rows;
+    if cpu_s < CPU_TICK_SECONDS / 2.0 {
+        // Two significant digits of one tick, rounded up: under it for sure.
+        let place = 10f64.powf((tick_us.log10()).floor() - 1.0);
+        let bound = (tick_us / place).ceil() * place;
+        let text = trim_decimals(bound, place);
+        let text = if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            &text
+        };
+        return format!("<{text}");
+    }
+    let us = cpu_s * 1e6 / rows;
+    // The power of ten at or above one tick: the last digit shown.
+    let place = 10f64.powf(tick_us.log10().ceil());
+    let rounded = (us / place).round() * place;
+    if place >= 1.0 {
+        crate::stats::thousands::group_f(rounded)
+    } else {
+        trim_decimals(rounded, place)
+    }
+}
+
+/// `v` with as many decimals as `place` (a power of ten under 1) has.
+fn trim_decimals(v: f64, place: f64) -> String {
+    let mut decimals = 0;
+    let mut p = place;
+    while p < 0.999 && decimals < 9 {
+        p *= 10.0;
+        decimals += 1;
+    }
+    format!("{v:.decimals$}")
 }
 
 /// The most WAL the standby's slot held back on the primary over the step, MB; "lost" when
@@ -213,13 +269,14 @@ fn dbms_cell(rep: &StepReplication) -> DocCell {
     missing("n/a")
 }
 
-/// The lag per second over each run's steps, one after another; `None` when no second has a
-/// reading.
+/// The lag per second over each run's steps, one after another, each run in its colour of
+/// the report's other charts; `None` when no second has a reading.
 fn lag_chart(runs: &[LoadedRun]) -> Option<String> {
-    let series: Vec<(&str, Vec<(f64, f64)>)> = runs
+    let series: Vec<super::svg::Line> = runs
         .iter()
-        .filter(|r| r.record.replica.is_some())
-        .map(|r| {
+        .enumerate()
+        .filter(|(_, r)| r.record.replica.is_some())
+        .map(|(run, r)| {
             let mut offset = 0.0;
             let mut last_step = None;
             let mut last_second = 0.0;
@@ -234,14 +291,19 @@ fn lag_chart(runs: &[LoadedRun]) -> Option<String> {
                     points.push((offset + last_second, lag));
                 }
             }
-            (r.label.as_str(), points)
+            super::svg::Line {
+                label: r.label.clone(),
+                run,
+                second: false,
+                points,
+            }
         })
-        .filter(|(_, p)| !p.is_empty())
+        .filter(|l| !l.points.is_empty())
         .collect();
     if series.is_empty() {
         return None;
     }
-    Some(super::svg::line_chart(
+    Some(super::svg::run_line_chart(
         "Replica lag per second (the largest heartbeat reading in each second)",
         "seconds of measured steps",
         "lag, ms",
@@ -252,6 +314,27 @@ fn lag_chart(runs: &[LoadedRun]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_replica_s_cpu_per_row_shows_only_the_digits_a_tick_supports() {
+        // 20,000 rows: a tick is 0.5 µs/row; 0.25 s of CPU is 12.5 µs/row: whole µs.
+        assert_eq!(cpu_per_row_text(0.25, 20_000), "13");
+        // 2,000 rows: a tick is 5 µs/row; 0.25 s is 125 µs/row: tens.
+        assert_eq!(cpu_per_row_text(0.25, 2_000), "130");
+        // 1,000,000 rows: a tick is 0.01 µs/row: two decimals.
+        assert_eq!(cpu_per_row_text(1.234, 1_000_000), "1.23");
+        // 200,000 rows: a tick is 0.05 µs/row: one decimal.
+        assert_eq!(cpu_per_row_text(0.37, 200_000), "1.9");
+        // 10,000 rows: a tick is 1 µs/row: whole µs; 3 ticks, 3 µs/row.
+        assert_eq!(cpu_per_row_text(0.03, 10_000), "3");
+        // 30 s over 10,000 rows: 3,000 µs/row, grouped.
+        assert_eq!(cpu_per_row_text(30.0, 10_000), "3,000");
+        // No tick counted: under one tick per row.
+        assert_eq!(cpu_per_row_text(0.0, 20_000), "<0.5");
+        assert_eq!(cpu_per_row_text(0.0, 30_000), "<0.34");
+        assert_eq!(cpu_per_row_text(0.0, 3_000), "<3.4");
+        assert_eq!(cpu_per_row_text(0.0, 700), "<15");
+    }
 
     fn step(rep: StepReplication) -> StepRecord {
         let fixture =
@@ -272,7 +355,8 @@ mod tests {
         rep.per_row(5000);
         let cells = step_cells(Some(&step(rep)), false);
         assert_eq!(cells.len(), 6);
-        assert_eq!((cells[4].text.as_str(), cells[4].missing), ("50.0", false));
+        // 0.25 s over 5,000 rows: 50 µs/row, a tick being 2 µs/row: tens, no decimal.
+        assert_eq!((cells[4].text.as_str(), cells[4].missing), ("50", false));
         assert_eq!(cells[5].text, "300");
         let mut remote = StepReplication {
             applied_bytes: Some(1_500_000),

@@ -96,6 +96,16 @@ pub fn runs_as_rows(
             )
         })
         .collect();
+    runs_as_rows_with(cmp, t, &decimals, cell)
+}
+
+/// [`runs_as_rows`] with each column's decimals given (a column whose footer shares them).
+pub fn runs_as_rows_with(
+    cmp: &Comparison,
+    t: &Table,
+    decimals: &[usize],
+    cell: &dyn Fn(&Cell, usize) -> DocCell,
+) -> DocTable {
     DocTable {
         corner: "run".into(),
         columns: t.columns.iter().map(ToString::to_string).collect(),
@@ -110,7 +120,7 @@ pub fn runs_as_rows(
                 cells: r
                     .cells
                     .iter()
-                    .zip(&decimals)
+                    .zip(decimals)
                     .map(|(c, &d)| cell(c, d))
                     .collect(),
             })

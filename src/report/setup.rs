@@ -62,14 +62,32 @@ fn value_cell(text: String) -> DocCell {
     c
 }
 
-/// The section's rows: every (area, name) some run differs in, in area then name order.
-fn rows_of(diffs: &[&RunSetup]) -> Vec<(Area, String)> {
-    let mut rows: Vec<(Area, String)> = diffs
+/// A section's row: its area, the setting it follows from when it is a consequence in some
+/// run (it is shown under that cause), and its name.
+type RowKey = (Area, Option<String>, String);
+
+/// The section's rows: every (area, name) some run differs in, in area then name order, a
+/// consequence right under its cause ([`Difference::follows`]).
+fn rows_of(diffs: &[&RunSetup]) -> Vec<RowKey> {
+    let mut rows: Vec<RowKey> = diffs
         .iter()
-        .flat_map(|r| r.setup.differences.iter().map(|d| (d.area, d.name.clone())))
+        .flat_map(|r| r.setup.differences.iter())
+        .map(|d| (d.area, d.follows.clone(), d.name.clone()))
         .collect();
-    rows.sort();
-    rows.dedup();
+    // A setting that follows from its cause in one run and differs on its own in another is
+    // shown once, under its cause.
+    rows.sort_by_key(|r| std::cmp::Reverse(r.1.is_some()));
+    let mut seen: Vec<(Area, String)> = Vec::new();
+    rows.retain(|(a, _, n)| {
+        let key = (*a, n.clone());
+        let new = !seen.contains(&key);
+        seen.push(key);
+        new
+    });
+    rows.sort_by(|x, y| {
+        let group = |r: &RowKey| (r.0, r.1.clone().unwrap_or_else(|| r.2.clone()));
+        (group(x), x.1.is_some(), &x.2).cmp(&(group(y), y.1.is_some(), &y.2))
+    });
     rows
 }
 
@@ -218,10 +236,10 @@ fn not_compared(s: &SetupDifferences, area: Area, name: &str) -> bool {
 /// The table of the fields that differ: a row per field, a column per run (the base's first).
 fn table(cmp: &Comparison, all: &[&RunSetup]) -> Vec<Block> {
     let rows = rows_of(all);
-    let settings = rows.iter().filter(|(a, _)| *a == Area::Settings).count();
+    let settings = rows.iter().filter(|(a, _, _)| *a == Area::Settings).count();
     let mut shown_settings = 0;
     let mut out_rows = Vec::new();
-    for (area, name) in &rows {
+    for (area, cause, name) in &rows {
         if *area == Area::Settings {
             shown_settings += 1;
             if shown_settings > MAX_SETTING_ROWS {
@@ -244,9 +262,16 @@ fn table(cmp: &Comparison, all: &[&RunSetup]) -> Vec<Block> {
             None if not_compared(&r.setup, *area, name) => DocCell::plain("n/a"),
             None => DocCell::plain("="),
         }));
+        let (label, title) = match cause {
+            Some(c) => (
+                format!("↳ {}", row_name(&any)),
+                format!("{}, follows from {c}", area.name()),
+            ),
+            None => (row_name(&any), area.name().to_string()),
+        };
         out_rows.push(DocRow {
-            label: row_name(&any),
-            title: Some(area.name().to_string()),
+            label,
+            title: Some(title),
             link: None,
             cells,
         });
@@ -276,10 +301,10 @@ fn table(cmp: &Comparison, all: &[&RunSetup]) -> Vec<Block> {
 /// The differences a diagnosis names before any per-op figure: ibench's options, the host and
 /// the server's settings (the DBMS and its build are what a comparison of versions or builds
 /// means to vary; the build has its own note). The steps a run ran are not among them: they
-/// do not change a step's figures.
+/// do not change a step's figures; nor a setting that follows from another named (its cause
+/// says it).
 fn diagnosis_differences(s: &SetupDifferences) -> Vec<&Difference> {
-    s.differences
-        .iter()
+    s.causes()
         .filter(|d| matches!(d.area, Area::Options | Area::Host | Area::Settings))
         .filter(|d| d.name != "--steps")
         .collect()
@@ -467,6 +492,58 @@ mod tests {
             base: base.into(),
             run: run.into(),
             source: None,
+            follows: None,
+        }
+    }
+
+    /// Two runs that differ in shared_buffers only: "What differs" has one row of its own,
+    /// the settings the server computes from it under it; the diagnosis and the tl;dr name
+    /// shared_buffers alone, and the diagnosis's step lines point to the lead.
+    #[test]
+    fn shared_buffers_alone_is_one_difference_with_its_consequences_under_it() {
+        let (base, run) = super::super::differs::tests::smaller_shared_buffers();
+        let runs = [base, run];
+        let cmp = super::super::compare::compare(&runs, None, Vec::new());
+        let blocks = blocks(&cmp);
+        let Some(Block::Table(t)) = blocks.iter().find(|b| matches!(b, Block::Table(_))) else {
+            panic!("a table: {blocks:?}");
+        };
+        let rows: Vec<(&str, &str)> = t
+            .rows
+            .iter()
+            .map(|r| (r.label.as_str(), r.cells[1].text.as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("shared_buffers", "16MB [conf]"),
+                ("↳ shared_memory_size", "33MB [default]"),
+                ("↳ shared_memory_size_in_huge_pages", "17 [default]"),
+                ("↳ wal_buffers", "512kB [default]"),
+            ]
+        );
+        assert_eq!(
+            t.rows[1].title.as_deref(),
+            Some("setting, follows from shared_buffers")
+        );
+        let lead = diagnosis_lead(&cmp);
+        let Some(Block::List(lines)) = lead.get(1) else {
+            panic!("{lead:?}");
+        };
+        assert_eq!(
+            lines,
+            &[
+                "sb16 differs from the base in shared_buffers 128MB → 16MB: the candidate explanation before any per-op figure below."
+            ]
+        );
+        assert_eq!(
+            cmp.tldr.lines[0].differs.as_deref(),
+            Some("shared_buffers 128MB → 16MB")
+        );
+        for d in &cmp.diagnoses {
+            let line = d.line_for("sb16");
+            assert!(line.contains("[the setup above]"), "{line}");
+            assert!(!line.contains("shared_memory_size"), "{line}");
         }
     }
 

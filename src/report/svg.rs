@@ -3,11 +3,19 @@
 use crate::stats::convert::usize_f64;
 use std::fmt::Write;
 
-/// Colours of the runs' series, in run order (repeats after 8). No red and no green: in the
-/// tables those say worse and better, and a run's bars must not seem to.
-pub const PALETTE: [&str; 8] = [
+/// Colours of the runs' series, by the run's index in the report, so that a run keeps its
+/// colour in every chart of the report (after 12, the colours repeat dashed, then dotted).
+/// No red and no green: in the tables those say worse and better, and a run's bars must not
+/// seem to. Each reads on the white chart and on the dark one of the HTML's dark mode.
+pub const PALETTE: [&str; 12] = [
     "#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#7f7f7f", "#bcbd22",
+    "#e7ba52", "#6b6ecf", "#a55194", "#c49c94",
 ];
+
+/// The colour of run `run`'s series: the same in every chart of a report.
+pub fn run_colour(run: usize) -> &'static str {
+    PALETTE[run % PALETTE.len()]
+}
 
 const WIDTH: f64 = 800.0;
 const HEIGHT: f64 = 260.0;
@@ -73,14 +81,30 @@ fn chart_height(series: usize) -> f64 {
     HEIGHT.max(TOP + 8.0 + usize_f64(series) * LEGEND_ROW)
 }
 
-/// The dash pattern of series `i`: solid for the first 8 (one colour each), then dashed and
-/// dotted, so that 24 series stay apart.
-fn dash(i: usize) -> &'static str {
-    match (i / PALETTE.len()) % 3 {
+/// The dash pattern of run `run`'s series: solid for the first 12 (one colour each), then
+/// dashed and dotted, so that 36 runs stay apart.
+fn dash(run: usize) -> &'static str {
+    match (run / PALETTE.len()) % 3 {
         0 => "",
         1 => r#" stroke-dasharray="6 3""#,
         _ => r#" stroke-dasharray="2 2""#,
     }
+}
+
+/// One line of a line chart: its legend label, the index of its run in the report (its
+/// colour and dash), whether it is its run's second curve in the chart (drawn as a wide,
+/// pale band under the first: a database's size on disk beside its own count) and its
+/// `(x, y)` points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    /// The legend's label.
+    pub label: String,
+    /// The run's index in the report: its colour.
+    pub run: usize,
+    /// Its run's second curve in this chart.
+    pub second: bool,
+    /// The points, `(x, y)`.
+    pub points: Vec<(f64, f64)>,
 }
 
 /// Open an `<svg>` chart with its title; `series` sizes the legend.
@@ -88,7 +112,7 @@ fn open_svg(out: &mut String, title: &str, series: usize) {
     let h = chart_height(series);
     let _ = write!(
         out,
-        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {h}" width="{WIDTH}" height="{h}" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{WIDTH}" height="{h}" fill="white"/><text x="{LEFT}" y="18" font-size="13" font-weight="bold">{t}</text>"#,
+        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {h}" width="{WIDTH}" height="{h}" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{WIDTH}" height="{h}" fill="white" class="bg"/><text x="{LEFT}" y="18" font-size="13" font-weight="bold">{t}</text>"#,
         t = esc(title)
     );
 }
@@ -103,7 +127,7 @@ fn y_grid(out: &mut String, y_max: f64) {
         let y = TOP + plot_h - v / y_max * plot_h;
         let _ = write!(
             out,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd" class="grid"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
             LEFT + plot_w,
             LEFT - 4.0,
             y + 3.0,
@@ -161,7 +185,7 @@ fn frame(out: &mut String, f: &Frame) {
     }
     let _ = write!(
         out,
-        r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{b:.1}" stroke="#333"/><line x1="{LEFT}" y1="{b:.1}" x2="{r:.1}" y2="{b:.1}" stroke="#333"/><text x="{cx:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text><text x="14" y="{cy:.1}" font-size="11" text-anchor="middle" transform="rotate(-90 14 {cy:.1})">{}</text>"##,
+        r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{b:.1}" stroke="#333" class="axis"/><line x1="{LEFT}" y1="{b:.1}" x2="{r:.1}" y2="{b:.1}" stroke="#333" class="axis"/><text x="{cx:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text><text x="14" y="{cy:.1}" font-size="11" text-anchor="middle" transform="rotate(-90 14 {cy:.1})">{}</text>"##,
         HEIGHT - 6.0,
         esc(x_label),
         esc(y_label),
@@ -172,25 +196,29 @@ fn frame(out: &mut String, f: &Frame) {
     );
 }
 
-/// The fill opacity of bar series `i`: full for the first 8 colours, lighter after.
-fn opacity(i: usize) -> &'static str {
-    match (i / PALETTE.len()) % 3 {
+/// The fill opacity of run `run`'s bars: full for the first 12 colours, lighter after.
+fn opacity(run: usize) -> &'static str {
+    match (run / PALETTE.len()) % 3 {
         0 => "1",
         1 => "0.6",
         _ => "0.3",
     }
 }
 
-fn legend(out: &mut String, labels: &[&str]) {
-    for (i, l) in labels.iter().enumerate() {
+/// The opacity of a second curve (a band) and of its legend swatch.
+const BAND_OPACITY: &str = "0.45";
+
+/// The legend: one swatch and label per entry, `(label, run, second curve)`.
+fn legend(out: &mut String, entries: &[(&str, usize, bool)]) {
+    for (i, &(l, run, second)) in entries.iter().enumerate() {
         let y = TOP + 8.0 + usize_f64(i) * LEGEND_ROW;
         let x = WIDTH - RIGHT + 10.0;
         let _ = write!(
             out,
             r#"<rect x="{x}" y="{:.1}" width="10" height="10" fill="{}" fill-opacity="{}"/><text x="{:.1}" y="{y:.1}" font-size="11" dominant-baseline="middle">{}</text>"#,
             y - 5.0,
-            PALETTE[i % PALETTE.len()],
-            opacity(i),
+            run_colour(run),
+            if second { BAND_OPACITY } else { opacity(run) },
             x + 14.0,
             esc(l)
         );
@@ -200,7 +228,7 @@ fn legend(out: &mut String, labels: &[&str]) {
 /// A series with fewer points than this gets a dot at each.
 const MARKED_POINTS: usize = 3;
 
-/// A line chart: one series per run, `(x, y)` points.
+/// A line chart: one series per run, `(x, y)` points; the `i`th series takes run `i`'s colour.
 pub fn line_chart(
     title: &str,
     x_label: &str,
@@ -227,19 +255,40 @@ pub fn line_chart_marked(
     series: &[(&str, Vec<(f64, f64)>)],
     marks: &[Mark],
 ) -> String {
-    let (x_label, y_label) = labels;
-    let x_max = series
+    let lines: Vec<Line> = series
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|p| p.0))
+        .enumerate()
+        .map(|(run, (label, points))| Line {
+            label: (*label).to_string(),
+            run,
+            second: false,
+            points: points.clone(),
+        })
+        .collect();
+    run_line_chart_marked(title, labels, &lines, marks)
+}
+
+/// A line chart of lines that each name their run, so that a run keeps its colour when
+/// another run has no line in the chart.
+pub fn run_line_chart(title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> String {
+    run_line_chart_marked(title, (x_label, y_label), lines, &[])
+}
+
+/// [`run_line_chart`] with `marks` drawn over it; `labels` are the x and y axes'.
+fn run_line_chart_marked(
+    title: &str,
+    labels: (&str, &str),
+    lines: &[Line],
+    marks: &[Mark],
+) -> String {
+    let (x_label, y_label) = labels;
+    let points = || lines.iter().flat_map(|l| l.points.iter());
+    let x_max = points()
+        .map(|p| p.0)
         .chain(marks.iter().map(|m| m.x))
         .fold(1.0_f64, f64::max);
-    let y_top = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|p| p.1))
-        .fold(0.0_f64, f64::max);
+    let y_top = points().map(|p| p.1).fold(0.0_f64, f64::max);
     let y_max = y_range(y_top);
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
     let mut out = String::new();
     frame(
         &mut out,
@@ -249,44 +298,18 @@ pub fn line_chart_marked(
             y_label,
             y_max,
             x_max,
-            series: series.len(),
+            series: lines.len(),
         },
     );
-    for (i, (label, points)) in series.iter().enumerate() {
-        if points.is_empty() {
-            continue;
-        }
-        let mut d = String::new();
-        for (j, (x, y)) in points.iter().enumerate() {
-            let px = LEFT + x / x_max * plot_w;
-            let py = TOP + plot_h - y / y_max * plot_h;
-            let _ = write!(d, "{}{px:.1},{py:.1}", if j == 0 { "M" } else { " L" });
-        }
-        let _ = write!(
-            out,
-            r#"<path class="series" d="{d}" fill="none" stroke="{}" stroke-width="1.5"{}><title>{}</title></path>"#,
-            PALETTE[i % PALETTE.len()],
-            dash(i),
-            esc(label)
-        ); // A line needs two points: a series of one or two (a database size sampled every
-        // few seconds in a short step) gets a dot at each, or it would not show.
-        if points.len() < MARKED_POINTS {
-            for (x, y) in points {
-                let _ = write!(
-                    out,
-                    r#"<circle class="point" cx="{:.1}" cy="{:.1}" r="3" fill="{}"><title>{}: {}</title></circle>"#,
-                    LEFT + x / x_max * plot_w,
-                    TOP + plot_h - y / y_max * plot_h,
-                    PALETTE[i % PALETTE.len()],
-                    esc(label),
-                    trim(*y)
-                );
-            }
-        }
+    for line in lines.iter().filter(|l| !l.points.is_empty()) {
+        write_line(&mut out, line, x_max, y_max);
     }
     draw_marks(&mut out, marks, x_max);
-    let labels: Vec<&str> = series.iter().map(|(l, _)| *l).collect();
-    legend(&mut out, &labels);
+    let entries: Vec<(&str, usize, bool)> = lines
+        .iter()
+        .map(|l| (l.label.as_str(), l.run, l.second))
+        .collect();
+    legend(&mut out, &entries);
     out.push_str("</svg>");
     out
 }
@@ -301,12 +324,52 @@ fn draw_marks(out: &mut String, marks: &[Mark], x_max: f64) {
         let ty = TOP + 10.0 + if i % 2 == 0 { 0.0 } else { 12.0 };
         let _ = write!(
             out,
-            r##"<g class="mark"><line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#333" stroke-width="1" stroke-dasharray="4 3"/><text x="{:.1}" y="{ty:.1}" font-size="10">{}</text><title>{}</title></g>"##,
+            r##"<g class="mark"><line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="currentColor" stroke-width="1" stroke-dasharray="4 3"/><text x="{:.1}" y="{ty:.1}" font-size="10" fill="currentColor">{}</text><title>{}</title></g>"##,
             TOP + plot_h,
             px + 3.0,
             esc(&m.label),
             esc(&m.label)
         );
+    }
+}
+
+/// One line of a line chart scaled to `x_max` and `y_max`.
+fn write_line(out: &mut String, line: &Line, x_max: f64, y_max: f64) {
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let at = |(x, y): (f64, f64)| (LEFT + x / x_max * plot_w, TOP + plot_h - y / y_max * plot_h);
+    let mut d = String::new();
+    for (j, p) in line.points.iter().enumerate() {
+        let (px, py) = at(*p);
+        let _ = write!(d, "{}{px:.1},{py:.1}", if j == 0 { "M" } else { " L" });
+    }
+    let colour = run_colour(line.run);
+    let (class, width) = if line.second {
+        (
+            format!(r#"series second" stroke-opacity="{BAND_OPACITY}"#),
+            "4",
+        )
+    } else {
+        ("series".to_string(), "1.5")
+    };
+    let _ = write!(
+        out,
+        r#"<path class="{class}" d="{d}" fill="none" stroke="{colour}" stroke-width="{width}"{}><title>{}</title></path>"#,
+        dash(line.run),
+        esc(&line.label)
+    );
+    // A line needs two points: a series of one or two (a database size sampled every few
+    // seconds in a short step) gets a dot at each, or it would not show.
+    if line.points.len() < MARKED_POINTS {
+        for p in &line.points {
+            let (cx, cy) = at(*p);
+            let _ = write!(
+                out,
+                r#"<circle class="point" cx="{cx:.1}" cy="{cy:.1}" r="3" fill="{colour}"><title>{}: {}</title></circle>"#,
+                esc(&line.label),
+                trim(p.1)
+            );
+        }
     }
 }
 
@@ -386,12 +449,17 @@ pub fn bar_chart(
     let cy = TOP + plot_h / 2.0;
     let _ = write!(
         out,
-        r##"<line x1="{LEFT}" y1="{b:.1}" x2="{r:.1}" y2="{b:.1}" stroke="#333"/><text x="14" y="{cy:.1}" font-size="11" text-anchor="middle" transform="rotate(-90 14 {cy:.1})">{}</text>"##,
+        r##"<line x1="{LEFT}" y1="{b:.1}" x2="{r:.1}" y2="{b:.1}" stroke="#333" class="axis"/><text x="14" y="{cy:.1}" font-size="11" text-anchor="middle" transform="rotate(-90 14 {cy:.1})">{}</text>"##,
         esc(y_label),
         b = TOP + plot_h,
         r = LEFT + plot_w,
     );
-    legend(&mut out, runs);
+    let entries: Vec<(&str, usize, bool)> = runs
+        .iter()
+        .enumerate()
+        .map(|(run, l)| (*l, run, false))
+        .collect();
+    legend(&mut out, &entries);
     if values.iter().flatten().flatten().any(|b| b.undecided) {
         hatch_legend(&mut out, runs.len(), &hatch);
     }
@@ -403,7 +471,7 @@ pub fn bar_chart(
 fn hatch_pattern(out: &mut String, hatch: &str) {
     let _ = write!(
         out,
-        r##"<defs><pattern id="{hatch}" patternUnits="userSpaceOnUse" width="6" height="6" patternTransform="rotate(45)"><rect width="6" height="6" fill="white" fill-opacity="0.55"/><line x1="0" y1="0" x2="0" y2="6" stroke="#555" stroke-width="2"/></pattern></defs>"##
+        r##"<defs><pattern id="{hatch}" patternUnits="userSpaceOnUse" width="6" height="6" patternTransform="rotate(45)"><rect width="6" height="6" fill="white" fill-opacity="0.55" class="hatch-bg"/><line x1="0" y1="0" x2="0" y2="6" stroke="#555" stroke-width="2" class="hatch-line"/></pattern></defs>"##
     );
 }
 
@@ -446,7 +514,7 @@ fn write_bar(out: &mut String, slot: &BarSlot, bar: &Bar, (run, cat): (&str, &st
         out,
         r#"<rect class="{class}" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{h:.1}" fill="{}" fill-opacity="{faded}"><title>{}: {} = {}{interval}{why}</title></rect>"#,
         slot.y_of(bar.value),
-        PALETTE[r % PALETTE.len()],
+        run_colour(r),
         esc(run),
         esc(cat),
         trim(bar.value)

@@ -436,17 +436,6 @@ pub(super) fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-/// A metric value: grouped when large, 3 significant digits otherwise.
-pub fn fmt_metric(v: f64) -> String {
-    if v.abs() >= 1000.0 {
-        group_f(v)
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
 /// `s` on one line: its lines trimmed and joined by spaces, blank ones dropped.
 pub fn one_line(s: &str) -> String {
     s.split('\n')

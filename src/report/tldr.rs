@@ -109,8 +109,7 @@ fn run_line(cmp: &Comparison, label: &str) -> TldrLine {
         .and_then(|d| {
             let named: Vec<&super::differs::Difference> = d
                 .setup
-                .differences
-                .iter()
+                .causes()
                 .filter(|x| x.area != super::differs::Area::Ibench && x.name != "--steps")
                 .collect();
             (!named.is_empty()).then(|| super::setup::names_text(&named, 3))
