@@ -9,7 +9,8 @@ mod common;
 use std::path::Path;
 
 use common::{fresh_dir, ibench, register_server, start_server};
-use ibench::replication::pair::{ReplicaMode, start_logging_primary, start_replica};
+use ibench::replication::ReplicaMode;
+use ibench::replication::pair::{start_logging_primary, start_replica};
 use ibench::results::metrics::Metric;
 use ibench::results::options::{QueryOn, ReplicaLoss};
 use ibench::results::replication::DbmsReplicationView;

@@ -13,6 +13,7 @@ pub(crate) mod mock;
 pub mod mysql;
 pub mod postgres;
 pub mod protocol;
+pub mod replication;
 pub(crate) mod server_conn;
 pub mod side;
 pub mod sqlite;
@@ -470,8 +471,6 @@ pub struct BackendDescriptor {
     pub kind: BackendKind,
     /// Its name in messages and docs.
     pub name: &'static str,
-    /// URL prefixes that choose it (lowercase).
-    pub schemes: &'static [&'static str],
     /// The DBMS runs inside ibench (no server process, no server-side metrics).
     pub embedded: bool,
     /// The DBMS keeps statistics worth saving per step (`stats/<step>.json`).
@@ -492,7 +491,6 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
     BackendDescriptor {
         kind: BackendKind::Sqlite,
         name: "SQLite",
-        schemes: &["sqlite:"],
         embedded: true,
         server_statistics: false,
         engines: &[],
@@ -503,7 +501,6 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
     BackendDescriptor {
         kind: BackendKind::Postgres,
         name: "PostgreSQL",
-        schemes: &["postgres://", "postgresql://"],
         embedded: false,
         server_statistics: true,
         engines: &[],
@@ -514,7 +511,6 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
     BackendDescriptor {
         kind: BackendKind::Mysql,
         name: "MySQL",
-        schemes: &["mysql://", "mariadb://"],
         embedded: false,
         server_statistics: true,
         engines: &[Engine::Innodb, Engine::Rocksdb],
@@ -553,7 +549,7 @@ fn by_scheme(url: &str) -> Option<&'static BackendDescriptor> {
     };
     BACKENDS
         .iter()
-        .find(|d| d.schemes.iter().any(|s| lower.starts_with(s)))
+        .find(|d| d.schemes().iter().any(|s| lower.starts_with(s)))
 }
 
 /// Check a matrix cell's options against the backend its URL names, as a run checks them
@@ -565,6 +561,12 @@ pub fn validate_options(opts: &RunOptions) -> Result<(), OptionsError> {
 }
 
 impl BackendDescriptor {
+    /// URL prefixes that choose it (lowercase): its family's, from the one table
+    /// ([`BackendKind::schemes`]).
+    pub fn schemes(&self) -> &'static [&'static str] {
+        self.kind.schemes()
+    }
+
     /// Check the options that depend on the backend against this entry: `--engine` is one of
     /// its engines, `--profile-server` has a server process to profile, `--flavour` is one it
     /// serves. The error names the flag to fix.
@@ -575,7 +577,7 @@ impl BackendDescriptor {
             let schemes: Vec<&str> = BACKENDS
                 .iter()
                 .filter(|b| b.engines.contains(&engine))
-                .map(|b| b.schemes[0])
+                .map(|b| b.schemes()[0])
                 .collect();
             let schemes = schemes.join(" or ");
             return Err(OptionsError(format!(
@@ -598,11 +600,11 @@ impl BackendDescriptor {
                 "--flavour {} is not served by {} URLs ({}); use a {} URL or drop --flavour",
                 format!("{f:?}").to_lowercase(),
                 self.name,
-                self.schemes.join(", "),
+                self.schemes().join(", "),
                 BACKENDS
                     .iter()
                     .find(|b| b.flavours.contains(&f))
-                    .map_or("matching", |b| b.schemes[0])
+                    .map_or("matching", |b| b.schemes()[0])
             ))),
             _ => Ok(()),
         }

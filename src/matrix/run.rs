@@ -476,7 +476,7 @@ fn run_managed_cell(
 /// A cell's server; a MariaDB that a replica will follow writes a binary log.
 fn start_cell_server(
     spec: &ServerSpec,
-    replica: Option<replication::pair::ReplicaMode>,
+    replica: Option<replication::ReplicaMode>,
 ) -> Result<server::ServerHandle> {
     match (replica, spec.kind) {
         (Some(_), ServerKind::Mariadb) => replication::pair::start_logging_primary(spec),
@@ -507,7 +507,7 @@ fn stop_cell_servers(handle: &server::ServerHandle, dir: &Path) -> Result<()> {
 fn start_cell_replica(
     primary: &server::ServerHandle,
     spec: &ServerSpec,
-    mode: Option<replication::pair::ReplicaMode>,
+    mode: Option<replication::ReplicaMode>,
 ) -> Result<Option<String>> {
     let Some(mode) = mode else {
         return Ok(None);

@@ -7,3 +7,5 @@ pub mod heartbeat;
 pub mod pair;
 pub mod slot_watch;
 pub mod wal_keep;
+
+pub use crate::results::replication::ReplicaMode;

@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::bail;
 
 use crate::backend::{Conn, Driver};
+use crate::replication::heartbeat::Heartbeat;
 use crate::results::{self, RunRecord, Status, TimelineWriter};
 use crate::sampler::{self, Sampler};
 use crate::workload::plan::{Needs, StepPlan};
@@ -22,7 +23,11 @@ pub(super) fn run_steps(
     timeline: &mut TimelineWriter,
     run_file: &Path,
     record: &mut RunRecord,
-    (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
+    tools: (
+        &Sampler,
+        Option<&sampler::host_probe::HostProber>,
+        Option<&Heartbeat>,
+    ),
     observer: &mut dyn super::RunObserver,
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.
@@ -55,7 +60,7 @@ pub(super) fn run_steps(
             timeline,
             plan,
             u32::try_from(ordinal).unwrap_or(u32::MAX),
-            (sampler, prober),
+            tools,
         );
         let step_record = match step_record {
             Ok(r) => r,

@@ -16,6 +16,7 @@
 pub mod codec;
 pub mod config;
 mod login;
+pub mod replication;
 pub mod slot;
 mod transport;
 pub mod wire;
