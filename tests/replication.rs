@@ -50,8 +50,17 @@ fn run_with_replica(
     if primary.kind == ServerKind::Mariadb {
         common::use_engine(&mut o, Engine::Innodb);
     }
+    ibench::url::splits::start_counting();
+    let before = [&primary.url, &replica.url].map(|u| ibench::url::splits::of(u));
     let outcome = ibench::runner::run(o, vec!["test".into()], on_step)
         .unwrap_or_else(|e| panic!("run failed: {e:#}"));
+    // Each URL is read once per run: its text split once, into the run's typed targets.
+    let after = [&primary.url, &replica.url].map(|u| ibench::url::splits::of(u));
+    assert_eq!(
+        [after[0] - before[0], after[1] - before[1]],
+        [1, 1],
+        "the run split --url and --replica-url this often"
+    );
     ibench::results::read_run(&outcome.dir).expect("run.json reads back")
 }
 
@@ -166,7 +175,7 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
     let pair = (&primary, &sync);
     let (run, view) = measured(pair, "l.i0,l.x,l.i1,l.i2,qr100,qp100", QueryOn::Replica);
     let info = run.replica.as_ref().expect("the run records its replica");
-    assert_eq!(info.mode, "sync");
+    assert_eq!(info.mode.name(), "sync");
     assert_eq!(info.synchronous_commit.as_deref(), Some("remote_apply"));
     assert_eq!(info.version, info.primary_version);
     assert_eq!(run.options.query_on, QueryOn::Replica);
@@ -358,7 +367,7 @@ fn a_matrix_server_with_a_replica() {
     assert_eq!(run.options.query_on, QueryOn::Replica);
     assert_eq!(run.options.on_replica_loss, ReplicaLoss::Stop);
     let info = run.replica.expect("the cell measured its replica");
-    assert_eq!(info.mode, "sync");
+    assert_eq!(info.mode.name(), "sync");
     assert!(run.label.contains("sync replica"), "{}", run.label);
     assert!(run.steps[0].replication.is_some());
     assert!(
@@ -466,7 +475,7 @@ fn mariadb_semisync_replica() {
     let replica = replica_of(&primary, ReplicaMode::Semisync);
     let (run, view) = measured((&primary, &replica), "l.i0,l.x,l.i1,l.i2", QueryOn::Primary);
     let info = run.replica.as_ref().expect("the run records its replica");
-    assert_eq!(info.mode, "semisync");
+    assert_eq!(info.mode.name(), "semisync");
     assert!(
         view.as_ref()
             .is_some_and(|v| v.transactions_behind_max.is_some()
