@@ -139,14 +139,18 @@ pub mod splits {
 
     /// Count every split of a URL text from now on (for the process; tests only).
     pub fn start_counting() {
-        let mut map = SPLITS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = SPLITS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         map.get_or_insert_with(HashMap::new);
         ON.store(true, Ordering::SeqCst);
     }
 
     /// How often `text` was split since counting started.
     pub fn of(text: &str) -> usize {
-        let map = SPLITS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let map = SPLITS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         map.as_ref().and_then(|m| m.get(text)).copied().unwrap_or(0)
     }
 
@@ -154,7 +158,9 @@ pub mod splits {
         if !ON.load(Ordering::Relaxed) {
             return;
         }
-        let mut map = SPLITS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = SPLITS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(m) = map.as_mut() {
             *m.entry(text.to_string()).or_insert(0) += 1;
         }

@@ -291,7 +291,7 @@ fn finished_before(previous: Option<&CellState>, def: &serde_json::Value, dir: &
         && let Some(inst) = &p.instance_dir
         && inst.join(server::HANDLE_FILE).exists()
     {
-        let _ = server::stop(inst);
+        let _ = replication::pair::stop_pair(inst);
         let _ = std::fs::remove_dir_all(inst);
     }
     false
@@ -423,7 +423,7 @@ fn run_managed_cell(
     let config_file = write_cell_config(config, *kind, dir)?;
     let inst = instance_dir(cell);
     if inst.exists() {
-        let _ = server::stop(&inst);
+        let _ = replication::pair::stop_pair(&inst);
         let _ = std::fs::remove_dir_all(&inst);
     }
     state.instance_dir = Some(inst.clone());
@@ -488,7 +488,7 @@ fn start_cell_server(
 /// their instance dirs once stopped.
 fn stop_cell_servers(handle: &server::ServerHandle, dir: &Path) -> Result<()> {
     let replicas = replication::pair::replicas_of(&handle.dir);
-    let stopped = server::stop(&handle.dir);
+    let stopped = replication::pair::stop_pair(&handle.dir).map(|_| ());
     keep_server_files(&handle.dir, &dir.join("server"));
     for r in &replicas {
         keep_server_files(r, &dir.join("replica-server"));
@@ -516,7 +516,7 @@ fn start_cell_replica(
     dir.push("-r");
     let dir = PathBuf::from(dir);
     if dir.exists() {
-        let _ = server::stop(&dir);
+        let _ = replication::pair::stop_pair(&dir);
         let _ = std::fs::remove_dir_all(&dir);
     }
     let replica_spec = ServerSpec {

@@ -6,6 +6,7 @@ pub(crate) mod data_copy;
 pub mod heartbeat;
 pub mod pair;
 pub mod slot_watch;
+pub mod stop;
 pub mod wal_keep;
 
 pub use crate::results::replication::ReplicaMode;
