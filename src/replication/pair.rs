@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::wal_keep::SlotKeep;
 use crate::backend::link::{SqlLink, column};
+use crate::backend::postgres::major_of_version;
 use crate::results::replication::ReplicaMode;
 use crate::server::{
     RunAs, ServerHandle, ServerKind, ServerSpec, choose_port, command, first_line, mariadb,
@@ -175,7 +176,7 @@ pub fn start_replica_keeping(
     check_mode(mode, spec.kind)?;
     if spec.kind == ServerKind::Postgres
         && let Some(warning) =
-            super::wal_keep::check(pg_major(&primary.version).unwrap_or(u32::MAX), keep)?
+            super::wal_keep::check(major_of_version(&primary.version).unwrap_or(u32::MAX), keep)?
     {
         crate::say!("{warning}");
     }
@@ -334,8 +335,8 @@ fn start_postgres(
 ) -> Result<(ServerHandle, String)> {
     let bindir = postgres::find_bindir(Some(spec.bindir.as_deref().unwrap_or(&primary.bindir)))?;
     let version = postgres::version(&bindir)?;
-    let major = pg_major(&version).unwrap_or(0);
-    let primary_major = pg_major(&primary.version).unwrap_or(0);
+    let major = major_of_version(&version).unwrap_or(0);
+    let primary_major = major_of_version(&primary.version).unwrap_or(0);
     if major != primary_major {
         bail!(
             "the replica's PostgreSQL ({version}, --bindir {}) is not the primary's major version ({}): a standby streams from its own major only; pass the primary's --bindir {} (or omit --bindir)",
@@ -437,14 +438,6 @@ fn copy_primary(
         run_as,
     )?;
     Ok(password_file)
-}
-
-/// The major version of a `postgres --version` line (`postgres (PostgreSQL) 15.14 (Debian…)`
-/// is 15; `10.23` is 10).
-fn pg_major(version: &str) -> Option<u32> {
-    version
-        .split_whitespace()
-        .find_map(|w| w.split('.').next()?.parse::<u32>().ok())
 }
 
 /// `pg_basebackup` of the primary into `DIR/data`, creating the replication slot `slot`.
@@ -807,10 +800,10 @@ mod tests {
     #[test]
     fn versions_are_read_from_the_version_lines() {
         assert_eq!(
-            pg_major("postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)"),
+            major_of_version("postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)"),
             Some(15)
         );
-        assert_eq!(pg_major("postgres (PostgreSQL) 10.23"), Some(10));
+        assert_eq!(major_of_version("postgres (PostgreSQL) 10.23"), Some(10));
         assert_eq!(
             mariadb_version("mariadbd Ver 10.11.14-MariaDB-0+deb12u2 for debian-linux-gnu"),
             (10, 11, 14)

@@ -304,7 +304,7 @@ mod tests {
             connections,
             StepName::LoadInitial,
             &mut timeline,
-            ProgressMode::Quiet,
+            (ProgressMode::Quiet, None),
         );
         assert_eq!(driven.finished.len(), 1, "the connection's record is kept");
         let err = driven.finished[0].result.as_ref().unwrap_err().to_string();
