@@ -50,17 +50,8 @@ fn run_with_replica(
     if primary.kind == ServerKind::Mariadb {
         common::use_engine(&mut o, Engine::Innodb);
     }
-    ibench::url::splits::start_counting();
-    let before = [&primary.url, &replica.url].map(|u| ibench::url::splits::of(u));
     let outcome = ibench::runner::run(o, vec!["test".into()], on_step)
         .unwrap_or_else(|e| panic!("run failed: {e:#}"));
-    // Each URL is read once per run: its text split once, into the run's typed targets.
-    let after = [&primary.url, &replica.url].map(|u| ibench::url::splits::of(u));
-    assert_eq!(
-        [after[0] - before[0], after[1] - before[1]],
-        [1, 1],
-        "the run split --url and --replica-url this often"
-    );
     ibench::results::read_run(&outcome.dir).expect("run.json reads back")
 }
 
@@ -72,7 +63,17 @@ fn measured(
     query_on: QueryOn,
 ) -> (RunRecord, Option<DbmsReplicationView>) {
     let tag = format!("rep-{}-{}", pair.0.kind, pair.1.port);
+    ibench::url::splits::start_counting();
+    let urls = [&pair.0.url, &pair.1.url];
+    let before = urls.map(|u| ibench::url::splits::of(u));
     let run = run_with_replica(pair, steps, &tag, query_on, &mut |_| {});
+    // Each URL is read once per run: its text split once, into the run's typed targets.
+    let after = urls.map(|u| ibench::url::splits::of(u));
+    assert_eq!(
+        [after[0] - before[0], after[1] - before[1]],
+        [1, 1],
+        "the run split --url and --replica-url this often"
+    );
     check_measured(&run, &run_dir(&run));
     let view = step(&run, "l.i1").replication.as_ref();
     let view = view.and_then(|r| r.dbms.clone());

@@ -393,6 +393,28 @@ pub fn transactions_behind(primary: &str, replica: &str) -> u64 {
 mod tests {
     use super::*;
 
+    /// `run.json`'s `replica.mode` reads and writes as the text it always was, and a
+    /// recorded run loads with it.
+    #[test]
+    fn the_mode_is_written_as_before_and_old_runs_load() {
+        for name in ["async", "sync", "semisync"] {
+            let json = format!(
+                r#"{{"url":"u","version":"v","primary_version":"p","mode":"{name}","heartbeat_interval_ms":100}}"#
+            );
+            let info: ReplicaInfo = serde_json::from_str(&json).unwrap();
+            assert_eq!(info.mode.name(), name);
+            assert_eq!(ReplicaMode::of_name(name), Some(info.mode));
+            assert_eq!(serde_json::to_string(&info).unwrap(), json);
+        }
+        let bad = r#"{"url":"u","version":"v","primary_version":"p","mode":"other","heartbeat_interval_ms":1}"#;
+        assert!(serde_json::from_str::<ReplicaInfo>(bad).is_err());
+        let fixture =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mariadb-replica");
+        let run = crate::results::read_run(&fixture).unwrap();
+        assert_eq!(run.replica.map(|r| r.mode), Some(ReplicaMode::Async));
+        assert_eq!(mode_name(None), NO_REPLICA);
+    }
+
     #[test]
     fn lag_figures_take_the_nearest_rank() {
         assert_eq!(lag_figures(&[]), (None, None, None));
