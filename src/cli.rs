@@ -312,8 +312,8 @@ pub struct ServerStartArgs {
 
 impl ServerStartArgs {
     /// The replica mode the flags ask for (`async` without --sync or --semisync).
-    pub fn replica_mode(&self) -> crate::replication::pair::ReplicaMode {
-        use crate::replication::pair::ReplicaMode;
+    pub fn replica_mode(&self) -> crate::replication::ReplicaMode {
+        use crate::replication::ReplicaMode;
         match (self.sync, self.semisync) {
             (true, _) => ReplicaMode::Sync,
             (_, true) => ReplicaMode::Semisync,

@@ -287,7 +287,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Server(ServerCommand::Stop { dir, remove }) => {
-            let left = server::instances::stop(&dir, remove)?;
+            let left = replication::stop::stop(&dir, remove)?;
             crate::say!("{left}");
             Ok(ExitCode::SUCCESS)
         }
@@ -299,7 +299,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                 );
             }
             console::print_out(&server::instances::render(&running))?;
-            for note in server::instances::slot_notes(&running) {
+            for note in replication::stop::slot_notes(&running) {
                 crate::say!("note: {note}");
             }
             Ok(ExitCode::SUCCESS)

@@ -34,6 +34,7 @@ impl<'a> UrlParts<'a> {
     /// (`postgres://u:S3c?x=retPW@host/db`), as libpq reads it (the first `@` before a `/`):
     /// the host and query then hold no part of the password.
     pub fn parse(url: &'a str) -> Option<UrlParts<'a>> {
+        splits::count(url);
         let scheme_end = url.find("://")? + 3;
         let rest = &url[scheme_end..];
         let userinfo_end = rest
@@ -122,6 +123,47 @@ impl<'a> UrlParts<'a> {
             out.push_str(&params.join("&"));
         }
         out
+    }
+}
+
+/// How often each URL text was split, once counting is on: what a test reads to hold "a
+/// run splits each of its URLs once" ([`splits::start_counting`], [`splits::of`]). Off, the
+/// count costs one atomic load per split.
+pub mod splits {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static ON: AtomicBool = AtomicBool::new(false);
+    static SPLITS: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+
+    /// Count every split of a URL text from now on (for the process; tests only).
+    pub fn start_counting() {
+        let mut map = SPLITS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.get_or_insert_with(HashMap::new);
+        ON.store(true, Ordering::SeqCst);
+    }
+
+    /// How often `text` was split since counting started.
+    pub fn of(text: &str) -> usize {
+        let map = SPLITS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.as_ref().and_then(|m| m.get(text)).copied().unwrap_or(0)
+    }
+
+    pub(super) fn count(text: &str) {
+        if !ON.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut map = SPLITS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(m) = map.as_mut() {
+            *m.entry(text.to_string()).or_insert(0) += 1;
+        }
     }
 }
 

@@ -9,7 +9,8 @@ mod common;
 use std::path::Path;
 
 use common::{fresh_dir, ibench, register_server, start_server};
-use ibench::replication::pair::{ReplicaMode, start_logging_primary, start_replica};
+use ibench::replication::ReplicaMode;
+use ibench::replication::pair::{start_logging_primary, start_replica};
 use ibench::results::metrics::Metric;
 use ibench::results::options::{QueryOn, ReplicaLoss};
 use ibench::results::replication::DbmsReplicationView;
@@ -62,7 +63,17 @@ fn measured(
     query_on: QueryOn,
 ) -> (RunRecord, Option<DbmsReplicationView>) {
     let tag = format!("rep-{}-{}", pair.0.kind, pair.1.port);
+    ibench::url::splits::start_counting();
+    let urls = [&pair.0.url, &pair.1.url];
+    let before = urls.map(|u| ibench::url::splits::of(u));
     let run = run_with_replica(pair, steps, &tag, query_on, &mut |_| {});
+    // Each URL is read once per run: its text split once, into the run's typed targets.
+    let after = urls.map(|u| ibench::url::splits::of(u));
+    assert_eq!(
+        [after[0] - before[0], after[1] - before[1]],
+        [1, 1],
+        "the run split --url and --replica-url this often"
+    );
     check_measured(&run, &run_dir(&run));
     let view = step(&run, "l.i1").replication.as_ref();
     let view = view.and_then(|r| r.dbms.clone());
@@ -165,7 +176,7 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
     let pair = (&primary, &sync);
     let (run, view) = measured(pair, "l.i0,l.x,l.i1,l.i2,qr100,qp100", QueryOn::Replica);
     let info = run.replica.as_ref().expect("the run records its replica");
-    assert_eq!(info.mode, "sync");
+    assert_eq!(info.mode.name(), "sync");
     assert_eq!(info.synchronous_commit.as_deref(), Some("remote_apply"));
     assert_eq!(info.version, info.primary_version);
     assert_eq!(run.options.query_on, QueryOn::Replica);
@@ -357,7 +368,7 @@ fn a_matrix_server_with_a_replica() {
     assert_eq!(run.options.query_on, QueryOn::Replica);
     assert_eq!(run.options.on_replica_loss, ReplicaLoss::Stop);
     let info = run.replica.expect("the cell measured its replica");
-    assert_eq!(info.mode, "sync");
+    assert_eq!(info.mode.name(), "sync");
     assert!(run.label.contains("sync replica"), "{}", run.label);
     assert!(run.steps[0].replication.is_some());
     assert!(
@@ -465,7 +476,7 @@ fn mariadb_semisync_replica() {
     let replica = replica_of(&primary, ReplicaMode::Semisync);
     let (run, view) = measured((&primary, &replica), "l.i0,l.x,l.i1,l.i2", QueryOn::Primary);
     let info = run.replica.as_ref().expect("the run records its replica");
-    assert_eq!(info.mode, "semisync");
+    assert_eq!(info.mode.name(), "semisync");
     assert!(
         view.as_ref()
             .is_some_and(|v| v.transactions_behind_max.is_some()

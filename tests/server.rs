@@ -19,7 +19,7 @@ impl Guard {
     /// Stop through the free function (as another process would) and disarm the guard.
     fn stop_by_dir(mut self) -> ServerHandle {
         let handle = self.0.take().unwrap();
-        server::stop(&handle.dir).unwrap();
+        ibench::replication::pair::stop_pair(&handle.dir).unwrap();
         handle
     }
 }

@@ -10,27 +10,7 @@ use super::mysql::wire::MyWire;
 use super::postgres::config::PgConfig;
 use super::postgres::wire::PgWire;
 use super::wire::TextResult;
-
-/// Which protocol a URL speaks, by its scheme.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LinkKind {
-    /// `postgres://` or `postgresql://`.
-    Postgres,
-    /// `mysql://` or `mariadb://`.
-    Mysql,
-}
-
-impl LinkKind {
-    /// The protocol of `url`, `None` for another scheme (SQLite, an unknown one).
-    pub fn of_url(url: &str) -> Option<LinkKind> {
-        let scheme = url.split_once("://")?.0.to_ascii_lowercase();
-        match scheme.as_str() {
-            "postgres" | "postgresql" => Some(LinkKind::Postgres),
-            "mysql" | "mariadb" => Some(LinkKind::Mysql),
-            _ => None,
-        }
-    }
-}
+use crate::results::target::BackendKind;
 
 /// One open text-SQL connection.
 pub enum SqlLink {
@@ -45,12 +25,12 @@ impl SqlLink {
     /// `connect_timeout`. The error is one line, with the URL's password masked.
     pub fn connect(url: &str, connect_timeout: Duration) -> Result<SqlLink, String> {
         let shown = crate::url::redact_url(url);
-        let kind = LinkKind::of_url(url)
-            .ok_or_else(|| format!("{shown} is not a postgres:// or mysql:// URL"))?;
+        let kind = BackendKind::of_url(url).filter(|k| *k != BackendKind::Sqlite);
+        let kind = kind.ok_or_else(|| format!("{shown} is not a postgres:// or mysql:// URL"))?;
         let resolved =
             crate::url::resolve_password(url, None).map_err(|e| format!("{shown}: {e}"))?;
         match kind {
-            LinkKind::Postgres => {
+            BackendKind::Postgres => {
                 let mut config =
                     PgConfig::from_url(&resolved).map_err(|e| format!("{shown}: {e}"))?;
                 config.connect_timeout = Some(connect_timeout);
@@ -58,7 +38,7 @@ impl SqlLink {
                     PgWire::connect(&config).map_err(|e| format!("cannot reach {shown}: {e}"))?;
                 Ok(SqlLink::Postgres(Box::new(wire)))
             }
-            LinkKind::Mysql => {
+            _ => {
                 let mut config =
                     MyConfig::from_url(&resolved).map_err(|e| format!("{shown}: {e}"))?;
                 config.connect_timeout = Some(connect_timeout);
@@ -66,14 +46,6 @@ impl SqlLink {
                     MyWire::connect(&config).map_err(|e| format!("cannot reach {shown}: {e}"))?;
                 Ok(SqlLink::Mysql(Box::new(wire)))
             }
-        }
-    }
-
-    /// The protocol of this link.
-    pub fn kind(&self) -> LinkKind {
-        match self {
-            SqlLink::Postgres(_) => LinkKind::Postgres,
-            SqlLink::Mysql(_) => LinkKind::Mysql,
         }
     }
 
@@ -116,16 +88,6 @@ pub fn column<'a>(row: &'a [(String, Option<String>)], name: &str) -> Option<&'a
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_scheme_picks_the_protocol() {
-        assert_eq!(
-            LinkKind::of_url("postgres://u@h/db"),
-            Some(LinkKind::Postgres)
-        );
-        assert_eq!(LinkKind::of_url("mariadb://u@h/db"), Some(LinkKind::Mysql));
-        assert_eq!(LinkKind::of_url("sqlite:x.db"), None);
-    }
 
     #[test]
     fn a_column_is_found_by_name() {

@@ -14,6 +14,7 @@ pub mod mysql;
 pub mod postgres;
 pub mod promote;
 pub mod protocol;
+pub mod replication;
 pub(crate) mod server_conn;
 pub mod side;
 pub mod sqlite;
@@ -503,8 +504,6 @@ pub struct BackendDescriptor {
     pub kind: BackendKind,
     /// Its name in messages and docs.
     pub name: &'static str,
-    /// URL prefixes that choose it (lowercase).
-    pub schemes: &'static [&'static str],
     /// The DBMS runs inside ibench (no server process, no server-side metrics).
     pub embedded: bool,
     /// The DBMS keeps statistics worth saving per step (`stats/<step>.json`).
@@ -525,7 +524,6 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
     BackendDescriptor {
         kind: BackendKind::Sqlite,
         name: "SQLite",
-        schemes: &["sqlite:"],
         embedded: true,
         server_statistics: false,
         engines: &[],
@@ -536,7 +534,6 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
     BackendDescriptor {
         kind: BackendKind::Postgres,
         name: "PostgreSQL",
-        schemes: &["postgres://", "postgresql://"],
         embedded: false,
         server_statistics: true,
         engines: &[],
@@ -547,7 +544,6 @@ pub static BACKENDS: [BackendDescriptor; 3] = [
     BackendDescriptor {
         kind: BackendKind::Mysql,
         name: "MySQL",
-        schemes: &["mysql://", "mariadb://"],
         embedded: false,
         server_statistics: true,
         engines: &[Engine::Innodb, Engine::Rocksdb],
@@ -586,7 +582,7 @@ fn by_scheme(url: &str) -> Option<&'static BackendDescriptor> {
     };
     BACKENDS
         .iter()
-        .find(|d| d.schemes.iter().any(|s| lower.starts_with(s)))
+        .find(|d| d.schemes().iter().any(|s| lower.starts_with(s)))
 }
 
 /// Check a matrix cell's options against the backend its URL names, as a run checks them
@@ -598,6 +594,12 @@ pub fn validate_options(opts: &RunOptions) -> Result<(), OptionsError> {
 }
 
 impl BackendDescriptor {
+    /// URL prefixes that choose it (lowercase): its family's, from the one table
+    /// ([`BackendKind::schemes`]).
+    pub fn schemes(&self) -> &'static [&'static str] {
+        self.kind.schemes()
+    }
+
     /// Check the options that depend on the backend against this entry: `--engine` is one of
     /// its engines, `--profile-server` has a server process to profile, `--flavour` is one it
     /// serves. The error names the flag to fix.
@@ -608,7 +610,7 @@ impl BackendDescriptor {
             let schemes: Vec<&str> = BACKENDS
                 .iter()
                 .filter(|b| b.engines.contains(&engine))
-                .map(|b| b.schemes[0])
+                .map(|b| b.schemes()[0])
                 .collect();
             let schemes = schemes.join(" or ");
             return Err(OptionsError(format!(
@@ -631,11 +633,11 @@ impl BackendDescriptor {
                 "--flavour {} is not served by {} URLs ({}); use a {} URL or drop --flavour",
                 format!("{f:?}").to_lowercase(),
                 self.name,
-                self.schemes.join(", "),
+                self.schemes().join(", "),
                 BACKENDS
                     .iter()
                     .find(|b| b.flavours.contains(&f))
-                    .map_or("matching", |b| b.schemes[0])
+                    .map_or("matching", |b| b.schemes()[0])
             ))),
             _ => Ok(()),
         }

@@ -3,8 +3,16 @@
 //! record it and the host the sampler looks for. Drivers are built from this value, never
 //! from URL text.
 
+use std::time::Duration;
+
+use super::link::SqlLink;
+use super::mysql::replication::MY_REPLICATION;
+use super::mysql::wire::MyWire;
 use super::mysql::{MySettings, MysqlDriver};
+use super::postgres::replication::PG_REPLICATION;
+use super::postgres::wire::PgWire;
 use super::postgres::{PgSettings, PostgresDriver};
+use super::replication::ReplicaLink;
 use super::sqlite::{SqliteDriver, SqliteSettings};
 use super::{BackendDescriptor, Driver, DriverOptions, descriptor_of};
 use crate::results::options::{OptionsError, RunOptions};
@@ -26,12 +34,15 @@ pub enum Settings {
 }
 
 /// The database a run connects to, built once by [`ConnectTarget::parse`].
+#[derive(Clone)]
 pub struct ConnectTarget {
     descriptor: &'static BackendDescriptor,
     settings: Settings,
     options: DriverOptions,
     /// The URL as given with its password masked (what `run.json`'s options record).
     pub redacted_url: String,
+    /// The URL as messages show it (masked as `url::redact_url` masks it).
+    pub shown_url: String,
     /// The URL's first host (`""` for a Unix socket, none given, or SQLite).
     pub host: String,
 }
@@ -70,6 +81,7 @@ impl ConnectTarget {
                 settings: Settings::Mock(url.text.to_string()),
                 options,
                 redacted_url: url.redacted(),
+                shown_url: url.masked(),
                 host: String::new(),
             });
         }
@@ -80,6 +92,7 @@ impl ConnectTarget {
             settings: (descriptor.read)(url)?,
             options,
             redacted_url: url.redacted(),
+            shown_url: url.masked(),
             host: url.host(),
         })
     }
@@ -92,6 +105,34 @@ impl ConnectTarget {
     /// The family's parsed settings.
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// A connection for the replication's statements ([`ReplicaLink`]), the login bounded by
+    /// `connect_timeout`. The error is one line, with the URL's password masked.
+    pub fn replica_link(&self, connect_timeout: Duration) -> Result<ReplicaLink, String> {
+        let shown = &self.shown_url;
+        let reach = |e: &dyn std::fmt::Display| format!("cannot reach {shown}: {e}");
+        match &self.settings {
+            Settings::Postgres(s) => {
+                let mut config = s.config.clone();
+                config.connect_timeout = Some(connect_timeout);
+                let wire = PgWire::connect(&config).map_err(|e| reach(&e))?;
+                Ok(ReplicaLink::new(
+                    SqlLink::Postgres(Box::new(wire)),
+                    &PG_REPLICATION,
+                ))
+            }
+            Settings::Mysql(s) => {
+                let mut config = s.config.clone();
+                config.connect_timeout = Some(connect_timeout);
+                let wire = MyWire::connect(&config).map_err(|e| reach(&e))?;
+                Ok(ReplicaLink::new(
+                    SqlLink::Mysql(Box::new(wire)),
+                    &MY_REPLICATION,
+                ))
+            }
+            _ => Err(format!("{shown} is not a postgres:// or mysql:// URL")),
+        }
     }
 
     /// The driver of this target. Does not connect yet.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use serde::Deserialize;
 
+use crate::results::replication::{NO_REPLICA, ReplicaMode};
 use crate::results::target::Engine;
 
 /// The whole file, every entry read into its type (in file order).
@@ -94,7 +95,7 @@ pub struct ServerEntry {
     /// Attach a private replica to each cell's server and measure it (`--replica-url`):
     /// `async` or `sync` (PostgreSQL), `async` or `semisync` (MariaDB; its primary then
     /// writes a binary log). docs/replication.md.
-    pub replica: Option<crate::replication::pair::ReplicaMode>,
+    pub replica: Option<crate::replication::ReplicaMode>,
 }
 
 /// `[configs.NAME]`
@@ -421,7 +422,7 @@ fn replica_axis(path: &Path, name: &str, v: &toml::Value) -> Result<Vec<(String,
                 format!("{mode} is not a mode's name; {fix}"),
             ));
         };
-        if !["none", "async", "sync", "semisync"].contains(&mode) {
+        if mode != NO_REPLICA && ReplicaMode::of_name(mode).is_none() {
             return Err(entry_error(
                 path,
                 &entry,
@@ -438,7 +439,7 @@ fn replica_axis(path: &Path, name: &str, v: &toml::Value) -> Result<Vec<(String,
         }
         let mut table = v.clone();
         if let Some(t) = table.as_table_mut() {
-            if mode == "none" {
+            if mode == NO_REPLICA {
                 t.remove("replica");
             } else {
                 t.insert("replica".to_string(), toml::Value::String(mode.to_string()));

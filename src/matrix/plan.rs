@@ -29,7 +29,7 @@ pub enum ServerSource {
         init_args: Vec<String>,
         /// A private replica attached to each cell's server, and how it follows.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        replica: Option<crate::replication::pair::ReplicaMode>,
+        replica: Option<crate::replication::ReplicaMode>,
     },
     /// A server ibench does not manage.
     Url {

@@ -306,7 +306,7 @@ pub(super) fn finished_before(
         && let Some(inst) = &p.instance_dir
         && inst.join(server::HANDLE_FILE).exists()
     {
-        let _ = server::stop(inst);
+        let _ = replication::pair::stop_pair(inst);
         let _ = std::fs::remove_dir_all(inst);
     }
     false
@@ -432,7 +432,7 @@ fn run_managed_cell(
     let config_file = write_cell_config(config, *kind, dir)?;
     let inst = duet.map_or_else(|| instance_dir(cell), |d| d.instance_dir());
     if inst.exists() {
-        let _ = server::stop(&inst);
+        let _ = replication::pair::stop_pair(&inst);
         let _ = std::fs::remove_dir_all(&inst);
     }
     state.instance_dir = Some(inst.clone());
@@ -493,7 +493,7 @@ fn run_managed_cell(
 /// A cell's server; a MariaDB that a replica will follow writes a binary log.
 fn start_cell_server(
     spec: &ServerSpec,
-    replica: Option<replication::pair::ReplicaMode>,
+    replica: Option<replication::ReplicaMode>,
 ) -> Result<server::ServerHandle> {
     match (replica, spec.kind) {
         (Some(_), ServerKind::Mariadb) => replication::pair::start_logging_primary(spec),
@@ -505,7 +505,7 @@ fn start_cell_server(
 /// their instance dirs once stopped.
 fn stop_cell_servers(handle: &server::ServerHandle, dir: &Path) -> Result<()> {
     let replicas = replication::pair::replicas_of(&handle.dir);
-    let stopped = server::stop(&handle.dir);
+    let stopped = replication::pair::stop_pair(&handle.dir).map(|_| ());
     keep_server_files(&handle.dir, &dir.join("server"));
     for r in &replicas {
         keep_server_files(r, &dir.join("replica-server"));
@@ -524,7 +524,7 @@ fn stop_cell_servers(handle: &server::ServerHandle, dir: &Path) -> Result<()> {
 fn start_cell_replica(
     primary: &server::ServerHandle,
     spec: &ServerSpec,
-    mode: Option<replication::pair::ReplicaMode>,
+    mode: Option<replication::ReplicaMode>,
 ) -> Result<Option<String>> {
     let Some(mode) = mode else {
         return Ok(None);
@@ -533,7 +533,7 @@ fn start_cell_replica(
     dir.push("-r");
     let dir = PathBuf::from(dir);
     if dir.exists() {
-        let _ = server::stop(&dir);
+        let _ = replication::pair::stop_pair(&dir);
         let _ = std::fs::remove_dir_all(&dir);
     }
     let replica_spec = ServerSpec {

@@ -118,7 +118,7 @@ pub(super) fn plan_server(
                     &entry,
                     format!(
                         "every cell of a {} server would share {url} (shards running at once collide, and each cell starts from the last one's tables); give each cell its own file: url = \"{}DIR/{CELL_PLACEHOLDER}.db\"",
-                        backend.name, backend.schemes[0]
+                        backend.name, backend.schemes()[0]
                     ),
                 ));
             }
@@ -199,7 +199,7 @@ fn managed_source(src: &Source, entry: &str, s: &ServerEntry) -> Result<(ServerS
     }
     let engine = s.engine.unwrap_or_default();
     if let Some(mode) = s.replica
-        && let Err(e) = mode.check_for(kind)
+        && let Err(e) = crate::replication::pair::check_mode(mode, kind)
     {
         return Err(src.err(
             entry,

@@ -6,37 +6,14 @@
 
 use std::time::Duration;
 
-use crate::backend::DriverOptions;
-use crate::backend::link::{LinkKind, SqlLink, column};
+use crate::backend::replication::ReplicaLink;
 use crate::backend::target::ConnectTarget;
-use crate::results::replication::{StepReplication, parse_lsn};
+use crate::results::replication::{ReplayPosition, StepReplication, bytes_between};
 use crate::sampler::locate::{ServerClaim, locate};
 use crate::sampler::{TreeReading, procfs, read_tree};
 
 /// The login timeout of the link that reads the replay position.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Where the replica has replayed to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ReplayPosition {
-    /// PostgreSQL: `pg_last_wal_replay_lsn()` as a byte position.
-    Lsn(u64),
-    /// MariaDB: `Relay_Master_Log_File` and `Exec_Master_Log_Pos` (a byte offset into the
-    /// primary's binary log file).
-    Binlog(String, u64),
-}
-
-/// Bytes replayed between two positions; `None` when they cannot be compared (a MariaDB
-/// binary log that rotated to another file between them) or went backwards.
-pub fn bytes_between(before: &ReplayPosition, after: &ReplayPosition) -> Option<u64> {
-    match (before, after) {
-        (ReplayPosition::Lsn(a), ReplayPosition::Lsn(b)) => b.checked_sub(*a),
-        (ReplayPosition::Binlog(fa, a), ReplayPosition::Binlog(fb, b)) if fa == fb => {
-            b.checked_sub(*a)
-        }
-        _ => None,
-    }
-}
 
 /// The replica at one moment: its process tree and its replay position, each when readable.
 #[derive(Clone, Debug, Default)]
@@ -49,17 +26,16 @@ pub struct ApplyMark {
 pub struct ApplyProbe {
     /// The replica's main process on this host, or why it cannot be read here.
     pid: Result<u32, String>,
-    url: String,
-    link: Option<SqlLink>,
+    /// The replica (`--replica-url` read once, by the run's shape).
+    target: ConnectTarget,
+    link: Option<ReplicaLink>,
 }
 
 impl ApplyProbe {
-    /// Find the replica at `replica_url`'s process as the sampler finds a server's: a replica
-    /// on another host has none (the reason kept for `run.json`).
-    pub fn locate(replica_url: &str) -> ApplyProbe {
+    /// Find the replica `target`'s process as the sampler finds a server's: a replica on
+    /// another host has none (the reason kept for `run.json`).
+    pub fn locate(target: &ConnectTarget) -> ApplyProbe {
         let pid = (|| -> Result<u32, String> {
-            let target = ConnectTarget::parse(replica_url, &DriverOptions::default())
-                .map_err(|e| format!("{e:#}"))?;
             let claim = ServerClaim {
                 host: target.host.clone(),
                 server_dir: None,
@@ -73,7 +49,7 @@ impl ApplyProbe {
         })();
         ApplyProbe {
             pid,
-            url: replica_url.to_string(),
+            target: target.clone(),
             link: None,
         }
     }
@@ -87,35 +63,17 @@ impl ApplyProbe {
     pub fn mark(&mut self) -> ApplyMark {
         let tree = self.pid.clone().and_then(read_tree).ok();
         if self.link.is_none() {
-            self.link = SqlLink::connect(&self.url, CONNECT_TIMEOUT).ok();
+            self.link = self.target.replica_link(CONNECT_TIMEOUT).ok();
         }
         let position = self
             .link
             .as_mut()
-            .and_then(|l| replay_position(l).ok().flatten());
+            .and_then(|l| l.replay_position().ok().flatten());
         if position.is_none() {
             self.link = None;
         }
         ApplyMark { tree, position }
     }
-}
-
-/// The replica's replay position, read on it.
-fn replay_position(link: &mut SqlLink) -> Result<Option<ReplayPosition>, String> {
-    Ok(match link.kind() {
-        LinkKind::Postgres => link
-            .value("SELECT pg_last_wal_replay_lsn()::text")?
-            .as_deref()
-            .and_then(parse_lsn)
-            .map(ReplayPosition::Lsn),
-        LinkKind::Mysql => {
-            let status = link.row("SHOW SLAVE STATUS")?;
-            let file = column(&status, "Relay_Master_Log_File");
-            let pos = column(&status, "Exec_Master_Log_Pos").and_then(|p| p.parse().ok());
-            file.zip(pos)
-                .map(|(f, p)| ReplayPosition::Binlog(f.to_string(), p))
-        }
-    })
 }
 
 /// Fill `rep`'s apply work from the marks before and after: the replica's CPU seconds and

@@ -9,12 +9,12 @@
 //! standby's replication slot on the primary (`slot_watch.rs`).
 //!
 //! The runner starts it once per run ([`Heartbeat::start`], which also refuses a replica URL
-//! that is no replica of `--url`), makes it the run thread's active heartbeat
-//! ([`Heartbeat::activate`]), and its hooks ask that one: the monitor for each second's lag
-//! ([`second`]), a step for its figures ([`begin_step`], [`end_step`], which waits until the
-//! replica has caught up). A run without a replica has none, and every hook answers nothing.
+//! that is no replica of `--url`) and hands it to what asks it: the monitor for each second's
+//! lag ([`Heartbeat::second`]), a step for its figures ([`Heartbeat::begin_step`],
+//! [`Heartbeat::end_step`], which waits until the replica has caught up). A run without a
+//! replica has none. Every statement is the backend's ([`ReplicaLink`]), reached through the
+//! typed targets of `--url` and `--replica-url`, each read once by the run's shape.
 
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,19 +25,16 @@ use anyhow::{Context, bail};
 
 use super::apply::{ApplyMark, ApplyProbe};
 use super::slot_watch::SlotWatch;
-use crate::backend::link::{LinkKind, SqlLink, column};
+use crate::backend::replication::ReplicaLink;
+use crate::backend::target::ConnectTarget;
 use crate::results::options::ReplicaLoss;
 use crate::results::replication::{
     DbmsReplicationView, ReplicaInfo, ReplicaIntegrity, StepReplication, TableMatch, lag_figures,
-    transactions_behind,
 };
 use crate::workload::steps::StepName;
 
 /// Time between two heartbeat writes (and two reads).
 pub const INTERVAL: Duration = Duration::from_millis(100);
-
-/// The heartbeat's table, in `--url`'s database.
-const TABLE: &str = "ibench_heartbeat";
 
 /// How long the replica may take to show the heartbeat's first row.
 const FIRST_ROW_TIMEOUT: Duration = Duration::from_secs(30);
@@ -56,11 +53,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// the oldest kept.
 const COMMITS_KEPT: usize = 20_000;
 
-thread_local! {
-    /// The run thread's heartbeat, set for the run by [`Heartbeat::activate`].
-    static ACTIVE: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
-}
-
 /// One reading of the replica.
 #[derive(Clone, Copy, Debug)]
 struct Reading {
@@ -73,7 +65,6 @@ struct Reading {
 
 /// What the two threads share with the run.
 struct Shared {
-    kind: LinkKind,
     /// The writes committed on the primary: sequence number and when the commit returned.
     commits: Mutex<VecDeque<(i64, Instant)>>,
     /// The readings since the step began.
@@ -84,8 +75,8 @@ struct Shared {
     view: Mutex<DbmsReplicationView>,
     /// The standby's `application_name` on a PostgreSQL primary, when known.
     application_name: Option<String>,
-    /// The primary's and the replica's URLs, for the integrity check after l.i2.
-    urls: (String, String),
+    /// The primary and the replica, for the reconnections and the integrity check after l.i2.
+    targets: (ConnectTarget, ConnectTarget),
     /// PostgreSQL: the standby's replication slot on the primary.
     slot: SlotWatch,
     /// A step ended: read the DBMS's view and the slot at the next tick (cleared once read).
@@ -95,6 +86,8 @@ struct Shared {
     stop_on_loss: bool,
     /// The replica's process and replay position, and the mark at the step's start.
     apply: Mutex<(ApplyProbe, Option<ApplyMark>)>,
+    /// Whether the run was interrupted (Ctrl-C): the wait for a catch-up ends.
+    interrupted: fn() -> bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -109,75 +102,59 @@ pub struct Heartbeat {
     pub info: ReplicaInfo,
 }
 
-/// While alive, the run thread's hooks ask this heartbeat.
-pub struct Active(());
-
-impl Drop for Active {
-    fn drop(&mut self) {
-        ACTIVE.with(|a| a.borrow_mut().take());
-    }
-}
-
 impl Heartbeat {
-    /// Check that `replica_url` is a replica of the primary at `primary_url` (a standby or a
-    /// MariaDB replica, not the primary itself), make the heartbeat's row, wait until the
-    /// replica shows it, and start the writer and the reader. Errors are one line naming
-    /// `--replica-url` or `--url`.
+    /// Check that `replica` is a replica of the primary `primary` (a standby or a MariaDB
+    /// replica, not the primary itself), make the heartbeat's row, wait until the replica
+    /// shows it, and start the writer and the reader. `interrupted` tells a Ctrl-C. Errors
+    /// are one line naming `--replica-url` or `--url`.
     pub fn start(
-        primary_url: &str,
-        replica_url: &str,
+        primary: &ConnectTarget,
+        replica: &ConnectTarget,
         on_loss: ReplicaLoss,
+        interrupted: fn() -> bool,
     ) -> anyhow::Result<Heartbeat> {
-        let mut primary = SqlLink::connect(primary_url, CONNECT_TIMEOUT)
+        let mut p = primary
+            .replica_link(CONNECT_TIMEOUT)
             .map_err(|e| anyhow::anyhow!("--url: {e}"))?;
-        let mut replica = SqlLink::connect(replica_url, CONNECT_TIMEOUT)
+        let mut r = replica
+            .replica_link(CONNECT_TIMEOUT)
             .map_err(|e| anyhow::anyhow!("--replica-url: {e}"))?;
-        let shown = crate::url::redact_url(replica_url);
-        let found = match primary.kind() {
-            LinkKind::Postgres => check_postgres(&mut primary, &mut replica, &shown)?,
-            LinkKind::Mysql => check_mysql(&mut primary, &mut replica, &shown)?,
-        };
-        let slot = match primary.kind() {
-            LinkKind::Postgres => SlotWatch::find(
-                &mut primary,
-                &mut replica,
-                found.application_name.as_deref(),
-            ),
-            LinkKind::Mysql => SlotWatch::none(),
-        };
+        let shown = replica.shown_url.clone();
+        let found = p.check_pair(&mut r, &shown)?;
+        let slot = SlotWatch::find(&mut p, &mut r, found.application_name.as_deref());
         let first = first_sequence();
-        make_table(&mut primary, first).context("cannot make the heartbeat's table on --url")?;
-        wait_first_row(&mut replica, first, &shown)?;
-        let probe = ApplyProbe::locate(replica_url);
+        p.make_heartbeat(first)
+            .map_err(anyhow::Error::msg)
+            .context("cannot make the heartbeat's table on --url")?;
+        wait_first_row(&mut r, first, &shown)?;
+        let probe = ApplyProbe::locate(replica);
         let process_na = probe.process_na();
         let shared = Arc::new(Shared {
-            kind: primary.kind(),
             commits: Mutex::new(VecDeque::new()),
             readings: Mutex::new(Vec::new()),
             applied: Mutex::new(Some((first, Instant::now()))),
             view: Mutex::new(DbmsReplicationView::default()),
             application_name: found.application_name,
-            urls: (primary_url.to_string(), replica_url.to_string()),
+            targets: (primary.clone(), replica.clone()),
             slot,
             view_due: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             stop_on_loss: on_loss == ReplicaLoss::Stop,
             apply: Mutex::new((probe, None)),
+            interrupted,
         });
         let writer = {
             let shared = Arc::clone(&shared);
-            let url = primary_url.to_string();
             std::thread::Builder::new()
                 .name("ibench-heartbeat-writer".into())
-                .spawn(move || write_loop(&shared, primary, &url, first))
+                .spawn(move || write_loop(&shared, p, first))
                 .context("cannot start the heartbeat's writer thread")?
         };
         let reader = {
             let shared = Arc::clone(&shared);
-            let (p, r) = (primary_url.to_string(), replica_url.to_string());
             std::thread::Builder::new()
                 .name("ibench-heartbeat-reader".into())
-                .spawn(move || read_loop(&shared, replica, &r, &p))
+                .spawn(move || read_loop(&shared, r))
                 .context("cannot start the heartbeat's reader thread")?
         };
         Ok(Heartbeat {
@@ -193,12 +170,6 @@ impl Heartbeat {
                 process_na,
             },
         })
-    }
-
-    /// Make this the calling thread's heartbeat until the guard drops.
-    pub fn activate(&self) -> Active {
-        ACTIVE.with(|a| *a.borrow_mut() = Some(Arc::clone(&self.shared)));
-        Active(())
     }
 
     /// Stop both threads (the writer drops the heartbeat's table on its way out). A thread
@@ -225,110 +196,6 @@ impl Drop for Heartbeat {
     }
 }
 
-/// What the checks at the start found.
-struct Found {
-    primary_version: String,
-    replica_version: String,
-    mode: String,
-    synchronous_commit: Option<String>,
-    application_name: Option<String>,
-}
-
-fn one(link: &mut SqlLink, sql: &str, flag: &str) -> anyhow::Result<String> {
-    link.value(sql)
-        .map_err(|e| anyhow::anyhow!("{flag}: `{sql}` failed: {e}"))
-        .map(Option::unwrap_or_default)
-}
-
-/// PostgreSQL: the replica is a standby of the primary (in recovery, the same system
-/// identifier), the primary is not; the mode from `pg_stat_replication`.
-fn check_postgres(p: &mut SqlLink, r: &mut SqlLink, shown: &str) -> anyhow::Result<Found> {
-    if one(r, "SELECT pg_is_in_recovery()", "--replica-url")? != "t" {
-        bail!(
-            "--replica-url {shown} is not a standby (pg_is_in_recovery() is false there): it is a primary, perhaps --url's own server; give the standby's URL (`ibench server start postgres --replica-of` prints it)"
-        );
-    }
-    if one(p, "SELECT pg_is_in_recovery()", "--url")? == "t" {
-        bail!(
-            "--url is a standby: give the primary's URL to --url and the standby's to --replica-url"
-        );
-    }
-    // A user who may not read pg_control_system() skips this check.
-    let id = "SELECT system_identifier::text FROM pg_control_system()";
-    if let (Ok(Some(pid)), Ok(Some(rid))) = (p.value(id), r.value(id))
-        && pid != rid
-    {
-        bail!(
-            "--replica-url {shown} is a standby of another cluster (system identifier {rid}, --url's is {pid}): give a standby of --url's server"
-        );
-    }
-    let primary_version = one(p, "SHOW server_version", "--url")?;
-    let replica_version = one(r, "SHOW server_version", "--replica-url")?;
-    let conninfo = one(r, "SHOW primary_conninfo", "--replica-url").unwrap_or_default();
-    let application_name = conninfo
-        .split_whitespace()
-        .find_map(|kv| kv.strip_prefix("application_name="))
-        .map(|v| v.trim_matches('\'').to_string());
-    let state = match &application_name {
-        Some(name) => p
-            .value(&format!(
-                "SELECT sync_state FROM pg_stat_replication WHERE application_name = '{}'",
-                name.replace('\'', "''")
-            ))
-            .ok()
-            .flatten(),
-        None => None,
-    };
-    let names = one(p, "SHOW synchronous_standby_names", "--url")?;
-    let sync = match state.as_deref() {
-        Some(s) => s == "sync" || s == "quorum",
-        None => !names.trim().is_empty(),
-    };
-    Ok(Found {
-        primary_version,
-        replica_version,
-        mode: if sync { "sync" } else { "async" }.to_string(),
-        synchronous_commit: if sync {
-            Some(one(p, "SHOW synchronous_commit", "--url")?)
-        } else {
-            None
-        },
-        application_name,
-    })
-}
-
-/// MariaDB/MySQL: the replica replicates (SHOW SLAVE STATUS has a row) and is not the
-/// primary (another server_id); the mode from `rpl_semi_sync_master_enabled`.
-fn check_mysql(p: &mut SqlLink, r: &mut SqlLink, shown: &str) -> anyhow::Result<Found> {
-    let pid = one(p, "SELECT @@server_id", "--url")?;
-    let rid = one(r, "SELECT @@server_id", "--replica-url")?;
-    let status = r
-        .row("SHOW SLAVE STATUS")
-        .map_err(|e| anyhow::anyhow!("--replica-url: SHOW SLAVE STATUS failed: {e}"))?;
-    if status.is_empty() || pid == rid {
-        bail!(
-            "--replica-url {shown} replicates from no primary{}: give the replica's URL (`ibench server start mariadb --replica-of` prints it)",
-            if pid == rid {
-                format!(" and has --url's server_id {pid}; it is --url's own server")
-            } else {
-                " (SHOW SLAVE STATUS is empty)".to_string()
-            }
-        );
-    }
-    let semisync = p
-        .value("SELECT @@rpl_semi_sync_master_enabled")
-        .ok()
-        .flatten()
-        .is_some_and(|v| v == "1");
-    Ok(Found {
-        primary_version: one(p, "SELECT @@version", "--url")?,
-        replica_version: one(r, "SELECT @@version", "--replica-url")?,
-        mode: if semisync { "semisync" } else { "async" }.to_string(),
-        synchronous_commit: None,
-        application_name: None,
-    })
-}
-
 /// The first sequence number of this run: microseconds since the epoch, so that it is above
 /// any a former run left in the row.
 fn first_sequence() -> i64 {
@@ -339,40 +206,11 @@ fn first_sequence() -> i64 {
     i64::try_from(us).unwrap_or(i64::MAX / 2)
 }
 
-/// The heartbeat's table and its one row, at `first`.
-fn make_table(p: &mut SqlLink, first: i64) -> anyhow::Result<()> {
-    let statements = match p.kind() {
-        LinkKind::Postgres => [
-            format!(
-                "CREATE TABLE IF NOT EXISTS {TABLE} (id int PRIMARY KEY, seq bigint NOT NULL, ts timestamptz NOT NULL)"
-            ),
-            format!(
-                "INSERT INTO {TABLE} VALUES (1, {first}, now()) ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, ts = EXCLUDED.ts"
-            ),
-        ],
-        LinkKind::Mysql => [
-            format!(
-                "CREATE TABLE IF NOT EXISTS {TABLE} (id INT PRIMARY KEY, seq BIGINT NOT NULL, ts DATETIME(6) NOT NULL) ENGINE=InnoDB"
-            ),
-            format!("REPLACE INTO {TABLE} VALUES (1, {first}, NOW(6))"),
-        ],
-    };
-    for sql in statements {
-        p.query(&sql).map_err(anyhow::Error::msg)?;
-    }
-    Ok(())
-}
-
-fn read_sequence(r: &mut SqlLink) -> Result<Option<i64>, String> {
-    Ok(r.value(&format!("SELECT seq FROM {TABLE} WHERE id = 1"))?
-        .and_then(|v| v.parse().ok()))
-}
-
 /// Wait until the replica shows the heartbeat's first row.
-fn wait_first_row(r: &mut SqlLink, first: i64, shown: &str) -> anyhow::Result<()> {
+fn wait_first_row(r: &mut ReplicaLink, first: i64, shown: &str) -> anyhow::Result<()> {
     let deadline = Instant::now() + FIRST_ROW_TIMEOUT;
     loop {
-        let seen = read_sequence(r).ok().flatten();
+        let seen = r.read_heartbeat().ok().flatten();
         if seen.is_some_and(|s| s >= first) {
             return Ok(());
         }
@@ -402,36 +240,30 @@ fn tick(shared: &Shared, next: &mut Instant) -> bool {
 }
 
 /// Reconnect a link that failed, at most once a second.
-fn reconnect(link: &mut Option<SqlLink>, url: &str, last_try: &mut Option<Instant>) {
+fn reconnect(
+    link: &mut Option<ReplicaLink>,
+    target: &ConnectTarget,
+    last_try: &mut Option<Instant>,
+) {
     if link.is_some() || last_try.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
         return;
     }
     *last_try = Some(Instant::now());
-    *link = SqlLink::connect(url, CONNECT_TIMEOUT).ok();
+    *link = target.replica_link(CONNECT_TIMEOUT).ok();
 }
 
 /// The writer: one update of the row per interval on the primary; its commit times.
-fn write_loop(shared: &Shared, primary: SqlLink, url: &str, first: i64) {
+fn write_loop(shared: &Shared, mut primary: ReplicaLink, first: i64) {
+    // The heartbeat measures the replica; it does not wait for it.
+    primary.commit_locally();
     let mut link = Some(primary);
-    if let (Some(l), LinkKind::Postgres) = (link.as_mut(), shared.kind) {
-        // The heartbeat measures the replica; it does not wait for it.
-        let _ = l.query("SET synchronous_commit = local");
-    }
-    let now_sql = match shared.kind {
-        LinkKind::Postgres => "now()",
-        LinkKind::Mysql => "NOW(6)",
-    };
     let mut seq = first;
     let mut next = Instant::now() + INTERVAL;
     let mut last_try = None;
     while tick(shared, &mut next) {
-        reconnect(&mut link, url, &mut last_try);
+        reconnect(&mut link, &shared.targets.0, &mut last_try);
         let Some(l) = link.as_mut() else { continue };
-        let sql = format!(
-            "UPDATE {TABLE} SET seq = {}, ts = {now_sql} WHERE id = 1",
-            seq + 1
-        );
-        match l.query(&sql) {
+        match l.write_heartbeat(seq + 1) {
             Ok(_) => {
                 seq += 1;
                 let mut commits = lock(&shared.commits);
@@ -444,7 +276,7 @@ fn write_loop(shared: &Shared, primary: SqlLink, url: &str, first: i64) {
         }
     }
     if let Some(l) = link.as_mut() {
-        let _ = l.query(&format!("DROP TABLE IF EXISTS {TABLE}"));
+        l.drop_heartbeat();
     }
 }
 
@@ -463,16 +295,17 @@ fn lag_ms(commits: &VecDeque<(i64, Instant)>, applied: i64, at: Instant) -> f64 
 
 /// The reader: one read of the row per interval on the replica, the DBMS's view once a
 /// second.
-fn read_loop(shared: &Shared, replica: SqlLink, replica_url: &str, primary_url: &str) {
+fn read_loop(shared: &Shared, replica: ReplicaLink) {
+    let (primary_target, replica_target) = (&shared.targets.0, &shared.targets.1);
     let mut link = Some(replica);
-    let mut primary = SqlLink::connect(primary_url, CONNECT_TIMEOUT).ok();
+    let mut primary = primary_target.replica_link(CONNECT_TIMEOUT).ok();
     let (mut last_try, mut last_primary_try) = (None, None);
     let mut next = Instant::now() + INTERVAL;
     let mut n: u64 = 0;
     while tick(shared, &mut next) {
         n += 1;
-        reconnect(&mut link, replica_url, &mut last_try);
-        let read = link.as_mut().map(read_sequence);
+        reconnect(&mut link, replica_target, &mut last_try);
+        let read = link.as_mut().map(ReplicaLink::read_heartbeat);
         let at = Instant::now();
         let (lag, applied) = match read {
             Some(Ok(Some(applied))) => {
@@ -496,10 +329,11 @@ fn read_loop(shared: &Shared, replica: SqlLink, replica_url: &str, primary_url: 
         });
         let due = shared.view_due.load(Ordering::Relaxed);
         if n.is_multiple_of(10) || due {
-            reconnect(&mut primary, primary_url, &mut last_primary_try);
+            reconnect(&mut primary, primary_target, &mut last_primary_try);
             if let (Some(r), Some(p)) = (link.as_mut(), primary.as_mut()) {
                 let mut view = lock(&shared.view);
-                if read_view(shared, p, r, &mut view).is_err() {
+                let standby = shared.application_name.as_deref();
+                if p.read_view(r, standby, &mut view).is_err() {
                     primary = None;
                 }
             }
@@ -516,120 +350,147 @@ fn read_loop(shared: &Shared, replica: SqlLink, replica_url: &str, primary_url: 
     }
 }
 
-/// One reading of the DBMS's own view, folded into the step's.
-fn read_view(
-    shared: &Shared,
-    p: &mut SqlLink,
-    r: &mut SqlLink,
-    view: &mut DbmsReplicationView,
-) -> Result<(), String> {
-    let max_u64 = |old: Option<u64>, new: Option<u64>| match (old, new) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    };
-    match shared.kind {
-        LinkKind::Postgres => {
-            let replayed = r.value("SELECT pg_last_wal_replay_lsn()::text")?;
-            let Some(replayed) = replayed else {
-                return Ok(());
-            };
-            let row = p.row(&format!(
-                "SELECT pg_current_wal_lsn()::text AS current, pg_wal_lsn_diff(pg_current_wal_lsn(), '{}')::bigint AS behind",
-                replayed.replace('\'', "")
-            ))?;
-            let behind = column(&row, "behind").and_then(|v| v.parse::<i64>().ok());
-            let behind = behind.map(|b| u64::try_from(b).unwrap_or(0));
-            view.replay_bytes_behind_max = max_u64(view.replay_bytes_behind_max, behind);
-            view.primary_position_at_end = column(&row, "current").map(str::to_string);
-            view.replica_position_at_end = Some(replayed);
-            let filter = match &shared.application_name {
-                Some(name) => format!(" WHERE application_name = '{}'", name.replace('\'', "''")),
-                None => String::new(),
-            };
-            let lag = p.value(&format!(
-                "SELECT max(extract(epoch FROM replay_lag) * 1000)::float8 FROM pg_stat_replication{filter}"
-            ))?;
-            if let Some(ms) = lag.and_then(|v| v.parse::<f64>().ok()) {
-                view.replay_lag_max_ms = Some(view.replay_lag_max_ms.map_or(ms, |m| m.max(ms)));
+impl Heartbeat {
+    /// After a step that caught up (l.i2): compare the replica's `tables` with the primary's,
+    /// rows and a checksum of every row.
+    pub fn check_tables(&self, tables: &[String]) -> ReplicaIntegrity {
+        let (p, r) = &self.shared.targets;
+        let compared = (|| -> Result<Vec<TableMatch>, String> {
+            let mut primary = p.replica_link(CONNECT_TIMEOUT)?;
+            let mut replica = r.replica_link(CONNECT_TIMEOUT)?;
+            let mut out = Vec::new();
+            for table in tables {
+                let (pr, pc) = primary.table_checksum(table)?;
+                let (rr, rc) = replica.table_checksum(table)?;
+                out.push(TableMatch {
+                    table: table.clone(),
+                    primary_rows: pr,
+                    replica_rows: rr,
+                    primary_checksum: pc,
+                    replica_checksum: rc,
+                });
+            }
+            Ok(out)
+        })();
+        match compared {
+            Ok(tables) => ReplicaIntegrity {
+                ok: tables.iter().all(|t| {
+                    t.primary_rows == t.replica_rows && t.primary_checksum == t.replica_checksum
+                }),
+                tables,
+                error: None,
+            },
+            Err(e) => ReplicaIntegrity {
+                ok: false,
+                tables: Vec::new(),
+                error: Some(e),
+            },
+        }
+    }
+
+    /// A step begins: its readings and the DBMS's view start afresh, and the replica's
+    /// process and replay position are marked.
+    pub fn begin_step(&self) {
+        let shared = &self.shared;
+        lock(&shared.readings).clear();
+        *lock(&shared.view) = DbmsReplicationView::default();
+        shared.slot.begin_step();
+        // A replica lost already is not marked (its logins could time out at every step).
+        let answering = lock(&shared.applied).is_some_and(|(_, at)| at.elapsed() < LOST_AFTER);
+        let mut apply = lock(&shared.apply);
+        apply.1 = answering.then(|| apply.0.mark());
+    }
+
+    /// The watch of step `step`, started at `start`, when the run stops on the replica's
+    /// loss (`None` otherwise). Made on the run thread; read on any.
+    pub fn loss_watch(&self, step: StepName, start: Instant) -> Option<LossWatch> {
+        self.shared.stop_on_loss.then(|| LossWatch {
+            shared: Arc::clone(&self.shared),
+            step,
+            start,
+        })
+    }
+
+    /// Second `second` of a step that started at `start`: the largest lag read in it, and
+    /// whether a reading failed in it.
+    pub fn second(&self, start: Instant, second: u32) -> (Option<f64>, bool) {
+        let from = start + Duration::from_secs(u64::from(second.saturating_sub(1)));
+        let to = start + Duration::from_secs(u64::from(second));
+        let readings = lock(&self.shared.readings);
+        let mut max: Option<f64> = None;
+        let mut lost = false;
+        for r in readings.iter().filter(|r| r.at > from && r.at <= to) {
+            match r.lag_ms {
+                Some(l) => max = Some(max.map_or(l, |m| m.max(l))),
+                None => lost = true,
             }
         }
-        LinkKind::Mysql => {
-            let status = r.row("SHOW SLAVE STATUS")?;
-            let seconds = column(&status, "Seconds_Behind_Master").and_then(|v| v.parse().ok());
-            view.seconds_behind_master_max = max_u64(view.seconds_behind_master_max, seconds);
-            let replica_pos = r.value("SELECT @@gtid_slave_pos")?.unwrap_or_default();
-            let primary_pos = p.value("SELECT @@gtid_binlog_pos")?.unwrap_or_default();
-            let behind = transactions_behind(&primary_pos, &replica_pos);
-            view.transactions_behind_max = max_u64(view.transactions_behind_max, Some(behind));
-            view.primary_position_at_end = Some(primary_pos);
-            view.replica_position_at_end = Some(replica_pos);
-        }
+        (max, lost)
     }
-    Ok(())
-}
 
-/// After a step that caught up (l.i2): compare the replica's `tables` with the primary's,
-/// rows and a checksum of every row. `None` without a replica.
-pub fn check_tables(tables: &[String]) -> Option<ReplicaIntegrity> {
-    let shared = active()?;
-    let (p, r) = &shared.urls;
-    let compared = (|| -> Result<Vec<TableMatch>, String> {
-        let mut primary = SqlLink::connect(p, CONNECT_TIMEOUT)?;
-        let mut replica = SqlLink::connect(r, CONNECT_TIMEOUT)?;
-        let mut out = Vec::new();
-        for table in tables {
-            let sql = checksum_sql(shared.kind, table);
-            let (pr, pc) = count_and_sum(&mut primary, &sql)?;
-            let (rr, rc) = count_and_sum(&mut replica, &sql)?;
-            out.push(TableMatch {
-                table: table.clone(),
-                primary_rows: pr,
-                replica_rows: rr,
-                primary_checksum: pc,
-                replica_checksum: rc,
-            });
+    /// A step's measured part ran from `started_at` to `ended_at`: its lag figures, after
+    /// waiting (up to two minutes) until the replica has applied every heartbeat written by
+    /// its end.
+    pub fn end_step(&self, started_at: SystemTime, ended_at: SystemTime) -> StepReplication {
+        let shared = &self.shared;
+        let (start, end) = (instant_of(started_at), instant_of(ended_at));
+        // The DBMS's view at the end too (a step shorter than a second has no other reading).
+        shared.view_due.store(true, Ordering::Relaxed);
+        let asked = Instant::now();
+        while shared.view_due.load(Ordering::Relaxed) && asked.elapsed() < 20 * INTERVAL {
+            std::thread::sleep(Duration::from_millis(5));
         }
-        Ok(out)
-    })();
-    Some(match compared {
-        Ok(tables) => ReplicaIntegrity {
-            ok: tables.iter().all(|t| {
-                t.primary_rows == t.replica_rows && t.primary_checksum == t.replica_checksum
-            }),
-            tables,
-            error: None,
-        },
-        Err(e) => ReplicaIntegrity {
-            ok: false,
-            tables: Vec::new(),
-            error: Some(e),
-        },
-    })
-}
-
-/// The rows of `table` and the sum of a hash of each row's text.
-fn checksum_sql(kind: LinkKind, table: &str) -> String {
-    match kind {
-        LinkKind::Postgres => format!(
-            "SELECT count(*)::text, coalesce(sum(hashtext(t::text)::bigint), 0)::text FROM {table} t"
-        ),
-        LinkKind::Mysql => format!(
-            "SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS('|', transactionid, dateandtime, cashregisterid, \
-             customerid, productid, price, data))), 0) FROM {table}"
-        ),
+        let catch_up_seconds = wait_catch_up(shared, end);
+        let apply_marks = {
+            let mut apply = lock(&shared.apply);
+            let before = apply.1.take();
+            // The apply work is whole once the replica caught up; not before.
+            before
+                .filter(|_| catch_up_seconds.is_some())
+                .map(|b| (b, apply.0.mark()))
+        };
+        let mut rep = step_figures(shared, start, end, catch_up_seconds);
+        if let Some((before, after)) = apply_marks {
+            super::apply::record(&mut rep, &before, &after);
+        }
+        rep
     }
 }
 
-fn count_and_sum(link: &mut SqlLink, sql: &str) -> Result<(u64, String), String> {
-    let result = link.query(sql)?;
-    let row = result.rows.first().ok_or("no row")?;
-    let rows = row
-        .first()
-        .and_then(|v| v.as_deref())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let sum = row.get(1).and_then(|v| v.clone()).unwrap_or_default();
-    Ok((rows, sum))
+/// A step's figures from the readings between `start` and `end`, the slot's and the DBMS's
+/// view (the apply work apart).
+fn step_figures(
+    shared: &Shared,
+    start: Instant,
+    end: Instant,
+    catch_up_seconds: Option<f64>,
+) -> StepReplication {
+    let readings: Vec<Reading> = lock(&shared.readings)
+        .iter()
+        .filter(|r| r.at >= start && r.at <= end)
+        .copied()
+        .collect();
+    let lags: Vec<f64> = readings.iter().filter_map(|r| r.lag_ms).collect();
+    let (max, p99, mean) = lag_figures(&lags);
+    let (slot, slot_lost_from) = shared.slot.end_step(start);
+    let lost_from_second = readings
+        .iter()
+        .find(|r| r.lag_ms.is_none())
+        .map(|r| (r.at - start).as_secs_f64())
+        .into_iter()
+        .chain(slot_lost_from)
+        .reduce(f64::min);
+    StepReplication {
+        samples: u32::try_from(readings.len()).unwrap_or(u32::MAX),
+        lag_max_ms: max,
+        lag_p99_ms: p99,
+        lag_mean_ms: mean,
+        catch_up_seconds,
+        lost_from_second,
+        dbms: Some(lock(&shared.view).clone()).filter(|v| *v != DbmsReplicationView::default()),
+        slot,
+        ..StepReplication::default()
+    }
 }
 
 /// The failed integrity check's line: which tables differ and how.
@@ -658,40 +519,11 @@ pub fn integrity_message(check: &ReplicaIntegrity) -> String {
     format!("replica: {}", differ.join("; "))
 }
 
-fn active() -> Option<Arc<Shared>> {
-    ACTIVE.with(|a| a.borrow().clone())
-}
-
-/// A step begins: its readings and the DBMS's view start afresh, and the replica's process
-/// and replay position are marked.
-pub fn begin_step() {
-    if let Some(shared) = active() {
-        lock(&shared.readings).clear();
-        *lock(&shared.view) = DbmsReplicationView::default();
-        shared.slot.begin_step();
-        // A replica lost already is not marked (its logins could time out at every step).
-        let answering = lock(&shared.applied).is_some_and(|(_, at)| at.elapsed() < LOST_AFTER);
-        let mut apply = lock(&shared.apply);
-        apply.1 = answering.then(|| apply.0.mark());
-    }
-}
-
 /// With `--on-replica-loss stop`: watches a step for the replica's loss.
 pub struct LossWatch {
     shared: Arc<Shared>,
     step: StepName,
     start: Instant,
-}
-
-/// The watch of step `step`, started at `start`, when the run stops on the replica's loss
-/// (`None` otherwise, and without a replica). Made on the run thread; read on any.
-pub fn loss_watch(step: StepName, start: Instant) -> Option<LossWatch> {
-    let shared = active().filter(|s| s.stop_on_loss)?;
-    Some(LossWatch {
-        shared,
-        step,
-        start,
-    })
 }
 
 impl LossWatch {
@@ -710,83 +542,10 @@ impl LossWatch {
     }
 }
 
-/// Second `second` of a step that started at `start`: the largest lag read in it, and whether
-/// a reading failed in it. `(None, false)` without a replica.
-pub fn second(start: Instant, second: u32) -> (Option<f64>, bool) {
-    let Some(shared) = active() else {
-        return (None, false);
-    };
-    let from = start + Duration::from_secs(u64::from(second.saturating_sub(1)));
-    let to = start + Duration::from_secs(u64::from(second));
-    let readings = lock(&shared.readings);
-    let mut max: Option<f64> = None;
-    let mut lost = false;
-    for r in readings.iter().filter(|r| r.at > from && r.at <= to) {
-        match r.lag_ms {
-            Some(l) => max = Some(max.map_or(l, |m| m.max(l))),
-            None => lost = true,
-        }
-    }
-    (max, lost)
-}
-
 /// The instant of a wall-clock time in the recent past.
 fn instant_of(t: SystemTime) -> Instant {
     let ago = SystemTime::now().duration_since(t).unwrap_or_default();
     Instant::now().checked_sub(ago).unwrap_or_else(Instant::now)
-}
-
-/// A step's measured part ran from `started_at` to `ended_at`: its lag figures, after waiting
-/// (up to two minutes) until the replica has applied every heartbeat written by its end.
-/// `None` without a replica.
-pub fn end_step(started_at: SystemTime, ended_at: SystemTime) -> Option<StepReplication> {
-    let shared = active()?;
-    let (start, end) = (instant_of(started_at), instant_of(ended_at));
-    // The DBMS's view at the end too (a step shorter than a second has no other reading).
-    shared.view_due.store(true, Ordering::Relaxed);
-    let asked = Instant::now();
-    while shared.view_due.load(Ordering::Relaxed) && asked.elapsed() < 20 * INTERVAL {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let catch_up_seconds = wait_catch_up(&shared, end);
-    let apply_marks = {
-        let mut apply = lock(&shared.apply);
-        let before = apply.1.take();
-        // The apply work is whole once the replica caught up; not before.
-        before
-            .filter(|_| catch_up_seconds.is_some())
-            .map(|b| (b, apply.0.mark()))
-    };
-    let readings: Vec<Reading> = lock(&shared.readings)
-        .iter()
-        .filter(|r| r.at >= start && r.at <= end)
-        .copied()
-        .collect();
-    let lags: Vec<f64> = readings.iter().filter_map(|r| r.lag_ms).collect();
-    let (max, p99, mean) = lag_figures(&lags);
-    let (slot, slot_lost_from) = shared.slot.end_step(start);
-    let lost_from_second = readings
-        .iter()
-        .find(|r| r.lag_ms.is_none())
-        .map(|r| (r.at - start).as_secs_f64())
-        .into_iter()
-        .chain(slot_lost_from)
-        .reduce(f64::min);
-    let mut rep = StepReplication {
-        samples: u32::try_from(readings.len()).unwrap_or(u32::MAX),
-        lag_max_ms: max,
-        lag_p99_ms: p99,
-        lag_mean_ms: mean,
-        catch_up_seconds,
-        lost_from_second,
-        dbms: Some(lock(&shared.view).clone()).filter(|v| *v != DbmsReplicationView::default()),
-        slot,
-        ..StepReplication::default()
-    };
-    if let Some((before, after)) = apply_marks {
-        super::apply::record(&mut rep, &before, &after);
-    }
-    Some(rep)
 }
 
 /// Wait until the replica has applied the last write committed by `end`; the seconds from
@@ -817,8 +576,7 @@ fn wait_catch_up(shared: &Shared, end: Instant) -> Option<f64> {
         {
             return None;
         }
-        if Instant::now() >= deadline || crate::runner::stop::interrupted() || shared.slot.is_lost()
-        {
+        if Instant::now() >= deadline || (shared.interrupted)() || shared.slot.is_lost() {
             return None;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -843,12 +601,5 @@ mod tests {
         // Before the first write: measured from it.
         let lag = lag_ms(&commits, 0, t0 + ms(50));
         assert!((lag - 50.0).abs() < 1e-6, "{lag}");
-    }
-
-    #[test]
-    fn without_a_heartbeat_the_hooks_answer_nothing() {
-        begin_step();
-        assert_eq!(second(Instant::now(), 1), (None, false));
-        assert!(end_step(SystemTime::now(), SystemTime::now()).is_none());
     }
 }

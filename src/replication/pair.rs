@@ -34,6 +34,8 @@ use serde::{Deserialize, Serialize};
 
 use super::wal_keep::SlotKeep;
 use crate::backend::link::{SqlLink, column};
+use crate::backend::postgres::major_of_version;
+use crate::results::replication::ReplicaMode;
 use crate::server::{
     RunAs, ServerHandle, ServerKind, ServerSpec, choose_port, command, first_line, mariadb,
     postgres, prepare_instance_dir, read_password, run_capture, write_password_file,
@@ -59,49 +61,16 @@ const ATTACH_TIMEOUT: Duration = Duration::from_secs(30);
 /// The login timeout of ibench's own connections to the pair.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How a replica follows its primary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum ReplicaMode {
-    /// Asynchronous: the primary's commits do not wait for the replica.
-    Async,
-    /// PostgreSQL synchronous replication: `synchronous_standby_names` names the standby and
-    /// `synchronous_commit = remote_apply`.
-    Sync,
-    /// MariaDB semi-synchronous replication: a commit waits until the replica has received
-    /// (not applied) it, or `rpl_semi_sync_master_timeout` (10 s) passed.
-    Semisync,
-}
-
-impl ReplicaMode {
-    /// The lowercase name, as in a matrix file and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            ReplicaMode::Async => "async",
-            ReplicaMode::Sync => "sync",
-            ReplicaMode::Semisync => "semisync",
+/// Error unless `mode` is one `kind` has: `sync` is PostgreSQL's, `semisync` MariaDB's.
+pub fn check_mode(mode: ReplicaMode, kind: ServerKind) -> Result<()> {
+    match (mode, kind) {
+        (ReplicaMode::Sync, ServerKind::Mariadb) => {
+            bail!("MariaDB has no synchronous replication: use --semisync (or neither)")
         }
-    }
-
-    /// Error unless the mode is one `kind` has: `sync` is PostgreSQL's, `semisync` MariaDB's.
-    pub fn check_for(self, kind: ServerKind) -> Result<()> {
-        match (self, kind) {
-            (ReplicaMode::Sync, ServerKind::Mariadb) => {
-                bail!("MariaDB has no synchronous replication: use --semisync (or neither)")
-            }
-            (ReplicaMode::Semisync, ServerKind::Postgres) => {
-                bail!(
-                    "--semisync is MariaDB's: a PostgreSQL standby is made synchronous with --sync"
-                )
-            }
-            _ => Ok(()),
+        (ReplicaMode::Semisync, ServerKind::Postgres) => {
+            bail!("--semisync is MariaDB's: a PostgreSQL standby is made synchronous with --sync")
         }
-    }
-}
-
-impl std::fmt::Display for ReplicaMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        _ => Ok(()),
     }
 }
 
@@ -204,10 +173,10 @@ pub fn start_replica_keeping(
             primary_dir.display()
         );
     }
-    mode.check_for(spec.kind)?;
+    check_mode(mode, spec.kind)?;
     if spec.kind == ServerKind::Postgres
         && let Some(warning) =
-            super::wal_keep::check(pg_major(&primary.version).unwrap_or(u32::MAX), keep)?
+            super::wal_keep::check(major_of_version(&primary.version).unwrap_or(u32::MAX), keep)?
     {
         crate::say!("{warning}");
     }
@@ -366,8 +335,8 @@ fn start_postgres(
 ) -> Result<(ServerHandle, String)> {
     let bindir = postgres::find_bindir(Some(spec.bindir.as_deref().unwrap_or(&primary.bindir)))?;
     let version = postgres::version(&bindir)?;
-    let major = pg_major(&version).unwrap_or(0);
-    let primary_major = pg_major(&primary.version).unwrap_or(0);
+    let major = major_of_version(&version).unwrap_or(0);
+    let primary_major = major_of_version(&primary.version).unwrap_or(0);
     if major != primary_major {
         bail!(
             "the replica's PostgreSQL ({version}, --bindir {}) is not the primary's major version ({}): a standby streams from its own major only; pass the primary's --bindir {} (or omit --bindir)",
@@ -469,14 +438,6 @@ fn copy_primary(
         run_as,
     )?;
     Ok(password_file)
-}
-
-/// The major version of a `postgres --version` line (`postgres (PostgreSQL) 15.14 (Debian…)`
-/// is 15; `10.23` is 10).
-fn pg_major(version: &str) -> Option<u32> {
-    version
-        .split_whitespace()
-        .find_map(|w| w.split('.').next()?.parse::<u32>().ok())
 }
 
 /// `pg_basebackup` of the primary into `DIR/data`, creating the replication slot `slot`.
@@ -839,10 +800,10 @@ mod tests {
     #[test]
     fn versions_are_read_from_the_version_lines() {
         assert_eq!(
-            pg_major("postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)"),
+            major_of_version("postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)"),
             Some(15)
         );
-        assert_eq!(pg_major("postgres (PostgreSQL) 10.23"), Some(10));
+        assert_eq!(major_of_version("postgres (PostgreSQL) 10.23"), Some(10));
         assert_eq!(
             mariadb_version("mariadbd Ver 10.11.14-MariaDB-0+deb12u2 for debian-linux-gnu"),
             (10, 11, 14)
@@ -855,16 +816,12 @@ mod tests {
 
     #[test]
     fn each_server_has_its_own_synchronous_mode() {
-        assert!(ReplicaMode::Sync.check_for(ServerKind::Postgres).is_ok());
-        assert!(ReplicaMode::Semisync.check_for(ServerKind::Mariadb).is_ok());
-        let e = ReplicaMode::Sync
-            .check_for(ServerKind::Mariadb)
-            .unwrap_err();
+        assert!(check_mode(ReplicaMode::Sync, ServerKind::Postgres).is_ok());
+        assert!(check_mode(ReplicaMode::Semisync, ServerKind::Mariadb).is_ok());
+        let e = check_mode(ReplicaMode::Sync, ServerKind::Mariadb).unwrap_err();
         assert!(e.to_string().contains("--semisync"), "{e}");
-        let e = ReplicaMode::Semisync
-            .check_for(ServerKind::Postgres)
-            .unwrap_err();
+        let e = check_mode(ReplicaMode::Semisync, ServerKind::Postgres).unwrap_err();
         assert!(e.to_string().contains("--sync"), "{e}");
-        assert!(ReplicaMode::Async.check_for(ServerKind::Mariadb).is_ok());
+        assert!(check_mode(ReplicaMode::Async, ServerKind::Mariadb).is_ok());
     }
 }

@@ -10,17 +10,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use crate::backend::link::SqlLink;
-use crate::backend::postgres::slot;
+use crate::backend::replication::{ReplicaLink, WatchedSlot};
 use crate::results::replication::SlotRetention;
 
 /// The slot a run watches, and what it saw of it.
 pub struct SlotWatch {
-    /// The slot's name and the primary's major version; `None`: nothing to watch (MariaDB, a
-    /// standby without a slot).
-    slot: Option<(String, u32)>,
-    /// The primary's `max_slot_wal_keep_size`, as read at the start.
-    keep: Option<String>,
+    /// The slot (its name, the primary's major version and `max_slot_wal_keep_size` as read
+    /// at the start); `None`: nothing to watch (MariaDB, a standby without a slot).
+    slot: Option<WatchedSlot>,
     /// The step's figures so far (`None` until a reading).
     step: Mutex<Option<SlotRetention>>,
     /// When a reading first showed the slot lost.
@@ -36,57 +33,40 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl SlotWatch {
     /// Nothing to watch.
     pub fn none() -> SlotWatch {
-        SlotWatch::of(None, None)
+        SlotWatch::of(None)
     }
 
-    fn of(slot: Option<(String, u32)>, keep: Option<String>) -> SlotWatch {
+    fn of(slot: Option<WatchedSlot>) -> SlotWatch {
         SlotWatch {
             slot,
-            keep,
             step: Mutex::new(None),
             lost_at: Mutex::new(None),
             said: AtomicBool::new(false),
         }
     }
 
-    /// The slot of the standby at `replica` on the PostgreSQL primary at `primary`: the
-    /// standby's `primary_slot_name` (PostgreSQL 12 and later; before, the slot its WAL
-    /// receiver streams from, else its `application_name`, which is the slot's name on a
-    /// standby ibench made), when the primary has it.
+    /// The slot of the standby at `replica` on the primary at `primary`, when there is one
+    /// (PostgreSQL: `ReplicationDialect::find_slot`).
     pub fn find(
-        primary: &mut SqlLink,
-        replica: &mut SqlLink,
+        primary: &mut ReplicaLink,
+        replica: &mut ReplicaLink,
         application_name: Option<&str>,
     ) -> SlotWatch {
-        let mut ask = |sql: &str| replica.value(sql).ok().flatten().filter(|n| !n.is_empty());
-        let named = ask("SHOW primary_slot_name")
-            // Before 12 the slot is in recovery.conf, which SHOW cannot read; the WAL
-            // receiver names the slot it streams from (9.6 and later).
-            .or_else(|| ask("SELECT slot_name FROM pg_stat_wal_receiver"))
-            .or_else(|| application_name.map(str::to_string));
-        let (Some(name), Ok(major)) = (named, slot::major_version(primary)) else {
-            return SlotWatch::none();
-        };
-        let there = slot::read_slots(primary, major, Some(&name)).is_ok_and(|s| !s.is_empty());
-        if !there {
-            return SlotWatch::none();
-        }
-        let keep = slot::keep_size(primary, major);
-        SlotWatch::of(Some((name, major)), keep)
+        SlotWatch::of(primary.find_slot(replica, application_name))
     }
 
     /// One reading of the slot on the primary, folded into the step's figures. The first
     /// reading that shows it lost says so on the terminal.
-    pub fn read(&self, primary: &mut SqlLink) -> Result<(), String> {
-        let Some((name, major)) = &self.slot else {
+    pub fn read(&self, primary: &mut ReplicaLink) -> Result<(), String> {
+        let Some(slot) = &self.slot else {
             return Ok(());
         };
-        let Some(reading) = slot::read_slots(primary, *major, Some(name))?.pop() else {
+        let Some(reading) = primary.read_slot(slot)? else {
             return Ok(());
         };
         let mut step = lock(&self.step);
         let figures = step.get_or_insert_with(SlotRetention::default);
-        figures.fold(&reading, self.keep.as_deref());
+        figures.fold(&reading, slot.keep.as_deref());
         if reading.is_lost() {
             lock(&self.lost_at).get_or_insert_with(Instant::now);
             if !self.said.swap(true, Ordering::Relaxed)
@@ -132,7 +112,11 @@ mod tests {
 
     #[test]
     fn a_slot_lost_before_the_step_is_lost_from_its_start() {
-        let w = SlotWatch::of(Some(("s".to_string(), 15)), Some("1MB".to_string()));
+        let w = SlotWatch::of(Some(WatchedSlot {
+            name: "s".to_string(),
+            major: 15,
+            keep: Some("1MB".to_string()),
+        }));
         *lock(&w.lost_at) = Some(Instant::now());
         let later = Instant::now() + std::time::Duration::from_secs(2);
         assert_eq!(w.end_step(later).1, Some(0.0));

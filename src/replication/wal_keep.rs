@@ -23,6 +23,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::backend::link::{SqlLink, column};
+use crate::backend::postgres::major_of_version;
 use crate::backend::postgres::slot::{self, KEEP_SIZE_SINCE};
 use crate::results::replication::SlotReading;
 use crate::server::{ServerHandle, ServerKind, size_text};
@@ -117,11 +118,11 @@ pub fn check(major: u32, keep: SlotKeep) -> Result<Option<String>> {
 /// Set the bound `keep` on the PostgreSQL primary `primary` once a standby attached to it;
 /// the line that says what was done. Nothing before PostgreSQL 13 ([`check`] warned).
 pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<Option<String>> {
-    let mut p = SqlLink::connect(&primary.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
-    let major = slot::major_version(&mut p).map_err(anyhow::Error::msg)?;
+    let major = major_of_version(&primary.version).unwrap_or(0);
     if major < KEEP_SIZE_SINCE {
         return Ok(None);
     }
+    let mut p = SqlLink::connect(&primary.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
     let row = p
         .row("SELECT setting, coalesce(sourcefile, '') AS sourcefile FROM pg_settings WHERE name = 'max_slot_wal_keep_size'")
         .map_err(anyhow::Error::msg)?;
@@ -185,7 +186,7 @@ pub fn slot_notes(handle: &ServerHandle, has_standbys: bool, inactive_only: bool
     let Ok(mut p) = SqlLink::connect(&handle.url, CONNECT_TIMEOUT) else {
         return Vec::new();
     };
-    let Ok(major) = slot::major_version(&mut p) else {
+    let Some(major) = major_of_version(&handle.version) else {
         return Vec::new();
     };
     // A standby cannot read pg_current_wal_lsn(): it has no slots of its own to show here.

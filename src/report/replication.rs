@@ -9,7 +9,7 @@ use super::lag_sla::format_ms;
 use super::load::LoadedRun;
 use super::model::Comparison;
 use crate::results::StepRecord;
-use crate::results::replication::StepReplication;
+use crate::results::replication::{ReplicaMode, StepReplication};
 
 /// The section's blocks; empty when no run measured a replica. Runs are named by their keys
 /// in `cmp` (the run table above maps keys to labels).
@@ -42,11 +42,11 @@ fn mode_line(key: &str, run: &LoadedRun) -> String {
     let Some(r) = &run.record.replica else {
         return format!("{key}: no replica");
     };
-    let mode = match (&r.mode[..], &r.synchronous_commit) {
-        ("sync", Some(c)) => format!("synchronous replica (synchronous_commit = {c})"),
-        ("sync", None) => "synchronous replica".to_string(),
-        ("semisync", _) => "semi-synchronous replica".to_string(),
-        _ => "asynchronous replica".to_string(),
+    let mode = match (r.mode, &r.synchronous_commit) {
+        (ReplicaMode::Sync, Some(c)) => format!("synchronous replica (synchronous_commit = {c})"),
+        (ReplicaMode::Sync, None) => "synchronous replica".to_string(),
+        (ReplicaMode::Semisync, _) => "semi-synchronous replica".to_string(),
+        (ReplicaMode::Async, _) => "asynchronous replica".to_string(),
     };
     let versions = if r.version == r.primary_version {
         format!("version {}", r.version)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::target::{Engine, Flavour};
+use super::target::{BackendKind, Engine, Flavour};
 use crate::workload::RowShape;
 pub use crate::workload::micro::MicroSizes;
 use crate::workload::steps::{DEFAULT_QUERY_RATES_ROWS_PER_SEC, Profile, StepName};
@@ -362,10 +362,11 @@ impl RunOptions {
             }
             return Ok(());
         };
-        let family = |url: &str| match url.split_once("://").map(|(s, _)| s.to_ascii_lowercase()) {
-            Some(s) if s == "postgres" || s == "postgresql" => Some("postgres"),
-            Some(s) if s == "mysql" || s == "mariadb" => Some("mysql"),
-            _ => None,
+        // The family's first scheme without its `://` (`postgres`, `mysql`); none for SQLite.
+        let family = |url: &str| {
+            BackendKind::of_url(url)
+                .filter(|k| *k != BackendKind::Sqlite)
+                .and_then(|k| k.schemes()[0].strip_suffix("://"))
         };
         match (family(&self.url), family(replica)) {
             (None, _) => Err(OptionsError(

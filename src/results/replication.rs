@@ -5,6 +5,54 @@
 
 use serde::{Deserialize, Serialize};
 
+/// How a replica follows its primary: the one list of the modes, written by
+/// `ibench server start --replica-of` (`--sync`, `--semisync`), a matrix file's `replica`,
+/// the run's check of its replica and `run.json`'s `replica.mode` (as `async`, `sync`,
+/// `semisync`). No replica at all is `None` of an `Option<ReplicaMode>`, named
+/// [`NO_REPLICA`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplicaMode {
+    /// Asynchronous: the primary's commits do not wait for the replica.
+    Async,
+    /// PostgreSQL synchronous replication: `synchronous_standby_names` names the standby and
+    /// `synchronous_commit = remote_apply`.
+    Sync,
+    /// MariaDB semi-synchronous replication: a commit waits until the replica has received
+    /// (not applied) it, or `rpl_semi_sync_master_timeout` (10 s) passed.
+    Semisync,
+}
+
+/// The name of "no replica" where the modes are listed (a matrix file's `replica` axis,
+/// "what differs").
+pub const NO_REPLICA: &str = "none";
+
+impl ReplicaMode {
+    /// Every mode, in the order the docs list them.
+    pub const ALL: [ReplicaMode; 3] =
+        [ReplicaMode::Async, ReplicaMode::Sync, ReplicaMode::Semisync];
+
+    /// The lowercase name, as in `run.json`, a matrix file and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplicaMode::Async => "async",
+            ReplicaMode::Sync => "sync",
+            ReplicaMode::Semisync => "semisync",
+        }
+    }
+
+    /// The mode named `name` (`None` for another name).
+    pub fn of_name(name: &str) -> Option<ReplicaMode> {
+        ReplicaMode::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+impl std::fmt::Display for ReplicaMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The replica a run measured (`run.json`'s `replica`; absent without `--replica-url`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplicaInfo {
@@ -17,7 +65,7 @@ pub struct ReplicaInfo {
     /// How the primary waits for it, as the primary reports it at the start: `async`, `sync`
     /// (PostgreSQL: the standby is in `synchronous_standby_names`; then `synchronous_commit`
     /// says how far), `semisync` (MariaDB: `rpl_semi_sync_master_enabled`).
-    pub mode: String,
+    pub mode: ReplicaMode,
     /// PostgreSQL's `synchronous_commit` on the primary, when the mode is `sync`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synchronous_commit: Option<String>,
@@ -264,11 +312,33 @@ pub struct DbmsReplicationView {
 /// (remote_apply)` (with PostgreSQL's `synchronous_commit`), `semisync`.
 pub fn mode_name(replica: Option<&ReplicaInfo>) -> String {
     match replica {
-        None => "none".to_string(),
+        None => NO_REPLICA.to_string(),
         Some(r) => match &r.synchronous_commit {
             Some(c) => format!("{} ({c})", r.mode),
-            None => r.mode.clone(),
+            None => r.mode.name().to_string(),
         },
+    }
+}
+
+/// Where the replica has replayed to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplayPosition {
+    /// PostgreSQL: `pg_last_wal_replay_lsn()` as a byte position.
+    Lsn(u64),
+    /// MariaDB: `Relay_Master_Log_File` and `Exec_Master_Log_Pos` (a byte offset into the
+    /// primary's binary log file).
+    Binlog(String, u64),
+}
+
+/// Bytes replayed between two positions; `None` when they cannot be compared (a MariaDB
+/// binary log that rotated to another file between them) or went backwards.
+pub fn bytes_between(before: &ReplayPosition, after: &ReplayPosition) -> Option<u64> {
+    match (before, after) {
+        (ReplayPosition::Lsn(a), ReplayPosition::Lsn(b)) => b.checked_sub(*a),
+        (ReplayPosition::Binlog(fa, a), ReplayPosition::Binlog(fb, b)) if fa == fb => {
+            b.checked_sub(*a)
+        }
+        _ => None,
     }
 }
 
@@ -322,6 +392,28 @@ pub fn transactions_behind(primary: &str, replica: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `run.json`'s `replica.mode` reads and writes as the text it always was, and a
+    /// recorded run loads with it.
+    #[test]
+    fn the_mode_is_written_as_before_and_old_runs_load() {
+        for name in ["async", "sync", "semisync"] {
+            let json = format!(
+                r#"{{"url":"u","version":"v","primary_version":"p","mode":"{name}","heartbeat_interval_ms":100}}"#
+            );
+            let info: ReplicaInfo = serde_json::from_str(&json).unwrap();
+            assert_eq!(info.mode.name(), name);
+            assert_eq!(ReplicaMode::of_name(name), Some(info.mode));
+            assert_eq!(serde_json::to_string(&info).unwrap(), json);
+        }
+        let bad = r#"{"url":"u","version":"v","primary_version":"p","mode":"other","heartbeat_interval_ms":1}"#;
+        assert!(serde_json::from_str::<ReplicaInfo>(bad).is_err());
+        let fixture =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mariadb-replica");
+        let run = crate::results::read_run(&fixture).unwrap();
+        assert_eq!(run.replica.map(|r| r.mode), Some(ReplicaMode::Async));
+        assert_eq!(mode_name(None), NO_REPLICA);
+    }
 
     #[test]
     fn lag_figures_take_the_nearest_rank() {

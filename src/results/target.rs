@@ -16,6 +16,38 @@ pub enum BackendKind {
     Mysql,
 }
 
+impl BackendKind {
+    /// Every family, in the order the backend registry lists them.
+    pub const ALL: [BackendKind; 3] = [
+        BackendKind::Sqlite,
+        BackendKind::Postgres,
+        BackendKind::Mysql,
+    ];
+
+    /// The URL prefixes that choose this family (lowercase): the one table from a URL's
+    /// scheme to its protocol.
+    pub fn schemes(self) -> &'static [&'static str] {
+        match self {
+            BackendKind::Sqlite => &["sqlite:"],
+            BackendKind::Postgres => &["postgres://", "postgresql://"],
+            BackendKind::Mysql => &["mysql://", "mariadb://"],
+        }
+    }
+
+    /// The family whose scheme `url` starts with (case-insensitive), `None` for another.
+    pub fn of_url(url: &str) -> Option<BackendKind> {
+        // The longest scheme is 13 characters: a prefix of 16 is enough to compare.
+        let lower: String = url
+            .chars()
+            .take(16)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        BackendKind::ALL
+            .into_iter()
+            .find(|k| k.schemes().iter().any(|s| lower.starts_with(s)))
+    }
+}
+
 /// Storage engine for the MySQL family.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -209,6 +241,28 @@ impl BuildFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scheme_picks_the_family() {
+        assert_eq!(
+            BackendKind::of_url("postgres://u@h/db"),
+            Some(BackendKind::Postgres)
+        );
+        assert_eq!(
+            BackendKind::of_url("PostgreSQL://u@h/db"),
+            Some(BackendKind::Postgres)
+        );
+        assert_eq!(
+            BackendKind::of_url("mariadb://u@h/db"),
+            Some(BackendKind::Mysql)
+        );
+        assert_eq!(
+            BackendKind::of_url("sqlite:x.db"),
+            Some(BackendKind::Sqlite)
+        );
+        assert_eq!(BackendKind::of_url("oracle://x"), None);
+        assert_eq!(BackendKind::of_url("pösträs://"), None);
+    }
 
     fn pg(version: &str, cflags: &str, configure: &str) -> BuildFacts {
         BuildFacts {

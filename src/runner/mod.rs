@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
+use crate::replication::heartbeat::Heartbeat;
 use crate::results::target::TargetInfo;
 use crate::results::{self, RunRecord, SCHEMA_VERSION, Status, StepRecord, TimelineWriter};
 use crate::sampler::{self, Sampler};
@@ -119,11 +120,12 @@ fn run_locked(
     let target = reach(&shape, driver.as_ref())?;
     stop::check_interrupted()?;
     // --replica-url must name a replica of this server; its heartbeat runs for the whole run.
-    let heartbeat = match &opts.replica_url {
-        Some(replica) => Some(crate::replication::heartbeat::Heartbeat::start(
-            &opts.url,
+    let heartbeat = match &shape.replica_target {
+        Some(replica) => Some(Heartbeat::start(
+            &shape.target,
             replica,
             opts.on_replica_loss,
+            stop::interrupted,
         )?),
         None => None,
     };
@@ -132,9 +134,6 @@ fn run_locked(
     let mut timeline = TimelineWriter::open(&dir)?;
     let mut record = first_record(&opts, &shape, driver.as_ref(), target, command_line);
     record.replica = heartbeat.as_ref().map(|h| h.info.clone());
-    let active = heartbeat
-        .as_ref()
-        .map(crate::replication::heartbeat::Heartbeat::activate);
     let sampler = Sampler::start(
         &shape.sampling,
         shape.target.driver(),
@@ -158,10 +157,9 @@ fn run_locked(
         &mut timeline,
         &run_file,
         &mut record,
-        (&sampler, prober.as_ref()),
+        (&sampler, prober.as_ref(), heartbeat.as_ref()),
         observer,
     );
-    drop(active);
     if let Some(h) = heartbeat {
         h.finish();
     }

@@ -79,6 +79,8 @@ pub struct Monitor<'a> {
     finished_connections: u32,
     /// Per counter, its connection thread's CPU at the last tick, ns.
     cpu_seen_ns: Vec<Option<u64>>,
+    /// The run's replica heartbeat: each second's lag (`None` without a replica).
+    replica: Option<&'a crate::replication::heartbeat::Heartbeat>,
 }
 
 impl<'a> Monitor<'a> {
@@ -108,7 +110,13 @@ impl<'a> Monitor<'a> {
             connections,
             finished_connections: 0,
             cpu_seen_ns: vec![None; slots],
+            replica: None,
         }
+    }
+
+    /// Write each second's replica lag from `replica`'s heartbeat into the timeline.
+    pub fn watch_replica(&mut self, replica: Option<&'a crate::replication::heartbeat::Heartbeat>) {
+        self.replica = replica;
     }
 
     /// Show the server's index builds (l.x) on the progress line and in the timeline.
@@ -160,8 +168,9 @@ impl<'a> Monitor<'a> {
             }
         }
         if whole || any {
-            let (replica_lag_ms, replica_lost) =
-                crate::replication::heartbeat::second(self.start, self.next_tick);
+            let (replica_lag_ms, replica_lost) = self
+                .replica
+                .map_or((None, false), |h| h.second(self.start, self.next_tick));
             let line = TimelineLine {
                 step: self.step,
                 second: self.next_tick,

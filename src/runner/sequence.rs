@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::bail;
 
 use crate::backend::{Conn, Driver};
+use crate::replication::heartbeat::Heartbeat;
 use crate::results::{self, RunRecord, Status, TimelineWriter};
 use crate::sampler::{self, Sampler};
 use crate::workload::plan::{Needs, StepPlan};
@@ -22,7 +23,11 @@ pub(super) fn run_steps(
     timeline: &mut TimelineWriter,
     run_file: &Path,
     record: &mut RunRecord,
-    (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
+    tools: (
+        &Sampler,
+        Option<&sampler::host_probe::HostProber>,
+        Option<&Heartbeat>,
+    ),
     observer: &mut dyn super::RunObserver,
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.
@@ -41,11 +46,13 @@ pub(super) fn run_steps(
     let dir = run_file.parent().unwrap_or(run_file);
     observer.run_starts(record, dir, &shape.steps);
     let mut state = TableState::default();
+    let (sampler, prober, heartbeat) = tools;
     let rig = StepRig {
         shape,
         driver,
         sampler,
         prober,
+        heartbeat,
     };
     for (ordinal, plan) in shape.steps.iter().enumerate() {
         if stop::interrupted() {

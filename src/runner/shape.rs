@@ -19,8 +19,11 @@ pub struct RunShape {
     /// The database the run measures: its URL read once (the backend, the family's parsed
     /// settings, the text `run.json` records, the host); the driver is built from it.
     pub target: ConnectTarget,
-    /// With `--query-on replica`: the replica the query steps' queriers connect to (its URL
-    /// read like `--url`'s); `None` when they query the primary.
+    /// With `--replica-url`: the replica whose lag the run measures, its URL read once like
+    /// `--url`'s.
+    pub replica_target: Option<ConnectTarget>,
+    /// With `--query-on replica`: the replica the query steps' queriers connect to (the
+    /// replica's target); `None` when they query the primary.
     pub query_target: Option<ConnectTarget>,
     /// The run's tables, in order; client `c` works on the `c`-th (modulo their number).
     pub tables: Vec<String>,
@@ -100,16 +103,19 @@ impl RunShape {
     /// its backend are checked against it; an error names the flag to fix.
     pub fn of(opts: &RunOptions) -> anyhow::Result<RunShape> {
         let target = ConnectTarget::for_run(opts)?;
-        let query_target = match (&opts.replica_url, opts.query_on) {
-            (Some(replica), QueryOn::Replica) => Some(
+        let replica_target = match &opts.replica_url {
+            Some(replica) => Some(
                 ConnectTarget::for_run(&RunOptions {
                     url: replica.clone(),
                     ..opts.clone()
                 })
                 .map_err(|e| anyhow::anyhow!("--replica-url: {e:#}"))?,
             ),
-            _ => None,
+            None => None,
         };
+        let query_target = replica_target
+            .clone()
+            .filter(|_| opts.query_on == QueryOn::Replica);
         let tables = opts.tables();
         let sizes = opts.step_sizes();
         let steps = opts
@@ -132,11 +138,12 @@ impl RunShape {
         };
         let recorded_options = RunOptions {
             url: target.redacted_url.clone(),
-            replica_url: opts.replica_url.as_deref().map(crate::url::redact_url),
+            replica_url: replica_target.as_ref().map(|t| t.shown_url.clone()),
             ..opts.clone()
         };
         Ok(RunShape {
             target,
+            replica_target,
             query_target,
             tables,
             steps,

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::backend::{Conn, Driver};
+use crate::replication::heartbeat::Heartbeat;
 use crate::results::{self, CheckKind, OpRecord, SlaRecord, Status, StepRecord, TimelineWriter};
 use crate::sampler::procfs::process_cpu_seconds;
 use crate::sampler::{self, Sampler};
@@ -28,6 +29,7 @@ pub(super) struct StepRig<'a> {
     pub driver: &'a dyn Driver,
     pub sampler: &'a Sampler,
     pub prober: Option<&'a sampler::host_probe::HostProber>,
+    pub heartbeat: Option<&'a Heartbeat>,
 }
 
 pub(super) fn run_step(
@@ -43,23 +45,25 @@ pub(super) fn run_step(
         driver,
         sampler,
         prober,
+        heartbeat: replica,
     } = rig;
     let (step, mode) = (plan.step, shape.progress);
     prepare_tables(&shape.tables, &shape.table_options, admin, state, plan)?;
     let rows_before = state.expected_rows.clone();
     let connections = plan_connections(shape, driver, admin, state, plan, ordinal)?;
-    crate::replication::heartbeat::begin_step();
+    if let Some(h) = replica {
+        h.begin_step();
+    }
     let probed = drive_probed(
         connections,
         step,
         ordinal,
         timeline,
         mode,
-        (sampler, prober),
+        (sampler, prober, replica),
     );
     let driven = &probed.driven;
-    let mut replication =
-        crate::replication::heartbeat::end_step(driven.started_at, driven.ended_at);
+    let mut replication = replica.map(|h| h.end_step(driven.started_at, driven.ended_at));
     let (status, error) = driven.status();
     let failover =
         super::failover::step_record(driven, plan, shape.workers.client_assigns_ids);
@@ -99,7 +103,7 @@ pub(super) fn run_step(
     {
         check_failures.push(check_failure(CheckKind::Statistics, e));
     }
-    check_failures.extend(replica_tables(replication.as_mut(), shape, plan));
+    check_failures.extend(replica_tables(replication.as_mut(), replica, shape, plan));
     let mut record = StepRecord {
         name: step,
         status,
@@ -188,6 +192,7 @@ impl Measured {
 /// step's replication figures; a mismatch is an integrity failure.
 fn replica_tables(
     replication: Option<&mut crate::results::replication::StepReplication>,
+    replica: Option<&Heartbeat>,
     shape: &RunShape,
     plan: &StepPlan,
 ) -> Option<crate::results::CheckFailure> {
@@ -195,7 +200,7 @@ fn replica_tables(
     if plan.step != StepName::InsertDelete2 || !shape.check || rep.catch_up_seconds.is_none() {
         return None;
     }
-    let check = crate::replication::heartbeat::check_tables(&shape.tables)?;
+    let check = replica?.check_tables(&shape.tables);
     let failure = (!check.ok).then(|| {
         check_failure(
             CheckKind::Integrity,
@@ -223,13 +228,17 @@ pub(super) fn drive_probed(
     ordinal: u32,
     timeline: &mut TimelineWriter,
     mode: ProgressMode,
-    (sampler, prober): (&Sampler, Option<&sampler::host_probe::HostProber>),
+    (sampler, prober, replica): (
+        &Sampler,
+        Option<&sampler::host_probe::HostProber>,
+        Option<&Heartbeat>,
+    ),
 ) -> Probed {
     let probe_before = prober.map(sampler::host_probe::HostProber::run);
     let ticks_before = sampler::host_probe::cpu_ticks();
     sampler.begin_step(step);
     let cpu_before = process_cpu_seconds();
-    let driven = drive(connections, step, timeline, mode);
+    let driven = drive(connections, step, timeline, (mode, replica));
     let cpu_seconds = process_cpu_seconds() - cpu_before;
     let sampled = sampler.end_step(step, ordinal);
     let ticks_after = sampler::host_probe::cpu_ticks();

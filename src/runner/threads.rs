@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::replication::heartbeat::Heartbeat;
 use crate::results::{Status, TimelineWriter};
 use crate::stats::{OpKind, OpRecorder};
 use crate::workload::steps::StepName;
@@ -119,7 +120,7 @@ pub(super) fn drive(
     connections: StepConnections,
     step: StepName,
     timeline: &mut TimelineWriter,
-    mode: ProgressMode,
+    (mode, replica): (ProgressMode, Option<&Heartbeat>),
 ) -> Driven {
     let counters: Vec<_> = connections
         .slots
@@ -140,7 +141,7 @@ pub(super) fn drive(
     let step_over = std::sync::atomic::AtomicBool::new(false);
     let index_shared = std::sync::Arc::new(index_progress::Shared::default());
     // With --on-replica-loss stop: the replica's loss stops the step like Ctrl-C does.
-    let watch = crate::replication::heartbeat::loss_watch(step, start);
+    let watch = replica.and_then(|h| h.loss_watch(step, start));
     let replica_lost = std::sync::Mutex::new(None);
     let failover = connections.failover;
     let event = super::failover::Event::default();
@@ -180,6 +181,7 @@ pub(super) fn drive(
         monitor.watch_index_builds(index_progress::Watch::new(std::sync::Arc::clone(
             &index_shared,
         )));
+        monitor.watch_replica(replica);
         while monitor.tick(&|| handles.iter().filter(|h| h.is_finished()).count()) {}
         let timeline_error = monitor.timeline_error.take();
         let finished: Vec<Finished> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
@@ -353,7 +355,7 @@ mod tests {
             connections,
             StepName::LoadInitial,
             &mut timeline,
-            ProgressMode::Quiet,
+            (ProgressMode::Quiet, None),
         );
         assert_eq!(driven.finished.len(), 1, "the connection's record is kept");
         let err = driven.finished[0].result.as_ref().unwrap_err().to_string();

@@ -1,5 +1,6 @@
 //! The private instances as a user sees them: which are running on this host (`ibench server
-//! list`), and what stopping one leaves on disk (`ibench server stop`, `--remove`).
+//! list`) and the disk each takes (what stopping one does and leaves is the replication's
+//! `stop.rs`: a primary's replicas stop first).
 //!
 //! The running instances are found from the processes, with no registry to go stale: a server
 //! process (`postgres`, `mariadbd`, `mysqld`) whose working directory is a data directory
@@ -7,12 +8,9 @@
 //! one. Both servers make their data directory their working directory. A process whose
 //! working directory ibench may not read (another user's, when not root) is not listed.
 
-use std::fmt;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
-
-use anyhow::{Context, Result};
+use std::path::Path;
 
 use super::{HANDLE_FILE, ServerHandle, size_text};
 
@@ -92,96 +90,6 @@ pub fn render(instances: &[RunningInstance]) -> String {
     text
 }
 
-/// The lines `server list` says after its table: the replication slots of the running
-/// PostgreSQL primaries that hold back much WAL or were lost (`wal_keep::slot_notes`).
-pub fn slot_notes(instances: &[RunningInstance]) -> Vec<String> {
-    instances
-        .iter()
-        .flat_map(|i| {
-            crate::replication::wal_keep::slot_notes(&i.handle, has_standbys(&i.handle), false)
-        })
-        .collect()
-}
-
-/// What stopping an instance did and left.
-#[derive(Clone, Debug)]
-pub struct Stopped {
-    /// The server's kind.
-    pub kind: super::ServerKind,
-    /// Its main process, as recorded.
-    pub pid: u32,
-    /// It was running when asked to stop.
-    pub was_running: bool,
-    /// The instance dir.
-    pub dir: PathBuf,
-    /// Bytes the instance dir took on disk.
-    pub disk_bytes: u64,
-    /// The instance dir was deleted (`--remove`).
-    pub removed: bool,
-    /// The dirs of its private replicas, stopped first.
-    pub replicas: Vec<PathBuf>,
-    /// A PostgreSQL primary's replication slots left holding back much WAL, or lost, as read
-    /// before the stop (`wal_keep::slot_notes`): their WAL stays in its data dir.
-    pub slot_notes: Vec<String>,
-}
-
-impl fmt::Display for Stopped {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for note in &self.slot_notes {
-            writeln!(f, "{note}")?;
-        }
-        for replica in &self.replicas {
-            writeln!(f, "stopped its replica in {} first", replica.display())?;
-        }
-        if self.was_running {
-            write!(f, "stopped the {} server (pid {})", self.kind, self.pid)?;
-        } else {
-            write!(f, "the {} server was not running", self.kind)?;
-        }
-        let dir = self.dir.display();
-        let size = size_text(self.disk_bytes);
-        if self.removed {
-            write!(f, "; removed its instance dir {dir} ({size})")
-        } else {
-            write!(
-                f,
-                "; its instance dir {dir} stays, {size} (data, logs, password): delete it with `ibench server stop --dir {dir} --remove`"
-            )
-        }
-    }
-}
-
-/// Stop the instance in `dir` and, with `remove`, delete its instance dir once the server is
-/// down. Says what it did and what it left.
-pub fn stop(dir: &Path, remove: bool) -> Result<Stopped> {
-    let handle = ServerHandle::load(dir)?;
-    let was_running = handle.is_running();
-    // The slots no live standby streams from stay (with their WAL) after the stop.
-    let slot_notes = crate::replication::wal_keep::slot_notes(&handle, has_standbys(&handle), true);
-    // A primary's live replicas stop first; a replica is taken off its primary.
-    let replicas = crate::replication::pair::stop_pair(dir)?;
-    let disk_bytes = disk_bytes(dir);
-    if remove {
-        // The dir given, which holds the handle just read: never a path the handle names.
-        fs::remove_dir_all(dir).with_context(|| {
-            format!(
-                "the server is stopped, but its instance dir {} could not be deleted; delete it by hand",
-                dir.display()
-            )
-        })?;
-    }
-    Ok(Stopped {
-        kind: handle.kind,
-        pid: handle.pid,
-        was_running,
-        dir: std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
-        disk_bytes,
-        removed: remove,
-        replicas,
-        slot_notes,
-    })
-}
-
 /// Bytes a directory tree takes on disk (its blocks), not following symbolic links; what
 /// cannot be read counts nothing.
 pub fn disk_bytes(dir: &Path) -> u64 {
@@ -199,11 +107,6 @@ pub fn disk_bytes(dir: &Path) -> u64 {
         }
     }
     total
-}
-
-/// Whether the private server's dir lists standbys of its own.
-fn has_standbys(handle: &ServerHandle) -> bool {
-    !crate::replication::pair::replicas_of(&handle.dir).is_empty()
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //!
 //! [`start`] initialises a fresh instance dir, applies an optional config overlay, starts the
 //! server, waits until it answers and records a [`ServerHandle`] as JSON in
-//! `DIR/ibench-server.json`, so that [`stop`] works from another process. [`instances`]
+//! `DIR/ibench-server.json`, so that [`ServerHandle::stop`] works from another process (a
+//! primary with replicas stops through `replication::pair::stop_pair`). [`instances`]
 //! finds the running ones and says what stopping one leaves on disk.
 //!
 //! Layout of an instance dir (mode 0700, owned by the OS user the server runs as; nobody
@@ -260,12 +261,6 @@ pub fn start(spec: &ServerSpec) -> Result<ServerHandle> {
         ServerKind::Postgres => postgres::start(spec),
         ServerKind::Mariadb => mariadb::start(spec),
     }
-}
-
-/// Stop the server whose handle is saved in `DIR/ibench-server.json`; a primary's live
-/// replicas are stopped first, and a replica is taken off its primary ([`crate::replication::pair::stop_pair`]).
-pub fn stop(dir: &Path) -> Result<()> {
-    crate::replication::pair::stop_pair(dir).map(|_| ())
 }
 
 /// Whether process `pid` exists and is not a zombie. A zombie that is our own child is reaped.

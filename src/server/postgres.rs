@@ -239,10 +239,7 @@ pub(crate) fn stop(handle: &ServerHandle) -> Result<()> {
 /// `scram-sha-256` (PostgreSQL 10 and later; initdb then also sets `password_encryption`),
 /// `md5` before that.
 fn auth_method(version: &str) -> &'static str {
-    let major = version
-        .split_whitespace()
-        .find_map(|w| w.split('.').next()?.parse::<u32>().ok());
-    match major {
+    match crate::backend::postgres::major_of_version(version) {
         Some(m) if m < 10 => "md5",
         _ => "scram-sha-256",
     }

@@ -16,6 +16,7 @@
 pub mod codec;
 pub mod config;
 mod login;
+pub mod replication;
 pub mod session_attrs;
 pub mod slot;
 mod transport;
@@ -49,6 +50,21 @@ mod sqlstate {
     pub const INVALID_CATALOG_NAME: &str = "3D000";
     pub const QUERY_CANCELED: &str = "57014";
     pub const DISK_FULL: &str = "53100";
+}
+
+/// PostgreSQL's major version of a version as the server or its binaries write it
+/// (`postgres (PostgreSQL) 15.4 (Debian ...)`, `15.4`, `10.23`; `9.6.24` is 9): the first
+/// word that starts with a number. The one reading of a major version from text; from
+/// `server_version_num` it is [`major_of_version_num`].
+pub fn major_of_version(version: &str) -> Option<u32> {
+    version
+        .split_whitespace()
+        .find_map(|w| w.split('.').next()?.parse::<u32>().ok())
+}
+
+/// PostgreSQL's major version of a `server_version_num` (`150004` is 15; `90624` is 9).
+pub fn major_of_version_num(version_num: u32) -> u32 {
+    version_num / 10_000
 }
 
 /// PostgreSQL driver: a parsed connection configuration.

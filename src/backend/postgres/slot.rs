@@ -14,16 +14,11 @@ pub const KEEP_SIZE_SINCE: u32 = 13;
 /// The first major version with `invalidation_reason`.
 const INVALIDATION_REASON_SINCE: u32 = 17;
 
-/// The major version of a `server_version_num` (`150004` is 15; `90624` is 9).
-pub fn major_of(version_num: u32) -> u32 {
-    version_num / 10_000
-}
-
 /// The server's major version, from `server_version_num`.
 pub fn major_version(link: &mut SqlLink) -> Result<u32, String> {
     link.value("SHOW server_version_num")?
         .and_then(|v| v.trim().parse::<u32>().ok())
-        .map(major_of)
+        .map(super::major_of_version_num)
         .ok_or_else(|| "server_version_num is not a number".to_string())
 }
 
@@ -103,8 +98,8 @@ mod tests {
         assert!(new.ends_with("AND slot_name = 'ibench_replica_1' ORDER BY slot_name"));
         assert!(!new.contains("invalidation_reason"), "{new}");
         assert!(slots_sql(17, None).contains(", invalidation_reason FROM"));
-        assert_eq!(major_of(150_004), 15);
-        assert_eq!(major_of(100_023), 10);
+        assert_eq!(super::super::major_of_version_num(150_004), 15);
+        assert_eq!(super::super::major_of_version_num(100_023), 10);
     }
 
     #[test]
