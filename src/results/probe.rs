@@ -242,6 +242,41 @@ impl HostThresholds {
     }
 }
 
+/// How far every probe of two runs may lie from their common median, per figure (CPU and
+/// memory), for the runs to count as measured on a steady host: ±10%. On an idle host the
+/// probes lay within 2.4% (CPU) and 2.6% (memory) of their median (docs/performance.md
+/// section 7); a neighbour that takes a core moves them far beyond (×4 on the noisy fixture).
+pub const STEADY_BOUND: f64 = 0.10;
+
+/// The figures steadiness is read from: loopback's own noise reaches 26% on an idle host and
+/// fsync waits for the step's writeback, so neither can vouch for the host.
+const STEADY_FIGURES: [ProbeFigure; 2] = [ProbeFigure::Cpu, ProbeFigure::Memory];
+
+/// Whether the host probes of two runs show a host that held steady across both: each run
+/// probed every one of its steps before and after, and every CPU and memory figure of every
+/// probe of both runs lies within ±[`STEADY_BOUND`] of their common median. Only then may one
+/// run a side decide a rate (`stats::decision::Settings::steady_host`).
+pub fn steady_between(a: &[super::StepRecord], b: &[super::StepRecord]) -> bool {
+    let probed = |steps: &[super::StepRecord]| {
+        !steps.is_empty()
+            && steps.iter().all(|s| {
+                s.host_probe
+                    .as_ref()
+                    .is_some_and(|h| h.before.is_some() && h.after.is_some())
+            })
+    };
+    if !probed(a) || !probed(b) {
+        return false;
+    }
+    let probes: Vec<&HostProbe> = run_probes(a).into_iter().chain(run_probes(b)).collect();
+    STEADY_FIGURES.iter().all(|f| {
+        let values: Vec<f64> = probes.iter().filter_map(|p| f.of(p)).collect();
+        values.len() == probes.len()
+            && median(values.iter().copied())
+                .is_some_and(|m| values.iter().all(|v| (v / m - 1.0).abs() <= STEADY_BOUND))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
