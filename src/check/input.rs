@@ -30,9 +30,34 @@ pub struct Pair {
     pub names: Vec<String>,
     /// Problems met reading the runs, one line each.
     pub problems: Vec<String>,
+    /// Whether the base's and the candidate's repeats ran in rounds (a matrix with `order =
+    /// "interleaved"`, `ibench check --run`): `names` then hold each repeat's round (`r3`),
+    /// and a figure is judged on the per-round ratios (paired).
+    pub interleaved: bool,
 }
 
 impl Pair {
+    /// The round run `i` ran in, when the pair ran in rounds: the number of its name (`r3`).
+    pub fn round(&self, i: usize) -> Option<usize> {
+        if !self.interleaved {
+            return None;
+        }
+        self.names.get(i)?.strip_prefix('r')?.parse().ok()
+    }
+
+    /// Whether the host probes show the host steady between every base run and every
+    /// candidate run (`results::probe::steady_between`).
+    pub fn steady_host(&self) -> bool {
+        let (b, c) = self.runs.split_at(self.base_count.min(self.runs.len()));
+        !b.is_empty()
+            && !c.is_empty()
+            && b.iter().all(|b| {
+                c.iter().all(|c| {
+                    crate::results::probe::steady_between(&b.record.steps, &c.record.steps)
+                })
+            })
+    }
+
     /// What an error about this pair starts with: its title and a colon, or nothing for run
     /// directories.
     pub fn error_prefix(&self) -> String {
@@ -162,6 +187,7 @@ fn dirs_pair(dirs: &[PathBuf], base: &str) -> Result<Pair> {
         base_count,
         names,
         problems,
+        interleaved: false,
     })
 }
 
@@ -262,5 +288,6 @@ fn matrix_pair(
         names: b.iter().chain(&c).map(|(_, n)| n.clone()).collect(),
         runs,
         problems,
+        interleaved: plan.order == crate::matrix::file::Order::Interleaved,
     })
 }

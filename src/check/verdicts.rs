@@ -371,6 +371,8 @@ struct Repeat {
     value: f64,
     per_second: Vec<f64>,
     flagged: bool,
+    /// The round it ran in, when the pair ran in rounds.
+    round: Option<usize>,
 }
 
 /// One side's repeats of a step, the lines for each repeat left out or flagged, and each
@@ -423,6 +425,10 @@ impl Side {
             [one] => Evidence::single_run(one.value, &one.per_second, kind),
             _ => Evidence::repeats(&values, kind),
         };
+        let rounds: Option<Vec<usize>> = kept.iter().map(|r| r.round).collect();
+        if let Some(rounds) = rounds.filter(|r| r.len() >= 2) {
+            e = e.in_rounds(&rounds);
+        }
         let (seconds, samples) = self.typical_length();
         e.seconds = seconds;
         e.samples = samples;
@@ -465,6 +471,7 @@ fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate:
                 Vec::new()
             },
             flagged: flag.is_some(),
+            round: pair.round(i),
         });
     }
     out
@@ -480,11 +487,15 @@ fn with_host_flags(
     c: &Side,
     (step, figure): (StepName, Figure),
     rules: &Rules,
+    steady_host: bool,
 ) -> Judgement {
-    let settings = rules.settings();
+    let settings = Settings {
+        steady_host,
+        ..rules.settings()
+    };
     let kind = figure.kind();
     let lower = !figure.higher_is_better();
-    let all = decision::decide_with(
+    let all = decision::decide_paired(
         &b.evidence(kind, false),
         &c.evidence(kind, false),
         &settings,
@@ -505,7 +516,7 @@ fn with_host_flags(
     }
     let (bc, cc) = (b.clean_count(), c.clean_count());
     let enough = bc >= MIN_REPEATS && cc >= MIN_REPEATS;
-    let clean = decision::decide_with(
+    let clean = decision::decide_paired(
         &b.evidence(kind, true),
         &c.evidence(kind, true),
         &settings,
@@ -612,7 +623,7 @@ fn step_verdict(
             .map_or_else(String::new, |s| s.throughput_unit.as_str().to_string()),
         f => f.unit().to_string(),
     };
-    let mut judgement = with_host_flags(&b, &c, (step, figure), rules);
+    let mut judgement = with_host_flags(&b, &c, (step, figure), rules, pair.steady_host());
     if judgement.reason == Some(Reason::TooShort)
         && let Some(size) = size_to_reach(pair, step, &rules.floor)
     {
@@ -715,6 +726,7 @@ mod tests {
                 value: *v,
                 per_second: Vec::new(),
                 flagged,
+                round: None,
             }
         };
         Side {
@@ -732,7 +744,7 @@ mod tests {
         let base = side_of(&[100.0, 101.0, 99.0], &[]);
         // A hog slowed two candidate repeats: every repeat is lower, but only one is clean.
         let hogged = side_of(&[80.0], &[79.0, 81.0]);
-        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &RULES);
+        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &RULES, false);
         assert_eq!(
             (j.verdict, j.reason),
             (Verdict::CannotTell, Some(Reason::HostAffected)),
@@ -740,7 +752,7 @@ mod tests {
         );
         // Three clean candidate repeats that are lower decide, the flagged one aside.
         let slower = side_of(&[80.0, 81.0, 79.0], &[80.5]);
-        let j = with_host_flags(&base, &slower, (I0, Figure::Throughput), &RULES);
+        let j = with_host_flags(&base, &slower, (I0, Figure::Throughput), &RULES, false);
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         assert!(j.detail.contains("6 of 7"), "{}", j.detail);
         // --keep-host-affected judges every repeat.
@@ -748,18 +760,36 @@ mod tests {
             keep_host_affected: true,
             ..RULES
         };
-        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &keep);
+        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &keep, false);
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         assert!(j.detail.contains("--keep-host-affected"), "{}", j.detail);
         // The DBMS's counters are not held to the host screening's flags.
-        let j = with_host_flags(&base, &hogged, (I0, Figure::Metric("walbpi")), &RULES);
+        let j = with_host_flags(
+            &base,
+            &hogged,
+            (I0, Figure::Metric("walbpi")),
+            &RULES,
+            false,
+        );
         assert_eq!(j.verdict, Verdict::Improved, "{j:?}");
         // But a figure per query is, in a query step: the background inserts weigh more in
         // each query when the host lets fewer queries run.
         let qr100: StepName = "qr100".parse().expect("a step");
-        let j = with_host_flags(&base, &hogged, (qr100, Figure::Metric("shhpq")), &RULES);
+        let j = with_host_flags(
+            &base,
+            &hogged,
+            (qr100, Figure::Metric("shhpq")),
+            &RULES,
+            false,
+        );
         assert_eq!(j.reason, Some(Reason::HostAffected), "{j:?}");
-        let j = with_host_flags(&base, &hogged, (qr100, Figure::Metric("walbpi")), &RULES);
+        let j = with_host_flags(
+            &base,
+            &hogged,
+            (qr100, Figure::Metric("walbpi")),
+            &RULES,
+            false,
+        );
         assert_eq!(j.verdict, Verdict::Improved, "{j:?}");
     }
 
@@ -767,17 +797,17 @@ mod tests {
     fn a_work_figure_with_zero_noise_decides_where_the_rate_cannot() {
         let b = side_of(&[1000.0, 1000.0], &[]);
         let c = side_of(&[1031.0, 1031.0], &[]);
-        let j = with_host_flags(&b, &c, (I0, Figure::Metric("walbpi")), &RULES);
+        let j = with_host_flags(&b, &c, (I0, Figure::Metric("walbpi")), &RULES, false);
         assert_eq!(j.verdict, Verdict::NoChange, "+3.1% is inside ±5%: {j:?}");
         let strict = Rules {
             threshold: 0.02,
             ..RULES
         };
-        let j = with_host_flags(&b, &c, (I0, Figure::Metric("walbpi")), &strict);
+        let j = with_host_flags(&b, &c, (I0, Figure::Metric("walbpi")), &strict, false);
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         let rb = side_of(&[1000.0, 900.0], &[]);
         let rc = side_of(&[950.0, 1010.0], &[]);
-        let j = with_host_flags(&rb, &rc, (I0, Figure::Throughput), &strict);
+        let j = with_host_flags(&rb, &rc, (I0, Figure::Throughput), &strict, false);
         assert_eq!(j.verdict, Verdict::CannotTell, "{j:?}");
     }
 

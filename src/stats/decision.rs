@@ -470,6 +470,11 @@ pub fn decide_with(
         (Err(NoEstimate::NoValue), _) | (_, Err(NoEstimate::NoValue)) => {
             return no_value(base, cand, level);
         }
+        _ if !settings.steady_host && base.kind == FigureKind::Rate => {
+            let mut d = Decision::cannot(Reason::OneRun, level, ONE_RUN_DETAIL.to_string());
+            d.ratio = geometric_ratio(base, cand);
+            return d;
+        }
         _ => {
             let n = format!("n={} vs {}", base.values.len(), cand.values.len());
             let mut d = Decision::cannot(
@@ -951,6 +956,15 @@ mod tests {
     #[test]
     fn one_repeat_a_side_without_samples_is_never_no_change() {
         let d = decide(&reps(&[100.0]), &reps(&[100.0]), 5.0, false);
+        assert_eq!(
+            (d.verdict, d.reason),
+            (Verdict::CannotTell, Some(Reason::OneRun))
+        );
+        let steady = Settings {
+            steady_host: true,
+            ..Settings::with_threshold_pct(5.0)
+        };
+        let d = decide_with(&reps(&[100.0]), &reps(&[100.0]), &steady, false);
         assert_eq!(
             (d.verdict, d.reason),
             (Verdict::CannotTell, Some(Reason::TooFewRepeats))
