@@ -703,10 +703,11 @@ mod tests {
 
     #[test]
     fn one_repeat_a_side_without_samples_cannot_tell() {
+        // A rate: one run a side, whatever it measured.
         let j = judge(&[100.0], &[70.0], true, &RULES);
         assert_eq!(
             (j.verdict, j.reason),
-            (Verdict::CannotTell, Some(Reason::TooFewRepeats))
+            (Verdict::CannotTell, Some(Reason::OneRun))
         );
         let j = judge(&[100.0], &[100.0], true, &RULES);
         assert_eq!(j.verdict, Verdict::CannotTell);
