@@ -23,22 +23,7 @@ use crate::workload::steps::StepName;
 /// Unflagged repeats a side a change seen on repeats the host screening flags must hold on.
 pub const MIN_REPEATS: usize = 3;
 
-/// The DBMS's and the server's work per op that the check judges: a name of
-/// `results::metrics::METRICS` and its unit. Whether the host can move it: the server's CPU
-/// per op can (steal, a slower clock), the DBMS's counters cannot.
-pub const WORK_METRICS: [(&str, &str, bool); 8] = [
-    ("cpupq", "µs/op", true),
-    ("walbpi", "bytes/row", false),
-    ("fpipi", "FPIs/row", false),
-    ("shhpq", "blocks/op", false),
-    ("shrpq", "blocks/op", false),
-    ("redobpi", "bytes/row", false),
-    ("rowspq", "rows/op", false),
-    ("rbwpi", "bytes/row", false),
-];
-
-/// The perf counters per op the check judges, where `--perf` ran.
-pub const PERF_EVENTS: [&str; 2] = ["instructions", "cycles"];
+pub use crate::results::metrics::{PERF_EVENTS, WORK_METRICS};
 
 pub use crate::cli::Judge;
 

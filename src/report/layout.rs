@@ -852,18 +852,12 @@ fn latency_table(cmp: &Comparison, rows: &[super::model::LatencyRow]) -> DocTabl
     }
 }
 
-/// The figures of a step's table that the host's speed moves (timed: rates, latencies,
-/// seconds); the others are the DBMS's work per op or sizes, counted.
-fn timed_figure(m: &MetricRow) -> bool {
-    matches!(
-        m.name.as_str(),
-        "throughput" | "p50" | "p1low" | "maxop" | "p99" | "seconds" | "csps"
-    )
-}
-
 /// The paint of figure `m`'s ratio `r` of run `i` in `step`'s table: the step's throughput
-/// takes the relative table's paint (decided there on its measures), a timed figure and the
-/// work per op the rule's for a figure without measures.
+/// takes the relative table's paint (decided there on its measures), and so does every
+/// figure of a step too short to judge; the others the rule's for a figure without measures,
+/// the DBMS's work per op that `ibench check` judges as work
+/// (`results::metrics::judged_work`), every other figure (rates, latencies, the host's and
+/// the client's CPU, IO per op) as a figure the host moves.
 fn step_figure_paint(
     cmp: &Comparison,
     step: StepName,
@@ -876,19 +870,19 @@ fn step_figure_paint(
         .columns
         .iter()
         .position(|c| *c == step)
-        .and_then(|j| cmp.relative.rows.get(i)?.cells.get(j))
-        .filter(|_| m.name == "throughput");
-    if let Some(cell) = decided {
+        .and_then(|j| cmp.relative.rows.get(i)?.cells.get(j));
+    let too_short = |c: &Cell| matches!(&c.note, Some(CellNote::Undecided(why)) if why.starts_with(crate::stats::decision::Reason::TooShort.text()));
+    if let Some(cell) = decided.filter(|c| m.name == "throughput" || too_short(c)) {
         return super::paint::of_cell(cell);
     }
     let flag = cmp.host.flag(step, &cmp.labels[i]);
     super::paint::paint(&super::paint::Evidence {
         higher_is_better: m.lower_is_better.map(|l| !l),
         host: flag.map(|f| f.reasons.as_slice()),
-        kind: if timed_figure(m) {
-            crate::stats::decision::FigureKind::Rate
-        } else {
+        kind: if crate::results::metrics::judged_work(&m.name) {
             crate::stats::decision::FigureKind::Work
+        } else {
+            crate::stats::decision::FigureKind::Rate
         },
         steady_host: cmp.host.steady(&cmp.labels[i]),
         ..super::paint::Evidence::of_rate(r)
