@@ -937,7 +937,7 @@ fn figures_table(
 }
 
 /// What the colours of a relative throughput table mean (`report::paint`).
-const RELATIVE_COLOURS: &str = "Throughput / the base's, painted by the rule of `ibench check`: red or green only when the 90% interval of the ratio (over the repeats, or from each run's per-second rates) lies wholly below 0.95 or above 1.05; grey otherwise: no change, or not decided (marked).";
+const RELATIVE_COLOURS: &str = "Throughput / the base's, painted by the rule of `ibench check`: red or green only when the 90% interval of the ratio (over the repeats, paired by round where they ran interleaved, or from each run's per-second rates where the host probes show the host steady) lies wholly below 0.95 or above 1.05; grey otherwise: no change, or not decided (marked).";
 
 /// What the colours of a relative figures table mean.
 const FIGURE_COLOURS: &str = "Run / base. Red: worse by more than 5% (a cost up or a rate down); green: better by more than 5%; grey: within 5%, moved with no better or worse (seconds, the clock), or not decided (ending in ~: the step is host-affected).";
