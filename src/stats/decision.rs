@@ -228,8 +228,8 @@ pub struct Settings {
     /// The shortest step judged.
     pub floor: Floor,
     /// Evidence that the host was steady between the runs (their host probes within
-    /// `results::probe::STEADY_BOUND`, or a duet): only then does one run a side decide a
-    /// rate or a latency ([`Reason::OneRun`]). Work per op decides without it.
+    /// `results::probe::STEADY_BOUND`): only then does one run a side decide a rate or a
+    /// latency ([`Reason::OneRun`]). Work per op decides without it.
     pub steady_host: bool,
 }
 
@@ -470,6 +470,12 @@ pub fn decide_with(
         (Err(NoEstimate::NoValue), _) | (_, Err(NoEstimate::NoValue)) => {
             return no_value(base, cand, level);
         }
+        _ if !settings.steady_host && base.kind == FigureKind::Rate => {
+            let mut d = Decision::cannot(Reason::OneRun, level, ONE_RUN_DETAIL.to_string());
+            d.ratio = geometric_ratio(base, cand);
+            d.method = Some(Method::PerSecond);
+            return d;
+        }
         _ => {
             let n = format!("n={} vs {}", base.values.len(), cand.values.len());
             let mut d = Decision::cannot(
@@ -497,7 +503,7 @@ pub fn decide_with(
 }
 
 /// Why one run a side does not decide a rate, for people.
-pub const ONE_RUN_DETAIL: &str = "a single run's interval, from its own per-second rates, cannot see a host slower for the whole run, and nothing showed the host steady between the runs (a host probe within ±10% throughout both, or a duet)";
+pub const ONE_RUN_DETAIL: &str = "a single run's interval, from its own per-second rates, cannot see a host slower for the whole run, and nothing showed the host steady between the runs (every host probe of both within ±10% of their median)";
 
 /// Decided from rounds where the sides ran in rounds: the values of the two sides that ran in
 /// the same round (their `rounds`, one after the other or at the same time) are paired, and
@@ -951,6 +957,15 @@ mod tests {
     #[test]
     fn one_repeat_a_side_without_samples_is_never_no_change() {
         let d = decide(&reps(&[100.0]), &reps(&[100.0]), 5.0, false);
+        assert_eq!(
+            (d.verdict, d.reason),
+            (Verdict::CannotTell, Some(Reason::OneRun))
+        );
+        let steady = Settings {
+            steady_host: true,
+            ..Settings::with_threshold_pct(5.0)
+        };
+        let d = decide_with(&reps(&[100.0]), &reps(&[100.0]), &steady, false);
         assert_eq!(
             (d.verdict, d.reason),
             (Verdict::CannotTell, Some(Reason::TooFewRepeats))
