@@ -23,9 +23,9 @@ import itertools, json, math, os, random, signal, statistics, subprocess, sys, t
 
 BINDIR = '/usr/lib/postgresql/15/bin'
 WORKLOAD = """[workloads.w]
-load_rows = 500_000
-i1_rows = 50_000
-query_seconds = 10
+load_rows = 300_000
+i1_rows = 30_000
+query_seconds = 8
 settle_seconds = 0
 steps = ["l.i0", "l.x", "l.i1", "qr100", "qp100"]
 """
