@@ -23,9 +23,9 @@ import itertools, json, math, os, random, signal, statistics, subprocess, sys, t
 
 BINDIR = '/usr/lib/postgresql/15/bin'
 WORKLOAD = """[workloads.w]
-load_rows = 500_000
-i1_rows = 50_000
-query_seconds = 10
+load_rows = 300_000
+i1_rows = 30_000
+query_seconds = 8
 settle_seconds = 0
 steps = ["l.i0", "l.x", "l.i1", "qr100", "qp100"]
 """
@@ -238,11 +238,11 @@ def analyse(out):
         print(f"{mode:12} {step:7} {v['rounds']:6}  {v['mean_log_ratio']:+11.3f}  "
               f"{v['se_unpaired']:11.3f}  {v['se_paired']:9.3f}  {v['a_spread']:7.0%}  {v['b_spread']:7.0%}")
     print('\npaired rule (90% t interval, ±5%) on k-round subsets; b moved by -c:')
-    print('mode         step    k  c     subsets regressed  no-change  cannot-tell')
+    print('mode         step    k  c     subsets regressed  no-change  cannot-tell  improved')
     for k, v in res['power'].items():
         mode, step, n, c = k.split('|')
         print(f"{mode:12} {step:7} {n}  {float(c):4.2f}  {v['subsets']:7} {v['regressed']:9} "
-              f"{v['no change']:10} {v['cannot tell']:12}")
+              f"{v['no change']:10} {v['cannot tell']:12} {v['improved']:9}")
 
 
 if __name__ == '__main__':

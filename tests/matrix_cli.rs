@@ -752,3 +752,46 @@ fn run_and_report(file: &Path, out_dir: &Path) {
     run_matrix(file, out_dir);
     report_matrix(out_dir);
 }
+
+/// `order = "duet"` needs exactly two combinations, `pin` needs a duet, and a duet runs on
+/// one host: each refused in one line naming the fix.
+#[test]
+fn a_duet_needs_two_combinations_and_one_host() {
+    let three = "[configs.postgres]\ninclude_base = false\nvariants.a = { work_mem = \"4MB\" }\nvariants.b = { work_mem = \"8MB\" }\nvariants.c = { work_mem = \"16MB\" }\n";
+    let f = write(
+        "mx-duet3",
+        &format!("order = \"duet\"\n{GOOD_SERVER}{three}{GOOD_WORKLOAD}"),
+    );
+    assert_clear_error(
+        &matrix_plan(&f),
+        &["m.toml", "order", "the matrix has 3", "exactly two"],
+    );
+    let two = "[configs.postgres]\ninclude_base = false\nvariants.a = { work_mem = \"4MB\" }\nvariants.b = { work_mem = \"8MB\" }\n";
+    let f = write(
+        "mx-pin",
+        &format!("order = \"interleaved\"\npin = true\n{GOOD_SERVER}{two}{GOOD_WORKLOAD}"),
+    );
+    assert_clear_error(&matrix_plan(&f), &["m.toml", "pin", "order = \"duet\""]);
+    let f = write(
+        "mx-duet-shard",
+        &format!("order = \"duet\"\n{GOOD_SERVER}{two}{GOOD_WORKLOAD}"),
+    );
+    let out_dir = f.parent().unwrap().join("out");
+    let out = ibench(&[
+        "matrix",
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--shard",
+        "1/2",
+    ]);
+    assert_clear_error(&out, &["duet", "without --shard"]);
+    let out = ibench(&["check", "somewhere", "--duet"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--run"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

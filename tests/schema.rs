@@ -146,8 +146,19 @@ fn recorded_and_fresh_runs_match_the_schema() {
     opts.steps = ibench::workload::steps::parse_step_list("l.i0,l.x,l.i2,qp100").unwrap();
     opts.query_seconds = 1.0;
     opts.settle_max_seconds = Some(0.0);
+    // Recorded as one side of a duet, so the `duet` record is checked too.
+    opts.duet = Some(ibench::results::duet::DuetSide {
+        round: 1,
+        slot: 0,
+        started_first: true,
+        partner_cell: "pg.b.w.r1".into(),
+        partner_label: "b".into(),
+        cpus: Some("0".into()),
+    });
     let (_, dir) = common::run_and_read(opts);
-    validate(&schema, &schema, &read(&dir), "$").unwrap();
+    let v = read(&dir);
+    assert_eq!(v["duet"]["partner_cell"], "pg.b.w.r1");
+    validate(&schema, &schema, &v, "$").unwrap();
     // A microbenchmark run.
     let mut opts = common::small_options(
         &format!("sqlite:{}", db.join("micro.db").display()),

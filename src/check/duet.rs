@@ -189,7 +189,7 @@ pub fn cut_to_shared_seconds(pair: &mut Pair) {
     pair.problems.insert(
         0,
         format!(
-            "duet: the base and the candidate ran at the same time on one host, {} rounds (their absolute rates are not those of a solo run): each step's rate is judged on the seconds both sides ran, paired by round",
+            "duet: the base and the candidate ran at the same time on one host, {} rounds (their absolute rates are not those of a solo run): each step's rate is judged on the seconds both sides ran",
             rounds.len()
         ),
     );

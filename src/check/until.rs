@@ -1,5 +1,6 @@
 //! `ibench check --run MATRIX.toml OUT`: run the matrix's interleaved repeats one round at a
-//! time (a repeat of every cell, the matrix's `order` deciding A B B A), and check after each
+//! time (a repeat of every cell, the matrix's `order` deciding A B B A; with `--duet` the two
+//! cells of a round at the same time, `matrix::duet`), and check after each
 //! round, until every figure more repeats can decide is decided, or `--max-repeats` or
 //! `--max-time` is reached. Resumable: the rounds are the cells of one matrix output dir, so
 //! the same command again skips the cells done.
@@ -89,8 +90,9 @@ pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
                 .with_context(|| format!("cannot replace {}", shard_file.display()))?;
         }
         let text = format!(
-            "{}\n# ibench check --run: {repeats} repeats in this round\n",
-            src.text
+            "{}\n# ibench check --run{}: {repeats} repeats in this round\n",
+            src.text,
+            if args.duet { " --duet" } else { "" }
         );
         let s = crate::matrix::run::execute_plan(&plan, &text, out, whole, true)?;
         if s.interrupted {

@@ -282,12 +282,7 @@ pub(super) fn execute_rounds(
         );
     }
     let halves = if plan.pin { Some(cpu_halves()?) } else { None };
-    let mut summary = Summary {
-        completed: 0,
-        skipped: 0,
-        failed: Vec::new(),
-        interrupted: false,
-    };
+    let mut summary = Summary::default();
     let rounds = cells.len() / 2;
     for (i, round) in cells.chunks(2).enumerate() {
         let &[a, b] = round else {

@@ -71,7 +71,7 @@ pub struct CellState {
 }
 
 /// How `matrix run` ended.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Summary {
     /// Cells run to completion now.
     pub completed: usize,
@@ -203,12 +203,7 @@ pub fn execute_plan(
         return super::duet::execute_rounds(plan, &cells, out, shard, quiet);
     }
     let n = cells.len();
-    let mut summary = Summary {
-        completed: 0,
-        skipped: 0,
-        failed: Vec::new(),
-        interrupted: false,
-    };
+    let mut summary = Summary::default();
     let mut eta = Eta::new();
     for (i, cell) in cells.iter().enumerate() {
         let Some(server) = plan.server(&cell.server) else {
@@ -225,13 +220,7 @@ pub fn execute_plan(
             continue;
         }
         let left: f64 = cells[i..].iter().map(|c| c.estimate_seconds).sum();
-        let redo = match &previous {
-            Some(p) if p.status == CellStatus::Completed => {
-                " (definition changed: redoing)".to_string()
-            }
-            Some(p) => format!(" (was {:?}: redoing)", p.status).to_lowercase(),
-            None => String::new(),
-        };
+        let redo = redo_note(previous.as_ref());
         crate::say!(
             "[matrix] cell {}/{n}: {} ({}){redo}; {}",
             i + 1,
@@ -276,6 +265,16 @@ pub fn execute_plan(
         }
     }
     Ok(summary)
+}
+
+/// Why a cell run before runs again: ` (definition changed: redoing)`, ` (was failed:
+/// redoing)`; empty for a new cell.
+fn redo_note(previous: Option<&CellState>) -> String {
+    match previous {
+        Some(p) if p.status == CellStatus::Completed => " (definition changed: redoing)".into(),
+        Some(p) => format!(" (was {:?}: redoing)", p.status).to_lowercase(),
+        None => String::new(),
+    }
 }
 
 /// A short instance dir under the temp dir (unix socket paths are limited to 107 bytes, and
@@ -446,14 +445,7 @@ fn run_managed_cell(
         port: None,
         init_args: init_args.clone(),
     };
-    if let Some(d) = duet {
-        d.before_server()?;
-    }
-    let started = start_cell_server(&spec, *replica);
-    if let Some(d) = duet {
-        d.after_server();
-    }
-    let handle = started.or_else(|e| {
+    let handle = start_side_server(&spec, *replica, duet).or_else(|e| {
         let kept = dir.join("server");
         keep_server_files(&inst, &kept);
         let _ = std::fs::remove_dir_all(&inst);
@@ -488,6 +480,23 @@ fn run_managed_cell(
     let status = outcome?;
     stopped?;
     Ok(status)
+}
+
+/// A cell's server, for a duet side in its turn (the side that starts second waits for the
+/// first's server) and on its CPUs.
+fn start_side_server(
+    spec: &ServerSpec,
+    replica: Option<server::replica::ReplicaMode>,
+    duet: Option<&super::duet::DuetContext>,
+) -> Result<server::ServerHandle> {
+    if let Some(d) = duet {
+        d.before_server()?;
+    }
+    let started = start_cell_server(spec, replica);
+    if let Some(d) = duet {
+        d.after_server();
+    }
+    started
 }
 
 /// A cell's server; a MariaDB that a replica will follow writes a binary log.
