@@ -106,6 +106,7 @@ pub(super) fn step_plan(
     if let Some((at, replica)) = r.failover.as_ref().filter(|(at, _)| at.step == step) {
         let primary_pid = primary_pid(admin)?;
         let driver: Arc<dyn Driver> = Arc::from(replica.driver());
+        standby_before(driver.as_ref(), &replica.redacted_url)?;
         return Ok(Some(StepFailoverPlan {
             reconnect: Reconnect {
                 driver: Arc::clone(&driver),
@@ -128,6 +129,20 @@ pub(super) fn step_plan(
         kill: None,
         ledgers: Vec::new(),
     }))
+}
+
+/// Before anything is killed: the replica answers and is a replica (it refuses writes), so
+/// a promotion can make it a primary.
+fn standby_before(replica: &dyn Driver, url: &str) -> anyhow::Result<()> {
+    let mut conn = replica
+        .connect()
+        .map_err(|e| anyhow::anyhow!("--failover: cannot reach the replica to promote: {e}"))?;
+    if conn.accepts_writes()? {
+        anyhow::bail!(
+            "--failover: the server at --replica-url ({url}) takes writes, so it is no replica to promote; give a standby's URL (`ibench server start --replica-of` prints it)"
+        );
+    }
+    Ok(())
 }
 
 /// The primary's server process, from the pid file it reports.
