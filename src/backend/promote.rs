@@ -68,13 +68,19 @@ pub(crate) fn promote_postgres<D: Dialect>(
             ),
         ));
     }
-    if !truth(c.value(PG_IN_RECOVERY_SQL, "ask the replica whether it is a standby")?) {
+    if !truth(c.value(
+        PG_IN_RECOVERY_SQL,
+        "ask the replica whether it is a standby",
+    )?) {
         return Err(BackendError::sql(
             "promote the replica",
             "it is not a standby (pg_is_in_recovery() is false): --replica-url must name a replica",
         ));
     }
-    let done = c.value(&pg_promote_sql(wait_seconds), "promote the replica (pg_promote)")?;
+    let done = c.value(
+        &pg_promote_sql(wait_seconds),
+        "promote the replica (pg_promote)",
+    )?;
     if truth(done) {
         Ok(())
     } else {
@@ -135,7 +141,10 @@ mod tests {
         assert_eq!(pg_promote_sql(0), "SELECT pg_promote(true, 1)");
         assert!(count_ids_between_sql("pi1", 3, 9).contains("BETWEEN 3 AND 9"));
         let row = |a: Option<&str>, b: &str| Some(vec![a.map(String::from), Some(b.to_string())]);
-        assert_eq!(lowest_and_count(row(Some("7"), "3"), "x").unwrap(), (Some(7), 3));
+        assert_eq!(
+            lowest_and_count(row(Some("7"), "3"), "x").unwrap(),
+            (Some(7), 3)
+        );
         assert_eq!(lowest_and_count(row(None, "0"), "x").unwrap(), (None, 0));
         assert!(lowest_and_count(None, "x").is_err());
     }
