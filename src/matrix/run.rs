@@ -486,7 +486,7 @@ fn run_managed_cell(
 /// first's server) and on its CPUs.
 fn start_side_server(
     spec: &ServerSpec,
-    replica: Option<server::replica::ReplicaMode>,
+    replica: Option<replication::ReplicaMode>,
     duet: Option<&super::duet::DuetContext>,
 ) -> Result<server::ServerHandle> {
     if let Some(d) = duet {

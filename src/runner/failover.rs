@@ -12,8 +12,8 @@ use crate::backend::{Conn, Driver};
 use crate::results::failover::{
     DrivenBy, FailedStatements, FailoverAt, FailoverAudit, KillMethod, StepFailover,
 };
-use crate::stats::convert::{count_f64 as u64_f64, usize_f64};
 use crate::stats::OpKind;
+use crate::stats::convert::{count_f64 as u64_f64, round_to_usize, usize_f64};
 
 use super::reconnect::{ClientOutage, LATENCY_MARGIN, Reconnect};
 use super::stop::StopSignal;
@@ -106,6 +106,7 @@ pub(super) fn step_plan(
     if let Some((at, replica)) = r.failover.as_ref().filter(|(at, _)| at.step == step) {
         let primary_pid = primary_pid(admin)?;
         let driver: Arc<dyn Driver> = Arc::from(replica.driver());
+        standby_before(driver.as_ref(), &replica.redacted_url)?;
         return Ok(Some(StepFailoverPlan {
             reconnect: Reconnect {
                 driver: Arc::clone(&driver),
@@ -130,6 +131,20 @@ pub(super) fn step_plan(
     }))
 }
 
+/// Before anything is killed: the replica answers and is a replica (it refuses writes), so
+/// a promotion can make it a primary.
+fn standby_before(replica: &dyn Driver, url: &str) -> anyhow::Result<()> {
+    let mut conn = replica
+        .connect()
+        .map_err(|e| anyhow::anyhow!("--failover: cannot reach the replica to promote: {e}"))?;
+    if conn.accepts_writes()? {
+        anyhow::bail!(
+            "--failover: the server at --replica-url ({url}) takes writes, so it is no replica to promote; give a standby's URL (`ibench server start --replica-of` prints it)"
+        );
+    }
+    Ok(())
+}
+
 /// The primary's server process, from the pid file it reports.
 fn primary_pid(admin: &mut dyn Conn) -> anyhow::Result<u32> {
     let fix = "--failover kills the primary's server process, so --url must be a server on this host (a private one: `ibench server start`)";
@@ -137,15 +152,22 @@ fn primary_pid(admin: &mut dyn Conn) -> anyhow::Result<u32> {
         .server_files()?
         .and_then(|f| f.pid_file)
         .ok_or_else(|| anyhow::anyhow!("the primary does not say where its pid file is; {fix}"))?;
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| anyhow::anyhow!("cannot read the primary's pid file {}: {e}; {fix}", file.display()))?;
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the primary's pid file {}: {e}; {fix}",
+            file.display()
+        )
+    })?;
     let pid = text
         .lines()
         .next()
         .and_then(|l| l.trim().parse::<u32>().ok())
         .ok_or_else(|| anyhow::anyhow!("no pid in {}; {fix}", file.display()))?;
     if crate::process::read_stat(pid).is_none() {
-        anyhow::bail!("process {pid} of {} is not running here; {fix}", file.display());
+        anyhow::bail!(
+            "process {pid} of {} is not running here; {fix}",
+            file.display()
+        );
     }
     Ok(pid)
 }
@@ -162,7 +184,10 @@ pub(super) struct Event {
 
 impl Event {
     fn fail(&self, e: String) {
-        *self.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+        *self
+            .error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
     }
 
     /// Why the failover did not complete, if it did not.
@@ -208,7 +233,9 @@ pub(super) fn control(plan: &StepFailoverPlan, start: Instant, stop: &StopSignal
             let _ = ev.promoted_at.set(Instant::now());
             if !plan.ledgers.is_empty() {
                 let a = audit(conn.as_mut(), &plan.ledgers);
-                *ev.audit.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(a);
+                *ev.audit
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(a);
             }
         }
         Ok(None) => {}
@@ -216,6 +243,18 @@ pub(super) fn control(plan: &StepFailoverPlan, start: Instant, stop: &StopSignal
             ev.fail(format!("the replica {}: {e}", kill.replica_url));
             stop.stop();
         }
+    }
+}
+
+/// Start [`control`] on a thread of `scope` when the step has ibench's failover.
+pub(super) fn spawn_control<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    plan: Option<&'scope StepFailoverPlan>,
+    start: Instant,
+    (stop, ev): (&'scope StopSignal, &'scope Event),
+) {
+    if let Some(plan) = plan.filter(|f| f.kill.is_some()) {
+        scope.spawn(move || control(plan, start, stop, ev));
     }
 }
 
@@ -292,7 +331,11 @@ pub(super) fn step_record(
         .seen
         .per_kind
         .get(&kind)
-        .map(|v| v.iter().map(|c| if rows { c.rows } else { c.ops }).collect())
+        .map(|v| {
+            v.iter()
+                .map(|c| if rows { c.rows } else { c.ops })
+                .collect()
+        })
         .unwrap_or_default();
     let mut record = figures(kill, &f.event, f.start, &clients, &per_second);
     record.audit = f
@@ -347,14 +390,21 @@ pub(super) fn figures(
     }
     let back = clients.iter().filter_map(|c| c.outage.first_ok_after).max();
     let loss_second = lost_at.map(secs);
-    let (recovery, rate_before) = loss_second.map_or((None, None), |l| {
-        recovery_seconds(per_second_main, l)
-    });
+    let (recovery, rate_before) =
+        loss_second.map_or((None, None), |l| recovery_seconds(per_second_main, l));
     let lat = latency_summary(&mut latencies);
     StepFailover {
-        driven_by: if plan.is_some() { DrivenBy::Ibench } else { DrivenBy::Observed },
+        driven_by: if plan.is_some() {
+            DrivenBy::Ibench
+        } else {
+            DrivenBy::Observed
+        },
         at_second: plan.map(|k| k.at.seconds),
-        kill_method: if plan.is_some() { KillMethod::Sigkill } else { KillMethod::Unknown },
+        kill_method: if plan.is_some() {
+            KillMethod::Sigkill
+        } else {
+            KillMethod::Unknown
+        },
         loss_at_second: loss_second,
         promoted_at_second: ev.promoted_at.get().copied().map(secs),
         new_primary_url: plan.map(|k| k.replica_url.clone()),
@@ -366,8 +416,9 @@ pub(super) fn figures(
         rate_before_per_sec: rate_before,
         latency_p99_us: lat.map(|l| l.0),
         latency_max_us: lat.map(|l| l.1),
-        latency_window_start_second: lost_at
-            .map_or(0.0, |l| secs(l.checked_sub(LATENCY_MARGIN).unwrap_or(start))),
+        latency_window_start_second: lost_at.map_or(0.0, |l| {
+            secs(l.checked_sub(LATENCY_MARGIN).unwrap_or(start))
+        }),
         latency_window_end_second: back.map_or_else(
             || usize_f64(per_second_main.len()),
             |b| secs(b + LATENCY_MARGIN),
@@ -429,7 +480,7 @@ pub const RATE_BEFORE_SECONDS: usize = 10;
 /// [`RECOVERY_RUN_SECONDS`] seconds in a row each at least (1 − [`RECOVERY_BAND`]) of it.
 /// `per_second[i]` is the count of second `[i, i+1)` of the step.
 pub fn recovery_seconds(per_second: &[u64], loss_second: f64) -> (Option<f64>, Option<f64>) {
-    let before_end = (loss_second.floor().max(0.0) as usize).min(per_second.len());
+    let before_end = round_to_usize(loss_second.floor().max(0.0)).min(per_second.len());
     let from = before_end.saturating_sub(RATE_BEFORE_SECONDS);
     let mut before: Vec<u64> = per_second[from..before_end].to_vec();
     if before.is_empty() {
@@ -438,7 +489,7 @@ pub fn recovery_seconds(per_second: &[u64], loss_second: f64) -> (Option<f64>, O
     before.sort_unstable();
     let median = u64_f64(before[(before.len() - 1) / 2] + before[before.len() / 2]) / 2.0;
     let within = |c: u64| u64_f64(c) >= (1.0 - RECOVERY_BAND) * median;
-    let first_after = loss_second.ceil().max(0.0) as usize;
+    let first_after = round_to_usize(loss_second.ceil().max(0.0));
     let back = (first_after..per_second.len())
         .find(|&i| {
             per_second

@@ -1,0 +1,349 @@
+//! Failover driven by ibench on real private PostgreSQL pairs (docs/failover.md): the primary
+//! SIGKILLed during l.i1, the standby promoted, the clients reconnected, and the audit of the
+//! acknowledged keys on the new primary. A synchronous standby loses none, in every round;
+//! an asynchronous one's count is reported. Then the bad input: a failover without a
+//! replica, at a step not run or not last, and a "replica" that takes writes. Small sizes:
+//! figures are checked for being there and consistent, never for their size.
+
+mod common;
+
+use common::{fresh_dir, ibench, register_server, start_server};
+use ibench::results::failover::{DrivenBy, KillMethod, StepFailover};
+use ibench::results::target::Engine;
+use ibench::results::{RunRecord, Status};
+use ibench::server::replica::{ReplicaMode, start_logging_primary, start_replica};
+use ibench::server::{ServerHandle, ServerKind, ServerSpec};
+use ibench::workload::steps::parse_step_list;
+
+/// Rounds of sync failover in [`a_synchronous_standby_loses_no_acknowledged_row`].
+const SYNC_ROUNDS: usize = 3;
+
+fn replica_of(primary: &ServerHandle, mode: ReplicaMode) -> ServerHandle {
+    let spec = ServerSpec {
+        kind: primary.kind,
+        engine: primary.engine,
+        ..ServerSpec::default()
+    };
+    let handle = start_replica(&spec, &primary.dir, mode)
+        .unwrap_or_else(|e| panic!("cannot start a {mode} replica: {e:#}"));
+    register_server(handle.clone());
+    handle
+}
+
+/// A small run of l.i0, l.x, l.i1 against `primary`, failed over to `replica` 1 s into l.i1.
+fn failed_over(primary: &ServerHandle, replica: &ServerHandle, tag: &str) -> RunRecord {
+    let mut o = common::small_options(&primary.url, tag);
+    o.replica_url = Some(replica.url.clone());
+    o.steps = parse_step_list("l.i0,l.x,l.i1").unwrap();
+    o.load_rows = 2000;
+    o.i1_rows = 40_000;
+    o.clients = 2;
+    o.host_probe_ms = 0;
+    o.failover = Some("l.i1+1s".parse().unwrap());
+    o.reconnect_for_seconds = Some(60.0);
+    o.table.client_assigns_ids = true;
+    if primary.kind == ServerKind::Mariadb {
+        common::use_engine(&mut o, Engine::Innodb);
+    }
+    let outcome = ibench::runner::run(o, vec!["test".into()], &mut |_| {})
+        .unwrap_or_else(|e| panic!("run failed: {e:#}"));
+    ibench::results::read_run(&outcome.dir).expect("run.json reads back")
+}
+
+/// The failover record of l.i1, checked for what every driven failover has.
+fn checked(run: &RunRecord, replica: &ServerHandle) -> StepFailover {
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    let s = run.steps.last().expect("l.i1 ran");
+    assert_eq!(s.name.to_string(), "l.i1");
+    assert_eq!(s.status, Status::Completed, "{:?}", s.error);
+    let f = s.failover.clone().expect("l.i1 records its failover");
+    assert_eq!(
+        (f.driven_by, f.kill_method),
+        (DrivenBy::Ibench, KillMethod::Sigkill)
+    );
+    assert_eq!(f.error, None);
+    let (loss, promoted) = (f.loss_at_second.unwrap(), f.promoted_at_second.unwrap());
+    assert!(1.0 <= loss && loss <= promoted, "{f:?}");
+    assert!(f.reconnects >= 1, "{f:?}");
+    assert!(f.failed_statements.total() >= 1, "{f:?}");
+    assert!(f.writers_unavailable_seconds.is_some(), "{f:?}");
+    assert!(f.latency_max_us >= f.latency_p99_us, "{f:?}");
+    let url = f.new_primary_url.as_deref().unwrap();
+    assert!(
+        replica.url.starts_with(url.split('?').next().unwrap()),
+        "{url}"
+    );
+    // The step went on after the loss: it inserted all its rows.
+    assert_eq!(s.ops["insert"].rows, 2 * 40_000);
+    f
+}
+
+/// A synchronous standby is failed over to [`SYNC_ROUNDS`] times, a fresh pair each round
+/// (a promoted standby cannot be given a standby of its own): no acknowledged row is ever
+/// lost.
+#[test]
+fn a_synchronous_standby_loses_no_acknowledged_row() {
+    for round in 0..SYNC_ROUNDS {
+        let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+        let standby = replica_of(&primary, ReplicaMode::Sync);
+        let run = failed_over(&primary, &standby, &format!("fo-sync-{round}"));
+        assert_eq!(run.replica.as_ref().unwrap().mode, "sync");
+        let f = checked(&run, &standby);
+        let audit = f.audit.expect("the audit ran");
+        assert_eq!(audit.error, None);
+        assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
+        assert_eq!(audit.acknowledged_rows_lost, 0, "round {round}: {audit:?}");
+        assert!(audit.unacknowledged_rows_present <= audit.unacknowledged_keys_audited);
+    }
+}
+
+/// An asynchronous standby may lose acknowledged rows: the count is reported, whatever it is.
+#[test]
+fn an_asynchronous_standby_reports_its_lost_rows() {
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let standby = replica_of(&primary, ReplicaMode::Async);
+    let run = failed_over(&primary, &standby, "fo-async");
+    let f = checked(&run, &standby);
+    let audit = f.audit.expect("the audit ran");
+    assert_eq!(audit.error, None);
+    assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
+    assert!(audit.acknowledged_rows_lost <= audit.acknowledged_keys_audited);
+}
+
+/// A MariaDB primary with a semi-synchronous replica, failed over by ibench: the clients
+/// reconnect to the promoted replica and the audit reports its count.
+#[test]
+fn a_mariadb_semisync_replica_is_promoted_and_audited() {
+    let spec = ServerSpec {
+        kind: ServerKind::Mariadb,
+        engine: Engine::Innodb,
+        ..ServerSpec::default()
+    };
+    let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
+    register_server(primary.clone());
+    let replica = replica_of(&primary, ReplicaMode::Semisync);
+    let run = failed_over(&primary, &replica, "fo-mariadb");
+    assert_eq!(run.replica.as_ref().unwrap().mode, "semisync");
+    let f = checked(&run, &replica);
+    let audit = f.audit.expect("the audit ran");
+    assert_eq!(audit.error, None);
+    assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
+    assert!(audit.acknowledged_rows_lost <= audit.acknowledged_keys_audited);
+}
+
+/// `ibench ARGS` fails with one line that says `says`.
+fn refused(args: &[&str], says: &str) {
+    let out = ibench(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert!(err.contains(says), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_failover_asked_wrongly_is_refused_in_one_line() {
+    let url = "postgres://u@127.0.0.1:9/x";
+    let replica = "postgres://u@127.0.0.1:10/x";
+    let base = ["run", "--url", url, "--steps", "l.i0,l.i1"];
+    let with = |extra: &[&'static str]| [&base[..], extra].concat();
+    refused(
+        &with(&["--failover", "l.i1+5s"]),
+        "--failover l.i1+5s needs --replica-url",
+    );
+    refused(
+        &with(&["--replica-url", replica, "--failover", "l.i2+5s"]),
+        "step l.i2 is not in --steps (l.i0,l.i1)",
+    );
+    refused(
+        &with(&["--replica-url", replica, "--failover", "l.i0+1s"]),
+        "l.i0 must be the last step of --steps",
+    );
+    refused(
+        &with(&["--replica-url", replica, "--failover", "l.i1"]),
+        "give STEP+SECONDS",
+    );
+    refused(&with(&["--reconnect-for", "soon"]), "--reconnect-for");
+}
+
+/// A "replica" that takes writes cannot be promoted: the run refuses it before anything
+/// runs or is killed, in one line (the failover's own check, before the kill, says the same
+/// for a replica promoted meanwhile).
+#[test]
+fn a_server_that_is_no_replica_is_not_failed_over_to() {
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let other = start_server(ServerKind::Postgres, Engine::Innodb);
+    let out_dir = fresh_dir("fo-noreplica");
+    let out = ibench(&[
+        "run",
+        "--url",
+        &primary.url,
+        "--replica-url",
+        &other.url,
+        "--steps",
+        "l.i0,l.i1",
+        "--load-rows",
+        "1000",
+        "--i1-rows",
+        "1000",
+        "--failover",
+        "l.i1+1s",
+        "--host-probe-ms",
+        "0",
+        "--quiet",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("is not a standby"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        ibench::server::pid_alive(primary.pid),
+        "the primary was not killed"
+    );
+}
+
+/// The arguments of a small CLI run of l.i0 and l.i1 failed over 1 s into l.i1.
+fn cli_args<'a>(
+    primary: &'a ServerHandle,
+    standby: &'a ServerHandle,
+    out: &'a str,
+) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--url",
+        &primary.url,
+        "--replica-url",
+        &standby.url,
+        "--steps",
+        "l.i0,l.i1",
+        "--load-rows",
+        "2000",
+        "--i1-rows",
+        "200000",
+        "--failover",
+        "l.i1+1s",
+        "--host-probe-ms",
+        "0",
+        "--quiet",
+        "--out",
+        out,
+    ]
+}
+
+/// The standby's startup process (the one that replays WAL and ends recovery on promotion).
+fn startup_process(standby: &ServerHandle) -> u32 {
+    let tree = ibench::sampler::procfs::process_tree(standby.pid).unwrap();
+    tree.iter()
+        .map(|(p, _)| *p)
+        .find(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("startup"))
+        })
+        .expect("the standby has a startup process")
+}
+
+/// A promotion that never completes (the standby's startup process is frozen, so it never
+/// leaves recovery) ends the run after `--reconnect-for` with one line; the steps measured,
+/// the failed one's figures too, are kept.
+#[test]
+fn a_promotion_that_never_completes_ends_the_run_keeping_the_steps() {
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let standby = replica_of(&primary, ReplicaMode::Async);
+    let startup = startup_process(&standby);
+    let out_dir = fresh_dir("fo-stuck-promotion");
+    let mut args = cli_args(&primary, &standby, out_dir.to_str().unwrap());
+    args.extend(["--reconnect-for", "3s"]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ibench");
+    // Frozen once l.i0 is over (the run's start needs the standby to replay a heartbeat).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while ibench::results::read_run(&out_dir).map_or(true, |r| r.steps.is_empty()) {
+        assert!(std::time::Instant::now() < deadline, "l.i0 never ended");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: signals to a process of the test's own private server.
+    unsafe { libc::kill(i32::try_from(startup).unwrap(), libc::SIGSTOP) };
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut err = String::new();
+    for l in lines.by_ref().map_while(Result::ok) {
+        err.push_str(&l);
+        err.push('\n');
+        if l.starts_with("failover: sent SIGKILL") {
+            break;
+        }
+    }
+    // Thawed once the bound has passed, so that the step's end does not wait two minutes
+    // for the standby to apply the last heartbeat.
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    unsafe { libc::kill(i32::try_from(startup).unwrap(), libc::SIGCONT) };
+    for l in lines.map_while(Result::ok) {
+        err.push_str(&l);
+        err.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "{err}");
+    let says = "the promotion did not complete within 3 s";
+    assert_eq!(err.lines().filter(|l| l.contains(says)).count(), 1, "{err}");
+    let run = ibench::results::read_run(&out_dir).expect("run.json is kept");
+    assert_eq!(run.status, Status::Failed);
+    assert_eq!(run.steps[0].status, Status::Completed);
+    let s = &run.steps[1];
+    assert_eq!(s.status, Status::Failed);
+    assert!(s.error.as_deref().unwrap().contains(says), "{:?}", s.error);
+    assert!(
+        s.ops["insert"].rows > 0,
+        "the rows before the loss are counted"
+    );
+    let f = s.failover.as_ref().expect("the failover is recorded");
+    assert!(
+        f.loss_at_second.is_some() && f.promoted_at_second.is_none(),
+        "{f:?}"
+    );
+    assert!(f.error.as_deref().unwrap().contains(says));
+}
+
+/// Ctrl-C while the failover goes on: exit 130, the run recorded interrupted, l.i0 kept.
+#[test]
+fn ctrl_c_during_the_failover_keeps_what_was_measured() {
+    use std::io::BufRead;
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let standby = replica_of(&primary, ReplicaMode::Sync);
+    let out_dir = fresh_dir("fo-ctrl-c");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(cli_args(&primary, &standby, out_dir.to_str().unwrap()))
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ibench");
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut lines = stderr.lines();
+    let killed = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.starts_with("failover: sent SIGKILL"));
+    assert!(killed, "the failover never started");
+    // SAFETY: sending SIGINT to our own child.
+    unsafe {
+        libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT);
+    }
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    let run = ibench::results::read_run(&out_dir).expect("run.json is kept");
+    assert_eq!(run.status, Status::Interrupted);
+    assert_eq!(run.steps[0].status, Status::Completed);
+    assert_eq!(
+        run.steps[1].status,
+        Status::Interrupted,
+        "{:?}",
+        run.steps[1].error
+    );
+    assert!(run.steps[1].ops["insert"].rows > 0);
+}
