@@ -354,7 +354,7 @@ pub struct RunArgs {
     /// (PostgreSQL 12+: pg_promote(); MariaDB: STOP SLAVE, RESET SLAVE ALL, read_only = OFF),
     /// and the clients reconnect to it and go on; the step records the failover and audits
     /// the acknowledged rows on the new primary (docs/failover.md). The step must be the
-    /// last of --steps.
+    /// last of --steps; implies --client-ids (the audit needs the keys ibench chose).
     #[arg(help_heading = CONNECTION, long, value_name = "STEP+SECONDS")]
     pub failover: Option<String>,
     /// How long a client that lost its connection keeps trying to connect again (90s, 2m)
@@ -686,7 +686,8 @@ impl RunArgs {
 
     /// The table and its rows: who assigns the ids, the engine and DDL options, the row shape.
     fn put_table(&self, o: &mut RunOptions) {
-        o.table.client_assigns_ids = self.client_ids;
+        // The failover's audit needs the keys ibench chose.
+        o.table.client_assigns_ids = self.client_ids || self.failover.is_some();
         o.table.engine = self.engine.unwrap_or_default();
         o.table.table_suffix = self.table_options.clone();
         o.row_shape.cashregisters = self.cashregisters;

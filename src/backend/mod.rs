@@ -377,9 +377,15 @@ pub trait Conn: Send {
         Ok(true)
     }
 
-    /// How many rows of `table` have a `transactionid` between `lo` and `hi`, inclusive (the
-    /// failover audit's read).
-    fn count_ids_between(&mut self, table: &str, _lo: i64, _hi: i64) -> BackendResult<u64> {
+    /// In one statement (one snapshot): the table's smallest `transactionid` (`None` when
+    /// empty) and how many rows have a `transactionid` from `max(lo, smallest)` to `hi`,
+    /// inclusive (the failover audit's read: the deleters remove the oldest rows meanwhile).
+    fn count_ids_between(
+        &mut self,
+        table: &str,
+        _lo: i64,
+        _hi: i64,
+    ) -> BackendResult<(Option<i64>, u64)> {
         Err(BackendError::sql(
             format!("count the audited ids of {table}"),
             "this backend cannot be audited after a failover",

@@ -23,9 +23,35 @@ pub(crate) const MARIADB_PROMOTE_SQL: [&str; 3] = [
 /// MariaDB: 1 while the server refuses writes of ordinary users.
 pub(crate) const MARIADB_READ_ONLY_SQL: &str = "SELECT @@GLOBAL.read_only";
 
-/// The audit's count of the rows whose `transactionid` lies in `[lo, hi]`.
+/// The audit's read, one statement so one snapshot: the table's smallest id, and the count
+/// of the rows whose `transactionid` lies in `[lo, hi]` and not below it.
 pub(crate) fn count_ids_between_sql(table: &str, lo: i64, hi: i64) -> String {
-    format!("SELECT count(*) FROM {table} WHERE transactionid BETWEEN {lo} AND {hi}")
+    format!(
+        "SELECT (SELECT min(transactionid) FROM {table}), count(*) FROM {table} \
+         WHERE transactionid BETWEEN {lo} AND {hi} \
+         AND transactionid >= (SELECT min(transactionid) FROM {table})"
+    )
+}
+
+/// The row of [`count_ids_between_sql`]: the smallest id (NULL for an empty table) and
+/// the count.
+pub(crate) fn lowest_and_count(
+    row: Option<Vec<Option<String>>>,
+    context: &str,
+) -> BackendResult<(Option<i64>, u64)> {
+    let bad = |what: &str| BackendError::sql(context, format!("unexpected answer: {what}"));
+    let row = row.ok_or_else(|| bad("no row"))?;
+    let lowest = match row.first().cloned().flatten() {
+        Some(t) => Some(t.trim().parse::<i64>().map_err(|_| bad(&t))?),
+        None => None,
+    };
+    let count = row
+        .get(1)
+        .cloned()
+        .flatten()
+        .ok_or_else(|| bad("no count"))?;
+    let count = count.trim().parse::<u64>().map_err(|_| bad(&count))?;
+    Ok((lowest, count))
 }
 
 /// Promote a PostgreSQL standby of `version_num` (`server_version_num`).
@@ -113,6 +139,10 @@ mod tests {
         }
         assert!(!truth(None));
         assert_eq!(pg_promote_sql(0), "SELECT pg_promote(true, 1)");
-        assert!(count_ids_between_sql("pi1", 3, 9).ends_with("BETWEEN 3 AND 9"));
+        assert!(count_ids_between_sql("pi1", 3, 9).contains("BETWEEN 3 AND 9"));
+        let row = |a: Option<&str>, b: &str| Some(vec![a.map(String::from), Some(b.to_string())]);
+        assert_eq!(lowest_and_count(row(Some("7"), "3"), "x").unwrap(), (Some(7), 3));
+        assert_eq!(lowest_and_count(row(None, "0"), "x").unwrap(), (None, 0));
+        assert!(lowest_and_count(None, "x").is_err());
     }
 }

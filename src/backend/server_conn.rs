@@ -385,10 +385,16 @@ impl<D: Dialect> Conn for ServerConn<D> {
         D::accepts_writes(self)
     }
 
-    fn count_ids_between(&mut self, table: &str, lo: i64, hi: i64) -> BackendResult<u64> {
+    fn count_ids_between(
+        &mut self,
+        table: &str,
+        lo: i64,
+        hi: i64,
+    ) -> BackendResult<(Option<i64>, u64)> {
         let sql = super::promote::count_ids_between_sql(table, lo, hi);
-        let n = self.number(&sql, &format!("count the audited ids of {table}"))?;
-        Ok(i64_u64(n))
+        let context = format!("count the audited ids of {table}");
+        let result = self.query(&sql, &context)?;
+        super::promote::lowest_and_count(result.rows.into_iter().next(), &context)
     }
 }
 

@@ -51,6 +51,21 @@ pub trait Worker: Send {
         false
     }
 
+    /// A statement failed and the client goes on (`--failover`, `--reconnect-for`):
+    /// `in_flight` when the connection broke under it, so the server may or may not have
+    /// committed it. An inserter then gives up the batch (its keys are audited as
+    /// unacknowledged) instead of sending it again.
+    fn connection_lost(&mut self, _in_flight: bool) {}
+
+    /// Keep a ledger of the keys inserted (for the failover audit); only an inserter with
+    /// client-assigned ids has one.
+    fn track_keys(&mut self) {}
+
+    /// The keys this worker inserted, acknowledged and not, when it tracks them.
+    fn key_ledger(&self) -> Option<super::failover::SharedLedger> {
+        None
+    }
+
     /// Statements that affected fewer rows than asked (a deleter of a shared table whose
     /// oldest rows another deleter took first); the worker made up the difference itself.
     fn short_statements(&self) -> u64 {
@@ -141,6 +156,7 @@ pub struct Inserter {
     remaining: Option<u64>,
     tokens: Option<SyncSender<u64>>,
     pending_token: Option<u64>,
+    ledger: Option<super::failover::SharedLedger>,
 }
 
 impl Inserter {
@@ -162,6 +178,7 @@ impl Inserter {
             remaining: total,
             tokens,
             pending_token: None,
+            ledger: None,
         }
     }
 }
@@ -187,7 +204,28 @@ impl Worker for Inserter {
         if let Some(r) = self.remaining.as_mut() {
             *r -= rows;
         }
+        if let Some(l) = &self.ledger {
+            super::failover::lock(l).acknowledged(&self.batch.transactionid);
+        }
         Ok(Some(n))
+    }
+
+    fn connection_lost(&mut self, in_flight: bool) {
+        if let Some(l) = &self.ledger {
+            super::failover::lock(l).failed(in_flight.then_some(self.batch.transactionid.as_slice()));
+        }
+        if in_flight {
+            // The server may hold it: a new batch with new keys, never the same one again.
+            self.pending_token = None;
+        }
+    }
+
+    fn track_keys(&mut self) {
+        self.ledger = Some(super::failover::SharedLedger::default());
+    }
+
+    fn key_ledger(&self) -> Option<super::failover::SharedLedger> {
+        self.ledger.clone()
     }
 
     fn after(&mut self, stop: &StopSignal) {

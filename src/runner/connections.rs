@@ -35,6 +35,9 @@ pub(super) struct StepConnections {
     pub(super) deadline_seconds: Option<f64>,
     /// l.x: a connection of its own that polls the server's index builds (or why none).
     pub(super) index_progress: Option<Result<Box<dyn Conn>, String>>,
+    /// With `--failover` or `--reconnect-for`: where the clients reconnect, and ibench's
+    /// kill of the primary in the failover's step.
+    pub(super) failover: Option<super::failover::StepFailoverPlan>,
 }
 
 /// Open the connections of a step's plan and give each its worker: one per role, two for an
@@ -81,11 +84,21 @@ pub(super) fn plan_connections(
     };
     let index_progress = (plan.throughput.kind() == OpKind::CreateIndexes)
         .then(|| driver.connect().map_err(|e| format!("{e:#}")));
+    let mut failover = super::failover::step_plan(shape, admin, plan.step)?;
+    if let Some(f) = failover.as_mut().filter(|f| f.kill.is_some() && shape.check) {
+        for s in &mut slots {
+            s.worker.track_keys();
+            if let Some(l) = s.worker.key_ledger() {
+                f.ledgers.push((s.table.clone(), l));
+            }
+        }
+    }
     Ok(StepConnections {
         slots,
         goal,
         deadline_seconds,
         index_progress,
+        failover,
     })
 }
 

@@ -40,6 +40,39 @@ pub struct RunShape {
     pub progress: ProgressMode,
     /// The options as `run.json` records them (the URL's password masked).
     pub recorded_options: RunOptions,
+    /// With `--failover` or `--reconnect-for`: clients survive a lost connection.
+    pub reconnect: Option<ReconnectShape>,
+}
+
+/// How the clients survive a lost connection (`--reconnect-for`), and ibench's own
+/// failover (`--failover`).
+pub struct ReconnectShape {
+    /// How long a client keeps trying.
+    pub bound: Duration,
+    /// With `--failover`: when, and the replica to promote (its URL read like `--url`'s).
+    pub failover: Option<(crate::results::failover::FailoverAt, ConnectTarget)>,
+}
+
+/// The reconnect shape of `opts`, when it has one.
+fn reconnect_shape(opts: &RunOptions) -> anyhow::Result<Option<ReconnectShape>> {
+    let Some(seconds) = opts.reconnect_for_seconds else {
+        return Ok(None);
+    };
+    let failover = match (opts.failover, &opts.replica_url) {
+        (Some(at), Some(replica)) => Some((
+            at,
+            ConnectTarget::for_run(&RunOptions {
+                url: replica.clone(),
+                ..opts.clone()
+            })
+            .map_err(|e| anyhow::anyhow!("--replica-url: {e:#}"))?,
+        )),
+        _ => None,
+    };
+    Ok(Some(ReconnectShape {
+        bound: Duration::from_secs_f64(seconds),
+        failover,
+    }))
 }
 
 /// What the workers of a step's connections are built from.
@@ -122,6 +155,7 @@ impl RunShape {
             settle_max_seconds: opts.settle_max_seconds,
             progress: ProgressMode::detect(opts.quiet),
             recorded_options,
+            reconnect: reconnect_shape(opts)?,
         })
     }
 

@@ -47,6 +47,14 @@ pub(super) fn run_step(
     let driven = &probed.driven;
     let mut replication = super::heartbeat::end_step(driven.started_at, driven.ended_at);
     let (status, error) = driven.status();
+    let failover =
+        super::failover::step_record(driven, plan, shape.workers.client_assigns_ids);
+    // After ibench's failover the primary is gone: no checks on it (the audit read the
+    // new primary instead).
+    let primary_gone = driven
+        .failover
+        .as_ref()
+        .is_some_and(|f| f.event.lost_at.get().is_some());
     book_rows(state, plan, &driven.finished);
     let Probed {
         driven,
@@ -65,11 +73,15 @@ pub(super) fn run_step(
         status,
         rows_before: &rows_before,
     };
-    let (settle, integrity, mut check_failures) = checks.run(admin, state);
+    let (settle, integrity, mut check_failures) = if primary_gone {
+        (None, None, Vec::new())
+    } else {
+        checks.run(admin, state)
+    };
     if let Some(e) = sampled
         .as_ref()
         .and_then(|s| s.stats_failure.clone())
-        .filter(|_| !super::stop::interrupted())
+        .filter(|_| !super::stop::interrupted() && !primary_gone)
     {
         check_failures.push(check_failure(CheckKind::Statistics, e));
     }
@@ -86,6 +98,7 @@ pub(super) fn run_step(
         check_failures,
         host_probe,
         replication,
+        failover,
         ..m.record
     };
     let mut metrics = sampler::step_metrics(&record, sampled);

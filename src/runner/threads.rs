@@ -25,6 +25,15 @@ pub(super) struct Finished {
     /// deadline), `Ok(false)` when it was stopped early.
     pub(super) result: Result<bool, crate::backend::BackendError>,
     pub(super) ended: Instant,
+    /// With `--failover` or `--reconnect-for`: its failed statements, reconnects and gap.
+    pub(super) outage: Option<super::reconnect::ClientOutage>,
+}
+
+/// A step's failover as it went: its set-up, what the controller saw, the step's start.
+pub(super) struct DrivenFailover {
+    pub(super) plan: super::failover::StepFailoverPlan,
+    pub(super) event: super::failover::Event,
+    pub(super) start: Instant,
 }
 
 /// What the step's connections did.
@@ -38,6 +47,8 @@ pub(super) struct Driven {
     pub(super) ended_at: SystemTime,
     /// From the start to the end of the last operation.
     pub(super) seconds: f64,
+    /// With `--failover` or `--reconnect-for`.
+    pub(super) failover: Option<DrivenFailover>,
 }
 
 impl Driven {
@@ -49,6 +60,12 @@ impl Driven {
         let error = self
             .replica_lost
             .clone()
+            .or_else(|| {
+                self.failover
+                    .as_ref()
+                    .and_then(|f| f.event.error())
+                    .map(|e| format!("failover: {e}"))
+            })
             .or_else(|| {
                 self.finished
                     .iter()
@@ -125,7 +142,14 @@ pub(super) fn drive(
     // With --on-replica-loss stop: the replica's loss stops the step like Ctrl-C does.
     let watch = super::heartbeat::loss_watch(step, start);
     let replica_lost = std::sync::Mutex::new(None);
+    let failover = connections.failover;
+    let event = super::failover::Event::default();
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
+        if let Some(plan) = failover.as_ref().filter(|f| f.kill.is_some()) {
+            let (stop, event) = (&stop, &event);
+            scope.spawn(move || super::failover::control(plan, start, stop, event));
+        }
+        let reconnect = failover.as_ref().map(|f| &f.reconnect);
         let step_over = &step_over;
         let cancellers = &cancellers;
         let (stop_signal, replica_lost) = (&stop, &replica_lost);
@@ -149,7 +173,7 @@ pub(super) fn drive(
             .into_iter()
             .map(|s| {
                 let stop = &stop;
-                scope.spawn(move || run_slot(s, start, stop))
+                scope.spawn(move || run_slot(s, start, stop, reconnect))
             })
             .collect();
         let mut monitor = Monitor::new(step, start, counters, timeline, mode, connections.goal);
@@ -160,6 +184,8 @@ pub(super) fn drive(
         let timeline_error = monitor.timeline_error.take();
         let finished: Vec<Finished> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
         step_over.store(true, std::sync::atomic::Ordering::Relaxed);
+        // The failover's controller, if still waiting for its moment, ends with the step.
+        stop.stop();
         (finished, monitor.into_seconds(), timeline_error)
     });
     let seconds = measured_seconds(&finished, start);
@@ -173,11 +199,21 @@ pub(super) fn drive(
         started_at,
         ended_at: SystemTime::now(),
         seconds,
+        failover: failover.map(|plan| DrivenFailover {
+            plan,
+            event,
+            start,
+        }),
     }
 }
 
 /// One connection's thread: its pacer, the client loop, and its record however it ended.
-pub(super) fn run_slot(mut s: Slot, start: Instant, stop: &StopSignal) -> Finished {
+pub(super) fn run_slot(
+    mut s: Slot,
+    start: Instant,
+    stop: &StopSignal,
+    reconnect: Option<&super::reconnect::Reconnect>,
+) -> Finished {
     // Paced inserts are due a quarter interval into each slot and deletes
     // half an interval later, so the insert a delete follows has normally
     // finished when the delete is due, and neither lands on the monitor's
@@ -195,14 +231,27 @@ pub(super) fn run_slot(mut s: Slot, start: Instant, stop: &StopSignal) -> Finish
     if let Some(clock) = crate::stats::current_thread_cpu_clock() {
         let _ = s.recorder.live.cpu_clock.set(clock);
     }
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        client_loop(
+    let mut outage = None;
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match reconnect {
+        None => client_loop(
             s.worker.as_mut(),
             s.conn.as_mut(),
             pacer,
             stop,
             &mut s.recorder,
-        )
+        ),
+        Some(r) => {
+            let (result, o) = super::reconnect::reconnecting_loop(
+                s.worker.as_mut(),
+                &mut s.conn,
+                pacer,
+                stop,
+                &mut s.recorder,
+                r,
+            );
+            outage = Some(o);
+            result
+        }
     }))
     .unwrap_or_else(|panic| Err(panicked(s.client, panic.as_ref())));
     if result.is_err() {
@@ -215,6 +264,7 @@ pub(super) fn run_slot(mut s: Slot, start: Instant, stop: &StopSignal) -> Finish
         recorder: s.recorder,
         result,
         ended: Instant::now(),
+        outage,
     }
 }
 
@@ -297,6 +347,7 @@ mod tests {
             goal: Goal::None,
             deadline_seconds: None,
             index_progress: None,
+            failover: None,
         };
         let driven = drive(
             connections,
@@ -329,6 +380,7 @@ mod tests {
                     "canceling statement due to user request",
                 )),
                 ended: Instant::now(),
+                outage: None,
             }],
             replica_lost: Some(line.into()),
             seen: monitor::Seconds::default(),
@@ -336,6 +388,7 @@ mod tests {
             started_at: SystemTime::now(),
             ended_at: SystemTime::now(),
             seconds: 2.0,
+            failover: None,
         };
         assert_eq!(driven.status(), (Status::Failed, Some(line.to_string())));
     }
