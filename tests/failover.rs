@@ -54,7 +54,10 @@ fn checked(run: &RunRecord, replica: &ServerHandle) -> StepFailover {
     assert_eq!(s.name.to_string(), "l.i1");
     assert_eq!(s.status, Status::Completed, "{:?}", s.error);
     let f = s.failover.clone().expect("l.i1 records its failover");
-    assert_eq!((f.driven_by, f.kill_method), (DrivenBy::Ibench, KillMethod::Sigkill));
+    assert_eq!(
+        (f.driven_by, f.kill_method),
+        (DrivenBy::Ibench, KillMethod::Sigkill)
+    );
     assert_eq!(f.error, None);
     let (loss, promoted) = (f.loss_at_second.unwrap(), f.promoted_at_second.unwrap());
     assert!(1.0 <= loss && loss <= promoted, "{f:?}");
@@ -63,7 +66,10 @@ fn checked(run: &RunRecord, replica: &ServerHandle) -> StepFailover {
     assert!(f.writers_unavailable_seconds.is_some(), "{f:?}");
     assert!(f.latency_max_us >= f.latency_p99_us, "{f:?}");
     let url = f.new_primary_url.as_deref().unwrap();
-    assert!(replica.url.starts_with(url.split('?').next().unwrap()), "{url}");
+    assert!(
+        replica.url.starts_with(url.split('?').next().unwrap()),
+        "{url}"
+    );
     // The step went on after the loss: it inserted all its rows.
     assert_eq!(s.ops["insert"].rows, 2 * 40_000);
     f
@@ -167,5 +173,8 @@ fn a_server_that_is_no_replica_is_not_failed_over_to() {
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("is not a standby"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(ibench::server::pid_alive(primary.pid), "the primary was not killed");
+    assert!(
+        ibench::server::pid_alive(primary.pid),
+        "the primary was not killed"
+    );
 }

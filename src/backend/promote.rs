@@ -141,7 +141,10 @@ mod tests {
         assert_eq!(pg_promote_sql(0), "SELECT pg_promote(true, 1)");
         assert!(count_ids_between_sql("pi1", 3, 9).contains("BETWEEN 3 AND 9"));
         let row = |a: Option<&str>, b: &str| Some(vec![a.map(String::from), Some(b.to_string())]);
-        assert_eq!(lowest_and_count(row(Some("7"), "3"), "x").unwrap(), (Some(7), 3));
+        assert_eq!(
+            lowest_and_count(row(Some("7"), "3"), "x").unwrap(),
+            (Some(7), 3)
+        );
         assert_eq!(lowest_and_count(row(None, "0"), "x").unwrap(), (None, 0));
         assert!(lowest_and_count(None, "x").is_err());
     }

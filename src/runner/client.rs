@@ -212,7 +212,8 @@ impl Worker for Inserter {
 
     fn connection_lost(&mut self, in_flight: bool) {
         if let Some(l) = &self.ledger {
-            super::failover::lock(l).failed(in_flight.then_some(self.batch.transactionid.as_slice()));
+            super::failover::lock(l)
+                .failed(in_flight.then_some(self.batch.transactionid.as_slice()));
         }
         if in_flight {
             // The server may hold it: a new batch with new keys, never the same one again.

@@ -12,8 +12,8 @@ use crate::backend::{Conn, Driver};
 use crate::results::failover::{
     DrivenBy, FailedStatements, FailoverAt, FailoverAudit, KillMethod, StepFailover,
 };
-use crate::stats::convert::{count_f64 as u64_f64, usize_f64};
 use crate::stats::OpKind;
+use crate::stats::convert::{count_f64 as u64_f64, usize_f64};
 
 use super::reconnect::{ClientOutage, LATENCY_MARGIN, Reconnect};
 use super::stop::StopSignal;
@@ -86,9 +86,10 @@ pub(super) struct Kill {
 pub(super) struct StepFailoverPlan {
     pub reconnect: Reconnect,
     pub kill: Option<Kill>,
-    /// The inserters' ledgers (table, ledger) that the audit reads; empty without ibench's
-    /// failover or with `--no-check`.
+    /// The inserters' ledgers (table, ledger) that the audit reads; empty with `--no-check`.
     pub ledgers: Vec<(String, SharedLedger)>,
+    /// Without ibench's kill: the server the step started on (`super::observed`).
+    pub observed_from: Option<crate::backend::identity::ServerIdentity>,
 }
 
 /// The failover set-up of `step`: with `--failover` at this step, ibench's kill of the
@@ -119,6 +120,7 @@ pub(super) fn step_plan(
                 replica_url: replica.redacted_url.clone(),
             }),
             ledgers: Vec::new(),
+            observed_from: None,
         }));
     }
     Ok(Some(StepFailoverPlan {
@@ -128,6 +130,7 @@ pub(super) fn step_plan(
         },
         kill: None,
         ledgers: Vec::new(),
+        observed_from: super::observed::identity_at_start(admin),
     }))
 }
 
@@ -152,15 +155,22 @@ fn primary_pid(admin: &mut dyn Conn) -> anyhow::Result<u32> {
         .server_files()?
         .and_then(|f| f.pid_file)
         .ok_or_else(|| anyhow::anyhow!("the primary does not say where its pid file is; {fix}"))?;
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| anyhow::anyhow!("cannot read the primary's pid file {}: {e}; {fix}", file.display()))?;
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the primary's pid file {}: {e}; {fix}",
+            file.display()
+        )
+    })?;
     let pid = text
         .lines()
         .next()
         .and_then(|l| l.trim().parse::<u32>().ok())
         .ok_or_else(|| anyhow::anyhow!("no pid in {}; {fix}", file.display()))?;
     if crate::process::read_stat(pid).is_none() {
-        anyhow::bail!("process {pid} of {} is not running here; {fix}", file.display());
+        anyhow::bail!(
+            "process {pid} of {} is not running here; {fix}",
+            file.display()
+        );
     }
     Ok(pid)
 }
@@ -177,7 +187,10 @@ pub(super) struct Event {
 
 impl Event {
     fn fail(&self, e: String) {
-        *self.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+        *self
+            .error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
     }
 
     /// Why the failover did not complete, if it did not.
@@ -223,7 +236,9 @@ pub(super) fn control(plan: &StepFailoverPlan, start: Instant, stop: &StopSignal
             let _ = ev.promoted_at.set(Instant::now());
             if !plan.ledgers.is_empty() {
                 let a = audit(conn.as_mut(), &plan.ledgers);
-                *ev.audit.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(a);
+                *ev.audit
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(a);
             }
         }
         Ok(None) => {}
@@ -307,7 +322,11 @@ pub(super) fn step_record(
         .seen
         .per_kind
         .get(&kind)
-        .map(|v| v.iter().map(|c| if rows { c.rows } else { c.ops }).collect())
+        .map(|v| {
+            v.iter()
+                .map(|c| if rows { c.rows } else { c.ops })
+                .collect()
+        })
         .unwrap_or_default();
     let mut record = figures(kill, &f.event, f.start, &clients, &per_second);
     record.audit = f
@@ -321,6 +340,9 @@ pub(super) fn step_record(
             error: Some("the replica was never promoted".into()),
             ..FailoverAudit::default()
         });
+    }
+    if kill.is_none() {
+        super::observed::conclude(&f.plan, &mut record);
     }
     if !client_ids && record.audit.is_some() {
         record.audit = Some(FailoverAudit {
@@ -362,14 +384,21 @@ pub(super) fn figures(
     }
     let back = clients.iter().filter_map(|c| c.outage.first_ok_after).max();
     let loss_second = lost_at.map(secs);
-    let (recovery, rate_before) = loss_second.map_or((None, None), |l| {
-        recovery_seconds(per_second_main, l)
-    });
+    let (recovery, rate_before) =
+        loss_second.map_or((None, None), |l| recovery_seconds(per_second_main, l));
     let lat = latency_summary(&mut latencies);
     StepFailover {
-        driven_by: if plan.is_some() { DrivenBy::Ibench } else { DrivenBy::Observed },
+        driven_by: if plan.is_some() {
+            DrivenBy::Ibench
+        } else {
+            DrivenBy::Observed
+        },
         at_second: plan.map(|k| k.at.seconds),
-        kill_method: if plan.is_some() { KillMethod::Sigkill } else { KillMethod::Unknown },
+        kill_method: if plan.is_some() {
+            KillMethod::Sigkill
+        } else {
+            KillMethod::Unknown
+        },
         loss_at_second: loss_second,
         promoted_at_second: ev.promoted_at.get().copied().map(secs),
         new_primary_url: plan.map(|k| k.replica_url.clone()),
@@ -381,8 +410,9 @@ pub(super) fn figures(
         rate_before_per_sec: rate_before,
         latency_p99_us: lat.map(|l| l.0),
         latency_max_us: lat.map(|l| l.1),
-        latency_window_start_second: lost_at
-            .map_or(0.0, |l| secs(l.checked_sub(LATENCY_MARGIN).unwrap_or(start))),
+        latency_window_start_second: lost_at.map_or(0.0, |l| {
+            secs(l.checked_sub(LATENCY_MARGIN).unwrap_or(start))
+        }),
         latency_window_end_second: back.map_or_else(
             || usize_f64(per_second_main.len()),
             |b| secs(b + LATENCY_MARGIN),

@@ -17,6 +17,7 @@ pub mod heartbeat;
 pub mod index_progress;
 pub mod micro;
 pub mod monitor;
+pub mod observed;
 pub mod pacer;
 pub mod reconnect;
 pub mod sequence;

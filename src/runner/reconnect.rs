@@ -61,9 +61,16 @@ fn classify_text(detail: &str) -> FailKind {
     let d = detail.to_ascii_lowercase();
     if d.contains("read-only") || d.contains("read only") || d.contains("25006") {
         FailKind::ReadOnly
-    } else if ["57p01", "57p02", "57p03", "shutting down", "starting up", "recovery mode"]
-        .iter()
-        .any(|p| d.contains(p))
+    } else if [
+        "57p01",
+        "57p02",
+        "57p03",
+        "shutting down",
+        "starting up",
+        "recovery mode",
+    ]
+    .iter()
+    .any(|p| d.contains(p))
     {
         FailKind::ConnectionLost
     } else if d.contains("timeout") || d.contains("timed out") {

@@ -47,8 +47,7 @@ pub(super) fn run_step(
     let driven = &probed.driven;
     let mut replication = super::heartbeat::end_step(driven.started_at, driven.ended_at);
     let (status, error) = driven.status();
-    let failover =
-        super::failover::step_record(driven, plan, shape.workers.client_assigns_ids);
+    let failover = super::failover::step_record(driven, plan, shape.workers.client_assigns_ids);
     // After ibench's failover the primary is gone: no checks on it (the audit read the
     // new primary instead).
     let primary_gone = driven

@@ -199,11 +199,7 @@ pub(super) fn drive(
         started_at,
         ended_at: SystemTime::now(),
         seconds,
-        failover: failover.map(|plan| DrivenFailover {
-            plan,
-            event,
-            start,
-        }),
+        failover: failover.map(|plan| DrivenFailover { plan, event, start }),
     }
 }
 
