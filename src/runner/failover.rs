@@ -207,6 +207,7 @@ impl Event {
 /// (what it measured is kept); Ctrl-C or the step's end before the moment ends it quietly.
 pub(super) fn control(plan: &StepFailoverPlan, start: Instant, stop: &StopSignal, ev: &Event) {
     let Some(kill) = plan.kill.as_ref() else {
+        super::observed::watch(plan, stop, ev);
         return;
     };
     let bound = plan.reconnect.bound;

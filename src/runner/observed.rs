@@ -1,18 +1,59 @@
 //! A failover the run observes rather than drives (`--reconnect-for` without `--failover`;
 //! an HA manager such as Patroni promotes the standby, docs/failover.md): the step reads
 //! which server `--url` reached at its start ([`crate::backend::identity`]: the address and
-//! port, PostgreSQL's timeline, MariaDB's `server_id`). When a client lost its connection,
-//! after the step ibench connects as the clients reconnected (a multi-host URL with
-//! `target_session_attrs=read-write` reaches the new primary) and reads it again: another
-//! address, or the same address on a new timeline, is a failover, and its record names the
-//! new primary; the audit of the keys acknowledged before the loss is read there. The same
-//! server on the same timeline is a lost connection and no failover: the record says so.
+//! port, PostgreSQL's timeline, MariaDB's `server_id`). A watcher connects as the clients
+//! do (a multi-host URL with `target_session_attrs=read-write` reaches whichever server
+//! takes writes) and asks every [`WATCH_EVERY`]: the first time another address, or the same
+//! address on a new timeline, answers, is the promotion as ibench sees it, and the audit
+//! of the keys acknowledged before the loss is read there at once (the step's deleters
+//! remove the oldest rows as it goes on). After the step, when a client lost its
+//! connection, the record names the new primary; the same server on the same timeline is a
+//! lost connection and no failover, and the record says so.
+
+use std::time::{Duration, Instant};
 
 use crate::backend::Conn;
 use crate::backend::identity::ServerIdentity;
 use crate::results::failover::StepFailover;
 
-use super::failover::StepFailoverPlan;
+use super::failover::{Event, StepFailoverPlan};
+use super::stop::StopSignal;
+
+/// How often the watcher asks which server takes writes.
+pub const WATCH_EVERY: Duration = Duration::from_millis(200);
+
+/// The watcher's thread, for the step's length: ask which server takes writes every
+/// [`WATCH_EVERY`] (connecting again when its connection broke); the first time it is
+/// another than the step started on, mark the promotion and audit the acknowledged keys
+/// there. Nothing when the server at the start could not be read.
+pub(super) fn watch(plan: &StepFailoverPlan, stop: &StopSignal, ev: &Event) {
+    let Some(before) = plan.observed_from.as_ref() else {
+        return;
+    };
+    let mut conn: Option<Box<dyn Conn>> = None;
+    while stop.sleep_until(Instant::now() + WATCH_EVERY) {
+        if conn.is_none() {
+            conn = plan.reconnect.driver.connect().ok();
+        }
+        let Some(c) = conn.as_mut() else {
+            continue;
+        };
+        match c.server_identity() {
+            Ok(Some(now)) if now != *before => {
+                let _ = ev.promoted_at.set(Instant::now());
+                if !plan.ledgers.is_empty() {
+                    let a = super::failover::audit(c.as_mut(), &plan.ledgers);
+                    *ev.audit
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(a);
+                }
+                return;
+            }
+            Ok(_) => {}
+            Err(_) => conn = None,
+        }
+    }
+}
 
 /// Which server the step starts on; `None` when it cannot be read (the record then says the
 /// failover could not be told from a lost connection).
@@ -20,8 +61,8 @@ pub(super) fn identity_at_start(admin: &mut dyn Conn) -> Option<ServerIdentity> 
     admin.server_identity().ok().flatten()
 }
 
-/// Complete an observed failover's record: the new primary, or why there was none; the
-/// audit on the new primary when the inserters kept their keys.
+/// Complete an observed failover's record: the new primary, or why there was none (the
+/// audit is the watcher's).
 pub(super) fn conclude(plan: &StepFailoverPlan, record: &mut StepFailover) {
     let after = plan
         .reconnect
@@ -32,8 +73,8 @@ pub(super) fn conclude(plan: &StepFailoverPlan, record: &mut StepFailover) {
             let id = c.server_identity().map_err(|e| e.to_string())?;
             Ok((c, id))
         });
-    let (mut conn, after) = match after {
-        Ok((conn, Some(after))) => (conn, after),
+    let after = match after {
+        Ok((_, Some(after))) => after,
         Ok((_, None)) => {
             record.error = Some("this backend cannot tell which server it reached".into());
             return;
@@ -46,12 +87,7 @@ pub(super) fn conclude(plan: &StepFailoverPlan, record: &mut StepFailover) {
         }
     };
     match verdict(plan.observed_from.as_ref(), &after) {
-        Ok(()) => {
-            record.new_primary_url = Some(after.describe());
-            if !plan.ledgers.is_empty() {
-                record.audit = Some(super::failover::audit(conn.as_mut(), &plan.ledgers));
-            }
-        }
+        Ok(()) => record.new_primary_url = Some(after.describe()),
         Err(why) => record.error = Some(why),
     }
 }

@@ -145,7 +145,7 @@ pub(super) fn drive(
     let failover = connections.failover;
     let event = super::failover::Event::default();
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
-        if let Some(plan) = failover.as_ref().filter(|f| f.kill.is_some()) {
+        if let Some(plan) = failover.as_ref() {
             let (stop, event) = (&stop, &event);
             scope.spawn(move || super::failover::control(plan, start, stop, event));
         }
