@@ -800,6 +800,24 @@ pub fn parse_duration(text: &str) -> Result<f64, String> {
 mod tests {
     use super::*;
 
+    /// A matrix workload's `failover` and `reconnect_for` keys reach the run's options.
+    #[test]
+    fn a_matrix_workload_passes_the_failover_through() {
+        let args: RunArgs = toml::from_str(
+            "url = \"postgres://u@h:1/x\"\nreplica_url = \"postgres://u@h:2/x\"\n\
+             steps = [\"l.i0,l.x,l.i1\"]\nfailover = \"l.i1+10s\"\nreconnect_for = 30.0\n",
+        )
+        .unwrap();
+        let o = args.to_options().unwrap();
+        let at = o.failover.unwrap();
+        assert_eq!(at.to_string(), "l.i1+10s");
+        assert_eq!(o.reconnect_for_seconds, Some(30.0));
+        assert!(
+            o.table.client_assigns_ids,
+            "the audit needs the keys ibench chose"
+        );
+    }
+
     #[test]
     fn durations_take_seconds_minutes_and_hours() {
         assert_eq!(parse_duration("90"), Ok(90.0));

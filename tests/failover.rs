@@ -178,3 +178,148 @@ fn a_server_that_is_no_replica_is_not_failed_over_to() {
         "the primary was not killed"
     );
 }
+
+/// The arguments of a small CLI run of l.i0 and l.i1 failed over 1 s into l.i1.
+fn cli_args<'a>(
+    primary: &'a ServerHandle,
+    standby: &'a ServerHandle,
+    out: &'a str,
+) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--url",
+        &primary.url,
+        "--replica-url",
+        &standby.url,
+        "--steps",
+        "l.i0,l.i1",
+        "--load-rows",
+        "2000",
+        "--i1-rows",
+        "200000",
+        "--failover",
+        "l.i1+1s",
+        "--host-probe-ms",
+        "0",
+        "--quiet",
+        "--out",
+        out,
+    ]
+}
+
+/// The standby's startup process (the one that replays WAL and ends recovery on promotion).
+fn startup_process(standby: &ServerHandle) -> u32 {
+    let tree = ibench::sampler::procfs::process_tree(standby.pid).unwrap();
+    tree.iter()
+        .map(|(p, _)| *p)
+        .find(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("startup"))
+        })
+        .expect("the standby has a startup process")
+}
+
+/// A promotion that never completes (the standby's startup process is frozen, so it never
+/// leaves recovery) ends the run after `--reconnect-for` with one line; the steps measured,
+/// the failed one's figures too, are kept.
+#[test]
+fn a_promotion_that_never_completes_ends_the_run_keeping_the_steps() {
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let standby = replica_of(&primary, ReplicaMode::Async);
+    let startup = startup_process(&standby);
+    let out_dir = fresh_dir("fo-stuck-promotion");
+    let mut args = cli_args(&primary, &standby, out_dir.to_str().unwrap());
+    args.extend(["--reconnect-for", "3s"]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ibench");
+    // Frozen once l.i0 is over (the run's start needs the standby to replay a heartbeat).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while ibench::results::read_run(&out_dir).map_or(true, |r| r.steps.is_empty()) {
+        assert!(std::time::Instant::now() < deadline, "l.i0 never ended");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: signals to a process of the test's own private server.
+    unsafe { libc::kill(i32::try_from(startup).unwrap(), libc::SIGSTOP) };
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut err = String::new();
+    for l in lines.by_ref().map_while(Result::ok) {
+        err.push_str(&l);
+        err.push('\n');
+        if l.starts_with("failover: sent SIGKILL") {
+            break;
+        }
+    }
+    // Thawed once the bound has passed, so that the step's end does not wait two minutes
+    // for the standby to apply the last heartbeat.
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    unsafe { libc::kill(i32::try_from(startup).unwrap(), libc::SIGCONT) };
+    for l in lines.map_while(Result::ok) {
+        err.push_str(&l);
+        err.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "{err}");
+    let says = "the promotion did not complete within 3 s";
+    assert_eq!(err.lines().filter(|l| l.contains(says)).count(), 1, "{err}");
+    let run = ibench::results::read_run(&out_dir).expect("run.json is kept");
+    assert_eq!(run.status, Status::Failed);
+    assert_eq!(run.steps[0].status, Status::Completed);
+    let s = &run.steps[1];
+    assert_eq!(s.status, Status::Failed);
+    assert!(s.error.as_deref().unwrap().contains(says), "{:?}", s.error);
+    assert!(
+        s.ops["insert"].rows > 0,
+        "the rows before the loss are counted"
+    );
+    let f = s.failover.as_ref().expect("the failover is recorded");
+    assert!(
+        f.loss_at_second.is_some() && f.promoted_at_second.is_none(),
+        "{f:?}"
+    );
+    assert!(f.error.as_deref().unwrap().contains(says));
+}
+
+/// Ctrl-C while the failover goes on: exit 130, the run recorded interrupted, l.i0 kept.
+#[test]
+fn ctrl_c_during_the_failover_keeps_what_was_measured() {
+    use std::io::BufRead;
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let standby = replica_of(&primary, ReplicaMode::Sync);
+    let out_dir = fresh_dir("fo-ctrl-c");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(cli_args(&primary, &standby, out_dir.to_str().unwrap()))
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ibench");
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut lines = stderr.lines();
+    let killed = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.starts_with("failover: sent SIGKILL"));
+    assert!(killed, "the failover never started");
+    // SAFETY: sending SIGINT to our own child.
+    unsafe {
+        libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT);
+    }
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    let run = ibench::results::read_run(&out_dir).expect("run.json is kept");
+    assert_eq!(run.status, Status::Interrupted);
+    assert_eq!(run.steps[0].status, Status::Completed);
+    assert_eq!(
+        run.steps[1].status,
+        Status::Interrupted,
+        "{:?}",
+        run.steps[1].error
+    );
+    assert!(run.steps[1].ops["insert"].rows > 0);
+}

@@ -4,10 +4,15 @@
 use super::server_conn::{Dialect, ServerConn};
 use super::{BackendError, BackendResult};
 
-/// PostgreSQL's promotion (12 and later): `pg_promote(wait, wait_seconds)` returns true once
-/// the standby left recovery, false when it had not within `wait_seconds`.
+/// PostgreSQL's promotion (12 and later): `pg_promote(true, wait_seconds)` returns true once
+/// the standby left recovery, false when it had not within `wait_seconds`; with 0,
+/// `pg_promote(false)` only asks for it (the caller polls).
 pub(crate) fn pg_promote_sql(wait_seconds: u32) -> String {
-    format!("SELECT pg_promote(true, {})", wait_seconds.max(1))
+    if wait_seconds == 0 {
+        "SELECT pg_promote(false)".to_string()
+    } else {
+        format!("SELECT pg_promote(true, {wait_seconds})")
+    }
 }
 
 /// PostgreSQL: true while the server is a standby.
@@ -138,7 +143,8 @@ mod tests {
             assert!(!truth(Some(f.into())), "{f}");
         }
         assert!(!truth(None));
-        assert_eq!(pg_promote_sql(0), "SELECT pg_promote(true, 1)");
+        assert_eq!(pg_promote_sql(0), "SELECT pg_promote(false)");
+        assert_eq!(pg_promote_sql(5), "SELECT pg_promote(true, 5)");
         assert!(count_ids_between_sql("pi1", 3, 9).contains("BETWEEN 3 AND 9"));
         let row = |a: Option<&str>, b: &str| Some(vec![a.map(String::from), Some(b.to_string())]);
         assert_eq!(

@@ -13,7 +13,7 @@ use crate::results::failover::{
     DrivenBy, FailedStatements, FailoverAt, FailoverAudit, KillMethod, StepFailover,
 };
 use crate::stats::OpKind;
-use crate::stats::convert::{count_f64 as u64_f64, usize_f64};
+use crate::stats::convert::{count_f64 as u64_f64, round_to_usize, usize_f64};
 
 use super::reconnect::{ClientOutage, LATENCY_MARGIN, Reconnect};
 use super::stop::StopSignal;
@@ -250,6 +250,20 @@ pub(super) fn control(plan: &StepFailoverPlan, start: Instant, stop: &StopSignal
     }
 }
 
+/// Start [`control`] on a thread of `scope` when the step has a failover plan (ibench's kill,
+/// or the observed failover's watcher).
+pub(super) fn spawn_control<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    plan: Option<&'scope StepFailoverPlan>,
+    start: Instant,
+    (stop, ev): (&'scope StopSignal, &'scope Event),
+) {
+    // Without ibench's kill, the controller is the observed failover's watcher.
+    if let Some(plan) = plan {
+        scope.spawn(move || control(plan, start, stop, ev));
+    }
+}
+
 /// SIGKILL `pid` and every process below it (PostgreSQL's backends would otherwise go on
 /// serving their connections for a moment).
 fn kill_tree(pid: u32) -> anyhow::Result<()> {
@@ -475,7 +489,7 @@ pub const RATE_BEFORE_SECONDS: usize = 10;
 /// [`RECOVERY_RUN_SECONDS`] seconds in a row each at least (1 − [`RECOVERY_BAND`]) of it.
 /// `per_second[i]` is the count of second `[i, i+1)` of the step.
 pub fn recovery_seconds(per_second: &[u64], loss_second: f64) -> (Option<f64>, Option<f64>) {
-    let before_end = (loss_second.floor().max(0.0) as usize).min(per_second.len());
+    let before_end = round_to_usize(loss_second.floor().max(0.0)).min(per_second.len());
     let from = before_end.saturating_sub(RATE_BEFORE_SECONDS);
     let mut before: Vec<u64> = per_second[from..before_end].to_vec();
     if before.is_empty() {
@@ -484,7 +498,7 @@ pub fn recovery_seconds(per_second: &[u64], loss_second: f64) -> (Option<f64>, O
     before.sort_unstable();
     let median = u64_f64(before[(before.len() - 1) / 2] + before[before.len() / 2]) / 2.0;
     let within = |c: u64| u64_f64(c) >= (1.0 - RECOVERY_BAND) * median;
-    let first_after = loss_second.ceil().max(0.0) as usize;
+    let first_after = round_to_usize(loss_second.ceil().max(0.0));
     let back = (first_after..per_second.len())
         .find(|&i| {
             per_second

@@ -48,12 +48,9 @@ pub(super) fn run_step(
     let mut replication = super::heartbeat::end_step(driven.started_at, driven.ended_at);
     let (status, error) = driven.status();
     let failover = super::failover::step_record(driven, plan, shape.workers.client_assigns_ids);
-    // After ibench's failover the primary is gone: no checks on it (the audit read the
-    // new primary instead).
-    let primary_gone = driven
-        .failover
-        .as_ref()
-        .is_some_and(|f| f.event.lost_at.get().is_some());
+    // After ibench's failover the primary is gone: no checks on it (the audit read the new
+    // primary instead).
+    let primary_gone = driven.primary_lost();
     book_rows(state, plan, &driven.finished);
     let Probed {
         driven,
@@ -77,13 +74,7 @@ pub(super) fn run_step(
     } else {
         checks.run(admin, state)
     };
-    if let Some(e) = sampled
-        .as_ref()
-        .and_then(|s| s.stats_failure.clone())
-        .filter(|_| !super::stop::interrupted() && !primary_gone)
-    {
-        check_failures.push(check_failure(CheckKind::Statistics, e));
-    }
+    check_failures.extend(statistics_failure(sampled.as_ref(), primary_gone));
     check_failures.extend(replica_tables(replication.as_mut(), shape, plan));
     let mut record = StepRecord {
         name: step,
@@ -106,6 +97,18 @@ pub(super) fn run_step(
     }
     record.metrics = Some(metrics);
     Ok(record)
+}
+
+/// The step's statistics that could not be saved, as a check failure; none when the run was
+/// interrupted or the primary was killed (`--failover`).
+fn statistics_failure(
+    sampled: Option<&sampler::StepRaw>,
+    primary_gone: bool,
+) -> Option<crate::results::CheckFailure> {
+    sampled
+        .and_then(|s| s.stats_failure.clone())
+        .filter(|_| !super::stop::interrupted() && !primary_gone)
+        .map(|e| check_failure(CheckKind::Statistics, e))
 }
 
 fn is_query_step(plan: &StepPlan) -> bool {

@@ -52,6 +52,13 @@ pub(super) struct Driven {
 }
 
 impl Driven {
+    /// Whether ibench killed the primary during the step (`--failover`).
+    pub(super) fn primary_lost(&self) -> bool {
+        self.failover
+            .as_ref()
+            .is_some_and(|f| f.event.lost_at.get().is_some())
+    }
+
     /// The step's status and what went wrong, if anything. A statement cancelled because of
     /// Ctrl-C fails with the backend's "cancelled" error: that is the interruption, not a
     /// failure.
@@ -121,22 +128,10 @@ pub(super) fn drive(
     timeline: &mut TimelineWriter,
     mode: ProgressMode,
 ) -> Driven {
-    let counters: Vec<_> = connections
-        .slots
-        .iter()
-        .map(|s| (s.recorder.kind, s.recorder.live.clone()))
-        .collect();
+    let (counters, cancellers) = side_handles(&connections.slots);
     let started_at = SystemTime::now();
     let start = Instant::now();
     let stop = StopSignal::new(deadline_of(connections.deadline_seconds, start));
-    // On Ctrl-C, the statements in flight are cancelled on the server (an index build can
-    // run for minutes): the connections then see the stop at once.
-    let cancellers: Vec<_> = connections
-        .slots
-        .iter()
-        .filter_map(|s| s.conn.canceller())
-        .map(std::sync::Arc::from)
-        .collect();
     let step_over = std::sync::atomic::AtomicBool::new(false);
     let index_shared = std::sync::Arc::new(index_progress::Shared::default());
     // With --on-replica-loss stop: the replica's loss stops the step like Ctrl-C does.
@@ -145,10 +140,7 @@ pub(super) fn drive(
     let failover = connections.failover;
     let event = super::failover::Event::default();
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
-        if let Some(plan) = failover.as_ref() {
-            let (stop, event) = (&stop, &event);
-            scope.spawn(move || super::failover::control(plan, start, stop, event));
-        }
+        super::failover::spawn_control(scope, failover.as_ref(), start, (&stop, &event));
         let reconnect = failover.as_ref().map(|f| &f.reconnect);
         let step_over = &step_over;
         let cancellers = &cancellers;
@@ -201,6 +193,28 @@ pub(super) fn drive(
         seconds,
         failover: failover.map(|plan| DrivenFailover { plan, event, start }),
     }
+}
+
+/// A slot's op kind and live counters.
+type LiveOf = (OpKind, std::sync::Arc<crate::stats::LiveCounters>);
+
+/// A slot's canceller, shared with the thread that cancels on Ctrl-C.
+type CancellerOf = std::sync::Arc<dyn crate::backend::Canceller>;
+
+/// Each slot's live counters (for the monitor) and its canceller: on Ctrl-C, the statements
+/// in flight are cancelled on the server (an index build can run for minutes), so the
+/// connections see the stop at once.
+fn side_handles(slots: &[Slot]) -> (Vec<LiveOf>, Vec<CancellerOf>) {
+    let counters = slots
+        .iter()
+        .map(|s| (s.recorder.kind, s.recorder.live.clone()))
+        .collect();
+    let cancellers = slots
+        .iter()
+        .filter_map(|s| s.conn.canceller())
+        .map(std::sync::Arc::from)
+        .collect();
+    (counters, cancellers)
 }
 
 /// One connection's thread: its pacer, the client loop, and its record however it ended.
