@@ -517,3 +517,53 @@ fn interleaved_rounds_are_paired() {
     assert!(text.contains("paired"), "{text}");
     assert!(text.contains("0.90"), "{text}");
 }
+
+/// The hand-made failover of tests/fixtures/failover (figures invented for the check's rule,
+/// not measured) on `v`'s l.i1, its writers' unavailability `unavailable_s`.
+fn with_failover(v: &mut serde_json::Value, unavailable_s: f64) {
+    let text = std::fs::read_to_string("tests/fixtures/failover/step_failover.json").unwrap();
+    let mut f: serde_json::Value = serde_json::from_str(&text).unwrap();
+    f["writers_unavailable_seconds"] = unavailable_s.into();
+    step_mut(v, "l.i1")["failover"] = f;
+}
+
+/// Two sets of failover runs compare like any other figure: the writers' unavailability is a
+/// cost, so twice as long is a regression.
+#[test]
+fn a_longer_unavailability_is_a_regression() {
+    let root = fresh_dir("check-failover");
+    let mut dirs = Vec::new();
+    for (i, s) in [4.2, 4.3, 4.1].into_iter().enumerate() {
+        dirs.push(run_copy(&root, &format!("b{i}"), "base", 1.0, |v| {
+            with_failover(v, s)
+        }));
+        dirs.push(run_copy(&root, &format!("c{i}"), "patch", 1.0, |v| {
+            with_failover(v, s * 2.0)
+        }));
+    }
+    let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    let out = ibench(&args(&dirs, &["--min-step-seconds", "0"]));
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("l.i1 writes unavailable"), "{text}");
+    let last = text.lines().last().unwrap_or("");
+    assert!(last.contains("l.i1 writes unavailable"), "{last}");
+}
+
+/// A failover run and one without are refused in one line naming why and the fix.
+#[test]
+fn a_failover_run_is_not_compared_with_one_without() {
+    let root = fresh_dir("check-failover-mixed");
+    let b = run_copy(&root, "b", "base", 1.0, |_| {});
+    let c = run_copy(&root, "c", "patch", 1.0, |v| with_failover(v, 4.2));
+    let dirs = [b.display().to_string(), c.display().to_string()];
+    let out = ibench(&args(&dirs, &["--min-step-seconds", "0"]));
+    assert_bad_input(
+        &out,
+        &[
+            "cannot compare a failover run with one without",
+            "l.i1",
+            "--failover",
+        ],
+    );
+}

@@ -11,7 +11,8 @@ use common::{fresh_dir, ibench, register_server, start_server};
 use ibench::results::failover::{DrivenBy, KillMethod, StepFailover};
 use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status};
-use ibench::server::replica::{ReplicaMode, start_logging_primary, start_replica};
+use ibench::replication::ReplicaMode;
+use ibench::replication::pair::{start_logging_primary, start_replica};
 use ibench::server::{ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 
@@ -87,7 +88,7 @@ fn a_synchronous_standby_loses_no_acknowledged_row() {
         let primary = start_server(ServerKind::Postgres, Engine::Innodb);
         let standby = replica_of(&primary, ReplicaMode::Sync);
         let run = failed_over(&primary, &standby, &format!("fo-sync-{round}"));
-        assert_eq!(run.replica.as_ref().unwrap().mode, "sync");
+        assert_eq!(run.replica.as_ref().unwrap().mode, ReplicaMode::Sync);
         let f = checked(&run, &standby);
         let audit = f.audit.expect("the audit ran");
         assert_eq!(audit.error, None);
@@ -123,7 +124,7 @@ fn a_mariadb_semisync_replica_is_promoted_and_audited() {
     register_server(primary.clone());
     let replica = replica_of(&primary, ReplicaMode::Semisync);
     let run = failed_over(&primary, &replica, "fo-mariadb");
-    assert_eq!(run.replica.as_ref().unwrap().mode, "semisync");
+    assert_eq!(run.replica.as_ref().unwrap().mode, ReplicaMode::Semisync);
     let f = checked(&run, &replica);
     let audit = f.audit.expect("the audit ran");
     assert_eq!(audit.error, None);

@@ -198,6 +198,65 @@ fn a_replica_axis_plans_one_server_per_mode() {
     );
 }
 
+/// Failover as an axis beside replication: `replica = [..]` × `failover = [..]` plans a server
+/// per combination (a failover without a replica left out), and a bad value is one line
+/// naming `servers.NAME.failover` and the fix.
+#[test]
+fn a_failover_axis_plans_beside_the_replica_axis() {
+    let workload = "[workloads.tiny]\nload_rows = 100\nsteps = [\"l.i0\", \"l.x\", \"l.i1\"]\n";
+    let f = write(
+        "mx-failover-axis",
+        &format!(
+            "{GOOD_SERVER}replica = [\"none\", \"async\", \"sync\"]\nfailover = [\"none\", \"l.i1+10s\"]\n{workload}"
+        ),
+    );
+    let out = matrix_plan(&f);
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        cells_of(&plan, |n| n.contains(".r1")),
+        [
+            "pg15-none-none.base.tiny.r1",
+            "pg15-async-none.base.tiny.r1",
+            "pg15-async-failover-l_i1_10s.base.tiny.r1",
+            "pg15-sync-none.base.tiny.r1",
+            "pg15-sync-failover-l_i1_10s.base.tiny.r1",
+        ]
+    );
+    let f = write(
+        "mx-failover-axis-bad",
+        &format!(
+            "{GOOD_SERVER}replica = \"async\"\nfailover = [\"none\", \"l.i1+later\"]\n{workload}"
+        ),
+    );
+    let out = matrix_plan(&f);
+    assert_clear_error(
+        &out,
+        &[
+            "m.toml",
+            "servers.pg15.failover",
+            "STEP+SECONDS",
+            "failover = [\"none\", \"l.i1+10s\"]",
+        ],
+    );
+    let f = write(
+        "mx-failover-no-replica",
+        &format!("{GOOD_SERVER}failover = \"l.i1+10s\"\n{workload}"),
+    );
+    assert_clear_error(
+        &matrix_plan(&f),
+        &[
+            "servers.pg15.failover",
+            "needs a replica",
+            "replica = \"async\"",
+        ],
+    );
+}
+
 /// Files that would take all memory or write into the server's config are refused with one
 /// line before anything is allocated or written.
 #[test]

@@ -6,6 +6,7 @@
 
 pub mod deadline;
 pub mod flavour;
+pub mod identity;
 pub mod link;
 pub(crate) mod micro_sql;
 #[cfg(test)]
@@ -375,6 +376,12 @@ pub trait Conn: Send {
     /// `@@read_only` off).
     fn accepts_writes(&mut self) -> BackendResult<bool> {
         Ok(true)
+    }
+
+    /// Which server this connection reached, as it says (`backend::identity`); `None` for a
+    /// backend without servers to tell apart (SQLite).
+    fn server_identity(&mut self) -> BackendResult<Option<identity::ServerIdentity>> {
+        Ok(None)
     }
 
     /// In one statement (one snapshot): the table's smallest `transactionid` (`None` when

@@ -120,6 +120,11 @@ pub trait Dialect: Sized + Send {
 
     /// See [`Conn::accepts_writes`].
     fn accepts_writes(c: &mut ServerConn<Self>) -> BackendResult<bool>;
+
+    /// See [`Conn::server_identity`] (`backend/identity.rs` holds the SQL).
+    fn server_identity(
+        c: &mut ServerConn<Self>,
+    ) -> BackendResult<Option<super::identity::ServerIdentity>>;
 }
 
 /// One connection to a server of dialect `D`, with its prepared statements: every
@@ -383,6 +388,10 @@ impl<D: Dialect> Conn for ServerConn<D> {
 
     fn accepts_writes(&mut self) -> BackendResult<bool> {
         D::accepts_writes(self)
+    }
+
+    fn server_identity(&mut self) -> BackendResult<Option<super::identity::ServerIdentity>> {
+        D::server_identity(self)
     }
 
     fn count_ids_between(

@@ -121,6 +121,9 @@ impl Conn for SideConn<'_> {
     fn server_files(&mut self) -> BackendResult<Option<ServerFiles>> {
         self.again(|c| c.server_files())
     }
+    fn server_identity(&mut self) -> BackendResult<Option<super::identity::ServerIdentity>> {
+        self.again(|c| c.server_identity())
+    }
     fn server_statistics(&mut self) -> BackendResult<Option<Statistics>> {
         match self.again(|c| c.server_statistics()) {
             Ok(Some(stats)) if lost_in(&stats) => {

@@ -68,6 +68,39 @@ impl Pair {
         }
     }
 
+    /// Refuse a pair in which some runs lost their primary in a step (a failover) and others
+    /// did not: a step through a failover and one without measure different things, and the
+    /// check would call the failover a regression of the DBMS. One line naming a run of each.
+    pub fn failovers_alike(&self) -> Result<()> {
+        let with = |r: &LoadedRun| {
+            r.record
+                .steps
+                .iter()
+                .find(|s| s.failover.is_some())
+                .map(|s| s.name)
+        };
+        let name = |i: usize| {
+            let side = if i < self.base_count {
+                "base"
+            } else {
+                "candidate"
+            };
+            format!("{side} {}", self.names.get(i).map_or("", String::as_str))
+        };
+        let failed_over = self.runs.iter().position(|r| with(r).is_some());
+        let without = self.runs.iter().position(|r| with(r).is_none());
+        if let (Some(f), Some(w)) = (failed_over, without) {
+            let step = with(&self.runs[f]).map_or_else(String::new, |s| s.to_string());
+            bail!(
+                "{}cannot compare a failover run with one without: {} lost its primary in {step} and {} had no failover; compare runs made with the same --failover (or --reconnect-for), or split the matrix's failover axis into groups",
+                self.error_prefix(),
+                name(f),
+                name(w)
+            );
+        }
+        Ok(())
+    }
+
     /// The differences of the server (DBMS, build, settings) between the base's first run and
     /// the candidate's: what the comparison varies.
     pub fn server_differences(&self) -> Vec<Difference> {
@@ -112,7 +145,11 @@ pub fn read_pairs(args: &CheckArgs) -> Result<Vec<Pair>> {
                 "--base is for run directories; a matrix's group names its base (pick the group with --group)"
             );
         }
-        return matrix_pairs(&args.dirs, args.group.as_deref());
+        let pairs = matrix_pairs(&args.dirs, args.group.as_deref())?;
+        for p in &pairs {
+            p.failovers_alike()?;
+        }
+        return Ok(pairs);
     }
     if matrix_dirs > 0 {
         bail!(
@@ -134,7 +171,9 @@ pub fn read_pairs(args: &CheckArgs) -> Result<Vec<Pair>> {
             args.dirs[0].display()
         );
     };
-    Ok(vec![dirs_pair(&args.dirs, base)?])
+    let pair = dirs_pair(&args.dirs, base)?;
+    pair.failovers_alike()?;
+    Ok(vec![pair])
 }
 
 /// Run directories: those labelled `base` against the others, which must share one label.

@@ -48,6 +48,12 @@ pub enum Figure {
     Metric(&'static str),
     /// A perf counter per op (lower is better).
     Perf(&'static str),
+    /// A failover's writers' unavailability, seconds (lower is better): the step's
+    /// `failover.writers_unavailable_seconds` (docs/failover.md).
+    WritesUnavailable,
+    /// A failover's seconds until the rate was back (lower is better): the step's
+    /// `failover.recovery_seconds`.
+    RateBackAfter,
 }
 
 impl Serialize for Figure {
@@ -61,7 +67,10 @@ impl Figure {
     pub fn higher_is_better(self) -> bool {
         match self {
             Figure::Throughput => true,
-            Figure::P99Latency | Figure::Perf(_) => false,
+            Figure::P99Latency
+            | Figure::Perf(_)
+            | Figure::WritesUnavailable
+            | Figure::RateBackAfter => false,
             Figure::Metric(name) => METRICS
                 .iter()
                 .find(|m| m.name == name)
@@ -72,7 +81,10 @@ impl Figure {
     /// Work per op or a rate/latency.
     pub fn kind(self) -> FigureKind {
         match self {
-            Figure::Throughput | Figure::P99Latency => FigureKind::Rate,
+            Figure::Throughput
+            | Figure::P99Latency
+            | Figure::WritesUnavailable
+            | Figure::RateBackAfter => FigureKind::Rate,
             Figure::Metric(_) | Figure::Perf(_) => FigureKind::Work,
         }
     }
@@ -84,7 +96,10 @@ impl Figure {
     /// per query moved by 28% between identical repeats on a busy host, docs/method.md).
     pub fn host_moves_it(self, step: StepName) -> bool {
         match self {
-            Figure::Throughput | Figure::P99Latency => true,
+            Figure::Throughput
+            | Figure::P99Latency
+            | Figure::WritesUnavailable
+            | Figure::RateBackAfter => true,
             Figure::Perf(event) => event == "cycles" || matches!(step, StepName::Query { .. }),
             Figure::Metric(name) => WORK_METRICS.iter().any(|(n, unit, host)| {
                 *n == name
@@ -100,6 +115,8 @@ impl Figure {
             Figure::P99Latency => "p99 latency".into(),
             Figure::Metric(name) => name.into(),
             Figure::Perf(event) => format!("{event}/op"),
+            Figure::WritesUnavailable => "writes unavailable".into(),
+            Figure::RateBackAfter => "rate back after".into(),
         }
     }
 
@@ -112,6 +129,7 @@ impl Figure {
                 .find(|(n, _, _)| *n == name)
                 .map_or("", |(_, u, _)| u),
             Figure::Perf(_) => "per op",
+            Figure::WritesUnavailable | Figure::RateBackAfter => "s",
         }
     }
 }
@@ -249,6 +267,8 @@ fn figure_of(s: &StepRecord, figure: Figure) -> Option<f64> {
             .per_op
             .get(event)?
             .value(),
+        Figure::WritesUnavailable => s.failover.as_ref()?.writers_unavailable_seconds,
+        Figure::RateBackAfter => s.failover.as_ref()?.recovery_seconds,
     }
 }
 
@@ -278,8 +298,9 @@ fn samples(run: &crate::report::load::LoadedRun, step: StepName) -> Option<usize
     Some(run.timeline.iter().filter(|l| l.step == step).count())
 }
 
-/// The figures of a step: throughput (and the p99 latency of a query step), then the work
-/// per op any run of the pair measured.
+/// The figures of a step: throughput (and the p99 latency of a query step), a failover's
+/// writers' unavailability and seconds until the rate was back (where a run of the pair
+/// had one), then the work per op any run of the pair measured.
 fn figures(pair: &Pair, step: StepName) -> Vec<Figure> {
     let mut out = vec![Figure::Throughput];
     if matches!(step, StepName::Query { .. }) {
@@ -292,9 +313,9 @@ fn figures(pair: &Pair, step: StepName) -> Vec<Figure> {
             .any(|s| figure_of(s, f).is_some())
     };
     out.extend(
-        WORK_METRICS
-            .iter()
-            .map(|(n, _, _)| Figure::Metric(n))
+        [Figure::WritesUnavailable, Figure::RateBackAfter]
+            .into_iter()
+            .chain(WORK_METRICS.iter().map(|(n, _, _)| Figure::Metric(n)))
             .chain(PERF_EVENTS.iter().map(|e| Figure::Perf(e)))
             .filter(|f| measured(*f)),
     );

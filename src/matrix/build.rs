@@ -94,7 +94,7 @@ fn plan_cells(
                 let replica = super::plan::placeholder_replica_url(&s.source);
                 let opts = run_options(
                     w,
-                    (&url, replica.as_deref()),
+                    (&url, replica.as_deref(), s.source.failover()),
                     s.source.engine(),
                     std::path::Path::new("x"),
                     "x",

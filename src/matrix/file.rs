@@ -96,6 +96,10 @@ pub struct ServerEntry {
     /// `async` or `sync` (PostgreSQL), `async` or `semisync` (MariaDB; its primary then
     /// writes a binary log). docs/replication.md.
     pub replica: Option<crate::replication::ReplicaMode>,
+    /// Lose the primary during a step and promote the replica (`--failover STEP+SECONDS`,
+    /// e.g. `"l.i1+10s"`): needs a `replica`. A list (`["none", "l.i1+10s"]`) is an axis, as
+    /// `replica`'s is. docs/failover.md.
+    pub failover: Option<String>,
 }
 
 /// `[configs.NAME]`
@@ -299,9 +303,17 @@ fn decode(path: &Path, raw: RawFile) -> Result<MatrixFile> {
         .collect::<Result<_>>()?;
     let mut servers = Vec::new();
     for (name, v) in &raw.servers {
+        let failover_listed = v.get("failover").is_some_and(|f| f.as_array().is_some());
         for (name, v) in replica_axis(path, name, v)? {
-            let server = entry(path, "servers", &name, &v)?;
-            servers.push((name, server));
+            for (name, v) in failover_axis(path, &name, &v)? {
+                // The axes' product leaves out a failover without a replica: there is
+                // nothing to promote (a single failover without one is refused at plan).
+                if failover_listed && v.get("failover").is_some() && v.get("replica").is_none() {
+                    continue;
+                }
+                let server = entry(path, "servers", &name, &v)?;
+                servers.push((name, server));
+            }
         }
     }
     let groups = raw
@@ -450,6 +462,77 @@ fn replica_axis(path: &Path, name: &str, v: &toml::Value) -> Result<Vec<(String,
     Ok(out)
 }
 
+/// A server whose `failover` is a list (`["none", "l.i1+10s"]`: failover as an axis) becomes
+/// one server per value: `NAME-none` without a failover, `NAME-failover-l_i1_10s` with one
+/// (the moment's `.` and `+` as `_`); any other server is itself. Each value is read as
+/// `--failover` reads it.
+fn failover_axis(path: &Path, name: &str, v: &toml::Value) -> Result<Vec<(String, toml::Value)>> {
+    let entry = format!("servers.{name}.failover");
+    let fix = "write failover = [\"none\", \"l.i1+10s\"] (none, or STEP+SECONDS: the step and how far into it the primary is lost), each once";
+    let values = match v.get("failover") {
+        None => return Ok(vec![(name.to_string(), v.clone())]),
+        Some(toml::Value::Array(values)) => values.clone(),
+        Some(toml::Value::String(one)) => {
+            one.parse::<crate::results::failover::FailoverAt>()
+                .map_err(|e| entry_error(path, &entry, format!("{e}; {fix}")))?;
+            return Ok(vec![(name.to_string(), v.clone())]);
+        }
+        Some(other) => {
+            return Err(entry_error(
+                path,
+                &entry,
+                format!("{other} is not a moment; {fix}"),
+            ));
+        }
+    };
+    if values.is_empty() {
+        return Err(entry_error(path, &entry, format!("an empty list; {fix}")));
+    }
+    let mut out: Vec<(String, toml::Value)> = Vec::new();
+    for value in &values {
+        let Some(text) = value.as_str() else {
+            return Err(entry_error(
+                path,
+                &entry,
+                format!("{value} is not a moment; {fix}"),
+            ));
+        };
+        let member = if text == "none" {
+            format!("{name}-none")
+        } else {
+            let at: crate::results::failover::FailoverAt = text
+                .parse()
+                .map_err(|e| entry_error(path, &entry, format!("{e}; {fix}")))?;
+            let tag: String = at
+                .to_string()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            format!("{name}-failover-{tag}")
+        };
+        if out.iter().any(|(n, _)| *n == member) {
+            return Err(entry_error(
+                path,
+                &entry,
+                format!("\"{text}\" twice; {fix}"),
+            ));
+        }
+        let mut table = v.clone();
+        if let Some(t) = table.as_table_mut() {
+            if text == "none" {
+                t.remove("failover");
+            } else {
+                t.insert(
+                    "failover".to_string(),
+                    toml::Value::String(text.to_string()),
+                );
+            }
+        }
+        out.push((member, table));
+    }
+    Ok(out)
+}
+
 /// Names become parts of directory names: letters, digits, `-` and `_` only.
 pub fn check_name(src: &Source, section: &str, name: &str) -> Result<()> {
     check_name_in(&src.path, section, name)
@@ -534,6 +617,62 @@ mod tests {
             "{}",
             toml_error(&e)
         );
+    }
+
+    /// `replica` × `failover` in one file: a server per combination, the failover without a
+    /// replica left out; a bad value names `servers.NAME.failover` and the fix.
+    #[test]
+    fn a_list_of_failovers_is_an_axis_beside_the_replicas() {
+        let raw: RawFile = toml::from_str(
+            "[servers.pg]\nkind = \"postgres\"\nbindir = \"/b\"\nreplica = [\"none\", \"async\", \"sync\"]\n\
+             failover = [\"none\", \"l.i1+10s\"]\n[workloads.w]\nload_rows = 10\n",
+        )
+        .unwrap();
+        let f = decode(Path::new("m.toml"), raw).unwrap();
+        let got: Vec<(&str, Option<&str>, Option<&str>)> = f
+            .servers
+            .iter()
+            .map(|(n, s)| {
+                (
+                    n.as_str(),
+                    s.replica.map(|m| m.name()),
+                    s.failover.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("pg-none-none", None, None),
+                ("pg-async-none", Some("async"), None),
+                (
+                    "pg-async-failover-l_i1_10s",
+                    Some("async"),
+                    Some("l.i1+10s")
+                ),
+                ("pg-sync-none", Some("sync"), None),
+                ("pg-sync-failover-l_i1_10s", Some("sync"), Some("l.i1+10s")),
+            ]
+        );
+        for (value, says) in [
+            ("[]", "an empty list"),
+            ("[\"l.i1+1s\", \"l.i1+1s\"]", "twice"),
+            ("[\"none\", \"soon\"]", "give STEP+SECONDS"),
+            ("\"l.i9+1s\"", "give STEP+SECONDS"),
+            ("[\"none\", 3]", "3 is not a moment"),
+        ] {
+            let raw: RawFile = toml::from_str(&format!(
+                "[servers.pg]\nkind = \"postgres\"\nreplica = \"async\"\nfailover = {value}\n[workloads.w]\nload_rows = 10\n"
+            ))
+            .unwrap();
+            let e = format!("{:#}", decode(Path::new("m.toml"), raw).unwrap_err());
+            assert!(
+                e.starts_with("m.toml: servers.pg.failover: ") && e.contains(says),
+                "{e}"
+            );
+            assert!(e.contains("failover = [\"none\", \"l.i1+10s\"]"), "{e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub enum ServerSource {
         /// A private replica attached to each cell's server, and how it follows.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         replica: Option<crate::replication::ReplicaMode>,
+        /// When each cell's run loses its primary and promotes the replica (`--failover`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failover: Option<crate::results::failover::FailoverAt>,
     },
     /// A server ibench does not manage.
     Url {
@@ -196,6 +199,14 @@ impl ServerSource {
         }
     }
 
+    /// When each cell's run loses its primary (`--failover`); `None` without a failover.
+    pub fn failover(&self) -> Option<crate::results::failover::FailoverAt> {
+        match self {
+            ServerSource::Managed { failover, .. } => *failover,
+            ServerSource::Url { .. } => None,
+        }
+    }
+
     /// Whether configs are written in PostgreSQL syntax.
     pub(super) fn postgres_syntax(&self) -> bool {
         matches!(
@@ -209,11 +220,15 @@ impl ServerSource {
 }
 
 /// The `ibench run` options of a cell: the workload's options plus what the matrix decides
-/// (the server's URL, and its private replica's when it has one). Errors are `ibench run`'s
-/// own messages.
+/// (the server's URL, its private replica's when it has one, and the failover its server
+/// asks for). Errors are `ibench run`'s own messages.
 pub fn run_options(
     workload: &PlanWorkload,
-    (url, replica_url): (&str, Option<&str>),
+    (url, replica_url, failover): (
+        &str,
+        Option<&str>,
+        Option<crate::results::failover::FailoverAt>,
+    ),
     engine: Option<Engine>,
     out: &std::path::Path,
     label: &str,
@@ -224,6 +239,9 @@ pub fn run_options(
     args.url = url.to_string();
     if let Some(replica) = replica_url {
         args.replica_url = Some(replica.to_string());
+    }
+    if let Some(at) = failover {
+        args.failover = Some(at.to_string());
     }
     args.engine = engine;
     args.out = Some(out.to_path_buf());

@@ -385,7 +385,7 @@ fn run_cell(job: CellJob, state: &mut CellState) -> Result<CellStatus> {
             let run_dir = dir.join("run");
             let mut opts = run_options(
                 workload,
-                (&url, None),
+                (&url, None, None),
                 *engine,
                 &run_dir,
                 &cell.label,
@@ -422,6 +422,7 @@ fn run_managed_cell(
         bindir,
         init_args,
         replica,
+        failover,
     } = source
     else {
         bail!("cell {} is not on a managed server", cell.name);
@@ -466,7 +467,7 @@ fn run_managed_cell(
         let engine = Some(*engine).filter(|_| *kind == ServerKind::Mariadb);
         let mut o = run_options(
             workload,
-            (&handle.url, replica_url.as_deref()),
+            (&handle.url, replica_url.as_deref(), *failover),
             engine,
             &run_dir,
             &cell.label,

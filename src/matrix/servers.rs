@@ -107,8 +107,9 @@ pub(super) fn plan_server(
                 || !s.init_args.is_empty()
                 || s.config_set.is_some()
                 || s.replica.is_some()
+                || s.failover.is_some()
             {
-                return Err(src.err(&entry, "url is a server ibench does not manage: drop kind, bindir, init_args, config_set and replica, or drop url"));
+                return Err(src.err(&entry, "url is a server ibench does not manage: drop kind, bindir, init_args, config_set, replica and failover, or drop url"));
             }
             let backend =
                 descriptor_of_url(url).map_err(|e| src.err(&entry, format!("{e}; fix url")))?;
@@ -137,6 +138,7 @@ pub(super) fn plan_server(
             (
                 &placeholder_url(&source),
                 super::plan::placeholder_replica_url(&source).as_deref(),
+                source.failover(),
             ),
             source.engine(),
             std::path::Path::new("x"),
@@ -212,12 +214,14 @@ fn managed_source(src: &Source, entry: &str, s: &ServerEntry) -> Result<(ServerS
             ),
         ));
     }
+    let failover = cell_failover(src, entry, s)?;
     let version = probe_version(src, entry, kind, &bindir)?;
     let label = s.label.clone().unwrap_or_else(|| {
         let label = version_label(kind, engine, &version);
-        match s.replica {
-            Some(mode) => format!("{label} ({mode} replica)"),
-            None => label,
+        match (s.replica, failover) {
+            (Some(mode), Some(at)) => format!("{label} ({mode} replica, failover {at})"),
+            (Some(mode), None) => format!("{label} ({mode} replica)"),
+            _ => label,
         }
     });
     let source = ServerSource::Managed {
@@ -226,8 +230,31 @@ fn managed_source(src: &Source, entry: &str, s: &ServerEntry) -> Result<(ServerS
         bindir,
         init_args: s.init_args.clone(),
         replica: s.replica,
+        failover,
     };
     Ok((source, label))
+}
+
+/// The server's `failover` (`--failover` for each of its cells): read as the flag reads it,
+/// and only with a `replica` to promote.
+fn cell_failover(
+    src: &Source,
+    entry: &str,
+    s: &ServerEntry,
+) -> Result<Option<crate::results::failover::FailoverAt>> {
+    let Some(text) = &s.failover else {
+        return Ok(None);
+    };
+    let at = text
+        .parse()
+        .map_err(|e| src.err(&format!("{entry}.failover"), format!("{e}; fix failover")))?;
+    if s.replica.is_none() {
+        return Err(src.err(
+            &format!("{entry}.failover"),
+            format!("failover = \"{text}\" needs a replica to promote; set replica = \"async\" or \"sync\" (MariaDB: \"semisync\"), or drop failover"),
+        ));
+    }
+    Ok(Some(at))
 }
 
 /// A server's configs: its `config_set` (or the set named after its kind), cut to `configs`.

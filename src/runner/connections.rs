@@ -85,10 +85,7 @@ pub(super) fn plan_connections(
     let index_progress = (plan.throughput.kind() == OpKind::CreateIndexes)
         .then(|| driver.connect().map_err(|e| format!("{e:#}")));
     let mut failover = super::failover::step_plan(shape, admin, plan.step)?;
-    if let Some(f) = failover
-        .as_mut()
-        .filter(|f| f.kill.is_some() && shape.check)
-    {
+    if let Some(f) = failover.as_mut().filter(|_| shape.check) {
         for s in &mut slots {
             s.worker.track_keys();
             if let Some(l) = s.worker.key_ledger() {

@@ -86,9 +86,10 @@ pub(super) struct Kill {
 pub(super) struct StepFailoverPlan {
     pub reconnect: Reconnect,
     pub kill: Option<Kill>,
-    /// The inserters' ledgers (table, ledger) that the audit reads; empty without ibench's
-    /// failover or with `--no-check`.
+    /// The inserters' ledgers (table, ledger) that the audit reads; empty with `--no-check`.
     pub ledgers: Vec<(String, SharedLedger)>,
+    /// Without ibench's kill: the server the step started on (`super::observed`).
+    pub observed_from: Option<crate::backend::identity::ServerIdentity>,
 }
 
 /// The failover set-up of `step`: with `--failover` at this step, ibench's kill of the
@@ -119,6 +120,7 @@ pub(super) fn step_plan(
                 replica_url: replica.redacted_url.clone(),
             }),
             ledgers: Vec::new(),
+            observed_from: None,
         }));
     }
     Ok(Some(StepFailoverPlan {
@@ -128,6 +130,7 @@ pub(super) fn step_plan(
         },
         kill: None,
         ledgers: Vec::new(),
+        observed_from: super::observed::identity_at_start(admin),
     }))
 }
 
@@ -204,6 +207,7 @@ impl Event {
 /// (what it measured is kept); Ctrl-C or the step's end before the moment ends it quietly.
 pub(super) fn control(plan: &StepFailoverPlan, start: Instant, stop: &StopSignal, ev: &Event) {
     let Some(kill) = plan.kill.as_ref() else {
+        super::observed::watch(plan, stop, ev);
         return;
     };
     let bound = plan.reconnect.bound;
@@ -246,14 +250,16 @@ pub(super) fn control(plan: &StepFailoverPlan, start: Instant, stop: &StopSignal
     }
 }
 
-/// Start [`control`] on a thread of `scope` when the step has ibench's failover.
+/// Start [`control`] on a thread of `scope` when the step has a failover plan (ibench's kill,
+/// or the observed failover's watcher).
 pub(super) fn spawn_control<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     plan: Option<&'scope StepFailoverPlan>,
     start: Instant,
     (stop, ev): (&'scope StopSignal, &'scope Event),
 ) {
-    if let Some(plan) = plan.filter(|f| f.kill.is_some()) {
+    // Without ibench's kill, the controller is the observed failover's watcher.
+    if let Some(plan) = plan {
         scope.spawn(move || control(plan, start, stop, ev));
     }
 }
@@ -349,6 +355,9 @@ pub(super) fn step_record(
             error: Some("the replica was never promoted".into()),
             ..FailoverAudit::default()
         });
+    }
+    if kill.is_none() {
+        super::observed::conclude(&f.plan, &mut record);
     }
     if !client_ids && record.audit.is_some() {
         record.audit = Some(FailoverAudit {

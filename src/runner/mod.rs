@@ -15,6 +15,7 @@ pub mod failover;
 pub mod index_progress;
 pub mod micro;
 pub mod monitor;
+pub mod observed;
 pub mod pacer;
 pub mod reconnect;
 pub mod sequence;

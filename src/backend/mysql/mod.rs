@@ -276,6 +276,16 @@ impl Dialect for MyDialect {
         crate::backend::promote::mariadb_accepts_writes(c)
     }
 
+    fn server_identity(
+        c: &mut ServerConn<Self>,
+    ) -> BackendResult<Option<crate::backend::identity::ServerIdentity>> {
+        crate::backend::identity::read(
+            c,
+            crate::backend::identity::MARIADB_IDENTITY_SQL,
+            "server_id",
+        )
+    }
+
     fn connect_refusal(e: &ServerError, database: Option<&str>) -> Option<String> {
         let db = database.unwrap_or_default();
         (e.number == Some(ER_BAD_DB_ERROR)).then(|| {

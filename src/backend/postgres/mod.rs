@@ -354,6 +354,12 @@ impl Dialect for PgDialect {
         crate::backend::promote::postgres_accepts_writes(c)
     }
 
+    fn server_identity(
+        c: &mut PostgresConn,
+    ) -> BackendResult<Option<crate::backend::identity::ServerIdentity>> {
+        crate::backend::identity::read(c, crate::backend::identity::PG_IDENTITY_SQL, "timeline")
+    }
+
     fn class(e: &ServerError) -> ErrorClass {
         match e.sqlstate.as_str() {
             sqlstate::DEADLOCK_DETECTED
