@@ -24,6 +24,7 @@ CHECKED = [
     "src/replication/apply.rs",
     "src/replication/slot_watch.rs",
     "src/replication/stop.rs",
+    "src/replication/wal_keep.rs",
     "src/replication/mod.rs",
 ]
 

@@ -1,5 +1,14 @@
 //! Replication: a private primary and its replica (`ibench server start --replica-of`), and
 //! what a run with `--replica-url` measures of them (docs/replication.md).
+//!
+//! The pair's life cycle: `pair.rs` (making a replica, stopping a pair in order),
+//! `data_copy.rs` (a standby's data without `pg_basebackup`), `wal_keep.rs` (the bound on the
+//! WAL a primary's slots keep) and `stop.rs` (`ibench server stop`). What a run measures:
+//! `heartbeat.rs` (the lag, the catch-up, the replica's tables), `apply.rs` (the replica's
+//! apply work) and `slot_watch.rs` (the standby's slot). The mode, [`ReplicaMode`], and the
+//! figures' model are `results::replication`'s: `run.json` holds them, and `results` stands
+//! below every room that reaches a server. The statements a run sends are the backend's
+//! (`backend::replication::ReplicaLink`); none of the run's files here writes SQL.
 
 pub mod apply;
 pub(crate) mod data_copy;

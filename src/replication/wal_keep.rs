@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::backend::link::{SqlLink, column};
+use crate::backend::link::SqlLink;
 use crate::backend::postgres::major_of_version;
 use crate::backend::postgres::slot::{self, KEEP_SIZE_SINCE};
 use crate::results::replication::SlotReading;
@@ -123,11 +123,7 @@ pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<Option<String>> {
         return Ok(None);
     }
     let mut p = SqlLink::connect(&primary.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
-    let row = p
-        .row("SELECT setting, coalesce(sourcefile, '') AS sourcefile FROM pg_settings WHERE name = 'max_slot_wal_keep_size'")
-        .map_err(anyhow::Error::msg)?;
-    let setting = column(&row, "setting").unwrap_or("-1").to_string();
-    let source = column(&row, "sourcefile").unwrap_or("").to_string();
+    let (setting, source) = slot::keep_size_setting(&mut p).map_err(anyhow::Error::msg)?;
     let (value, said) = match keep {
         SlotKeep::Auto if setting != "-1" && !source.ends_with("postgresql.auto.conf") => {
             return Ok(Some(format!(
@@ -164,13 +160,8 @@ pub fn bound(primary: &ServerHandle, keep: SlotKeep) -> Result<Option<String>> {
             "warning: the primary keeps every WAL file its standbys' slots need (max_slot_wal_keep_size = -1, --slot-keep unlimited): a standby that stops can fill the primary's disk".to_string(),
         ),
     };
-    for sql in [
-        format!("ALTER SYSTEM SET max_slot_wal_keep_size = '{value}'"),
-        "SELECT pg_reload_conf()".to_string(),
-    ] {
-        p.query(&sql)
-            .map_err(|e| anyhow::anyhow!("cannot set the primary's max_slot_wal_keep_size: {e}"))?;
-    }
+    slot::set_keep_size(&mut p, &value)
+        .map_err(|e| anyhow::anyhow!("cannot set the primary's max_slot_wal_keep_size: {e}"))?;
     Ok(Some(said))
 }
 

@@ -5,7 +5,7 @@
 //! heartbeat reads its standby's slot once a second; `ibench server list` and `server stop`
 //! read a primary's slots.
 
-use crate::backend::link::SqlLink;
+use crate::backend::link::{SqlLink, column};
 use crate::results::replication::SlotReading;
 
 /// The first major version with `max_slot_wal_keep_size`, `wal_status` and `safe_wal_size`.
@@ -74,6 +74,28 @@ fn reading_of(row: &[Option<String>]) -> SlotReading {
         active: text(4) == Some("true"),
         invalidation_reason: text(5).map(str::to_string),
     }
+}
+
+/// The primary's `max_slot_wal_keep_size` in MB (`-1`: unbounded) and the file that set it
+/// (empty when none did), 13 and later.
+pub fn keep_size_setting(link: &mut SqlLink) -> Result<(String, String), String> {
+    let row = link.row(
+        "SELECT setting, coalesce(sourcefile, '') AS sourcefile FROM pg_settings WHERE name = 'max_slot_wal_keep_size'",
+    )?;
+    let setting = column(&row, "setting").unwrap_or("-1").to_string();
+    let source = column(&row, "sourcefile").unwrap_or("").to_string();
+    Ok((setting, source))
+}
+
+/// Set the primary's `max_slot_wal_keep_size` to `value` (`1024MB`, `-1`) with `ALTER
+/// SYSTEM` and reload its configuration.
+pub fn set_keep_size(link: &mut SqlLink, value: &str) -> Result<(), String> {
+    link.query(&format!(
+        "ALTER SYSTEM SET max_slot_wal_keep_size = '{}'",
+        value.replace('\'', "''")
+    ))?;
+    link.query("SELECT pg_reload_conf()")?;
+    Ok(())
 }
 
 /// The primary's `max_slot_wal_keep_size` as it shows it (`1MB`, `-1`), 13 and later.
