@@ -88,6 +88,10 @@ pub struct Reconnect {
     pub driver: Arc<dyn Driver>,
     /// How long a client keeps trying, from its first failure in a row.
     pub bound: Duration,
+    /// With ibench's failover: set when the replica was promoted; clients connect again only
+    /// after it (a MariaDB replica does not refuse a privileged user's writes while it still
+    /// applies its relay log).
+    pub after: Option<Arc<std::sync::OnceLock<Instant>>>,
 }
 
 /// One client's side of a failover: its failed statements, reconnects, the acknowledged
@@ -277,10 +281,22 @@ fn connect_again(
     since: Instant,
 ) -> Option<Result<Box<dyn Conn>, BackendError>> {
     loop {
-        match reconnect.driver.connect() {
-            Ok(c) => return Some(Ok(c)),
-            Err(e) if since.elapsed() > reconnect.bound => return Some(Err(e)),
-            Err(_) => {
+        let ready = reconnect.after.as_ref().is_none_or(|a| a.get().is_some());
+        match ready.then(|| reconnect.driver.connect()) {
+            Some(Ok(c)) => return Some(Ok(c)),
+            None if since.elapsed() > reconnect.bound => {
+                return Some(Err(BackendError::sql(
+                    "reconnect",
+                    "the replica was not promoted in time",
+                )));
+            }
+            None => {
+                if !stop.sleep_until(Instant::now() + RETRY_PAUSE) {
+                    return None;
+                }
+            }
+            Some(Err(e)) if since.elapsed() > reconnect.bound => return Some(Err(e)),
+            Some(Err(_)) => {
                 if !stop.sleep_until(Instant::now() + RETRY_PAUSE) {
                     return None;
                 }
