@@ -259,6 +259,8 @@ fn one_op(
                     Some(Ok(c)) => {
                         *conn = c;
                         outage.reconnects += 1;
+                        // The bound starts again for a failure on the new connection.
+                        failing_since = None;
                     }
                     Some(Err(e)) => return Err(gave_up(e, reconnect.bound)),
                     None => return Ok(None),
@@ -273,8 +275,8 @@ fn one_op(
     }
 }
 
-/// Connect to the reconnect target until it answers, the bound from `since` passes (the last
-/// error) or the step stops (`None`).
+/// Connect to the reconnect target (with ibench's failover, once it was promoted) until it
+/// answers, the bound from `since` passes (the last error) or the step stops (`None`).
 fn connect_again(
     reconnect: &Reconnect,
     stop: &StopSignal,
@@ -284,12 +286,8 @@ fn connect_again(
         let ready = reconnect.after.as_ref().is_none_or(|a| a.get().is_some());
         match ready.then(|| reconnect.driver.connect()) {
             Some(Ok(c)) => return Some(Ok(c)),
-            None if since.elapsed() > reconnect.bound => {
-                return Some(Err(BackendError::sql(
-                    "reconnect",
-                    "the replica was not promoted in time",
-                )));
-            }
+            // Waiting for the promotion: the failover's controller bounds it, and stops the
+            // step when it fails.
             None => {
                 if !stop.sleep_until(Instant::now() + RETRY_PAUSE) {
                     return None;
