@@ -139,7 +139,7 @@ pub(super) fn drive(
     let watch = replica.and_then(|h| h.loss_watch(step, start));
     let replica_lost = std::sync::Mutex::new(None);
     let failover = connections.failover;
-    let event = super::failover::Event::default();
+    let event = super::failover::Event::for_plan(failover.as_ref());
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
         super::failover::spawn_control(scope, failover.as_ref(), start, (&stop, &event));
         let reconnect = failover.as_ref().map(|f| &f.reconnect);
