@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build every test binary (`cargo test --no-run`) and run them JOBS at a time, the slowest
-# first, instead of `cargo test`'s one after the other. Each binary runs as `cargo test` runs
+# first, instead of `cargo test`'s one after the other; the few whose tests time what a busy
+# host stretches run alone at the end (the list `alone` below). Each binary runs as `cargo test` runs
 # it (from the package root, its tests on as many threads as cores), so the tests of a binary
 # share its private servers as before; the binaries share none (each starts its own, on free
 # ports, in its own directories), so they may run side by side. Most of a binary's time is
@@ -33,15 +34,21 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/ibench-tests.XXXXXX")
 
 # The binaries that took longest when measured (docs/performance.md, "The test suite"),
 # slowest first: started first, so that the short ones fill the gaps at the end.
-slowest=(replication run_postgres faults run_mariadb matrix_cli defaults server
-    metrics_postgres cli tls report_setup_postgres metrics_mariadb versions_postgres
-    hostile_server diagnosis_postgres matrix host_probe pacing_postgres report_html)
+slowest=(defaults versions_postgres run_postgres cli matrix report_setup_postgres
+    diagnosis_postgres run_mariadb report_wide metrics_mariadb ibench-lib loader_fuzz
+    matrix_cli series tls server)
+# The binaries whose tests time what a busy host stretches (a cut or a freeze a few seconds
+# into a step, a login within its timeout, perf's groups taking turns, the host probe): they
+# run one at a time once the others have ended, as under `cargo test`, so that they see no
+# more load than the suite always gave them. Measured side by side under a load average of
+# 22, each of the first four failed a test it passes alone.
+alone=(faults replication metrics_postgres hostile_server pacing_postgres host_probe)
 
 echo "building the test binaries (cargo test --no-run)"
 cargo test --no-run --message-format=json-render-diagnostics >"$logs/build.jsonl"
-python3 - "$logs/build.jsonl" "${slowest[@]}" >"$logs/order" <<'EOF'
+python3 - "$logs/build.jsonl" "${alone[*]}" "${slowest[@]}" >"$logs/order" <<'EOF'
 import json, sys
-path, slowest = sys.argv[1], sys.argv[2:]
+path, alone, slowest = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
 found = []
 for line in open(path):
     try:
@@ -53,8 +60,9 @@ for line in open(path):
         name = m["target"]["name"] + ("" if kind == "test" else f"-{kind}")
         found.append((name, m["executable"]))
 rank = {n: i for i, n in enumerate(slowest)}
-for name, exe in sorted(found, key=lambda f: rank.get(f[0], len(rank))):
-    print(name, exe)
+# Side by side first, slowest first; then the ones that run alone.
+for name, exe in sorted(found, key=lambda f: (f[0] in alone, rank.get(f[0], len(rank)))):
+    print("alone" if name in alone else "pool", name, exe)
 EOF
 
 run_one() {
@@ -62,7 +70,7 @@ run_one() {
     shift 2
     local start tenths rc=0
     start=$(date +%s%N)
-    "$exe" "$@" >"$logs/$name.log" 2>&1 || rc=$?
+    "$exe" "$@" </dev/null >"$logs/$name.log" 2>&1 || rc=$?
     tenths=$((($(date +%s%N) - start) / 100000000))
     printf '%s %d.%d %s\n' "$name" $((tenths / 10)) $((tenths % 10)) "$rc" >>"$logs/times"
     if [ "$rc" -eq 0 ]; then
@@ -71,14 +79,26 @@ run_one() {
         printf '  FAILED  %-24s exit %s (log: %s)\n' "$name" "$rc" "$logs/$name.log"
     fi
 }
-export -f run_one
-export logs
-
 count=$(wc -l <"$logs/order")
-echo "running $count test binaries, $jobs at a time (logs in $logs)"
+echo "running $count test binaries, $jobs at a time, then $(grep -c '^alone ' "$logs/order") alone (logs in $logs)"
 started=$(date +%s)
-# Each line of the order is NAME EXECUTABLE; xargs starts a binary as another ends.
-xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1" "${@:2}"' <<<"$(sed "s|\$| $*|" "$logs/order")" || true
+# A pool of JOBS: a binary starts as another ends; then the ones that run alone, in turn.
+running=0
+while read -r lane name exe; do
+    if [ "$lane" = alone ]; then
+        wait
+        running=0
+        run_one "$name" "$exe" "$@"
+        continue
+    fi
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n || true
+        running=$((running - 1))
+    fi
+    run_one "$name" "$exe" "$@" &
+    running=$((running + 1))
+done <"$logs/order"
+wait
 echo "all binaries ended in $(($(date +%s) - started)) s; each binary's seconds, slowest first:"
 sort -k2 -n -r "$logs/times" | awk '{ printf "  %-24s %7.1f s%s\n", $1, $2, ($3 == 0 ? "" : "  FAILED") }'
 

@@ -84,8 +84,8 @@ say "cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
 
 # The test binaries side by side (scripts/test-binaries.sh: what `cargo test` runs, the
-# binaries three at a time instead of one after the other; IBENCH_TEST_JOBS=1 is `cargo test`'s
-# order of work).
+# binaries three at a time instead of one after the other, six timing-sensitive ones alone at
+# the end; IBENCH_TEST_JOBS=1 runs every binary alone).
 say "cargo test (scripts/test-binaries.sh: the test binaries, ${IBENCH_TEST_JOBS:-3} at a time)"
 ./scripts/test-binaries.sh
 

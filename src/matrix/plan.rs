@@ -157,8 +157,14 @@ pub fn estimate_seconds(o: &RunOptions) -> f64 {
 }
 
 /// `1h02m`, `3m05s`, `12s`: [`calendar::duration_text`](crate::calendar::duration_text)'s
-/// compact style, which the plan's table and the matrix's progress lines write.
+/// compact style, which the plan's table and the matrix's progress lines write. Kept only for
+/// `check/until.rs`; once it calls `calendar::duration_text` this goes.
 pub fn duration_text(seconds: f64) -> String {
+    compact(seconds)
+}
+
+/// A duration in the plan's table: the compact style.
+fn compact(seconds: f64) -> String {
     crate::calendar::duration_text(seconds, crate::calendar::DurationStyle::Compact)
 }
 
@@ -300,14 +306,14 @@ impl Plan {
                 c.config,
                 c.workload,
                 c.repeat,
-                duration_text(c.estimate_seconds),
+                compact(c.estimate_seconds),
                 c.label
             ));
         }
         t.push_str(&format!(
             "{} cells, estimated {} (assumes a small host; see docs/matrix.md)\n",
             cells.len(),
-            duration_text(total)
+            compact(total)
         ));
         for g in &self.groups {
             t.push_str(&format!(

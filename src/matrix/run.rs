@@ -17,9 +17,9 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::plan::{
-    Cell, Plan, PlanConfig, PlanWorkload, ServerSource, Shard, ShardIdentity, duration_text,
-    run_options,
+    Cell, Plan, PlanConfig, PlanWorkload, ServerSource, Shard, ShardIdentity, run_options,
 };
+use crate::calendar::{DurationStyle::Compact, duration_text};
 use crate::replication;
 use crate::results::{self, Status};
 use crate::runner::stop;
@@ -178,8 +178,8 @@ impl Eta {
         };
         format!(
             "elapsed {}, ETA {}",
-            duration_text(self.started.elapsed().as_secs_f64()),
-            duration_text(left_estimate_seconds * scale)
+            duration_text(self.started.elapsed().as_secs_f64(), Compact),
+            duration_text(left_estimate_seconds * scale, Compact)
         )
     }
 }
