@@ -11,7 +11,7 @@ use common::{fresh_dir, ibench, register_server, start_server};
 use ibench::results::failover::{DrivenBy, KillMethod, StepFailover};
 use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status};
-use ibench::server::replica::{ReplicaMode, start_replica};
+use ibench::server::replica::{ReplicaMode, start_logging_primary, start_replica};
 use ibench::server::{ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 
@@ -42,6 +42,9 @@ fn failed_over(primary: &ServerHandle, replica: &ServerHandle, tag: &str) -> Run
     o.failover = Some("l.i1+1s".parse().unwrap());
     o.reconnect_for_seconds = Some(60.0);
     o.table.client_assigns_ids = true;
+    if primary.kind == ServerKind::Mariadb {
+        common::use_engine(&mut o, Engine::Innodb);
+    }
     let outcome = ibench::runner::run(o, vec!["test".into()], &mut |_| {})
         .unwrap_or_else(|e| panic!("run failed: {e:#}"));
     ibench::results::read_run(&outcome.dir).expect("run.json reads back")
@@ -101,6 +104,27 @@ fn an_asynchronous_standby_reports_its_lost_rows() {
     let standby = replica_of(&primary, ReplicaMode::Async);
     let run = failed_over(&primary, &standby, "fo-async");
     let f = checked(&run, &standby);
+    let audit = f.audit.expect("the audit ran");
+    assert_eq!(audit.error, None);
+    assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
+    assert!(audit.acknowledged_rows_lost <= audit.acknowledged_keys_audited);
+}
+
+/// A MariaDB primary with a semi-synchronous replica, failed over by ibench: the clients
+/// reconnect to the promoted replica and the audit reports its count.
+#[test]
+fn a_mariadb_semisync_replica_is_promoted_and_audited() {
+    let spec = ServerSpec {
+        kind: ServerKind::Mariadb,
+        engine: Engine::Innodb,
+        ..ServerSpec::default()
+    };
+    let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
+    register_server(primary.clone());
+    let replica = replica_of(&primary, ReplicaMode::Semisync);
+    let run = failed_over(&primary, &replica, "fo-mariadb");
+    assert_eq!(run.replica.as_ref().unwrap().mode, "semisync");
+    let f = checked(&run, &replica);
     let audit = f.audit.expect("the audit ran");
     assert_eq!(audit.error, None);
     assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");

@@ -362,9 +362,10 @@ pub trait Conn: Send {
     }
 
     /// Make this replica a primary with the DBMS's own means (PostgreSQL 12+:
-    /// `pg_promote(true, wait_seconds)`, or with 0 `pg_promote(false)`, which only asks;
-    /// MariaDB: `STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = OFF`). An error when the
-    /// server is no replica, or the promotion failed or did not finish within `wait_seconds`.
+    /// `pg_promote(false)`, which only asks: poll [`Conn::accepts_writes`] until it is done;
+    /// MariaDB: `STOP SLAVE IO_THREAD`, wait up to `wait_seconds` until the relay log is
+    /// applied, then `STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = OFF`). An error when
+    /// the server is no replica, or the promotion failed or did not finish in time.
     fn promote(&mut self, _wait_seconds: u32) -> BackendResult<()> {
         Err(BackendError::sql(
             "promote",

@@ -18,12 +18,25 @@ pub(crate) fn pg_promote_sql(wait_seconds: u32) -> String {
 /// PostgreSQL: true while the server is a standby.
 pub(crate) const PG_IN_RECOVERY_SQL: &str = "SELECT pg_is_in_recovery()";
 
-/// MariaDB's promotion: stop the replica threads, forget the primary, take writes.
+/// MariaDB's promotion, first step: stop receiving (the primary is gone), then wait until the
+/// SQL thread applied every event already received ([`relay_log_applied`]): semi-sync
+/// acknowledges a commit once the replica *received* it, so `RESET SLAVE ALL` before the
+/// relay log is applied would drop acknowledged transactions.
+pub(crate) const MARIADB_STOP_RECEIVING_SQL: &str = "STOP SLAVE IO_THREAD";
+
+/// The replica's status, read until the relay log is applied.
+pub(crate) const MARIADB_STATUS_SQL: &str = "SHOW SLAVE STATUS";
+
+/// MariaDB's promotion once the relay log is applied: stop the replica threads, forget the
+/// primary, take writes.
 pub(crate) const MARIADB_PROMOTE_SQL: [&str; 3] = [
     "STOP SLAVE",
     "RESET SLAVE ALL",
     "SET GLOBAL read_only = OFF",
 ];
+
+/// How often the promotion reads the replica's status while it applies its relay log.
+const APPLY_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// MariaDB: 1 while the server refuses writes of ordinary users.
 pub(crate) const MARIADB_READ_ONLY_SQL: &str = "SELECT @@GLOBAL.read_only";
@@ -104,12 +117,53 @@ pub(crate) fn postgres_accepts_writes<D: Dialect>(c: &mut ServerConn<D>) -> Back
     )?))
 }
 
-/// Promote a MariaDB replica.
-pub(crate) fn promote_mariadb<D: Dialect>(c: &mut ServerConn<D>) -> BackendResult<()> {
+/// Promote a MariaDB replica: stop receiving, wait (up to `wait_seconds`) until the relay
+/// log is applied, then make it a primary.
+pub(crate) fn promote_mariadb<D: Dialect>(
+    c: &mut ServerConn<D>,
+    wait_seconds: u32,
+) -> BackendResult<()> {
+    let context = "promote the replica";
+    c.query(MARIADB_STOP_RECEIVING_SQL, context)?;
+    let since = std::time::Instant::now();
+    loop {
+        let status = c.query(MARIADB_STATUS_SQL, context)?;
+        let col = |name: &str| -> Option<String> {
+            let i = status.columns.iter().position(|c| c == name)?;
+            status.rows.first()?.get(i)?.clone()
+        };
+        match relay_log_applied(&col) {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => return Err(BackendError::sql(context, e)),
+        }
+        if since.elapsed().as_secs() >= u64::from(wait_seconds) {
+            return Err(BackendError::sql(
+                context,
+                format!("the replica had not applied its relay log within {wait_seconds} s"),
+            ));
+        }
+        std::thread::sleep(APPLY_POLL);
+    }
     for sql in MARIADB_PROMOTE_SQL {
         c.query(sql, &format!("promote the replica ({sql})"))?;
     }
     Ok(())
+}
+
+/// From `SHOW SLAVE STATUS` (a column by name): whether the SQL thread executed every event
+/// the IO thread received; an error when it stopped or the server is no replica.
+fn relay_log_applied(col: &dyn Fn(&str) -> Option<String>) -> Result<bool, String> {
+    let read = (col("Master_Log_File"), col("Read_Master_Log_Pos"));
+    let exec = (col("Relay_Master_Log_File"), col("Exec_Master_Log_Pos"));
+    if read.0.is_none() {
+        return Err("it is not a replica (SHOW SLAVE STATUS is empty)".into());
+    }
+    if col("Slave_SQL_Running").as_deref() != Some("Yes") {
+        let why = col("Last_SQL_Error").unwrap_or_default();
+        return Err(format!("its SQL thread is not running: {why}"));
+    }
+    Ok(read == exec)
 }
 
 /// Whether a MariaDB server takes writes (`read_only` is off).
@@ -153,5 +207,27 @@ mod tests {
         );
         assert_eq!(lowest_and_count(row(None, "0"), "x").unwrap(), (None, 0));
         assert!(lowest_and_count(None, "x").is_err());
+    }
+
+    #[test]
+    fn the_relay_log_is_applied_when_the_sql_thread_reached_what_was_read() {
+        let status = |exec: &'static str, sql: &'static str| {
+            move |name: &str| -> Option<String> {
+                Some(
+                    match name {
+                        "Master_Log_File" | "Relay_Master_Log_File" => "bin.000001",
+                        "Read_Master_Log_Pos" => "900",
+                        "Exec_Master_Log_Pos" => exec,
+                        "Slave_SQL_Running" => sql,
+                        _ => "",
+                    }
+                    .to_string(),
+                )
+            }
+        };
+        assert_eq!(relay_log_applied(&status("900", "Yes")), Ok(true));
+        assert_eq!(relay_log_applied(&status("400", "Yes")), Ok(false));
+        assert!(relay_log_applied(&status("400", "No")).is_err());
+        assert!(relay_log_applied(&|_: &str| None).is_err());
     }
 }

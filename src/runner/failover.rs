@@ -112,6 +112,7 @@ pub(super) fn step_plan(
             reconnect: Reconnect {
                 driver: Arc::clone(&driver),
                 bound: r.bound,
+                after: Some(Arc::new(OnceLock::new())),
             },
             kill: Some(Kill {
                 at: *at,
@@ -127,6 +128,7 @@ pub(super) fn step_plan(
         reconnect: Reconnect {
             driver: Arc::from(shape.target.driver()),
             bound: r.bound,
+            after: None,
         },
         kill: None,
         ledgers: Vec::new(),
@@ -179,13 +181,25 @@ fn primary_pid(admin: &mut dyn Conn) -> anyhow::Result<u32> {
 #[derive(Default)]
 pub(super) struct Event {
     pub lost_at: OnceLock<Instant>,
-    pub promoted_at: OnceLock<Instant>,
+    /// When the replica took writes; the clients wait for it before they reconnect
+    /// (the same cell as their [`Reconnect::after`]).
+    pub promoted_at: Arc<OnceLock<Instant>>,
     pub error: Mutex<Option<String>>,
     /// The audit, made as soon as the replica took writes.
     pub audit: Mutex<Option<FailoverAudit>>,
 }
 
 impl Event {
+    /// The event of a step with `plan`: its promotion is the moment the clients wait for.
+    pub fn for_plan(plan: Option<&StepFailoverPlan>) -> Event {
+        Event {
+            promoted_at: plan
+                .and_then(|p| p.reconnect.after.clone())
+                .unwrap_or_default(),
+            ..Event::default()
+        }
+    }
+
     fn fail(&self, e: String) {
         *self
             .error
@@ -287,7 +301,8 @@ fn promote(
         .replica
         .connect()
         .map_err(|e| format!("cannot connect to promote it: {e}"))?;
-    conn.promote(0)
+    let wait_seconds = u32::try_from(bound.as_secs().max(1)).unwrap_or(u32::MAX);
+    conn.promote(wait_seconds)
         .map_err(|e| format!("cannot be promoted: {e}"))?;
     loop {
         if conn

@@ -88,6 +88,10 @@ pub struct Reconnect {
     pub driver: Arc<dyn Driver>,
     /// How long a client keeps trying, from its first failure in a row.
     pub bound: Duration,
+    /// With ibench's failover: set when the replica was promoted; clients connect again only
+    /// after it (a MariaDB replica does not refuse a privileged user's writes while it still
+    /// applies its relay log).
+    pub after: Option<Arc<std::sync::OnceLock<Instant>>>,
 }
 
 /// One client's side of a failover: its failed statements, reconnects, the acknowledged
@@ -255,6 +259,8 @@ fn one_op(
                     Some(Ok(c)) => {
                         *conn = c;
                         outage.reconnects += 1;
+                        // The bound starts again for a failure on the new connection.
+                        failing_since = None;
                     }
                     Some(Err(e)) => return Err(gave_up(e, reconnect.bound)),
                     None => return Ok(None),
@@ -269,18 +275,26 @@ fn one_op(
     }
 }
 
-/// Connect to the reconnect target until it answers, the bound from `since` passes (the last
-/// error) or the step stops (`None`).
+/// Connect to the reconnect target (with ibench's failover, once it was promoted) until it
+/// answers, the bound from `since` passes (the last error) or the step stops (`None`).
 fn connect_again(
     reconnect: &Reconnect,
     stop: &StopSignal,
     since: Instant,
 ) -> Option<Result<Box<dyn Conn>, BackendError>> {
     loop {
-        match reconnect.driver.connect() {
-            Ok(c) => return Some(Ok(c)),
-            Err(e) if since.elapsed() > reconnect.bound => return Some(Err(e)),
-            Err(_) => {
+        let ready = reconnect.after.as_ref().is_none_or(|a| a.get().is_some());
+        match ready.then(|| reconnect.driver.connect()) {
+            Some(Ok(c)) => return Some(Ok(c)),
+            // Waiting for the promotion: the failover's controller bounds it, and stops the
+            // step when it fails.
+            None => {
+                if !stop.sleep_until(Instant::now() + RETRY_PAUSE) {
+                    return None;
+                }
+            }
+            Some(Err(e)) if since.elapsed() > reconnect.bound => return Some(Err(e)),
+            Some(Err(_)) => {
                 if !stop.sleep_until(Instant::now() + RETRY_PAUSE) {
                     return None;
                 }

@@ -138,7 +138,7 @@ pub(super) fn drive(
     let watch = super::heartbeat::loss_watch(step, start);
     let replica_lost = std::sync::Mutex::new(None);
     let failover = connections.failover;
-    let event = super::failover::Event::default();
+    let event = super::failover::Event::for_plan(failover.as_ref());
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
         super::failover::spawn_control(scope, failover.as_ref(), start, (&stop, &event));
         let reconnect = failover.as_ref().map(|f| &f.reconnect);

@@ -328,9 +328,11 @@ impl Dialect for PgDialect {
     type Wire = PgWire;
     const PLACEHOLDERS: Placeholders = Placeholders::Numbered;
 
-    fn promote(c: &mut PostgresConn, wait_seconds: u32) -> BackendResult<()> {
+    /// Only asks (`pg_promote(false)`): the caller polls [`Conn::accepts_writes`], so it
+    /// sees Ctrl-C and its own bound while the standby finishes recovery.
+    fn promote(c: &mut PostgresConn, _wait_seconds: u32) -> BackendResult<()> {
         let version = server_version_num(c)?;
-        crate::backend::promote::promote_postgres(c, version, wait_seconds)
+        crate::backend::promote::promote_postgres(c, version, 0)
     }
 
     fn accepts_writes(c: &mut PostgresConn) -> BackendResult<bool> {
