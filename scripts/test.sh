@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\n==> %s\n' "$*"; }
 
-PACKAGES=(postgresql mariadb-server mariadb-plugin-rocksdb sqlite3 chromium linux-perf slurm-wlm openssl socat)
+PACKAGES=(postgresql mariadb-server mariadb-plugin-rocksdb sqlite3 chromium linux-perf slurm-wlm openssl socat patroni etcd-server)
 
 # Root runs apt-get directly; anyone else needs sudo.
 if [ "$(id -u)" -eq 0 ]; then
