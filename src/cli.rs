@@ -89,7 +89,8 @@ pub struct CheckArgs {
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// With run directories: the label of the base's runs; the other runs (one label) are the
-    /// candidate.
+    /// candidate. Or one of the directories given: it is the base and every other run the
+    /// candidate (for runs that share a label).
     #[arg(long)]
     pub base: Option<String>,
     /// With a matrix: the group to check (required when the matrix has several); each of its

@@ -190,9 +190,9 @@ fn more_work_per_op_is_a_regression_where_the_rates_cannot_tell() {
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
     let last = text.lines().last().unwrap_or("");
-    assert!(last.contains("l.i0 cpupq +10.0%"), "{last}");
+    assert!(last.contains("l.i0 cpupq 1.10x"), "{last}");
     assert!(
-        text.contains("l.i0: decided on work: cpupq +10.0% REGRESSED; rate/latency cannot tell: throughput (too noisy)"),
+        text.contains("l.i0: decided on work: cpupq 1.10x REGRESSED; rate/latency cannot tell: throughput (too noisy)"),
         "{text}"
     );
     // A check of the rates alone cannot tell, and says what would decide.
@@ -290,7 +290,19 @@ fn bad_input_is_one_line_and_exit_2() {
     let out = ibench(&["check", "--base", "base", &b, &c, &d]);
     assert_bad_input(&out, &["2 labels", "one candidate at a time"]);
     let out = ibench(&["check", "--base", "base", &b]);
-    assert_bad_input(&out, &["give the candidate's runs too"]);
+    assert_bad_input(
+        &out,
+        &[
+            "every run is labelled \"base\"",
+            "--base ",
+            "ibench run --label",
+        ],
+    );
+    let out = ibench(&["check", "--base", &b, &b]);
+    assert_bad_input(
+        &out,
+        &["only directory given", "give the candidate's runs too"],
+    );
     let empty = root.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let e = empty.display().to_string();
@@ -374,7 +386,7 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
     let out = ibench(&["check", &o, "--group", "one", "--format", "json"]);
     assert_eq!(
         out.status.code(),
-        Some(1),
+        Some(3),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -388,12 +400,28 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
         ),
         (Some("a"), Some("b"))
     );
-    // One repeat a side: the query steps (3 s) are judged on their per-second samples, which
-    // the halved figure lies far outside; l.i0 lasted 0.28 s: too short to judge, and the
-    // check says how many rows would reach the floor.
+    // One repeat a side and no host probe to show the host steady: the halved query steps
+    // cannot tell (one run a side), and the check names the command that would decide;
+    // l.i0 lasted 0.28 s: too short to judge, and the check says how many rows would reach
+    // the floor.
+    assert_eq!(v["exit_code"], 3, "{v}");
     let summary = v["summary"].as_str().unwrap();
-    assert!(summary.contains("qr100 throughput -50.0%"), "{summary}");
-    assert!(!summary.contains("l.i0"), "{summary}");
+    assert!(summary.contains("l.x throughput 0.50x"), "{summary}");
+    let qr = v["pairs"][0]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "qr100" && s["figure"] == "throughput")
+        .unwrap();
+    assert_eq!(qr["reason"], "one_run", "{qr}");
+    assert_eq!(qr["method"], "per_second", "{qr}");
+    let next = v["pairs"][0]["next_step"].as_str().unwrap();
+    assert!(
+        next.contains(&format!(
+            "ibench check --run MATRIX.toml {o} --max-repeats 10"
+        )),
+        "{next}"
+    );
     let i0 = v["pairs"][0]["verdicts"]
         .as_array()
         .unwrap()
@@ -405,4 +433,87 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
         i0["detail"].as_str().unwrap().contains("would reach it"),
         "{i0}"
     );
+}
+
+/// An interleaved matrix of 3 rounds whose host drifts ±30% from round to round while the
+/// candidate is 10% slower in every round: paired by round, the check decides the regression
+/// that Welch's t over the same repeats (a sequential matrix) cannot, and every output names
+/// the method.
+#[test]
+fn interleaved_rounds_are_paired() {
+    let root = fresh_dir("check-paired");
+    let o = |order: &str| {
+        let dir = root.join(order);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("m.toml");
+        std::fs::write(
+            &file,
+            format!("repeats = 3\norder = \"{order}\"\n[servers.a]\nurl = \"sqlite:/tmp/x-{{cell}}.db\"\n[servers.b]\nurl = \"sqlite:/tmp/y-{{cell}}.db\"\n[workloads.w]\nload_rows = 10\n[groups.one]\nservers = [\"a\", \"b\"]\n"),
+        )
+        .unwrap();
+        let (_, plan) = ibench::matrix::load(&file).unwrap();
+        let out = dir.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("plan.json"), serde_json::to_string(&plan).unwrap()).unwrap();
+        for cell in &plan.cells {
+            let round: usize = cell.name.rsplit(".r").next().unwrap().parse().unwrap();
+            let drift = [1.0, 1.3, 0.7][round - 1];
+            let factor = if cell.server == "b" { 0.9 } else { 1.0 };
+            run_copy(
+                &out.join("cells").join(&cell.name),
+                "run",
+                &cell.server,
+                drift * factor,
+                |_| {},
+            );
+        }
+        out.display().to_string()
+    };
+    let (interleaved, sequential) = (o("interleaved"), o("sequential"));
+    let json = |dir: &str| {
+        let out = ibench(&[
+            "check",
+            dir,
+            "--min-step-seconds",
+            "0",
+            "--judge",
+            "rates",
+            "--format",
+            "json",
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["pairs"][0]["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "qr100" && s["figure"] == "throughput")
+            .unwrap()
+            .clone()
+    };
+    let paired = json(&interleaved);
+    assert_eq!(
+        (paired["verdict"].as_str(), paired["method"].as_str()),
+        (Some("regressed"), Some("paired")),
+        "{paired}"
+    );
+    assert!(
+        (paired["ratio"].as_f64().unwrap() - 0.9).abs() < 1e-6,
+        "{paired}"
+    );
+    let welch = json(&sequential);
+    assert_eq!(
+        (welch["verdict"].as_str(), welch["method"].as_str()),
+        (Some("cannot_tell"), Some("repeats")),
+        "{welch}"
+    );
+    let text = stdout(&ibench(&[
+        "check",
+        &interleaved,
+        "--min-step-seconds",
+        "0",
+        "--judge",
+        "rates",
+    ]));
+    assert!(text.contains("paired"), "{text}");
+    assert!(text.contains("0.90"), "{text}");
 }

@@ -30,9 +30,34 @@ pub struct Pair {
     pub names: Vec<String>,
     /// Problems met reading the runs, one line each.
     pub problems: Vec<String>,
+    /// Whether the base's and the candidate's repeats ran in rounds (a matrix with `order =
+    /// "interleaved"`, `ibench check --run`): `names` then hold each repeat's round (`r3`),
+    /// and a figure is judged on the per-round ratios (paired).
+    pub interleaved: bool,
 }
 
 impl Pair {
+    /// The round run `i` ran in, when the pair ran in rounds: the number of its name (`r3`).
+    pub fn round(&self, i: usize) -> Option<usize> {
+        if !self.interleaved {
+            return None;
+        }
+        self.names.get(i)?.strip_prefix('r')?.parse().ok()
+    }
+
+    /// Whether the host probes show the host steady between every base run and every
+    /// candidate run (`results::probe::steady_between`).
+    pub fn steady_host(&self) -> bool {
+        let (b, c) = self.runs.split_at(self.base_count.min(self.runs.len()));
+        !b.is_empty()
+            && !c.is_empty()
+            && b.iter().all(|b| {
+                c.iter().all(|c| {
+                    crate::results::probe::steady_between(&b.record.steps, &c.record.steps)
+                })
+            })
+    }
+
     /// What an error about this pair starts with: its title and a colon, or nothing for run
     /// directories.
     pub fn error_prefix(&self) -> String {
@@ -126,8 +151,72 @@ fn dirs_pair(dirs: &[PathBuf], base: &str) -> Result<Pair> {
     if let Some(p) = problems.iter().find(|p| p.starts_with("skipping")) {
         bail!("{p}");
     }
+    // --base may name one of the directories: runs that share a label are told apart by them.
+    let by_dir = dirs.iter().any(|d| same_dir(d, Path::new(base)));
+    let is_base = |r: &LoadedRun| {
+        if by_dir {
+            same_dir(&r.dir, Path::new(base))
+        } else {
+            r.record.label == base
+        }
+    };
+    let candidate = if by_dir {
+        candidate_of_dirs(&runs, base)?
+    } else {
+        candidate_label(&runs, base)?
+    };
+    let (mut b, mut c): (Vec<LoadedRun>, Vec<LoadedRun>) = runs.into_iter().partition(is_base);
+    let base_count = b.len();
+    b.append(&mut c);
+    let paths: Vec<&Path> = b.iter().map(|r| r.dir.as_path()).collect();
+    let names = load::distinct_tails(&paths);
+    let base_label = if by_dir {
+        format!(
+            "{} ({})",
+            b.first().map_or("", |r| r.record.label.as_str()),
+            names.first().map_or("", String::as_str)
+        )
+    } else {
+        base.to_string()
+    };
+    Ok(Pair {
+        title: String::new(),
+        base_label: crate::report::load::clean_label(&base_label),
+        candidate_label: crate::report::load::clean_label(&candidate),
+        runs: b,
+        base_count,
+        names,
+        problems,
+        interleaved: false,
+    })
+}
+
+/// Whether two paths name the same directory (as given, or once resolved).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (a.canonicalize(), b.canonicalize()),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
+/// With `--base` a directory: the candidate is every other run, named by its label and its
+/// directory.
+fn candidate_of_dirs(runs: &[LoadedRun], base: &str) -> Result<String> {
+    let others: Vec<&LoadedRun> = runs
+        .iter()
+        .filter(|r| !same_dir(&r.dir, Path::new(base)))
+        .collect();
+    let Some(first) = others.first() else {
+        bail!("--base {base} is the only directory given: give the candidate's runs too");
+    };
+    let tails = load::distinct_tails(&others.iter().map(|r| r.dir.as_path()).collect::<Vec<_>>());
+    Ok(format!("{} ({})", first.record.label, tails.join(", ")))
+}
+
+/// With `--base` a label: the one other label the runs carry.
+fn candidate_label(runs: &[LoadedRun], base: &str) -> Result<String> {
     let mut labels: Vec<&str> = runs.iter().map(|r| r.record.label.as_str()).collect();
-    labels.dedup();
     labels.sort_unstable();
     labels.dedup();
     if !labels.contains(&base) {
@@ -137,32 +226,19 @@ fn dirs_pair(dirs: &[PathBuf], base: &str) -> Result<Pair> {
         );
     }
     let others: Vec<&str> = labels.iter().copied().filter(|l| *l != base).collect();
-    let candidate = match others.as_slice() {
-        [one] => one.to_string(),
+    match others.as_slice() {
+        [one] => Ok(one.to_string()),
         [] => bail!(
-            "every run is labelled {base:?}: give the candidate's runs too (runs with another label)"
+            "every run is labelled {base:?}: tell the base apart by its directory (--base {}), or label the runs apart (ibench run --label NAME)",
+            runs.first()
+                .map_or_else(String::new, |r| r.dir.display().to_string())
         ),
         _ => bail!(
             "the runs besides the base carry {} labels ({}); check one candidate at a time",
             others.len(),
             quoted(&others)
         ),
-    };
-    let (mut b, mut c): (Vec<LoadedRun>, Vec<LoadedRun>) =
-        runs.into_iter().partition(|r| r.record.label == base);
-    let base_count = b.len();
-    b.append(&mut c);
-    let paths: Vec<&Path> = b.iter().map(|r| r.dir.as_path()).collect();
-    let names = load::distinct_tails(&paths);
-    Ok(Pair {
-        title: String::new(),
-        base_label: crate::report::load::clean_label(base),
-        candidate_label: crate::report::load::clean_label(&candidate),
-        runs: b,
-        base_count,
-        names,
-        problems,
-    })
+    }
 }
 
 fn quoted(labels: &[&str]) -> String {
@@ -262,5 +338,6 @@ fn matrix_pair(
         names: b.iter().chain(&c).map(|(_, n)| n.clone()).collect(),
         runs,
         problems,
+        interleaved: plan.order == crate::matrix::file::Order::Interleaved,
     })
 }

@@ -54,6 +54,10 @@ pub struct PairReport {
     pub problems: Vec<String>,
     /// Per step and figure.
     pub verdicts: Vec<StepVerdict>,
+    /// What would decide the figures more repeats can decide (too noisy, one run a side,
+    /// too few repeats, host-affected), with the command; `None` when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
 }
 
 /// Everything `ibench check` concludes.
@@ -171,6 +175,11 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
             differences: p.server_differences(),
             problems: p.problems.clone(),
             verdicts: verdicts::pair_verdicts(p, &rules),
+            next_step: None,
+        })
+        .map(|mut r| {
+            r.next_step = next_step(args, &r);
+            r
         })
         .collect();
     let (exit_code, summary) = conclusion(&reports, args.fail_on_inconclusive);
@@ -181,6 +190,66 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
         summary,
     })
 }
+
+/// The command that would decide a pair's open figures: interleaved rounds of the matrix
+/// `matrix` into `out`, at most `repeats` a side (they stop once every figure is decided).
+/// The one place that names it.
+pub fn decide_command(matrix: &str, out: &str, repeats: usize) -> String {
+    format!("ibench check --run {matrix} {out} --max-repeats {repeats}")
+}
+
+/// Whether more rounds could decide a figure that cannot tell: not when its step is too short,
+/// failed, or has no ratio.
+pub fn rounds_can_decide(v: &StepVerdict) -> bool {
+    v.judgement.verdict == Verdict::CannotTell
+        && !matches!(
+            v.judgement.reason,
+            Some(
+                verdicts::Reason::TooShort
+                    | verdicts::Reason::FailedOrPartial
+                    | verdicts::Reason::NoRatio
+            )
+        )
+}
+
+/// The pair's next step, said once: the figures more rounds could decide and the command,
+/// with the most repeats a side the planning asks of them (the default cap,
+/// [`DEFAULT_MAX_REPEATS`], where the noise between runs is not measured yet).
+fn next_step(args: &CheckArgs, p: &PairReport) -> Option<String> {
+    let open: Vec<&StepVerdict> = p.verdicts.iter().filter(|v| rounds_can_decide(v)).collect();
+    if open.is_empty() {
+        return None;
+    }
+    let have = p.base_repeats.min(p.candidate_repeats);
+    let planned = open.iter().filter_map(|v| v.judgement.repeats_needed).max();
+    let repeats = planned
+        .unwrap_or(DEFAULT_MAX_REPEATS)
+        .max(have + 1)
+        .max(verdicts::MIN_REPEATS);
+    let out = args
+        .dirs
+        .first()
+        .map_or_else(|| "OUT".into(), |d| d.display().to_string());
+    let names: Vec<String> = open.iter().map(|v| v.name()).collect();
+    let how = match (&args.run, p.title.is_empty()) {
+        (Some(file), _) => decide_command(&file.display().to_string(), &out, repeats),
+        (None, false) => decide_command("MATRIX.toml", &out, repeats),
+        (None, true) => format!(
+            "write the base's and the candidate's setups as one matrix group with order = \"interleaved\" (docs/matrix.md), then: {}",
+            decide_command("MATRIX.toml", "OUT", repeats)
+        ),
+    };
+    let why = if planned.is_some() {
+        format!("the planning asks for {repeats} repeats a side")
+    } else {
+        format!("{repeats} repeats a side at most: the rounds stop once every figure is decided")
+    };
+    Some(format!("to decide {} ({why}): {how}", first_of(&names, 6)))
+}
+
+/// The default of `--max-repeats`, the cap the next step names when the noise between runs
+/// is not measured yet.
+pub const DEFAULT_MAX_REPEATS: usize = 10;
 
 /// `--clients 1 (base) → 4`, `host CPUs 2 → 4`.
 fn difference_text(d: &Difference) -> String {
@@ -216,7 +285,7 @@ fn conclusion(pairs: &[PairReport], fail_on_inconclusive: bool) -> (u8, String) 
                         let change = v
                             .judgement
                             .ratio
-                            .map_or_else(String::new, |r| format!(" {:+.1}%", (r - 1.0) * 100.0));
+                            .map_or_else(String::new, |r| format!(" {r:.2}x"));
                         let who = if pairs.len() > 1 {
                             format!(" ({})", p.candidate)
                         } else {

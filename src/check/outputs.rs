@@ -56,11 +56,27 @@ fn figure(v: Option<f64>) -> String {
     )
 }
 
-/// The cells of a verdict's row: step, figure, kind, unit, base, candidate, change,
-/// interval, verdict.
+/// The geometric mean of the values above 0, the figure the change divides.
+fn geometric_mean(values: &[f64]) -> Option<f64> {
+    let logs: Vec<f64> = values
+        .iter()
+        .filter(|v| **v > 0.0 && v.is_finite())
+        .map(|v| v.ln())
+        .collect();
+    (!logs.is_empty() && logs.len() == values.len())
+        .then(|| (logs.iter().sum::<f64>() / crate::stats::usize_f64(logs.len())).exp())
+}
+
+/// A ratio as the reports write it: `0.89`.
+fn ratio_text(r: f64) -> String {
+    format!("{r:.2}")
+}
+
+/// The cells of a verdict's row: step, figure, kind, unit, base, candidate (each the
+/// geometric mean of its repeats, whose ratio is the change), change (the ratio the verdict
+/// used, candidate / base, as the reports write it), its interval, the method, verdict.
 fn cells(v: &StepVerdict) -> Vec<String> {
     let j = &v.judgement;
-    let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
     let verdict = match j.reason {
         Some(r) => format!("{}: {}", j.verdict.text(), r.text()),
         None => j.verdict.text().to_string(),
@@ -70,13 +86,18 @@ fn cells(v: &StepVerdict) -> Vec<String> {
         v.figure.text(),
         v.kind.text().to_string(),
         v.unit.clone(),
-        format!("{} (n={})", figure(v.base_median), v.base.len()),
-        format!("{} (n={})", figure(v.candidate_median), v.candidate.len()),
-        j.ratio.map_or_else(|| "-".into(), pct),
+        format!("{} (n={})", figure(geometric_mean(&v.base)), v.base.len()),
+        format!(
+            "{} (n={})",
+            figure(geometric_mean(&v.candidate)),
+            v.candidate.len()
+        ),
+        j.ratio.map_or_else(|| "-".into(), ratio_text),
         j.interval.map_or_else(
             || "-".into(),
-            |(lo, hi)| format!("{} .. {}", pct(lo), pct(hi)),
+            |(lo, hi)| format!("{} .. {}", ratio_text(lo), ratio_text(hi)),
         ),
+        j.method.map_or("-", |m| m.text()).to_string(),
         verdict,
     ]
 }
@@ -92,6 +113,7 @@ fn header(report: &CheckReport) -> Vec<String> {
         "candidate",
         "change",
         &ci,
+        "method",
         "verdict",
     ]
     .map(String::from)
@@ -122,29 +144,43 @@ fn pair_notes(p: &PairReport) -> Vec<String> {
         format!("the server differs in: {}", diffs.join(", "))
     });
     notes.extend(decided_by(p));
-    // A step too short is said once, for all its figures.
-    let mut short: Vec<crate::workload::steps::StepName> = Vec::new();
+    // A note is said once, naming every figure it holds for (a step too short once for all
+    // its figures).
+    let mut said: Vec<(String, Vec<String>)> = Vec::new();
+    let mut say = |name: String, text: String| match said.iter_mut().find(|(t, _)| *t == text) {
+        Some((_, names)) => {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        None => said.push((text, vec![name])),
+    };
     for v in &p.verdicts {
         if v.judgement.reason == Some(Reason::TooShort) {
-            if !short.contains(&v.step) {
-                short.push(v.step);
-                notes.push(format!("{}: too short: {}", v.step, v.judgement.detail));
-            }
+            say(
+                v.step.to_string(),
+                format!("too short: {}", v.judgement.detail),
+            );
         } else if v.judgement.verdict != Verdict::NoChange || !v.repeat_notes.is_empty() {
-            notes.push(format!("{}: {}", v.name(), v.judgement.detail));
+            say(v.name(), v.judgement.detail.clone());
         }
         for l in &v.repeat_notes {
-            notes.push(format!("{}: {l}", v.name()));
+            say(v.name(), l.clone());
         }
     }
+    notes.extend(
+        said.into_iter()
+            .map(|(text, names)| format!("{}: {text}", names.join(", "))),
+    );
     notes.extend(p.problems.iter().cloned());
+    notes.extend(p.next_step.iter().cloned());
     notes
 }
 
 fn rules_line(report: &CheckReport) -> String {
     let r = &report.rules;
     format!(
-        "No change: the {level:.0}% interval of the ratio (Welch's t over the repeats' logs; a single run's per-second samples by batch means) inside ±{t:.0}%. A regression: the whole interval beyond -{t:.0}% (+{t:.0}% for a latency or a cost). Anything else cannot tell. Steps shorter than {s} s are too short. Judged: {judge}.",
+        "Base and candidate: the geometric mean of the repeats; change: the ratio candidate / base the verdict used. No change: its {level:.0}% interval inside ±{t:.0}%, by the method named: paired (a t interval of the per-round ratios, where the repeats ran interleaved), Welch (Welch's t over the repeats' logs), single run (a run's per-second samples by batch means; for a rate only where the host probes showed the host steady between the runs, else cannot tell: one run a side). A regression: the whole interval beyond -{t:.0}% (+{t:.0}% for a latency or a cost). Anything else cannot tell. Steps shorter than {s} s are too short. Judged: {judge}.",
         level = (1.0 - 2.0 * r.alpha) * 100.0,
         t = r.threshold * 100.0,
         s = r.floor.seconds,
@@ -187,7 +223,7 @@ fn decided_by(p: &PairReport) -> Vec<String> {
                 let change = v
                     .judgement
                     .ratio
-                    .map_or_else(String::new, |r| format!(" {:+.1}%", (r - 1.0) * 100.0));
+                    .map_or_else(String::new, |r| format!(" {r:.2}x"));
                 format!("{}{change} {}", v.figure.text(), v.judgement.verdict.text())
             })
             .collect();
@@ -355,8 +391,8 @@ pub fn junit(report: &CheckReport) -> String {
         for v in &p.verdicts {
             let c = cells(v);
             let message = xml_escape(&format!(
-                "{}: {} -> {} {}, change {}",
-                c[8], c[4], c[5], v.unit, c[6]
+                "{}: {} -> {} {}, ratio {}",
+                c[9], c[4], c[5], v.unit, c[6]
             ));
             let detail = xml_escape(&v.judgement.detail);
             out.push_str(&format!(

@@ -11,20 +11,12 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use super::CheckReport;
-use super::verdicts::{Reason, StepVerdict, Verdict};
+use super::verdicts::Reason;
 use crate::cli::CheckArgs;
 use crate::matrix::Shard;
 use crate::matrix::run::SHARD_FILE;
 
-/// Whether more repeats can decide a figure that cannot tell: not when its step is too short,
-/// failed, or has no ratio.
-fn repeats_can_decide(v: &StepVerdict) -> bool {
-    v.judgement.verdict == Verdict::CannotTell
-        && !matches!(
-            v.judgement.reason,
-            Some(Reason::TooShort | Reason::FailedOrPartial | Reason::NoRatio)
-        )
-}
+use super::rounds_can_decide as repeats_can_decide;
 
 /// The figures still open after a round, and the repeats a side the noisiest of them needs.
 fn open_figures(report: &CheckReport) -> (Vec<String>, Option<usize>) {

@@ -23,22 +23,7 @@ use crate::workload::steps::StepName;
 /// Unflagged repeats a side a change seen on repeats the host screening flags must hold on.
 pub const MIN_REPEATS: usize = 3;
 
-/// The DBMS's and the server's work per op that the check judges: a name of
-/// `results::metrics::METRICS` and its unit. Whether the host can move it: the server's CPU
-/// per op can (steal, a slower clock), the DBMS's counters cannot.
-pub const WORK_METRICS: [(&str, &str, bool); 8] = [
-    ("cpupq", "µs/op", true),
-    ("walbpi", "bytes/row", false),
-    ("fpipi", "FPIs/row", false),
-    ("shhpq", "blocks/op", false),
-    ("shrpq", "blocks/op", false),
-    ("redobpi", "bytes/row", false),
-    ("rowspq", "rows/op", false),
-    ("rbwpi", "bytes/row", false),
-];
-
-/// The perf counters per op the check judges, where `--perf` ran.
-pub const PERF_EVENTS: [&str; 2] = ["instructions", "cycles"];
+pub use crate::results::metrics::{PERF_EVENTS, WORK_METRICS};
 
 pub use crate::cli::Judge;
 
@@ -153,6 +138,7 @@ impl Rules {
             threshold: self.threshold,
             alpha: self.alpha,
             floor: self.floor,
+            steady_host: false,
         }
     }
 }
@@ -370,6 +356,8 @@ struct Repeat {
     value: f64,
     per_second: Vec<f64>,
     flagged: bool,
+    /// The round it ran in, when the pair ran in rounds.
+    round: Option<usize>,
 }
 
 /// One side's repeats of a step, the lines for each repeat left out or flagged, and each
@@ -422,6 +410,10 @@ impl Side {
             [one] => Evidence::single_run(one.value, &one.per_second, kind),
             _ => Evidence::repeats(&values, kind),
         };
+        let rounds: Option<Vec<usize>> = kept.iter().map(|r| r.round).collect();
+        if let Some(rounds) = rounds.filter(|r| r.len() >= 2) {
+            e = e.in_rounds(&rounds);
+        }
         let (seconds, samples) = self.typical_length();
         e.seconds = seconds;
         e.samples = samples;
@@ -464,6 +456,7 @@ fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate:
                 Vec::new()
             },
             flagged: flag.is_some(),
+            round: pair.round(i),
         });
     }
     out
@@ -479,11 +472,15 @@ fn with_host_flags(
     c: &Side,
     (step, figure): (StepName, Figure),
     rules: &Rules,
+    steady_host: bool,
 ) -> Judgement {
-    let settings = rules.settings();
+    let settings = Settings {
+        steady_host,
+        ..rules.settings()
+    };
     let kind = figure.kind();
     let lower = !figure.higher_is_better();
-    let all = decision::decide_with(
+    let all = decision::decide_paired(
         &b.evidence(kind, false),
         &c.evidence(kind, false),
         &settings,
@@ -504,7 +501,7 @@ fn with_host_flags(
     }
     let (bc, cc) = (b.clean_count(), c.clean_count());
     let enough = bc >= MIN_REPEATS && cc >= MIN_REPEATS;
-    let clean = decision::decide_with(
+    let clean = decision::decide_paired(
         &b.evidence(kind, true),
         &c.evidence(kind, true),
         &settings,
@@ -611,7 +608,7 @@ fn step_verdict(
             .map_or_else(String::new, |s| s.throughput_unit.as_str().to_string()),
         f => f.unit().to_string(),
     };
-    let mut judgement = with_host_flags(&b, &c, (step, figure), rules);
+    let mut judgement = with_host_flags(&b, &c, (step, figure), rules, pair.steady_host());
     if judgement.reason == Some(Reason::TooShort)
         && let Some(size) = size_to_reach(pair, step, &rules.floor)
     {
@@ -691,10 +688,11 @@ mod tests {
 
     #[test]
     fn one_repeat_a_side_without_samples_cannot_tell() {
+        // A rate: one run a side, whatever it measured.
         let j = judge(&[100.0], &[70.0], true, &RULES);
         assert_eq!(
             (j.verdict, j.reason),
-            (Verdict::CannotTell, Some(Reason::TooFewRepeats))
+            (Verdict::CannotTell, Some(Reason::OneRun))
         );
         let j = judge(&[100.0], &[100.0], true, &RULES);
         assert_eq!(j.verdict, Verdict::CannotTell);
@@ -714,6 +712,7 @@ mod tests {
                 value: *v,
                 per_second: Vec::new(),
                 flagged,
+                round: None,
             }
         };
         Side {
@@ -731,7 +730,7 @@ mod tests {
         let base = side_of(&[100.0, 101.0, 99.0], &[]);
         // A hog slowed two candidate repeats: every repeat is lower, but only one is clean.
         let hogged = side_of(&[80.0], &[79.0, 81.0]);
-        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &RULES);
+        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &RULES, false);
         assert_eq!(
             (j.verdict, j.reason),
             (Verdict::CannotTell, Some(Reason::HostAffected)),
@@ -739,7 +738,7 @@ mod tests {
         );
         // Three clean candidate repeats that are lower decide, the flagged one aside.
         let slower = side_of(&[80.0, 81.0, 79.0], &[80.5]);
-        let j = with_host_flags(&base, &slower, (I0, Figure::Throughput), &RULES);
+        let j = with_host_flags(&base, &slower, (I0, Figure::Throughput), &RULES, false);
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         assert!(j.detail.contains("6 of 7"), "{}", j.detail);
         // --keep-host-affected judges every repeat.
@@ -747,18 +746,36 @@ mod tests {
             keep_host_affected: true,
             ..RULES
         };
-        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &keep);
+        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &keep, false);
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         assert!(j.detail.contains("--keep-host-affected"), "{}", j.detail);
         // The DBMS's counters are not held to the host screening's flags.
-        let j = with_host_flags(&base, &hogged, (I0, Figure::Metric("walbpi")), &RULES);
+        let j = with_host_flags(
+            &base,
+            &hogged,
+            (I0, Figure::Metric("walbpi")),
+            &RULES,
+            false,
+        );
         assert_eq!(j.verdict, Verdict::Improved, "{j:?}");
         // But a figure per query is, in a query step: the background inserts weigh more in
         // each query when the host lets fewer queries run.
         let qr100: StepName = "qr100".parse().expect("a step");
-        let j = with_host_flags(&base, &hogged, (qr100, Figure::Metric("shhpq")), &RULES);
+        let j = with_host_flags(
+            &base,
+            &hogged,
+            (qr100, Figure::Metric("shhpq")),
+            &RULES,
+            false,
+        );
         assert_eq!(j.reason, Some(Reason::HostAffected), "{j:?}");
-        let j = with_host_flags(&base, &hogged, (qr100, Figure::Metric("walbpi")), &RULES);
+        let j = with_host_flags(
+            &base,
+            &hogged,
+            (qr100, Figure::Metric("walbpi")),
+            &RULES,
+            false,
+        );
         assert_eq!(j.verdict, Verdict::Improved, "{j:?}");
     }
 
@@ -766,17 +783,17 @@ mod tests {
     fn a_work_figure_with_zero_noise_decides_where_the_rate_cannot() {
         let b = side_of(&[1000.0, 1000.0], &[]);
         let c = side_of(&[1031.0, 1031.0], &[]);
-        let j = with_host_flags(&b, &c, (I0, Figure::Metric("walbpi")), &RULES);
+        let j = with_host_flags(&b, &c, (I0, Figure::Metric("walbpi")), &RULES, false);
         assert_eq!(j.verdict, Verdict::NoChange, "+3.1% is inside ±5%: {j:?}");
         let strict = Rules {
             threshold: 0.02,
             ..RULES
         };
-        let j = with_host_flags(&b, &c, (I0, Figure::Metric("walbpi")), &strict);
+        let j = with_host_flags(&b, &c, (I0, Figure::Metric("walbpi")), &strict, false);
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         let rb = side_of(&[1000.0, 900.0], &[]);
         let rc = side_of(&[950.0, 1010.0], &[]);
-        let j = with_host_flags(&rb, &rc, (I0, Figure::Throughput), &strict);
+        let j = with_host_flags(&rb, &rc, (I0, Figure::Throughput), &strict, false);
         assert_eq!(j.verdict, Verdict::CannotTell, "{j:?}");
     }
 

@@ -297,7 +297,8 @@ fn group_report(
         problems.push(format!("{title}: no completed run; no report"));
         return Ok(None);
     }
-    let (synth, spreads, mut group_problems) = combine(&members);
+    let interleaved = plan.order == crate::matrix::file::Order::Interleaved;
+    let (synth, spreads, mut group_problems) = combine(&members, interleaved);
     let host = host_blocks(&members);
     let base_index = members.iter().position(|(m, _)| *m == base);
     if base_index.is_none() {
@@ -577,8 +578,13 @@ fn beyond_axis(
 }
 
 /// One synthetic run per member: the repeat closest to the medians, its throughput replaced
-/// by the medians; and the spread of each member.
-fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, Vec<String>) {
+/// by the medians; and the spread of each member. `interleaved`: the repeats ran in rounds
+/// (the matrix's `order = "interleaved"`), so each measure carries its repeats' rounds and the
+/// members' repeats are judged in pairs (`stats::decision::decide_paired`).
+fn combine(
+    members: &[(String, Vec<PathBuf>)],
+    interleaved: bool,
+) -> (Vec<LoadedRun>, Vec<Spread>, Vec<String>) {
     let mut synth = Vec::new();
     let mut spreads = Vec::new();
     let mut problems = Vec::new();
@@ -609,7 +615,19 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
             // Never empty (the step is some repeat's); a throughput read back is finite.
             let med = median(v.clone()).unwrap_or(0.0);
             per_step.push((step, med, min, max));
-            measures.push((step, step_measure(&repeats, step, v)));
+            let m = step_measure(&repeats, step, v);
+            let rounds: Option<Vec<usize>> = repeats
+                .iter()
+                .filter(|r| r.record.step(step).is_some())
+                .map(round_of)
+                .collect();
+            measures.push((
+                step,
+                match rounds.filter(|_| interleaved) {
+                    Some(r) => m.in_rounds(&r),
+                    None => m,
+                },
+            ));
         }
         // The repeat closest to the medians (sum of |log ratio|).
         let distance = |r: &LoadedRun| -> f64 {
@@ -658,6 +676,12 @@ fn combine(members: &[(String, Vec<PathBuf>)]) -> (Vec<LoadedRun>, Vec<Spread>, 
     (synth, spreads, problems)
 }
 
+/// The round a repeat ran in: the number of its cell's repeat name (`….r3` → 3).
+fn round_of(run: &LoadedRun) -> Option<usize> {
+    let cell = run.dir.parent()?.file_name()?.to_str()?;
+    cell.rsplit('.').next()?.strip_prefix('r')?.parse().ok()
+}
+
 /// A step's throughput over the repeats (`values`, one a repeat that has the step), with the
 /// shortest repeat's length and the fewest whole seconds of its timeline, for the floor.
 fn step_measure(repeats: &[LoadedRun], step: StepName, values: Vec<f64>) -> Evidence {
@@ -684,6 +708,19 @@ fn step_measure(repeats: &[LoadedRun], step: StepName, values: Vec<f64>) -> Evid
 
 /// The spread of each combination's throughput over its repeats, as report blocks: a table
 /// with a row per combination (by its key) and a column per step.
+/// The method the relative throughput was judged by, named for the report.
+fn method_note(spreads: &[Spread]) -> &'static str {
+    let paired = spreads
+        .iter()
+        .flat_map(|s| &s.measures)
+        .any(|(_, m)| !m.rounds.is_empty());
+    if paired {
+        "Method: paired (the repeats ran interleaved, so each relative throughput is judged on the per-round ratios, a paired t interval; Welch's t where a step's rounds cannot be paired)."
+    } else {
+        "Method: Welch (the repeats ran one cell after another, so they cannot be paired by round: Welch's t interval over the repeats)."
+    }
+}
+
 fn spread_blocks(cmp: &model::Comparison, spreads: &[Spread]) -> Vec<Block> {
     let mut columns: Vec<StepName> = Vec::new();
     for s in spreads {
@@ -733,7 +770,10 @@ fn spread_blocks(cmp: &model::Comparison, spreads: &[Spread]) -> Vec<Block> {
             text: "Spread of throughput over the repeats (min-max)".into(),
             anchor: None,
         },
-        Block::Note("Throughput figures are medians over the repeats; a relative value is marked as a change only outside the base's spread (min-max). Latency, charts and server metrics come from the repeat closest to the medians.".into()),
+        Block::Note(format!(
+            "Throughput figures are medians over the repeats; a relative value is marked as a change only outside the base's spread (min-max). Latency, charts and server metrics come from the repeat closest to the medians. {}",
+            method_note(spreads)
+        )),
         Block::Table(DocTable::new(
             "run",
             columns.iter().map(ToString::to_string).collect(),

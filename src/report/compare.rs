@@ -18,6 +18,7 @@ use super::tables::{
 };
 use super::warnings::{build_warning, tls_warning};
 use crate::results::Status;
+use crate::stats::decision::Evidence as Measured;
 use crate::workload::steps::StepName;
 
 /// Build the comparison. `base` picks the base run by label; when it matches nothing the
@@ -44,7 +45,9 @@ pub fn compare_with_spreads(
     let steps = step_names(runs, &mut problems);
     let shifts = super::shift::shifts(runs);
     let host = super::host::host_view(runs, base_index, &steps, &shifts, "the base's");
-    let (absolute, relative, abs_cells) = painted_tables(runs, &steps, base_index, &host, spreads);
+    let measured = measures(runs, &steps, spreads);
+    let (absolute, relative, abs_cells) =
+        painted_tables(runs, &steps, base_index, (&host, spreads), &measured);
     let (background, targets) = background_table(runs, &steps);
     let details = steps
         .iter()
@@ -55,13 +58,16 @@ pub fn compare_with_spreads(
     let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
     let mut scaling = super::setup::scaling(runs, base_index, &steps, &differences);
     if let Some(sc) = &mut scaling {
+        // The efficiency is the throughput's ratio over the clients' ratio: the same rule,
+        // on the same measures scaled by the clients' ratio.
+        let per_client = per_client_measures(runs, &steps, base_index, &measured);
         paint_relative(
             &mut sc.efficiency,
             &abs_cells,
             base_index,
             &host,
             spreads,
-            None,
+            Some(&per_client),
         );
     }
     let keys = keys_of_runs(&labels, runs);
@@ -102,22 +108,53 @@ fn painted_tables(
     runs: &[LoadedRun],
     steps: &[StepName],
     base_index: usize,
-    host: &HostView,
-    spreads: &[StepBands],
+    (host, spreads): (&HostView, &[StepBands]),
+    measured: &[Vec<Option<Measured>>],
 ) -> (Table, Table, Vec<Vec<Cell>>) {
     let (mut absolute, abs_cells) = absolute_table(runs, steps);
     let mut relative = relative_table(runs, steps, &abs_cells, base_index);
-    let measured = measures(runs, steps, spreads);
     paint_relative(
         &mut relative,
         &abs_cells,
         base_index,
         host,
         spreads,
-        Some(&measured),
+        Some(measured),
     );
     paint_absolute(&mut absolute, &relative);
     (absolute, relative, abs_cells)
+}
+
+/// What each run measured of each step's throughput per the base's clients: its measures
+/// times the base's clients / its own, so that the decision rule judges the scaling
+/// efficiency as it judges the throughput. `[run][step]`.
+fn per_client_measures(
+    runs: &[LoadedRun],
+    steps: &[StepName],
+    base_index: usize,
+    measured: &[Vec<Option<Measured>>],
+) -> Vec<Vec<Option<Measured>>> {
+    runs.iter()
+        .zip(measured)
+        .map(|(run, row)| {
+            steps
+                .iter()
+                .zip(row)
+                .map(|(&step, m)| {
+                    let s = run.record.step(step)?;
+                    let b = runs.get(base_index)?.record.step(step)?;
+                    if s.clients == 0 {
+                        return None;
+                    }
+                    let factor = f64::from(b.clients) / f64::from(s.clients);
+                    let mut m = m.clone()?;
+                    m.values.iter_mut().for_each(|v| *v *= factor);
+                    m.per_second.iter_mut().for_each(|v| *v *= factor);
+                    Some(m)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Each run's setup against the base's, for every run but the base.

@@ -67,6 +67,10 @@ pub struct HostRow {
     pub iowait_share_max: Option<f64>,
     /// Probes the run holds.
     pub probes: usize,
+    /// Whether its probes and the base's show the host steady across both runs
+    /// (`results::probe::steady_between`): only then does one run a side decide a rate.
+    #[serde(skip)]
+    pub steady_with_base: bool,
 }
 
 /// A step of a run whose figures the host may have moved.
@@ -115,6 +119,13 @@ impl HostView {
     /// The reasons `step` of run `label` is host-affected, or `None` when it is not.
     pub fn flag(&self, step: StepName, label: &str) -> Option<&HostFlag> {
         self.flags.iter().find(|f| f.step == step && f.run == label)
+    }
+
+    /// Whether the host probes show the host steady between run `label` and the base.
+    pub fn steady(&self, label: &str) -> bool {
+        self.rows
+            .iter()
+            .any(|r| r.run == label && r.steady_with_base)
     }
 
     /// Whether any run holds a probe (the table is shown then).
@@ -317,7 +328,7 @@ fn client_cpu_verdict(
 }
 
 /// One run's row of the host table.
-fn host_row(run: &LoadedRun, base_median: Option<&HostProbe>) -> HostRow {
+fn host_row(run: &LoadedRun, base: Option<&LoadedRun>, base_median: Option<&HostProbe>) -> HostRow {
     let probes = run_probes(&run.record.steps);
     let med = median_probe(&probes);
     let hosts = || {
@@ -341,6 +352,9 @@ fn host_row(run: &LoadedRun, base_median: Option<&HostProbe>) -> HostRow {
         steal_share_max: max(hosts().filter_map(|h| h.steal_share).collect()),
         iowait_share_max: max(hosts().filter_map(|h| h.iowait_share).collect()),
         probes: probes.len(),
+        steady_with_base: base.is_some_and(|b| {
+            crate::results::probe::steady_between(&b.record.steps, &run.record.steps)
+        }),
     }
 }
 
@@ -425,7 +439,7 @@ pub fn host_view(
     let base_median = base_run.and_then(|b| median_probe(&run_probes(&b.record.steps)));
     let rows: Vec<HostRow> = runs
         .iter()
-        .map(|r| host_row(r, base_median.as_ref()))
+        .map(|r| host_row(r, base_run, base_median.as_ref()))
         .collect();
     let warnings = host_warnings(runs, base, base_median.as_ref());
     let mut flags = Vec::new();

@@ -295,7 +295,7 @@ fn marks_note(t: &DocTable) -> Option<Block> {
         parts.push("a relative figure ending in ~ is host-affected: the host probe or the run's own signals say the host's speed differed (section Host), so it is not painted as a DBMS change");
     }
     if cells().any(|c| c.text.ends_with('?')) {
-        parts.push("a relative figure ending in ? is not decided: its interval reaches both inside and beyond ±5% (too noisy), or its step is too short to judge (under 3 s or 3 per-second samples); the HTML's hover and the JSON say why");
+        parts.push("a relative figure ending in ? is not decided: its interval reaches both inside and beyond ±5% (too noisy), its step is too short to judge (under 3 s or 3 per-second samples), or it is a rate of one run a side on a host nothing showed steady (one run a side: repeats, or `ibench check --run`, would decide it); the HTML's hover and the JSON say why");
     }
     if cells().any(|c| c.partial.is_some()) {
         parts.push("a figure marked ! or ⚠ covers only the part of its step that ran (the step failed or was interrupted), or a check after its step failed (the figure is as measured; the notes say why)");
@@ -852,6 +852,43 @@ fn latency_table(cmp: &Comparison, rows: &[super::model::LatencyRow]) -> DocTabl
     }
 }
 
+/// The paint of figure `m`'s ratio `r` of run `i` in `step`'s table: the step's throughput
+/// takes the relative table's paint (decided there on its measures), and so does every
+/// figure of a step too short to judge; the others the rule's for a figure without measures,
+/// the DBMS's work per op that `ibench check` judges as work
+/// (`results::metrics::judged_work`), every other figure (rates, latencies, the host's and
+/// the client's CPU, IO per op) as a figure the host moves.
+fn step_figure_paint(
+    cmp: &Comparison,
+    step: StepName,
+    i: usize,
+    m: &MetricRow,
+    r: f64,
+) -> super::paint::Paint {
+    let decided = cmp
+        .relative
+        .columns
+        .iter()
+        .position(|c| *c == step)
+        .and_then(|j| cmp.relative.rows.get(i)?.cells.get(j));
+    let too_short = |c: &Cell| matches!(&c.note, Some(CellNote::Undecided(why)) if why.starts_with(crate::stats::decision::Reason::TooShort.text()));
+    if let Some(cell) = decided.filter(|c| m.name == "throughput" || too_short(c)) {
+        return super::paint::of_cell(cell);
+    }
+    let flag = cmp.host.flag(step, &cmp.labels[i]);
+    super::paint::paint(&super::paint::Evidence {
+        higher_is_better: m.lower_is_better.map(|l| !l),
+        host: flag.map(|f| f.reasons.as_slice()),
+        kind: if crate::results::metrics::judged_work(&m.name) {
+            crate::stats::decision::FigureKind::Work
+        } else {
+            crate::stats::decision::FigureKind::Rate
+        },
+        steady_host: cmp.host.steady(&cmp.labels[i]),
+        ..super::paint::Evidence::of_rate(r)
+    })
+}
+
 /// A step's figures, one row per figure and a column per run; `relative`: run / base, the
 /// base's own column left out, each ratio painted by [`super::paint::paint`] (a host-affected
 /// step's figures grey, marked ~).
@@ -879,12 +916,7 @@ fn figures_table(
                         let v = if relative { m.relative[i] } else { m.values[i] };
                         match (v, relative) {
                             (Some(r), true) => {
-                                let flag = cmp.host.flag(step, &cmp.labels[i]);
-                                let p = super::paint::paint(&super::paint::Evidence {
-                                    higher_is_better: m.lower_is_better.map(|l| !l),
-                                    host: flag.map(|f| f.reasons.as_slice()),
-                                    ..super::paint::Evidence::of_rate(r)
-                                });
+                                let p = step_figure_paint(cmp, step, i, m, r);
                                 let mark = p.note.as_ref().map_or("", CellNote::mark);
                                 let mut c = DocCell::plain(format!("{r:.2}{mark}"));
                                 c.colour = p.colour;
@@ -905,7 +937,7 @@ fn figures_table(
 }
 
 /// What the colours of a relative throughput table mean (`report::paint`).
-const RELATIVE_COLOURS: &str = "Throughput / the base's, painted by the rule of `ibench check`: red or green only when the 90% interval of the ratio (over the repeats, or from each run's per-second rates) lies wholly below 0.95 or above 1.05; grey otherwise: no change, or not decided (marked).";
+const RELATIVE_COLOURS: &str = "Throughput / the base's, painted by the rule of `ibench check`: red or green only when the 90% interval of the ratio (over the repeats, paired by round where they ran interleaved, or from each run's per-second rates where the host probes show the host steady) lies wholly below 0.95 or above 1.05; grey otherwise: no change, or not decided (marked).";
 
 /// What the colours of a relative figures table mean.
 const FIGURE_COLOURS: &str = "Run / base. Red: worse by more than 5% (a cost up or a rate down); green: better by more than 5%; grey: within 5%, moved with no better or worse (seconds, the clock), or not decided (ending in ~: the step is host-affected).";

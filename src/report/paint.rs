@@ -19,7 +19,7 @@
 
 use super::diagnosis::NoiseBand;
 use super::model::{Cell, CellNote, Colour};
-use crate::stats::decision::{self, Method, Verdict};
+use crate::stats::decision::{self, FigureKind, Method, Verdict};
 
 /// The threshold of a change, percent: the reports' ±5% band, as `ibench check`'s default.
 pub const THRESHOLD_PCT: f64 = 5.0;
@@ -42,6 +42,11 @@ pub struct Evidence<'a> {
     /// What the base and the run measured of the figure (their repeats, or a single run's
     /// per-second samples), for the decision rule; `None`: only the band decides.
     pub measured: Option<(&'a decision::Evidence, &'a decision::Evidence)>,
+    /// A rate or latency (timed: the host moves it), or the DBMS's work per op (counted).
+    pub kind: FigureKind,
+    /// Whether the host probes show the host steady between the base and the run
+    /// (`results::probe::steady_between`): only then does one run a side decide a rate.
+    pub steady_host: bool,
 }
 
 impl<'a> Evidence<'a> {
@@ -54,8 +59,30 @@ impl<'a> Evidence<'a> {
             note: None,
             spread: None,
             measured: None,
+            kind: FigureKind::Rate,
+            steady_host: false,
         }
     }
+
+    /// Whether it is a rate (or latency) of one run a side with nothing to show the host
+    /// steady: no measures, no repeats to measure the noise between runs (no spread), no
+    /// steady probes. Such a figure is never painted red or green.
+    fn one_run_rate(&self) -> bool {
+        // With measures the decision rule says so itself, after the floor.
+        self.measured.is_none()
+            && self.spread.is_none()
+            && self.kind == FigureKind::Rate
+            && !self.steady_host
+    }
+}
+
+/// The note of a rate that one run a side cannot decide.
+pub fn one_run_note() -> CellNote {
+    CellNote::Undecided(format!(
+        "{}: {}",
+        decision::Reason::OneRun.text(),
+        decision::ONE_RUN_DETAIL
+    ))
 }
 
 /// How one relative figure is painted, and why.
@@ -104,11 +131,18 @@ pub fn paint(e: &Evidence) -> Paint {
         return grey(Some(n.clone()));
     }
     let carried = e.note.filter(|n| **n != CellNote::UnsettledStart).cloned();
+    if e.one_run_rate() {
+        return grey(Some(one_run_note()));
+    }
     if let Some((base, run)) = e.measured
         && let Some(higher) = e.higher_is_better
     {
+        let settings = decision::Settings {
+            steady_host: e.steady_host,
+            ..decision::Settings::with_threshold_pct(THRESHOLD_PCT)
+        };
         let p = decided(
-            &decision::decide(base, run, THRESHOLD_PCT, !higher),
+            &decision::decide_paired(base, run, &settings, !higher),
             carried,
         );
         // A change inside the base's own spread over repeats is not painted either.
@@ -150,7 +184,7 @@ pub fn paint(e: &Evidence) -> Paint {
 fn decided(d: &decision::Decision, carried: Option<CellNote>) -> Paint {
     let interval = d
         .interval
-        .filter(|_| d.method == Some(Method::Repeats))
+        .filter(|_| matches!(d.method, Some(Method::Repeats | Method::Paired)))
         .map(|(lo, hi)| [lo, hi]);
     let (colour, note) = match d.verdict {
         Verdict::Regressed => (Colour::Red, carried),
@@ -220,8 +254,43 @@ mod tests {
     use super::*;
     use crate::results::{CheckKind, Status};
 
+    /// A rate between runs on a host the probes show steady: the band decides.
+    fn steady(r: f64) -> Evidence<'static> {
+        Evidence {
+            steady_host: true,
+            ..Evidence::of_rate(r)
+        }
+    }
+
     fn rate(r: f64) -> Colour {
-        paint(&Evidence::of_rate(r)).colour
+        paint(&steady(r)).colour
+    }
+
+    #[test]
+    fn a_rate_of_one_run_a_side_is_never_painted_without_a_steady_host() {
+        for r in [0.3, 0.949, 1.0, 1.051, 4.0] {
+            let p = paint(&Evidence::of_rate(r));
+            assert_eq!(p.colour, Colour::Grey, "{r}");
+            assert_eq!(p.note, Some(one_run_note()), "{r}");
+            assert!(p.is_undecided());
+        }
+        // Single runs measured: the same.
+        let one = |v: f64| {
+            decision::Evidence::single_run(v, &[v, v * 1.01, v * 0.99, v], FigureKind::Rate)
+        };
+        let (b, c) = (one(100.0), one(50.0));
+        let p = paint(&Evidence {
+            measured: Some((&b, &c)),
+            ..Evidence::of_rate(0.5)
+        });
+        assert_eq!((p.colour, p.note), (Colour::Grey, Some(one_run_note())));
+        // Work per op still decides from one run a side.
+        let work = Evidence {
+            higher_is_better: Some(false),
+            kind: FigureKind::Work,
+            ..Evidence::of_rate(1.5)
+        };
+        assert_eq!(paint(&work).colour, Colour::Red);
     }
 
     #[test]
@@ -238,7 +307,7 @@ mod tests {
         let cost = |r| {
             paint(&Evidence {
                 higher_is_better: Some(false),
-                ..Evidence::of_rate(r)
+                ..steady(r)
             })
             .colour
         };
@@ -246,7 +315,7 @@ mod tests {
         assert_eq!(cost(0.8), Colour::Green);
         let neither = Evidence {
             higher_is_better: None,
-            ..Evidence::of_rate(1.5)
+            ..steady(1.5)
         };
         assert_eq!(paint(&neither).colour, Colour::Grey);
     }
@@ -306,7 +375,7 @@ mod tests {
 
     #[test]
     fn with_measures_the_decision_rule_paints() {
-        use decision::{Evidence as Measured, FigureKind};
+        use decision::Evidence as Measured;
         // Three quiet repeats a side, 20% apart: regressed, with the repeats' interval.
         let base = Measured::repeats(&[100.0, 101.0, 99.0], FigureKind::Rate);
         let slow = Measured::repeats(&[80.0, 81.0, 79.0], FigureKind::Rate);
@@ -344,7 +413,7 @@ mod tests {
 
     #[test]
     fn a_range_is_painted_only_when_all_its_figures_agree() {
-        let p = |r| paint(&Evidence::of_rate(r));
+        let p = |r| paint(&steady(r));
         assert_eq!(paint_of_range(&[p(0.5), p(0.7)]).colour, Colour::Red);
         assert_eq!(paint_of_range(&[p(1.5), p(1.7)]).colour, Colour::Green);
         assert_eq!(paint_of_range(&[p(0.5), p(1.0)]).colour, Colour::Grey);

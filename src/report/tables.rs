@@ -271,6 +271,7 @@ pub(super) fn paint_relative(
                 note,
                 spread: noise.own(*step).filter(|_| i != base),
                 measured,
+                steady_host: i == base || host.steady(&row.label),
                 ..Evidence::of_rate(ratio)
             });
             cell.colour = p.colour;

@@ -631,6 +631,31 @@ pub fn read_metrics(dir: &Path) -> anyhow::Result<Vec<SampleLine>> {
 /// ibench's own), so the efficiency table says it once, on its `server:` line.
 pub const EMBEDDED_NA: &str = "SQLite runs inside ibench: there is no server process";
 
+/// The DBMS's and the server's work per op that the check judges: a name of
+/// [`METRICS`] and its unit. Whether the host can move it: the server's CPU
+/// per op can (steal, a slower clock), the DBMS's counters cannot.
+pub const WORK_METRICS: [(&str, &str, bool); 8] = [
+    ("cpupq", "µs/op", true),
+    ("walbpi", "bytes/row", false),
+    ("fpipi", "FPIs/row", false),
+    ("shhpq", "blocks/op", false),
+    ("shrpq", "blocks/op", false),
+    ("redobpi", "bytes/row", false),
+    ("rowspq", "rows/op", false),
+    ("rbwpi", "bytes/row", false),
+];
+
+/// The perf counters per op the check judges, where `--perf` ran.
+pub const PERF_EVENTS: [&str; 2] = ["instructions", "cycles"];
+
+/// Whether `name` (a name of [`METRICS`] or a perf event) is the DBMS's work per op that
+/// `ibench check` judges ([`WORK_METRICS`], [`PERF_EVENTS`]): a figure one run a side may
+/// decide. The others (the whole host's CPU, context switches, the client's CPU, storage IO
+/// per op) move with the host.
+pub fn judged_work(name: &str) -> bool {
+    WORK_METRICS.iter().any(|(n, _, _)| *n == name) || PERF_EVENTS.contains(&name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -242,9 +242,89 @@ impl HostThresholds {
     }
 }
 
+/// How far every probe of two runs may lie from their common median, per figure (CPU and
+/// memory), for the runs to count as measured on a steady host: ±10%. On an idle host the
+/// probes lay within 2.4% (CPU) and 2.6% (memory) of their median (docs/performance.md
+/// section 7); a neighbour that takes a core moves them far beyond (×4 on the noisy fixture).
+pub const STEADY_BOUND: f64 = 0.10;
+
+/// The figures steadiness is read from: loopback's own noise reaches 26% on an idle host and
+/// fsync waits for the step's writeback, so neither can vouch for the host.
+const STEADY_FIGURES: [ProbeFigure; 2] = [ProbeFigure::Cpu, ProbeFigure::Memory];
+
+/// Whether the host probes of two runs show a host that held steady across both: each run
+/// probed every one of its steps before and after, and every CPU and memory figure of every
+/// probe of both runs lies within ±[`STEADY_BOUND`] of their common median. Only then may one
+/// run a side decide a rate (`stats::decision::Settings::steady_host`).
+pub fn steady_between(a: &[super::StepRecord], b: &[super::StepRecord]) -> bool {
+    let hosts = |steps: &[super::StepRecord]| -> Vec<Option<StepHost>> {
+        steps.iter().map(|s| s.host_probe.clone()).collect()
+    };
+    steady_hosts(&hosts(a), &hosts(b))
+}
+
+/// [`steady_between`] on the steps' probes (`None`: a step without one).
+fn steady_hosts(a: &[Option<StepHost>], b: &[Option<StepHost>]) -> bool {
+    let probed = |steps: &[Option<StepHost>]| {
+        !steps.is_empty()
+            && steps.iter().all(|h| {
+                h.as_ref()
+                    .is_some_and(|h| h.before.is_some() && h.after.is_some())
+            })
+    };
+    if !probed(a) || !probed(b) {
+        return false;
+    }
+    let probes: Vec<&HostProbe> = a
+        .iter()
+        .chain(b)
+        .flatten()
+        .flat_map(StepHost::probes)
+        .collect();
+    STEADY_FIGURES.iter().all(|f| {
+        let values: Vec<f64> = probes.iter().filter_map(|p| f.of(p)).collect();
+        values.len() == probes.len()
+            && median(values.iter().copied())
+                .is_some_and(|m| values.iter().all(|v| (v / m - 1.0).abs() <= STEADY_BOUND))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn step(cpu: [f64; 2], memory: f64) -> Option<StepHost> {
+        let probe = |cpu: f64| HostProbe {
+            cpu_ns_per_iteration: Some(cpu),
+            memory_ns_per_access: Some(memory),
+            ..HostProbe::default()
+        };
+        Some(StepHost {
+            before: Some(probe(cpu[0])),
+            after: Some(probe(cpu[1])),
+            ..StepHost::default()
+        })
+    }
+
+    #[test]
+    fn a_host_is_steady_only_with_every_probe_within_the_bound() {
+        let quiet = vec![step([2.73, 2.75], 14.6), step([2.74, 2.72], 14.4)];
+        assert!(steady_hosts(&quiet, &quiet));
+        // One probe of the other run 15% slower: not steady.
+        let busy = vec![step([2.73, 3.15], 14.6), step([2.74, 2.72], 14.4)];
+        assert!(!steady_hosts(&quiet, &busy));
+        // Memory moved: not steady.
+        let mem = vec![step([2.73, 2.75], 20.0), step([2.74, 2.72], 14.4)];
+        assert!(!steady_hosts(&quiet, &mem));
+        // A step without its probe after, or a run without probes: no evidence.
+        let mut half = quiet.clone();
+        if let Some(h) = half[1].as_mut() {
+            h.after = None;
+        }
+        assert!(!steady_hosts(&quiet, &half));
+        assert!(!steady_hosts(&quiet, &[None, None]));
+        assert!(!steady_hosts(&[], &[]));
+    }
 
     #[test]
     fn proc_stat_cpu_line_parses_and_its_delta_gives_the_shares() {

@@ -21,6 +21,7 @@
 //! call it.
 
 use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 /// The default level of each one-sided test: the interval is `1 - 2·alpha` (90%).
 pub const DEFAULT_ALPHA: f64 = 0.05;
@@ -73,6 +74,9 @@ pub enum Reason {
     TooShort,
     /// A side's figure is 0 (or missing) where the other's is not: no ratio.
     NoRatio,
+    /// A rate or latency with one run on a side and no evidence that the host was steady
+    /// between the runs: a single run's interval cannot see a host slower for a whole run.
+    OneRun,
 }
 
 impl Reason {
@@ -85,6 +89,7 @@ impl Reason {
             Reason::TooNoisy => "too noisy",
             Reason::TooShort => "too short",
             Reason::NoRatio => "no ratio",
+            Reason::OneRun => "one run a side",
         }
     }
 }
@@ -114,11 +119,26 @@ impl FigureKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
-    /// Welch's t interval over the repeats of both sides.
+    /// Welch's t interval over the repeats of both sides, taken as two independent samples.
     Repeats,
     /// At least one side is a single run: its noise from its own per-second samples (batch
     /// means), which cannot see a host slower for the whole run.
     PerSecond,
+    /// The sides ran in rounds (base and candidate one after the other, or at the same time):
+    /// a paired t interval of the per-round log ratios, so the host's drift that both sides of
+    /// a round shared cancels.
+    Paired,
+}
+
+impl Method {
+    /// As every output names it: `paired`, `Welch` or `single run`.
+    pub fn text(self) -> &'static str {
+        match self {
+            Method::Repeats => "Welch",
+            Method::PerSecond => "single run",
+            Method::Paired => "paired",
+        }
+    }
 }
 
 /// The shortest step that is judged: its measured part must last `seconds` and hold
@@ -152,6 +172,11 @@ pub struct Evidence {
     pub samples: Option<usize>,
     /// Work or rate.
     pub kind: FigureKind,
+    /// The round each of `values` ran in, when the sides ran in rounds (an interleaved
+    /// matrix, `ibench check --run`): [`decide_paired`] pairs the sides' values by it. Empty
+    /// when the repeats ran apart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<usize>,
 }
 
 impl Evidence {
@@ -163,6 +188,7 @@ impl Evidence {
             seconds: None,
             samples: None,
             kind,
+            rounds: Vec::new(),
         }
     }
 
@@ -174,7 +200,14 @@ impl Evidence {
             seconds: None,
             samples: Some(per_second.len()),
             kind,
+            rounds: Vec::new(),
         }
+    }
+
+    /// With the round each value ran in (one per value), for [`decide_paired`].
+    pub fn in_rounds(mut self, rounds: &[usize]) -> Evidence {
+        self.rounds = rounds.to_vec();
+        self
     }
 
     /// With the measured part's length and per-second samples, for the floor.
@@ -194,6 +227,10 @@ pub struct Settings {
     pub alpha: f64,
     /// The shortest step judged.
     pub floor: Floor,
+    /// Evidence that the host was steady between the runs (their host probes within
+    /// `results::probe::STEADY_BOUND`): only then does one run a side decide a rate or a
+    /// latency ([`Reason::OneRun`]). Work per op decides without it.
+    pub steady_host: bool,
 }
 
 impl Settings {
@@ -203,6 +240,7 @@ impl Settings {
             threshold: threshold_pct / 100.0,
             alpha: DEFAULT_ALPHA,
             floor: DEFAULT_FLOOR,
+            steady_host: false,
         }
     }
 
@@ -432,6 +470,12 @@ pub fn decide_with(
         (Err(NoEstimate::NoValue), _) | (_, Err(NoEstimate::NoValue)) => {
             return no_value(base, cand, level);
         }
+        _ if !settings.steady_host && base.kind == FigureKind::Rate => {
+            let mut d = Decision::cannot(Reason::OneRun, level, ONE_RUN_DETAIL.to_string());
+            d.ratio = geometric_ratio(base, cand);
+            d.method = Some(Method::PerSecond);
+            return d;
+        }
         _ => {
             let n = format!("n={} vs {}", base.values.len(), cand.values.len());
             let mut d = Decision::cannot(
@@ -445,7 +489,136 @@ pub fn decide_with(
             return d;
         }
     };
+    let single = b.per_second_seconds.is_some() || c.per_second_seconds.is_some();
+    if single
+        && !settings.steady_host
+        && (base.kind, cand.kind) != (FigureKind::Work, FigureKind::Work)
+    {
+        let mut d = Decision::cannot(Reason::OneRun, level, ONE_RUN_DETAIL.to_string());
+        d.ratio = geometric_ratio(base, cand);
+        d.method = Some(Method::PerSecond);
+        return d;
+    }
     interval_decision(&b, &c, settings, lower_is_better)
+}
+
+/// Why one run a side does not decide a rate, for people.
+pub const ONE_RUN_DETAIL: &str = "a single run's interval, from its own per-second rates, cannot see a host slower for the whole run, and nothing showed the host steady between the runs (every host probe of both within ±10% of their median)";
+
+/// Decided from rounds where the sides ran in rounds: the values of the two sides that ran in
+/// the same round (their `rounds`, one after the other or at the same time) are paired, and
+/// the figure is judged on the per-round log ratios ([`paired_decision`]). Where the rounds
+/// cannot be paired (a side without rounds, fewer than [`MIN_REPEATS_FOR_NOISE`] rounds in
+/// common, a value not above 0) this is [`decide_with`] (Welch's t, or a single run's rule).
+pub fn decide_paired(
+    base: &Evidence,
+    cand: &Evidence,
+    settings: &Settings,
+    lower_is_better: bool,
+) -> Decision {
+    let log_ratios = paired_log_ratios(base, cand);
+    let short = too_short(base, &settings.floor).or(too_short(cand, &settings.floor));
+    match log_ratios {
+        Some(r) if r.len() >= MIN_REPEATS_FOR_NOISE && short.is_none() => {
+            paired_decision(&r, settings, lower_is_better)
+        }
+        // The floor's and the missing values' verdicts are the same either way.
+        _ => decide_with(base, cand, settings, lower_is_better),
+    }
+}
+
+/// `ln(candidate / base)` of each round both sides ran, in the base's order; `None` when a
+/// side has no rounds (or not one per value) or a value is not above 0.
+fn paired_log_ratios(base: &Evidence, cand: &Evidence) -> Option<Vec<f64>> {
+    let ok = |e: &Evidence| {
+        e.rounds.len() == e.values.len()
+            && !e.rounds.is_empty()
+            && e.values.iter().all(|v| *v > 0.0 && v.is_finite())
+    };
+    if !ok(base) || !ok(cand) {
+        return None;
+    }
+    Some(
+        base.rounds
+            .iter()
+            .zip(&base.values)
+            .filter_map(|(round, b)| {
+                let i = cand.rounds.iter().position(|r| r == round)?;
+                Some((cand.values[i] / b).ln())
+            })
+            .collect(),
+    )
+}
+
+/// The paired rule: one figure decided from its per-round log ratios `ln(candidate / base)`,
+/// one a round (a round ran both sides on the same host in the same minutes). The interval is
+/// the paired t interval of their mean at the settings' level (`n - 1` degrees of freedom);
+/// the verdict is read from it as [`decide_with`] reads Welch's; the planning names the
+/// rounds that would decide a change of the threshold's size at the per-round noise measured.
+/// Fewer than [`MIN_REPEATS_FOR_NOISE`] finite ratios: cannot tell, too few repeats.
+pub fn paired_decision(log_ratios: &[f64], settings: &Settings, lower_is_better: bool) -> Decision {
+    let level = settings.level();
+    let tau = settings.threshold;
+    let finite: Vec<f64> = log_ratios
+        .iter()
+        .copied()
+        .filter(|r| r.is_finite())
+        .collect();
+    if finite.len() < MIN_REPEATS_FOR_NOISE {
+        let mut d = Decision::cannot(
+            Reason::TooFewRepeats,
+            level,
+            format!(
+                "{} round(s): one round does not measure the noise between rounds; {MIN_REPEATS_FOR_NOISE} rounds would",
+                finite.len()
+            ),
+        );
+        d.ratio = finite.first().map(|r| r.exp());
+        d.method = Some(Method::Paired);
+        return d;
+    }
+    let n = count(finite.len());
+    let d = mean(&finite);
+    let sd = sample_var(&finite).sqrt();
+    let t = if sd > 0.0 {
+        t_quantile(1.0 - settings.alpha, n - 1.0)
+    } else {
+        0.0
+    };
+    let h = t * sd / n.sqrt();
+    let (lo, hi) = ((d - h).exp(), (d + h).exp());
+    let ratio = d.exp();
+    let ci = format!(
+        "{} ({:.0}% paired interval over {} rounds {} .. {})",
+        pct(ratio),
+        level * 100.0,
+        finite.len(),
+        pct(lo),
+        pct(hi)
+    );
+    let (verdict, reason, detail) = verdict_of((lo, hi), tau, lower_is_better, &ci);
+    let smallest = smallest_regression_pct(tau, h, lower_is_better);
+    let rounds = rounds_needed(sd, settings, |k| k - 1.0, 1.0);
+    let detail = if verdict == Verdict::CannotTell {
+        format!(
+            "{detail}; the smallest regression these rounds could decide is {smallest:+.1}%; {}",
+            plan_text(rounds, None, tau, "rounds")
+        )
+    } else {
+        detail
+    };
+    Decision {
+        verdict,
+        reason,
+        ratio: Some(ratio),
+        interval: Some((lo, hi)),
+        level,
+        method: Some(Method::Paired),
+        smallest_regression_pct: Some(smallest),
+        repeats_needed: rounds,
+        seconds_needed: None,
+        detail,
+    }
 }
 
 /// The ratio of the geometric means, when every value is above 0.
@@ -507,7 +680,7 @@ fn interval_decision(
     let detail = if verdict == Verdict::CannotTell {
         format!(
             "{detail}; the smallest regression these measures could decide is {smallest:+.1}%; {}",
-            plan_text(repeats_needed, seconds_needed, tau)
+            plan_text(repeats_needed, seconds_needed, tau, "repeats a side")
         )
     } else {
         detail
@@ -607,27 +780,8 @@ fn plan(b: &Estimate, c: &Estimate, settings: &Settings, h: f64) -> (Option<usiz
     let target = target_half_width(settings);
     if let (Some(sb), Some(sc)) = (b.sd_repeat, c.sd_repeat) {
         let sd = f64::midpoint(sb * sb, sc * sc).sqrt();
-        if sd == 0.0 {
-            return (Some(MIN_REPEATS_FOR_NOISE), None);
-        }
-        let enough = |n: usize| {
-            let nf = count(n);
-            t_quantile(1.0 - settings.alpha, 2.0 * nf - 2.0) * sd * (2.0 / nf).sqrt() <= target
-        };
-        // The half-width falls as n grows: the fewest n that is enough, by bisection.
-        if !enough(MAX_PLANNED_REPEATS) {
-            return (None, None);
-        }
-        let (mut lo, mut hi) = (MIN_REPEATS_FOR_NOISE - 1, MAX_PLANNED_REPEATS);
-        while hi - lo > 1 {
-            let mid = usize::midpoint(lo, hi);
-            if enough(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        return (Some(hi), None);
+        // Welch with n a side: 2n - 2 degrees of freedom, the variance of the difference 2/n.
+        return (rounds_needed(sd, settings, |n| 2.0 * n - 2.0, 2.0), None);
     }
     let seconds = b.per_second_seconds.or(c.per_second_seconds);
     match seconds {
@@ -637,129 +791,79 @@ fn plan(b: &Estimate, c: &Estimate, settings: &Settings, h: f64) -> (Option<usiz
     }
 }
 
+/// The fewest repeats a side (or rounds) `n` at which the half-width
+/// `t(1 - alpha, df(n)) · sd · √(spread / n)` is at most half the threshold, by bisection;
+/// `None` beyond [`MAX_PLANNED_REPEATS`]. `sd` is one repeat's (one round's) standard
+/// deviation in logs; `spread` is 2 for two independent sides, 1 for paired rounds.
+fn rounds_needed(
+    sd: f64,
+    settings: &Settings,
+    df: impl Fn(f64) -> f64,
+    spread: f64,
+) -> Option<usize> {
+    if sd == 0.0 {
+        return Some(MIN_REPEATS_FOR_NOISE);
+    }
+    let target = target_half_width(settings);
+    let enough = |n: usize| {
+        let nf = count(n);
+        t_quantile(1.0 - settings.alpha, df(nf)) * sd * (spread / nf).sqrt() <= target
+    };
+    // The half-width falls as n grows: the fewest n that is enough, by bisection.
+    if !enough(MAX_PLANNED_REPEATS) {
+        return None;
+    }
+    let (mut lo, mut hi) = (MIN_REPEATS_FOR_NOISE - 1, MAX_PLANNED_REPEATS);
+    while hi - lo > 1 {
+        let mid = usize::midpoint(lo, hi);
+        if enough(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
 /// What would decide a change of the threshold's size, for people.
-fn plan_text(repeats: Option<usize>, seconds: Option<f64>, tau: f64) -> String {
+/// `unit` counts them: `repeats a side` or `rounds`.
+fn plan_text(repeats: Option<usize>, seconds: Option<f64>, tau: f64, unit: &str) -> String {
     let change = format!("a ±{:.0}% change", tau * 100.0);
     match (repeats, seconds) {
-        (Some(n), _) => format!("{n} repeats a side would decide {change}"),
+        (Some(n), _) => format!("{n} {unit} would decide {change}"),
         (None, Some(s)) => format!(
             "a measured part of about {s:.0} s a side (or {MIN_REPEATS_FOR_NOISE} or more repeats a side) would decide {change}"
         ),
         (None, None) => format!(
-            "no number of repeats up to {MAX_PLANNED_REPEATS} a side would decide {change} at this noise"
+            "no number of {unit} up to {MAX_PLANNED_REPEATS} would decide {change} at this noise"
         ),
     }
 }
 
-/// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; relative error below 1e-13).
-fn ln_gamma(x: f64) -> f64 {
-    const G: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut a = G[0];
-    let t = x + 7.5;
-    for (i, g) in G.iter().enumerate().skip(1) {
-        a += g / (x + count(i));
-    }
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
-}
+/// Above these degrees of freedom `statrs`' inverse of Student's t loses digits (1.6e-6
+/// relative at 1e5, 9e-4 at 1e6 and p = 0.8, against the bisection this module carried
+/// before), so the quantile is the normal one with Cornish-Fisher's terms in `1/df`, whose
+/// error there is below 1e-12.
+const LARGE_DF: f64 = 1e4;
 
-/// What the modified Lentz method puts in place of a value too near zero to divide by.
-const TINY: f64 = 1e-300;
-
-/// The continued fraction of the regularized incomplete beta function (Numerical Recipes'
-/// `betacf`, modified Lentz).
-fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
-    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
-    let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
-    let mut h = d;
-    for m in 1..300 {
-        let m = f64::from(m);
-        let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        h *= lentz_step(aa, &mut c, &mut d);
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        let del = lentz_step(aa, &mut c, &mut d);
-        h *= del;
-        if (del - 1.0).abs() < 1e-14 {
-            break;
-        }
-    }
-    h
-}
-
-/// One step of the modified Lentz method with the coefficient `aa`: `c` and `d` advanced (kept
-/// off zero), and the factor the fraction's value is multiplied by.
-fn lentz_step(aa: f64, c: &mut f64, d: &mut f64) -> f64 {
-    *d = 1.0 + aa * *d;
-    if d.abs() < TINY {
-        *d = TINY;
-    }
-    *c = 1.0 + aa / *c;
-    if c.abs() < TINY {
-        *c = TINY;
-    }
-    *d = 1.0 / *d;
-    *d * *c
-}
-
-/// The regularized incomplete beta function I_x(a, b).
-fn beta_inc(a: f64, b: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let front =
-        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
-    if x < (a + 1.0) / (a + b + 2.0) {
-        front * beta_cf(a, b, x) / a
-    } else {
-        1.0 - front * beta_cf(b, a, 1.0 - x) / b
-    }
-}
-
-/// Student's t distribution function with `df` degrees of freedom.
-pub fn t_cdf(t: f64, df: f64) -> f64 {
-    let tail = 0.5 * beta_inc(df / 2.0, 0.5, df / (df + t * t));
-    if t >= 0.0 { 1.0 - tail } else { tail }
-}
-
-/// The quantile `p` (above 0.5) of Student's t with `df` degrees of freedom, by bisection.
+/// The quantile `p` (above 0.5) of Student's t with `df` degrees of freedom (`statrs`);
+/// infinite for degrees of freedom that are not above 0, so such an interval decides nothing.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    let mut hi = 8.0_f64;
-    while t_cdf(hi, df) < p && hi < 1e12 {
-        hi *= 8.0;
+    if !(0.0..1.0).contains(&p) || df.is_nan() || df <= 0.0 {
+        return f64::INFINITY;
     }
-    let mut lo = 0.0_f64;
-    for _ in 0..60 {
-        let mid = f64::midpoint(lo, hi);
-        if t_cdf(mid, df) < p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
+    if df > LARGE_DF {
+        let Ok(normal) = Normal::new(0.0, 1.0) else {
+            return f64::INFINITY;
+        };
+        let z = normal.inverse_cdf(p);
+        let (z3, z5) = (z.powi(3), z.powi(5));
+        return z + (z3 + z) / (4.0 * df) + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * df * df);
     }
-    f64::midpoint(lo, hi)
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(t) => t.inverse_cdf(p),
+        Err(_) => f64::INFINITY,
+    }
 }
 
 #[cfg(test)]
@@ -776,6 +880,23 @@ mod tests {
         assert!((t_quantile(0.95, 4.0) - 2.132).abs() < 1e-3);
         assert!((t_quantile(0.975, 10.0) - 2.228).abs() < 1e-3);
         assert!((t_quantile(0.95, 1e6) - 1.645).abs() < 1e-3);
+        // The values the hand-written bisection gave before statrs (commit "Student's t
+        // quantile from statrs"), within 1e-7 relative on both sides of LARGE_DF.
+        for (p, df, old) in [
+            (0.95, 3.0, 2.353_363_434_801_823),
+            (0.9, 1e4, 1.281_636_229_725_863_9),
+            (0.8, 1e6, 0.841_621_592_577_501_7),
+            (0.95, 1e5, 1.644_868_865_125_063),
+        ] {
+            let rel = (t_quantile(p, df) - old).abs() / old;
+            assert!(
+                rel < 1e-7,
+                "p {p} df {df}: {} against {old}",
+                t_quantile(p, df)
+            );
+        }
+        assert!(t_quantile(0.95, 0.0).is_infinite());
+        assert!(t_quantile(0.95, f64::NAN).is_infinite());
     }
 
     #[test]
@@ -838,6 +959,15 @@ mod tests {
         let d = decide(&reps(&[100.0]), &reps(&[100.0]), 5.0, false);
         assert_eq!(
             (d.verdict, d.reason),
+            (Verdict::CannotTell, Some(Reason::OneRun))
+        );
+        let steady = Settings {
+            steady_host: true,
+            ..Settings::with_threshold_pct(5.0)
+        };
+        let d = decide_with(&reps(&[100.0]), &reps(&[100.0]), &steady, false);
+        assert_eq!(
+            (d.verdict, d.reason),
             (Verdict::CannotTell, Some(Reason::TooFewRepeats))
         );
         let d = decide(&reps(&[100.0]), &reps(&[50.0]), 5.0, false);
@@ -893,22 +1023,141 @@ mod tests {
 
     #[test]
     fn a_single_run_a_side_is_judged_on_its_per_second_samples() {
+        let steady = Settings {
+            steady_host: true,
+            ..Settings::with_threshold_pct(5.0)
+        };
         let b = Evidence::single_run(1000.0, &series(1000.0, 20.0, 100), FigureKind::Rate);
         let c = Evidence::single_run(700.0, &series(700.0, 15.0, 100), FigureKind::Rate);
-        let d = decide(&b, &c, 5.0, false);
+        let d = decide_with(&b, &c, &steady, false);
         assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
         assert_eq!(d.method, Some(Method::PerSecond));
         assert!(d.detail.contains("blind to a host slower"), "{}", d.detail);
         let same = Evidence::single_run(1010.0, &series(1010.0, 20.0, 100), FigureKind::Rate);
-        assert_eq!(decide(&b, &same, 5.0, false).verdict, Verdict::NoChange);
+        assert_eq!(
+            decide_with(&b, &same, &steady, false).verdict,
+            Verdict::NoChange
+        );
         // Seconds that wander widely leave it open, and say how long a step would decide.
         let noisy: Vec<f64> = (0..20)
             .map(|i| if i < 10 { 600.0 } else { 1400.0 })
             .collect();
         let n = Evidence::single_run(1000.0, &noisy, FigureKind::Rate);
-        let d = decide(&b, &n, 5.0, false);
+        let d = decide_with(&b, &n, &steady, false);
         assert_eq!(d.verdict, Verdict::CannotTell, "{d:?}");
         assert!(d.seconds_needed.expect("seconds") > 20.0, "{d:?}");
+    }
+
+    #[test]
+    fn one_run_a_side_decides_no_rate_without_a_steady_host_but_decides_work() {
+        let b = Evidence::single_run(1000.0, &series(1000.0, 20.0, 100), FigureKind::Rate);
+        let c = Evidence::single_run(700.0, &series(700.0, 15.0, 100), FigureKind::Rate);
+        let d = decide(&b, &c, 5.0, false);
+        assert_eq!(
+            (d.verdict, d.reason),
+            (Verdict::CannotTell, Some(Reason::OneRun)),
+            "{d:?}"
+        );
+        assert!((d.ratio.expect("the ratio") - 0.7).abs() < 1e-9);
+        // A side of repeats against one run is still one run on a side.
+        let d = decide(&reps(&[1000.0, 1010.0, 990.0]), &c, 5.0, false);
+        assert_eq!(d.reason, Some(Reason::OneRun), "{d:?}");
+        // Work per op decides from one run a side.
+        let w = |v: f64, w: f64| Evidence::single_run(v, &series(v, w, 100), FigureKind::Work);
+        let d = decide(&w(100.0, 1.0), &w(130.0, 1.0), 5.0, true);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+    }
+
+    #[test]
+    fn paired_rounds_cancel_the_drift_that_welch_keeps() {
+        // The host drifts by ±30% from round to round; within a round the candidate is 10%
+        // slower, give or take 1%.
+        let drift = [1.0, 1.3, 0.7, 1.2, 0.8, 1.0];
+        let wobble = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0];
+        let base: Vec<f64> = drift.iter().map(|d| 1000.0 * d).collect();
+        let cand: Vec<f64> = drift
+            .iter()
+            .zip(wobble)
+            .map(|(d, w)| 900.0 * d * w)
+            .collect();
+        let s = Settings::with_threshold_pct(5.0);
+        let welch = decide_with(&reps(&base), &reps(&cand), &s, false);
+        assert_eq!(welch.verdict, Verdict::CannotTell, "{welch:?}");
+        assert_eq!(welch.method, Some(Method::Repeats));
+        let rounds = [1, 2, 3, 4, 5, 6];
+        let paired = decide_paired(
+            &reps(&base).in_rounds(&rounds),
+            &reps(&cand).in_rounds(&rounds),
+            &s,
+            false,
+        );
+        assert_eq!(paired.verdict, Verdict::Regressed, "{paired:?}");
+        assert_eq!(paired.method, Some(Method::Paired));
+        let (lo, hi) = paired.interval.expect("an interval");
+        assert!(lo < 0.9 && hi > 0.9 && hi < 0.95, "{paired:?}");
+        // The planning uses the paired noise: far fewer rounds than Welch's repeats.
+        let rounds = paired.repeats_needed.expect("a plan");
+        assert!(rounds <= 3, "{paired:?}");
+        assert!(
+            welch.repeats_needed.expect("a plan") > 10 * rounds,
+            "{welch:?}"
+        );
+    }
+
+    #[test]
+    fn the_paired_interval_is_the_t_interval_of_the_log_ratios() {
+        let r = [0.01_f64, -0.02, 0.03, 0.0];
+        let s = Settings::with_threshold_pct(5.0);
+        let d = paired_decision(&r, &s, false);
+        let m = r.iter().sum::<f64>() / 4.0;
+        let sd = (r.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 3.0).sqrt();
+        // t(0.95, 3) = 2.353 (the tables).
+        let h = 2.353 * sd / 2.0;
+        let (lo, hi) = d.interval.expect("an interval");
+        assert!((lo.ln() - (m - h)).abs() < 1e-3, "{d:?}");
+        assert!((hi.ln() - (m + h)).abs() < 1e-3, "{d:?}");
+        assert_eq!(d.verdict, Verdict::NoChange, "{d:?}");
+        assert!(
+            d.detail.contains("paired interval over 4 rounds"),
+            "{}",
+            d.detail
+        );
+    }
+
+    #[test]
+    fn rounds_that_cannot_be_paired_fall_back_to_welch() {
+        let s = Settings::with_threshold_pct(5.0);
+        // Repeats that ran apart (no rounds): Welch.
+        let d = decide_paired(
+            &reps(&[100.0, 101.0, 99.0]),
+            &reps(&[100.0, 100.5, 99.5]),
+            &s,
+            false,
+        );
+        assert_eq!(d.method, Some(Method::Repeats), "{d:?}");
+        // Rounds with one in common: Welch.
+        let d = decide_paired(
+            &reps(&[100.0, 101.0]).in_rounds(&[1, 2]),
+            &reps(&[100.0, 100.5]).in_rounds(&[2, 3]),
+            &s,
+            false,
+        );
+        assert_eq!(d.method, Some(Method::Repeats), "{d:?}");
+        // One run a side: the single run's rule.
+        let b = Evidence::single_run(1000.0, &series(1000.0, 20.0, 100), FigureKind::Rate);
+        let d = decide_paired(&b, &b, &s, false);
+        assert_eq!(d.reason, Some(Reason::OneRun), "{d:?}");
+        // A single round's ratio decides nothing.
+        let d = paired_decision(&[0.5], &s, false);
+        assert_eq!(
+            (d.verdict, d.reason),
+            (Verdict::CannotTell, Some(Reason::TooFewRepeats))
+        );
+        assert_eq!(d.method, Some(Method::Paired));
+        // Identical rounds: an exact ratio, decided.
+        let d = paired_decision(&[0.2, 0.2, 0.2], &s, true);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert_eq!(d.repeats_needed, Some(MIN_REPEATS_FOR_NOISE));
     }
 
     #[test]
