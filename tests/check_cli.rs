@@ -145,6 +145,7 @@ fn a_step_that_got_slower_is_named_with_exit_1_in_every_format() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
     assert!(xml.contains("name=\"l.i1 throughput\"><failure"), "{xml}");
+    assert!(xml.contains("(Welch)\" type=\"regression\""), "{xml}");
     let md = std::fs::read_to_string(&summary).unwrap();
     assert!(md.starts_with("## ibench check"), "{md}");
     assert!(md.contains("**REGRESSED**"), "{md}");

@@ -391,8 +391,8 @@ pub fn junit(report: &CheckReport) -> String {
         for v in &p.verdicts {
             let c = cells(v);
             let message = xml_escape(&format!(
-                "{}: {} -> {} {}, ratio {}",
-                c[9], c[4], c[5], v.unit, c[6]
+                "{}: {} -> {} {}, ratio {} ({})",
+                c[9], c[4], c[5], v.unit, c[6], c[8]
             ));
             let detail = xml_escape(&v.judgement.detail);
             out.push_str(&format!(

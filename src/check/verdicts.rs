@@ -478,14 +478,16 @@ fn with_host_flags(
         steady_host,
         ..rules.settings()
     };
-    let kind = figure.kind();
-    let lower = !figure.higher_is_better();
-    let all = decision::decide_paired(
-        &b.evidence(kind, false),
-        &c.evidence(kind, false),
-        &settings,
-        lower,
-    );
+    let (kind, lower) = (figure.kind(), !figure.higher_is_better());
+    let decide = |unflagged_only: bool| {
+        decision::decide_paired(
+            &b.evidence(kind, unflagged_only),
+            &c.evidence(kind, unflagged_only),
+            &settings,
+            lower,
+        )
+    };
+    let all = decide(false);
     let flagged = b.flagged_count() + c.flagged_count();
     if flagged == 0 || !figure.host_moves_it(step) || all.reason == Some(Reason::TooShort) {
         return all;
@@ -501,12 +503,7 @@ fn with_host_flags(
     }
     let (bc, cc) = (b.clean_count(), c.clean_count());
     let enough = bc >= MIN_REPEATS && cc >= MIN_REPEATS;
-    let clean = decision::decide_paired(
-        &b.evidence(kind, true),
-        &c.evidence(kind, true),
-        &settings,
-        lower,
-    );
+    let clean = decide(true);
     let kept = format!(
         "{} of {} repeats unflagged by the host screening",
         bc + cc,

@@ -594,14 +594,7 @@ fn combine(
         if repeats.is_empty() {
             continue;
         }
-        let mut steps: Vec<StepName> = Vec::new();
-        for r in &repeats {
-            for s in &r.record.steps {
-                if !steps.contains(&s.name) {
-                    steps.push(s.name);
-                }
-            }
-        }
+        let steps = steps_of(&repeats);
         let mut per_step = Vec::new();
         let mut measures = Vec::new();
         for &step in &steps {
@@ -615,19 +608,7 @@ fn combine(
             // Never empty (the step is some repeat's); a throughput read back is finite.
             let med = median(v.clone()).unwrap_or(0.0);
             per_step.push((step, med, min, max));
-            let m = step_measure(&repeats, step, v);
-            let rounds: Option<Vec<usize>> = repeats
-                .iter()
-                .filter(|r| r.record.step(step).is_some())
-                .map(round_of)
-                .collect();
-            measures.push((
-                step,
-                match rounds.filter(|_| interleaved) {
-                    Some(r) => m.in_rounds(&r),
-                    None => m,
-                },
-            ));
+            measures.push((step, step_measure(&repeats, step, v, interleaved)));
         }
         // The repeat closest to the medians (sum of |log ratio|).
         let distance = |r: &LoadedRun| -> f64 {
@@ -676,6 +657,17 @@ fn combine(
     (synth, spreads, problems)
 }
 
+/// The steps of the repeats, in the order they first appear.
+fn steps_of(repeats: &[LoadedRun]) -> Vec<StepName> {
+    let mut steps: Vec<StepName> = Vec::new();
+    for s in repeats.iter().flat_map(|r| &r.record.steps) {
+        if !steps.contains(&s.name) {
+            steps.push(s.name);
+        }
+    }
+    steps
+}
+
 /// The round a repeat ran in: the number of its cell's repeat name (`….r3` → 3).
 fn round_of(run: &LoadedRun) -> Option<usize> {
     let cell = run.dir.parent()?.file_name()?.to_str()?;
@@ -684,7 +676,13 @@ fn round_of(run: &LoadedRun) -> Option<usize> {
 
 /// A step's throughput over the repeats (`values`, one a repeat that has the step), with the
 /// shortest repeat's length and the fewest whole seconds of its timeline, for the floor.
-fn step_measure(repeats: &[LoadedRun], step: StepName, values: Vec<f64>) -> Evidence {
+/// `interleaved`: with the round each value ran in, for the paired rule.
+fn step_measure(
+    repeats: &[LoadedRun],
+    step: StepName,
+    values: Vec<f64>,
+    interleaved: bool,
+) -> Evidence {
     let mut seconds = f64::INFINITY;
     let mut samples = usize::MAX;
     for r in repeats {
@@ -698,7 +696,15 @@ fn step_measure(repeats: &[LoadedRun], step: StepName, values: Vec<f64>) -> Evid
             samples = samples.min(whole);
         }
     }
-    let e = Evidence::repeats(&values, FigureKind::Rate);
+    let mut e = Evidence::repeats(&values, FigureKind::Rate);
+    let rounds: Option<Vec<usize>> = repeats
+        .iter()
+        .filter(|r| r.record.step(step).is_some())
+        .map(round_of)
+        .collect();
+    if let Some(r) = rounds.filter(|_| interleaved) {
+        e = e.in_rounds(&r);
+    }
     if seconds.is_finite() {
         e.with_length(seconds, samples)
     } else {
