@@ -125,6 +125,17 @@ pub fn is_duet(pair: &Pair) -> Result<bool> {
     }
 }
 
+/// The rules a pair is judged by: a duet's change is not held to the host screening's
+/// flags (`--keep-host-affected`), as both sides met the same host in the same seconds, so
+/// the host's moves are in the pairing, not in one side.
+pub fn rules_for(pair: &Pair, rules: super::verdicts::Rules) -> super::verdicts::Rules {
+    let duet = !pair.runs.is_empty() && pair.runs.iter().all(|r| r.record.duet.is_some());
+    super::verdicts::Rules {
+        keep_host_affected: rules.keep_host_affected || duet,
+        ..rules
+    }
+}
+
 /// A step's per-second counts of its main op, from a run's timeline; empty for an index
 /// build.
 fn counts(timeline: &[TimelineLine], s: &StepRecord) -> Vec<(u32, f64)> {
@@ -189,7 +200,7 @@ pub fn cut_to_shared_seconds(pair: &mut Pair) {
     pair.problems.insert(
         0,
         format!(
-            "duet: the base and the candidate ran at the same time on one host, {} rounds (their absolute rates are not those of a solo run): each step's rate is judged on the seconds both sides ran",
+            "duet: the base and the candidate ran at the same time on one host, {} rounds (their absolute rates are not those of a solo run): each step's rate is judged on the seconds both sides ran, and a change is not held to the host screening's flags (both sides met the same host)",
             rounds.len()
         ),
     );

@@ -39,6 +39,10 @@ pub struct Pair {
 impl Pair {
     /// The round run `i` ran in, when the pair ran in rounds: the number of its name (`r3`).
     pub fn round(&self, i: usize) -> Option<usize> {
+        // A duet side knows its round (run directories given by hand too).
+        if let Some(d) = self.runs.get(i).and_then(|r| r.record.duet.as_ref()) {
+            return usize::try_from(d.round).ok();
+        }
         if !self.interleaved {
             return None;
         }
@@ -46,8 +50,12 @@ impl Pair {
     }
 
     /// Whether the host probes show the host steady between every base run and every
-    /// candidate run (`results::probe::steady_between`).
+    /// candidate run (`results::probe::steady_between`); a duet's sides shared the host's
+    /// moves second by second, which is that evidence.
     pub fn steady_host(&self) -> bool {
+        if !self.runs.is_empty() && self.runs.iter().all(|r| r.record.duet.is_some()) {
+            return true;
+        }
         let (b, c) = self.runs.split_at(self.base_count.min(self.runs.len()));
         !b.is_empty()
             && !c.is_empty()
@@ -377,6 +385,7 @@ fn matrix_pair(
         names: b.iter().chain(&c).map(|(_, n)| n.clone()).collect(),
         runs,
         problems,
-        interleaved: plan.order == crate::matrix::file::Order::Interleaved,
+        // A duet's rounds are rounds too.
+        interleaved: plan.order != crate::matrix::file::Order::Sequential,
     })
 }

@@ -174,7 +174,7 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
             candidate_repeats: p.runs.len() - p.base_count,
             differences: p.server_differences(),
             problems: p.problems.clone(),
-            verdicts: verdicts::pair_verdicts(p, &rules),
+            verdicts: verdicts::pair_verdicts(p, &duet::rules_for(p, rules)),
             next_step: None,
         })
         .map(|mut r| {
