@@ -8,11 +8,11 @@
 mod common;
 
 use common::{fresh_dir, ibench, register_server, start_server};
+use ibench::replication::ReplicaMode;
+use ibench::replication::pair::{start_logging_primary, start_replica};
 use ibench::results::failover::{DrivenBy, KillMethod, StepFailover};
 use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status};
-use ibench::replication::ReplicaMode;
-use ibench::replication::pair::{start_logging_primary, start_replica};
 use ibench::server::{ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
 
