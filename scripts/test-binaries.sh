@@ -42,7 +42,10 @@ slowest=(defaults versions_postgres run_postgres cli matrix report_setup_postgre
 # run one at a time once the others have ended, as under `cargo test`, so that they see no
 # more load than the suite always gave them. Measured side by side under a load average of
 # 22, each of the first four failed a test it passes alone.
-alone=(faults replication metrics_postgres hostile_server pacing_postgres host_probe)
+# The failover, Patroni and duet binaries kill a primary or run two servers at once and time
+# a promotion or a barrier: they run alone too.
+alone=(faults replication metrics_postgres hostile_server pacing_postgres host_probe failover
+    failover_patroni duet_postgres)
 
 echo "building the test binaries (cargo test --no-run)"
 cargo test --no-run --message-format=json-render-diagnostics >"$logs/build.jsonl"
