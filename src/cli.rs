@@ -326,6 +326,8 @@ pub struct RunArgs {
     /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB or
     /// mysql://USER[:PASS]@HOST:PORT/DB.
     ///
+    /// The default, sqlite:ibench.db, is made inside the results directory (--out), so a run
+    /// leaves nothing in the working directory.
     /// postgres:// is read as libpq reads it: PG* variables and ~/.pgpass fill the gaps; TLS
     /// with ?sslmode=verify-full&sslrootcert=CA.pem. mysql:// serves MySQL and MariaDB:
     /// ~/.my.cnf and MYSQL_PWD fill the gaps; TLS with ?ssl-mode=VERIFY_IDENTITY&ssl-ca=CA.pem.
@@ -516,6 +518,11 @@ pub struct RunArgs {
     /// No progress lines and no summary.
     #[arg(help_heading = OUTPUT, long, short)]
     pub quiet: bool,
+    /// After the summary, the full tables: latency per op kind (percentiles and buckets,
+    /// the background writes' service time) and the server efficiency per op.
+    #[arg(help_heading = OUTPUT, long, conflicts_with = "quiet")]
+    #[serde(skip)]
+    pub details: bool,
     /// The replica-lag SLA's bound in the summary and report.html: with --replica-url, a step
     /// fails it when its p99 lag exceeds this many ms, or the replica was lost.
     ///
@@ -537,7 +544,7 @@ impl Default for RunArgs {
     /// one home of the numbers) with the profile's sizes left to the profile.
     fn default() -> RunArgs {
         let small = Profile::small();
-        let o = RunOptions::from_profile("sqlite:ibench.db", &small);
+        let o = RunOptions::from_profile(DEFAULT_URL, &small);
         RunArgs {
             url: o.url,
             replica_url: None,
@@ -578,6 +585,7 @@ impl Default for RunArgs {
             out: None,
             label: None,
             quiet: o.quiet,
+            details: false,
             lag_sla_ms: crate::report::lag_sla::DEFAULT_LAG_SLA_MS,
             server_dir: None,
             server_pid: None,
@@ -636,6 +644,7 @@ impl RunArgs {
         o.delete_min_refresh = self.delete_min_refresh;
         o.check = !self.no_check;
         self.put_output_and_sampling(&mut o);
+        o.url = default_sqlite_in_results(&self.url, &o.out_dir);
         // What depends on the backend is checked where the run reads its URL, once
         // (`ConnectTarget::for_run`).
         o.validate()?;
@@ -693,6 +702,19 @@ impl RunArgs {
         o.stall_limit_seconds = self.stall_limit;
     }
 }
+
+/// The URL a run uses: the default SQLite file (`sqlite:ibench.db`) lives in the results
+/// directory, so a run leaves nothing in the working directory; any other URL as given.
+fn default_sqlite_in_results(url: &str, out_dir: &std::path::Path) -> String {
+    if url == DEFAULT_URL {
+        format!("sqlite:{}", out_dir.join("ibench.db").display())
+    } else {
+        url.to_string()
+    }
+}
+
+/// `--url`'s default: an SQLite file `ibench.db`, made in the results directory.
+pub const DEFAULT_URL: &str = "sqlite:ibench.db";
 
 /// `perf` on the path when the options ask for it (`--perf`, `--profile-server`).
 fn need_perf(o: &RunOptions) -> anyhow::Result<()> {

@@ -102,20 +102,29 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     let opts = run_args.to_options()?;
     let quiet = opts.quiet;
     let out_dir = opts.out_dir.clone();
-    let had_run = out_dir.join(results::RUN_FILE).exists();
+    // Refused before anything is made (the SQLite file included): the lock taken later says
+    // the same when another ibench writes a run there meanwhile.
+    if out_dir.join(results::RUN_FILE).exists() {
+        anyhow::bail!(
+            "{} already holds a run (run.json); choose another --out",
+            out_dir.display()
+        );
+    }
+    let leftovers = crate::leftovers::Leftovers::before(&out_dir, &opts.url);
     runner::stop::install_interrupt_handler();
     let mut console = RunConsole::new(quiet);
     let outcome = match runner::run_observed(opts, args, &mut console) {
         Ok(o) => o,
         Err(e) if e.is::<runner::stop::SetupInterrupted>() => {
+            leftovers.failed(&out_dir);
             crate::say!("interrupted before the run started: nothing was recorded");
             return Ok(ExitCode::from(console::EXIT_INTERRUPTED));
         }
         Err(e) => {
             // A run that failed part-way still gets its report of what it measured
-            // (run.json says failed and why). A run.json that was there before is
-            // not ours: the run refused to start.
-            if !had_run && out_dir.join(results::RUN_FILE).exists() {
+            // (run.json says failed and why); one that failed before its first step leaves
+            // nothing it made (`leftovers`).
+            if leftovers.failed(&out_dir) {
                 write_html_report(&out_dir, html_report(&out_dir, run_args.lag_sla_ms));
             }
             return Err(e);
@@ -125,11 +134,7 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     // report.html is still written and the exit status still tells the run's outcome.
     let mut printed = Ok(());
     if !quiet {
-        printed = console::print_out(&format!(
-            "{}\n{}",
-            report::text::summary(&outcome.record, run_args.lag_sla_ms),
-            report::efficiency::metrics_table(&outcome.record)
-        ));
+        printed = console::print_out(&run_summary_text(&outcome.record, run_args));
     }
     let html = html_report(&outcome.dir, run_args.lag_sla_ms);
     if let Some(r) = html
@@ -137,11 +142,9 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
         .ok()
         .filter(|r| !quiet && !r.slowdowns.is_empty())
     {
-        let mut text = "slowdowns inside steps (docs/method.md):\n".to_string();
-        for line in &r.slowdowns {
-            text.push_str(&format!("  {line}\n"));
-        }
-        printed = printed.and_then(|()| console::print_out(&text));
+        printed = printed.and_then(|()| {
+            console::print_out(&slowdowns_text(&r.slowdowns, run_args.details))
+        });
     }
     printed =
         printed.and_then(|()| console::print_out(&format!("results: {}\n", outcome.dir.display())));
@@ -156,6 +159,37 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     }
     outcome.record.checks_passed(&outcome.dir)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The summary `ibench run` prints as it ends; with `--details` the latency and efficiency
+/// tables after it.
+fn run_summary_text(record: &results::RunRecord, run_args: &cli::RunArgs) -> String {
+    let mut text = crate::summary::summary(record, run_args.lag_sla_ms);
+    if run_args.details {
+        text.push('\n');
+        text.push_str(&report::text::latency_table(record));
+        text.push_str(&report::efficiency::metrics_table(record));
+        text.push('\n');
+    }
+    text
+}
+
+/// The slowdowns seen inside steps: the first three, and how many more (all of them with
+/// `--details`; every one is in report.html).
+fn slowdowns_text(slowdowns: &[String], details: bool) -> String {
+    const SHOWN: usize = 3;
+    let mut text = "slowdowns inside steps (docs/method.md):\n".to_string();
+    let shown = if details { slowdowns.len() } else { SHOWN };
+    for line in slowdowns.iter().take(shown) {
+        text.push_str(&format!("  {line}\n"));
+    }
+    if slowdowns.len() > shown {
+        text.push_str(&format!(
+            "  ... {} more in report.html (all of them with --details)\n",
+            slowdowns.len() - shown
+        ));
+    }
+    text
 }
 
 /// `ibench report --format F --output DIR` for a format that writes several files (Otava's
