@@ -628,9 +628,9 @@ impl RunArgs {
             seconds: self.micro_seconds,
         };
         o.steps = match (&self.steps, self.workload) {
-            (Some(s), _) => {
-                parse_step_list(&s.join(",")).map_err(|e| OptionsError(format!("{e:#}")))?
-            }
+            (Some(s), _) => once_each(
+                parse_step_list(&s.join(",")).map_err(|e| OptionsError(format!("{e:#}")))?,
+            )?,
             (None, Workload::Insert) => StepName::default_list(rates),
             (None, Workload::Micro) => StepName::micro_list(),
         };
@@ -701,6 +701,19 @@ impl RunArgs {
         o.host_probe_ms = self.host_probe_ms;
         o.stall_limit_seconds = self.stall_limit;
     }
+}
+
+/// `--steps` with each step once: a step given twice would run twice on the same tables, and
+/// its second record would shadow the first in every report.
+fn once_each(steps: Vec<StepName>) -> Result<Vec<StepName>, OptionsError> {
+    for (i, s) in steps.iter().enumerate() {
+        if steps[..i].contains(s) {
+            return Err(OptionsError(format!(
+                "step {s} is given twice in --steps; give each step once (a run with a step again goes into another --out)"
+            )));
+        }
+    }
+    Ok(steps)
 }
 
 /// The URL a run uses: the default SQLite file (`sqlite:ibench.db`) lives in the results

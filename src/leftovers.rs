@@ -17,12 +17,21 @@ pub struct Leftovers {
     sqlite: Option<PathBuf>,
 }
 
+/// The outermost directory of `dir`'s path that does not exist yet (`ibench-results` for
+/// `ibench-results/20261128-121703-583` on a first run), `None` when `dir` exists.
+fn first_missing(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .last()
+        .map(Path::to_path_buf)
+}
+
 impl Leftovers {
     /// Note which of the results directory `out_dir` and the SQLite file of `url` (when it is
     /// a `sqlite:` URL) do not exist yet.
     pub fn before(out_dir: &Path, url: &str) -> Leftovers {
         Leftovers {
-            dir: (!out_dir.exists()).then(|| out_dir.to_path_buf()),
+            dir: first_missing(out_dir),
             sqlite: crate::backend::sqlite::path_of_url(url).filter(|p| !p.exists()),
         }
     }
@@ -65,7 +74,7 @@ mod tests {
         std::fs::create_dir_all(&base).expect("base dir");
         let kept = base.join("kept.db");
         std::fs::write(&kept, b"x").expect("a file there before");
-        let out = base.join("out");
+        let out = base.join("out").join("run");
         let fresh = base.join("fresh.db");
         let made = Leftovers::before(&out, &format!("sqlite:{}", fresh.display()));
         std::fs::create_dir_all(&out).expect("out dir");
@@ -75,7 +84,8 @@ mod tests {
         assert!(!old.failed(&out));
         assert!(kept.exists() && out.exists());
         assert!(!made.failed(&out));
-        assert!(!fresh.exists() && !base.join("fresh.db-wal").exists() && !out.exists());
+        assert!(!fresh.exists() && !base.join("fresh.db-wal").exists());
+        assert!(!base.join("out").exists(), "the parent the run made goes too");
         assert!(kept.exists());
         let _ = std::fs::remove_dir_all(&base);
     }

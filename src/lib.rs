@@ -22,6 +22,7 @@ pub mod runner;
 pub mod sampler;
 pub mod server;
 pub mod stats;
+pub mod suggest;
 pub mod summary;
 pub mod url;
 pub mod workload;
