@@ -64,9 +64,19 @@ fn clap_error(e: &clap::Error) -> ExitCode {
             .filter(|l| l.starts_with("tip:")),
     );
     // clap quotes what it did not understand: a URL given without --url, say.
+    if e.kind() == ErrorKind::UnknownArgument && looks_like_url(&text) {
+        parts.push("tip: a database URL goes after --url");
+    }
     let line = crate::url::redact_in_text(&parts.join("; "));
     crate::say!("{line}; see --help");
     ExitCode::from(console::EXIT_USAGE)
+}
+
+/// Whether clap's message quotes a database URL (`unexpected argument 'postgres://...'`).
+fn looks_like_url(message: &str) -> bool {
+    ["'postgres://", "'postgresql://", "'mysql://", "'sqlite:"]
+        .iter()
+        .any(|scheme| message.contains(scheme))
 }
 
 /// The HTML report of the run in `dir`, its replica's lag judged against `lag_sla_ms`.
@@ -142,9 +152,8 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
         .ok()
         .filter(|r| !quiet && !r.slowdowns.is_empty())
     {
-        printed = printed.and_then(|()| {
-            console::print_out(&slowdowns_text(&r.slowdowns, run_args.details))
-        });
+        printed = printed
+            .and_then(|()| console::print_out(&slowdowns_text(&r.slowdowns, run_args.details)));
     }
     printed =
         printed.and_then(|()| console::print_out(&format!("results: {}\n", outcome.dir.display())));

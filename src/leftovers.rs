@@ -85,7 +85,10 @@ mod tests {
         assert!(kept.exists() && out.exists());
         assert!(!made.failed(&out));
         assert!(!fresh.exists() && !base.join("fresh.db-wal").exists());
-        assert!(!base.join("out").exists(), "the parent the run made goes too");
+        assert!(
+            !base.join("out").exists(),
+            "the parent the run made goes too"
+        );
         assert!(kept.exists());
         let _ = std::fs::remove_dir_all(&base);
     }

@@ -42,11 +42,17 @@ mod tests {
     #[test]
     fn a_near_name_is_offered_and_a_far_one_is_not() {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(nearest("qr10O", ["qr100", "qp100", "qr1000"]), Some("qr100"));
+        assert_eq!(
+            nearest("qr10O", ["qr100", "qp100", "qr1000"]),
+            Some("qr100")
+        );
         assert_eq!(nearest("sslmod", ["sslmode", "sslkey"]), Some("sslmode"));
         assert_eq!(nearest("SSLMODE", ["sslmode"]), Some("sslmode"));
         assert_eq!(nearest("zzzzzz", ["sslmode", "sslkey"]), None);
-        assert_eq!(did_you_mean("l.i3", ["l.i0", "l.x"]), "; did you mean 'l.i0'?");
+        assert_eq!(
+            did_you_mean("l.i3", ["l.i0", "l.x"]),
+            "; did you mean 'l.i0'?"
+        );
         assert_eq!(did_you_mean("x", ["sslmode"]), "");
     }
 }

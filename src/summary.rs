@@ -42,10 +42,10 @@ pub fn summary(run: &RunRecord, lag_sla_ms: f64) -> String {
 
 /// `SQLite 3.50.2, 1 client, profile small: completed`.
 fn title(run: &RunRecord) -> String {
-    let target = run
-        .target
-        .as_ref()
-        .map_or_else(|| run.options.url.clone(), |t| format!("{} {}", t.dbms, t.version));
+    let target = run.target.as_ref().map_or_else(
+        || run.options.url.clone(),
+        |t| format!("{} {}", t.dbms, t.version),
+    );
     let clients = run.options.clients;
     format!(
         "{target}, {clients} client{}, {}: {}",

@@ -563,7 +563,16 @@ fn a_small_run_prints_the_summary_and_the_results_dir() {
     ok(&out);
     // The summary's rows, then with --details the latency and efficiency tables.
     for s in [
-        "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "p99.9", "256us", ">16s", "(service)",
+        "l.i0",
+        "l.x",
+        "l.i1",
+        "l.i2",
+        "qr100",
+        "qp100",
+        "p99.9",
+        "256us",
+        ">16s",
+        "(service)",
         "cpupq",
     ] {
         assert!(stdout.contains(s), "{s} missing from summary:\n{stdout}");
@@ -628,11 +637,18 @@ fn the_summary_is_one_row_per_step_and_the_floor_is_said_once() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     ok(&out);
     for absent in ["(service)", "p99.9", "cpupq", "256us"] {
-        assert!(!stdout.contains(absent), "{absent} in the short summary:\n{stdout}");
+        assert!(
+            !stdout.contains(absent),
+            "{absent} in the short summary:\n{stdout}"
+        );
     }
     let rows = stdout
         .lines()
-        .filter(|l| ["l.i0 ", "l.x ", "l.i1 ", "l.i2 ", "qr100 ", "qp100 "].iter().any(|s| l.starts_with(s)))
+        .filter(|l| {
+            ["l.i0 ", "l.x ", "l.i1 ", "l.i2 ", "qr100 ", "qp100 "]
+                .iter()
+                .any(|s| l.starts_with(s))
+        })
         .count();
     assert_eq!(rows, 6, "{stdout}");
     // Every step lasted under 3 s: one line says so, at the end, naming them all.
@@ -642,7 +658,11 @@ fn the_summary_is_one_row_per_step_and_the_floor_is_said_once() {
         .filter(|l| l.contains("ibench check"))
         .collect();
     assert_eq!(floor.len(), 1, "{stdout}\n{stderr}");
-    assert!(floor[0].contains("l.i0") && floor[0].contains("qp100"), "{}", floor[0]);
+    assert!(
+        floor[0].contains("l.i0") && floor[0].contains("qp100"),
+        "{}",
+        floor[0]
+    );
 }
 
 /// Wait until `path` holds a line containing `needle`.

@@ -241,8 +241,12 @@ pub fn read(path: &Path) -> Result<Source> {
 
 /// Whether byte `at` of `text` is on a table header line (`[servers.a]`), not a key's.
 fn in_table_header(text: &str, at: usize) -> bool {
-    let start = text.get(..at).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
-    text.get(start..).is_some_and(|l| l.trim_start().starts_with('['))
+    let start = text
+        .get(..at)
+        .and_then(|t| t.rfind('\n'))
+        .map_or(0, |i| i + 1);
+    text.get(start..)
+        .is_some_and(|l| l.trim_start().starts_with('['))
 }
 
 /// The most cells a matrix may have: past it, a file is a typo (`repeats = 100000000`, an axis

@@ -83,11 +83,12 @@ impl PgSettings {
         let given = ServerUrl::with_password_file(parts, None)?;
         let completed = config::complete(&given, &config::process_var);
         let shown = completed.redacted();
-        let mut config =
-            PgConfig::from_completed(&completed).map_err(|detail| crate::url::UrlError::Malformed {
+        let mut config = PgConfig::from_completed(&completed).map_err(|detail| {
+            crate::url::UrlError::Malformed {
                 url: given.redacted(),
                 detail,
-            })?;
+            }
+        })?;
         if config.connect_timeout.is_none() {
             config.connect_timeout = Some(CONNECT_TIMEOUT);
         }
