@@ -31,12 +31,23 @@ flag); 130 interrupted. `ibench check` has its own: 0 no regression, 1 regressed
 3 some steps cannot tell.\n\nStart with `ibench run` (SQLite, about a minute); \
 `ibench COMMAND --help` for each command; the README and docs/ for the method.";
 
+/// `ibench --version`: the version, the commit it was built from and how it was built
+/// (`0.1.0 (commit a41335d, release build, opt-level 3)`; build.rs).
+pub const VERSION_TEXT: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("IBENCH_COMMIT"),
+    ", ",
+    env!("IBENCH_BUILD"),
+    ")"
+);
+
 /// The Insert Benchmark as one binary: loads, indexes, inserts and deletes, then queries with
 /// paced background writes, on PostgreSQL, MySQL/MariaDB (InnoDB, MyRocks) and SQLite.
 #[derive(Debug, Parser)]
 #[command(
     name = "ibench",
-    version,
+    version = VERSION_TEXT,
     about,
     long_about = None,
     after_help = AFTER_HELP,
@@ -46,6 +57,10 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Colours in the run's output and the text report: auto (on a terminal, unless NO_COLOR
+    /// is set), always, never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = crate::console::ColourChoice::Auto)]
+    pub color: crate::console::ColourChoice,
 }
 
 /// The subcommands.

@@ -16,6 +16,7 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(e) => return clap_error(&e),
     };
+    console::set_colour_choice(cli.color);
     match dispatch(cli, args) {
         Ok(code) => code,
         // The reader of standard output went away (`ibench report … | head`): end quietly.
@@ -173,7 +174,7 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
 /// The summary `ibench run` prints as it ends; with `--details` the latency and efficiency
 /// tables after it.
 fn run_summary_text(record: &results::RunRecord, run_args: &cli::RunArgs) -> String {
-    let mut text = crate::summary::summary(record, run_args.lag_sla_ms);
+    let mut text = crate::summary::summary(record, run_args.lag_sla_ms, console::colour_on(true));
     if run_args.details {
         text.push('\n');
         text.push_str(&report::text::latency_table(record));
@@ -249,11 +250,7 @@ fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
     if a.format.writes_several_files() {
         return files_command(a);
     }
-    use std::io::IsTerminal;
-    let colour = a.output.is_none()
-        && a.format == report::Format::Text
-        && std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let colour = a.output.is_none() && a.format == report::Format::Text && console::colour_on(true);
     let rendered = report::render_dirs_with(
         &a.runs,
         a.base.as_deref(),

@@ -216,7 +216,10 @@ impl RunObserver for RunConsole {
         }
         if !self.quiet {
             let clear = if self.terminal { "\r\x1b[2K" } else { "" };
-            crate::say!("{clear}{}", crate::report::text::step_line(record));
+            let line = crate::report::text::step_line(record);
+            let failed = line.contains("FAILED") || line.contains("INTERRUPTED");
+            let line = crate::console::red(&line, failed && crate::console::colour_on(false));
+            crate::say!("{clear}{line}");
         }
     }
 }

@@ -14,8 +14,9 @@ use crate::stats::convert::round_to_u64;
 use crate::stats::thousands::group;
 
 /// The run's summary: a title line, a table of one row per step, and the closing lines
-/// (checks, replica lag, `ibench check`'s floor); see the module's documentation.
-pub fn summary(run: &RunRecord, lag_sla_ms: f64) -> String {
+/// (checks, replica lag, `ibench check`'s floor); see the module's documentation. With
+/// `colour`, what failed is red.
+pub fn summary(run: &RunRecord, lag_sla_ms: f64, colour: bool) -> String {
     let w = step_column_width(&run.steps);
     let mut out = format!("{}\n\n", title(run));
     let _ = writeln!(
@@ -24,7 +25,13 @@ pub fn summary(run: &RunRecord, lag_sla_ms: f64) -> String {
         "step", "seconds", "throughput", "", "p99", "cpu µs/op", "background writes"
     );
     for s in &run.steps {
-        let _ = writeln!(out, "{}", step_row(s, w).trim_end());
+        let row = step_row(s, w);
+        let row = row.trim_end();
+        let _ = writeln!(
+            out,
+            "{}",
+            crate::console::red(row, colour && step_failed(s))
+        );
     }
     out.push('\n');
     for line in [
@@ -35,7 +42,8 @@ pub fn summary(run: &RunRecord, lag_sla_ms: f64) -> String {
     .into_iter()
     .flatten()
     {
-        let _ = writeln!(out, "{line}");
+        let failed = line.contains("FAILED");
+        let _ = writeln!(out, "{}", crate::console::red(&line, colour && failed));
     }
     out
 }
@@ -53,6 +61,15 @@ fn title(run: &RunRecord) -> String {
         run.options.sizes_source(),
         format!("{:?}", run.status).to_lowercase()
     )
+}
+
+/// Whether the step's row says a failure: the step, a check after it, or its background
+/// writes' SLA.
+fn step_failed(s: &StepRecord) -> bool {
+    s.status != Status::Completed
+        || !s.check_failures.is_empty()
+        || s.sla.as_ref().is_some_and(|sla| !sla.passed)
+        || s.settle.as_ref().is_some_and(|x| x.unsettled.is_some())
 }
 
 /// One step's row: name, seconds, throughput and unit, the main op's p99 latency, the CPU
