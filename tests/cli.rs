@@ -757,6 +757,7 @@ fn server_start_prints_the_url_on_its_own_line_and_stop_stops_it() {
         .find(|l| l.contains(dir.to_str().unwrap()))
         .unwrap_or_else(|| panic!("not listed:\n{list}"));
     assert!(line.starts_with("postgres "), "{line}");
+    assert!(line.contains(" standalone "), "its role: {line}");
     assert!(
         line.contains(&handle.pid.to_string()) && line.ends_with(&url),
         "{line}"

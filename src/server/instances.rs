@@ -62,7 +62,8 @@ fn instance_of_process(pid: u32) -> Option<ServerHandle> {
     (handle.pid == pid).then_some(handle)
 }
 
-/// The listing `ibench server list` prints: a header and a line per instance, or nothing.
+/// The listing `ibench server list` prints: a header and a line per instance (its kind, pid,
+/// port, disk, role, dir and URL), or nothing.
 pub fn render(instances: &[RunningInstance]) -> String {
     if instances.is_empty() {
         return String::new();
@@ -73,23 +74,48 @@ pub fn render(instances: &[RunningInstance]) -> String {
         .max()
         .unwrap_or(0)
         .max("instance dir".len());
+    let roles: Vec<String> = instances.iter().map(|i| role(&i.handle.dir)).collect();
+    let rw = roles
+        .iter()
+        .map(|r| r.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("role".len());
     let mut text = format!(
-        "{:<9} {:>8} {:>6} {:>9}  {:<w$}  {}\n",
-        "server", "pid", "port", "disk", "instance dir", "url"
+        "{:<9} {:>8} {:>6} {:>9}  {:<rw$}  {:<w$}  {}\n",
+        "server", "pid", "port", "disk", "role", "instance dir", "url"
     );
-    for i in instances {
+    for (i, role) in instances.iter().zip(&roles) {
         let h = &i.handle;
         text.push_str(&format!(
-            "{:<9} {:>8} {:>6} {:>9}  {:<w$}  {}\n",
+            "{:<9} {:>8} {:>6} {:>9}  {:<rw$}  {:<w$}  {}\n",
             h.kind.name(),
             h.pid,
             h.port,
             size_text(i.disk_bytes),
+            role,
             h.dir.display(),
             h.url
         ));
     }
     text
+}
+
+/// The role of the instance in `dir`: `replica of DIR (async)`, `primary (1 replica)` or
+/// `standalone`.
+fn role(dir: &Path) -> String {
+    if let Some(link) = super::replica::ReplicaLink::load(dir) {
+        return format!(
+            "replica of {} ({})",
+            link.primary_dir.display(),
+            link.mode.name()
+        );
+    }
+    match super::replica::replicas_of(dir).len() {
+        0 => "standalone".to_string(),
+        1 => "primary (1 replica)".to_string(),
+        n => format!("primary ({n} replicas)"),
+    }
 }
 
 /// The lines `server list` says after its table: the replication slots of the running
@@ -207,6 +233,29 @@ fn has_standbys(handle: &ServerHandle) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_role_names_the_primary_of_a_replica() {
+        let base = std::env::temp_dir().join(format!("ibench-role-{}", std::process::id()));
+        let (primary, replica) = (base.join("p"), base.join("r"));
+        fs::create_dir_all(&primary).unwrap();
+        fs::create_dir_all(&replica).unwrap();
+        assert_eq!(role(&primary), "standalone");
+        let list = serde_json::to_string(&[&replica]).unwrap();
+        fs::write(primary.join(super::super::replica::REPLICAS_FILE), list).unwrap();
+        assert_eq!(role(&primary), "primary (1 replica)");
+        let link = serde_json::json!({"primary_dir": primary, "mode": "sync", "name": "r"});
+        fs::write(
+            replica.join(super::super::replica::REPLICA_FILE),
+            link.to_string(),
+        )
+        .unwrap();
+        assert_eq!(
+            role(&replica),
+            format!("replica of {} (sync)", primary.display())
+        );
+        let _ = fs::remove_dir_all(&base);
+    }
 
     #[test]
     fn sizes_read_in_the_unit_that_suits_them() {
