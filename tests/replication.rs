@@ -885,4 +885,16 @@ fn a_replica_run_names_its_replica_from_start_to_end() {
         .find(|l| l.starts_with("replica lag p99"))
         .unwrap_or_else(|| panic!("no lag line:\n{stdout}"));
     assert!(lag.contains("l.i0 ") && lag.contains("l.x "), "{lag}");
+    // `server stop --remove` on the primary leaves nothing: its replica goes too.
+    let stop = ibench(&[
+        "server",
+        "stop",
+        "--dir",
+        primary.dir.to_str().unwrap(),
+        "--remove",
+    ]);
+    let said = String::from_utf8_lossy(&stop.stderr);
+    assert!(stop.status.success(), "{said}");
+    assert!(said.contains("and removed it"), "{said}");
+    assert!(!primary.dir.exists() && !standby.dir.exists(), "{said}");
 }

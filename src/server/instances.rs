@@ -142,7 +142,7 @@ pub struct Stopped {
     pub disk_bytes: u64,
     /// The instance dir was deleted (`--remove`).
     pub removed: bool,
-    /// The dirs of its private replicas, stopped first.
+    /// The dirs of its private replicas, stopped first (and removed with `--remove`).
     pub replicas: Vec<PathBuf>,
     /// A PostgreSQL primary's replication slots left holding back much WAL, or lost, as read
     /// before the stop (`wal_keep::slot_notes`): their WAL stays in its data dir.
@@ -155,7 +155,15 @@ impl fmt::Display for Stopped {
             writeln!(f, "{note}")?;
         }
         for replica in &self.replicas {
-            writeln!(f, "stopped its replica in {} first", replica.display())?;
+            if self.removed {
+                writeln!(
+                    f,
+                    "stopped its replica in {} first, and removed it",
+                    replica.display()
+                )?;
+            } else {
+                writeln!(f, "stopped its replica in {} first", replica.display())?;
+            }
         }
         if self.was_running {
             write!(f, "stopped the {} server (pid {})", self.kind, self.pid)?;
@@ -183,9 +191,22 @@ pub fn stop(dir: &Path, remove: bool) -> Result<Stopped> {
     // The slots no live standby streams from stay (with their WAL) after the stop.
     let slot_notes = super::wal_keep::slot_notes(&handle, has_standbys(&handle), true);
     // A primary's live replicas stop first; a replica is taken off its primary.
+    let listed = super::replica::replicas_of(dir);
     let replicas = super::replica::stop_pair(dir)?;
     let disk_bytes = disk_bytes(dir);
     if remove {
+        // Its replicas' instance dirs go too (a replica of a primary that is gone is of no
+        // use); each one still holds the link naming this dir, read before.
+        for replica in listed.iter().filter(|r| {
+            super::replica::ReplicaLink::load(r).is_some_and(|l| same_dir(&l.primary_dir, dir))
+        }) {
+            fs::remove_dir_all(replica).with_context(|| {
+                format!(
+                    "the servers are stopped, but the replica's instance dir {} could not be deleted; delete it by hand",
+                    replica.display()
+                )
+            })?;
+        }
         // The dir given, which holds the handle just read: never a path the handle names.
         fs::remove_dir_all(dir).with_context(|| {
             format!(
@@ -204,6 +225,14 @@ pub fn stop(dir: &Path, remove: bool) -> Result<Stopped> {
         replicas,
         slot_notes,
     })
+}
+
+/// Whether `a` and `b` name the same directory.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// Bytes a directory tree takes on disk (its blocks), not following symbolic links; what
