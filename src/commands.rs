@@ -113,9 +113,13 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     let opts = run_args.to_options()?;
     let quiet = opts.quiet;
     let out_dir = opts.out_dir.clone();
-    // Refused before anything is made (the SQLite file included): the lock taken later says
-    // the same when another ibench writes a run there meanwhile.
-    if out_dir.join(results::RUN_FILE).exists() {
+    // Refused before anything is made (the SQLite file included). A directory another
+    // ibench is writing is left to the lock, which names that ibench.
+    let held = matches!(
+        results::dir::holder(&out_dir),
+        results::dir::Holder::Held(_)
+    );
+    if !held && out_dir.join(results::RUN_FILE).exists() {
         anyhow::bail!(
             "{} already holds a run (run.json); choose another --out",
             out_dir.display()

@@ -56,7 +56,8 @@ fn tls_settings_that_cannot_work_are_refused_naming_the_setting() {
     );
     assert_clear_error(&out, &["sslrootcert=", "--url"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("SECRET"));
-    assert_eq!(out.status.code(), Some(1));
+    // A URL setting that cannot work is a command line to fix.
+    assert_eq!(out.status.code(), Some(2));
     let out = run_url(
         "mysql://u:SECRET@127.0.0.1:1/db?ssl-mode=VERIFY_CA&ssl-ca=/no/such/ca.pem",
         &["--quiet"],
