@@ -54,6 +54,17 @@ macro_rules! say_inline {
     };
 }
 
+/// What starts a whole line on standard error: on a terminal, a return and an erase, so that
+/// it replaces the transient line there (a step's start, its progress); nothing elsewhere.
+pub fn line_start() -> &'static str {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        "\r\x1b[2K"
+    } else {
+        ""
+    }
+}
+
 /// Whether `e` is standard output closed by its reader: the program then ends quietly.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {

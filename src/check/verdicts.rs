@@ -590,7 +590,7 @@ pub fn too_short_line(steps: &[StepRecord]) -> Option<String> {
     }
     let named: Vec<String> = short
         .iter()
-        .map(|s| format!("{} {:.2} s", s.name, s.seconds))
+        .map(|s| format!("{} ({:.2} s)", s.name, s.seconds))
         .collect();
     let timed = short
         .iter()
@@ -603,15 +603,15 @@ pub fn too_short_line(steps: &[StepRecord]) -> Option<String> {
         (true, false) => "a larger --profile or --load-rows",
         _ => "a larger --profile or --query-seconds",
     };
+    let (what, them) = match named.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            (format!("{} and {last} are", rest.join(", ")), "them")
+        }
+        _ => (format!("{} is", named.join("")), "it"),
+    };
     Some(format!(
-        "note: {} under the {:.0} s `ibench check` needs to judge a step ({}): fine to look at, too short to check a patch; {flags} lengthen{} them",
-        if short.len() == 1 {
-            "1 step lasted".to_string()
-        } else {
-            format!("{} steps lasted", short.len())
-        },
+        "note: {what} shorter than the {:.0} s `ibench check` needs to judge a step; {flags} lengthen{} {them}",
         floor.seconds,
-        named.join(", "),
         if flags.contains(" and ") { "" } else { "s" }
     ))
 }
@@ -810,7 +810,7 @@ mod tests {
             serde_json::from_str(include_str!("../../tests/fixtures/postgres/run.json"))
                 .expect("the fixture run");
         let w = too_short_line(&run.steps).expect("l.i0 lasted 0.28 s");
-        assert!(w.contains("l.i0 0.28 s"), "{w}");
+        assert!(w.contains("l.i0 (0.28 s)"), "{w}");
         assert!(!w.contains('\n'), "{w}");
         let qr100: StepName = "qr100".parse().expect("a step");
         let long: Vec<StepRecord> = run
