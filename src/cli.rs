@@ -31,12 +31,23 @@ flag); 130 interrupted. `ibench check` has its own: 0 no regression, 1 regressed
 3 some steps cannot tell.\n\nStart with `ibench run` (SQLite, about a minute); \
 `ibench COMMAND --help` for each command; the README and docs/ for the method.";
 
+/// `ibench --version`: the version, the commit it was built from and how it was built
+/// (`0.1.0 (commit a41335d, release build, opt-level 3)`; build.rs).
+pub const VERSION_TEXT: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("IBENCH_COMMIT"),
+    ", ",
+    env!("IBENCH_BUILD"),
+    ")"
+);
+
 /// The Insert Benchmark as one binary: loads, indexes, inserts and deletes, then queries with
 /// paced background writes, on PostgreSQL, MySQL/MariaDB (InnoDB, MyRocks) and SQLite.
 #[derive(Debug, Parser)]
 #[command(
     name = "ibench",
-    version,
+    version = VERSION_TEXT,
     about,
     long_about = None,
     after_help = AFTER_HELP,
@@ -46,6 +57,10 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Colours in the run's output and the text report: auto (on a terminal, unless NO_COLOR
+    /// is set), always, never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = crate::console::ColourChoice::Auto)]
+    pub color: crate::console::ColourChoice,
 }
 
 /// The subcommands.
@@ -332,6 +347,8 @@ pub struct RunArgs {
     /// The database: sqlite:PATH, postgres://USER[:PASS]@HOST:PORT/DB or
     /// mysql://USER[:PASS]@HOST:PORT/DB.
     ///
+    /// The default, sqlite:ibench.db, is made inside the results directory (--out), so a run
+    /// leaves nothing in the working directory.
     /// postgres:// is read as libpq reads it: PG* variables and ~/.pgpass fill the gaps; TLS
     /// with ?sslmode=verify-full&sslrootcert=CA.pem. mysql:// serves MySQL and MariaDB:
     /// ~/.my.cnf and MYSQL_PWD fill the gaps; TLS with ?ssl-mode=VERIFY_IDENTITY&ssl-ca=CA.pem.
@@ -538,6 +555,11 @@ pub struct RunArgs {
     /// No progress lines and no summary.
     #[arg(help_heading = OUTPUT, long, short)]
     pub quiet: bool,
+    /// After the summary, the full tables: latency per op kind (percentiles and buckets,
+    /// the background writes' service time) and the server efficiency per op.
+    #[arg(help_heading = OUTPUT, long, conflicts_with = "quiet")]
+    #[serde(skip)]
+    pub details: bool,
     /// The replica-lag SLA's bound in the summary and report.html: with --replica-url, a step
     /// fails it when its p99 lag exceeds this many ms, or the replica was lost.
     ///
@@ -559,7 +581,7 @@ impl Default for RunArgs {
     /// one home of the numbers) with the profile's sizes left to the profile.
     fn default() -> RunArgs {
         let small = Profile::small();
-        let o = RunOptions::from_profile("sqlite:ibench.db", &small);
+        let o = RunOptions::from_profile(DEFAULT_URL, &small);
         RunArgs {
             url: o.url,
             replica_url: None,
@@ -602,6 +624,7 @@ impl Default for RunArgs {
             out: None,
             label: None,
             quiet: o.quiet,
+            details: false,
             lag_sla_ms: crate::report::lag_sla::DEFAULT_LAG_SLA_MS,
             server_dir: None,
             server_pid: None,
@@ -644,9 +667,9 @@ impl RunArgs {
             seconds: self.micro_seconds,
         };
         o.steps = match (&self.steps, self.workload) {
-            (Some(s), _) => {
-                parse_step_list(&s.join(",")).map_err(|e| OptionsError(format!("{e:#}")))?
-            }
+            (Some(s), _) => once_each(
+                parse_step_list(&s.join(",")).map_err(|e| OptionsError(format!("{e:#}")))?,
+            )?,
             (None, Workload::Insert) => StepName::default_list(rates),
             (None, Workload::Micro) => StepName::micro_list(),
         };
@@ -667,6 +690,7 @@ impl RunArgs {
         o.delete_min_refresh = self.delete_min_refresh;
         o.check = !self.no_check;
         self.put_output_and_sampling(&mut o);
+        o.url = default_sqlite_in_results(&self.url, &o.out_dir);
         // What depends on the backend is checked where the run reads its URL, once
         // (`ConnectTarget::for_run`).
         o.validate()?;
@@ -725,6 +749,32 @@ impl RunArgs {
         o.stall_limit_seconds = self.stall_limit;
     }
 }
+
+/// `--steps` with each step once: a step given twice would run twice on the same tables, and
+/// its second record would shadow the first in every report.
+fn once_each(steps: Vec<StepName>) -> Result<Vec<StepName>, OptionsError> {
+    for (i, s) in steps.iter().enumerate() {
+        if steps[..i].contains(s) {
+            return Err(OptionsError(format!(
+                "step {s} is given twice in --steps; give each step once (a run with a step again goes into another --out)"
+            )));
+        }
+    }
+    Ok(steps)
+}
+
+/// The URL a run uses: the default SQLite file (`sqlite:ibench.db`) lives in the results
+/// directory, so a run leaves nothing in the working directory; any other URL as given.
+fn default_sqlite_in_results(url: &str, out_dir: &std::path::Path) -> String {
+    if url == DEFAULT_URL {
+        format!("sqlite:{}", out_dir.join("ibench.db").display())
+    } else {
+        url.to_string()
+    }
+}
+
+/// `--url`'s default: an SQLite file `ibench.db`, made in the results directory.
+pub const DEFAULT_URL: &str = "sqlite:ibench.db";
 
 /// `perf` on the path when the options ask for it (`--perf`, `--profile-server`).
 fn need_perf(o: &RunOptions) -> anyhow::Result<()> {

@@ -16,6 +16,7 @@ pub fn main_entry(args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(e) => return clap_error(&e),
     };
+    console::set_colour_choice(cli.color);
     match dispatch(cli, args) {
         Ok(code) => code,
         // The reader of standard output went away (`ibench report … | head`): end quietly.
@@ -83,9 +84,19 @@ fn clap_error(e: &clap::Error) -> ExitCode {
             .filter(|l| l.starts_with("tip:")),
     );
     // clap quotes what it did not understand: a URL given without --url, say.
+    if e.kind() == ErrorKind::UnknownArgument && looks_like_url(&text) {
+        parts.push("tip: a database URL goes after --url");
+    }
     let line = crate::url::redact_in_text(&parts.join("; "));
     crate::say!("{line}; see --help");
     ExitCode::from(console::EXIT_USAGE)
+}
+
+/// Whether clap's message quotes a database URL (`unexpected argument 'postgres://...'`).
+fn looks_like_url(message: &str) -> bool {
+    ["'postgres://", "'postgresql://", "'mysql://", "'sqlite:"]
+        .iter()
+        .any(|scheme| message.contains(scheme))
 }
 
 /// The HTML report of the run in `dir`, its replica's lag judged against `lag_sla_ms`.
@@ -121,20 +132,33 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     let opts = run_args.to_options()?;
     let quiet = opts.quiet;
     let out_dir = opts.out_dir.clone();
-    let had_run = out_dir.join(results::RUN_FILE).exists();
+    // Refused before anything is made (the SQLite file included). A directory another
+    // ibench is writing is left to the lock, which names that ibench.
+    let held = matches!(
+        results::dir::holder(&out_dir),
+        results::dir::Holder::Held(_)
+    );
+    if !held && out_dir.join(results::RUN_FILE).exists() {
+        anyhow::bail!(
+            "{} already holds a run (run.json); choose another --out",
+            out_dir.display()
+        );
+    }
+    let leftovers = crate::leftovers::Leftovers::before(&out_dir, &opts.url);
     runner::stop::install_interrupt_handler();
     let mut console = RunConsole::new(quiet);
     let outcome = match runner::run_observed(opts, args, &mut console) {
         Ok(o) => o,
         Err(e) if e.is::<runner::stop::SetupInterrupted>() => {
+            leftovers.failed(&out_dir);
             crate::say!("interrupted before the run started: nothing was recorded");
             return Ok(ExitCode::from(console::EXIT_INTERRUPTED));
         }
         Err(e) => {
             // A run that failed part-way still gets its report of what it measured
-            // (run.json says failed and why). A run.json that was there before is
-            // not ours: the run refused to start.
-            if !had_run && out_dir.join(results::RUN_FILE).exists() {
+            // (run.json says failed and why); one that failed before its first step leaves
+            // nothing it made (`leftovers`).
+            if leftovers.failed(&out_dir) {
                 write_html_report(&out_dir, html_report(&out_dir, run_args.lag_sla_ms));
             }
             return Err(e);
@@ -144,11 +168,7 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     // report.html is still written and the exit status still tells the run's outcome.
     let mut printed = Ok(());
     if !quiet {
-        printed = console::print_out(&format!(
-            "{}\n{}",
-            report::text::summary(&outcome.record, run_args.lag_sla_ms),
-            report::efficiency::metrics_table(&outcome.record)
-        ));
+        printed = console::print_out(&run_summary_text(&outcome.record, run_args));
     }
     let html = html_report(&outcome.dir, run_args.lag_sla_ms);
     if let Some(r) = html
@@ -156,11 +176,8 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
         .ok()
         .filter(|r| !quiet && !r.slowdowns.is_empty())
     {
-        let mut text = "slowdowns inside steps (docs/method.md):\n".to_string();
-        for line in &r.slowdowns {
-            text.push_str(&format!("  {line}\n"));
-        }
-        printed = printed.and_then(|()| console::print_out(&text));
+        printed = printed
+            .and_then(|()| console::print_out(&slowdowns_text(&r.slowdowns, run_args.details)));
     }
     printed =
         printed.and_then(|()| console::print_out(&format!("results: {}\n", outcome.dir.display())));
@@ -175,6 +192,37 @@ fn run_command(run_args: &cli::RunArgs, args: Vec<String>) -> anyhow::Result<Exi
     }
     outcome.record.checks_passed(&outcome.dir)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The summary `ibench run` prints as it ends; with `--details` the latency and efficiency
+/// tables after it.
+fn run_summary_text(record: &results::RunRecord, run_args: &cli::RunArgs) -> String {
+    let mut text = crate::summary::summary(record, run_args.lag_sla_ms, console::colour_on(true));
+    if run_args.details {
+        text.push('\n');
+        text.push_str(&report::text::latency_table(record));
+        text.push_str(&report::efficiency::metrics_table(record));
+        text.push('\n');
+    }
+    text
+}
+
+/// The slowdowns seen inside steps: the first three, and how many more (all of them with
+/// `--details`; every one is in report.html).
+fn slowdowns_text(slowdowns: &[String], details: bool) -> String {
+    const SHOWN: usize = 3;
+    let mut text = "slowdowns inside steps (docs/method.md):\n".to_string();
+    let shown = if details { slowdowns.len() } else { SHOWN };
+    for line in slowdowns.iter().take(shown) {
+        text.push_str(&format!("  {line}\n"));
+    }
+    if slowdowns.len() > shown {
+        text.push_str(&format!(
+            "  ... {} more in report.html (all of them with --details)\n",
+            slowdowns.len() - shown
+        ));
+    }
+    text
 }
 
 /// `ibench report --format F --output DIR` for a format that writes several files (Otava's
@@ -225,11 +273,7 @@ fn report_command(a: &cli::ReportArgs) -> anyhow::Result<ExitCode> {
     if a.format.writes_several_files() {
         return files_command(a);
     }
-    use std::io::IsTerminal;
-    let colour = a.output.is_none()
-        && a.format == report::Format::Text
-        && std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let colour = a.output.is_none() && a.format == report::Format::Text && console::colour_on(true);
     let rendered = report::render_dirs_with(
         &a.runs,
         a.base.as_deref(),
@@ -298,7 +342,11 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
                     "no private server is running (ibench lists those `ibench server start` started, found from the running processes)"
                 );
             }
-            console::print_out(&server::instances::render(&running))?;
+            let roles: Vec<String> = running
+                .iter()
+                .map(|i| replication::stop::role(&i.handle.dir))
+                .collect();
+            console::print_out(&server::instances::render(&running, &roles))?;
             for note in replication::stop::slot_notes(&running) {
                 crate::say!("note: {note}");
             }

@@ -53,6 +53,17 @@ macro_rules! say_inline {
     };
 }
 
+/// What starts a whole line on standard error: on a terminal, a return and an erase, so that
+/// it replaces the transient line there (a step's start, its progress); nothing elsewhere.
+pub fn line_start() -> &'static str {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        "\r\x1b[2K"
+    } else {
+        ""
+    }
+}
+
 /// Whether `e` is standard output closed by its reader: the program then ends quietly.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -61,9 +72,72 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// When to colour the output (`--color`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColourChoice {
+    /// On a terminal, unless the `NO_COLOR` variable is set (and not empty).
+    #[default]
+    Auto,
+    /// Always, even into a pipe or a file, and whatever `NO_COLOR` says.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The choice of this process (`--color`), [`ColourChoice::Auto`] until set.
+static COLOUR_CHOICE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Set the process's colour choice (the command line's `--color`).
+pub fn set_colour_choice(choice: ColourChoice) {
+    let n = match choice {
+        ColourChoice::Auto => 0,
+        ColourChoice::Always => 1,
+        ColourChoice::Never => 2,
+    };
+    COLOUR_CHOICE.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether text written to standard output (`stdout`) or standard error is coloured: as
+/// `--color` says, and with `auto` when that stream is a terminal and `NO_COLOR` is unset.
+pub fn colour_on(stdout: bool) -> bool {
+    use std::io::IsTerminal;
+    match COLOUR_CHOICE.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let terminal = if stdout {
+                std::io::stdout().is_terminal()
+            } else {
+                std::io::stderr().is_terminal()
+            };
+            terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}
+
+/// `text` in red when `on` (a failure: `SLA FAILED`, `INTEGRITY CHECK FAILED`).
+pub fn red(text: &str, on: bool) -> String {
+    if on {
+        format!("\x1b[31m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_colour_choice_overrides_the_terminal_and_no_color() {
+        set_colour_choice(ColourChoice::Always);
+        assert!(colour_on(true) && colour_on(false));
+        assert_eq!(red("x", true), "\x1b[31mx\x1b[0m");
+        set_colour_choice(ColourChoice::Never);
+        assert!(!colour_on(true) && !colour_on(false));
+        assert_eq!(red("x", false), "x");
+        set_colour_choice(ColourChoice::Auto);
+    }
 
     #[test]
     fn a_closed_pipe_is_told_apart_from_failures() {

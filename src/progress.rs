@@ -29,9 +29,26 @@ pub fn run_banner(record: &RunRecord, dir: &Path, plans: &[StepPlan]) -> String 
         steps.join(" "),
         steps.len()
     ));
+    if let Some(r) = &record.replica {
+        text.push_str(&format!("  replica  {}\n", replica_line(r)));
+    }
     text.push_str(&format!("  sizes    {}\n", sizes_line(o)));
     text.push_str(&format!("  results  {}\n", dir.display()));
     text
+}
+
+/// The replica a run measures, in one line: its version, its URL (password masked), how the
+/// primary waits for it, and where the query steps run.
+fn replica_line(r: &crate::results::replication::ReplicaInfo) -> String {
+    let mode = match &r.synchronous_commit {
+        Some(c) => format!("{} (synchronous_commit = {c})", r.mode),
+        None => r.mode.clone(),
+    };
+    format!(
+        "{} at {}, {mode}",
+        r.version.split_whitespace().next().unwrap_or(&r.version),
+        crate::url::redact_url(&r.url)
+    )
 }
 
 /// The sizes of a run in one line: clients, rows per step, query seconds, and whether they
@@ -133,9 +150,9 @@ impl Eta {
     }
 }
 
-/// What `ibench run` says on standard error as it goes: the banner, `step 3/10: l.i1` as
-/// each step starts (with the time left in the run on a terminal) and the step's line as it
-/// ends. Nothing with `--quiet`.
+/// What `ibench run` says on standard error as it goes: the banner, on a terminal `step 3/10:
+/// l.i1` with the time left in the run as each step starts (replaced by its progress line),
+/// and the step's line as it ends. Nothing with `--quiet`.
 pub struct RunConsole {
     quiet: bool,
     terminal: bool,
@@ -168,15 +185,17 @@ impl RunObserver for RunConsole {
         if self.quiet {
             return;
         }
-        let total = self.eta.steps.len();
-        let mut line = format!("step {}/{total}: {}", index + 1, plan.step);
+        // On a terminal the step's start stays until its progress line (or its end line)
+        // takes the place; a log gets the end line only, which names the step too.
         if self.terminal {
-            line.push_str(&format!(
-                " (the run: about {} left)",
+            let total = self.eta.steps.len();
+            crate::say_inline!(
+                "step {}/{total}: {} (the run: about {} left)",
+                index + 1,
+                plan.step,
                 duration_text(self.eta.left_from(index), DurationStyle::Words)
-            ));
+            );
         }
-        crate::say!("{line}");
     }
 
     fn step_ends(&mut self, record: &StepRecord) {
@@ -184,10 +203,11 @@ impl RunObserver for RunConsole {
             self.eta.done(index, started.elapsed().as_secs_f64());
         }
         if !self.quiet {
-            crate::say!("{}", crate::report::text::step_line(record));
-        }
-        if let Some(w) = crate::check::verdicts::too_short_warning(record) {
-            crate::say!("{w}");
+            let clear = if self.terminal { "\r\x1b[2K" } else { "" };
+            let line = crate::report::text::step_line(record);
+            let failed = line.contains("FAILED") || line.contains("INTERRUPTED");
+            let line = crate::console::red(&line, failed && crate::console::colour_on(false));
+            crate::say!("{clear}{line}");
         }
     }
 }

@@ -56,7 +56,8 @@ fn tls_settings_that_cannot_work_are_refused_naming_the_setting() {
     );
     assert_clear_error(&out, &["sslrootcert=", "--url"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("SECRET"));
-    assert_eq!(out.status.code(), Some(1));
+    // A URL setting that cannot work is a command line to fix.
+    assert_eq!(out.status.code(), Some(2));
     let out = run_url(
         "mysql://u:SECRET@127.0.0.1:1/db?ssl-mode=VERIFY_CA&ssl-ca=/no/such/ca.pem",
         &["--quiet"],
@@ -572,15 +573,28 @@ fn a_small_run_prints_the_summary_and_the_results_dir() {
             "100",
             "--settle-seconds",
             "0",
+            "--details",
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     ok(&out);
+    // The summary's rows, then with --details the latency and efficiency tables.
     for s in [
-        "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "p99.9", "256us", ">16s",
+        "l.i0",
+        "l.x",
+        "l.i1",
+        "l.i2",
+        "qr100",
+        "qp100",
+        "p99.9",
+        "256us",
+        ">16s",
+        "(service)",
+        "cpupq",
     ] {
         assert!(stdout.contains(s), "{s} missing from summary:\n{stdout}");
     }
+    assert!(stdout.contains("integrity: checked after"), "{stdout}");
     assert!(stdout.contains("results: "), "{stdout}");
     assert!(out_dir.join("run.json").exists());
     // The closing line says the sizes were not the profile's.
@@ -604,9 +618,68 @@ fn a_small_run_prints_the_summary_and_the_results_dir() {
         "  results  {}",
         out_dir.canonicalize().unwrap().display()
     )));
-    assert!(results < at("step 1/6: l.i0"));
-    assert!(at("step 1/6: l.i0") < at("step 2/6: l.x"));
-    assert!(at("step 6/6: qp100") > at("step 5/6: qr100"));
+    // Off a terminal, each step's line as it ends, in order (the start lines are a
+    // terminal's).
+    assert!(results < at("\nl.i0 "));
+    assert!(at("\nl.i0 ") < at("\nl.x "));
+    assert!(at("\nqp100 ") > at("\nqr100 "));
+    assert!(!stderr.contains("step 1/6"), "{stderr}");
+}
+
+/// The default run's summary is short: one row per step, no latency table, no efficiency
+/// table (those are --details'), no per-step warning about `ibench check`'s floor.
+#[test]
+fn the_summary_is_one_row_per_step_and_the_floor_is_said_once() {
+    let out_dir = fresh_dir("cli-short");
+    let out = run_url(
+        &sqlite_url("cli-short-db"),
+        &[
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--load-rows",
+            "3000",
+            "--i1-rows",
+            "500",
+            "--i2-rows",
+            "100",
+            "--query-seconds",
+            "1",
+            "--query-rates",
+            "100",
+            "--settle-seconds",
+            "0",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ok(&out);
+    for absent in ["(service)", "p99.9", "cpupq", "256us"] {
+        assert!(
+            !stdout.contains(absent),
+            "{absent} in the short summary:\n{stdout}"
+        );
+    }
+    let rows = stdout
+        .lines()
+        .filter(|l| {
+            ["l.i0 ", "l.x ", "l.i1 ", "l.i2 ", "qr100 ", "qp100 "]
+                .iter()
+                .any(|s| l.starts_with(s))
+        })
+        .count();
+    assert_eq!(rows, 6, "{stdout}");
+    // Every step lasted under 3 s: one line says so, at the end, naming them all.
+    let floor: Vec<&str> = stdout
+        .lines()
+        .chain(stderr.lines())
+        .filter(|l| l.contains("ibench check"))
+        .collect();
+    assert_eq!(floor.len(), 1, "{stdout}\n{stderr}");
+    assert!(
+        floor[0].contains("l.i0") && floor[0].contains("qp100"),
+        "{}",
+        floor[0]
+    );
 }
 
 /// Wait until `path` holds a line containing `needle`.
@@ -701,6 +774,7 @@ fn server_start_prints_the_url_on_its_own_line_and_stop_stops_it() {
         .find(|l| l.contains(dir.to_str().unwrap()))
         .unwrap_or_else(|| panic!("not listed:\n{list}"));
     assert!(line.starts_with("postgres "), "{line}");
+    assert!(line.contains(" standalone "), "its role: {line}");
     assert!(
         line.contains(&handle.pid.to_string()) && line.ends_with(&url),
         "{line}"

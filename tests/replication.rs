@@ -833,3 +833,80 @@ fn a_stopped_standby_loses_its_slot_under_a_small_slot_keep() {
         "{said}"
     );
 }
+
+/// A replica run says so: `server list` shows the standby's role and its primary, the run's
+/// banner names the replica (password masked) and its mode, and the summary ends with the
+/// lag per step in one line.
+#[test]
+fn a_replica_run_names_its_replica_from_start_to_end() {
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let (out, standby) = standby_by_cli(&primary, "rep-says", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let standby = standby.expect("the standby's handle");
+    let list = common::ok(&ibench(&["server", "list"]));
+    let line_of = |dir: &Path| {
+        list.lines()
+            .find(|l| l.contains(&format!(" {}  ", dir.display())))
+            .unwrap_or_else(|| panic!("{} not listed:\n{list}", dir.display()))
+            .to_string()
+    };
+    assert!(
+        line_of(&primary.dir).contains("primary (1 replica)"),
+        "{list}"
+    );
+    assert!(
+        line_of(&standby.dir).contains(&format!("replica of {} (async)", primary.dir.display())),
+        "{list}"
+    );
+    let out_dir = fresh_dir("rep-says-run");
+    let out = ibench(&[
+        "run",
+        "--url",
+        &primary.url,
+        "--replica-url",
+        &standby.url,
+        "--steps",
+        "l.i0,l.x",
+        "--load-rows",
+        "2000",
+        "--host-probe-ms",
+        "0",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let banner = stderr
+        .lines()
+        .find(|l| l.starts_with("  replica  "))
+        .unwrap_or_else(|| panic!("no replica in the banner:\n{stderr}"));
+    assert!(
+        banner.contains(&format!(":{}/", standby.port)) && banner.contains("async"),
+        "{banner}"
+    );
+    let lag = stdout
+        .lines()
+        .find(|l| l.starts_with("replica lag p99"))
+        .unwrap_or_else(|| panic!("no lag line:\n{stdout}"));
+    // A step with a lag read is named (how many reads a short step gets depends on the host).
+    assert!(lag.contains("l.i0 ") && lag.contains(" ms"), "{lag}");
+    // `server stop --remove` on the primary leaves nothing: its replica goes too.
+    let stop = ibench(&[
+        "server",
+        "stop",
+        "--dir",
+        primary.dir.to_str().unwrap(),
+        "--remove",
+    ]);
+    let said = String::from_utf8_lossy(&stop.stderr);
+    assert!(stop.status.success(), "{said}");
+    assert!(said.contains("and removed it"), "{said}");
+    assert!(!primary.dir.exists() && !standby.dir.exists(), "{said}");
+}

@@ -93,13 +93,33 @@ impl SecondaryIndex {
     }
 }
 
+/// Why a server could not be reached, with its fix: a host name that does not resolve is
+/// named as such (no server can be running there); otherwise the server may be down.
+fn unreachable_text(target: &str, detail: &str) -> String {
+    const NO_SUCH_HOST: [&str; 4] = [
+        "failed to lookup address",
+        "Name or service not known",
+        "No address associated with hostname",
+        "nodename nor servname",
+    ];
+    if NO_SUCH_HOST.iter().any(|m| detail.contains(m)) {
+        let host = crate::url::UrlParts::parse(target).map_or("", |u| {
+            u.hosts.rsplit_once(':').map_or(u.hosts, |(host, _)| host)
+        });
+        return format!(
+            "cannot reach {target}: no host named '{host}' is known here ({detail}); fix the host name in --url"
+        );
+    }
+    format!(
+        "cannot reach {target}: {detail}; is the server running? Start a private one with `ibench server start` or fix --url"
+    )
+}
+
 /// Errors a caller branches on.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
     /// The server could not be reached at all (refused, no such host, no socket).
-    #[error(
-        "cannot reach {target}: {detail}; is the server running? Start a private one with `ibench server start` or fix --url"
-    )]
+    #[error("{}", unreachable_text(target, detail))]
     Unreachable {
         /// What we tried to reach, password redacted.
         target: String,

@@ -433,11 +433,32 @@ impl Stream {
         matches!(self, Stream::Tls { .. })
     }
 
-    /// Whether a password may go over this stream in clear: a Unix socket, or TLS whose
-    /// certificate was checked. TLS with an unchecked certificate is not enough: whoever took
-    /// the port (or sits in the middle) can show any certificate and read the password.
+    /// Whether a password may go over this stream in clear: a Unix socket in a directory
+    /// other users cannot write, or TLS whose certificate was checked. TLS with an unchecked
+    /// certificate is not enough: whoever took the port (or sits in the middle) can show any
+    /// certificate and read the password; nor is a socket in a world-writable directory
+    /// (`/tmp`), where anyone could have put a socket of their own under the server's name
+    /// (X31 in docs/security.md).
     pub fn is_private(&self) -> bool {
-        matches!(self, Stream::Unix(_) | Stream::Tls { verified: true, .. })
+        match self {
+            Stream::Unix(_) => self.shared_socket_dir().is_none(),
+            Stream::Tls { verified, .. } => *verified,
+            Stream::Tcp(_) => false,
+        }
+    }
+
+    /// The directory of the server's Unix socket when every user may write into it
+    /// (world-writable, sticky or not); `None` for TCP, a private directory, or a socket with
+    /// no path.
+    pub fn shared_socket_dir(&self) -> Option<std::path::PathBuf> {
+        use std::os::unix::fs::PermissionsExt;
+        let Stream::Unix(s) = self else {
+            return None;
+        };
+        let peer = s.peer_addr().ok()?;
+        let dir = peer.as_pathname()?.parent()?;
+        let mode = std::fs::metadata(dir).ok()?.permissions().mode();
+        (mode & 0o002 != 0).then(|| dir.to_path_buf())
     }
 
     /// Bound every read (`None`: block as long as it takes). The login is bounded by the

@@ -74,6 +74,13 @@ impl SqliteDriver {
     }
 }
 
+/// The file a `sqlite:` URL names; `None` for another URL or one without a path.
+pub fn path_of_url(url: &str) -> Option<PathBuf> {
+    url.starts_with("sqlite:")
+        .then(|| parse_url(url).ok())
+        .flatten()
+}
+
 fn parse_url(url: &str) -> Result<PathBuf, crate::url::UrlError> {
     let rest = url
         .get("sqlite:".len()..)

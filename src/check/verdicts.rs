@@ -591,19 +591,43 @@ fn size_text(s: &StepRecord, floor: &Floor) -> String {
     )
 }
 
-/// The warning `ibench run` prints when a completed step's measured part is below the
-/// check's default floor; `None` when it is not.
-pub fn too_short_warning(s: &StepRecord) -> Option<String> {
+/// The one line `ibench run` ends with when completed steps lasted less than the check's
+/// default floor (so `ibench check` could not judge them): which steps, how long, and the
+/// flags that lengthen them; `None` when every step is long enough.
+pub fn too_short_line(steps: &[StepRecord]) -> Option<String> {
     let floor = decision::DEFAULT_FLOOR;
-    if s.status != Status::Completed || s.seconds >= floor.seconds {
+    let short: Vec<&StepRecord> = steps
+        .iter()
+        .filter(|s| s.status == Status::Completed && s.seconds < floor.seconds)
+        .collect();
+    if short.is_empty() {
         return None;
     }
+    let named: Vec<String> = short
+        .iter()
+        .map(|s| format!("{} ({:.2} s)", s.name, s.seconds))
+        .collect();
+    let timed = short
+        .iter()
+        .any(|s| matches!(s.name, StepName::Query { .. }) || s.main_op() == OpKind::Micro);
+    let sized = short
+        .iter()
+        .any(|s| !matches!(s.name, StepName::Query { .. }) && s.main_op() != OpKind::Micro);
+    let flags = match (sized, timed) {
+        (true, true) => "a larger --profile, or --load-rows and --query-seconds",
+        (true, false) => "a larger --profile or --load-rows",
+        _ => "a larger --profile or --query-seconds",
+    };
+    let (what, them) = match named.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            (format!("{} and {last} are", rest.join(", ")), "them")
+        }
+        _ => (format!("{} is", named.join("")), "it"),
+    };
     Some(format!(
-        "warning: {} lasted {:.2} s, below the {:.0} s ibench check judges (it will say \"cannot tell: too short\"); {}",
-        s.name,
-        s.seconds,
+        "note: {what} shorter than the {:.0} s `ibench check` needs to judge a step; {flags} lengthen{} {them}",
         floor.seconds,
-        size_text(s, &floor)
+        if flags.contains(" and ") { "" } else { "s" }
     ))
 }
 
@@ -816,16 +840,21 @@ mod tests {
     }
 
     #[test]
-    fn a_run_warns_about_a_step_below_the_floor() {
+    fn a_run_says_once_which_steps_are_below_the_floor() {
         let run: crate::results::RunRecord =
             serde_json::from_str(include_str!("../../tests/fixtures/postgres/run.json"))
                 .expect("the fixture run");
-        let i0 = run.step(StepName::LoadInitial).expect("l.i0");
-        let w = too_short_warning(i0).expect("l.i0 lasted 0.28 s");
-        assert!(w.contains("l.i0 lasted 0.28 s"), "{w}");
-        assert!(w.contains("inserted rows would reach it"), "{w}");
+        let w = too_short_line(&run.steps).expect("l.i0 lasted 0.28 s");
+        assert!(w.contains("l.i0 (0.28 s)"), "{w}");
+        assert!(!w.contains('\n'), "{w}");
         let qr100: StepName = "qr100".parse().expect("a step");
-        assert_eq!(too_short_warning(run.step(qr100).expect("qr100")), None);
+        let long: Vec<StepRecord> = run
+            .steps
+            .iter()
+            .filter(|s| s.name == qr100)
+            .cloned()
+            .collect();
+        assert_eq!(too_short_line(&long), None);
     }
 
     #[test]

@@ -222,10 +222,16 @@ pub fn read(path: &Path) -> Result<Source> {
         let duplicate = e
             .message()
             .contains("duplicate")
-            .then(|| e.span().and_then(|s| text.get(s)))
+            .then(|| e.span().and_then(|s| Some((text.get(s.clone())?, s.start))))
             .flatten();
         match duplicate {
-            Some(key) => anyhow::anyhow!(
+            Some((key, at)) if !in_table_header(&text, at) => anyhow::anyhow!(
+                "{}: {} `{}`: the key is set twice in one table; keep one (a list takes several values, e.g. steps = [\"l.i0\", \"l.x\"])",
+                path.display(),
+                toml_error(&e),
+                key.trim()
+            ),
+            Some((key, _)) => anyhow::anyhow!(
                 "{}: {} `{}`; every server, config set, workload and group needs its own name: rename or remove one",
                 path.display(),
                 toml_error(&e),
@@ -244,6 +250,16 @@ pub fn read(path: &Path) -> Result<Source> {
         text,
         file,
     })
+}
+
+/// Whether byte `at` of `text` is on a table header line (`[servers.a]`), not a key's.
+fn in_table_header(text: &str, at: usize) -> bool {
+    let start = text
+        .get(..at)
+        .and_then(|t| t.rfind('\n'))
+        .map_or(0, |i| i + 1);
+    text.get(start..)
+        .is_some_and(|l| l.trim_start().starts_with('['))
 }
 
 /// The most cells a matrix may have: past it, a file is a typo (`repeats = 100000000`, an axis
@@ -570,27 +586,11 @@ fn nearest_key(msg: &str) -> String {
     let nearest = list
         .split(", ")
         .map(|k| k.trim_matches('`'))
-        .min_by_key(|k| edit_distance(name, k));
+        .min_by_key(|k| crate::suggest::edit_distance(name, k));
     match nearest {
         Some(k) => format!("unknown key `{name}` (the nearest key is `{k}`)"),
         None => msg.to_string(),
     }
-}
-
-/// Levenshtein distance between two short names.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -606,7 +606,6 @@ mod tests {
             "unknown key `load_bach` (the nearest key is `load_batch`)"
         );
         assert_eq!(nearest_key("invalid type: string"), "invalid type: string");
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     #[test]

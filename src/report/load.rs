@@ -54,8 +54,8 @@ pub fn distinct_tails(dirs: &[&Path]) -> Vec<String> {
 /// Why a directory could not be read as a run.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    /// No run.json in it.
-    #[error("skipping {0}: not a run (no run.json in it)")]
+    /// No run.json in it: what it is instead, and what to give.
+    #[error("skipping {}: {}", .0.display(), not_a_run_text(.0))]
     NotARun(PathBuf),
     /// run.json of another schema version.
     #[error(
@@ -81,11 +81,52 @@ pub enum LoadError {
     },
 }
 
+/// Why `dir` is not a run, with what to give instead: it does not exist, it is a file, it is
+/// a matrix's output (`ibench matrix report`), or it holds runs (give them).
+fn not_a_run_text(dir: &Path) -> String {
+    use crate::matrix::run::{PLAN_FILE, STATE_FILE};
+    if !dir.exists() {
+        return "no such directory; give a results directory (`ibench run` ends with `results: DIR`)".into();
+    }
+    if !dir.is_dir() {
+        return "a file, not a results directory; give the directory that holds run.json".into();
+    }
+    if dir.join(PLAN_FILE).exists() || dir.join(STATE_FILE).exists() {
+        return format!(
+            "the output of `ibench matrix run`, not a run; render it with `ibench matrix report {}`",
+            dir.display()
+        );
+    }
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join(RUN_FILE).is_file())
+        .collect();
+    runs.sort();
+    match runs.first() {
+        Some(first) => format!(
+            "not a run, but it holds {} (e.g. {}); give them, e.g. `ibench report {}/*`",
+            if runs.len() == 1 {
+                "1 run".to_string()
+            } else {
+                format!("{} runs", runs.len())
+            },
+            first.display(),
+            dir.display()
+        ),
+        None => "not a run (no run.json in it); give the directory `ibench run` printed as `results: DIR`".into(),
+    }
+}
+
 /// Read one results directory.
 pub fn load_run(dir: &Path) -> Result<(RunRecord, Vec<TimelineLine>, Option<String>), LoadError> {
     let path = dir.join(RUN_FILE);
     let bytes = std::fs::read(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => LoadError::NotARun(dir.to_path_buf()),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
+            LoadError::NotARun(dir.to_path_buf())
+        }
         _ => LoadError::Corrupt {
             dir: dir.to_path_buf(),
             detail: format!("cannot read it: {e}"),

@@ -169,9 +169,19 @@ pub fn summary(run: &RunRecord, lag_sla_ms: f64) -> String {
             notes.trim_end()
         );
     }
+    out.push('\n');
+    out.push_str(&latency_table(run));
+    out
+}
+
+/// The latency table of a run: per step and op kind the count, percentiles and the 10 bucket
+/// shares, a paced op's service time on a row of its own (`ibench run --details`).
+pub fn latency_table(run: &RunRecord) -> String {
+    let mut out = String::new();
+    let w = step_column_width(&run.steps);
     let _ = write!(
         out,
-        "\nlatency: from the intended start (paced background ops: from their due time; '(service)': from the send)\n{:<w$} {:<18} {:>8} {:>8} {:>8} {:>8} {:>8} ",
+        "latency: from the intended start (paced background ops: from their due time; '(service)': from the send)\n{:<w$} {:<18} {:>8} {:>8} {:>8} {:>8} {:>8} ",
         "step", "op", "count", "p50", "p99", "p99.9", "max"
     );
     for b in BUCKET_LABELS {

@@ -115,7 +115,10 @@ pub(super) fn settle_phase(
     };
     let planned = settle_seconds(loaded, shape.settle_max_seconds);
     if mode != ProgressMode::Quiet {
-        crate::say!("l.i2    settle phase: {planned:.0} s of maintenance and rest");
+        crate::say!(
+            "{}l.i2    settle phase: {planned:.0} s of maintenance and rest",
+            crate::console::line_start()
+        );
     }
     let t0 = Instant::now();
     let actions = driver.settle(&shape.tables, Duration::from_secs_f64(planned))?;

@@ -27,7 +27,10 @@ pub struct Shared {
 pub fn poll(conn: Result<Box<dyn Conn>, String>, shared: &Shared, over: &AtomicBool, quiet: bool) {
     let say = |what: &str| {
         if !quiet {
-            crate::say!("l.x     index build progress: {what}");
+            crate::say!(
+                "{}l.x     index build progress: {what}",
+                crate::console::line_start()
+            );
         }
     };
     let mut conn = match conn {

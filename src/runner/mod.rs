@@ -116,6 +116,7 @@ fn run_locked(
     command_line: Vec<String>,
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<RunOutcome> {
+    sqlite_in_results(&opts)?;
     let shape = RunShape::of(&opts)?;
     let driver = shape.target.driver();
     let target = reach(&shape, driver.as_ref())?;
@@ -167,6 +168,22 @@ fn run_locked(
     record.metrics = Some(sampler.finish());
     finish(outcome, &run_file, &mut record)?;
     Ok(RunOutcome { dir, record })
+}
+
+/// The results directory made first when the SQLite file lives in it (the default URL).
+fn sqlite_in_results(opts: &RunOptions) -> anyhow::Result<()> {
+    let in_results = crate::backend::sqlite::path_of_url(&opts.url)
+        .is_some_and(|p| p.parent() == Some(opts.out_dir.as_path()));
+    if in_results {
+        std::fs::create_dir_all(&opts.out_dir).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot create the results directory {}: {e}; {}",
+                opts.out_dir.display(),
+                results::dir::write_fix(&e, "--out")
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// Reach the database before creating anything, so a wrong URL leaves no empty results dir;

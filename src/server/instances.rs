@@ -60,8 +60,10 @@ fn instance_of_process(pid: u32) -> Option<ServerHandle> {
     (handle.pid == pid).then_some(handle)
 }
 
-/// The listing `ibench server list` prints: a header and a line per instance, or nothing.
-pub fn render(instances: &[RunningInstance]) -> String {
+/// The listing `ibench server list` prints: a header and a line per instance (its kind, pid,
+/// port, disk, role, dir and URL), or nothing. `roles[i]` is the role of `instances[i]`
+/// (`replication::stop::role`: a server knows nothing of the pairs above it).
+pub fn render(instances: &[RunningInstance], roles: &[String]) -> String {
     if instances.is_empty() {
         return String::new();
     }
@@ -71,18 +73,25 @@ pub fn render(instances: &[RunningInstance]) -> String {
         .max()
         .unwrap_or(0)
         .max("instance dir".len());
+    let rw = roles
+        .iter()
+        .map(|r| r.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("role".len());
     let mut text = format!(
-        "{:<9} {:>8} {:>6} {:>9}  {:<w$}  {}\n",
-        "server", "pid", "port", "disk", "instance dir", "url"
+        "{:<9} {:>8} {:>6} {:>9}  {:<rw$}  {:<w$}  {}\n",
+        "server", "pid", "port", "disk", "role", "instance dir", "url"
     );
-    for i in instances {
+    for (i, role) in instances.iter().zip(&roles) {
         let h = &i.handle;
         text.push_str(&format!(
-            "{:<9} {:>8} {:>6} {:>9}  {:<w$}  {}\n",
+            "{:<9} {:>8} {:>6} {:>9}  {:<rw$}  {:<w$}  {}\n",
             h.kind.name(),
             h.pid,
             h.port,
             size_text(i.disk_bytes),
+            role,
             h.dir.display(),
             h.url
         ));

@@ -46,9 +46,21 @@ pub enum StepName {
 /// A step name that is not one of the known forms.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown step '{0}': steps are l.i0, l.x, l.i1, l.i2, qrN and qpN with N the background rows/s, e.g. qr100; with --workload micro, m.load and the microbenchmarks NAME[.pre]_range=N, e.g. point-query.pre_range=100 (--steps)"
+    "unknown step '{0}'{hint}: steps are l.i0, l.x, l.i1, l.i2, qrN and qpN with N the background rows/s, e.g. qr100; with --workload micro, m.load and the microbenchmarks NAME[.pre]_range=N, e.g. point-query.pre_range=100 (--steps)",
+    hint = step_hint(.0)
 )]
 pub struct UnknownStep(pub String);
+
+/// ` (did you mean 'qr100'?)` for a name near a step of the default list or a microbenchmark.
+fn step_hint(name: &str) -> String {
+    let known: Vec<String> = StepName::default_list(&DEFAULT_QUERY_RATES_ROWS_PER_SEC)
+        .into_iter()
+        .chain(StepName::micro_list())
+        .map(|s| s.to_string())
+        .collect();
+    crate::suggest::nearest(name, known.iter().map(String::as_str))
+        .map_or_else(String::new, |k| format!(" (did you mean '{k}'?)"))
+}
 
 impl FromStr for StepName {
     type Err = UnknownStep;

@@ -159,7 +159,8 @@ impl Given {
         }
         if !SETTINGS.contains(&key.as_str()) {
             return Err(format!(
-                "{source}: ibench does not support the setting '{key}' (it reads {})",
+                "{source}: ibench does not support the setting '{key}'{} (it reads {})",
+                crate::suggest::did_you_mean(&key, SETTINGS.iter().copied()),
                 SETTINGS.join(", ")
             ));
         }

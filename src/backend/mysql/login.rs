@@ -228,6 +228,19 @@ impl MyWire {
         if self.ch.stream.is_private() {
             return self.send_raw(&clear);
         }
+        if let Some(dir) = self.ch.stream.shared_socket_dir() {
+            // A socket anyone could have put there: in clear only with the opt-in.
+            if config.get_server_public_key {
+                return self.send_raw(&clear);
+            }
+            return Err(WireError::Auth(format!(
+                "caching_sha2_password needs the password in clear, and the server's socket is \
+                 in {}, a directory every user can write (anyone could have put a socket there \
+                 under the server's name): give the server a socket directory of its own, or \
+                 opt in with get-server-public-key=true (which trusts whoever answers)",
+                dir.display()
+            )));
+        }
         if self.ch.stream.is_tls() {
             // Over TLS the server takes the password in clear, never RSA-encrypted.
             if config.get_server_public_key {

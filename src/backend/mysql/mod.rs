@@ -70,8 +70,11 @@ impl MySettings {
             .as_ref()
             .ok_or_else(|| anyhow::anyhow!("bad --url '{shown}': not a mysql:// URL"))?;
         let given = ServerUrl::with_password_file(parts, None)?;
-        let mut config = MyConfig::from_parts(&given)
-            .map_err(|e| anyhow::anyhow!("bad --url '{shown}': {e}"))?;
+        let mut config =
+            MyConfig::from_parts(&given).map_err(|e| crate::url::UrlError::Malformed {
+                url: shown.clone(),
+                detail: e.to_string(),
+            })?;
         if config.database.is_none() {
             anyhow::bail!(
                 "--url '{shown}' names no database: add one, e.g. mysql://root@127.0.0.1:3306/ibench \

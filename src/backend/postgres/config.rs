@@ -430,7 +430,8 @@ impl PgConfig {
                 }
                 other => {
                     return Err(format!(
-                        "ibench does not support the parameter '{other}' (it reads {})",
+                        "ibench does not support the parameter '{other}'{} (it reads {})",
+                        crate::suggest::did_you_mean(other, URL_PARAMS.iter().copied()),
                         URL_PARAMS.join(", ")
                     ));
                 }

@@ -159,6 +159,16 @@ impl PgWire {
         if self.ch.stream.is_private() || allowed.cleartext_opted_in {
             return Ok(());
         }
+        if let Some(dir) = self.ch.stream.shared_socket_dir() {
+            return Err(WireError::Auth(format!(
+                "the server asks for the password in clear over a Unix socket in {}, a \
+                 directory every user can write (anyone could have put a socket there under \
+                 the server's name): give the server a socket directory of its own \
+                 (unix_socket_directories), use TCP with sslmode=verify-full, or opt in with \
+                 require_auth=password",
+                dir.display()
+            )));
+        }
         let over = if self.ch.stream.is_tls() {
             "over TLS with an unchecked certificate (sslmode=prefer and require do not check \
              it)"
