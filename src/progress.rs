@@ -42,7 +42,7 @@ pub fn run_banner(record: &RunRecord, dir: &Path, plans: &[StepPlan]) -> String 
 fn replica_line(r: &crate::results::replication::ReplicaInfo) -> String {
     let mode = match &r.synchronous_commit {
         Some(c) => format!("{} (synchronous_commit = {c})", r.mode),
-        None => r.mode.clone(),
+        None => r.mode.name().to_string(),
     };
     format!(
         "{} at {}, {mode}",

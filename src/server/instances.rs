@@ -83,7 +83,7 @@ pub fn render(instances: &[RunningInstance], roles: &[String]) -> String {
         "{:<9} {:>8} {:>6} {:>9}  {:<rw$}  {:<w$}  {}\n",
         "server", "pid", "port", "disk", "role", "instance dir", "url"
     );
-    for (i, role) in instances.iter().zip(&roles) {
+    for (i, role) in instances.iter().zip(roles) {
         let h = &i.handle;
         text.push_str(&format!(
             "{:<9} {:>8} {:>6} {:>9}  {:<rw$}  {:<w$}  {}\n",
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn no_instance_lists_nothing() {
-        assert_eq!(render(&[]), "");
+        assert_eq!(render(&[], &[]), "");
         // This test process is no server.
         assert!(instance_of_process(std::process::id()).is_none());
     }
