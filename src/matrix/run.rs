@@ -25,10 +25,9 @@ use crate::results::{self, Status};
 use crate::runner::stop;
 use crate::server::{self, ServerKind, ServerSpec};
 
-/// The state file of a cell.
-pub const STATE_FILE: &str = "state.json";
-/// The plan file in the output dir.
-pub const PLAN_FILE: &str = "plan.json";
+/// The state file of a cell, and the plan file in the output dir (defined with the results'
+/// files, so that `ibench report` tells a matrix's output from a run without the matrix).
+pub use crate::results::{MATRIX_PLAN_FILE as PLAN_FILE, MATRIX_STATE_FILE as STATE_FILE};
 
 /// Where a cell is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -84,7 +84,7 @@ pub enum LoadError {
 /// Why `dir` is not a run, with what to give instead: it does not exist, it is a file, it is
 /// a matrix's output (`ibench matrix report`), or it holds runs (give them).
 fn not_a_run_text(dir: &Path) -> String {
-    use crate::matrix::run::{PLAN_FILE, STATE_FILE};
+    use crate::results::{MATRIX_PLAN_FILE as PLAN_FILE, MATRIX_STATE_FILE as STATE_FILE};
     if !dir.exists() {
         return "no such directory; give a results directory (`ibench run` ends with `results: DIR`)".into();
     }

@@ -42,6 +42,13 @@ pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 /// File name of the run record inside a results directory.
 pub const RUN_FILE: &str = "run.json";
 
+/// The plan file in a matrix's output dir (`ibench matrix run`): `ibench report` tells a
+/// matrix's output from a run by it.
+pub const MATRIX_PLAN_FILE: &str = "plan.json";
+
+/// The state file of a matrix cell.
+pub const MATRIX_STATE_FILE: &str = "state.json";
+
 /// File name of the per-second timeline inside a results directory.
 pub const TIMELINE_FILE: &str = "timeline.jsonl";
 

@@ -40,35 +40,25 @@ pub(super) fn run_step(
     plan: &StepPlan,
     ordinal: u32,
 ) -> anyhow::Result<StepRecord> {
-    let StepRig {
-        shape,
-        driver,
-        sampler,
-        prober,
-        heartbeat: replica,
-    } = rig;
+    let (shape, driver, replica) = (rig.shape, rig.driver, rig.heartbeat);
     let (step, mode) = (plan.step, shape.progress);
     prepare_tables(&shape.tables, &shape.table_options, admin, state, plan)?;
     let rows_before = state.expected_rows.clone();
     let connections = plan_connections(shape, driver, admin, state, plan, ordinal)?;
-    if let Some(h) = replica {
-        h.begin_step();
-    }
-    let probed = drive_probed(
-        connections,
-        step,
-        ordinal,
-        timeline,
-        mode,
-        (sampler, prober, replica),
-    );
+    replica.iter().for_each(|h| h.begin_step());
+    let tools = (rig.sampler, rig.prober, replica);
+    let probed = drive_probed(connections, step, ordinal, timeline, mode, tools);
     let driven = &probed.driven;
     let mut replication = replica.map(|h| h.end_step(driven.started_at, driven.ended_at));
     let (status, error) = driven.status();
     let failover = super::failover::step_record(driven, plan, shape.workers.client_assigns_ids);
-    // After ibench's failover the primary is gone: no checks on it (the audit read the new
-    // primary instead).
-    let primary_gone = driven.primary_lost();
+    // After a failover the primary is gone: no checks on it, nor on the new one, whose missing
+    // rows the audit counted (ibench's failover, or an observed one that found the promoted
+    // server).
+    let primary_gone = driven.primary_lost()
+        || failover
+            .as_ref()
+            .is_some_and(|f| f.promoted_at_second.is_some());
     book_rows(state, plan, &driven.finished);
     let Probed {
         driven,

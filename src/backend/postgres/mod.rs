@@ -101,13 +101,13 @@ impl PgSettings {
         let given = ServerUrl::with_password_file(parts, None)?;
         let completed = config::complete(&given, &config::process_var);
         let shown = completed.redacted();
-        let mut config = PgConfig::from_completed(&completed).map_err(|e| match e {
-            config::ConfigError::Url(detail) => anyhow::Error::new(UrlError::Malformed {
+        // A parameter or a setting the URL's parts add up to that cannot work is a command
+        // line to fix (exit 2), as a malformed URL is.
+        let mut config = PgConfig::from_completed(&completed).map_err(|e| {
+            let (config::ConfigError::Url(detail) | config::ConfigError::Setup(detail)) = e;
+            UrlError::Malformed {
                 url: given.redacted(),
                 detail,
-            }),
-            config::ConfigError::Setup(e) => {
-                anyhow::anyhow!("bad --url '{}': {e}", given.redacted())
             }
         })?;
         if config.connect_timeout.is_none() {
