@@ -24,6 +24,8 @@ def num(v, digits=1):
 
 
 def row(name, run):
+    if not run.get("steps"):
+        return f"| {name} | no step measured ({run.get('status')}) |" + " |" * 11
     step = run["steps"][-1]
     f = step.get("failover")
     ins = step.get("ops", {}).get("insert", {})
