@@ -357,11 +357,10 @@ pub struct RunArgs {
     /// Lose the primary during a step and fail over to the replica at --replica-url:
     /// STEP+SECONDS (l.i1+10s) into that step's measured part, ibench sends SIGKILL to the
     /// primary's server process (a private one on this host), promotes the replica
-    /// (PostgreSQL 12+: pg_promote(); MariaDB: STOP SLAVE IO_THREAD, its relay log applied,
-    /// STOP SLAVE, RESET SLAVE ALL, read_only = OFF), and the clients reconnect to it and go
-    /// on; the step records the failover and audits the acknowledged rows on the new primary
-    /// (docs/failover.md). The step must be the last of --steps; implies --client-ids (the
-    /// audit needs the keys ibench chose).
+    /// (PostgreSQL 12+: pg_promote(); MariaDB: STOP SLAVE, RESET SLAVE ALL, read_only = OFF),
+    /// and the clients reconnect to it and go on; the step records the failover and audits
+    /// the acknowledged rows on the new primary (docs/failover.md). The step must be the
+    /// last of --steps; implies --client-ids (the audit needs the keys ibench chose).
     #[arg(help_heading = CONNECTION, long, value_name = "STEP+SECONDS")]
     pub failover: Option<String>,
     /// How long a client that lost its connection keeps trying to connect again (90s, 2m)

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{fresh_dir, pg_connect};
+use common::fresh_dir;
 use ibench::results::Status;
 use ibench::results::failover::{DrivenBy, KillMethod};
 use ibench::workload::steps::parse_step_list;
@@ -206,7 +206,7 @@ impl Drop for Cluster {
         }
         for p in &self.patroni {
             // SAFETY: a signal to a child this test started.
-            unsafe { libc::kill(p.id() as i32, libc::SIGTERM) };
+            unsafe { libc::kill(p.id().cast_signed(), libc::SIGTERM) };
         }
         let since = Instant::now();
         for p in &mut self.patroni {

@@ -363,10 +363,8 @@ pub trait Conn: Send {
 
     /// Make this replica a primary with the DBMS's own means (PostgreSQL 12+:
     /// `pg_promote(true, wait_seconds)`, or with 0 `pg_promote(false)`, which only asks;
-    /// MariaDB: `STOP SLAVE IO_THREAD`, a wait until the replica applied every event it
-    /// received (within `wait_seconds`, 60 s when 0), then `STOP SLAVE; RESET SLAVE ALL; SET
-    /// GLOBAL read_only = OFF`). An error when the server is no replica, or the promotion
-    /// failed or did not finish within `wait_seconds`.
+    /// MariaDB: `STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = OFF`). An error when the
+    /// server is no replica, or the promotion failed or did not finish within `wait_seconds`.
     fn promote(&mut self, _wait_seconds: u32) -> BackendResult<()> {
         Err(BackendError::sql(
             "promote",

@@ -18,20 +18,12 @@ pub(crate) fn pg_promote_sql(wait_seconds: u32) -> String {
 /// PostgreSQL: true while the server is a standby.
 pub(crate) const PG_IN_RECOVERY_SQL: &str = "SELECT pg_is_in_recovery()";
 
-/// MariaDB's promotion, once the replica applied what it received ([`promote_mariadb`]):
-/// stop the replica threads, forget the primary, take writes.
+/// MariaDB's promotion: stop the replica threads, forget the primary, take writes.
 pub(crate) const MARIADB_PROMOTE_SQL: [&str; 3] = [
     "STOP SLAVE",
     "RESET SLAVE ALL",
     "SET GLOBAL read_only = OFF",
 ];
-
-/// How long a MariaDB replica may take to apply the relay log it received before it is
-/// promoted, when the caller gives no bound (`wait_seconds` 0).
-const MARIADB_APPLY_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// How often the promotion asks whether the relay log is applied.
-const MARIADB_APPLY_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// MariaDB: 1 while the server refuses writes of ordinary users.
 pub(crate) const MARIADB_READ_ONLY_SQL: &str = "SELECT @@GLOBAL.read_only";
@@ -112,79 +104,12 @@ pub(crate) fn postgres_accepts_writes<D: Dialect>(c: &mut ServerConn<D>) -> Back
     )?))
 }
 
-/// Promote a MariaDB replica: stop receiving (`STOP SLAVE IO_THREAD`), wait until the SQL
-/// thread applied every event the replica received (within `wait_seconds`, 60 s when 0),
-/// then [`MARIADB_PROMOTE_SQL`]. `RESET SLAVE ALL` deletes the relay logs: a replica promoted
-/// before it applied them would lose transactions it had received, and so that a
-/// semi-synchronous primary acknowledged.
-pub(crate) fn promote_mariadb<D: Dialect>(
-    c: &mut ServerConn<D>,
-    wait_seconds: u32,
-) -> BackendResult<()> {
-    let context = "promote the replica (STOP SLAVE IO_THREAD)";
-    c.query("STOP SLAVE IO_THREAD", context)?;
-    let bound = match wait_seconds {
-        0 => MARIADB_APPLY_WAIT,
-        s => std::time::Duration::from_secs(u64::from(s)),
-    };
-    let since = std::time::Instant::now();
-    let context = "promote the replica (wait until it applied its relay log)";
-    loop {
-        let status = c.query("SHOW SLAVE STATUS", context)?;
-        let column = |name: &str| {
-            let i = status.columns.iter().position(|c| c == name)?;
-            status.rows.first()?.get(i)?.clone()
-        };
-        match relay_log_applied(&column) {
-            Ok(true) => break,
-            Ok(false) => {}
-            Err(e) => return Err(BackendError::sql(context, e)),
-        }
-        if since.elapsed() > bound {
-            return Err(BackendError::sql(
-                context,
-                format!(
-                    "it had not applied the events it received within {} s",
-                    bound.as_secs()
-                ),
-            ));
-        }
-        std::thread::sleep(MARIADB_APPLY_POLL);
-    }
+/// Promote a MariaDB replica.
+pub(crate) fn promote_mariadb<D: Dialect>(c: &mut ServerConn<D>) -> BackendResult<()> {
     for sql in MARIADB_PROMOTE_SQL {
         c.query(sql, &format!("promote the replica ({sql})"))?;
     }
     Ok(())
-}
-
-/// From `SHOW SLAVE STATUS` (`column` reads one by name): whether the SQL thread executed
-/// everything the I/O thread read from the primary's binary log (`Relay_Master_Log_File`
-/// and `Exec_Master_Log_Pos` equal `Master_Log_File` and `Read_Master_Log_Pos`). An error
-/// when it never will: no replication configured, or the SQL thread stopped.
-pub(crate) fn relay_log_applied(column: &dyn Fn(&str) -> Option<String>) -> Result<bool, String> {
-    let read = (column("Master_Log_File"), column("Read_Master_Log_Pos"));
-    let exec = (
-        column("Relay_Master_Log_File"),
-        column("Exec_Master_Log_Pos"),
-    );
-    let (Some(_), Some(_)) = (&read.1, &exec.1) else {
-        return Err("SHOW SLAVE STATUS is empty: it replicates from no primary".to_string());
-    };
-    if read == exec {
-        return Ok(true);
-    }
-    if column("Slave_SQL_Running").as_deref() != Some("Yes") {
-        let why = column("Last_SQL_Error").unwrap_or_default();
-        return Err(format!(
-            "its SQL thread is stopped before it applied what it received ({})",
-            if why.is_empty() {
-                "no error given"
-            } else {
-                why.as_str()
-            }
-        ));
-    }
-    Ok(false)
 }
 
 /// Whether a MariaDB server takes writes (`read_only` is off).
@@ -228,61 +153,5 @@ mod tests {
         );
         assert_eq!(lowest_and_count(row(None, "0"), "x").unwrap(), (None, 0));
         assert!(lowest_and_count(None, "x").is_err());
-    }
-
-    /// `SHOW SLAVE STATUS` as `relay_log_applied` reads it.
-    fn status(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let pairs: Vec<(String, String)> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-        }
-    }
-
-    #[test]
-    fn a_mariadb_replica_is_promoted_only_once_its_relay_log_is_applied() {
-        let behind = status(&[
-            ("Master_Log_File", "binlog.000002"),
-            ("Read_Master_Log_Pos", "9000"),
-            ("Relay_Master_Log_File", "binlog.000002"),
-            ("Exec_Master_Log_Pos", "4000"),
-            ("Slave_SQL_Running", "Yes"),
-        ]);
-        assert_eq!(relay_log_applied(&behind), Ok(false));
-        let other_file = status(&[
-            ("Master_Log_File", "binlog.000003"),
-            ("Read_Master_Log_Pos", "9000"),
-            ("Relay_Master_Log_File", "binlog.000002"),
-            ("Exec_Master_Log_Pos", "9000"),
-            ("Slave_SQL_Running", "Yes"),
-        ]);
-        assert_eq!(relay_log_applied(&other_file), Ok(false));
-        let applied = status(&[
-            ("Master_Log_File", "binlog.000002"),
-            ("Read_Master_Log_Pos", "9000"),
-            ("Relay_Master_Log_File", "binlog.000002"),
-            ("Exec_Master_Log_Pos", "9000"),
-            ("Slave_SQL_Running", "No"),
-        ]);
-        assert_eq!(relay_log_applied(&applied), Ok(true));
-        let stuck = status(&[
-            ("Master_Log_File", "binlog.000002"),
-            ("Read_Master_Log_Pos", "9000"),
-            ("Relay_Master_Log_File", "binlog.000002"),
-            ("Exec_Master_Log_Pos", "4000"),
-            ("Slave_SQL_Running", "No"),
-            ("Last_SQL_Error", "Duplicate entry"),
-        ]);
-        let e = relay_log_applied(&stuck).unwrap_err();
-        assert!(
-            e.contains("SQL thread is stopped") && e.contains("Duplicate entry"),
-            "{e}"
-        );
-        assert!(relay_log_applied(&status(&[])).is_err());
     }
 }

@@ -268,8 +268,8 @@ impl Dialect for MyDialect {
     type Wire = MyWire;
     const PLACEHOLDERS: Placeholders = Placeholders::Question;
 
-    fn promote(c: &mut ServerConn<Self>, wait_seconds: u32) -> BackendResult<()> {
-        crate::backend::promote::promote_mariadb(c, wait_seconds)
+    fn promote(c: &mut ServerConn<Self>, _wait_seconds: u32) -> BackendResult<()> {
+        crate::backend::promote::promote_mariadb(c)
     }
 
     fn accepts_writes(c: &mut ServerConn<Self>) -> BackendResult<bool> {
