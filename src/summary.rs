@@ -181,11 +181,15 @@ fn checks_line(run: &RunRecord) -> Option<String> {
 
 /// With a replica: `replica lag p99 (SLA 250 ms): l.i0 12 ms, l.x 840 ms FAILED, ...`.
 fn lag_line(run: &RunRecord, lag_sla_ms: f64) -> Option<String> {
+    run.replica.as_ref()?;
     let cells: Vec<String> = run
         .steps
         .iter()
-        .filter_map(|s| lag_sla::verdict(&run.label, s, &[], lag_sla_ms).map(|v| (s, v)))
-        .map(|(s, v)| {
+        .map(|s| {
+            // A step too short for a heartbeat reading has no verdict: `n/a`.
+            let Some(v) = lag_sla::verdict(&run.label, s, &[], lag_sla_ms) else {
+                return format!("{} n/a", s.name);
+            };
             let figure = match (v.lost_from_second, v.lag_p99_ms) {
                 (Some(at), _) => format!("lost from {at:.1} s"),
                 (None, Some(p)) => format!("{} ms", lag_sla::format_ms(p)),
