@@ -53,6 +53,17 @@ pub enum Block {
     },
 }
 
+impl Block {
+    /// A heading without an anchor.
+    pub fn heading(level: u8, text: &str) -> Block {
+        Block::Heading {
+            level,
+            text: text.to_string(),
+            anchor: None,
+        }
+    }
+}
+
 /// A table: a label column (`corner` heads it), then one column per `columns`.
 #[derive(Clone, Debug, Default)]
 pub struct DocTable {

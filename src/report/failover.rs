@@ -6,27 +6,14 @@
 //! second with the loss and the promotion marked; and a tl;dr line per failover. Nothing when
 //! no run had one.
 
-use serde::Serialize;
-
 use super::document::{Block, DocCell, DocRow, DocTable};
 use super::lag_sla::format_ms;
 use super::load::LoadedRun;
-use super::model::{Comparison, Span, TldrLagLine};
+use super::model::{Comparison, FailoverRow, Span, TldrLagLine};
 use super::svg::Mark;
 use crate::results::failover::{DrivenBy, KillMethod, StepFailover};
 use crate::stats::convert::count_f64;
-use crate::workload::steps::StepName;
-
-/// One failover of one run: what the JSON report carries and the section shows.
-#[derive(Clone, Debug, Serialize)]
-pub struct FailoverRow {
-    /// The run's label.
-    pub run: String,
-    /// The step it hit.
-    pub step: StepName,
-    /// Its figures, as run.json holds them.
-    pub failover: StepFailover,
-}
+use crate::stats::thousands::group_f;
 
 /// Every failover of `runs`, in run order then step order.
 pub fn rows(runs: &[LoadedRun]) -> Vec<FailoverRow> {
@@ -118,7 +105,7 @@ fn cells(f: &StepFailover) -> Vec<DocCell> {
         Some(v) => DocCell::plain(format!("{v:.1}")),
         None => missing(none),
     };
-    let count = |n: u64| DocCell::plain(super::text::group_f(count_f64(n)));
+    let count = |n: u64| DocCell::plain(group_f(count_f64(n)));
     let driven = match (f.driven_by, f.kill_method) {
         (DrivenBy::Ibench, KillMethod::Sigkill) => "ibench (SIGKILL)",
         (DrivenBy::Ibench, KillMethod::Unknown) => "ibench",
@@ -160,16 +147,13 @@ fn cells(f: &StepFailover) -> Vec<DocCell> {
 fn audit_cells(f: &StepFailover) -> [DocCell; 2] {
     match &f.audit {
         Some(a) if a.error.is_none() => {
-            let mut lost =
-                DocCell::plain(super::text::group_f(count_f64(a.acknowledged_rows_lost)));
+            let mut lost = DocCell::plain(group_f(count_f64(a.acknowledged_rows_lost)));
             lost.colour = super::paint::sla(a.acknowledged_rows_lost > 0);
             lost.title = Some(format!(
                 "of {} acknowledged keys audited",
                 a.acknowledged_keys_audited
             ));
-            let mut present = DocCell::plain(super::text::group_f(count_f64(
-                a.unacknowledged_rows_present,
-            )));
+            let mut present = DocCell::plain(group_f(count_f64(a.unacknowledged_rows_present)));
             present.title = Some(format!(
                 "of {} keys in flight",
                 a.unacknowledged_keys_audited
@@ -249,7 +233,7 @@ pub fn tldr_lines(cmp: &Comparison) -> Vec<TldrLagLine> {
             let audit = match &f.audit {
                 Some(a) if a.error.is_none() => format!(
                     "{} acknowledged rows lost",
-                    super::text::group_f(count_f64(a.acknowledged_rows_lost))
+                    group_f(count_f64(a.acknowledged_rows_lost))
                 ),
                 Some(_) => "the audit failed".to_string(),
                 None => "not audited".to_string(),

@@ -4,12 +4,9 @@
 
 use std::fmt::Write;
 
-use super::document::{Block, DocCell, DocTable, Syntax};
-use super::load::LoadedRun;
-use super::model::{Colour, Comparison, Span, StepDetail};
+use super::document::{DocCell, DocTable, Syntax};
+use super::model::{Colour, Span};
 use super::svg::esc;
-use crate::flame::{differential_svg, flamegraph_svg};
-use crate::results::metrics::ProfileRecord;
 
 /// The page's style: its colours as variables, set again for a dark screen
 /// (`prefers-color-scheme: dark`) and for paper (`print`: light whatever the screen, the
@@ -258,48 +255,6 @@ impl Syntax for HtmlSyntax {
     fn fold_end(&self, out: &mut String) {
         out.push_str("</details>");
     }
-}
-
-/// A step's flamegraphs: each run's, and each other run's differential flamegraph against
-/// the base's same step; a note where one cannot be drawn.
-pub fn flamegraphs(cmp: &Comparison, runs: &[LoadedRun], d: &StepDetail) -> Vec<Block> {
-    let folded_of = |label: &str, p: &ProfileRecord| -> Option<String> {
-        let run = runs.iter().find(|r| r.label == label)?;
-        std::fs::read_to_string(run.dir.join(p.folded_file.as_ref()?)).ok()
-    };
-    let base_label = cmp.labels.get(cmp.base).map_or("", String::as_str);
-    let base_folded = d
-        .profiles
-        .iter()
-        .find(|(l, _)| l == base_label)
-        .and_then(|(l, p)| folded_of(l, p));
-    let mut out = Vec::new();
-    let mut picture = |svg: Result<String, String>, alt: &str| {
-        out.push(match svg {
-            Ok(svg) => Block::Image {
-                svg,
-                alt: alt.to_string(),
-            },
-            Err(e) => Block::Note(e),
-        });
-    };
-    for (label, p) in &d.profiles {
-        let Some(folded) = folded_of(label, p) else {
-            continue;
-        };
-        let key = cmp.key_of(label);
-        let title = format!("{} {key}: server CPU", d.step);
-        picture(flamegraph_svg(&folded, &title, false), "flamegraph");
-        if let Some(base) = base_folded.as_deref().filter(|_| label != base_label) {
-            let base_key = cmp.key_of(base_label);
-            let title = format!("{} {key} against {base_key}", d.step);
-            picture(
-                differential_svg(base, &folded, &title),
-                "differential flamegraph",
-            );
-        }
-    }
-    out
 }
 
 /// `text` linking to `href`.

@@ -122,25 +122,6 @@ pub fn failures_text(sla: &LagSla, label: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
-/// The step's note in `ibench run`'s summary: `lag p99 12.0 ms lag SLA ok`, `lag p99 1,234
-/// ms lag SLA FAILED (over 1,000 ms)`, `lag SLA FAILED (replica lost from 3.0 s)`.
-pub fn summary_note(v: &LagVerdict, bound_ms: f64) -> String {
-    match (&v.lost_from_second, v.lag_p99_ms, v.passed) {
-        (Some(s), _, _) => format!("lag SLA FAILED (replica lost from {s:.1} s)"),
-        (None, Some(p), true) => format!(
-            "lag p99 {} ms lag SLA ok (≤ {} ms)",
-            format_ms(p),
-            bound_text(bound_ms)
-        ),
-        (None, Some(p), false) => format!(
-            "lag p99 {} ms lag SLA FAILED (over {} ms)",
-            format_ms(p),
-            bound_text(bound_ms)
-        ),
-        (None, None, _) => "lag SLA n/a".to_string(),
-    }
-}
-
 /// The section beside the background insert rate: a row per run with a replica (by key), a
 /// column per step judged, each cell the step's p99 lag, painted by `report::paint::sla`;
 /// nothing when no run measured a replica.
@@ -288,10 +269,6 @@ mod tests {
         let v = verdict(&run.label, &step, &run.timeline, 1e9).unwrap();
         assert!(!v.passed);
         assert_eq!(v.reason.as_deref(), Some("replica lost from 0.5 s"));
-        assert_eq!(
-            summary_note(&v, 1e9),
-            "lag SLA FAILED (replica lost from 0.5 s)"
-        );
         step.replication = Some(StepReplication::default());
         assert_eq!(verdict(&run.label, &step, &run.timeline, 1.0), None);
         step.replication = None;
@@ -329,24 +306,5 @@ mod tests {
             (bound_text(1000.0), bound_text(0.05), bound_text(250.0)),
             ("1,000".to_string(), "0.05".to_string(), "250".to_string())
         );
-    }
-
-    #[test]
-    fn the_runs_summary_notes_each_steps_verdict_and_nothing_without_a_replica() {
-        let mut run = fixture();
-        let text = super::super::text::summary(&run.record, 250.0);
-        assert!(
-            text.contains("lag p99 998 ms lag SLA FAILED (over 250 ms)"),
-            "{text}"
-        );
-        assert!(
-            text.contains("lag p99 215 ms lag SLA ok (≤ 250 ms)"),
-            "{text}"
-        );
-        for s in &mut run.record.steps {
-            s.replication = None;
-        }
-        let text = super::super::text::summary(&run.record, 250.0);
-        assert!(!text.contains("lag"), "{text}");
     }
 }

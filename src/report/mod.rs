@@ -25,6 +25,7 @@ pub mod shift;
 pub mod svg;
 pub mod tables;
 pub mod text;
+pub mod text_syntax;
 pub mod tldr;
 mod warnings;
 
@@ -227,17 +228,23 @@ pub fn render_with(
 ) -> anyhow::Result<String> {
     let title = model::title(cmp);
     let detail = if details {
-        layout::Detail::Full
+        layout::step::Detail::Full
     } else {
-        layout::Detail::Short
+        layout::step::Detail::Short
     };
     let doc = |charts, detail| layout::blocks(cmp, runs, charts, detail, extra.clone());
     Ok(match format {
-        Format::Text => document::write(title, &doc(false, detail), &text::TextSyntax { colour }),
+        Format::Text => document::write(
+            title,
+            &doc(false, detail),
+            &text_syntax::TextSyntax { colour },
+        ),
         Format::Markdown => document::write(title, &doc(false, detail), &markdown::MarkdownSyntax),
-        Format::Html => {
-            document::write(title, &doc(true, layout::Detail::Folded), &html::HtmlSyntax)
-        }
+        Format::Html => document::write(
+            title,
+            &doc(true, layout::step::Detail::Folded),
+            &html::HtmlSyntax,
+        ),
         Format::Json => serde_json::to_string_pretty(cmp)? + "\n",
         Format::Otava => series::otava(runs).0,
         Format::Nyrkio => serde_json::to_string_pretty(&series::nyrkio(runs))? + "\n",

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use crate::results::failover::StepFailover;
 use crate::results::metrics::ProfileRecord;
 use crate::results::{CheckKind, Status};
 use crate::workload::steps::StepName;
@@ -314,7 +315,7 @@ pub struct Comparison {
     /// Every failover of the runs (`report::failover`, docs/failover.md), in run order;
     /// absent when no run had one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub failovers: Vec<super::failover::FailoverRow>,
+    pub failovers: Vec<FailoverRow>,
 }
 
 impl Comparison {
@@ -326,6 +327,17 @@ impl Comparison {
             .and_then(|i| self.keys.get(i))
             .map_or(label, String::as_str)
     }
+}
+
+/// One failover of one run: what the JSON report carries and the section shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct FailoverRow {
+    /// The run's label.
+    pub run: String,
+    /// The step it hit.
+    pub step: StepName,
+    /// Its figures, as run.json holds them.
+    pub failover: StepFailover,
 }
 
 /// The tl;dr of a comparison.

@@ -1,0 +1,229 @@
+//! The throughput sections: the absolute and the relative throughput of the insert
+//! benchmark's steps (and the relative chart, HTML only), or the microbenchmarks' tables in
+//! their published groups; and the background insert rate of the query steps. The
+//! comparison's tables become document tables here, each cell as the comparison painted it,
+//! the marks its cells carry explained once under it.
+
+use crate::report::document::{Block, DocCell, DocRow, DocTable};
+use crate::report::model::{
+    Cell, CellNote, Comparison, MicroView, StepRows, Table, cell_text_with, column_decimals,
+    grouped, micro_groups, partial_note,
+};
+use crate::report::paint::undecided;
+use crate::report::{run_table, svg};
+
+/// What the colours of a relative throughput table mean (`report::paint`).
+const RELATIVE_COLOURS: &str = "Throughput / the base's, painted by the rule of `ibench check`: red or green only when the 90% interval of the ratio (over the repeats, paired by round where they ran interleaved, or from each run's per-second rates where the host probes show the host steady) lies wholly below 0.95 or above 1.05; grey otherwise: no change, or not decided (marked).";
+
+/// A comparison cell as a document cell; a rate or a count with its column's `decimals`.
+fn doc_cell(c: &Cell, ratio: bool, decimals: usize) -> DocCell {
+    DocCell {
+        text: cell_text_with(c, ratio, decimals),
+        colour: c.colour,
+        sla_failed: c.value.is_some() && c.note == Some(CellNote::SlaFailed),
+        partial: partial_note(c).map(ToString::to_string),
+        missing: c.value.is_none(),
+        title: c.note.as_ref().map(ToString::to_string),
+        shade: None,
+        links: Vec::new(),
+    }
+}
+
+/// A table whose rows are runs: each row named by its key (the label on hover).
+fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
+    run_table::runs_as_rows(cmp, t, &|c, decimals| doc_cell(c, ratio, decimals))
+}
+
+/// A table whose columns are runs (microbenchmarks as rows): the columns named by key.
+fn runs_as_columns(cmp: &Comparison, t: &StepRows, ratio: bool) -> DocTable {
+    DocTable {
+        corner: "microbenchmark".into(),
+        columns: cmp.keys.clone(),
+        columns_are: "run".into(),
+        rows: t
+            .rows
+            .iter()
+            .map(|r| DocRow {
+                label: r.label.to_string(),
+                title: None,
+                link: None,
+                cells: {
+                    // A microbenchmark's row holds one figure over the runs: one precision.
+                    let decimals = column_decimals(r.cells.iter().filter_map(|c| c.value));
+                    r.cells
+                        .iter()
+                        .map(|c| doc_cell(c, ratio, decimals))
+                        .collect()
+                },
+            })
+            .collect(),
+        footer: None,
+        text_columns: false,
+    }
+}
+
+/// The marks a table's cells carry, explained once under it (only those it uses).
+fn marks_note(t: &DocTable) -> Option<Block> {
+    let cells = || t.rows.iter().flat_map(|r| &r.cells);
+    let mut parts = Vec::new();
+    if cells().any(|c| c.sla_failed) {
+        parts.push("a struck figure (text: ending in *) failed its background-insert SLA: the background inserts missed 95% of the target");
+    }
+    if cells().any(|c| c.text.ends_with('~')) {
+        parts.push("a relative figure ending in ~ is host-affected: the host probe or the run's own signals say the host's speed differed (section Host), so it is not painted as a DBMS change");
+    }
+    if cells().any(|c| c.text.ends_with('?')) {
+        parts.push("a relative figure ending in ? is not decided: its interval reaches both inside and beyond ±5% (too noisy), its step is too short to judge (under 3 s or 3 per-second samples), or it is a rate of one run a side on a host nothing showed steady (one run a side: repeats, or `ibench check --run`, would decide it); the HTML's hover and the JSON say why");
+    }
+    if cells().any(|c| c.partial.is_some()) {
+        parts.push("a figure marked ! or ⚠ covers only the part of its step that ran (the step failed or was interrupted), or a check after its step failed (the figure is as measured; the notes say why)");
+    }
+    (!parts.is_empty()).then(|| Block::Note(capitalised(&(parts.join("; ") + "."))))
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
+fn push_table(b: &mut Vec<Block>, t: DocTable) {
+    let note = marks_note(&t);
+    b.push(Block::Table(t));
+    b.extend(note);
+}
+
+/// The insert benchmark's absolute and relative throughput, and the relative chart.
+pub fn throughput(b: &mut Vec<Block>, cmp: &Comparison, charts: bool) {
+    b.push(Block::heading(2, "Absolute throughput"));
+    b.push(Block::Note("Inserted rows/s for l.i0, l.i1, l.i2; indexed rows/s for l.x; queries/s for the query steps. Green: top quarter of the column; red: bottom quarter (none when min ≥ 0.8 × max).".into()));
+    push_table(b, runs_as_rows(cmp, &cmp.absolute, false));
+    if cmp.runs.len() < 2 {
+        return;
+    }
+    b.push(Block::heading(2, "Relative to the base"));
+    b.push(Block::Note(RELATIVE_COLOURS.into()));
+    push_table(b, runs_as_rows(cmp, &cmp.relative, true));
+    if charts {
+        // Each bar as the relative table paints its figure: undecided ones hatched.
+        let values: Vec<Vec<Option<svg::Bar>>> = cmp
+            .relative
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                r.cells
+                    .iter()
+                    .map(|c| {
+                        Some(svg::Bar {
+                            value: c.value?,
+                            undecided: i != cmp.base && undecided(c),
+                            interval: c.interval,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let keys: Vec<&str> = cmp.keys.iter().map(String::as_str).collect();
+        let steps: Vec<String> = cmp.steps.iter().map(ToString::to_string).collect();
+        b.push(Block::Chart(svg::bar_chart(
+            "Throughput per step, relative to the base",
+            "relative throughput",
+            &steps,
+            &keys,
+            &values,
+        )));
+    }
+}
+
+/// The microbenchmark tables in their published groups.
+pub fn micro(b: &mut Vec<Block>, cmp: &Comparison, m: &MicroView) {
+    let grouped = |b: &mut Vec<Block>, t: &StepRows, ratio: bool| {
+        for (group, part) in micro_groups(t) {
+            b.push(Block::heading(3, group));
+            push_table(b, runs_as_columns(cmp, &part, ratio));
+        }
+    };
+    b.push(Block::heading(2, "Microbenchmarks: operations/s"));
+    b.push(Block::Note(
+        "A scan's figure is rows/s. Green: the top quarter of a microbenchmark's figures over the runs; red: the bottom quarter.".into(),
+    ));
+    grouped(b, &m.absolute, false);
+    if cmp.runs.len() > 1 {
+        b.push(Block::heading(2, "Relative to the base"));
+        b.push(Block::Note(RELATIVE_COLOURS.into()));
+        grouped(b, &m.relative, true);
+    }
+    for (name, meaning, t) in &m.per_op {
+        b.push(Block::heading(2, &format!("{name}: {meaning}")));
+        grouped(b, t, true);
+    }
+}
+
+/// The background insert rates of the query steps, with the targets as the last row.
+pub fn background(b: &mut Vec<Block>, cmp: &Comparison) {
+    if cmp.background.columns.is_empty() {
+        return;
+    }
+    b.push(Block::heading(2, "Background insert rate (rows/s)"));
+    b.push(Block::Note(
+        "Red: below 95% of the target (last row).".into(),
+    ));
+    // The targets share their column's decimals: the column's values and its target are
+    // one kind of number.
+    let decimals: Vec<usize> = (0..cmp.background.columns.len())
+        .map(|j| {
+            let target = cmp.background_targets.get(j).copied().flatten();
+            column_decimals(
+                cmp.background
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(j).and_then(|c| c.value))
+                    .chain(target),
+            )
+        })
+        .collect();
+    let mut t = run_table::runs_as_rows_with(cmp, &cmp.background, &decimals, &|c, d| {
+        doc_cell(c, false, d)
+    });
+    t.footer = Some(DocRow {
+        label: "target".into(),
+        title: None,
+        link: None,
+        cells: cmp
+            .background_targets
+            .iter()
+            .zip(&decimals)
+            .map(|(v, &d)| DocCell::plain(v.map_or("-".into(), |v| grouped(v, d))))
+            .collect(),
+    });
+    push_table(b, t);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::layout::tests::{decimals_of, postgres_pair};
+
+    #[test]
+    fn the_background_tables_numbers_share_one_precision_its_footer_too() {
+        let cmp = postgres_pair();
+        let mut b = Vec::new();
+        background(&mut b, &cmp);
+        let Some(Block::Table(t)) = b.iter().find(|b| matches!(b, Block::Table(_))) else {
+            panic!("a background table: {b:?}");
+        };
+        let footer = t.footer.as_ref().expect("the targets");
+        for j in 0..t.columns.len() {
+            let column: Vec<usize> = t
+                .rows
+                .iter()
+                .chain([footer])
+                .filter_map(|r| decimals_of(&r.cells[j].text))
+                .collect();
+            assert!(column.windows(2).all(|w| w[0] == w[1]), "{j}: {column:?}");
+        }
+        // The qr100 column: its rates just under 100/s and its target of 100, one precision.
+        assert_eq!(footer.cells[0].text, "100.0");
+    }
+}
