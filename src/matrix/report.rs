@@ -726,8 +726,6 @@ fn step_measure(
     }
 }
 
-/// The spread of each combination's throughput over its repeats, as report blocks: a table
-/// with a row per combination (by its key) and a column per step.
 /// The method the relative throughput was judged by, named for the report.
 fn method_note(spreads: &[Spread]) -> &'static str {
     let paired = spreads
@@ -741,6 +739,8 @@ fn method_note(spreads: &[Spread]) -> &'static str {
     }
 }
 
+/// The spread of each combination's throughput over its repeats, as report blocks: a table
+/// with a row per combination (by its key) and a column per step.
 fn spread_blocks(cmp: &model::Comparison, spreads: &[Spread]) -> Vec<Block> {
     let mut columns: Vec<StepName> = Vec::new();
     for s in spreads {
@@ -1198,5 +1198,94 @@ mod tests {
         assert!(html.contains("href=\"all.w.html\""), "{html}");
         assert!(!html.contains("Problems"));
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// Two fixture runs of one SQLite build, each a repeat of one combination.
+    fn two_repeats() -> Vec<PathBuf> {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        vec![
+            fixtures.join("sqlite-noisy-a"),
+            fixtures.join("sqlite-noisy-b"),
+        ]
+    }
+
+    #[test]
+    fn a_combinations_throughput_is_the_median_of_its_repeats_and_its_spread_their_range() {
+        let dirs = two_repeats();
+        let (repeats, problems) = load::load_runs(&dirs);
+        assert!(problems.is_empty(), "{problems:?}");
+        let members = vec![("a.base".to_string(), dirs)];
+        let (runs, spreads, problems) = combine(&members, false);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!((runs.len(), spreads.len()), (1, 1));
+        let (run, spread) = (&runs[0], &spreads[0]);
+        assert_eq!((spread.member.as_str(), spread.repeats), ("a.base", 2));
+        assert_eq!(spread.label, run.label);
+        assert_eq!(spread.steps.len(), steps_of(&repeats).len());
+        for &(step, med, min, max) in &spread.steps {
+            let v: Vec<f64> = repeats
+                .iter()
+                .filter_map(|r| r.record.step(step))
+                .map(|s| s.throughput)
+                .collect();
+            assert_eq!(
+                min,
+                v.iter().copied().fold(f64::INFINITY, f64::min),
+                "{step}"
+            );
+            assert_eq!(
+                max,
+                v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                "{step}"
+            );
+            assert_eq!(Some(med), median(v), "{step}");
+            assert!(min <= med && med <= max, "{step}");
+            // The combined run shows the median; its other figures are one repeat's.
+            assert_eq!(run.record.step(step).map(|s| s.throughput), Some(med));
+        }
+        // Run one after another: nothing to pair by round.
+        assert!(spread.measures.iter().all(|(_, m)| m.rounds.is_empty()));
+        assert!(method_note(&spreads).starts_with("Method: Welch"));
+        // The base's spread is the band of each step it measured: min / median ..= max / median.
+        let bands = spread.bands();
+        let &(step, med, min, max) = spread.steps.iter().find(|s| s.1 > 0.0).unwrap();
+        let band = bands.own(step).expect("its own band");
+        assert_eq!((band.low, band.high), (min / med, max / med));
+    }
+
+    #[test]
+    fn a_repeats_round_is_its_cells_repeat_number() {
+        let (runs, _) = load::load_runs(&two_repeats()[..1]);
+        let mut run = runs[0].clone();
+        run.dir = PathBuf::from("out/cells/a.base.w.r3/run");
+        assert_eq!(round_of(&run), Some(3));
+        run.dir = PathBuf::from("out/cells/a.base.w/run");
+        assert_eq!(round_of(&run), None);
+        run.dir = PathBuf::from("run");
+        assert_eq!(round_of(&run), None);
+    }
+
+    #[test]
+    fn the_spread_table_has_a_row_per_combination_and_its_range_per_step() {
+        let members = vec![("a.base".to_string(), two_repeats())];
+        let (runs, spreads, _) = combine(&members, false);
+        let cmp = compare::compare(&runs, None, Vec::new());
+        let blocks = spread_blocks(&cmp, &spreads);
+        let Some(Block::Table(t)) = blocks.iter().find(|b| matches!(b, Block::Table(_))) else {
+            panic!("a spread table: {blocks:?}");
+        };
+        assert_eq!(t.rows.len(), 1);
+        assert_eq!(t.columns.len(), spreads[0].steps.len());
+        let (_, _, min, max) = spreads[0].steps[0];
+        assert_eq!(
+            t.rows[0].cells[0].text,
+            format!("{}-{}", group_f(min), group_f(max))
+        );
+        assert!(
+            blocks
+                .iter()
+                .any(|b| matches!(b, Block::List(l) if l[0].contains("n=2"))),
+            "{blocks:?}"
+        );
     }
 }
