@@ -137,3 +137,33 @@ fn range_text(lo: f64, hi: f64, prefix: &str) -> String {
         format!("{prefix}{a}-{b}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::layout::tests::postgres_pair;
+
+    #[test]
+    fn a_range_of_one_figure_is_written_once() {
+        assert_eq!(range_text(0.85, 0.94, ""), "0.85-0.94");
+        assert_eq!(range_text(0.911, 0.913, "cpupq ×"), "cpupq ×0.91");
+    }
+
+    #[test]
+    fn the_diagnosis_needs_two_runs_and_summarises_every_run_but_the_base() {
+        let cmp = postgres_pair();
+        let mut b = Vec::new();
+        diagnosis(&mut b, &cmp);
+        assert!(matches!(&b[0], Block::Heading { text, .. } if text == "Diagnosis"));
+        let Some(Block::Table(t)) = b.iter().find(|x| matches!(x, Block::Table(_))) else {
+            panic!("a summary table: {b:?}");
+        };
+        assert_eq!(t.rows.len(), cmp.runs.len() - 1);
+        assert!(t.rows.iter().all(|r| r.label != cmp.keys[cmp.base]));
+        let mut one = cmp.clone();
+        one.runs.truncate(1);
+        let mut b = Vec::new();
+        diagnosis(&mut b, &one);
+        assert!(b.is_empty());
+    }
+}

@@ -173,3 +173,62 @@ fn host_table(cmp: &Comparison) -> DocTable {
         .collect();
     DocTable::new("run", columns, rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::host::HostFlag;
+    use crate::report::layout::tests::postgres_pair;
+
+    fn flag(step: &str, run: &str, why: &str) -> HostFlag {
+        HostFlag {
+            step: step.parse().unwrap(),
+            run: run.into(),
+            reasons: vec![why.into()],
+        }
+    }
+
+    #[test]
+    fn a_flagged_step_is_named_by_its_runs_key_and_the_steps_not_compared_fold_by_reason() {
+        let mut cmp = postgres_pair();
+        cmp.keys = vec!["A".into(), "B".into()];
+        let (base, other) = (cmp.labels[0].clone(), cmp.labels[1].clone());
+        cmp.host.flags = vec![flag("l.i1", &other, "steal 12%")];
+        assert_eq!(flag_lines(&cmp, &cmp.host.flags), ["l.i1 B: steal 12%"]);
+        // The other run's steps first in their order, then the base's: one line per run and
+        // reason, in the runs' order.
+        cmp.host.not_compared = vec![
+            flag("l.i1", &other, "another shape"),
+            flag("l.i0", &base, "another shape"),
+            flag("l.i2", &other, "another shape"),
+        ];
+        let mut b = Vec::new();
+        host_notes(&mut b, &cmp);
+        let Some(Block::List(lines)) = b.last() else {
+            panic!("a list: {b:?}");
+        };
+        assert_eq!(
+            lines,
+            &["A l.i0: another shape", "B l.i1, l.i2: another shape"]
+        );
+    }
+
+    #[test]
+    fn a_host_affected_step_gets_the_section_and_a_fold_of_why() {
+        let mut cmp = postgres_pair();
+        cmp.host.flags = vec![flag("l.i1", &cmp.labels[1].clone(), "steal 12%")];
+        let mut b = Vec::new();
+        host(&mut b, &cmp);
+        assert!(matches!(&b[0], Block::Heading { text, .. } if text == "Host"));
+        assert!(
+            b.iter()
+                .any(|x| matches!(x, Block::Fold { summary, .. } if summary == "Host-affected steps and why")),
+            "{b:?}"
+        );
+        let mut none = postgres_pair();
+        none.shifts.clear();
+        let mut b = Vec::new();
+        shifts(&mut b, &none);
+        assert!(b.is_empty());
+    }
+}

@@ -352,4 +352,39 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_steps_detail_is_left_out_shown_in_full_or_folded_with_the_same_blocks() {
+        let cmp = postgres_pair();
+        let shown = |detail| {
+            let mut b = Vec::new();
+            details(&mut b, &cmp, &[], detail, false);
+            b
+        };
+        let short = shown(Detail::Short);
+        assert_eq!(short.len(), 2);
+        assert!(matches!(&short[0], Block::Heading { text, .. } if text == "Per step"));
+        let full = shown(Detail::Full);
+        let folded = shown(Detail::Folded);
+        assert_eq!(folded.len(), cmp.details.len());
+        let mut unfolded: Vec<String> = Vec::new();
+        for f in &folded {
+            let Block::Fold { blocks, .. } = f else {
+                panic!("a fold: {f:?}");
+            };
+            unfolded.extend(blocks.iter().map(|x| format!("{x:?}")));
+        }
+        let full: Vec<String> = full.iter().map(|x| format!("{x:?}")).collect();
+        assert_eq!(full, unfolded);
+        let Block::Fold { summary, .. } = &folded[0] else {
+            unreachable!()
+        };
+        assert_eq!(
+            summary,
+            &format!(
+                "{} ({}): latency, figures per operation",
+                cmp.details[0].step, cmp.details[0].unit
+            )
+        );
+    }
 }
