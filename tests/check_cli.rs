@@ -419,7 +419,7 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
     let next = v["pairs"][0]["next_step"].as_str().unwrap();
     assert!(
         next.contains(&format!(
-            "ibench check --run MATRIX.toml {o} --max-repeats 10"
+            "ibench check --run MATRIX.toml {o}-duet --duet --max-repeats 10"
         )),
         "{next}"
     );
