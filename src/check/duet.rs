@@ -217,25 +217,38 @@ pub fn cut_to_shared_seconds(pair: &mut Pair) {
         ));
     }
     for (round, b, c) in rounds {
-        let steps: Vec<StepName> = pair.runs[b].record.steps.iter().map(|s| s.name).collect();
-        for step in steps {
-            let Some(seconds) = round_seconds(&pair.runs[b], &pair.runs[c], step) else {
-                continue;
-            };
-            if seconds.is_empty() {
-                pair.problems.push(format!(
-                    "round {round} {step}: no whole second both sides ran: judged on its whole steps"
-                ));
-                continue;
-            }
-            let bs: Vec<u32> = seconds.iter().map(|s| s.base_second).collect();
-            let cs: Vec<u32> = seconds.iter().map(|s| s.candidate_second).collect();
-            let bsum: f64 = seconds.iter().map(|s| s.base).sum();
-            let csum: f64 = seconds.iter().map(|s| s.candidate).sum();
-            cut_to(&mut pair.runs[b], step, &bs, bsum);
-            cut_to(&mut pair.runs[c], step, &cs, csum);
-        }
+        // b is a base run, c a candidate's: b < base_count <= c.
+        let (left, right) = pair.runs.split_at_mut(c);
+        pair.problems
+            .extend(cut_round(&mut left[b], &mut right[0], round));
     }
+}
+
+/// Cut every step of one duet round's two runs to the whole seconds both sides ran it: each
+/// side's per-second lines cut to them, its rate and measured length taken over them. The
+/// problem lines of the steps with no whole second in common (left whole). The one cut
+/// `ibench check` and `ibench matrix report` make.
+pub fn cut_round(base: &mut LoadedRun, cand: &mut LoadedRun, round: u32) -> Vec<String> {
+    let mut problems = Vec::new();
+    let steps: Vec<StepName> = base.record.steps.iter().map(|s| s.name).collect();
+    for step in steps {
+        let Some(seconds) = round_seconds(base, cand, step) else {
+            continue;
+        };
+        if seconds.is_empty() {
+            problems.push(format!(
+                "round {round} {step}: no whole second both sides ran: judged on its whole steps"
+            ));
+            continue;
+        }
+        let bs: Vec<u32> = seconds.iter().map(|s| s.base_second).collect();
+        let cs: Vec<u32> = seconds.iter().map(|s| s.candidate_second).collect();
+        let bsum: f64 = seconds.iter().map(|s| s.base).sum();
+        let csum: f64 = seconds.iter().map(|s| s.candidate).sum();
+        cut_to(base, step, &bs, bsum);
+        cut_to(cand, step, &cs, csum);
+    }
+    problems
 }
 
 #[cfg(test)]
