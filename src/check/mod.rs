@@ -287,7 +287,9 @@ fn next_step_of(p: &PairReport, run_file: Option<&str>, out: &str) -> Option<Str
         ),
         Some(_) => format!("the planning asks for {repeats} repeats a side"),
         None => {
-            format!("{repeats} repeats a side at most: the rounds stop once every figure is decided")
+            format!(
+                "{repeats} repeats a side at most: the rounds stop once every figure is decided"
+            )
         }
     };
     Some(format!("to decide {} ({why}): {how}", first_of(&names, 6)))
@@ -447,5 +449,27 @@ mod tests {
         done.judgement.verdict = Verdict::NoChange;
         done.judgement.reason = None;
         assert_eq!(next_step_of(&pair(vec![done], false), None, "out"), None);
+    }
+
+    #[test]
+    fn the_method_column_names_a_duet_and_a_single_run_on_a_steady_host() {
+        use crate::stats::decision::Method;
+        let mut v = open(Figure::Throughput, None);
+        v.judgement.method = Some(Method::Paired);
+        assert_eq!(
+            outputs::method_text(&pair(Vec::new(), true), &v),
+            "duet, paired"
+        );
+        assert_eq!(outputs::method_text(&pair(Vec::new(), false), &v), "paired");
+        v.judgement.method = Some(Method::PerSecond);
+        assert_eq!(
+            outputs::method_text(&pair(Vec::new(), false), &v),
+            "single run, steady host"
+        );
+        v.judgement.reason = Some(Reason::OneRun);
+        assert_eq!(
+            outputs::method_text(&pair(Vec::new(), false), &v),
+            "single run"
+        );
     }
 }

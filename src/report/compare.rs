@@ -107,7 +107,10 @@ pub fn compare_with_spreads(
 /// A step's figures with its throughput row's ratios taken from the relative table: the
 /// ratio the decision rule used (paired, Welch, one run), so the step's table and the
 /// relative table show the one ratio.
-fn with_relative_throughput(mut d: super::model::StepDetail, relative: &Table) -> super::model::StepDetail {
+fn with_relative_throughput(
+    mut d: super::model::StepDetail,
+    relative: &Table,
+) -> super::model::StepDetail {
     let Some(j) = relative.columns.iter().position(|c| *c == d.step) else {
         return d;
     };

@@ -480,12 +480,8 @@ mod tests {
             )])
         };
         let spreads = [bands(&[100.0, 200.0, 300.0]), bands(&[110.0, 150.0, 330.0])];
-        let cmp = super::super::compare::compare_with_spreads(
-            &runs,
-            Some("base"),
-            Vec::new(),
-            &spreads,
-        );
+        let cmp =
+            super::super::compare::compare_with_spreads(&runs, Some("base"), Vec::new(), &spreads);
         let j = cmp
             .relative
             .columns
