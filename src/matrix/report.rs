@@ -605,17 +605,7 @@ fn combine(
     let mut synth = Vec::new();
     let mut spreads = Vec::new();
     let mut problems = Vec::new();
-    let mut loaded: Vec<Vec<LoadedRun>> = members
-        .iter()
-        .map(|(_, dirs)| {
-            let (repeats, p) = load::load_runs(dirs);
-            problems.extend(p);
-            repeats
-        })
-        .collect();
-    if order == Order::Duet {
-        problems.extend(cut_duet_rounds(&mut loaded));
-    }
+    let loaded = load_members(members, order, &mut problems);
     let in_rounds = matches!(order, Order::Interleaved | Order::Duet);
     for ((member, _), repeats) in members.iter().zip(loaded) {
         if repeats.is_empty() {
@@ -682,6 +672,27 @@ fn combine(
         synth.push(run);
     }
     (synth, spreads, problems)
+}
+
+/// Each member's repeats, a duet's cut to the seconds both sides ran (`cut_duet_rounds`);
+/// the problems met go to `problems`.
+fn load_members(
+    members: &[(String, Vec<PathBuf>)],
+    order: crate::matrix::file::Order,
+    problems: &mut Vec<String>,
+) -> Vec<Vec<LoadedRun>> {
+    let mut loaded: Vec<Vec<LoadedRun>> = members
+        .iter()
+        .map(|(_, dirs)| {
+            let (repeats, p) = load::load_runs(dirs);
+            problems.extend(p);
+            repeats
+        })
+        .collect();
+    if order == crate::matrix::file::Order::Duet {
+        problems.extend(cut_duet_rounds(&mut loaded));
+    }
+    loaded
 }
 
 /// A duet's two members' repeats, each round's two runs cut to the seconds both sides ran
