@@ -310,4 +310,50 @@ mod tests {
         assert_eq!(per_second_log_ratios(&p), [(0.5f64).ln()]);
         assert_eq!(round_log_ratio(&[]), None);
     }
+
+    /// One round's two runs (the fixture's, qr100 3 s a side): the candidate ran the step a
+    /// second longer, alone and at ten times the rate. The cut leaves out that second, so both
+    /// sides' rates are taken over the same 3 seconds and come out equal.
+    #[test]
+    fn a_round_is_cut_to_the_seconds_both_sides_ran() {
+        let (runs, problems) =
+            crate::report::load::load_runs(&[std::path::PathBuf::from("tests/fixtures/postgres")]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let qr100: StepName = "qr100".parse().expect("a step");
+        let mut base = runs[0].clone();
+        let mut cand = runs[0].clone();
+        let mut extra = cand
+            .timeline
+            .iter()
+            .rfind(|l| l.step == qr100)
+            .expect("a qr100 second")
+            .clone();
+        extra.second += 1;
+        for c in extra.ops.values_mut() {
+            c.ops *= 10;
+            c.rows *= 10;
+        }
+        cand.timeline.push(extra);
+        if let Some(s) = cand.record.steps.iter_mut().find(|s| s.name == qr100) {
+            s.seconds += 1.0;
+            s.throughput *= 3.0;
+        }
+        // The fixture's load steps last under a second: left whole, and said so.
+        let problems = cut_round(&mut base, &mut cand, 1);
+        assert!(
+            !problems.iter().any(|p| p.contains("qr100")),
+            "{problems:?}"
+        );
+        assert!(problems.iter().any(|p| p.contains("l.i0")), "{problems:?}");
+        let rate = |r: &LoadedRun| r.record.step(qr100).map(|s| (s.throughput, s.seconds));
+        let (b, c) = (rate(&base).expect("qr100"), rate(&cand).expect("qr100"));
+        assert_eq!(b, c);
+        assert_eq!(b.1, 3.0);
+        assert!(
+            !cand
+                .timeline
+                .iter()
+                .any(|l| l.step == qr100 && l.second == 4)
+        );
+    }
 }
