@@ -499,8 +499,15 @@ pub fn decide_with(
         d.method = Some(Method::PerSecond);
         return d;
     }
-    interval_decision(&b, &c, settings, lower_is_better)
+    let mut d = interval_decision(&b, &c, settings, lower_is_better);
+    if single && base.kind == FigureKind::Rate {
+        d.detail = format!("{}; {STEADY_HOST_DETAIL}", d.detail);
+    }
+    d
 }
+
+/// What lets one run a side decide a rate, for people: the method `single run, steady host`.
+pub const STEADY_HOST_DETAIL: &str = "one run a side decides this rate because the host was shown steady between the runs (every host probe of both within ±10% of their median, or the runs were a duet's sides)";
 
 /// Why one run a side does not decide a rate, for people.
 pub const ONE_RUN_DETAIL: &str = "a single run's interval, from its own per-second rates, cannot see a host slower for the whole run, and nothing showed the host steady between the runs (every host probe of both within ±10% of their median)";
@@ -1043,6 +1050,7 @@ mod tests {
         assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
         assert_eq!(d.method, Some(Method::PerSecond));
         assert!(d.detail.contains("blind to a host slower"), "{}", d.detail);
+        assert!(d.detail.contains("host was shown steady"), "{}", d.detail);
         let same = Evidence::single_run(1010.0, &series(1010.0, 20.0, 100), FigureKind::Rate);
         assert_eq!(
             decide_with(&b, &same, &steady, false).verdict,
