@@ -419,7 +419,7 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
     let next = v["pairs"][0]["next_step"].as_str().unwrap();
     assert!(
         next.contains(&format!(
-            "ibench check --run MATRIX.toml {o} --max-repeats 10"
+            "ibench check --run MATRIX.toml {o}-duet --duet --max-repeats 10"
         )),
         "{next}"
     );
@@ -567,4 +567,62 @@ fn a_failover_run_is_not_compared_with_one_without() {
             "--failover",
         ],
     );
+}
+
+/// `v` as one side of a duet's round `round`.
+fn as_duet_side(v: &mut serde_json::Value, round: u32) {
+    v["duet"] = serde_json::json!({
+        "round": round,
+        "slot": round % 2,
+        "started_first": round % 2 == 1,
+        "partner_cell": format!("x.y.w.r{round}"),
+        "partner_label": "partner",
+    });
+}
+
+/// Duet sides are judged as a duet (paired by round, named so in every output); a duet side
+/// against a solo run is refused in one line, exit 2, naming the fix.
+#[test]
+fn a_duet_is_judged_as_one_and_never_against_a_solo_run() {
+    let root = fresh_dir("check-duet");
+    let mut dirs = Vec::new();
+    for round in [1, 2] {
+        dirs.push(run_copy(&root, &format!("b{round}"), "base", 1.0, |v| {
+            as_duet_side(v, round);
+        }));
+        dirs.push(run_copy(&root, &format!("c{round}"), "patch", 1.0, |v| {
+            as_duet_side(v, round);
+        }));
+    }
+    let d: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    let out = ibench(&args(&d, &["--min-step-seconds", "0", "--judge", "rates"]));
+    let text = stdout(&out);
+    assert!(
+        text.contains("duet: the base and the candidate ran at the same time"),
+        "{text}"
+    );
+    assert!(text.contains("duet, paired"), "{text}");
+    let out = ibench(&args(
+        &d,
+        &[
+            "--min-step-seconds",
+            "0",
+            "--judge",
+            "rates",
+            "--format",
+            "json",
+        ],
+    ));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["pairs"][0]["duet"], true, "{v}");
+    // The candidate's second round ran solo.
+    let solo = run_copy(&root, "solo", "patch", 1.0, |_| {});
+    let mixed = [
+        d[0].clone(),
+        d[1].clone(),
+        d[2].clone(),
+        solo.display().to_string(),
+    ];
+    let out = ibench(&args(&mixed, &[]));
+    assert_bad_input(&out, &["ran as one side of a duet", "ran solo", "--duet"]);
 }

@@ -1336,6 +1336,20 @@ fn identical_runs_on_a_noisy_host_paint_no_rate() {
             );
         }
     }
+    // The same pair as if the second had run twice the clients: its scaling efficiency is a
+    // rate of one run a side too, never painted.
+    let (mut runs, problems) = load_runs(&dirs);
+    runs[1].record.options.clients *= 2;
+    let scaled = compare(&runs, None, problems);
+    let efficiency = &scaled.scaling.as_ref().expect("a scaling table").efficiency;
+    assert!(
+        efficiency.rows[1].cells.iter().any(|c| c.value.is_some()),
+        "{efficiency:?}"
+    );
+    for (i, _) in efficiency.rows.iter().enumerate() {
+        let c = colours(efficiency, i);
+        assert!(c.iter().all(|c| !matches!(c, R | G)), "{c:?}");
+    }
     // qr100 measured 1.29x: grey, not decided, one run a side.
     assert!(matches!(
         &cmp.relative.rows[1].cells[4].note,

@@ -217,25 +217,38 @@ pub fn cut_to_shared_seconds(pair: &mut Pair) {
         ));
     }
     for (round, b, c) in rounds {
-        let steps: Vec<StepName> = pair.runs[b].record.steps.iter().map(|s| s.name).collect();
-        for step in steps {
-            let Some(seconds) = round_seconds(&pair.runs[b], &pair.runs[c], step) else {
-                continue;
-            };
-            if seconds.is_empty() {
-                pair.problems.push(format!(
-                    "round {round} {step}: no whole second both sides ran: judged on its whole steps"
-                ));
-                continue;
-            }
-            let bs: Vec<u32> = seconds.iter().map(|s| s.base_second).collect();
-            let cs: Vec<u32> = seconds.iter().map(|s| s.candidate_second).collect();
-            let bsum: f64 = seconds.iter().map(|s| s.base).sum();
-            let csum: f64 = seconds.iter().map(|s| s.candidate).sum();
-            cut_to(&mut pair.runs[b], step, &bs, bsum);
-            cut_to(&mut pair.runs[c], step, &cs, csum);
-        }
+        // b is a base run, c a candidate's: b < base_count <= c.
+        let (left, right) = pair.runs.split_at_mut(c);
+        pair.problems
+            .extend(cut_round(&mut left[b], &mut right[0], round));
     }
+}
+
+/// Cut every step of one duet round's two runs to the whole seconds both sides ran it: each
+/// side's per-second lines cut to them, its rate and measured length taken over them. The
+/// problem lines of the steps with no whole second in common (left whole). The one cut
+/// `ibench check` and `ibench matrix report` make.
+pub fn cut_round(base: &mut LoadedRun, cand: &mut LoadedRun, round: u32) -> Vec<String> {
+    let mut problems = Vec::new();
+    let steps: Vec<StepName> = base.record.steps.iter().map(|s| s.name).collect();
+    for step in steps {
+        let Some(seconds) = round_seconds(base, cand, step) else {
+            continue;
+        };
+        if seconds.is_empty() {
+            problems.push(format!(
+                "round {round} {step}: no whole second both sides ran: judged on its whole steps"
+            ));
+            continue;
+        }
+        let bs: Vec<u32> = seconds.iter().map(|s| s.base_second).collect();
+        let cs: Vec<u32> = seconds.iter().map(|s| s.candidate_second).collect();
+        let bsum: f64 = seconds.iter().map(|s| s.base).sum();
+        let csum: f64 = seconds.iter().map(|s| s.candidate).sum();
+        cut_to(base, step, &bs, bsum);
+        cut_to(cand, step, &cs, csum);
+    }
+    problems
 }
 
 #[cfg(test)]
@@ -296,5 +309,51 @@ mod tests {
         );
         assert_eq!(per_second_log_ratios(&p), [(0.5f64).ln()]);
         assert_eq!(round_log_ratio(&[]), None);
+    }
+
+    /// One round's two runs (the fixture's, qr100 3 s a side): the candidate ran the step a
+    /// second longer, alone and at ten times the rate. The cut leaves out that second, so both
+    /// sides' rates are taken over the same 3 seconds and come out equal.
+    #[test]
+    fn a_round_is_cut_to_the_seconds_both_sides_ran() {
+        let (runs, problems) =
+            crate::report::load::load_runs(&[std::path::PathBuf::from("tests/fixtures/postgres")]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let qr100: StepName = "qr100".parse().expect("a step");
+        let mut base = runs[0].clone();
+        let mut cand = runs[0].clone();
+        let mut extra = cand
+            .timeline
+            .iter()
+            .rfind(|l| l.step == qr100)
+            .expect("a qr100 second")
+            .clone();
+        extra.second += 1;
+        for c in extra.ops.values_mut() {
+            c.ops *= 10;
+            c.rows *= 10;
+        }
+        cand.timeline.push(extra);
+        if let Some(s) = cand.record.steps.iter_mut().find(|s| s.name == qr100) {
+            s.seconds += 1.0;
+            s.throughput *= 3.0;
+        }
+        // The fixture's load steps last under a second: left whole, and said so.
+        let problems = cut_round(&mut base, &mut cand, 1);
+        assert!(
+            !problems.iter().any(|p| p.contains("qr100")),
+            "{problems:?}"
+        );
+        assert!(problems.iter().any(|p| p.contains("l.i0")), "{problems:?}");
+        let rate = |r: &LoadedRun| r.record.step(qr100).map(|s| (s.throughput, s.seconds));
+        let (b, c) = (rate(&base).expect("qr100"), rate(&cand).expect("qr100"));
+        assert_eq!(b, c);
+        assert_eq!(b.1, 3.0);
+        assert!(
+            !cand
+                .timeline
+                .iter()
+                .any(|l| l.step == qr100 && l.second == 4)
+        );
     }
 }

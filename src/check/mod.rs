@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::cli::CheckArgs;
 use crate::report::differs::Difference;
-use crate::stats::decision::Floor;
+use crate::stats::decision::{FigureKind, Floor};
 use verdicts::{Rules, StepVerdict, Verdict};
 
 /// Exit status: no regression.
@@ -54,6 +54,9 @@ pub struct PairReport {
     pub problems: Vec<String>,
     /// Per step and figure.
     pub verdicts: Vec<StepVerdict>,
+    /// Whether the runs were the two sides of a duet (base and candidate at the same time on
+    /// one host, each step judged on the seconds both sides ran).
+    pub duet: bool,
     /// What would decide the figures more repeats can decide (too noisy, one run a side,
     /// too few repeats, host-affected), with the command; `None` when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -134,10 +137,13 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
         bail!("--junit {} is a directory: give a file name", j.display());
     }
     let mut pairs = input::read_pairs(args)?;
+    let mut duets = Vec::new();
     for p in &mut pairs {
-        if duet::is_duet(p)? {
+        let is_duet = duet::is_duet(p)?;
+        if is_duet {
             duet::cut_to_shared_seconds(p);
         }
+        duets.push(is_duet);
     }
     for p in &pairs {
         let unlike = p.unlike();
@@ -166,7 +172,8 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
     }
     let reports: Vec<PairReport> = pairs
         .iter()
-        .map(|p| PairReport {
+        .zip(duets)
+        .map(|(p, duet)| PairReport {
             title: p.title.clone(),
             base: p.base_label.clone(),
             candidate: p.candidate_label.clone(),
@@ -175,6 +182,7 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
             differences: p.server_differences(),
             problems: p.problems.clone(),
             verdicts: verdicts::pair_verdicts(p, &duet::rules_for(p, rules)),
+            duet,
             next_step: None,
         })
         .map(|mut r| {
@@ -191,11 +199,12 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport> {
     })
 }
 
-/// The command that would decide a pair's open figures: interleaved rounds of the matrix
-/// `matrix` into `out`, at most `repeats` a side (they stop once every figure is decided).
-/// The one place that names it.
-pub fn decide_command(matrix: &str, out: &str, repeats: usize) -> String {
-    format!("ibench check --run {matrix} {out} --max-repeats {repeats}")
+/// The command that would decide a pair's open figures: rounds of the matrix `matrix` into
+/// `out`, at most `repeats` a side (they stop once every figure is decided); `duet`: each
+/// round a duet (`--duet`). The one place that names it.
+pub fn decide_command(matrix: &str, out: &str, duet: bool, repeats: usize) -> String {
+    let duet = if duet { " --duet" } else { "" };
+    format!("ibench check --run {matrix} {out}{duet} --max-repeats {repeats}")
 }
 
 /// Whether more rounds could decide a figure that cannot tell: not when its step is too short,
@@ -212,37 +221,76 @@ pub fn rounds_can_decide(v: &StepVerdict) -> bool {
         )
 }
 
-/// The pair's next step, said once: the figures more rounds could decide and the command,
-/// with the most repeats a side the planning asks of them (the default cap,
-/// [`DEFAULT_MAX_REPEATS`], where the noise between runs is not measured yet).
+/// The pair's next step, said once: the figures more rounds could decide and the command.
+/// A rate or latency still open is decided best by a duet (docs/method.md, "Duet runs"), so
+/// the command runs duet rounds (`--duet`) where a rate is open or the runs were a duet
+/// already; only work per op open: interleaved rounds. The rounds: the most the planning asks
+/// of the open figures (at the noise measured: a duet's own where the runs were one, else the
+/// paired or Welch noise, an upper bound for a duet, so at most the default cap
+/// [`DEFAULT_MAX_REPEATS`]), the default cap where nothing was planned; more than the runs
+/// have. Duet rounds after solo runs go to a new dir (`OUT-duet`): a duet side is never
+/// compared with a solo run.
 fn next_step(args: &CheckArgs, p: &PairReport) -> Option<String> {
-    let open: Vec<&StepVerdict> = p.verdicts.iter().filter(|v| rounds_can_decide(v)).collect();
-    if open.is_empty() {
-        return None;
-    }
-    let have = p.base_repeats.min(p.candidate_repeats);
-    let planned = open.iter().filter_map(|v| v.judgement.repeats_needed).max();
-    let repeats = planned
-        .unwrap_or(DEFAULT_MAX_REPEATS)
-        .max(have + 1)
-        .max(verdicts::MIN_REPEATS);
     let out = args
         .dirs
         .first()
         .map_or_else(|| "OUT".into(), |d| d.display().to_string());
+    let file = args.run.as_ref().map(|f| f.display().to_string());
+    next_step_of(p, file.as_deref(), &out)
+}
+
+/// [`next_step`] of a pair whose runs are in `out`, run by `ibench check --run FILE` when
+/// `run_file` names it.
+fn next_step_of(p: &PairReport, run_file: Option<&str>, out: &str) -> Option<String> {
+    let open: Vec<&StepVerdict> = p.verdicts.iter().filter(|v| rounds_can_decide(v)).collect();
+    if open.is_empty() {
+        return None;
+    }
+    let rates_open = open.iter().any(|v| v.kind == FigureKind::Rate);
+    let to_duet = rates_open && !p.duet;
+    let have = if to_duet {
+        0
+    } else {
+        p.base_repeats.min(p.candidate_repeats)
+    };
+    let planned = open.iter().filter_map(|v| v.judgement.repeats_needed).max();
+    let repeats = match planned {
+        Some(n) if to_duet => n.min(DEFAULT_MAX_REPEATS),
+        Some(n) => n,
+        None => DEFAULT_MAX_REPEATS,
+    }
+    .max(have + 1)
+    .max(verdicts::MIN_REPEATS);
+    let duet = p.duet || rates_open;
+    let out = if to_duet {
+        format!("{out}-duet")
+    } else {
+        out.to_string()
+    };
     let names: Vec<String> = open.iter().map(|v| v.name()).collect();
-    let how = match (&args.run, p.title.is_empty()) {
-        (Some(file), _) => decide_command(&file.display().to_string(), &out, repeats),
-        (None, false) => decide_command("MATRIX.toml", &out, repeats),
+    let how = match (run_file, p.title.is_empty()) {
+        (Some(file), _) => decide_command(file, &out, duet, repeats),
+        (None, false) => decide_command("MATRIX.toml", &out, duet, repeats),
         (None, true) => format!(
-            "write the base's and the candidate's setups as one matrix group with order = \"interleaved\" (docs/matrix.md), then: {}",
-            decide_command("MATRIX.toml", "OUT", repeats)
+            "write the base's and the candidate's setups as one matrix group{} (docs/matrix.md), then: {}",
+            if duet {
+                ""
+            } else {
+                " with order = \"interleaved\""
+            },
+            decide_command("MATRIX.toml", "OUT", duet, repeats)
         ),
     };
-    let why = if planned.is_some() {
-        format!("the planning asks for {repeats} repeats a side")
-    } else {
-        format!("{repeats} repeats a side at most: the rounds stop once every figure is decided")
+    let why = match planned {
+        _ if to_duet => format!(
+            "a duet, the base and the candidate at the same time, decides rates this host moves; its noise is not measured yet: {repeats} rounds at most, they stop once every figure is decided"
+        ),
+        Some(_) => format!("the planning asks for {repeats} repeats a side"),
+        None => {
+            format!(
+                "{repeats} repeats a side at most: the rounds stop once every figure is decided"
+            )
+        }
     };
     Some(format!("to decide {} ({why}): {how}", first_of(&names, 6)))
 }
@@ -319,4 +367,109 @@ fn conclusion(pairs: &[PairReport], fail_on_inconclusive: bool) -> (u8, String) 
         );
     }
     (EXIT_OK, "no regression".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::decision::{Decision, Reason, Verdict};
+    use crate::workload::steps::StepName;
+    use verdicts::Figure;
+
+    /// A figure that cannot tell, too noisy, with the planning's rounds.
+    fn open(figure: Figure, repeats_needed: Option<usize>) -> StepVerdict {
+        StepVerdict {
+            step: StepName::LoadInitial,
+            figure,
+            kind: figure.kind(),
+            unit: String::new(),
+            base: vec![1.0, 1.0],
+            candidate: vec![1.0, 1.0],
+            base_median: Some(1.0),
+            candidate_median: Some(1.0),
+            judgement: Decision {
+                verdict: Verdict::CannotTell,
+                reason: Some(Reason::TooNoisy),
+                ratio: Some(1.0),
+                interval: Some((0.8, 1.2)),
+                level: 0.9,
+                method: None,
+                smallest_regression_pct: None,
+                repeats_needed,
+                seconds_needed: None,
+                detail: String::new(),
+            },
+            repeat_notes: Vec::new(),
+        }
+    }
+
+    fn pair(verdicts: Vec<StepVerdict>, duet: bool) -> PairReport {
+        PairReport {
+            title: "g / w".into(),
+            base: "a".into(),
+            candidate: "b".into(),
+            base_repeats: 3,
+            candidate_repeats: 3,
+            differences: Vec::new(),
+            problems: Vec::new(),
+            verdicts,
+            duet,
+            next_step: None,
+        }
+    }
+
+    #[test]
+    fn an_open_rate_is_sent_to_a_duet_and_a_duet_to_more_of_its_rounds() {
+        // Interleaved rounds whose rate the planning gives 900 rounds: a duet, at most the
+        // default cap, into a dir of its own.
+        let p = pair(vec![open(Figure::Throughput, Some(900))], false);
+        let next = next_step_of(&p, Some("m.toml"), "out").expect("a next step");
+        assert!(
+            next.ends_with("ibench check --run m.toml out-duet --duet --max-repeats 10"),
+            "{next}"
+        );
+        assert_eq!(next.matches("ibench check").count(), 1, "{next}");
+        // A duet already: more of its rounds, as many as its own planning asks.
+        let p = pair(vec![open(Figure::Throughput, Some(7))], true);
+        let next = next_step_of(&p, Some("m.toml"), "out").expect("a next step");
+        assert!(
+            next.ends_with("ibench check --run m.toml out --duet --max-repeats 7"),
+            "{next}"
+        );
+        assert!(next.contains("the planning asks for 7"), "{next}");
+        // Only work per op open: interleaved rounds, the planning's count.
+        let p = pair(vec![open(Figure::Metric("walbpi"), Some(5))], false);
+        let next = next_step_of(&p, None, "out").expect("a next step");
+        assert!(
+            next.ends_with("ibench check --run MATRIX.toml out --max-repeats 5"),
+            "{next}"
+        );
+        // Nothing open: no next step.
+        let mut done = open(Figure::Throughput, None);
+        done.judgement.verdict = Verdict::NoChange;
+        done.judgement.reason = None;
+        assert_eq!(next_step_of(&pair(vec![done], false), None, "out"), None);
+    }
+
+    #[test]
+    fn the_method_column_names_a_duet_and_a_single_run_on_a_steady_host() {
+        use crate::stats::decision::Method;
+        let mut v = open(Figure::Throughput, None);
+        v.judgement.method = Some(Method::Paired);
+        assert_eq!(
+            outputs::method_text(&pair(Vec::new(), true), &v),
+            "duet, paired"
+        );
+        assert_eq!(outputs::method_text(&pair(Vec::new(), false), &v), "paired");
+        v.judgement.method = Some(Method::PerSecond);
+        assert_eq!(
+            outputs::method_text(&pair(Vec::new(), false), &v),
+            "single run, steady host"
+        );
+        v.judgement.reason = Some(Reason::OneRun);
+        assert_eq!(
+            outputs::method_text(&pair(Vec::new(), false), &v),
+            "single run"
+        );
+    }
 }

@@ -9,7 +9,7 @@ use super::verdicts::{Judge, Reason, StepVerdict, Verdict};
 use super::{CheckReport, PairReport};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::report::text::group_f;
-use crate::stats::decision::FigureKind;
+use crate::stats::decision::{FigureKind, Method};
 
 /// Print the report in the chosen format, write `--junit`, append the step summary.
 pub fn write(report: &CheckReport, args: &CheckArgs) -> Result<()> {
@@ -75,7 +75,7 @@ fn ratio_text(r: f64) -> String {
 /// The cells of a verdict's row: step, figure, kind, unit, base, candidate (each the
 /// geometric mean of its repeats, whose ratio is the change), change (the ratio the verdict
 /// used, candidate / base, as the reports write it), its interval, the method, verdict.
-fn cells(v: &StepVerdict) -> Vec<String> {
+fn cells(p: &PairReport, v: &StepVerdict) -> Vec<String> {
     let j = &v.judgement;
     let verdict = match j.reason {
         Some(r) => format!("{}: {}", j.verdict.text(), r.text()),
@@ -97,9 +97,27 @@ fn cells(v: &StepVerdict) -> Vec<String> {
             || "-".into(),
             |(lo, hi)| format!("{} .. {}", ratio_text(lo), ratio_text(hi)),
         ),
-        j.method.map_or("-", |m| m.text()).to_string(),
+        method_text(p, v),
         verdict,
     ]
+}
+
+/// The method a verdict's interval came from, as the method column names it: `paired`,
+/// `Welch`, `single run`; `duet, paired` for a duet's rounds (their rates over the seconds both
+/// sides ran); `single run, steady host` for a rate one run a side decided.
+pub(super) fn method_text(p: &PairReport, v: &StepVerdict) -> String {
+    let Some(m) = v.judgement.method else {
+        return "-".into();
+    };
+    match m {
+        Method::Paired if p.duet => format!("duet, {}", m.text()),
+        Method::PerSecond
+            if v.kind == FigureKind::Rate && v.judgement.reason != Some(Reason::OneRun) =>
+        {
+            format!("{}, steady host", m.text())
+        }
+        _ => m.text().to_string(),
+    }
 }
 
 fn header(report: &CheckReport) -> Vec<String> {
@@ -180,7 +198,7 @@ fn pair_notes(p: &PairReport) -> Vec<String> {
 fn rules_line(report: &CheckReport) -> String {
     let r = &report.rules;
     format!(
-        "Base and candidate: the geometric mean of the repeats; change: the ratio candidate / base the verdict used. No change: its {level:.0}% interval inside ±{t:.0}%, by the method named: paired (a t interval of the per-round ratios, where the repeats ran interleaved), Welch (Welch's t over the repeats' logs), single run (a run's per-second samples by batch means; for a rate only where the host probes showed the host steady between the runs, else cannot tell: one run a side). A regression: the whole interval beyond -{t:.0}% (+{t:.0}% for a latency or a cost). Anything else cannot tell. Steps shorter than {s} s are too short. Judged: {judge}.",
+        "Base and candidate: the geometric mean of the repeats; change: the ratio candidate / base the verdict used. No change: its {level:.0}% interval inside ±{t:.0}%, by the method named: paired (a t interval of the per-round ratios, where the repeats ran interleaved), duet, paired (the same, on duet rounds whose rates are taken over the seconds both sides ran), Welch (Welch's t over the repeats' logs), single run (a run's per-second samples by batch means; for a rate only where the host probes showed the host steady between the runs, named single run, steady host; else cannot tell: one run a side). A regression: the whole interval beyond -{t:.0}% (+{t:.0}% for a latency or a cost). Anything else cannot tell. Steps shorter than {s} s are too short. Judged: {judge}.",
         level = (1.0 - 2.0 * r.alpha) * 100.0,
         t = r.threshold * 100.0,
         s = r.floor.seconds,
@@ -260,7 +278,7 @@ pub fn text(report: &CheckReport) -> String {
             p.candidate_repeats
         ));
         let mut rows = vec![header(report)];
-        rows.extend(p.verdicts.iter().map(cells));
+        rows.extend(p.verdicts.iter().map(|v| cells(p, v)));
         let widths: Vec<usize> = (0..rows[0].len())
             .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
             .collect();
@@ -319,7 +337,7 @@ pub fn markdown(report: &CheckReport) -> String {
         out.push_str(&row(escaped(header(report))));
         out.push_str(&format!("|{}\n", "---|".repeat(header(report).len())));
         for v in &p.verdicts {
-            let mut c = escaped(cells(v));
+            let mut c = escaped(cells(p, v));
             if v.judgement.verdict == Verdict::Regressed
                 && let Some(last) = c.last_mut()
             {
@@ -389,7 +407,7 @@ pub fn junit(report: &CheckReport) -> String {
             count(p, Verdict::CannotTell)
         ));
         for v in &p.verdicts {
-            let c = cells(v);
+            let c = cells(p, v);
             let message = xml_escape(&format!(
                 "{}: {} -> {} {}, ratio {} ({})",
                 c[9], c[4], c[5], v.unit, c[6], c[8]

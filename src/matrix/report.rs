@@ -311,8 +311,8 @@ fn group_report(
         problems.push(format!("{title}: no completed run; no report"));
         return Ok(None);
     }
-    let interleaved = plan.order == crate::matrix::file::Order::Interleaved;
-    let (synth, spreads, mut group_problems) = combine(&members, interleaved);
+    let order = plan.order;
+    let (synth, spreads, mut group_problems) = combine(&members, order);
     let host = host_blocks(&members);
     let base_index = members.iter().position(|(m, _)| *m == base);
     if base_index.is_none() {
@@ -592,19 +592,22 @@ fn beyond_axis(
 }
 
 /// One synthetic run per member: the repeat closest to the medians, its throughput replaced
-/// by the medians; and the spread of each member. `interleaved`: the repeats ran in rounds
-/// (the matrix's `order = "interleaved"`), so each measure carries its repeats' rounds and the
-/// members' repeats are judged in pairs (`stats::decision::decide_paired`).
+/// by the medians; and the spread of each member. With `order = "interleaved"` or `"duet"`
+/// the repeats ran in rounds, so each measure carries its repeats' rounds and the members'
+/// repeats are judged in pairs (`stats::decision::decide_paired`); a duet's rounds are first
+/// cut to the seconds both sides ran each step (`check::duet::cut_round`), as `ibench check`
+/// cuts them, so the report's ratio is the check's.
 fn combine(
     members: &[(String, Vec<PathBuf>)],
-    interleaved: bool,
+    order: crate::matrix::file::Order,
 ) -> (Vec<LoadedRun>, Vec<Spread>, Vec<String>) {
+    use crate::matrix::file::Order;
     let mut synth = Vec::new();
     let mut spreads = Vec::new();
     let mut problems = Vec::new();
-    for (member, dirs) in members {
-        let (repeats, p) = load::load_runs(dirs);
-        problems.extend(p);
+    let loaded = load_members(members, order, &mut problems);
+    let in_rounds = matches!(order, Order::Interleaved | Order::Duet);
+    for ((member, _), repeats) in members.iter().zip(loaded) {
         if repeats.is_empty() {
             continue;
         }
@@ -622,7 +625,7 @@ fn combine(
             // Never empty (the step is some repeat's); a throughput read back is finite.
             let med = median(v.clone()).unwrap_or(0.0);
             per_step.push((step, med, min, max));
-            measures.push((step, step_measure(&repeats, step, v, interleaved)));
+            measures.push((step, step_measure(&repeats, step, v, in_rounds)));
         }
         // The repeat closest to the medians (sum of |log ratio|).
         let distance = |r: &LoadedRun| -> f64 {
@@ -669,6 +672,48 @@ fn combine(
         synth.push(run);
     }
     (synth, spreads, problems)
+}
+
+/// Each member's repeats, a duet's cut to the seconds both sides ran (`cut_duet_rounds`);
+/// the problems met go to `problems`.
+fn load_members(
+    members: &[(String, Vec<PathBuf>)],
+    order: crate::matrix::file::Order,
+    problems: &mut Vec<String>,
+) -> Vec<Vec<LoadedRun>> {
+    let mut loaded: Vec<Vec<LoadedRun>> = members
+        .iter()
+        .map(|(_, dirs)| {
+            let (repeats, p) = load::load_runs(dirs);
+            problems.extend(p);
+            repeats
+        })
+        .collect();
+    if order == crate::matrix::file::Order::Duet {
+        problems.extend(cut_duet_rounds(&mut loaded));
+    }
+    loaded
+}
+
+/// A duet's two members' repeats, each round's two runs cut to the seconds both sides ran
+/// each step; the problem lines of the steps left whole.
+fn cut_duet_rounds(loaded: &mut [Vec<LoadedRun>]) -> Vec<String> {
+    let [a, b] = loaded else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    for run in a.iter_mut() {
+        let Some(round) = run.record.duet.as_ref().map(|d| d.round) else {
+            continue;
+        };
+        let partner = b
+            .iter_mut()
+            .find(|r| r.record.duet.as_ref().is_some_and(|d| d.round == round));
+        if let Some(partner) = partner {
+            problems.extend(crate::check::duet::cut_round(run, partner, round));
+        }
+    }
+    problems
 }
 
 /// The steps of the repeats, in the order they first appear.
@@ -726,22 +771,25 @@ fn step_measure(
     }
 }
 
-/// The method the relative throughput was judged by, named for the report.
-fn method_note(spreads: &[Spread]) -> &'static str {
+/// The method the relative throughput was judged by, named for the report; `duet`: the
+/// runs were a duet's sides.
+fn method_note(spreads: &[Spread], duet: bool) -> &'static str {
     let paired = spreads
         .iter()
         .flat_map(|s| &s.measures)
         .any(|(_, m)| !m.rounds.is_empty());
-    if paired {
-        "Method: paired (the repeats ran interleaved, so each relative throughput is judged on the per-round ratios, a paired t interval; Welch's t where a step's rounds cannot be paired)."
+    if paired && duet {
+        "Method: duet, paired (the base and the candidate ran each round at the same time: each round's rates are taken over the whole seconds both sides ran the step, and each relative throughput is judged on the per-round ratios, a paired t interval; the relative value is their geometric mean, the ratio `ibench check` uses)."
+    } else if paired {
+        "Method: paired (the repeats ran interleaved, so each relative throughput is judged on the per-round ratios, a paired t interval, and shown as their geometric mean; Welch's t, and the ratio of the geometric means, where a step's rounds cannot be paired)."
     } else {
-        "Method: Welch (the repeats ran one cell after another, so they cannot be paired by round: Welch's t interval over the repeats)."
+        "Method: Welch (the repeats ran one cell after another, so they cannot be paired by round: Welch's t interval over the repeats; the relative value is the ratio of the geometric means)."
     }
 }
 
 /// The spread of each combination's throughput over its repeats, as report blocks: a table
 /// with a row per combination (by its key) and a column per step.
-fn spread_blocks(cmp: &model::Comparison, spreads: &[Spread]) -> Vec<Block> {
+fn spread_blocks(cmp: &model::Comparison, spreads: &[Spread], duet: bool) -> Vec<Block> {
     let mut columns: Vec<StepName> = Vec::new();
     for s in spreads {
         for (n, ..) in &s.steps {
@@ -791,8 +839,8 @@ fn spread_blocks(cmp: &model::Comparison, spreads: &[Spread]) -> Vec<Block> {
             anchor: None,
         },
         Block::Note(format!(
-            "Throughput figures are medians over the repeats; a relative value is marked as a change only outside the base's spread (min-max). Latency, charts and server metrics come from the repeat closest to the medians. {}",
-            method_note(spreads)
+            "Throughput figures are medians over the repeats; a relative value is the ratio the verdict used, marked as a change only outside the base's spread (min-max). Latency, charts and server metrics come from the repeat closest to the medians. {}",
+            method_note(spreads, duet)
         )),
         Block::Table(DocTable::new(
             "run",
@@ -818,7 +866,7 @@ fn render(
         }))? + "\n");
     }
     let mut extra = if repeats > 1 {
-        spread_blocks(cmp, spreads)
+        spread_blocks(cmp, spreads, runs.iter().any(|r| r.record.duet.is_some()))
     } else {
         Vec::new()
     };

@@ -52,6 +52,7 @@ pub fn compare_with_spreads(
     let details = steps
         .iter()
         .map(|&name| step_detail(runs, base_index, name))
+        .map(|d| with_relative_throughput(d, &relative))
         .collect();
     let differences = differences_from_base(runs, base_index);
     let diagnoses = diagnoses(runs, base_index, &steps, &host, &noise, &differences);
@@ -101,6 +102,26 @@ pub fn compare_with_spreads(
     cmp.summarise();
     cmp.tldr = super::tldr::tldr(&cmp);
     cmp
+}
+
+/// A step's figures with its throughput row's ratios taken from the relative table: the
+/// ratio the decision rule used (paired, Welch, one run), so the step's table and the
+/// relative table show the one ratio.
+fn with_relative_throughput(
+    mut d: super::model::StepDetail,
+    relative: &Table,
+) -> super::model::StepDetail {
+    let Some(j) = relative.columns.iter().position(|c| *c == d.step) else {
+        return d;
+    };
+    if let Some(row) = d.metrics.iter_mut().find(|m| m.name == "throughput") {
+        for (i, r) in row.relative.iter_mut().enumerate() {
+            if let Some(v) = relative.rows.get(i).and_then(|row| row.cells.get(j)?.value) {
+                *r = Some(v);
+            }
+        }
+    }
+    d
 }
 
 /// The absolute and the relative tables, painted (the relative against the base, `host` and

@@ -118,20 +118,6 @@ pub const OPTIONS_STILL_LIKE: &[&str] = &[
     "--host-probe-ms",
 ];
 
-/// PostgreSQL's parts of its main shared memory: a change in any of them changes the
-/// computed `shared_memory_size`.
-const PG_SHARED_MEMORY: &[&str] = &[
-    "shared_buffers",
-    "max_connections",
-    "wal_buffers",
-    "max_worker_processes",
-    "max_wal_senders",
-    "autovacuum_max_workers",
-    "max_locks_per_transaction",
-    "max_pred_locks_per_transaction",
-    "max_prepared_transactions",
-];
-
 /// PostgreSQL's shared memory's parts and the huge page's size: what
 /// `shared_memory_size_in_huge_pages` is computed from.
 const PG_SHARED_MEMORY_HUGE: &[&str] = &[
@@ -146,6 +132,13 @@ const PG_SHARED_MEMORY_HUGE: &[&str] = &[
     "max_prepared_transactions",
     "huge_page_size",
 ];
+
+/// PostgreSQL's parts of its main shared memory (all of [`PG_SHARED_MEMORY_HUGE`] but the
+/// huge page's size): a change in any of them changes the computed `shared_memory_size`.
+const PG_SHARED_MEMORY: &[&str] = match PG_SHARED_MEMORY_HUGE.split_last() {
+    Some((_, parts)) => parts,
+    None => &[],
+};
 
 /// Server settings whose value follows from other settings: `(setting, its causes, only when
 /// left to the server)`. Where one of its causes differs too, such a setting is a consequence,
@@ -749,6 +742,13 @@ pub fn shape_difference(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn the_shared_memorys_parts_are_the_huge_pages_causes_but_the_page_size() {
+        assert_eq!(PG_SHARED_MEMORY.len() + 1, PG_SHARED_MEMORY_HUGE.len());
+        assert!(PG_SHARED_MEMORY.contains(&"shared_buffers"));
+        assert!(!PG_SHARED_MEMORY.contains(&"huge_page_size"));
+    }
     use std::path::PathBuf;
 
     fn fixture(name: &str) -> LoadedRun {

@@ -91,6 +91,11 @@ pub struct Paint {
     pub note: Option<CellNote>,
     /// The ratio's interval over the repeats, when the decision rule had repeats.
     pub interval: Option<[f64; 2]>,
+    /// The ratio the decision rule used, when it had measures: the geometric mean of the
+    /// per-round ratios (paired rounds), the ratio of the geometric means (Welch), the ratio
+    /// of the two figures (single runs). A table shows it in place of its own ratio (of
+    /// medians), so every table shows the one ratio the verdict used, as `ibench check` does.
+    pub ratio: Option<f64>,
 }
 
 impl Paint {
@@ -108,10 +113,20 @@ impl Paint {
 
 /// The paint of one relative figure: the one rule every format calls.
 pub fn paint(e: &Evidence) -> Paint {
+    let settings = |steady_host: bool| decision::Settings {
+        steady_host,
+        ..decision::Settings::with_threshold_pct(THRESHOLD_PCT)
+    };
+    // The ratio the rule uses, whatever paints the figure (the host, a partial step).
+    let used = e
+        .measured
+        .map(|(base, run)| decision::decide_paired(base, run, &settings(e.steady_host), false));
+    let ratio = used.as_ref().and_then(|d| d.ratio);
     let grey = |note: Option<CellNote>| Paint {
         colour: Colour::Grey,
         note,
         interval: None,
+        ratio,
     };
     if let Some(reasons) = e.host {
         let note = match e.note {
@@ -134,23 +149,19 @@ pub fn paint(e: &Evidence) -> Paint {
     if let Some((base, run)) = e.measured
         && let Some(higher) = e.higher_is_better
     {
-        let settings = decision::Settings {
-            steady_host: e.steady_host,
-            ..decision::Settings::with_threshold_pct(THRESHOLD_PCT)
-        };
         let p = decided(
-            &decision::decide_paired(base, run, &settings, !higher),
+            &decision::decide_paired(base, run, &settings(e.steady_host), !higher),
             carried,
         );
         // A change inside the base's own spread over repeats is not painted either.
         if p.is_change()
             && let Some(spread) = e.spread
-            && spread.contains(e.ratio)
+            && spread.contains(p.ratio.unwrap_or(e.ratio))
         {
             return Paint {
                 colour: Colour::Grey,
                 note: Some(CellNote::WithinBaseSpread),
-                interval: p.interval,
+                ..p
             };
         }
         return p;
@@ -172,6 +183,7 @@ pub fn paint(e: &Evidence) -> Paint {
         colour,
         note: carried,
         interval: None,
+        ratio,
     }
 }
 
@@ -200,6 +212,7 @@ fn decided(d: &decision::Decision, carried: Option<CellNote>) -> Paint {
         colour,
         note,
         interval,
+        ratio: d.ratio,
     }
 }
 
@@ -215,6 +228,7 @@ pub fn of_cell(c: &Cell) -> Paint {
         colour: c.colour,
         note: c.note.clone(),
         interval: c.interval,
+        ratio: c.value,
     }
 }
 
@@ -243,6 +257,7 @@ pub fn paint_of_range(paints: &[Paint]) -> Paint {
             .find(|p| p.is_undecided())
             .and_then(|p| p.note.clone()),
         interval: None,
+        ratio: None,
     }
 }
 

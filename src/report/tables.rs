@@ -277,6 +277,12 @@ pub(super) fn paint_relative(
             cell.colour = p.colour;
             cell.note = p.note;
             cell.interval = p.interval;
+            // The ratio the rule used (paired, Welch, one run), not the ratio of medians.
+            if i != base
+                && let Some(used) = p.ratio
+            {
+                cell.value = Some(used);
+            }
         }
     }
 }
@@ -444,6 +450,61 @@ mod tests {
         );
         // One run: nothing to compare against.
         assert_eq!(absolute_colours(&[Some((1.0, false))]), [Colour::None]);
+    }
+
+    /// Three interleaved rounds whose host moved the medians apart: the ratio of the medians
+    /// (150 / 200 = 0.75) is not the ratio the paired rule used (the geometric mean of the
+    /// per-round ratios 1.1, 0.75, 1.1: 0.968). The relative table and the step's own table
+    /// show the paired one, as `ibench check`'s change column does.
+    #[test]
+    fn every_table_shows_the_ratio_the_verdict_used() {
+        let (loaded, problems) =
+            super::super::load::load_runs(&[std::path::PathBuf::from("tests/fixtures/postgres")]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let qr100: StepName = "qr100".parse().expect("a step");
+        let run = |label: &str, median: f64| {
+            let mut r = loaded[0].clone();
+            r.label = label.into();
+            r.record.label = label.into();
+            for s in r.record.steps.iter_mut().filter(|s| s.name == qr100) {
+                s.throughput = median;
+            }
+            r
+        };
+        let runs = vec![run("base", 200.0), run("cand", 150.0)];
+        let rounds = [1, 2, 3];
+        let bands = |values: &[f64]| {
+            StepBands::default().with_repeats(vec![(
+                qr100,
+                Measured::repeats(values, FigureKind::Rate).in_rounds(&rounds),
+            )])
+        };
+        let spreads = [bands(&[100.0, 200.0, 300.0]), bands(&[110.0, 150.0, 330.0])];
+        let cmp =
+            super::super::compare::compare_with_spreads(&runs, Some("base"), Vec::new(), &spreads);
+        let j = cmp
+            .relative
+            .columns
+            .iter()
+            .position(|c| *c == qr100)
+            .expect("qr100");
+        let paired = (1.1_f64 * 0.75 * 1.1).powf(1.0 / 3.0);
+        let shown = cmp.relative.rows[1].cells[j].value.expect("a ratio");
+        assert!((shown - paired).abs() < 1e-9, "{shown} against {paired}");
+        let detail = cmp
+            .details
+            .iter()
+            .find(|d| d.step == qr100)
+            .expect("qr100's table");
+        let row = detail
+            .metrics
+            .iter()
+            .find(|m| m.name == "throughput")
+            .expect("its throughput row");
+        let in_step = row.relative[1].expect("a ratio");
+        assert!((in_step - paired).abs() < 1e-9, "{in_step}");
+        // The base's own figure stays 1.
+        assert_eq!(cmp.relative.rows[0].cells[j].value, Some(1.0));
     }
 
     #[test]

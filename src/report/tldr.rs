@@ -48,9 +48,9 @@ pub fn tldr(cmp: &Comparison) -> Tldr {
         .flat_map(|r| &r.cells)
         .any(|c| c.interval.is_some());
     let caveat = Some(if spreads {
-        "A change is decided as `ibench check` decides it: the 90% interval of the ratio over the repeats lies wholly beyond ±5%; no change, wholly inside; a step the host may have moved is not decided.".to_string()
+        "A change is decided as `ibench check` decides it, and each relative figure is the ratio it used: the 90% interval of the ratio over the repeats (paired by round where they ran in rounds or as a duet, else Welch's) lies wholly beyond ±5%; no change, wholly inside; a step the host may have moved is not decided.".to_string()
     } else {
-        "One run a side: a rate is decided only where the host probes show the host steady across both runs (every CPU and memory figure within ±10% of their median), and then when the 90% interval of the ratio, from each run's per-second rates, lies wholly beyond ±5%; otherwise it is not decided (one run a side: repeats, or `ibench check --run`, would decide it), nor is a step the host may have moved, or one shorter than 3 s.".to_string()
+        "One run a side: a rate is decided only where the host probes show the host steady across both runs (every CPU and memory figure within ±10% of their median), and then when the 90% interval of the ratio, from each run's per-second rates, lies wholly beyond ±5%; otherwise it is not decided (one run a side: duet rounds, `ibench check --run FILE OUT --duet`, would decide it), nor is a step the host may have moved, or one shorter than 3 s.".to_string()
     });
     let caveat = caveat.map(|c| {
         if cmp.host.flags.is_empty() {

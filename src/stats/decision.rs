@@ -499,8 +499,15 @@ pub fn decide_with(
         d.method = Some(Method::PerSecond);
         return d;
     }
-    interval_decision(&b, &c, settings, lower_is_better)
+    let mut d = interval_decision(&b, &c, settings, lower_is_better);
+    if single && base.kind == FigureKind::Rate {
+        d.detail = format!("{}; {STEADY_HOST_DETAIL}", d.detail);
+    }
+    d
 }
+
+/// What lets one run a side decide a rate, for people: the method `single run, steady host`.
+pub const STEADY_HOST_DETAIL: &str = "one run a side decides this rate because the host was shown steady between the runs (every host probe of both within ±10% of their median, or the runs were a duet's sides)";
 
 /// Why one run a side does not decide a rate, for people.
 pub const ONE_RUN_DETAIL: &str = "a single run's interval, from its own per-second rates, cannot see a host slower for the whole run, and nothing showed the host steady between the runs (every host probe of both within ±10% of their median)";
@@ -558,7 +565,6 @@ fn paired_log_ratios(base: &Evidence, cand: &Evidence) -> Option<Vec<f64>> {
 /// Fewer than [`MIN_REPEATS_FOR_NOISE`] finite ratios: cannot tell, too few repeats.
 pub fn paired_decision(log_ratios: &[f64], settings: &Settings, lower_is_better: bool) -> Decision {
     let level = settings.level();
-    let tau = settings.threshold;
     let finite: Vec<f64> = log_ratios
         .iter()
         .copied()
@@ -586,23 +592,60 @@ pub fn paired_decision(log_ratios: &[f64], settings: &Settings, lower_is_better:
         0.0
     };
     let h = t * sd / n.sqrt();
+    let measure = Measure {
+        method: Method::Paired,
+        interval: &format!("paired interval over {} rounds", finite.len()),
+        note: "",
+        these: "rounds",
+        unit: "rounds",
+        repeats_needed: rounds_needed(sd, settings, |k| k - 1.0, 1.0),
+        seconds_needed: None,
+    };
+    decision_of(d, h, &measure, settings, lower_is_better)
+}
+
+/// How an interval was measured: what its decision and its sentence say of it.
+struct Measure<'a> {
+    method: Method,
+    /// The interval's name in the sentence: `interval`, `paired interval over 4 rounds`.
+    interval: &'a str,
+    /// What the sentence adds after the verdict (a single run's caveat), or nothing.
+    note: &'a str,
+    /// What was measured, in "the smallest regression these … could decide".
+    these: &'a str,
+    /// What the planning counts: `repeats a side` or `rounds`.
+    unit: &'a str,
+    repeats_needed: Option<usize>,
+    seconds_needed: Option<f64>,
+}
+
+/// The decision of the interval `d ± h` of the log ratio, measured as `m` says.
+fn decision_of(
+    d: f64,
+    h: f64,
+    m: &Measure,
+    settings: &Settings,
+    lower_is_better: bool,
+) -> Decision {
+    let (level, tau) = (settings.level(), settings.threshold);
     let (lo, hi) = ((d - h).exp(), (d + h).exp());
     let ratio = d.exp();
     let ci = format!(
-        "{} ({:.0}% paired interval over {} rounds {} .. {})",
+        "{} ({:.0}% {} {} .. {})",
         pct(ratio),
         level * 100.0,
-        finite.len(),
+        m.interval,
         pct(lo),
         pct(hi)
     );
     let (verdict, reason, detail) = verdict_of((lo, hi), tau, lower_is_better, &ci);
     let smallest = smallest_regression_pct(tau, h, lower_is_better);
-    let rounds = rounds_needed(sd, settings, |k| k - 1.0, 1.0);
+    let detail = format!("{detail}{}", m.note);
     let detail = if verdict == Verdict::CannotTell {
         format!(
-            "{detail}; the smallest regression these rounds could decide is {smallest:+.1}%; {}",
-            plan_text(rounds, None, tau, "rounds")
+            "{detail}; the smallest regression these {} could decide is {smallest:+.1}%; {}",
+            m.these,
+            plan_text(m.repeats_needed, m.seconds_needed, tau, m.unit)
         )
     } else {
         detail
@@ -613,10 +656,10 @@ pub fn paired_decision(log_ratios: &[f64], settings: &Settings, lower_is_better:
         ratio: Some(ratio),
         interval: Some((lo, hi)),
         level,
-        method: Some(Method::Paired),
+        method: Some(m.method),
         smallest_regression_pct: Some(smallest),
-        repeats_needed: rounds,
-        seconds_needed: None,
+        repeats_needed: m.repeats_needed,
+        seconds_needed: m.seconds_needed,
         detail,
     }
 }
@@ -649,54 +692,28 @@ fn interval_decision(
     settings: &Settings,
     lower_is_better: bool,
 ) -> Decision {
-    let level = settings.level();
-    let tau = settings.threshold;
     let d = c.log_mean - b.log_mean;
     let h = half_width(b, c, settings);
-    let (lo, hi) = ((d - h).exp(), (d + h).exp());
-    let ratio = d.exp();
-    let method = if b.per_second_seconds.is_some() || c.per_second_seconds.is_some() {
-        Method::PerSecond
-    } else {
-        Method::Repeats
-    };
-    let ci = format!(
-        "{} ({:.0}% interval {} .. {})",
-        pct(ratio),
-        level * 100.0,
-        pct(lo),
-        pct(hi)
-    );
-    let (verdict, reason, detail) = verdict_of((lo, hi), tau, lower_is_better, &ci);
-    let smallest = smallest_regression_pct(tau, h, lower_is_better);
+    let single = b.per_second_seconds.is_some() || c.per_second_seconds.is_some();
     let (repeats_needed, seconds_needed) = plan(b, c, settings, h);
-    let detail = if method == Method::PerSecond {
-        format!(
-            "{detail} (a single run's interval from its per-second samples: blind to a host slower for the whole run)"
-        )
-    } else {
-        detail
-    };
-    let detail = if verdict == Verdict::CannotTell {
-        format!(
-            "{detail}; the smallest regression these measures could decide is {smallest:+.1}%; {}",
-            plan_text(repeats_needed, seconds_needed, tau, "repeats a side")
-        )
-    } else {
-        detail
-    };
-    Decision {
-        verdict,
-        reason,
-        ratio: Some(ratio),
-        interval: Some((lo, hi)),
-        level,
-        method: Some(method),
-        smallest_regression_pct: Some(smallest),
+    let measure = Measure {
+        method: if single {
+            Method::PerSecond
+        } else {
+            Method::Repeats
+        },
+        interval: "interval",
+        note: if single {
+            " (a single run's interval from its per-second samples: blind to a host slower for the whole run)"
+        } else {
+            ""
+        },
+        these: "measures",
+        unit: "repeats a side",
         repeats_needed,
         seconds_needed,
-        detail,
-    }
+    };
+    decision_of(d, h, &measure, settings, lower_is_better)
 }
 
 /// The half-width, in logs, of the interval of the difference of the two sides' log means
@@ -1033,6 +1050,7 @@ mod tests {
         assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
         assert_eq!(d.method, Some(Method::PerSecond));
         assert!(d.detail.contains("blind to a host slower"), "{}", d.detail);
+        assert!(d.detail.contains("host was shown steady"), "{}", d.detail);
         let same = Evidence::single_run(1010.0, &series(1010.0, 20.0, 100), FigureKind::Rate);
         assert_eq!(
             decide_with(&b, &same, &steady, false).verdict,

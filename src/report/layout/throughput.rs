@@ -73,7 +73,7 @@ fn marks_note(t: &DocTable) -> Option<Block> {
         parts.push("a relative figure ending in ~ is host-affected: the host probe or the run's own signals say the host's speed differed (section Host), so it is not painted as a DBMS change");
     }
     if cells().any(|c| c.text.ends_with('?')) {
-        parts.push("a relative figure ending in ? is not decided: its interval reaches both inside and beyond ±5% (too noisy), its step is too short to judge (under 3 s or 3 per-second samples), or it is a rate of one run a side on a host nothing showed steady (one run a side: repeats, or `ibench check --run`, would decide it); the HTML's hover and the JSON say why");
+        parts.push("a relative figure ending in ? is not decided: its interval reaches both inside and beyond ±5% (too noisy), its step is too short to judge (under 3 s or 3 per-second samples), or it is a rate of one run a side on a host nothing showed steady (one run a side: duet rounds, `ibench check --run FILE OUT --duet`, would decide it); the HTML's hover and the JSON say why");
     }
     if cells().any(|c| c.partial.is_some()) {
         parts.push("a figure marked ! or ⚠ covers only the part of its step that ran (the step failed or was interrupted), or a check after its step failed (the figure is as measured; the notes say why)");
