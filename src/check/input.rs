@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use crate::cli::CheckArgs;
+use super::options::CheckOptions;
 use crate::matrix::plan::Plan;
 use crate::matrix::run::{PLAN_FILE, cell_dir};
 use crate::report::differs::{Difference, setup_differences};
@@ -141,7 +141,7 @@ impl Pair {
 }
 
 /// The pairs to judge, from the command line's directories.
-pub fn read_pairs(args: &CheckArgs) -> Result<Vec<Pair>> {
+pub fn read_pairs(args: &CheckOptions) -> Result<Vec<Pair>> {
     let matrix_dirs = args
         .dirs
         .iter()

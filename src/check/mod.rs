@@ -6,11 +6,16 @@
 //! - `verdicts`: each step's figures per repeat (rates, latencies, work per op) judged by the
 //!   rule of `crate::stats::decision`, with the host screening's flags (`report::host`), failed or
 //!   partial steps and the floor of a step's length;
-//! - `outputs`: text, Markdown, JSON and JUnit XML;
+//! - `options`: what the check is asked, as plain data (`cli` parses, `commands` hands it on);
+//! - `assessment`: the whole check as data, its conclusion `model` (the exit code, the summary);
+//! - `outputs`: text, Markdown and JSON (the report's formats) and JUnit XML;
 //! - `until`: `--run`, a matrix run a round of repeats at a time until decided.
 
+pub mod assessment;
 pub mod duet;
 pub mod input;
+pub mod model;
+pub mod options;
 pub mod outputs;
 pub mod statistics;
 pub mod until;
@@ -18,64 +23,16 @@ pub mod verdicts;
 
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
-use serde::Serialize;
-
-use crate::cli::CheckArgs;
-use crate::report::differs::Difference;
-use crate::stats::decision::Floor;
-use verdicts::{Rules, StepVerdict, Verdict};
-
-/// Exit status: no regression.
-pub const EXIT_OK: u8 = 0;
-/// Exit status: a regression (or, with `--fail-on-inconclusive`, a step that cannot tell).
-pub const EXIT_REGRESSED: u8 = 1;
-/// Exit status: bad input, or runs that are not like for like.
-pub const EXIT_BAD_INPUT: u8 = 2;
-/// Exit status: nothing regressed, but some steps cannot tell.
-pub const EXIT_INCONCLUSIVE: u8 = 3;
-
-/// One candidate against the base, judged.
-#[derive(Debug, Serialize)]
-pub struct PairReport {
-    /// `group / workload` for a matrix; empty for run directories.
-    pub title: String,
-    /// The base's label.
-    pub base: String,
-    /// The candidate's label.
-    pub candidate: String,
-    /// The base's runs read.
-    pub base_repeats: usize,
-    /// The candidate's runs read.
-    pub candidate_repeats: usize,
-    /// What differs in the server (DBMS, build, settings): what the comparison varies.
-    pub differences: Vec<Difference>,
-    /// Problems met reading the runs.
-    pub problems: Vec<String>,
-    /// Per step and figure.
-    pub verdicts: Vec<StepVerdict>,
-    /// What would decide the figures more repeats can decide (too noisy, one run a side,
-    /// too few repeats, host-affected), with the command; `None` when there is none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_step: Option<String>,
-}
-
-/// Everything `ibench check` concludes.
-#[derive(Debug, Serialize)]
-pub struct CheckReport {
-    /// The thresholds.
-    pub rules: Rules,
-    /// One per candidate (and workload, for a matrix).
-    pub pairs: Vec<PairReport>,
-    /// The process's exit status.
-    pub exit_code: u8,
-    /// One line: what regressed, or that nothing did.
-    pub summary: String,
-}
+pub use assessment::check;
+pub use model::{
+    CheckReport, DEFAULT_MAX_REPEATS, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSED,
+    PairReport, decide_command, rounds_can_decide,
+};
+pub use options::CheckOptions;
 
 /// Run `ibench check`: print the verdicts, write the JUnit file and the step summary; the
 /// exit code. Bad input is one line on standard error and exit 2.
-pub fn command(args: &CheckArgs) -> ExitCode {
+pub fn command(args: &CheckOptions) -> ExitCode {
     let report = match &args.run {
         Some(file) => until::run_until_decided(args, file),
         None => check(args),
@@ -94,229 +51,4 @@ pub fn command(args: &CheckArgs) -> ExitCode {
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
-}
-
-fn rules(args: &CheckArgs) -> Result<Rules> {
-    if !(args.alpha > 0.0 && args.alpha < 0.5) {
-        bail!(
-            "--alpha {} is not the level of a one-sided test: give one between 0 and 0.5, such as 0.05",
-            args.alpha
-        );
-    }
-    if !(0.0..100.0).contains(&args.threshold) {
-        bail!(
-            "--threshold {} is not a percentage of change: give one from 0 to below 100, such as 5",
-            args.threshold
-        );
-    }
-    if !(0.0..=86_400.0).contains(&args.min_step_seconds) {
-        bail!(
-            "--min-step-seconds {} is not a number of seconds: give one from 0 to 86400, such as 3",
-            args.min_step_seconds
-        );
-    }
-    Ok(Rules {
-        alpha: args.alpha,
-        threshold: args.threshold / 100.0,
-        keep_host_affected: args.keep_host_affected,
-        judge: args.judge,
-        floor: Floor {
-            seconds: args.min_step_seconds,
-            samples: crate::stats::round_to_usize(args.min_step_seconds.floor()),
-        },
-    })
-}
-
-/// Read, refuse unlike runs, judge: the whole check as data.
-pub fn check(args: &CheckArgs) -> Result<CheckReport> {
-    let rules = rules(args)?;
-    if let Some(j) = args.junit.as_ref().filter(|j| j.is_dir()) {
-        bail!("--junit {} is a directory: give a file name", j.display());
-    }
-    let mut pairs = input::read_pairs(args)?;
-    for p in &mut pairs {
-        if duet::is_duet(p)? {
-            duet::cut_to_shared_seconds(p);
-        }
-    }
-    for p in &pairs {
-        let unlike = p.unlike();
-        if !unlike.is_empty() {
-            let what: Vec<String> = unlike.iter().map(difference_text).collect();
-            bail!(
-                "{}the runs are not like for like: they differ outside the server in {}; check runs that differ only in the server, its build or its config (same options, same kind of host)",
-                p.error_prefix(),
-                what.join(", ")
-            );
-        }
-    }
-    for p in &pairs {
-        if p.runs.iter().all(|r| r.record.steps.is_empty()) {
-            let why = p
-                .runs
-                .iter()
-                .find_map(|r| r.record.error.clone())
-                .unwrap_or_else(|| "no run recorded a step".into());
-            bail!(
-                "{}no step to judge: {}; fix that and rerun",
-                p.error_prefix(),
-                crate::report::text::one_line(&why)
-            );
-        }
-    }
-    let reports: Vec<PairReport> = pairs
-        .iter()
-        .map(|p| PairReport {
-            title: p.title.clone(),
-            base: p.base_label.clone(),
-            candidate: p.candidate_label.clone(),
-            base_repeats: p.base_count,
-            candidate_repeats: p.runs.len() - p.base_count,
-            differences: p.server_differences(),
-            problems: p.problems.clone(),
-            verdicts: verdicts::pair_verdicts(p, &duet::rules_for(p, rules)),
-            next_step: None,
-        })
-        .map(|mut r| {
-            r.next_step = next_step(args, &r);
-            r
-        })
-        .collect();
-    let (exit_code, summary) = conclusion(&reports, args.fail_on_inconclusive);
-    Ok(CheckReport {
-        rules,
-        pairs: reports,
-        exit_code,
-        summary,
-    })
-}
-
-/// The command that would decide a pair's open figures: interleaved rounds of the matrix
-/// `matrix` into `out`, at most `repeats` a side (they stop once every figure is decided).
-/// The one place that names it.
-pub fn decide_command(matrix: &str, out: &str, repeats: usize) -> String {
-    format!("ibench check --run {matrix} {out} --max-repeats {repeats}")
-}
-
-/// Whether more rounds could decide a figure that cannot tell: not when its step is too short,
-/// failed, or has no ratio.
-pub fn rounds_can_decide(v: &StepVerdict) -> bool {
-    v.judgement.verdict == Verdict::CannotTell
-        && !matches!(
-            v.judgement.reason,
-            Some(
-                verdicts::Reason::TooShort
-                    | verdicts::Reason::FailedOrPartial
-                    | verdicts::Reason::NoRatio
-            )
-        )
-}
-
-/// The pair's next step, said once: the figures more rounds could decide and the command,
-/// with the most repeats a side the planning asks of them (the default cap,
-/// [`DEFAULT_MAX_REPEATS`], where the noise between runs is not measured yet).
-fn next_step(args: &CheckArgs, p: &PairReport) -> Option<String> {
-    let open: Vec<&StepVerdict> = p.verdicts.iter().filter(|v| rounds_can_decide(v)).collect();
-    if open.is_empty() {
-        return None;
-    }
-    let have = p.base_repeats.min(p.candidate_repeats);
-    let planned = open.iter().filter_map(|v| v.judgement.repeats_needed).max();
-    let repeats = planned
-        .unwrap_or(DEFAULT_MAX_REPEATS)
-        .max(have + 1)
-        .max(verdicts::MIN_REPEATS);
-    let out = args
-        .dirs
-        .first()
-        .map_or_else(|| "OUT".into(), |d| d.display().to_string());
-    let names: Vec<String> = open.iter().map(|v| v.name()).collect();
-    let how = match (&args.run, p.title.is_empty()) {
-        (Some(file), _) => decide_command(&file.display().to_string(), &out, repeats),
-        (None, false) => decide_command("MATRIX.toml", &out, repeats),
-        (None, true) => format!(
-            "write the base's and the candidate's setups as one matrix group with order = \"interleaved\" (docs/matrix.md), then: {}",
-            decide_command("MATRIX.toml", "OUT", repeats)
-        ),
-    };
-    let why = if planned.is_some() {
-        format!("the planning asks for {repeats} repeats a side")
-    } else {
-        format!("{repeats} repeats a side at most: the rounds stop once every figure is decided")
-    };
-    Some(format!("to decide {} ({why}): {how}", first_of(&names, 6)))
-}
-
-/// The default of `--max-repeats`, the cap the next step names when the noise between runs
-/// is not measured yet.
-pub const DEFAULT_MAX_REPEATS: usize = 10;
-
-/// `--clients 1 (base) → 4`, `host CPUs 2 → 4`.
-fn difference_text(d: &Difference) -> String {
-    let area = match d.area {
-        crate::report::differs::Area::Options => String::new(),
-        a => format!("{} ", a.name()),
-    };
-    format!("{area}{} (base {}, candidate {})", d.name, d.base, d.run)
-}
-
-/// The first `n` names, and how many more.
-fn first_of(names: &[String], n: usize) -> String {
-    if names.len() <= n {
-        return names.join(", ");
-    }
-    format!(
-        "{} and {} more figures",
-        names[..n].join(", "),
-        names.len() - n
-    )
-}
-
-/// The exit code and the one-line summary.
-fn conclusion(pairs: &[PairReport], fail_on_inconclusive: bool) -> (u8, String) {
-    let named = |want: Verdict| -> Vec<String> {
-        pairs
-            .iter()
-            .flat_map(|p| {
-                p.verdicts
-                    .iter()
-                    .filter(move |v| v.judgement.verdict == want)
-                    .map(move |v| {
-                        let change = v
-                            .judgement
-                            .ratio
-                            .map_or_else(String::new, |r| format!(" {r:.2}x"));
-                        let who = if pairs.len() > 1 {
-                            format!(" ({})", p.candidate)
-                        } else {
-                            String::new()
-                        };
-                        format!("{}{change}{who}", v.name())
-                    })
-            })
-            .collect()
-    };
-    let regressed = named(Verdict::Regressed);
-    if !regressed.is_empty() {
-        return (
-            EXIT_REGRESSED,
-            format!("regressed: {}", regressed.join(", ")),
-        );
-    }
-    let unsure = named(Verdict::CannotTell);
-    if !unsure.is_empty() {
-        let code = if fail_on_inconclusive {
-            EXIT_REGRESSED
-        } else {
-            EXIT_INCONCLUSIVE
-        };
-        return (
-            code,
-            format!(
-                "no regression found, but cannot tell: {}",
-                first_of(&unsure, 8)
-            ),
-        );
-    }
-    (EXIT_OK, "no regression".into())
 }

@@ -308,8 +308,7 @@ fn detach(primary: &ServerHandle, link: &ReplicaLink) -> Result<()> {
             if link.mode == ReplicaMode::Semisync {
                 replica_setup::set_semisync_primary(&mut p, false).map_err(anyhow::Error::msg)?;
             }
-            replica_setup::drop_replication_user(&mut p, &link.name)
-                .map_err(anyhow::Error::msg)?;
+            replica_setup::drop_replication_user(&mut p, &link.name).map_err(anyhow::Error::msg)?;
         }
     }
     Ok(())
@@ -616,8 +615,7 @@ fn start_mariadb(
     let port = choose_port(spec)?;
     let user = format!("ibench_repl_{port}");
     let password = crate::server::generate_password()?;
-    replica_setup::create_replication_user(&mut p, &user, &password)
-        .map_err(anyhow::Error::msg)?;
+    replica_setup::create_replication_user(&mut p, &user, &password).map_err(anyhow::Error::msg)?;
     let link = ReplicaLink {
         primary_dir: primary.dir.clone(),
         mode,

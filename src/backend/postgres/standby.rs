@@ -51,8 +51,7 @@ pub fn sync_state(p: &mut SqlLink, name: &str) -> Result<Option<String>, String>
 
 /// The primary's `synchronous_standby_names` (empty: none).
 pub fn synchronous_standby_names(p: &mut SqlLink) -> Result<String, String> {
-    Ok(p
-        .value("SHOW synchronous_standby_names")?
+    Ok(p.value("SHOW synchronous_standby_names")?
         .unwrap_or_default())
 }
 
@@ -114,7 +113,10 @@ pub fn backup_start(p: &mut SqlLink, major: u32, label: &str) -> Result<(), Stri
 
 /// Stop the backup [`backup_start`] began on `p`: the backup's label file and tablespace map
 /// (each `None` when empty).
-pub fn backup_stop(p: &mut SqlLink, major: u32) -> Result<(Option<String>, Option<String>), String> {
+pub fn backup_stop(
+    p: &mut SqlLink,
+    major: u32,
+) -> Result<(Option<String>, Option<String>), String> {
     let row = p.row(backup_sql(major, "").1)?;
     let text = |name| {
         column(&row, name)
