@@ -14,6 +14,7 @@ use super::assessment;
 use super::model::CheckReport;
 use super::options::CheckOptions;
 use super::verdicts::Reason;
+use crate::calendar::{DurationStyle::Compact, duration_text};
 use crate::matrix::Shard;
 use crate::matrix::run::SHARD_FILE;
 
@@ -114,7 +115,7 @@ pub fn run_until_decided(args: &CheckOptions, file: &Path) -> Result<CheckReport
         }
         crate::say!(
             "[check --run] {repeats} repeats a side, {}: {} undecided: {}; estimated repeats left: {}",
-            crate::matrix::plan::duration_text(elapsed),
+            duration_text(elapsed, Compact),
             open.len(),
             open.join(", "),
             left.map_or_else(|| "unknown".into(), |n| n.to_string())
@@ -132,7 +133,7 @@ pub fn run_until_decided(args: &CheckOptions, file: &Path) -> Result<CheckReport
                 repeats.min(max),
                 args.max_time.map_or_else(String::new, |t| format!(
                     ", --max-time {}",
-                    crate::matrix::plan::duration_text(t)
+                    duration_text(t, Compact)
                 ))
             );
             return Ok(report);
