@@ -50,23 +50,6 @@ fn run_copy(
     dir
 }
 
-/// A matrix cell's run where `matrix run` puts it (`OUT/cells/CELL/run`), with the
-/// `state.json` that says the cell completed (a check judges completed cells only, as the
-/// matrix's reports do).
-fn cell_copy(out: &Path, cell: &str, label: &str, factor: f64) -> PathBuf {
-    let cell_dir = out.join("cells").join(cell);
-    let run = run_copy(&cell_dir, "run", label, factor, |_| {});
-    let state = serde_json::json!({
-        "cell": cell,
-        "status": "completed",
-        "label": label,
-        "definition": {},
-        "shard": {"index": 0, "count": 1},
-    });
-    std::fs::write(cell_dir.join("state.json"), state.to_string()).unwrap();
-    run
-}
-
 fn step_mut<'a>(v: &'a mut serde_json::Value, name: &str) -> &'a mut serde_json::Value {
     v["steps"]
         .as_array_mut()
@@ -397,8 +380,9 @@ fn a_matrix_dir_needs_its_group_named_when_it_has_several() {
     assert_bad_input(&out, &["--base is for run directories"]);
     // Each cell's run where `matrix run` puts it: the group's base against its other member.
     for cell in &plan.cells {
+        let run = out_dir.join("cells").join(&cell.name);
         let factor = if cell.server == "b" { 0.5 } else { 1.0 };
-        cell_copy(&out_dir, &cell.name, &cell.server, factor);
+        run_copy(&run, "run", &cell.server, factor, |_| {});
     }
     let out = ibench(&["check", &o, "--group", "one", "--format", "json"]);
     assert_eq!(
@@ -476,7 +460,13 @@ fn interleaved_rounds_are_paired() {
             let round: usize = cell.name.rsplit(".r").next().unwrap().parse().unwrap();
             let drift = [1.0, 1.3, 0.7][round - 1];
             let factor = if cell.server == "b" { 0.9 } else { 1.0 };
-            cell_copy(&out, &cell.name, &cell.server, drift * factor);
+            run_copy(
+                &out.join("cells").join(&cell.name),
+                "run",
+                &cell.server,
+                drift * factor,
+                |_| {},
+            );
         }
         out.display().to_string()
     };

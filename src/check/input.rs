@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 
 use super::options::CheckOptions;
 use crate::matrix::plan::Plan;
-use crate::matrix::report::{combo_runs, completed_runs};
+use crate::matrix::report::{combo_runs, recorded_runs};
 use crate::matrix::run::PLAN_FILE;
 use crate::report::differs::{Difference, setup_differences};
 use crate::report::load::{self, LoadedRun};
@@ -301,9 +301,8 @@ fn quoted(labels: &[&str]) -> String {
 /// A matrix: the group's base against each other member, for every workload of the group.
 fn matrix_pairs(dirs: &[PathBuf], group: Option<&str>) -> Result<Vec<Pair>> {
     let plan = crate::matrix::report::read_plan(dirs)?;
-    // The one rule for a group's runs, the matrix report's: the completed cells, from
-    // whichever of the dirs ran them.
-    let (completed, _) = completed_runs(&plan, dirs);
+    // The one rule for a group's runs, the matrix report's, with the failed cells' runs too.
+    let recorded = recorded_runs(&plan, dirs);
     let names: Vec<&str> = plan.groups.iter().map(|g| g.name.as_str()).collect();
     let g = match (group, plan.groups.as_slice()) {
         (Some(name), _) => plan.groups.iter().find(|g| g.name == name).ok_or_else(|| {
@@ -333,7 +332,7 @@ fn matrix_pairs(dirs: &[PathBuf], group: Option<&str>) -> Result<Vec<Pair>> {
         for m in g.members.iter().filter(|m| **m != g.base) {
             pairs.push(matrix_pair(
                 &plan,
-                (dirs, &completed),
+                (dirs, &recorded),
                 (&g.name, &w.name),
                 &g.base,
                 m,
@@ -345,14 +344,14 @@ fn matrix_pairs(dirs: &[PathBuf], group: Option<&str>) -> Result<Vec<Pair>> {
 
 fn matrix_pair(
     plan: &Plan,
-    (dirs, completed): (&[PathBuf], &BTreeMap<String, PathBuf>),
+    (dirs, recorded): (&[PathBuf], &BTreeMap<String, PathBuf>),
     (group, workload): (&str, &str),
     base: &str,
     member: &str,
 ) -> Result<Pair> {
     let title = format!("{group} / {workload}");
-    let b = combo_runs(plan, completed, &format!("{base}.{workload}"));
-    let c = combo_runs(plan, completed, &format!("{member}.{workload}"));
+    let b = combo_runs(plan, recorded, &format!("{base}.{workload}"));
+    let c = combo_runs(plan, recorded, &format!("{member}.{workload}"));
     for (side, runs) in [(base, &b), (member, &c)] {
         if runs.is_empty() {
             bail!(
