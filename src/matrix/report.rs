@@ -1184,6 +1184,19 @@ mod tests {
             .filter(|p| p.ends_with("not run yet"))
             .count();
         assert_eq!(runs.len() + not_run + 1, plan.cells.len());
+        // The check's runs: the same, and the failed cell's run once it wrote a run.json.
+        let check = |dirs: &[PathBuf]| combo_runs(&plan, &recorded_runs(&plan, dirs), "b.base.w");
+        assert_eq!(check(&[one.clone(), two.clone()]).len(), 1);
+        let failed = cell_dir(&one, "b.base.w.r1").join("run");
+        std::fs::create_dir_all(&failed).unwrap();
+        std::fs::write(failed.join(crate::results::RUN_FILE), "{}").unwrap();
+        assert_eq!(
+            check(&[one.clone(), two.clone()]),
+            [
+                (failed, "r1".to_string()),
+                (cell_dir(&one, "b.base.w.r2").join("run"), "r2".to_string())
+            ]
+        );
         std::fs::remove_dir_all(&root).unwrap();
     }
 
