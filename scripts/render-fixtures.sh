@@ -45,9 +45,13 @@ for set in "${sets[@]}" pg-pair all; do
     render "$set.json" report --format json "${runs[@]}"
 done
 
-# `ibench check` on two pairs (each way round), in every format.
+# `ibench check` on two pairs (each way round), in every format, and its JUnit XML.
 for fmt in text markdown json; do
     render "check.pg-base.$fmt" check --format "$fmt" --base "PostgreSQL 15" "$pg" "$pgcd"
     render "check.cd-base.$fmt" check --format "$fmt" --base "PostgreSQL 15 commit_delay" "$pg" "$pgcd"
+done
+for base in "PostgreSQL 15" "PostgreSQL 15 commit_delay"; do
+    name=check.$([ "$base" = "PostgreSQL 15" ] && echo pg || echo cd)-base.junit.xml
+    render "$name.out" check --junit "$out/$name" --base "$base" "$pg" "$pgcd"
 done
 echo "rendered $(find "$out" -type f ! -name '*.err' | wc -l) files into $out"

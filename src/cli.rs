@@ -123,7 +123,7 @@ pub struct CheckArgs {
     /// Which figures are judged and counted in the exit code: rates (throughput, latency),
     /// work (work per op: server CPU, the DBMS's counters, perf), or all.
     #[arg(long, value_enum, default_value = "all")]
-    pub judge: Judge,
+    pub judge: crate::stats::decision::Judge,
     /// The shortest step judged: its measured part must last this many seconds and hold as
     /// many per-second samples; a shorter one is "cannot tell: too short".
     #[arg(long, default_value_t = 3.0)]
@@ -153,24 +153,13 @@ pub struct CheckArgs {
     #[arg(long)]
     pub keep_host_affected: bool,
     /// Output format on standard output (Markdown is also appended to $GITHUB_STEP_SUMMARY
-    /// when that is set).
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: CheckFormat,
+    /// when that is set): text, markdown or json, named as `ibench report --format` names them.
+    #[arg(long, default_value = "text", value_parser = check_format())]
+    pub format: crate::report::Format,
     /// Also write a JUnit XML file: one test case per step and figure (failed = regressed,
     /// skipped = cannot tell).
     #[arg(long)]
     pub junit: Option<PathBuf>,
-}
-
-/// Output formats of `ibench check`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum CheckFormat {
-    /// Terminal text.
-    Text,
-    /// Markdown, for a pull request comment.
-    Markdown,
-    /// The verdicts as JSON data.
-    Json,
 }
 
 /// `ibench matrix ...`
@@ -804,16 +793,17 @@ fn default_out_dir() -> PathBuf {
     PathBuf::from("ibench-results").join(format!("{date}-{time}-{}", std::process::id()))
 }
 
-/// Which figures a check judges and counts in its exit code (`--judge`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Judge {
-    /// Throughputs and latencies only.
-    Rates,
-    /// Work per op only (server CPU, the DBMS's counters, perf's counters).
-    Work,
-    /// Both (the default).
-    All,
+/// `ibench check --format`: the report's formats a check writes (text, Markdown, JSON).
+fn check_format() -> impl clap::builder::TypedValueParser<Value = crate::report::Format> {
+    use clap::ValueEnum;
+    use clap::builder::TypedValueParser;
+
+    use crate::report::Format;
+    let values = [Format::Text, Format::Markdown, Format::Json]
+        .iter()
+        .filter_map(ValueEnum::to_possible_value);
+    clap::builder::PossibleValuesParser::new(values)
+        .try_map(|name: String| Format::from_str(&name, false))
 }
 
 /// `--lag-sla-ms`: a positive number of milliseconds.

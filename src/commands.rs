@@ -360,7 +360,28 @@ fn dispatch(cli: Cli, args: Vec<String>) -> anyhow::Result<ExitCode> {
         }
         Command::Man { dir } => man_command(dir.as_deref()),
         Command::Matrix(m) => matrix_command(m),
-        Command::Check(a) => Ok(check::command(&a)),
+        Command::Check(a) => Ok(check::command(&check_options(a))),
+    }
+}
+
+/// `ibench check`'s options as the check takes them: plain data, no command line.
+fn check_options(a: cli::CheckArgs) -> check::CheckOptions {
+    check::CheckOptions {
+        dirs: a.dirs,
+        base: a.base,
+        group: a.group,
+        alpha: a.alpha,
+        threshold: a.threshold,
+        judge: a.judge,
+        min_step_seconds: a.min_step_seconds,
+        run: a.run,
+        duet: a.duet,
+        max_repeats: a.max_repeats,
+        max_time: a.max_time,
+        fail_on_inconclusive: a.fail_on_inconclusive,
+        keep_host_affected: a.keep_host_affected,
+        format: a.format,
+        junit: a.junit,
     }
 }
 

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::server_conn::{Dialect, ServerConn};
+use super::text_sql::TextSql;
 use super::{BackendError, BackendResult};
 
 /// What a server says it is.
@@ -41,13 +41,13 @@ pub(crate) const MARIADB_IDENTITY_SQL: &str = "SELECT @@hostname, @@port, @@serv
 /// Read the identity row of `sql` (address, port, epoch), the epoch named `epoch_name`
 /// (`timeline`, `server_id`); PostgreSQL's timeline comes as 8 hex digits and is given in
 /// decimal (any other text as it is).
-pub(crate) fn read<D: Dialect>(
-    c: &mut ServerConn<D>,
+pub(crate) fn read(
+    c: &mut impl TextSql,
     sql: &str,
     epoch_name: &str,
 ) -> BackendResult<Option<ServerIdentity>> {
     let context = "ask the server which it is";
-    let result = c.query(sql, context)?;
+    let result = c.query_text(sql, context)?;
     let Some(row) = result.rows.into_iter().next() else {
         return Ok(None);
     };

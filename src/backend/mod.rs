@@ -20,6 +20,7 @@ pub(crate) mod server_conn;
 pub mod side;
 pub mod sqlite;
 pub mod target;
+pub(crate) mod text_sql;
 pub mod tls;
 pub mod wire;
 

@@ -1,7 +1,7 @@
 //! The SQL of a failover: promoting a replica to a primary with the DBMS's own means, asking
 //! a server whether it takes writes, and the audit's count of the ids ibench inserted.
 
-use super::server_conn::{Dialect, ServerConn};
+use super::text_sql::TextSql;
 use super::{BackendError, BackendResult};
 
 /// PostgreSQL's promotion (12 and later): `pg_promote(true, wait_seconds)` returns true once
@@ -73,8 +73,8 @@ pub(crate) fn lowest_and_count(
 }
 
 /// Promote a PostgreSQL standby of `version_num` (`server_version_num`).
-pub(crate) fn promote_postgres<D: Dialect>(
-    c: &mut ServerConn<D>,
+pub(crate) fn promote_postgres(
+    c: &mut impl TextSql,
     version_num: i32,
     wait_seconds: u32,
 ) -> BackendResult<()> {
@@ -86,7 +86,7 @@ pub(crate) fn promote_postgres<D: Dialect>(
             ),
         ));
     }
-    if !truth(c.value(
+    if !truth(c.value_text(
         PG_IN_RECOVERY_SQL,
         "ask the replica whether it is a standby",
     )?) {
@@ -95,7 +95,7 @@ pub(crate) fn promote_postgres<D: Dialect>(
             "it is not a standby (pg_is_in_recovery() is false): --replica-url must name a replica",
         ));
     }
-    let done = c.value(
+    let done = c.value_text(
         &pg_promote_sql(wait_seconds),
         "promote the replica (pg_promote)",
     )?;
@@ -110,8 +110,8 @@ pub(crate) fn promote_postgres<D: Dialect>(
 }
 
 /// Whether a PostgreSQL server takes writes (it is not in recovery).
-pub(crate) fn postgres_accepts_writes<D: Dialect>(c: &mut ServerConn<D>) -> BackendResult<bool> {
-    Ok(!truth(c.value(
+pub(crate) fn postgres_accepts_writes(c: &mut impl TextSql) -> BackendResult<bool> {
+    Ok(!truth(c.value_text(
         PG_IN_RECOVERY_SQL,
         "ask the server whether it is a standby",
     )?))
@@ -119,15 +119,12 @@ pub(crate) fn postgres_accepts_writes<D: Dialect>(c: &mut ServerConn<D>) -> Back
 
 /// Promote a MariaDB replica: stop receiving, wait (up to `wait_seconds`) until the relay
 /// log is applied, then make it a primary.
-pub(crate) fn promote_mariadb<D: Dialect>(
-    c: &mut ServerConn<D>,
-    wait_seconds: u32,
-) -> BackendResult<()> {
+pub(crate) fn promote_mariadb(c: &mut impl TextSql, wait_seconds: u32) -> BackendResult<()> {
     let context = "promote the replica";
-    c.query(MARIADB_STOP_RECEIVING_SQL, context)?;
+    c.query_text(MARIADB_STOP_RECEIVING_SQL, context)?;
     let since = std::time::Instant::now();
     loop {
-        let status = c.query(MARIADB_STATUS_SQL, context)?;
+        let status = c.query_text(MARIADB_STATUS_SQL, context)?;
         let col = |name: &str| -> Option<String> {
             let i = status.columns.iter().position(|c| c == name)?;
             status.rows.first()?.get(i)?.clone()
@@ -146,7 +143,7 @@ pub(crate) fn promote_mariadb<D: Dialect>(
         std::thread::sleep(APPLY_POLL);
     }
     for sql in MARIADB_PROMOTE_SQL {
-        c.query(sql, &format!("promote the replica ({sql})"))?;
+        c.query_text(sql, &format!("promote the replica ({sql})"))?;
     }
     Ok(())
 }
@@ -167,8 +164,8 @@ fn relay_log_applied(col: &dyn Fn(&str) -> Option<String>) -> Result<bool, Strin
 }
 
 /// Whether a MariaDB server takes writes (`read_only` is off).
-pub(crate) fn mariadb_accepts_writes<D: Dialect>(c: &mut ServerConn<D>) -> BackendResult<bool> {
-    Ok(!truth(c.value(
+pub(crate) fn mariadb_accepts_writes(c: &mut impl TextSql) -> BackendResult<bool> {
+    Ok(!truth(c.value_text(
         MARIADB_READ_ONLY_SQL,
         "ask the server whether it is read-only",
     )?))

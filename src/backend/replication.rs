@@ -57,11 +57,23 @@ pub trait ReplicationDialect: Sync {
     /// for it (PostgreSQL's `synchronous_commit = local`).
     fn commit_locally(&self, _p: &mut SqlLink) {}
 
+    /// The family's current time, as the heartbeat's `ts` column takes it (`now()`,
+    /// `NOW(6)`).
+    fn now_sql(&self) -> &'static str;
+
     /// Write sequence number `seq` and the commit time into the heartbeat's row.
-    fn write_heartbeat(&self, p: &mut SqlLink, seq: i64) -> Result<(), String>;
+    fn write_heartbeat(&self, p: &mut SqlLink, seq: i64) -> Result<(), String> {
+        p.query(&format!(
+            "UPDATE {HEARTBEAT_TABLE} SET seq = {seq}, ts = {} WHERE id = 1",
+            self.now_sql()
+        ))
+        .map(|_| ())
+    }
 
     /// Drop the heartbeat's table (the run's end; a failure leaves it).
-    fn drop_heartbeat(&self, p: &mut SqlLink);
+    fn drop_heartbeat(&self, p: &mut SqlLink) {
+        let _ = p.query(&format!("DROP TABLE IF EXISTS {HEARTBEAT_TABLE}"));
+    }
 
     /// The sequence number in the heartbeat's row (`None`: no row yet).
     fn read_heartbeat(&self, r: &mut SqlLink) -> Result<Option<i64>, String> {

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 
 use super::micro_sql::{self, Outcome, Placeholders};
+use super::text_sql::TextSql;
 use super::wire::{Executed, ServerError, TextResult, Value, Wire, WireError};
 use super::*;
 use crate::stats::convert::i64_u64;
@@ -604,3 +605,9 @@ impl<'a> Iterator for InsertParams<'a> {
 }
 
 impl ExactSizeIterator for InsertParams<'_> {}
+/// The failover's short statements (`identity.rs`, `promote.rs`) run through this.
+impl<D: Dialect> TextSql for ServerConn<D> {
+    fn query_text(&mut self, sql: &str, context: &str) -> BackendResult<TextResult> {
+        self.query(sql, context)
+    }
+}

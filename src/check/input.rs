@@ -2,13 +2,15 @@
 //! other members, workload by workload) or from run directories (the runs labelled `--base`
 //! against the others), as [`Pair`]s of loaded runs; and whether each pair is like for like.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use crate::cli::CheckArgs;
+use super::options::CheckOptions;
 use crate::matrix::plan::Plan;
-use crate::matrix::run::{PLAN_FILE, cell_dir};
+use crate::matrix::report::{combo_runs, recorded_runs};
+use crate::matrix::run::PLAN_FILE;
 use crate::report::differs::{Difference, setup_differences};
 use crate::report::load::{self, LoadedRun};
 use crate::results::RUN_FILE;
@@ -141,7 +143,7 @@ impl Pair {
 }
 
 /// The pairs to judge, from the command line's directories.
-pub fn read_pairs(args: &CheckArgs) -> Result<Vec<Pair>> {
+pub fn read_pairs(args: &CheckOptions) -> Result<Vec<Pair>> {
     let matrix_dirs = args
         .dirs
         .iter()
@@ -299,6 +301,8 @@ fn quoted(labels: &[&str]) -> String {
 /// A matrix: the group's base against each other member, for every workload of the group.
 fn matrix_pairs(dirs: &[PathBuf], group: Option<&str>) -> Result<Vec<Pair>> {
     let plan = crate::matrix::report::read_plan(dirs)?;
+    // The one rule for a group's runs, the matrix report's, with the failed cells' runs too.
+    let recorded = recorded_runs(&plan, dirs);
     let names: Vec<&str> = plan.groups.iter().map(|g| g.name.as_str()).collect();
     let g = match (group, plan.groups.as_slice()) {
         (Some(name), _) => plan.groups.iter().find(|g| g.name == name).ok_or_else(|| {
@@ -326,39 +330,28 @@ fn matrix_pairs(dirs: &[PathBuf], group: Option<&str>) -> Result<Vec<Pair>> {
         g.workloads.contains(&w.name) || w.family.as_ref().is_some_and(|f| g.workloads.contains(f))
     }) {
         for m in g.members.iter().filter(|m| **m != g.base) {
-            pairs.push(matrix_pair(&plan, dirs, (&g.name, &w.name), &g.base, m)?);
+            pairs.push(matrix_pair(
+                &plan,
+                (dirs, &recorded),
+                (&g.name, &w.name),
+                &g.base,
+                m,
+            )?);
         }
     }
     Ok(pairs)
 }
 
-/// The run dirs of a combination's cells (any whose run.json exists, in any of the dirs) and
-/// each one's repeat name.
-fn combo_runs(plan: &Plan, dirs: &[PathBuf], combo: &str) -> Vec<(PathBuf, String)> {
-    plan.cells
-        .iter()
-        .filter(|c| c.combo == combo)
-        .filter_map(|c| {
-            let run = dirs
-                .iter()
-                .map(|d| cell_dir(d, &c.name).join("run"))
-                .find(|r| r.join(RUN_FILE).is_file())?;
-            let repeat = c.name.rsplit('.').next().unwrap_or(&c.name).to_string();
-            Some((run, repeat))
-        })
-        .collect()
-}
-
 fn matrix_pair(
     plan: &Plan,
-    dirs: &[PathBuf],
+    (dirs, recorded): (&[PathBuf], &BTreeMap<String, PathBuf>),
     (group, workload): (&str, &str),
     base: &str,
     member: &str,
 ) -> Result<Pair> {
     let title = format!("{group} / {workload}");
-    let b = combo_runs(plan, dirs, &format!("{base}.{workload}"));
-    let c = combo_runs(plan, dirs, &format!("{member}.{workload}"));
+    let b = combo_runs(plan, recorded, &format!("{base}.{workload}"));
+    let c = combo_runs(plan, recorded, &format!("{member}.{workload}"));
     for (side, runs) in [(base, &b), (member, &c)] {
         if runs.is_empty() {
             bail!(

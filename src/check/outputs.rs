@@ -5,14 +5,15 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
+use super::model::{CheckReport, PairReport};
+use super::options::CheckOptions;
 use super::verdicts::{Judge, Reason, StepVerdict, Verdict};
-use super::{CheckReport, PairReport};
-use crate::cli::{CheckArgs, CheckFormat};
 use crate::report::text::group_f;
+use crate::report::{Format, escape};
 use crate::stats::decision::{FigureKind, Method};
 
 /// Print the report in the chosen format, write `--junit`, append the step summary.
-pub fn write(report: &CheckReport, args: &CheckArgs) -> Result<()> {
+pub fn write(report: &CheckReport, args: &CheckOptions) -> Result<()> {
     if let Some(path) = &args.junit {
         std::fs::write(path, junit(report))
             .with_context(|| format!("cannot write {}; choose another --junit", path.display()))?;
@@ -32,9 +33,13 @@ pub fn write(report: &CheckReport, args: &CheckArgs) -> Result<()> {
             .context("cannot append to GITHUB_STEP_SUMMARY")?;
     }
     let text = match args.format {
-        CheckFormat::Text => text(report),
-        CheckFormat::Markdown => markdown(report),
-        CheckFormat::Json => serde_json::to_string_pretty(report)? + "\n",
+        Format::Text => text(report),
+        Format::Markdown => markdown(report),
+        Format::Json => serde_json::to_string_pretty(report)? + "\n",
+        other => anyhow::bail!(
+            "ibench check writes text, markdown or json, not {}: choose one of them with --format",
+            other.name()
+        ),
     };
     match crate::console::print_out(&text) {
         // A reader that went away (`ibench check … | head`) leaves the verdict's exit code.
@@ -306,17 +311,6 @@ pub fn text(report: &CheckReport) -> String {
     out
 }
 
-fn md_escape(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if matches!(c, '|' | '<' | '>' | '*' | '_' | '`' | '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(if c.is_control() { ' ' } else { c });
-    }
-    out
-}
-
 /// Markdown: a heading with the result, then per pair a table and its notes.
 pub fn markdown(report: &CheckReport) -> String {
     let mark = match report.exit_code {
@@ -324,16 +318,24 @@ pub fn markdown(report: &CheckReport) -> String {
         1 => "❌",
         _ => "⚠️",
     };
-    let mut out = format!("## ibench check {mark} {}\n\n", md_escape(&report.summary));
+    let mut out = format!(
+        "## ibench check {mark} {}\n\n",
+        escape::markdown(&report.summary)
+    );
     for p in &report.pairs {
         out.push_str(&format!(
             "### {}\n\n{} base run(s), {} candidate run(s).\n\n",
-            md_escape(&pair_title(p)),
+            escape::markdown(&pair_title(p)),
             p.base_repeats,
             p.candidate_repeats
         ));
         let row = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
-        let escaped = |cells: Vec<String>| cells.iter().map(|c| md_escape(c)).collect::<Vec<_>>();
+        let escaped = |cells: Vec<String>| {
+            cells
+                .iter()
+                .map(|c| escape::markdown(c))
+                .collect::<Vec<_>>()
+        };
         out.push_str(&row(escaped(header(report))));
         out.push_str(&format!("|{}\n", "---|".repeat(header(report).len())));
         for v in &p.verdicts {
@@ -347,31 +349,15 @@ pub fn markdown(report: &CheckReport) -> String {
         }
         out.push('\n');
         for n in pair_notes(p) {
-            out.push_str(&format!("- {}\n", md_escape(&n)));
+            out.push_str(&format!("- {}\n", escape::markdown(&n)));
         }
         out.push('\n');
     }
     out.push_str(&format!(
         "{}\n\nExit code {}.\n",
-        md_escape(&rules_line(report)),
+        escape::markdown(&rules_line(report)),
         report.exit_code
     ));
-    out
-}
-
-fn xml_escape(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if c.is_control() && !matches!(c, '\n' | '\t') => out.push(' '),
-            c => out.push(c),
-        }
-    }
     out
 }
 
@@ -399,7 +385,7 @@ pub fn junit(report: &CheckReport) -> String {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"ibench check\" tests=\"{total}\" failures=\"{failures}\" skipped=\"{skipped}\">\n"
     );
     for p in &report.pairs {
-        let suite = xml_escape(&pair_title(p));
+        let suite = escape::xml(&pair_title(p));
         out.push_str(&format!(
             "  <testsuite name=\"{suite}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
             p.verdicts.len(),
@@ -408,14 +394,14 @@ pub fn junit(report: &CheckReport) -> String {
         ));
         for v in &p.verdicts {
             let c = cells(p, v);
-            let message = xml_escape(&format!(
+            let message = escape::xml(&format!(
                 "{}: {} -> {} {}, ratio {} ({})",
                 c[9], c[4], c[5], v.unit, c[6], c[8]
             ));
-            let detail = xml_escape(&v.judgement.detail);
+            let detail = escape::xml(&v.judgement.detail);
             out.push_str(&format!(
                 "    <testcase classname=\"{suite}\" name=\"{}\">",
-                xml_escape(&v.name())
+                escape::xml(&v.name())
             ));
             match v.judgement.verdict {
                 Verdict::Regressed => out.push_str(&format!(
@@ -432,18 +418,4 @@ pub fn junit(report: &CheckReport) -> String {
     }
     out.push_str("</testsuites>\n");
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn xml_and_markdown_escape_what_a_label_may_hold() {
-        assert_eq!(
-            xml_escape("a<b & \"c\"\u{1b}"),
-            "a&lt;b &amp; &quot;c&quot; "
-        );
-        assert_eq!(md_escape("a|b_c"), "a\\|b\\_c");
-    }
 }

@@ -10,13 +10,15 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use super::CheckReport;
+use super::assessment;
+use super::model::CheckReport;
+use super::options::CheckOptions;
 use super::verdicts::Reason;
-use crate::cli::CheckArgs;
+use crate::calendar::{DurationStyle::Compact, duration_text};
 use crate::matrix::Shard;
 use crate::matrix::run::SHARD_FILE;
 
-use super::rounds_can_decide as repeats_can_decide;
+use super::model::rounds_can_decide as repeats_can_decide;
 
 /// The figures still open after a round, and the repeats a side the noisiest of them needs.
 fn open_figures(report: &CheckReport) -> (Vec<String>, Option<usize>) {
@@ -61,7 +63,7 @@ fn beyond_the_cap(report: &CheckReport, max: u32) -> bool {
 }
 
 /// The command: rounds until decided or a cap, then the last round's check.
-pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
+pub fn run_until_decided(args: &CheckOptions, file: &Path) -> Result<CheckReport> {
     let [out] = args.dirs.as_slice() else {
         bail!(
             "--run takes one output dir (where the matrix's cells go), not {}",
@@ -101,7 +103,7 @@ pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
                 s.completed
             );
         }
-        let report = super::check(args)?;
+        let report = assessment::check(args)?;
         let (open, needed) = open_figures(&report);
         let elapsed = started.elapsed().as_secs_f64();
         let left = needed.map(|n| n.saturating_sub(usize::try_from(repeats).unwrap_or(0)));
@@ -113,7 +115,7 @@ pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
         }
         crate::say!(
             "[check --run] {repeats} repeats a side, {}: {} undecided: {}; estimated repeats left: {}",
-            crate::matrix::plan::duration_text(elapsed),
+            duration_text(elapsed, Compact),
             open.len(),
             open.join(", "),
             left.map_or_else(|| "unknown".into(), |n| n.to_string())
@@ -131,7 +133,7 @@ pub fn run_until_decided(args: &CheckArgs, file: &Path) -> Result<CheckReport> {
                 repeats.min(max),
                 args.max_time.map_or_else(String::new, |t| format!(
                     ", --max-time {}",
-                    crate::matrix::plan::duration_text(t)
+                    duration_text(t, Compact)
                 ))
             );
             return Ok(report);

@@ -25,17 +25,7 @@ pub const MIN_REPEATS: usize = 3;
 
 pub use crate::results::metrics::{PERF_EVENTS, WORK_METRICS};
 
-pub use crate::cli::Judge;
-
-impl Judge {
-    fn takes(self, kind: FigureKind) -> bool {
-        match self {
-            Judge::All => true,
-            Judge::Rates => kind == FigureKind::Rate,
-            Judge::Work => kind == FigureKind::Work,
-        }
-    }
-}
+pub use crate::stats::decision::Judge;
 
 /// The figure of a step a verdict is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -156,13 +156,6 @@ pub fn estimate_seconds(o: &RunOptions) -> f64 {
         .sum()
 }
 
-/// `1h02m`, `3m05s`, `12s`: [`calendar::duration_text`](crate::calendar::duration_text)'s
-/// compact style, which the plan's table and the matrix's progress lines write. Kept only for
-/// `check/until.rs`; once it calls `calendar::duration_text` this goes.
-pub fn duration_text(seconds: f64) -> String {
-    compact(seconds)
-}
-
 /// A duration in the plan's table: the compact style.
 fn compact(seconds: f64) -> String {
     crate::calendar::duration_text(seconds, crate::calendar::DurationStyle::Compact)

@@ -232,6 +232,27 @@ pub fn completed_runs(plan: &Plan, dirs: &[PathBuf]) -> (BTreeMap<String, PathBu
     (runs, problems)
 }
 
+/// Every cell's run that recorded something, for `ibench check`, which reads failed cells too
+/// (the steps before the failure count; docs/check.md): the completed one by
+/// [`completed_runs`]'s rule, else the first of `dirs` whose cell holds a `run.json`. With
+/// [`combo_runs`], a group's member's runs as the check sees them.
+pub fn recorded_runs(plan: &Plan, dirs: &[PathBuf]) -> BTreeMap<String, PathBuf> {
+    let (mut runs, _) = completed_runs(plan, dirs);
+    for cell in &plan.cells {
+        if runs.contains_key(&cell.name) {
+            continue;
+        }
+        let recorded = dirs
+            .iter()
+            .map(|d| cell_dir(d, &cell.name).join("run"))
+            .find(|r| r.join(crate::results::RUN_FILE).is_file());
+        if let Some(run) = recorded {
+            runs.insert(cell.name.clone(), run);
+        }
+    }
+    runs
+}
+
 /// The completed runs of one combination (`SERVER.CONFIG.WORKLOAD`, a group member's cells
 /// for one workload), in plan order, each with its repeat's name (`r1`): `runs` are
 /// [`completed_runs`]'s.
@@ -1211,6 +1232,19 @@ mod tests {
             .filter(|p| p.ends_with("not run yet"))
             .count();
         assert_eq!(runs.len() + not_run + 1, plan.cells.len());
+        // The check's runs: the same, and the failed cell's run once it wrote a run.json.
+        let check = |dirs: &[PathBuf]| combo_runs(&plan, &recorded_runs(&plan, dirs), "b.base.w");
+        assert_eq!(check(&[one.clone(), two.clone()]).len(), 1);
+        let failed = cell_dir(&one, "b.base.w.r1").join("run");
+        std::fs::create_dir_all(&failed).unwrap();
+        std::fs::write(failed.join(crate::results::RUN_FILE), "{}").unwrap();
+        assert_eq!(
+            check(&[one.clone(), two.clone()]),
+            [
+                (failed, "r1".to_string()),
+                (cell_dir(&one, "b.base.w.r2").join("run"), "r2".to_string())
+            ]
+        );
         std::fs::remove_dir_all(&root).unwrap();
     }
 

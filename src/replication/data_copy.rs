@@ -18,7 +18,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::backend::link::{SqlLink, column};
+use crate::backend::link::SqlLink;
+use crate::backend::postgres::standby;
 use crate::server::RunAs;
 
 /// The files of a data dir never copied: the running server's own, and an earlier backup's.
@@ -50,27 +51,6 @@ const TEMP_PREFIX: &str = "pgsql_tmp";
 /// The login timeout of the backup's connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The SQL of the low-level backup API of PostgreSQL `major`: how a backup starts and stops
-/// (non-exclusive, so that it lives as long as its connection; a fast checkpoint).
-fn backup_sql(major: u32, label: &str) -> (String, &'static str) {
-    if major >= 15 {
-        (
-            format!("SELECT pg_backup_start('{label}', true)"),
-            "SELECT labelfile, spcmapfile FROM pg_backup_stop(true)",
-        )
-    } else if major >= 10 {
-        (
-            format!("SELECT pg_start_backup('{label}', true, false)"),
-            "SELECT labelfile, spcmapfile FROM pg_stop_backup(false, true)",
-        )
-    } else {
-        (
-            format!("SELECT pg_start_backup('{label}', true, false)"),
-            "SELECT labelfile, spcmapfile FROM pg_stop_backup(false)",
-        )
-    }
-}
-
 /// Copy the data dir `source` of the running PostgreSQL `major` reached at `primary_url` into
 /// `target` (made here, owned by `owner` when given), creating the physical replication slot
 /// `slot` first. The errors say what failed; the caller names the fix.
@@ -96,24 +76,20 @@ pub(crate) fn copy(
         );
     }
     let mut link = SqlLink::connect(primary_url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
-    link.query(&format!(
-        "SELECT pg_create_physical_replication_slot('{slot}', true)"
-    ))
-    .map_err(|e| anyhow::anyhow!("cannot create the replication slot {slot}: {e}"))?;
-    let (start, stop) = backup_sql(major, &format!("ibench standby {slot}"));
-    link.query(&start)
+    standby::create_slot(&mut link, slot)
+        .map_err(|e| anyhow::anyhow!("cannot create the replication slot {slot}: {e}"))?;
+    standby::backup_start(&mut link, major, &format!("ibench standby {slot}"))
         .map_err(|e| anyhow::anyhow!("cannot start the backup: {e}"))?;
     // A failure from here closes the connection as `link` drops, which ends the backup.
     copy_dir(source, target, owner, true)?;
-    let row = link
-        .row(stop)
+    let (label, map) = standby::backup_stop(&mut link, major)
         .map_err(|e| anyhow::anyhow!("cannot stop the backup: {e}"))?;
-    let Some(label) = column(&row, "labelfile").filter(|l| !l.is_empty()) else {
+    let Some(label) = label else {
         bail!("the primary's backup stop returned no label file");
     };
-    crate::server::write_private_file(&target.join("backup_label"), label, owner)?;
-    if let Some(map) = column(&row, "spcmapfile").filter(|m| !m.is_empty()) {
-        crate::server::write_private_file(&target.join("tablespace_map"), map, owner)?;
+    crate::server::write_private_file(&target.join("backup_label"), &label, owner)?;
+    if let Some(map) = map {
+        crate::server::write_private_file(&target.join("tablespace_map"), &map, owner)?;
     }
     Ok(())
 }
@@ -208,17 +184,6 @@ fn copy_dir(source: &Path, target: &Path, owner: Option<&RunAs>, top: bool) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn each_major_has_its_backup_functions() {
-        let (start, stop) = backup_sql(16, "l");
-        assert_eq!(start, "SELECT pg_backup_start('l', true)");
-        assert!(stop.contains("pg_backup_stop(true)"), "{stop}");
-        let (start, stop) = backup_sql(12, "l");
-        assert_eq!(start, "SELECT pg_start_backup('l', true, false)");
-        assert!(stop.contains("pg_stop_backup(false, true)"), "{stop}");
-        assert!(backup_sql(9, "l").1.contains("pg_stop_backup(false)"));
-    }
 
     #[test]
     fn a_copy_leaves_out_what_the_server_owns_and_keeps_the_dirs() {

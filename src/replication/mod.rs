@@ -7,8 +7,9 @@
 //! `heartbeat.rs` (the lag, the catch-up, the replica's tables), `apply.rs` (the replica's
 //! apply work) and `slot_watch.rs` (the standby's slot). The mode, [`ReplicaMode`], and the
 //! figures' model are `results::replication`'s: `run.json` holds them, and `results` stands
-//! below every room that reaches a server. The statements a run sends are the backend's
-//! (`backend::replication::ReplicaLink`); none of the run's files here writes SQL.
+//! below every room that reaches a server. The statements are the backend's: a run's through
+//! `backend::replication::ReplicaLink`, the pair's set-up through `backend::postgres::standby`
+//! and `backend::mysql::replica_setup`; no file here writes SQL.
 
 pub mod apply;
 pub(crate) mod data_copy;
@@ -23,7 +24,8 @@ pub use crate::results::replication::ReplicaMode;
 #[cfg(test)]
 mod tests {
     /// "All SQL lives in the backend": `scripts/sql-outside-backend.py` finds no SQL text and
-    /// no match on a backend family in `src/runner/` and the run's replication files.
+    /// no match on a backend family in src/ outside `src/backend/` (but the few files it
+    /// exempts, each with its reason).
     #[test]
     fn no_sql_outside_the_backend() {
         let root = env!("CARGO_MANIFEST_DIR");

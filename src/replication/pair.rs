@@ -33,8 +33,9 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::wal_keep::SlotKeep;
-use crate::backend::link::{SqlLink, column};
-use crate::backend::postgres::major_of_version;
+use crate::backend::link::SqlLink;
+use crate::backend::mysql::replica_setup;
+use crate::backend::postgres::{major_of_version, standby};
 use crate::results::replication::ReplicaMode;
 use crate::server::{
     RunAs, ServerHandle, ServerKind, ServerSpec, choose_port, command, first_line, mariadb,
@@ -288,23 +289,16 @@ fn stop_replica(handle: &ServerHandle, link: &ReplicaLink) -> Result<()> {
 /// Take a stopped replica off its running primary.
 fn detach(primary: &ServerHandle, link: &ReplicaLink) -> Result<()> {
     let mut p = SqlLink::connect(&primary.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
-    let run = |p: &mut SqlLink, sql: &str| p.query(sql).map(|_| ()).map_err(anyhow::Error::msg);
     match primary.kind {
         ServerKind::Postgres => {
             if link.mode == ReplicaMode::Sync {
-                run(&mut p, "ALTER SYSTEM RESET synchronous_standby_names")?;
-                run(&mut p, "ALTER SYSTEM RESET synchronous_commit")?;
-                run(&mut p, "SELECT pg_reload_conf()")?;
+                standby::reset_synchronous(&mut p).map_err(anyhow::Error::msg)?;
             }
             // The walsender may take a moment to notice its standby is gone.
-            let drop = format!(
-                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{}'",
-                link.name
-            );
             let deadline = Instant::now() + Duration::from_secs(10);
             loop {
-                match p.query(&drop) {
-                    Ok(_) => break,
+                match standby::drop_slot(&mut p, &link.name) {
+                    Ok(()) => break,
                     Err(e) if Instant::now() >= deadline => bail!("cannot drop the slot: {e}"),
                     Err(_) => std::thread::sleep(Duration::from_millis(200)),
                 }
@@ -312,13 +306,9 @@ fn detach(primary: &ServerHandle, link: &ReplicaLink) -> Result<()> {
         }
         ServerKind::Mariadb => {
             if link.mode == ReplicaMode::Semisync {
-                run(&mut p, "SET GLOBAL rpl_semi_sync_master_enabled = OFF")?;
+                replica_setup::set_semisync_primary(&mut p, false).map_err(anyhow::Error::msg)?;
             }
-            run(&mut p, "SET sql_log_bin = 0")?;
-            run(
-                &mut p,
-                &format!("DROP USER IF EXISTS '{}'@'127.0.0.1'", link.name),
-            )?;
+            replica_setup::drop_replication_user(&mut p, &link.name).map_err(anyhow::Error::msg)?;
         }
     }
     Ok(())
@@ -530,10 +520,9 @@ fn write_standby_config(
 /// Wait until the primary shows the standby `name` streaming.
 fn wait_streaming(primary: &ServerHandle, name: &str) -> Result<()> {
     let mut p = SqlLink::connect(&primary.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
-    let sql = format!("SELECT state FROM pg_stat_replication WHERE application_name = '{name}'");
     let deadline = Instant::now() + ATTACH_TIMEOUT;
     loop {
-        let state = p.value(&sql).map_err(anyhow::Error::msg)?;
+        let state = standby::stream_state(&mut p, name).map_err(anyhow::Error::msg)?;
         if state.as_deref() == Some("streaming") {
             return Ok(());
         }
@@ -552,28 +541,17 @@ fn wait_streaming(primary: &ServerHandle, name: &str) -> Result<()> {
 /// remote_apply`, and wait until the primary reports it `sync`.
 fn make_synchronous(primary: &ServerHandle, name: &str) -> Result<()> {
     let mut p = SqlLink::connect(&primary.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
-    let current = p
-        .value("SHOW synchronous_standby_names")
-        .map_err(anyhow::Error::msg)?
-        .unwrap_or_default();
+    let current = standby::synchronous_standby_names(&mut p).map_err(anyhow::Error::msg)?;
     if !current.trim().is_empty() {
         bail!(
             "the primary in {} already has a synchronous standby ({current}): add this one without --sync",
             primary.dir.display()
         );
     }
-    for sql in [
-        format!("ALTER SYSTEM SET synchronous_standby_names = '\"{name}\"'"),
-        "ALTER SYSTEM SET synchronous_commit = 'remote_apply'".to_string(),
-        "SELECT pg_reload_conf()".to_string(),
-    ] {
-        p.query(&sql).map_err(anyhow::Error::msg)?;
-    }
-    let sql =
-        format!("SELECT sync_state FROM pg_stat_replication WHERE application_name = '{name}'");
+    standby::make_synchronous(&mut p, name).map_err(anyhow::Error::msg)?;
     let deadline = Instant::now() + ATTACH_TIMEOUT;
     loop {
-        let state = p.value(&sql).map_err(anyhow::Error::msg)?;
+        let state = standby::sync_state(&mut p, name).map_err(anyhow::Error::msg)?;
         if state.as_deref() == Some("sync") {
             return Ok(());
         }
@@ -621,35 +599,23 @@ fn start_mariadb(
         );
     }
     let mut p = SqlLink::connect(&primary.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
-    let q = |p: &mut SqlLink, sql: &str| p.value(sql).map_err(anyhow::Error::msg);
-    if q(&mut p, "SELECT @@log_bin")?.as_deref() != Some("1") {
+    if !replica_setup::logs_binary(&mut p).map_err(anyhow::Error::msg)? {
         bail!(
             "the MariaDB primary in {} writes no binary log, which a replica reads: start the primary with `ibench server start mariadb --log-bin`",
             primary.dir.display()
         );
     }
-    let tables = q(
-        &mut p,
-        "SELECT GROUP_CONCAT(CONCAT(TABLE_SCHEMA, '.', TABLE_NAME)) FROM information_schema.TABLES \
-         WHERE TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')",
-    )?;
-    if let Some(t) = tables.filter(|t| !t.is_empty()) {
+    if let Some(t) = replica_setup::user_tables(&mut p).map_err(anyhow::Error::msg)? {
         bail!(
             "the MariaDB primary in {} holds tables already ({t}): a replica starts empty at the primary's position, so attach it before the run loads (a new primary, then --replica-of, then ibench run)",
             primary.dir.display()
         );
     }
-    let position = q(&mut p, "SELECT @@gtid_binlog_pos")?.unwrap_or_default();
+    let position = replica_setup::binlog_position(&mut p).map_err(anyhow::Error::msg)?;
     let port = choose_port(spec)?;
     let user = format!("ibench_repl_{port}");
     let password = crate::server::generate_password()?;
-    for sql in [
-        "SET sql_log_bin = 0".to_string(),
-        format!("CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY '{password}'"),
-        format!("GRANT REPLICATION SLAVE ON *.* TO '{user}'@'127.0.0.1'"),
-    ] {
-        q(&mut p, &sql)?;
-    }
+    replica_setup::create_replication_user(&mut p, &user, &password).map_err(anyhow::Error::msg)?;
     let link = ReplicaLink {
         primary_dir: primary.dir.clone(),
         mode,
@@ -723,38 +689,20 @@ fn follow(
     mode: ReplicaMode,
 ) -> Result<()> {
     let mut r = SqlLink::connect(&replica.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
-    for sql in [
-        format!("SET GLOBAL gtid_slave_pos = '{position}'"),
-        format!(
-            "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {}, MASTER_USER = '{user}', \
-             MASTER_PASSWORD = '{password}', MASTER_USE_GTID = slave_pos",
-            primary.port
-        ),
-        "START SLAVE".to_string(),
-    ] {
-        r.query(&sql).map_err(anyhow::Error::msg)?;
-    }
+    replica_setup::follow(&mut r, primary.port, (user, password), position)
+        .map_err(anyhow::Error::msg)?;
     if mode == ReplicaMode::Semisync {
         let mut p = SqlLink::connect(&primary.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
-        p.query("SET GLOBAL rpl_semi_sync_master_enabled = ON")
-            .map_err(anyhow::Error::msg)?;
+        replica_setup::set_semisync_primary(&mut p, true).map_err(anyhow::Error::msg)?;
     }
     let deadline = Instant::now() + ATTACH_TIMEOUT;
     loop {
-        let status = r.row("SHOW SLAVE STATUS").map_err(anyhow::Error::msg)?;
-        let running = |c| column(&status, c) == Some("Yes");
-        if running("Slave_IO_Running") && running("Slave_SQL_Running") {
+        let threads = replica_setup::replica_threads(&mut r).map_err(anyhow::Error::msg)?;
+        if threads.running {
             break;
         }
         if Instant::now() >= deadline {
-            let error = [
-                column(&status, "Last_IO_Error"),
-                column(&status, "Last_SQL_Error"),
-            ]
-            .into_iter()
-            .flatten()
-            .find(|e| !e.is_empty())
-            .unwrap_or("no error reported");
+            let error = threads.error.as_deref().unwrap_or("no error reported");
             bail!(
                 "the MariaDB replica did not start replicating within {} s: {error}; see {}",
                 ATTACH_TIMEOUT.as_secs(),
@@ -774,12 +722,7 @@ fn wait_semisync_client(primary: &ServerHandle) -> Result<()> {
     let mut p = SqlLink::connect(&primary.url, CONNECT_TIMEOUT).map_err(anyhow::Error::msg)?;
     let deadline = Instant::now() + ATTACH_TIMEOUT;
     loop {
-        let row = p
-            .row("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")
-            .map_err(anyhow::Error::msg)?;
-        let clients: u32 = column(&row, "Value")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
+        let clients = replica_setup::semisync_clients(&mut p).map_err(anyhow::Error::msg)?;
         if clients > 0 {
             return Ok(());
         }

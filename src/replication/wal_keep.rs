@@ -26,6 +26,7 @@ use crate::backend::link::SqlLink;
 use crate::backend::postgres::major_of_version;
 use crate::backend::postgres::slot::{self, KEEP_SIZE_SINCE};
 use crate::results::replication::SlotReading;
+use crate::results::settings::pg_size_text;
 use crate::server::{ServerHandle, ServerKind, size_text};
 
 /// The default bound's share of the free space: one part in four.
@@ -89,13 +90,10 @@ pub fn auto_megabytes(free_bytes: u64) -> u64 {
     (free_bytes / AUTO_SHARE / MB).clamp(1, AUTO_CAP_MB)
 }
 
-/// MB as PostgreSQL writes a size: `512MB`, `4GB` (powers of 1024, as its units are).
+/// MB as PostgreSQL writes a size (`512MB`, `4GB`): the one writer of such a size,
+/// [`pg_size_text`].
 fn megabytes_text(mb: u64) -> String {
-    if mb >= 1024 && mb.is_multiple_of(1024) {
-        format!("{}GB", mb / 1024)
-    } else {
-        format!("{mb}MB")
-    }
+    pg_size_text(mb.saturating_mul(MB))
 }
 
 /// Before a standby of a primary of major version `major` is made: an error when `keep` asks

@@ -11,24 +11,7 @@ use super::document::{DocCell, DocTable, Syntax, wrap};
 use super::model::Colour;
 use super::text::{MAX_LINE_CHARS, truncate};
 
-/// A label or figure as Markdown text: HTML in it is shown, not interpreted, and it cannot
-/// break a table row or start emphasis, a link or code.
-pub fn escape_md(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '|' | '\\' | '`' | '*' | '_' | '[' | ']' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use super::escape::markdown as escape_md;
 
 /// `[text](href)`.
 fn link_md(href: &str, text: &str) -> String {

@@ -7,6 +7,7 @@ pub mod diagnosis;
 pub mod differs;
 pub mod document;
 pub mod efficiency;
+pub mod escape;
 pub mod failover;
 pub mod host;
 pub mod html;

@@ -24,13 +24,7 @@ const RIGHT: f64 = 230.0;
 const TOP: f64 = 30.0;
 const BOTTOM: f64 = 40.0;
 
-/// Escape text for XML.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+pub use super::escape::xml as esc;
 
 /// A "nice" tick step for a range, so axes read 0, 250, 500 … rather than 0, 237, 474 ….
 pub fn nice_step(range: f64, ticks: usize) -> f64 {

@@ -7,6 +7,8 @@ use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
+use super::json_file::write_json_atomic;
+pub use super::json_file::{write_error, write_fix};
 use super::{RunRecord, Status};
 
 /// The lock file inside a results directory (a run's, or a matrix's `--out`): held by the
@@ -159,36 +161,6 @@ pub fn unfinished(dir: &Path, record: &RunRecord) -> Option<String> {
     })
 }
 
-/// What fixes a failed write into the results: a full filesystem, a read-only or immutable
-/// one, a directory deleted under the run. `flag` names the option that chose the place.
-pub fn write_fix(e: &io::Error, flag: &str) -> String {
-    match e.raw_os_error() {
-        Some(libc::ENOSPC | libc::EDQUOT) => {
-            format!("the filesystem is full: free space on it, or choose another {flag}")
-        }
-        Some(libc::EROFS) => {
-            format!("the filesystem is read-only: remount it read-write, or choose another {flag}")
-        }
-        Some(libc::EACCES | libc::EPERM) => format!(
-            "ibench may not write there: make the directory writable (and not immutable: \
-             chattr -i), or choose another {flag}"
-        ),
-        Some(libc::ENOENT) => {
-            format!("the directory is gone (deleted during the run?): choose another {flag}")
-        }
-        _ => format!("choose another {flag}"),
-    }
-}
-
-/// The error of a write of `path` that failed with `e`, naming the file and its fix.
-pub fn write_error(path: &Path, e: &io::Error) -> anyhow::Error {
-    anyhow::anyhow!(
-        "cannot write {}: {e}; {}",
-        path.display(),
-        write_fix(e, "--out")
-    )
-}
-
 /// Where a run's record goes when its results directory cannot take it any more (full,
 /// read-only, deleted and not made again): a file in the temp dir, named by the pid.
 pub fn rescue_path() -> PathBuf {
@@ -201,14 +173,14 @@ pub fn rescue_path() -> PathBuf {
 pub fn write_run(path: &Path, record: &mut RunRecord) -> anyhow::Result<()> {
     let gone = || path.parent().filter(|d| !d.exists());
     if gone().is_none() {
-        match super::write_json_atomic(path, record) {
+        match write_json_atomic(path, record) {
             // Deleted while it was written: made again below.
             Err(_) if gone().is_some() => {}
             other => return other,
         }
     }
     let Some(dir) = gone() else {
-        return super::write_json_atomic(path, record);
+        return write_json_atomic(path, record);
     };
     let warning = format!(
         "the results directory {} was deleted during the run and is made again: the \
@@ -225,7 +197,7 @@ pub fn write_run(path: &Path, record: &mut RunRecord) -> anyhow::Result<()> {
             write_fix(&e, "--out")
         )
     })?;
-    super::write_json_atomic(path, record)
+    write_json_atomic(path, record)
 }
 
 /// The run's final record into `path`, or, when the results directory cannot take it, into
@@ -235,7 +207,7 @@ pub fn write_final(path: &Path, record: &mut RunRecord) -> anyhow::Result<()> {
         return Ok(());
     };
     let rescue = rescue_path();
-    match super::write_json_atomic(&rescue, record) {
+    match write_json_atomic(&rescue, record) {
         Ok(()) => Err(anyhow::anyhow!(
             "{e:#}; the run's record ({} steps, status {}) is saved in {} instead",
             record.steps.len(),

@@ -20,10 +20,10 @@ pub struct HostInfo {
     pub data_dir: Option<String>,
     /// The mount holding the data directory: filesystem type, source, mount point.
     #[serde(default)]
-    pub data_dir_mount: Option<super::metrics::MountInfo>,
+    pub data_dir_mount: Option<super::location::MountInfo>,
     /// The block device holding the data directory.
     #[serde(default)]
-    pub data_dir_device: Option<super::metrics::BlockDevice>,
+    pub data_dir_device: Option<super::location::BlockDevice>,
 }
 
 impl HostInfo {

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::counters::{Per, dbms_counters};
 pub use super::location::{BlockDevice, MountInfo, ServerLocation, StorageLocation};
+pub use super::metric::Metric;
 pub use super::perf::{FunctionShare, PerfGroupRecord, PerfRecord, ProfileRecord};
 
 /// File name of the per-second metrics time series inside a results directory.
@@ -24,54 +25,6 @@ pub const STATS_DIR: &str = "stats";
 
 /// Bytes in the GB of `dbgb1`, `dbgb2` and `rss` (2^30, as `du -g` and `free -g`).
 pub const BYTES_PER_GB: f64 = 1_073_741_824.0;
-
-/// A figure that was measured, or why it was not. Serialised as `{"value": 1.23}` or
-/// `{"na": "reason"}`: never 0 for unmeasured.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Metric {
-    /// The measured value.
-    Value(f64),
-    /// Not measured, and why.
-    Na(String),
-}
-
-impl Metric {
-    /// The value, if measured.
-    pub fn value(&self) -> Option<f64> {
-        match self {
-            Metric::Value(v) => Some(*v),
-            Metric::Na(_) => None,
-        }
-    }
-
-    pub(crate) fn na(reason: impl Into<String>) -> Metric {
-        Metric::Na(reason.into())
-    }
-
-    pub(crate) fn from(r: &Result<f64, String>) -> Metric {
-        match r {
-            Ok(v) => Metric::Value(*v),
-            Err(e) => Metric::Na(e.clone()),
-        }
-    }
-
-    /// `self / by`, n/a when either is n/a or `by` is 0 (with `zero_reason`).
-    pub(crate) fn per(&self, by: f64, zero_reason: &str) -> Metric {
-        match self {
-            Metric::Na(r) => Metric::Na(r.clone()),
-            Metric::Value(_) if by <= 0.0 => Metric::na(zero_reason),
-            Metric::Value(v) => Metric::Value(v / by),
-        }
-    }
-
-    pub(crate) fn scale(&self, k: f64) -> Metric {
-        match self {
-            Metric::Value(v) => Metric::Value(v * k),
-            na => na.clone(),
-        }
-    }
-}
 
 /// Where a per-step figure is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -623,7 +576,7 @@ pub struct SampleLine {
 
 /// Read every line of a results directory's `metrics.jsonl`.
 pub fn read_metrics(dir: &Path) -> anyhow::Result<Vec<SampleLine>> {
-    super::read_json_lines(&dir.join(METRICS_FILE))
+    super::json_file::read_json_lines(&dir.join(METRICS_FILE))
 }
 
 /// Why the server's figures are n/a for an embedded DBMS. It says nothing about which figure

@@ -10,7 +10,9 @@ pub mod dir;
 pub mod duet;
 pub mod failover;
 pub mod host;
+pub mod json_file;
 pub mod location;
+pub mod metric;
 pub mod metrics;
 pub mod options;
 pub mod perf;
@@ -30,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::{LatencySummary, SecondCounts};
 use crate::workload::steps::StepName;
+pub use json_file::{read_json_lines, write_json_atomic};
 use options::RunOptions;
 use target::{BuildFacts, TargetInfo};
 
@@ -192,6 +195,12 @@ pub struct StepRecord {
     /// existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failover: Option<failover::StepFailover>,
+}
+
+impl probe::ProbedStep for StepRecord {
+    fn step_host(&self) -> Option<&probe::StepHost> {
+        self.host_probe.as_ref()
+    }
 }
 
 impl StepRecord {
@@ -511,31 +520,6 @@ pub fn rfc3339_seconds(text: &str) -> Option<f64> {
     Some(crate::stats::convert::i64_f64(days * 86_400 + h * 3600 + mi * 60) + sec)
 }
 
-/// Write `value` as pretty JSON to `path` atomically: a temp file beside it, fsync, rename.
-/// The JSON goes through a buffer: serde writes it in many small pieces (a run.json of a
-/// long run is thousands of them), which straight to the file would be one `write` each.
-/// A failure names the file and its fix (a full or read-only filesystem, a deleted
-/// directory); the temp file is removed.
-pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let written = (|| -> std::io::Result<()> {
-        let f = File::create(&tmp)?;
-        let mut out = BufWriter::new(f);
-        serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::from)?;
-        out.write_all(b"\n")?;
-        let f = out.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(dir::write_error(path, &e));
-    }
-    fs::rename(&tmp, path).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        dir::write_error(path, &e)
-    })
-}
-
 /// Read a run record.
 pub fn read_run(dir: &Path) -> anyhow::Result<RunRecord> {
     let path = dir.join(RUN_FILE);
@@ -548,16 +532,6 @@ pub fn read_run(dir: &Path) -> anyhow::Result<RunRecord> {
 /// Read every line of a timeline file.
 pub fn read_timeline(dir: &Path) -> anyhow::Result<Vec<TimelineLine>> {
     read_json_lines(&dir.join(TIMELINE_FILE))
-}
-
-/// Read a JSON-lines file: one value per non-empty line.
-pub fn read_json_lines<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
-    let text =
-        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).with_context(|| format!("bad line in {}", path.display())))
-        .collect()
 }
 
 /// Appends timeline lines and flushes each, so a run that dies keeps its seconds. A timeline
@@ -574,7 +548,7 @@ fn open_append(path: &Path) -> anyhow::Result<File> {
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|e| dir::write_error(path, &e))
+        .map_err(|e| json_file::write_error(path, &e))
 }
 
 /// Whether the open file was deleted (no name links to it any more).
@@ -613,7 +587,7 @@ impl TimelineWriter {
         self.out
             .write_all(b"\n")
             .and_then(|()| self.out.flush())
-            .map_err(|e| dir::write_error(&self.path, &e))
+            .map_err(|e| json_file::write_error(&self.path, &e))
     }
 
     /// The warning of a timeline made again since the last call, if it was.

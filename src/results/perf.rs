@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::Metric;
+use super::metric::Metric;
 use crate::stats::convert::count_f64;
 
 /// `perf stat` counters of one step, counted in groups (see `sampler::perf::GROUPS`).

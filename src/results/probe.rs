@@ -150,11 +150,19 @@ pub fn median_probe(probes: &[&HostProbe]) -> Option<HostProbe> {
     })
 }
 
+/// A step that may hold its host probes (the result model's `StepRecord`): what
+/// [`run_probes`] and [`steady_between`] read of it, so that this file imports nothing of the
+/// record that holds it.
+pub trait ProbedStep {
+    /// The step's host probes, when it was probed.
+    fn step_host(&self) -> Option<&StepHost>;
+}
+
 /// Every probe of a run's steps, in order.
-pub fn run_probes(steps: &[super::StepRecord]) -> Vec<&HostProbe> {
+pub fn run_probes<S: ProbedStep>(steps: &[S]) -> Vec<&HostProbe> {
     steps
         .iter()
-        .filter_map(|s| s.host_probe.as_ref())
+        .filter_map(ProbedStep::step_host)
         .flat_map(StepHost::probes)
         .collect()
 }
@@ -256,9 +264,9 @@ const STEADY_FIGURES: [ProbeFigure; 2] = [ProbeFigure::Cpu, ProbeFigure::Memory]
 /// probed every one of its steps before and after, and every CPU and memory figure of every
 /// probe of both runs lies within ±[`STEADY_BOUND`] of their common median. Only then may one
 /// run a side decide a rate (`stats::decision::Settings::steady_host`).
-pub fn steady_between(a: &[super::StepRecord], b: &[super::StepRecord]) -> bool {
-    let hosts = |steps: &[super::StepRecord]| -> Vec<Option<StepHost>> {
-        steps.iter().map(|s| s.host_probe.clone()).collect()
+pub fn steady_between<S: ProbedStep>(a: &[S], b: &[S]) -> bool {
+    let hosts = |steps: &[S]| -> Vec<Option<StepHost>> {
+        steps.iter().map(|s| s.step_host().cloned()).collect()
     };
     steady_hosts(&hosts(a), &hosts(b))
 }

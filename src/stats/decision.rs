@@ -105,6 +105,29 @@ pub enum FigureKind {
     Rate,
 }
 
+/// Which figures a check judges and counts in its exit code (`ibench check --judge`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Judge {
+    /// Throughputs and latencies only.
+    Rates,
+    /// Work per op only (server CPU, the DBMS's counters, perf's counters).
+    Work,
+    /// Both (the default).
+    All,
+}
+
+impl Judge {
+    /// Whether a figure of `kind` is judged.
+    pub fn takes(self, kind: FigureKind) -> bool {
+        match self {
+            Judge::All => true,
+            Judge::Rates => kind == FigureKind::Rate,
+            Judge::Work => kind == FigureKind::Work,
+        }
+    }
+}
+
 impl FigureKind {
     /// As the outputs write it: `work` or `rate/latency`.
     pub fn text(self) -> &'static str {

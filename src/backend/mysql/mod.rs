@@ -11,6 +11,7 @@
 pub mod codec;
 pub mod config;
 mod login;
+pub mod replica_setup;
 pub mod replication;
 mod settle;
 pub mod wire;

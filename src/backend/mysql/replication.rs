@@ -72,15 +72,8 @@ impl ReplicationDialect for MyReplication {
         Ok(())
     }
 
-    fn write_heartbeat(&self, p: &mut SqlLink, seq: i64) -> Result<(), String> {
-        p.query(&format!(
-            "UPDATE {HEARTBEAT_TABLE} SET seq = {seq}, ts = NOW(6) WHERE id = 1"
-        ))
-        .map(|_| ())
-    }
-
-    fn drop_heartbeat(&self, p: &mut SqlLink) {
-        let _ = p.query(&format!("DROP TABLE IF EXISTS {HEARTBEAT_TABLE}"));
+    fn now_sql(&self) -> &'static str {
+        "NOW(6)"
     }
 
     /// `Seconds_Behind_Master` on the replica, and the transactions its `gtid_slave_pos` is

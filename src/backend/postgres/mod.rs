@@ -19,6 +19,7 @@ mod login;
 pub mod replication;
 pub mod session_attrs;
 pub mod slot;
+pub mod standby;
 mod transport;
 pub mod wire;
 

@@ -106,15 +106,8 @@ impl ReplicationDialect for PgReplication {
         let _ = p.query("SET synchronous_commit = local");
     }
 
-    fn write_heartbeat(&self, p: &mut SqlLink, seq: i64) -> Result<(), String> {
-        p.query(&format!(
-            "UPDATE {HEARTBEAT_TABLE} SET seq = {seq}, ts = now() WHERE id = 1"
-        ))
-        .map(|_| ())
-    }
-
-    fn drop_heartbeat(&self, p: &mut SqlLink) {
-        let _ = p.query(&format!("DROP TABLE IF EXISTS {HEARTBEAT_TABLE}"));
+    fn now_sql(&self) -> &'static str {
+        "now()"
     }
 
     /// The replay LSN on the standby, the bytes the primary's current LSN is ahead of it, and
