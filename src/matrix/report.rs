@@ -1297,7 +1297,7 @@ mod tests {
         let (repeats, problems) = load::load_runs(&dirs);
         assert!(problems.is_empty(), "{problems:?}");
         let members = vec![("a.base".to_string(), dirs)];
-        let (runs, spreads, problems) = combine(&members, false);
+        let (runs, spreads, problems) = combine(&members, crate::matrix::file::Order::Sequential);
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!((runs.len(), spreads.len()), (1, 1));
         let (run, spread) = (&runs[0], &spreads[0]);
@@ -1327,7 +1327,7 @@ mod tests {
         }
         // Run one after another: nothing to pair by round.
         assert!(spread.measures.iter().all(|(_, m)| m.rounds.is_empty()));
-        assert!(method_note(&spreads).starts_with("Method: Welch"));
+        assert!(method_note(&spreads, false).starts_with("Method: Welch"));
         // The base's spread is the band of each step it measured: min / median ..= max / median.
         let bands = spread.bands();
         let &(step, med, min, max) = spread.steps.iter().find(|s| s.1 > 0.0).unwrap();
@@ -1350,9 +1350,9 @@ mod tests {
     #[test]
     fn the_spread_table_has_a_row_per_combination_and_its_range_per_step() {
         let members = vec![("a.base".to_string(), two_repeats())];
-        let (runs, spreads, _) = combine(&members, false);
+        let (runs, spreads, _) = combine(&members, crate::matrix::file::Order::Sequential);
         let cmp = compare::compare(&runs, None, Vec::new());
-        let blocks = spread_blocks(&cmp, &spreads);
+        let blocks = spread_blocks(&cmp, &spreads, false);
         let Some(Block::Table(t)) = blocks.iter().find(|b| matches!(b, Block::Table(_))) else {
             panic!("a spread table: {blocks:?}");
         };
