@@ -1,7 +1,9 @@
 //! Failover driven by ibench on real private PostgreSQL pairs (docs/failover.md): the primary
 //! SIGKILLed during l.i1, the standby promoted, the clients reconnected, and the audit of the
 //! acknowledged keys on the new primary. A synchronous standby loses none, in every round;
-//! an asynchronous one's count is reported. Then the bad input: a failover without a
+//! an asynchronous one's count is reported. A failover during a query step (PostgreSQL's
+//! qr100, MariaDB's qp100) measures the readers' unavailability beside the background
+//! writers'. Then the bad input: a failover without a
 //! replica, at a step not run or not last, and a "replica" that takes writes. Small sizes:
 //! figures are checked for being there and consistent, never for their size.
 
@@ -33,14 +35,25 @@ fn replica_of(primary: &ServerHandle, mode: ReplicaMode) -> ServerHandle {
 
 /// A small run of l.i0, l.x, l.i1 against `primary`, failed over to `replica` 1 s into l.i1.
 fn failed_over(primary: &ServerHandle, replica: &ServerHandle, tag: &str) -> RunRecord {
+    failed_over_in(primary, replica, tag, ("l.i0,l.x,l.i1", "l.i1+1s"))
+}
+
+/// A small run of `steps` against `primary`, failed over to `replica` at `at` (`STEP+SECONDS`).
+fn failed_over_in(
+    primary: &ServerHandle,
+    replica: &ServerHandle,
+    tag: &str,
+    (steps, at): (&str, &str),
+) -> RunRecord {
     let mut o = common::small_options(&primary.url, tag);
     o.replica_url = Some(replica.url.clone());
-    o.steps = parse_step_list("l.i0,l.x,l.i1").unwrap();
+    o.steps = parse_step_list(steps).unwrap();
     o.load_rows = 2000;
     o.i1_rows = 40_000;
+    o.query_seconds = QUERY_SECONDS;
     o.clients = 2;
     o.host_probe_ms = 0;
-    o.failover = Some("l.i1+1s".parse().unwrap());
+    o.failover = Some(at.parse().unwrap());
     o.reconnect_for_seconds = Some(60.0);
     o.table.client_assigns_ids = true;
     if primary.kind == ServerKind::Mariadb {
@@ -98,6 +111,83 @@ fn a_synchronous_standby_loses_no_acknowledged_row() {
     }
 }
 
+/// The length of a query step failed over in [`a_failover_during_a_query_step`].
+const QUERY_SECONDS: f64 = 8.0;
+
+/// The failover record of a query step failed over 2 s in, checked for what the readers
+/// and the step's background writers saw: every connection (a querier, an inserter and its
+/// deleter per client) lost the primary, reconnected to the promoted replica and went on,
+/// and the step ran its whole time.
+fn checked_query_step(run: &RunRecord, replica: &ServerHandle, step: &str) -> StepFailover {
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    let s = run.steps.last().expect("the query step ran");
+    assert_eq!(s.name.to_string(), step);
+    assert_eq!(s.status, Status::Completed, "{:?}", s.error);
+    let f = s
+        .failover
+        .clone()
+        .expect("the query step records its failover");
+    assert_eq!(
+        (f.driven_by, f.kill_method),
+        (DrivenBy::Ibench, KillMethod::Sigkill)
+    );
+    assert_eq!(f.error, None);
+    let (loss, promoted) = (f.loss_at_second.unwrap(), f.promoted_at_second.unwrap());
+    assert!(2.0 <= loss && loss <= promoted, "{f:?}");
+    // Six connections (2 clients × querier, inserter, deleter), each lost the primary.
+    let connections = 6;
+    assert!(f.failed_statements.connection_lost >= connections, "{f:?}");
+    let by_kind = &f.failed_statements;
+    assert_eq!(
+        by_kind.total(),
+        by_kind.connection_lost + by_kind.read_only + by_kind.timeout + by_kind.other
+    );
+    assert!(f.reconnects >= connections, "{f:?}");
+    let readers = f
+        .readers_unavailable_seconds
+        .expect("readers' unavailability");
+    let writers = f
+        .writers_unavailable_seconds
+        .expect("writers' unavailability");
+    assert!(readers > 0.0 && writers > 0.0, "{f:?}");
+    // The main op of a query step is the query: its latency around the event is reported.
+    let (p99, max) = (f.latency_p99_us.unwrap(), f.latency_max_us.unwrap());
+    assert!(0.0 < p99 && p99 <= max, "{f:?}");
+    assert!(f.rate_before_per_sec.is_some_and(|r| r > 0.0), "{f:?}");
+    let url = f.new_primary_url.as_deref().unwrap();
+    assert!(
+        replica.url.starts_with(url.split('?').next().unwrap()),
+        "{url}"
+    );
+    // The step ran its whole time after the loss, queries and background writes both.
+    assert!(s.seconds >= QUERY_SECONDS, "{}", s.seconds);
+    assert!(s.ops["insert"].rows > 0 && s.ops["delete"].rows > 0);
+    let queries = s.main_op().name();
+    assert!(s.ops[queries].ops > 0, "{:?}", s.ops.keys());
+    f
+}
+
+/// A failover during qr100: the readers' unavailability and the background writers' are
+/// measured, the failed statements counted, the inserted keys audited on the new primary,
+/// and the step runs to its end.
+#[test]
+fn a_failover_during_a_query_step() {
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let standby = replica_of(&primary, ReplicaMode::Sync);
+    let run = failed_over_in(
+        &primary,
+        &standby,
+        "fo-query",
+        ("l.i0,l.x,qr100", "qr100+2s"),
+    );
+    let f = checked_query_step(&run, &standby, "qr100");
+    let audit = f.audit.expect("the audit ran");
+    assert_eq!(audit.error, None);
+    assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
+    assert_eq!(audit.acknowledged_rows_lost, 0, "sync: {audit:?}");
+    assert!(audit.unacknowledged_rows_present <= audit.unacknowledged_keys_audited);
+}
+
 /// An asynchronous standby may lose acknowledged rows: the count is reported, whatever it is.
 #[test]
 fn an_asynchronous_standby_reports_its_lost_rows() {
@@ -130,6 +220,32 @@ fn a_mariadb_semisync_replica_is_promoted_and_audited() {
     assert_eq!(audit.error, None);
     assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
     assert!(audit.acknowledged_rows_lost <= audit.acknowledged_keys_audited);
+}
+
+/// A failover during a MariaDB query step (qp100: point queries), semi-sync: the same
+/// figures as PostgreSQL's.
+#[test]
+fn a_mariadb_failover_during_a_query_step() {
+    let spec = ServerSpec {
+        kind: ServerKind::Mariadb,
+        engine: Engine::Innodb,
+        ..ServerSpec::default()
+    };
+    let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
+    register_server(primary.clone());
+    let replica = replica_of(&primary, ReplicaMode::Semisync);
+    let run = failed_over_in(
+        &primary,
+        &replica,
+        "fo-mariadb-query",
+        ("l.i0,l.x,qp100", "qp100+2s"),
+    );
+    let f = checked_query_step(&run, &replica, "qp100");
+    let audit = f.audit.expect("the audit ran");
+    assert_eq!(audit.error, None);
+    assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
+    assert_eq!(audit.acknowledged_rows_lost, 0, "semi-sync: {audit:?}");
+    assert!(audit.unacknowledged_rows_present <= audit.unacknowledged_keys_audited);
 }
 
 /// `ibench ARGS` fails with one line that says `says`.
