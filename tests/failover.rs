@@ -248,6 +248,123 @@ fn a_mariadb_failover_during_a_query_step() {
     assert!(audit.unacknowledged_rows_present <= audit.unacknowledged_keys_audited);
 }
 
+/// On a MariaDB primary with binary logging, a user that the replica gets through
+/// replication (the replica's own root has another password), so one URL logs in on both;
+/// its password, once the replica has it.
+fn user_on_both(primary: &ServerHandle, replica: &ServerHandle) -> String {
+    let password = format!("ha{}", std::process::id());
+    let mut p = common::my_connect(&primary.url);
+    for sql in [
+        format!("CREATE USER 'ibench_ha'@'127.0.0.1' IDENTIFIED BY '{password}'"),
+        "GRANT ALL PRIVILEGES ON *.* TO 'ibench_ha'@'127.0.0.1'".to_string(),
+    ] {
+        p.query(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let url = format!(
+        "mysql://ibench_ha:{password}@127.0.0.1:{}/ibench",
+        replica.port
+    );
+    let config = ibench::backend::mysql::config::MyConfig::from_url(&url).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while ibench::backend::mysql::wire::MyWire::connect(&config).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica never got the user"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    password
+}
+
+/// What the test does that an HA manager would: SIGKILL the primary's server, then promote
+/// the replica with ibench's own promotion code (not ibench's run: it only observes).
+fn fail_over_by_hand(primary: &ServerHandle, replica: &ServerHandle) {
+    let tree = ibench::sampler::procfs::process_tree(primary.pid).unwrap();
+    for (pid, _) in tree {
+        // SAFETY: signals to the processes of the test's own private server.
+        unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGKILL) };
+    }
+    let options = ibench::backend::DriverOptions::default();
+    let driver = ibench::backend::driver_for_url(&replica.url, &options).unwrap();
+    let mut conn = driver.connect().expect("connect to the replica");
+    conn.promote(60).expect("the replica is promoted");
+}
+
+/// The observe-only path on MySQL's side: a run with `--reconnect-for` on a two-host URL
+/// (`target_session_attrs=read-write`) against a MariaDB pair with semi-sync. During l.i1
+/// the test kills the primary and promotes the replica itself; the run's clients find the
+/// new primary through the URL (the old one is gone, the replica was passed over while its
+/// `read_only` was 1), the step records an observed failover naming the replica, and no
+/// acknowledged row is lost.
+#[test]
+fn a_mariadb_failover_is_observed_through_a_two_host_url() {
+    let spec = ServerSpec {
+        kind: ServerKind::Mariadb,
+        engine: Engine::Innodb,
+        ..ServerSpec::default()
+    };
+    let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
+    register_server(primary.clone());
+    let replica = replica_of(&primary, ReplicaMode::Semisync);
+    let password = user_on_both(&primary, &replica);
+    let url = format!(
+        "mysql://ibench_ha:{password}@127.0.0.1:{},127.0.0.1:{}/ibench?target_session_attrs=read-write",
+        primary.port, replica.port
+    );
+    let mut o = common::small_options(&url, "fo-mariadb-observed");
+    o.steps = parse_step_list("l.i0,l.x,l.i1").unwrap();
+    o.load_rows = 10_000;
+    o.i1_rows = 100_000;
+    o.clients = 2;
+    o.host_probe_ms = 0;
+    o.reconnect_for_seconds = Some(60.0);
+    o.table.client_assigns_ids = true;
+    common::use_engine(&mut o, Engine::Innodb);
+    let out_dir = o.out_dir.clone();
+    let run = std::thread::spawn(move || common::run_and_read(o).0);
+    // l.i0 and l.x recorded: l.i1 runs. Well into it, so that seconds before the loss count.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    while ibench::results::read_run(&out_dir).map_or(true, |r| r.steps.len() < 2) {
+        assert!(std::time::Instant::now() < deadline, "l.i1 never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    fail_over_by_hand(&primary, &replica);
+    let run = run.join().expect("the run's thread");
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    let s = run.steps.last().unwrap();
+    assert_eq!(s.name.to_string(), "l.i1");
+    assert_eq!(s.status, Status::Completed, "{:?}", s.error);
+    let f = s
+        .failover
+        .clone()
+        .expect("l.i1 records the failover it saw");
+    eprintln!(
+        "observed MariaDB failover: {}",
+        serde_json::to_string(&f).unwrap()
+    );
+    assert_eq!(
+        (f.driven_by, f.kill_method),
+        (DrivenBy::Observed, KillMethod::Unknown)
+    );
+    assert_eq!(f.error, None, "{f:?}");
+    let port = replica.port;
+    let new_primary = f.new_primary_url.clone().unwrap();
+    assert!(
+        new_primary.ends_with(&format!(":{port} (server_id {port})")),
+        "{new_primary}"
+    );
+    assert!(f.promoted_at_second.is_some(), "{f:?}");
+    assert!(f.reconnects >= 1 && f.failed_statements.connection_lost >= 1);
+    assert!(f.writers_unavailable_seconds.is_some_and(|w| w > 0.0));
+    let audit = f.audit.expect("the audit on the new primary");
+    assert_eq!(audit.error, None);
+    assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
+    assert_eq!(audit.acknowledged_rows_lost, 0, "semi-sync: {audit:?}");
+    // The step went on after the loss: it inserted all its rows.
+    assert_eq!(s.ops["insert"].rows, 2 * 100_000);
+}
+
 /// `ibench ARGS` fails with one line that says `says`.
 fn refused(args: &[&str], says: &str) {
     let out = ibench(args);
