@@ -89,7 +89,7 @@ pub fn split_hosts(hosts: &str) -> Result<Vec<(String, Option<String>)>, String>
         .split(',')
         .map(|item| match split_host_port(item) {
             (h, _) if h.is_empty() => Err(format!(
-                "--url names an empty host in '{hosts}': give HOST or HOST:PORT for each, comma-separated"
+                "an empty host in '{hosts}': give HOST or HOST:PORT for each, comma-separated"
             )),
             hp => Ok(hp),
         })
