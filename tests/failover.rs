@@ -9,29 +9,16 @@
 
 mod common;
 
-use common::{fresh_dir, ibench, register_server, start_server};
+use common::{fresh_dir, ibench, refused_in_one_line, start_replica_of, start_server};
 use ibench::replication::ReplicaMode;
-use ibench::replication::pair::{start_logging_primary, start_replica};
 use ibench::results::failover::{DrivenBy, KillMethod, StepFailover};
 use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status};
-use ibench::server::{ServerHandle, ServerKind, ServerSpec};
+use ibench::server::{ServerHandle, ServerKind};
 use ibench::workload::steps::parse_step_list;
 
 /// Rounds of sync failover in [`a_synchronous_standby_loses_no_acknowledged_row`].
 const SYNC_ROUNDS: usize = 3;
-
-fn replica_of(primary: &ServerHandle, mode: ReplicaMode) -> ServerHandle {
-    let spec = ServerSpec {
-        kind: primary.kind,
-        engine: primary.engine,
-        ..ServerSpec::default()
-    };
-    let handle = start_replica(&spec, &primary.dir, mode)
-        .unwrap_or_else(|e| panic!("cannot start a {mode} replica: {e:#}"));
-    register_server(handle.clone());
-    handle
-}
 
 /// A small run of l.i0, l.x, l.i1 against `primary`, failed over to `replica` 1 s into l.i1.
 fn failed_over(primary: &ServerHandle, replica: &ServerHandle, tag: &str) -> RunRecord {
@@ -99,7 +86,7 @@ fn checked(run: &RunRecord, replica: &ServerHandle) -> StepFailover {
 fn a_synchronous_standby_loses_no_acknowledged_row() {
     for round in 0..SYNC_ROUNDS {
         let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-        let standby = replica_of(&primary, ReplicaMode::Sync);
+        let standby = start_replica_of(&primary, ReplicaMode::Sync);
         let run = failed_over(&primary, &standby, &format!("fo-sync-{round}"));
         assert_eq!(run.replica.as_ref().unwrap().mode, ReplicaMode::Sync);
         let f = checked(&run, &standby);
@@ -173,7 +160,7 @@ fn checked_query_step(run: &RunRecord, replica: &ServerHandle, step: &str) -> St
 #[test]
 fn a_failover_during_a_query_step() {
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-    let standby = replica_of(&primary, ReplicaMode::Sync);
+    let standby = start_replica_of(&primary, ReplicaMode::Sync);
     let run = failed_over_in(
         &primary,
         &standby,
@@ -192,7 +179,7 @@ fn a_failover_during_a_query_step() {
 #[test]
 fn an_asynchronous_standby_reports_its_lost_rows() {
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-    let standby = replica_of(&primary, ReplicaMode::Async);
+    let standby = start_replica_of(&primary, ReplicaMode::Async);
     let run = failed_over(&primary, &standby, "fo-async");
     let f = checked(&run, &standby);
     let audit = f.audit.expect("the audit ran");
@@ -205,14 +192,8 @@ fn an_asynchronous_standby_reports_its_lost_rows() {
 /// reconnect to the promoted replica and the audit reports its count.
 #[test]
 fn a_mariadb_semisync_replica_is_promoted_and_audited() {
-    let spec = ServerSpec {
-        kind: ServerKind::Mariadb,
-        engine: Engine::Innodb,
-        ..ServerSpec::default()
-    };
-    let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
-    register_server(primary.clone());
-    let replica = replica_of(&primary, ReplicaMode::Semisync);
+    let primary = common::start_mariadb_primary();
+    let replica = start_replica_of(&primary, ReplicaMode::Semisync);
     let run = failed_over(&primary, &replica, "fo-mariadb");
     assert_eq!(run.replica.as_ref().unwrap().mode, ReplicaMode::Semisync);
     let f = checked(&run, &replica);
@@ -226,14 +207,8 @@ fn a_mariadb_semisync_replica_is_promoted_and_audited() {
 /// figures as PostgreSQL's.
 #[test]
 fn a_mariadb_failover_during_a_query_step() {
-    let spec = ServerSpec {
-        kind: ServerKind::Mariadb,
-        engine: Engine::Innodb,
-        ..ServerSpec::default()
-    };
-    let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
-    register_server(primary.clone());
-    let replica = replica_of(&primary, ReplicaMode::Semisync);
+    let primary = common::start_mariadb_primary();
+    let replica = start_replica_of(&primary, ReplicaMode::Semisync);
     let run = failed_over_in(
         &primary,
         &replica,
@@ -298,14 +273,8 @@ fn fail_over_by_hand(primary: &ServerHandle, replica: &ServerHandle) {
 /// acknowledged row is lost.
 #[test]
 fn a_mariadb_failover_is_observed_through_a_two_host_url() {
-    let spec = ServerSpec {
-        kind: ServerKind::Mariadb,
-        engine: Engine::Innodb,
-        ..ServerSpec::default()
-    };
-    let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
-    register_server(primary.clone());
-    let replica = replica_of(&primary, ReplicaMode::Semisync);
+    let primary = common::start_mariadb_primary();
+    let replica = start_replica_of(&primary, ReplicaMode::Semisync);
     let password = user_on_both(&primary, &replica);
     let url = format!(
         "mysql://ibench_ha:{password}@127.0.0.1:{},127.0.0.1:{}/ibench?target_session_attrs=read-write",
@@ -365,38 +334,29 @@ fn a_mariadb_failover_is_observed_through_a_two_host_url() {
     assert_eq!(s.ops["insert"].rows, 2 * 100_000);
 }
 
-/// `ibench ARGS` fails with one line that says `says`.
-fn refused(args: &[&str], says: &str) {
-    let out = ibench(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert!(err.contains(says), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-}
-
 #[test]
 fn a_failover_asked_wrongly_is_refused_in_one_line() {
     let url = "postgres://u@127.0.0.1:9/x";
     let replica = "postgres://u@127.0.0.1:10/x";
     let base = ["run", "--url", url, "--steps", "l.i0,l.i1"];
     let with = |extra: &[&'static str]| [&base[..], extra].concat();
-    refused(
+    refused_in_one_line(
         &with(&["--failover", "l.i1+5s"]),
         "--failover l.i1+5s needs --replica-url",
     );
-    refused(
+    refused_in_one_line(
         &with(&["--replica-url", replica, "--failover", "l.i2+5s"]),
         "step l.i2 is not in --steps (l.i0,l.i1)",
     );
-    refused(
+    refused_in_one_line(
         &with(&["--replica-url", replica, "--failover", "l.i0+1s"]),
         "l.i0 must be the last step of --steps",
     );
-    refused(
+    refused_in_one_line(
         &with(&["--replica-url", replica, "--failover", "l.i1"]),
         "give STEP+SECONDS",
     );
-    refused(&with(&["--reconnect-for", "soon"]), "--reconnect-for");
+    refused_in_one_line(&with(&["--reconnect-for", "soon"]), "--reconnect-for");
 }
 
 /// A "replica" that takes writes cannot be promoted: the run refuses it before anything
@@ -483,7 +443,7 @@ fn startup_process(standby: &ServerHandle) -> u32 {
 #[test]
 fn a_promotion_that_never_completes_ends_the_run_keeping_the_steps() {
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-    let standby = replica_of(&primary, ReplicaMode::Async);
+    let standby = start_replica_of(&primary, ReplicaMode::Async);
     let startup = startup_process(&standby);
     let out_dir = fresh_dir("fo-stuck-promotion");
     let mut args = cli_args(&primary, &standby, out_dir.to_str().unwrap());
@@ -547,7 +507,7 @@ fn a_promotion_that_never_completes_ends_the_run_keeping_the_steps() {
 fn ctrl_c_during_the_failover_keeps_what_was_measured() {
     use std::io::BufRead;
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-    let standby = replica_of(&primary, ReplicaMode::Sync);
+    let standby = start_replica_of(&primary, ReplicaMode::Sync);
     let out_dir = fresh_dir("fo-ctrl-c");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
         .args(cli_args(&primary, &standby, out_dir.to_str().unwrap()))
