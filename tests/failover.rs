@@ -114,6 +114,7 @@ fn checked_query_step(run: &RunRecord, replica: &ServerHandle, step: &str) -> St
         .failover
         .clone()
         .expect("the query step records its failover");
+    eprintln!("failover in {step}: {}", serde_json::to_string(&f).unwrap());
     assert_eq!(
         (f.driven_by, f.kill_method),
         (DrivenBy::Ibench, KillMethod::Sigkill)
