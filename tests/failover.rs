@@ -273,7 +273,9 @@ fn fail_over_by_hand(primary: &ServerHandle, replica: &ServerHandle) {
 /// the test kills the primary and promotes the replica itself; the run's clients find the
 /// new primary through the URL (the old one is gone, the replica was passed over while its
 /// `read_only` was 1), the step records an observed failover naming the replica, and no
-/// acknowledged row is lost.
+/// acknowledged row is lost. Before the run, a three-host URL whose first host is down keeps
+/// the primary with `read-write`, the replica with `read-only`, the first that answers with
+/// `any`.
 #[test]
 fn a_mariadb_failover_is_observed_through_a_two_host_url() {
     let primary = common::start_mariadb_primary();
@@ -283,6 +285,26 @@ fn a_mariadb_failover_is_observed_through_a_two_host_url() {
         "mysql://ibench_ha:{password}@127.0.0.1:{},127.0.0.1:{}/ibench?target_session_attrs=read-write",
         primary.port, replica.port
     );
+    // Before the run: which server each kind of URL keeps.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let hosts = format!(
+        "127.0.0.1:{dead_port},127.0.0.1:{},127.0.0.1:{}",
+        replica.port, primary.port
+    );
+    for (attrs, port) in [
+        ("read-write", primary.port),
+        ("read-only", replica.port),
+        ("any", replica.port),
+    ] {
+        let url =
+            format!("mysql://ibench_ha:{password}@{hosts}/ibench?target_session_attrs={attrs}");
+        let config = ibench::backend::mysql::config::MyConfig::from_url(&url).unwrap();
+        let mut c = ibench::backend::mysql::wire::MyWire::connect(&config).unwrap();
+        let reached = c.query("SELECT @@port").unwrap();
+        assert_eq!(reached.first(), Some(port.to_string().as_str()), "{attrs}");
+    }
     let mut o = common::small_options(&url, "fo-mariadb-observed");
     o.steps = parse_step_list("l.i0,l.x,l.i1").unwrap();
     o.load_rows = 10_000;
