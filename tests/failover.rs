@@ -1,46 +1,48 @@
-//! Failover driven by ibench on real private PostgreSQL pairs (docs/failover.md): the primary
+//! Failover on real private pairs (docs/failover.md). Driven by ibench: the primary
 //! SIGKILLed during l.i1, the standby promoted, the clients reconnected, and the audit of the
-//! acknowledged keys on the new primary. A synchronous standby loses none, in every round;
-//! an asynchronous one's count is reported. Then the bad input: a failover without a
-//! replica, at a step not run or not last, and a "replica" that takes writes. Small sizes:
-//! figures are checked for being there and consistent, never for their size.
+//! acknowledged keys on the new primary; a synchronous standby loses none, in every round, an
+//! asynchronous one's count is reported, and MariaDB's semi-sync replica is promoted too. A
+//! failover during a query step (PostgreSQL's qr100, MariaDB's qp100) measures the readers'
+//! unavailability beside the background writers'. Observed: a MariaDB pair the test fails
+//! over itself, found by the run through a two-host `mysql://` URL. Then the bad input: a
+//! failover without a replica, at a step not run or not last, a "replica" that takes writes,
+//! a promotion that never completes, Ctrl-C. Small sizes: figures are checked for being there
+//! and consistent, never for their size.
 
 mod common;
 
-use common::{fresh_dir, ibench, register_server, start_server};
+use common::{fresh_dir, ibench, refused_in_one_line, start_replica_of, start_server};
 use ibench::replication::ReplicaMode;
-use ibench::replication::pair::{start_logging_primary, start_replica};
 use ibench::results::failover::{DrivenBy, KillMethod, StepFailover};
 use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status};
-use ibench::server::{ServerHandle, ServerKind, ServerSpec};
+use ibench::server::{ServerHandle, ServerKind};
 use ibench::workload::steps::parse_step_list;
 
 /// Rounds of sync failover in [`a_synchronous_standby_loses_no_acknowledged_row`].
 const SYNC_ROUNDS: usize = 3;
 
-fn replica_of(primary: &ServerHandle, mode: ReplicaMode) -> ServerHandle {
-    let spec = ServerSpec {
-        kind: primary.kind,
-        engine: primary.engine,
-        ..ServerSpec::default()
-    };
-    let handle = start_replica(&spec, &primary.dir, mode)
-        .unwrap_or_else(|e| panic!("cannot start a {mode} replica: {e:#}"));
-    register_server(handle.clone());
-    handle
-}
-
 /// A small run of l.i0, l.x, l.i1 against `primary`, failed over to `replica` 1 s into l.i1.
 fn failed_over(primary: &ServerHandle, replica: &ServerHandle, tag: &str) -> RunRecord {
+    failed_over_in(primary, replica, tag, ("l.i0,l.x,l.i1", "l.i1+1s"))
+}
+
+/// A small run of `steps` against `primary`, failed over to `replica` at `at` (`STEP+SECONDS`).
+fn failed_over_in(
+    primary: &ServerHandle,
+    replica: &ServerHandle,
+    tag: &str,
+    (steps, at): (&str, &str),
+) -> RunRecord {
     let mut o = common::small_options(&primary.url, tag);
     o.replica_url = Some(replica.url.clone());
-    o.steps = parse_step_list("l.i0,l.x,l.i1").unwrap();
+    o.steps = parse_step_list(steps).unwrap();
     o.load_rows = 2000;
     o.i1_rows = 40_000;
+    o.query_seconds = QUERY_SECONDS;
     o.clients = 2;
     o.host_probe_ms = 0;
-    o.failover = Some("l.i1+1s".parse().unwrap());
+    o.failover = Some(at.parse().unwrap());
     o.reconnect_for_seconds = Some(60.0);
     o.table.client_assigns_ids = true;
     if primary.kind == ServerKind::Mariadb {
@@ -86,7 +88,7 @@ fn checked(run: &RunRecord, replica: &ServerHandle) -> StepFailover {
 fn a_synchronous_standby_loses_no_acknowledged_row() {
     for round in 0..SYNC_ROUNDS {
         let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-        let standby = replica_of(&primary, ReplicaMode::Sync);
+        let standby = start_replica_of(&primary, ReplicaMode::Sync);
         let run = failed_over(&primary, &standby, &format!("fo-sync-{round}"));
         assert_eq!(run.replica.as_ref().unwrap().mode, ReplicaMode::Sync);
         let f = checked(&run, &standby);
@@ -98,11 +100,89 @@ fn a_synchronous_standby_loses_no_acknowledged_row() {
     }
 }
 
+/// The length of a query step failed over in [`a_failover_during_a_query_step`].
+const QUERY_SECONDS: f64 = 8.0;
+
+/// The failover record of a query step failed over 2 s in, checked for what the readers
+/// and the step's background writers saw: every connection (a querier, an inserter and its
+/// deleter per client) lost the primary, reconnected to the promoted replica and went on,
+/// and the step ran its whole time.
+fn checked_query_step(run: &RunRecord, replica: &ServerHandle, step: &str) -> StepFailover {
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    let s = run.steps.last().expect("the query step ran");
+    assert_eq!(s.name.to_string(), step);
+    assert_eq!(s.status, Status::Completed, "{:?}", s.error);
+    let f = s
+        .failover
+        .clone()
+        .expect("the query step records its failover");
+    eprintln!("failover in {step}: {}", serde_json::to_string(&f).unwrap());
+    assert_eq!(
+        (f.driven_by, f.kill_method),
+        (DrivenBy::Ibench, KillMethod::Sigkill)
+    );
+    assert_eq!(f.error, None);
+    let (loss, promoted) = (f.loss_at_second.unwrap(), f.promoted_at_second.unwrap());
+    assert!(2.0 <= loss && loss <= promoted, "{f:?}");
+    // Six connections (2 clients × querier, inserter, deleter), each lost the primary.
+    let connections = 6;
+    assert!(f.failed_statements.connection_lost >= connections, "{f:?}");
+    let by_kind = &f.failed_statements;
+    assert_eq!(
+        by_kind.total(),
+        by_kind.connection_lost + by_kind.read_only + by_kind.timeout + by_kind.other
+    );
+    assert!(f.reconnects >= connections, "{f:?}");
+    let readers = f
+        .readers_unavailable_seconds
+        .expect("readers' unavailability");
+    let writers = f
+        .writers_unavailable_seconds
+        .expect("writers' unavailability");
+    assert!(readers > 0.0 && writers > 0.0, "{f:?}");
+    // The main op of a query step is the query: its latency around the event is reported.
+    let (p99, max) = (f.latency_p99_us.unwrap(), f.latency_max_us.unwrap());
+    assert!(0.0 < p99 && p99 <= max, "{f:?}");
+    assert!(f.rate_before_per_sec.is_some_and(|r| r > 0.0), "{f:?}");
+    let url = f.new_primary_url.as_deref().unwrap();
+    assert!(
+        replica.url.starts_with(url.split('?').next().unwrap()),
+        "{url}"
+    );
+    // The step ran its whole time after the loss, queries and background writes both.
+    assert!(s.seconds >= QUERY_SECONDS, "{}", s.seconds);
+    assert!(s.ops["insert"].rows > 0 && s.ops["delete"].rows > 0);
+    let queries = s.main_op().name();
+    assert!(s.ops[queries].ops > 0, "{:?}", s.ops.keys());
+    f
+}
+
+/// A failover during qr100: the readers' unavailability and the background writers' are
+/// measured, the failed statements counted, the inserted keys audited on the new primary,
+/// and the step runs to its end.
+#[test]
+fn a_failover_during_a_query_step() {
+    let primary = start_server(ServerKind::Postgres, Engine::Innodb);
+    let standby = start_replica_of(&primary, ReplicaMode::Sync);
+    let run = failed_over_in(
+        &primary,
+        &standby,
+        "fo-query",
+        ("l.i0,l.x,qr100", "qr100+2s"),
+    );
+    let f = checked_query_step(&run, &standby, "qr100");
+    let audit = f.audit.expect("the audit ran");
+    assert_eq!(audit.error, None);
+    assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
+    assert_eq!(audit.acknowledged_rows_lost, 0, "sync: {audit:?}");
+    assert!(audit.unacknowledged_rows_present <= audit.unacknowledged_keys_audited);
+}
+
 /// An asynchronous standby may lose acknowledged rows: the count is reported, whatever it is.
 #[test]
 fn an_asynchronous_standby_reports_its_lost_rows() {
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-    let standby = replica_of(&primary, ReplicaMode::Async);
+    let standby = start_replica_of(&primary, ReplicaMode::Async);
     let run = failed_over(&primary, &standby, "fo-async");
     let f = checked(&run, &standby);
     let audit = f.audit.expect("the audit ran");
@@ -115,14 +195,8 @@ fn an_asynchronous_standby_reports_its_lost_rows() {
 /// reconnect to the promoted replica and the audit reports its count.
 #[test]
 fn a_mariadb_semisync_replica_is_promoted_and_audited() {
-    let spec = ServerSpec {
-        kind: ServerKind::Mariadb,
-        engine: Engine::Innodb,
-        ..ServerSpec::default()
-    };
-    let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
-    register_server(primary.clone());
-    let replica = replica_of(&primary, ReplicaMode::Semisync);
+    let primary = common::start_mariadb_primary();
+    let replica = start_replica_of(&primary, ReplicaMode::Semisync);
     let run = failed_over(&primary, &replica, "fo-mariadb");
     assert_eq!(run.replica.as_ref().unwrap().mode, ReplicaMode::Semisync);
     let f = checked(&run, &replica);
@@ -132,13 +206,157 @@ fn a_mariadb_semisync_replica_is_promoted_and_audited() {
     assert!(audit.acknowledged_rows_lost <= audit.acknowledged_keys_audited);
 }
 
-/// `ibench ARGS` fails with one line that says `says`.
-fn refused(args: &[&str], says: &str) {
-    let out = ibench(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert!(err.contains(says), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+/// A failover during a MariaDB query step (qp100: point queries), semi-sync: the same
+/// figures as PostgreSQL's.
+#[test]
+fn a_mariadb_failover_during_a_query_step() {
+    let primary = common::start_mariadb_primary();
+    let replica = start_replica_of(&primary, ReplicaMode::Semisync);
+    let run = failed_over_in(
+        &primary,
+        &replica,
+        "fo-mariadb-query",
+        ("l.i0,l.x,qp100", "qp100+2s"),
+    );
+    let f = checked_query_step(&run, &replica, "qp100");
+    let audit = f.audit.expect("the audit ran");
+    assert_eq!(audit.error, None);
+    assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
+    assert_eq!(audit.acknowledged_rows_lost, 0, "semi-sync: {audit:?}");
+    assert!(audit.unacknowledged_rows_present <= audit.unacknowledged_keys_audited);
+}
+
+/// On a MariaDB primary with binary logging, a user that the replica gets through
+/// replication (the replica's own root has another password), so one URL logs in on both;
+/// its password, once the replica has it.
+fn user_on_both(primary: &ServerHandle, replica: &ServerHandle) -> String {
+    let password = format!("ha{}", std::process::id());
+    let mut p = common::my_connect(&primary.url);
+    for sql in [
+        format!("CREATE USER 'ibench_ha'@'127.0.0.1' IDENTIFIED BY '{password}'"),
+        "GRANT ALL PRIVILEGES ON *.* TO 'ibench_ha'@'127.0.0.1'".to_string(),
+    ] {
+        p.query(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let url = format!(
+        "mysql://ibench_ha:{password}@127.0.0.1:{}/ibench",
+        replica.port
+    );
+    let config = ibench::backend::mysql::config::MyConfig::from_url(&url).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while ibench::backend::mysql::wire::MyWire::connect(&config).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica never got the user"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    password
+}
+
+/// What the test does that an HA manager would: SIGKILL the primary's server, then promote
+/// the replica with ibench's own promotion code (not ibench's run: it only observes).
+fn fail_over_by_hand(primary: &ServerHandle, replica: &ServerHandle) {
+    let tree = ibench::sampler::procfs::process_tree(primary.pid).unwrap();
+    for (pid, _) in tree {
+        // SAFETY: signals to the processes of the test's own private server.
+        unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGKILL) };
+    }
+    let options = ibench::backend::DriverOptions::default();
+    let driver = ibench::backend::driver_for_url(&replica.url, &options).unwrap();
+    let mut conn = driver.connect().expect("connect to the replica");
+    conn.promote(60).expect("the replica is promoted");
+}
+
+/// The observe-only path on MySQL's side: a run with `--reconnect-for` on a two-host URL
+/// (`target_session_attrs=read-write`) against a MariaDB pair with semi-sync. During l.i1
+/// the test kills the primary and promotes the replica itself; the run's clients find the
+/// new primary through the URL (the old one is gone, the replica was passed over while its
+/// `read_only` was 1), the step records an observed failover naming the replica, and no
+/// acknowledged row is lost. Before the run, a three-host URL whose first host is down keeps
+/// the primary with `read-write`, the replica with `read-only`, the first that answers with
+/// `any`.
+#[test]
+fn a_mariadb_failover_is_observed_through_a_two_host_url() {
+    let primary = common::start_mariadb_primary();
+    let replica = start_replica_of(&primary, ReplicaMode::Semisync);
+    let password = user_on_both(&primary, &replica);
+    let url = format!(
+        "mysql://ibench_ha:{password}@127.0.0.1:{},127.0.0.1:{}/ibench?target_session_attrs=read-write",
+        primary.port, replica.port
+    );
+    // Before the run: which server each kind of URL keeps.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let hosts = format!(
+        "127.0.0.1:{dead_port},127.0.0.1:{},127.0.0.1:{}",
+        replica.port, primary.port
+    );
+    for (attrs, port) in [
+        ("read-write", primary.port),
+        ("read-only", replica.port),
+        ("any", replica.port),
+    ] {
+        let url =
+            format!("mysql://ibench_ha:{password}@{hosts}/ibench?target_session_attrs={attrs}");
+        let config = ibench::backend::mysql::config::MyConfig::from_url(&url).unwrap();
+        let mut c = ibench::backend::mysql::wire::MyWire::connect(&config).unwrap();
+        let reached = c.query("SELECT @@port").unwrap();
+        assert_eq!(reached.first(), Some(port.to_string().as_str()), "{attrs}");
+    }
+    let mut o = common::small_options(&url, "fo-mariadb-observed");
+    o.steps = parse_step_list("l.i0,l.x,l.i1").unwrap();
+    o.load_rows = 10_000;
+    o.i1_rows = 100_000;
+    o.clients = 2;
+    o.host_probe_ms = 0;
+    o.reconnect_for_seconds = Some(60.0);
+    o.table.client_assigns_ids = true;
+    common::use_engine(&mut o, Engine::Innodb);
+    let out_dir = o.out_dir.clone();
+    let run = std::thread::spawn(move || common::run_and_read(o).0);
+    // l.i0 and l.x recorded: l.i1 runs. Well into it, so that seconds before the loss count.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    while ibench::results::read_run(&out_dir).map_or(true, |r| r.steps.len() < 2) {
+        assert!(std::time::Instant::now() < deadline, "l.i1 never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    fail_over_by_hand(&primary, &replica);
+    let run = run.join().expect("the run's thread");
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    let s = run.steps.last().unwrap();
+    assert_eq!(s.name.to_string(), "l.i1");
+    assert_eq!(s.status, Status::Completed, "{:?}", s.error);
+    let f = s
+        .failover
+        .clone()
+        .expect("l.i1 records the failover it saw");
+    eprintln!(
+        "observed MariaDB failover: {}",
+        serde_json::to_string(&f).unwrap()
+    );
+    assert_eq!(
+        (f.driven_by, f.kill_method),
+        (DrivenBy::Observed, KillMethod::Unknown)
+    );
+    assert_eq!(f.error, None, "{f:?}");
+    let port = replica.port;
+    let new_primary = f.new_primary_url.clone().unwrap();
+    assert!(
+        new_primary.ends_with(&format!(":{port} (server_id {port})")),
+        "{new_primary}"
+    );
+    assert!(f.promoted_at_second.is_some(), "{f:?}");
+    assert!(f.reconnects >= 1 && f.failed_statements.connection_lost >= 1);
+    assert!(f.writers_unavailable_seconds.is_some_and(|w| w > 0.0));
+    let audit = f.audit.expect("the audit on the new primary");
+    assert_eq!(audit.error, None);
+    assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
+    assert_eq!(audit.acknowledged_rows_lost, 0, "semi-sync: {audit:?}");
+    // The step went on after the loss: it inserted all its rows.
+    assert_eq!(s.ops["insert"].rows, 2 * 100_000);
 }
 
 #[test]
@@ -147,23 +365,23 @@ fn a_failover_asked_wrongly_is_refused_in_one_line() {
     let replica = "postgres://u@127.0.0.1:10/x";
     let base = ["run", "--url", url, "--steps", "l.i0,l.i1"];
     let with = |extra: &[&'static str]| [&base[..], extra].concat();
-    refused(
+    refused_in_one_line(
         &with(&["--failover", "l.i1+5s"]),
         "--failover l.i1+5s needs --replica-url",
     );
-    refused(
+    refused_in_one_line(
         &with(&["--replica-url", replica, "--failover", "l.i2+5s"]),
         "step l.i2 is not in --steps (l.i0,l.i1)",
     );
-    refused(
+    refused_in_one_line(
         &with(&["--replica-url", replica, "--failover", "l.i0+1s"]),
         "l.i0 must be the last step of --steps",
     );
-    refused(
+    refused_in_one_line(
         &with(&["--replica-url", replica, "--failover", "l.i1"]),
         "give STEP+SECONDS",
     );
-    refused(&with(&["--reconnect-for", "soon"]), "--reconnect-for");
+    refused_in_one_line(&with(&["--reconnect-for", "soon"]), "--reconnect-for");
 }
 
 /// A "replica" that takes writes cannot be promoted: the run refuses it before anything
@@ -250,7 +468,7 @@ fn startup_process(standby: &ServerHandle) -> u32 {
 #[test]
 fn a_promotion_that_never_completes_ends_the_run_keeping_the_steps() {
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-    let standby = replica_of(&primary, ReplicaMode::Async);
+    let standby = start_replica_of(&primary, ReplicaMode::Async);
     let startup = startup_process(&standby);
     let out_dir = fresh_dir("fo-stuck-promotion");
     let mut args = cli_args(&primary, &standby, out_dir.to_str().unwrap());
@@ -314,7 +532,7 @@ fn a_promotion_that_never_completes_ends_the_run_keeping_the_steps() {
 fn ctrl_c_during_the_failover_keeps_what_was_measured() {
     use std::io::BufRead;
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-    let standby = replica_of(&primary, ReplicaMode::Sync);
+    let standby = start_replica_of(&primary, ReplicaMode::Sync);
     let out_dir = fresh_dir("fo-ctrl-c");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
         .args(cli_args(&primary, &standby, out_dir.to_str().unwrap()))

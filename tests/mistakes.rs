@@ -107,6 +107,42 @@ fn every_command_line_mistake_is_answered_with_its_fix() {
             &["did you mean 'ssl-mode'?"],
         ),
         mistake(
+            "an empty host in a MySQL URL's list",
+            &["run", "--url", "mysql://u@127.0.0.1:1,,127.0.0.1:2/db"],
+            2,
+            &["empty host in '127.0.0.1:1,,127.0.0.1:2'", "HOST:PORT"],
+        ),
+        mistake(
+            "a port that is not, in a MySQL URL's list",
+            &[
+                "run",
+                "--url",
+                "mysql://u:secret@127.0.0.1:1,127.0.0.1:x/db",
+            ],
+            2,
+            &["'x' is not a port (host 127.0.0.1 of --url)"],
+        ),
+        mistake(
+            "a socket with several MySQL hosts",
+            &[
+                "run",
+                "--url",
+                "mysql://u@127.0.0.1:1,127.0.0.1:2/db?socket=/tmp/s",
+            ],
+            2,
+            &["leave socket= out"],
+        ),
+        mistake(
+            "a MySQL target_session_attrs that is not",
+            &[
+                "run",
+                "--url",
+                "mysql://u@127.0.0.1:1,127.0.0.1:2/db?target_session_attrs=primary",
+            ],
+            2,
+            &["any, read-write or read-only"],
+        ),
+        mistake(
             "a TLS mode that is not",
             &["run", "--url", "postgres://u@127.0.0.1:1/db?sslmode=strict"],
             2,

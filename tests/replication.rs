@@ -10,7 +10,6 @@ use std::path::Path;
 
 use common::{fresh_dir, ibench, register_server, start_server};
 use ibench::replication::ReplicaMode;
-use ibench::replication::pair::{start_logging_primary, start_replica};
 use ibench::results::metrics::Metric;
 use ibench::results::options::{QueryOn, ReplicaLoss};
 use ibench::results::replication::DbmsReplicationView;
@@ -18,18 +17,6 @@ use ibench::results::target::Engine;
 use ibench::results::{RunRecord, Status, StepRecord};
 use ibench::server::{ServerHandle, ServerKind, ServerSpec};
 use ibench::workload::steps::parse_step_list;
-
-fn replica_of(primary: &ServerHandle, mode: ReplicaMode) -> ServerHandle {
-    let spec = ServerSpec {
-        kind: primary.kind,
-        engine: primary.engine,
-        ..ServerSpec::default()
-    };
-    let handle = start_replica(&spec, &primary.dir, mode)
-        .unwrap_or_else(|e| panic!("cannot start a {mode} replica: {e:#}"));
-    register_server(handle.clone());
-    handle
-}
 
 /// A small run of `steps` against `primary` measuring `replica`, the query steps on `query_on`;
 /// `on_step` sees each step's record as it ends.
@@ -86,16 +73,6 @@ fn step<'a>(run: &'a RunRecord, name: &str) -> &'a StepRecord {
         .iter()
         .find(|s| s.name.to_string() == name)
         .unwrap_or_else(|| panic!("{name} did not run"))
-}
-
-/// `ibench ARGS` fails with one line that says `says`.
-fn refused(args: &[&str], says: &str) -> String {
-    let out = ibench(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert!(err.contains(says), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    err
 }
 
 /// The scans of the tables `pi*` a PostgreSQL server counted itself (sequential and index).
@@ -168,7 +145,7 @@ fn check_measured(run: &RunRecord, dir: &Path) {
 #[test]
 fn postgres_standbys_sync_and_async_with_a_killed_one() {
     let primary = start_server(ServerKind::Postgres, Engine::Innodb);
-    let sync = replica_of(&primary, ReplicaMode::Sync);
+    let sync = common::start_replica_of(&primary, ReplicaMode::Sync);
     // The query steps on the standby (--query-on replica): the standby's own statistics
     // count their scans of the tables; nothing else of the run scans them there but the
     // integrity check after l.i2 (two statements a table).
@@ -224,14 +201,14 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
     ] {
         let mut all = vec!["server", "start", "postgres"];
         all.extend(args);
-        refused(&all, says);
+        common::refused_in_one_line(&all, says);
     }
 
     // The standby is not the primary: `localhost` reaches the primary itself.
     let itself = primary.url.replace("127.0.0.1", "localhost");
     let out_dir = fresh_dir("rep-pg-itself");
     let args = ["run", "--url", &primary.url, "--replica-url", &itself];
-    let err = refused(
+    let err = common::refused_in_one_line(
         &[
             &args[..],
             &["--steps", "l.i0", "--out", out_dir.to_str().unwrap()],
@@ -242,7 +219,7 @@ fn postgres_standbys_sync_and_async_with_a_killed_one() {
     assert!(err.contains("--replica-url"), "{err}");
 
     // An asynchronous standby killed after l.i0: the next steps are kept, their lag lost.
-    let lost = replica_of(&primary, ReplicaMode::Async);
+    let lost = common::start_replica_of(&primary, ReplicaMode::Async);
     let pid = lost.pid;
     let run = run_with_replica(
         (&primary, &lost),
@@ -284,7 +261,7 @@ fn kill(pid: u32) {
 /// `--on-replica-loss stop`: a standby killed while qr100 runs (a 30 s step) fails qr100 with
 /// one line well before its end; l.i0 and l.x are kept, and qr100's figures so far; exit 1.
 fn stop_on_replica_loss(primary: &ServerHandle) {
-    let standby = replica_of(primary, ReplicaMode::Async);
+    let standby = common::start_replica_of(primary, ReplicaMode::Async);
     let out = fresh_dir("rep-pg-stop");
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
         .args([
@@ -401,7 +378,7 @@ fn a_matrix_server_with_a_replica() {
         ),
     )
     .unwrap();
-    let err = refused(
+    let err = common::refused_in_one_line(
         &["matrix", "plan", bad.to_str().unwrap()],
         "--query-on replica needs --replica-url",
     );
@@ -452,28 +429,14 @@ fn standby_by_cli(
     (out, standby)
 }
 
-/// `ibench ARGS`, which must fail with one line on stderr; that line.
-fn refused_in_one_line(args: &[&str]) -> String {
-    let out = ibench(args);
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!out.status.success(), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    err
-}
-
 fn run_dir(run: &RunRecord) -> std::path::PathBuf {
     run.options.out_dir.clone()
 }
 
 #[test]
 fn mariadb_semisync_replica() {
-    let spec = ServerSpec {
-        kind: ServerKind::Mariadb,
-        ..ServerSpec::default()
-    };
-    let primary = start_logging_primary(&spec).expect("a MariaDB primary with a binary log");
-    register_server(primary.clone());
-    let replica = replica_of(&primary, ReplicaMode::Semisync);
+    let primary = common::start_mariadb_primary();
+    let replica = common::start_replica_of(&primary, ReplicaMode::Semisync);
     let (run, view) = measured((&primary, &replica), "l.i0,l.x,l.i1,l.i2", QueryOn::Primary);
     let info = run.replica.as_ref().expect("the run records its replica");
     assert_eq!(info.mode.name(), "semisync");
@@ -511,7 +474,7 @@ fn mariadb_semisync_replica() {
 
     // MariaDB has no --sync; the error names the flag that it has.
     let p = primary.dir.to_str().unwrap();
-    refused(
+    common::refused_in_one_line(
         &["server", "start", "mariadb", "--replica-of", p, "--sync"],
         "--semisync",
     );
@@ -519,7 +482,7 @@ fn mariadb_semisync_replica() {
     // The primary is the replica's URL's server itself: refused before anything is written.
     let out_dir = fresh_dir("rep-my-itself");
     let args = ["run", "--url", &replica.url, "--replica-url", &primary.url];
-    refused(
+    common::refused_in_one_line(
         &[
             &args[..],
             &["--steps", "l.i0", "--out", out_dir.to_str().unwrap()],
@@ -550,7 +513,7 @@ fn mariadb_semisync_replica() {
 #[test]
 fn replica_flags_without_a_primary_are_refused() {
     let nowhere = fresh_dir("rep-nowhere");
-    let err = refused(
+    let err = common::refused_in_one_line(
         &[
             "server",
             "start",
@@ -571,16 +534,18 @@ fn replica_flags_without_a_primary_are_refused() {
         ("postgres", "1kB", "such as 512MB or 4GB"),
         ("mariadb", "1GB", "--slot-keep is PostgreSQL's"),
     ] {
-        let err = refused_in_one_line(&[
-            "server",
-            "start",
-            kind,
-            "--replica-of",
-            nowhere,
-            "--slot-keep",
-            keep,
-        ]);
-        assert!(err.contains(says), "{err}");
+        common::refused_in_one_line(
+            &[
+                "server",
+                "start",
+                kind,
+                "--replica-of",
+                nowhere,
+                "--slot-keep",
+                keep,
+            ],
+            says,
+        );
     }
     let url = "postgres://u@127.0.0.1:1/db";
     for (flag, value, says) in [
@@ -720,15 +685,18 @@ fn a_registry_standby_is_copied_without_pg_basebackup() {
 fn before_postgres_13_the_slot_cannot_be_bounded() {
     let primary = registry_primary(12);
     let primary_dir = primary.dir.to_str().unwrap();
-    let err = refused_in_one_line(&[
-        "server",
-        "start",
-        "postgres",
-        "--replica-of",
-        primary_dir,
-        "--slot-keep",
-        "1GB",
-    ]);
+    let err = common::refused_in_one_line(
+        &[
+            "server",
+            "start",
+            "postgres",
+            "--replica-of",
+            primary_dir,
+            "--slot-keep",
+            "1GB",
+        ],
+        "--slot-keep needs PostgreSQL 13 or later",
+    );
     assert!(
         err.contains("--slot-keep needs PostgreSQL 13 or later") && err.contains("runs 12"),
         "{err}"

@@ -358,7 +358,7 @@ pub(super) fn step_record(
                 .collect()
         })
         .unwrap_or_default();
-    let mut record = figures(kill, &f.event, f.start, &clients, &per_second);
+    let mut record = figures(kill, &f.event, f.start, &clients, (kind, &per_second));
     record.audit = f
         .event
         .audit
@@ -389,13 +389,16 @@ pub(super) struct ClientSide<'a> {
     pub outage: &'a ClientOutage,
 }
 
-/// The step's failover figures (the audit is added by [`audit`]).
+/// The step's failover figures (the audit is added by [`audit`]). `main` is the step's main
+/// op kind (the one its throughput counts: a query step's queries, not its background
+/// writers) and its count per whole second: the rate and the latency around the event are
+/// that op's.
 pub(super) fn figures(
     plan: Option<&Kill>,
     ev: &Event,
     start: Instant,
     clients: &[ClientSide<'_>],
-    per_second_main: &[u64],
+    (main_kind, per_second_main): (OpKind, &[u64]),
 ) -> StepFailover {
     let secs = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
     let first_failure = clients.iter().filter_map(|c| c.outage.first_failure).min();
@@ -408,7 +411,7 @@ pub(super) fn figures(
         failed.read_only += f.read_only;
         failed.timeout += f.timeout;
         failed.other += f.other;
-        if c.kind == main_kind(clients) {
+        if c.kind == main_kind {
             latencies.extend(&c.outage.window_latency_us);
         }
     }
@@ -449,16 +452,6 @@ pub(super) fn figures(
         ),
         audit: None,
         error: ev.error(),
-    }
-}
-
-/// The op kind whose latency the window reports: inserts when there are writers, else the
-/// first client's.
-fn main_kind(clients: &[ClientSide<'_>]) -> OpKind {
-    if clients.iter().any(|c| c.kind == OpKind::Insert) {
-        OpKind::Insert
-    } else {
-        clients.first().map_or(OpKind::Insert, |c| c.kind)
     }
 }
 

@@ -177,6 +177,48 @@ pub fn register_server(handle: ServerHandle) {
     STARTED.lock().unwrap().push(handle);
 }
 
+/// A private replica of `primary` in `mode` (what `ibench server start --replica-of` makes),
+/// stopped at exit (before its primary: the servers stop in the order they were started,
+/// and a primary's stop stops its live replicas first).
+pub fn start_replica_of(
+    primary: &ServerHandle,
+    mode: ibench::replication::ReplicaMode,
+) -> ServerHandle {
+    let spec = ServerSpec {
+        kind: primary.kind,
+        engine: primary.engine,
+        ..ServerSpec::default()
+    };
+    let handle = ibench::replication::pair::start_replica(&spec, &primary.dir, mode)
+        .unwrap_or_else(|e| panic!("cannot start a {mode} replica: {e:#}"));
+    register_server(handle.clone());
+    handle
+}
+
+/// A private MariaDB (InnoDB) that writes a binary log, so that a replica can follow it
+/// (`ibench server start mariadb --log-bin`), stopped at exit.
+pub fn start_mariadb_primary() -> ServerHandle {
+    let spec = ServerSpec {
+        kind: ServerKind::Mariadb,
+        engine: Engine::Innodb,
+        ..ServerSpec::default()
+    };
+    let primary = ibench::replication::pair::start_logging_primary(&spec)
+        .unwrap_or_else(|e| panic!("cannot start a MariaDB primary with a binary log: {e:#}"));
+    register_server(primary.clone());
+    primary
+}
+
+/// `ibench ARGS`, which must fail with one line on stderr that says `says`; that line.
+pub fn refused_in_one_line(args: &[&str], says: &str) -> String {
+    let out = ibench(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{args:?} succeeded: {err}");
+    assert!(err.contains(says), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    err
+}
+
 /// A directory under the temp dir that does not exist yet (removed when the process exits).
 pub fn fresh_dir(tag: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);

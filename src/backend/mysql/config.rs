@@ -5,11 +5,14 @@
 //! logins that would hand a password to whoever asks need an explicit opt-in:
 //! `enable-cleartext-plugin` (and TLS or a Unix socket), `get-server-public-key` or
 //! `server-public-key-path`. A setting ibench does not support is refused in one line.
+//! A URL may name several servers, tried in order, with ibench's `target_session_attrs`
+//! ([`super::hosts`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::hosts::{TargetSession, endpoints, parse_port, split_hosts};
 use crate::backend::protocol::TlsLedger;
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
 use crate::url::{ServerUrl, UrlParts, percent_decode};
@@ -77,8 +80,10 @@ pub enum Endpoint {
 /// Everything a connection to a MySQL or MariaDB server needs.
 #[derive(Clone)]
 pub struct MyConfig {
-    /// Where to connect.
-    pub endpoint: Endpoint,
+    /// Where to connect: one server, or several tried in order (a URL naming several hosts).
+    pub endpoints: Vec<Endpoint>,
+    /// Which of them a connection may stay on (`target_session_attrs`; `any` by default).
+    pub target_session: TargetSession,
     /// The user (empty: the server's anonymous user).
     pub user: String,
     /// The password, if any.
@@ -110,7 +115,8 @@ pub struct MyConfig {
 impl std::fmt::Debug for MyConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MyConfig")
-            .field("endpoint", &self.endpoint)
+            .field("endpoints", &self.endpoints)
+            .field("target_session", &self.target_session)
             .field("user", &self.user)
             .field("database", &self.database)
             .field("ssl_mode", &self.ssl_mode)
@@ -134,6 +140,7 @@ const SETTINGS: &[&str] = &[
     "enable-cleartext-plugin",
     "server-public-key-path",
     "get-server-public-key",
+    "target-session-attrs",
 ];
 
 /// One setting, from wherever it came.
@@ -210,12 +217,15 @@ impl MyConfig {
         if let Some(p) = &url.password {
             given.add("password", percent_decode(p), "--url")?;
         }
-        let (host, port) = split_host_port(&url.hosts)?;
-        if !host.is_empty() {
-            given.add("host", host, "--url")?;
-        }
-        if let Some(p) = port {
-            given.add("port", p, "--url")?;
+        let mut hosts = split_hosts(&url.hosts)?;
+        if let [(host, port)] = hosts.as_slice() {
+            if !host.is_empty() {
+                given.add("host", host.clone(), "--url")?;
+            }
+            if let Some(p) = port {
+                given.add("port", p.clone(), "--url")?;
+            }
+            hosts.clear();
         }
         if !url.path.is_empty() {
             given.add("database", percent_decode(&url.path), "--url")?;
@@ -234,10 +244,11 @@ impl MyConfig {
         if let Some(p) = env("MYSQL_PWD").filter(|p| !p.is_empty()) {
             given.add("password", p, "MYSQL_PWD")?;
         }
-        MyConfig::from_given(&given)
+        MyConfig::from_given(&given, &hosts)
     }
 
-    fn from_given(given: &Given) -> Result<MyConfig, String> {
+    /// The settings `given`; `several` are the URL's hosts when it names more than one.
+    fn from_given(given: &Given, several: &[(String, Option<String>)]) -> Result<MyConfig, String> {
         let flag = |key: &str| -> Result<bool, String> {
             match given.get(key).map(str::to_ascii_lowercase).as_deref() {
                 None => Ok(false),
@@ -246,20 +257,27 @@ impl MyConfig {
                 Some(other) => Err(format!("{key}={other}: give true or false")),
             }
         };
-        let endpoint = match given.get("socket") {
-            Some(path) => Endpoint::Socket(PathBuf::from(path)),
-            None => Endpoint::Tcp {
+        let port = match given.get("port") {
+            None => 3306,
+            Some(p) => parse_port(p, None)?,
+        };
+        let endpoints = match (given.get("socket"), several) {
+            (Some(path), []) => vec![Endpoint::Socket(PathBuf::from(path))],
+            (None, []) => vec![Endpoint::Tcp {
                 host: given.get("host").unwrap_or("localhost").to_string(),
-                port: match given.get("port") {
-                    None => 3306,
-                    Some(p) => p
-                        .trim()
-                        .parse()
-                        .ok()
-                        .filter(|p| *p != 0)
-                        .ok_or_else(|| format!("'{p}' is not a port"))?,
-                },
-            },
+                port,
+            }],
+            (Some(_), _) => {
+                return Err(
+                    "a URL naming several hosts connects to each over TCP: leave socket= out of --url (and ~/.my.cnf)"
+                        .to_string(),
+                );
+            }
+            (None, hosts) => endpoints(hosts, port)?,
+        };
+        let target_session = match given.get("target-session-attrs") {
+            None => TargetSession::Any,
+            Some(v) => TargetSession::parse(v)?,
         };
         let ssl_mode = match given.get("ssl-mode") {
             None => SslMode::Preferred,
@@ -288,7 +306,8 @@ impl MyConfig {
             }
         };
         Ok(MyConfig {
-            endpoint,
+            endpoints,
+            target_session,
             user: given.get("user").unwrap_or_default().to_string(),
             password: given.get("password").map(str::to_string),
             database: given
@@ -304,6 +323,18 @@ impl MyConfig {
             server_public_key,
             get_server_public_key: flag("get-server-public-key")?,
         })
+    }
+}
+
+impl MyConfig {
+    /// The same settings for the one server `endpoint` (of a URL's several: the one a
+    /// connection reached, where its `KILL QUERY` must go).
+    pub fn pinned_to(&self, endpoint: &Endpoint) -> MyConfig {
+        MyConfig {
+            endpoints: vec![endpoint.clone()],
+            target_session: TargetSession::Any,
+            ..self.clone()
+        }
     }
 }
 
@@ -363,24 +394,6 @@ fn read_option_file(file: &Path) -> std::io::Result<String> {
     std::fs::read_to_string(file)
 }
 
-/// `host:port`, `[v6]:port`, `host`.
-fn split_host_port(hosts: &str) -> Result<(String, Option<String>), String> {
-    if hosts.contains(',') {
-        return Err("a MySQL URL names one host".to_string());
-    }
-    if let Some(rest) = hosts.strip_prefix('[') {
-        let (host, after) = rest.split_once(']').unwrap_or((rest, ""));
-        return Ok((
-            host.to_string(),
-            after.strip_prefix(':').map(str::to_string),
-        ));
-    }
-    Ok(match hosts.rsplit_once(':') {
-        Some((h, p)) => (percent_decode(h), Some(p.to_string())),
-        None => (percent_decode(hosts), None),
-    })
-}
-
 /// The `key=value` lines of the `[client]` group of an option file (a key alone is `true`;
 /// quotes around a value are taken off; `#` and `;` start comments).
 fn client_group(text: &str) -> Vec<(String, String)> {
@@ -425,11 +438,11 @@ mod tests {
     fn urls_read_as_the_client_reads_its_options() {
         let c = config("mysql://bob:p%40ss@db.example:3307/ibench").unwrap();
         assert_eq!(
-            c.endpoint,
-            Endpoint::Tcp {
+            c.endpoints,
+            [Endpoint::Tcp {
                 host: "db.example".into(),
                 port: 3307
-            }
+            }]
         );
         assert_eq!(
             (c.user.as_str(), c.password.as_deref()),
@@ -439,10 +452,29 @@ mod tests {
         assert_eq!(c.ssl_mode, SslMode::Preferred, "the client's default");
         assert!(!c.cleartext_plugin && !c.get_server_public_key);
         let c = config("mysql://root@localhost/x?socket=/tmp/my.sock&prefer_socket=false").unwrap();
-        assert_eq!(c.endpoint, Endpoint::Socket("/tmp/my.sock".into()));
+        assert_eq!(c.endpoints, [Endpoint::Socket("/tmp/my.sock".into())]);
         let c = config("mysql://u@[::1]/x?ssl-mode=disabled&get_server_public_key=true").unwrap();
         assert_eq!(c.ssl_mode, SslMode::Disabled);
         assert!(c.tls.is_none() && c.get_server_public_key);
+    }
+
+    #[test]
+    fn a_url_may_name_several_hosts_tried_in_order() {
+        let c = config("mysql://u@h1:3307,h2/x?port=3310&target_session_attrs=read-write").unwrap();
+        let tcp = |host: &str, port| Endpoint::Tcp {
+            host: host.into(),
+            port,
+        };
+        assert_eq!(c.endpoints, [tcp("h1", 3307), tcp("h2", 3310)]);
+        assert_eq!(c.target_session, TargetSession::ReadWrite);
+        let c = config("mysql://u@h1/x").unwrap();
+        assert_eq!(c.target_session, TargetSession::Any, "the default");
+        let e = config("mysql://u@h1,h2/x?socket=/tmp/s").unwrap_err();
+        assert!(e.contains("socket="), "{e}");
+        let e = config("mysql://u@h1,h2/x?target_session_attrs=primary").unwrap_err();
+        assert!(e.contains("read-write"), "{e}");
+        let e = config("mysql://u@h1,/x").unwrap_err();
+        assert!(e.contains("empty host"), "{e}");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod codec;
 pub mod config;
+pub mod hosts;
 mod login;
 pub mod replica_setup;
 pub mod replication;
@@ -162,7 +163,7 @@ impl Driver for MysqlDriver {
     fn connect(&self) -> BackendResult<Box<dyn Conn>> {
         let wire = MyWire::connect(&self.config).map_err(|e| self.connect_error(&e))?;
         let dialect = MyDialect {
-            config: self.config.clone(),
+            config: self.config.pinned_to(wire.endpoint()),
         };
         let mut conn = MysqlConn::new(wire, self.target.clone(), dialect);
         if self.engine == Engine::Rocksdb {

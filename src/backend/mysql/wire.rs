@@ -26,6 +26,7 @@ use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
 
 use super::config::{Endpoint, MyConfig};
+use super::hosts;
 use crate::backend::protocol::{self, Address, Channel};
 use crate::results::target::TlsInfo;
 
@@ -145,15 +146,86 @@ pub struct MyWire {
     pub(super) in_login: bool,
     /// Each statement's deadline, from its send (`None`: unbounded).
     pub(super) statement_timeout: Option<Duration>,
+    /// The server it reached (of a URL's several, the one kept).
+    pub(super) endpoint: Endpoint,
+}
+
+/// A login the server refused (access denied), or one the client cannot make (TLS, the
+/// login method): the next server of a multi-host URL would refuse it too, as libpq stops
+/// after a failed authentication.
+fn refused_login(e: &WireError) -> bool {
+    match e {
+        WireError::Auth(_) | WireError::Tls(_) => true,
+        WireError::Server(s) => matches!(s.number, Some(1044 | 1045 | 1698)),
+        _ => false,
+    }
+}
+
+/// The error of a server that does not fit the URL's `target_session_attrs`: its
+/// connection is ended and the next server tried. An I/O error of kind `NotConnected`: a
+/// reconnecting client tries again, as for a server that is down.
+fn not_fitting(config: &MyConfig, endpoint: &Endpoint, read_only: bool) -> WireError {
+    WireError::Io(io::Error::new(
+        io::ErrorKind::NotConnected,
+        format!(
+            "{} is {} (@@global.read_only = {}), and the URL asks for target_session_attrs={}",
+            hosts::describe(endpoint),
+            if read_only { "read-only" } else { "read-write" },
+            u8::from(read_only),
+            config.target_session.name()
+        ),
+    ))
 }
 
 impl MyWire {
     /// Connect where `config` says (its socket, else TCP to its host and port), with TLS as
-    /// its `ssl-mode` says, and log in. The whole exchange is bounded by the connect timeout.
+    /// its `ssl-mode` says, and log in. Each server's exchange is bounded by the connect
+    /// timeout. A URL naming several servers: they are tried in order, and the first that
+    /// accepts and fits its `target_session_attrs` is kept ([`super::hosts`]); a server that
+    /// refuses the login ends the attempt (the next would refuse it too), any other failure
+    /// passes to the next server.
     pub fn connect(config: &MyConfig) -> WireResult<MyWire> {
+        let mut last: Option<WireError> = None;
+        for endpoint in &config.endpoints {
+            let mut conn = match Self::connect_endpoint(config, endpoint) {
+                Ok(conn) => conn,
+                Err(e) if refused_login(&e) => return Err(e),
+                Err(e) => {
+                    last = Some(e);
+                    continue;
+                }
+            };
+            if !config.target_session.asks() {
+                return Ok(conn);
+            }
+            match conn.read_only() {
+                Ok(read_only) if config.target_session.accepts(read_only) => return Ok(conn),
+                Ok(read_only) => last = Some(not_fitting(config, endpoint, read_only)),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            WireError::Io(io::Error::new(
+                io::ErrorKind::NotFound,
+                "no host to connect to",
+            ))
+        }))
+    }
+
+    /// Whether the server of this connection refuses ordinary users' writes
+    /// ([`hosts::READ_ONLY_SQL`]).
+    pub fn read_only(&mut self) -> WireResult<bool> {
+        let result = self.query(hosts::READ_ONLY_SQL)?;
+        hosts::read_only_of(result.first()).ok_or_else(|| {
+            self.protocol("the server's @@global.read_only is not 0 or 1".to_string())
+        })
+    }
+
+    /// Connect to one server and log in.
+    fn connect_endpoint(config: &MyConfig, endpoint: &Endpoint) -> WireResult<MyWire> {
         let timeout = config.connect_timeout;
         let deadline = timeout.map(|t| Instant::now() + t);
-        let (addresses, host) = match &config.endpoint {
+        let (addresses, host) = match endpoint {
             Endpoint::Socket(path) => (vec![Address::Unix(path.clone())], None),
             Endpoint::Tcp { host, port } => {
                 let resolved: Vec<Address> = (host.as_str(), *port)
@@ -185,13 +257,14 @@ impl MyWire {
             connection_id: 0,
             in_login: true,
             statement_timeout: None,
+            endpoint: endpoint.clone(),
         };
         conn.ch.deadline = deadline;
         conn.handshake(config, host, deadline)?;
         conn.ch.bound(None)?;
         conn.ch.stream.set_write_timeout(None)?;
         conn.in_login = false;
-        if let Endpoint::Tcp { host, port } = &config.endpoint
+        if let Endpoint::Tcp { host, port } = endpoint
             && config.tls.is_some()
             && !config.ssl_mode.requires_tls()
         {
@@ -207,6 +280,11 @@ impl MyWire {
                 .map_err(WireError::Tls)?;
         }
         Ok(conn)
+    }
+
+    /// The server this connection reached (of a URL's several, the one it kept).
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
     /// The server's id of this connection (what `KILL QUERY` takes).
@@ -632,6 +710,7 @@ mod tests {
             connection_id: 0,
             in_login: false,
             statement_timeout: None,
+            endpoint: Endpoint::Socket("test".into()),
         };
         let p = w.next_packet().unwrap();
         assert_eq!(w.body(p).len(), MAX_PAYLOAD + 3);
