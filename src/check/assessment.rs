@@ -350,7 +350,10 @@ mod tests {
             super::super::outputs::method_text(&pair(Vec::new(), true), &v),
             "duet, paired"
         );
-        assert_eq!(super::super::outputs::method_text(&pair(Vec::new(), false), &v), "paired");
+        assert_eq!(
+            super::super::outputs::method_text(&pair(Vec::new(), false), &v),
+            "paired"
+        );
         v.judgement.method = Some(Method::PerSecond);
         assert_eq!(
             super::super::outputs::method_text(&pair(Vec::new(), false), &v),
