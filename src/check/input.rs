@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use crate::cli::CheckArgs;
+use crate::matrix::cell::cell_dir;
 use crate::matrix::plan::Plan;
-use crate::matrix::run::{PLAN_FILE, cell_dir};
+use crate::matrix::run::PLAN_FILE;
 use crate::report::differs::{Difference, setup_differences};
 use crate::report::load::{self, LoadedRun};
 use crate::results::RUN_FILE;

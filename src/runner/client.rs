@@ -62,7 +62,7 @@ pub trait Worker: Send {
     fn track_keys(&mut self) {}
 
     /// The keys this worker inserted, acknowledged and not, when it tracks them.
-    fn key_ledger(&self) -> Option<super::failover::SharedLedger> {
+    fn key_ledger(&self) -> Option<super::ledger::SharedLedger> {
         None
     }
 
@@ -156,7 +156,7 @@ pub struct Inserter {
     remaining: Option<u64>,
     tokens: Option<SyncSender<u64>>,
     pending_token: Option<u64>,
-    ledger: Option<super::failover::SharedLedger>,
+    ledger: Option<super::ledger::SharedLedger>,
 }
 
 impl Inserter {
@@ -205,15 +205,14 @@ impl Worker for Inserter {
             *r -= rows;
         }
         if let Some(l) = &self.ledger {
-            super::failover::lock(l).acknowledged(&self.batch.transactionid);
+            super::ledger::lock(l).acknowledged(&self.batch.transactionid);
         }
         Ok(Some(n))
     }
 
     fn connection_lost(&mut self, in_flight: bool) {
         if let Some(l) = &self.ledger {
-            super::failover::lock(l)
-                .failed(in_flight.then_some(self.batch.transactionid.as_slice()));
+            super::ledger::lock(l).failed(in_flight.then_some(self.batch.transactionid.as_slice()));
         }
         if in_flight {
             // The server may hold it: a new batch with new keys, never the same one again.
@@ -222,10 +221,10 @@ impl Worker for Inserter {
     }
 
     fn track_keys(&mut self) {
-        self.ledger = Some(super::failover::SharedLedger::default());
+        self.ledger = Some(super::ledger::SharedLedger::default());
     }
 
-    fn key_ledger(&self) -> Option<super::failover::SharedLedger> {
+    fn key_ledger(&self) -> Option<super::ledger::SharedLedger> {
         self.ledger.clone()
     }
 
