@@ -440,3 +440,38 @@ fn keep_server_files(inst: &Path, to: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cell's state is read back from its dir as written; a dir without one, or a cell
+    /// never finished, is not finished before.
+    #[test]
+    fn a_cell_s_state_reads_back_and_only_a_completed_run_is_finished_before() {
+        let out = std::env::temp_dir().join(format!("ibench-cell-{}", std::process::id()));
+        let dir = cell_dir(&out, "pg-a");
+        assert_eq!(dir, out.join("cells").join("pg-a"));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(read_state(&dir).is_none());
+        let state = CellState {
+            cell: "pg-a".into(),
+            status: CellStatus::Completed,
+            error: None,
+            label: "pg a".into(),
+            definition: serde_json::json!({"config": "x"}),
+            shard: Shard { index: 0, count: 1 },
+            started_at: None,
+            ended_at: None,
+            instance_dir: None,
+        };
+        results::write_json_atomic(&dir.join(STATE_FILE), &state).unwrap();
+        let back = read_state(&dir).expect("the state reads back");
+        assert_eq!(back.status, CellStatus::Completed);
+        assert_eq!(back.definition, state.definition);
+        // Completed with the same definition, but its run.json is missing: run it again.
+        assert!(!finished_before(Some(&back), &state.definition, &dir));
+        assert!(!finished_before(None, &state.definition, &dir));
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}

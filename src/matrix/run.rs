@@ -201,3 +201,35 @@ fn redo_note(previous: Option<&CellState>) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(status: CellStatus) -> CellState {
+        CellState {
+            cell: "c1".into(),
+            status,
+            error: None,
+            label: "c1".into(),
+            definition: serde_json::json!({}),
+            shard: Shard { index: 0, count: 1 },
+            started_at: None,
+            ended_at: None,
+            instance_dir: None,
+        }
+    }
+
+    #[test]
+    fn a_cell_run_again_says_why() {
+        assert_eq!(redo_note(None), "");
+        assert_eq!(
+            redo_note(Some(&state(CellStatus::Completed))),
+            " (definition changed: redoing)"
+        );
+        assert_eq!(
+            redo_note(Some(&state(CellStatus::Failed))),
+            " (was failed: redoing)"
+        );
+    }
+}
