@@ -35,9 +35,9 @@ use crate::replication::heartbeat::Heartbeat;
 use crate::results::target::TargetInfo;
 use crate::results::{self, RunRecord, SCHEMA_VERSION, Status, StepRecord, TimelineWriter};
 use crate::sampler::{self, Sampler};
-use crate::workload::plan::StepPlan;
 
 pub use crate::results::options::{self, OptionsError, RunOptions};
+pub use sequence::RunObserver;
 use sequence::run_steps;
 use shape::{RunSettings, RunShape};
 
@@ -64,18 +64,6 @@ pub fn run(
     on_step: &mut dyn FnMut(&StepRecord),
 ) -> anyhow::Result<RunOutcome> {
     run_observed(opts, command_line, &mut StepEnds(on_step))
-}
-
-/// What the caller hears of a run as it goes, to print it (the runner prints none of it).
-pub trait RunObserver {
-    /// The run starts, its target reached, its results dir made and every step found what it
-    /// needs (the precheck): the record as first written (target, options as recorded,
-    /// label), the dir and every step's plan.
-    fn run_starts(&mut self, _record: &RunRecord, _dir: &Path, _plans: &[StepPlan]) {}
-    /// Step `index` (0-based) of the plans given to `run_starts` starts.
-    fn step_starts(&mut self, _index: usize, _plan: &StepPlan) {}
-    /// A step ended (or failed): its record.
-    fn step_ends(&mut self, record: &StepRecord);
 }
 
 /// An observer that hears only the ends of steps.
