@@ -83,7 +83,11 @@ pub fn run_observed(
     command_line: Vec<String>,
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<RunOutcome> {
-    let shape = RunShape::of(&opts)?;
+    let settings = RunSettings::of(&opts);
+    // The default URL's SQLite file lives in the results directory: it must exist before
+    // the URL is read.
+    sqlite_in_results(&settings)?;
+    let shape = RunShape::with(&opts, settings)?;
     drop(opts);
     stop::set_run_active(true);
     crate::backend::deadline::set_stall_limit(shape.run.stall_limit);
@@ -108,7 +112,6 @@ fn run_locked(
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<RunOutcome> {
     let settings = &shape.run;
-    sqlite_in_results(settings)?;
     let driver = shape.target.driver();
     let target = reach(shape, driver.as_ref())?;
     stop::check_interrupted()?;

@@ -74,7 +74,8 @@ pub struct RunSettings {
 }
 
 impl RunSettings {
-    fn of(opts: &RunOptions) -> RunSettings {
+    /// The run's own settings in `opts`.
+    pub fn of(opts: &RunOptions) -> RunSettings {
         RunSettings {
             out_dir: opts.out_dir.clone(),
             sqlite_in_out_dir: crate::backend::sqlite::path_of_url(&opts.url)
@@ -145,6 +146,12 @@ impl RunShape {
     /// (`RunArgs::to_options`). The URL is read here, once, and the options that depend on
     /// its backend are checked against it; an error names the flag to fix.
     pub fn of(opts: &RunOptions) -> anyhow::Result<RunShape> {
+        RunShape::with(opts, RunSettings::of(opts))
+    }
+
+    /// [`RunShape::of`] with the run's own settings, `run`, resolved from `opts` before (the
+    /// runner makes the SQLite file's directory from them before the URL is read).
+    pub fn with(opts: &RunOptions, run: RunSettings) -> anyhow::Result<RunShape> {
         let target = ConnectTarget::for_run(opts)?;
         let replica_target = match &opts.replica_url {
             Some(replica) => Some(
@@ -206,7 +213,7 @@ impl RunShape {
             progress: ProgressMode::detect(opts.quiet),
             recorded_options,
             reconnect: reconnect_shape(opts)?,
-            run: RunSettings::of(opts),
+            run,
         })
     }
 
