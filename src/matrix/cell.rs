@@ -408,8 +408,6 @@ fn benchmark_cell(opts: crate::runner::RunOptions, job: CellJob) -> Result<CellS
     Ok(CellStatus::Completed)
 }
 
-/// Copy the server's logs, config copy and handle from the instance dir (never the data dir
-/// or a password file).
 /// Write the cell's generated config (base plus variant settings) into its dir, for the
 /// server and for the record; `None` when the config has no settings.
 fn write_cell_config(config: &PlanConfig, kind: ServerKind, dir: &Path) -> Result<Option<PathBuf>> {
@@ -426,6 +424,8 @@ fn write_cell_config(config: &PlanConfig, kind: ServerKind, dir: &Path) -> Resul
     Ok(Some(path))
 }
 
+/// Copy the server's logs, config copy and handle from the instance dir (never the data dir
+/// or a password file).
 fn keep_server_files(inst: &Path, to: &Path) {
     let Ok(entries) = std::fs::read_dir(inst) else {
         return;
