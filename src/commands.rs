@@ -446,8 +446,8 @@ fn matrix_command(m: MatrixCommand) -> anyhow::Result<ExitCode> {
                     "{} of the matrix's cells failed (first: {first}: {}); see {} and rerun the same command to redo the failed cells",
                     s.failed.len(),
                     report::text::one_line(err),
-                    matrix::run::cell_dir(&out, first)
-                        .join(matrix::run::STATE_FILE)
+                    matrix::cell::cell_dir(&out, first)
+                        .join(matrix::cell::STATE_FILE)
                         .display()
                 );
             }

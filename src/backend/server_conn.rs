@@ -611,3 +611,131 @@ impl<D: Dialect> TextSql for ServerConn<D> {
         self.query(sql, context)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::postgres::PgDialect;
+    use crate::workload::{Rng, RowGenerator, RowShape};
+
+    fn server_error(sqlstate: &str, severity: &str, number: Option<u16>) -> WireError {
+        WireError::Server(Box::new(ServerError {
+            sqlstate: sqlstate.into(),
+            number,
+            severity: Some(severity.into()),
+            message: "the server said no".into(),
+            detail: None,
+            hint: None,
+        }))
+    }
+
+    fn batch(rows: usize, first_client_id: Option<i64>) -> RowBatch {
+        let rng = Rng::for_stream(7, 0, 0);
+        let mut g = RowGenerator::new(rng, RowShape::default(), first_client_id);
+        let mut b = RowBatch::default();
+        g.fill(&mut b, rows);
+        b
+    }
+
+    /// `$1` is the batch's timestamp, bound once; then five values a row.
+    #[test]
+    fn numbered_insert_params_bind_the_timestamp_once_then_each_row() {
+        let b = batch(3, None);
+        let params: Vec<Value<'_>> = InsertParams::new(&b, Placeholders::Numbered).collect();
+        assert_eq!(params.len(), 1 + 3 * 5);
+        assert_eq!(InsertParams::new(&b, Placeholders::Numbered).len(), 16);
+        assert!(matches!(params[0], Value::Timestamp(_)));
+        assert!(
+            params[1..]
+                .iter()
+                .all(|v| !matches!(v, Value::Timestamp(_)))
+        );
+        assert!(matches!(params[1], Value::Int(c) if c == i64::from(b.cashregisterid[0])));
+        assert!(matches!(params[5], Value::Text(t) if t == b.data(0)));
+        assert!(matches!(params[6], Value::Int(c) if c == i64::from(b.cashregisterid[1])));
+    }
+
+    /// With `?` each row carries its id (the client assigns them) and the timestamp.
+    #[test]
+    fn question_mark_insert_params_repeat_the_id_and_timestamp_per_row() {
+        let b = batch(2, Some(100));
+        let params: Vec<Value<'_>> = InsertParams::new(&b, Placeholders::Question).collect();
+        assert_eq!(params.len(), 2 * 7);
+        for (row, id) in [(0, 100), (1, 101)] {
+            let r = &params[row * 7..(row + 1) * 7];
+            assert!(matches!(r[0], Value::Int(i) if i == id), "{r:?}");
+            assert!(matches!(r[1], Value::Timestamp(_)));
+            assert!(matches!(r[5], Value::Int(p) if p == i64::from(b.price[row])));
+            assert!(matches!(r[6], Value::Text(t) if t == b.data(row)));
+        }
+    }
+
+    #[test]
+    fn a_fatal_error_or_a_mysql_disconnect_ends_the_connection() {
+        let e =
+            |sqlstate: &str, severity: &str, number| match server_error(sqlstate, severity, number)
+            {
+                WireError::Server(s) => *s,
+                _ => unreachable!(),
+            };
+        assert!(connection_ended(&e("57P01", "FATAL", None)));
+        assert!(connection_ended(&e("XX000", "PANIC", None)));
+        assert!(!connection_ended(&e("40P01", "ERROR", None)));
+        assert!(connection_ended(&e("HY000", "ERROR", Some(4031))));
+        assert!(!connection_ended(&e("40001", "ERROR", Some(1213))));
+    }
+
+    /// A broken socket or a FATAL on an established connection is a lost connection, not a
+    /// wrong URL; a deadlock may be retried; a protocol error names the server.
+    #[test]
+    fn a_statement_s_errors_map_by_what_broke() {
+        let t = "postgres://u@db:5432/x";
+        let broken = WireError::Io(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        let lost = statement_error::<PgDialect>(t, "insert into pi1", &broken);
+        assert!(matches!(lost, BackendError::Lost { ref target, .. } if target == t));
+        let fatal = server_error("57P01", "FATAL", None);
+        assert!(matches!(
+            statement_error::<PgDialect>(t, "insert", &fatal),
+            BackendError::Lost { .. }
+        ));
+        let deadlock = server_error("40P01", "ERROR", None);
+        assert!(matches!(
+            statement_error::<PgDialect>(t, "insert", &deadlock),
+            BackendError::Retryable(_)
+        ));
+        let full = server_error("53100", "ERROR", None);
+        assert!(matches!(
+            statement_error::<PgDialect>(t, "insert", &full),
+            BackendError::DiskFull { .. }
+        ));
+        let garbled = WireError::Protocol("unexpected message 'Q'".into());
+        let e = statement_error::<PgDialect>(t, "insert", &garbled);
+        assert!(
+            e.to_string().contains("(server postgres://u@db:5432/x)"),
+            "{e}"
+        );
+    }
+
+    /// Opening a connection: a socket refused is an unreachable server, a refused password a
+    /// refused login, a missing database what the dialect explains, TLS the connect's own.
+    #[test]
+    fn a_connect_s_errors_map_by_what_refused_it() {
+        let t = "postgres://u@db:5432/x";
+        let refused = WireError::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert!(matches!(
+            connect_error::<PgDialect>(t, Some("x"), &refused),
+            BackendError::Unreachable { .. }
+        ));
+        let password = server_error("28P01", "FATAL", None);
+        assert!(matches!(
+            connect_error::<PgDialect>(t, Some("x"), &password),
+            BackendError::Auth { .. }
+        ));
+        let no_db = server_error("3D000", "FATAL", None);
+        let e = connect_error::<PgDialect>(t, Some("x"), &no_db).to_string();
+        assert!(e.contains("create the database"), "{e}");
+        let tls = WireError::Tls("the server does not support TLS".into());
+        let e = connect_error::<PgDialect>(t, None, &tls).to_string();
+        assert!(e.contains("connect to postgres://u@db:5432/x"), "{e}");
+    }
+}

@@ -5,11 +5,13 @@
 //! - [`file`]: the TOML model, read strictly;
 //! - [`plan`]: the plan's types (cells, labels, estimates), built by [`build`] from the parts below;
 //! - [`servers`], [`configs`], [`groups`], [`shards`]: one job each;
-//! - [`run`]: the executor (state per cell, resume, Ctrl-C);
+//! - [`run`]: the executor (resume, Ctrl-C), one cell at a time or in [`duet`] rounds (each
+//!   side's barrier, gate and CPUs: [`side`]); [`cell`]: one cell, its server, its run, its state;
 //! - [`workloads`]: the workloads of the file and their axes' variants;
 //! - [`report`]: the group reports and the index page.
 
 pub mod build;
+pub mod cell;
 pub mod configs;
 pub mod duet;
 pub mod file;
@@ -19,6 +21,7 @@ pub mod report;
 pub mod run;
 pub mod servers;
 pub mod shards;
+pub mod side;
 pub mod workloads;
 
 use std::path::Path;

@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
+use super::cell::{CellStatus, cell_dir, read_state};
 use super::plan::{Cell, Plan, PlanGroup};
-use super::run::{CellStatus, PLAN_FILE, cell_dir, read_state};
+use super::run::PLAN_FILE;
 use crate::report::diagnosis::{NoiseBand, StepBands};
 use crate::report::document::{self, Block, DocCell, DocRow, DocTable, Link};
 use crate::report::load::{self, LoadedRun};
@@ -1107,8 +1108,8 @@ fn index_md(plan: &Plan, rows: &[IndexRow], problems: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::matrix::cell::{CellState, STATE_FILE};
     use crate::matrix::plan::Shard;
-    use crate::matrix::run::{CellState, STATE_FILE};
 
     /// Two servers (SQLite URLs: nothing to start), one config each, a plain workload and
     /// one with a clients axis, two repeats; its plan as `matrix plan` resolves it.

@@ -1,19 +1,22 @@
 //! The one client loop and the workers it drives.
 //!
 //! A step is a set of connections; each runs [`client_loop`] with a [`Worker`] (what one
-//! operation is), an optional [`Pacer`] (when it is due) and the step's [`StopSignal`]. The loop
-//! is the same for every step: wait until ready, wait until due, do one operation, record its
-//! latency from the intended start and its service time from the send.
+//! operation is), an optional [`Pacer`] (when it is due), the step's [`StopSignal`] and, with
+//! `--reconnect-for` or `--failover`, what it does when its connection is lost
+//! ([`Reconnecting`]). The loop is the same for every step: wait until ready, wait until due,
+//! do one operation, record its latency from the intended start and its service time from
+//! the send.
 
 use crate::stats::convert::u64_usize;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use crate::backend::{BackendError, Conn, SecondaryIndex};
-use crate::stats::{OpKind, OpRecorder};
+use crate::stats::{OpKind, OpRecorder, duration_us};
 use crate::workload::{Rng, RowBatch, RowGenerator, RowShape};
 
 use super::pacer::Pacer;
+use super::reconnect::Reconnecting;
 use super::stop::StopSignal;
 
 /// How often a transient conflict is retried before the step fails.
@@ -62,7 +65,7 @@ pub trait Worker: Send {
     fn track_keys(&mut self) {}
 
     /// The keys this worker inserted, acknowledged and not, when it tracks them.
-    fn key_ledger(&self) -> Option<super::failover::SharedLedger> {
+    fn key_ledger(&self) -> Option<super::ledger::SharedLedger> {
         None
     }
 
@@ -75,16 +78,19 @@ pub trait Worker: Send {
 
 /// Drive one worker on one connection until it is done or the step stops. Returns whether
 /// the worker reached its natural end (all its work done, or the step's deadline) rather than
-/// being stopped early.
+/// being stopped early. With `on_loss` (`--reconnect-for`, `--failover`), a failed statement
+/// is that policy's to recover from (it connects again and the operation is done again);
+/// without, it ends the loop with its error.
 pub fn client_loop(
     worker: &mut dyn Worker,
     conn: &mut dyn Conn,
     pacer: Option<Pacer>,
     stop: &StopSignal,
     rec: &mut OpRecorder,
+    mut on_loss: Option<&mut Reconnecting<'_>>,
 ) -> Result<bool, BackendError> {
     let cpu0 = crate::stats::thread_cpu_seconds();
-    let result = run_ops(worker, conn, pacer, stop, rec);
+    let result = run_ops(worker, conn, pacer, stop, rec, &mut on_loss);
     rec.figures.thread_cpu_seconds += crate::stats::thread_cpu_seconds() - cpu0;
     worker.finish();
     rec.figures.short_statements += worker.short_statements();
@@ -97,6 +103,7 @@ fn run_ops(
     mut pacer: Option<Pacer>,
     stop: &StopSignal,
     rec: &mut OpRecorder,
+    on_loss: &mut Option<&mut Reconnecting<'_>>,
 ) -> Result<(), BackendError> {
     loop {
         if stop.should_stop() {
@@ -117,31 +124,57 @@ fn run_ops(
             }
             None => ready_at,
         };
-        let sent = Instant::now();
-        let mut attempts = 0;
-        let outcome = loop {
-            match worker.op(conn) {
-                Err(BackendError::Retryable(_))
-                    if attempts < MAX_RETRIES && !stop.should_stop() =>
-                {
-                    attempts += 1;
-                    rec.figures.retries += 1;
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                // The step ended while this op was in a conflict: it was never done, so it
-                // is neither counted nor an error (a deadlock in a step's last moment would
-                // otherwise fail a finished step).
-                Err(BackendError::Retryable(_)) if stop.should_stop() => return Ok(()),
-                other => break other,
-            }
+        let Some((rows, sent)) = one_op(worker, conn, stop, rec, on_loss)? else {
+            return Ok(());
         };
-        match outcome? {
-            Some(rows) => {
-                let end = Instant::now();
-                rec.record(end - intended, end - sent, rows);
-                worker.after(stop);
-            }
-            None => return Ok(()),
+        let end = Instant::now();
+        rec.record(end - intended, end - sent, rows);
+        if let Some(r) = on_loss.as_deref_mut() {
+            r.ok(end, duration_us(end - intended));
+        }
+        worker.after(stop);
+    }
+}
+
+/// One operation, its transient conflicts retried (and, with a policy for a lost
+/// connection, done again after each failure it recovers from): its rows and when its last
+/// attempt was sent; `None` when the worker had nothing left or the step stopped.
+fn one_op(
+    worker: &mut dyn Worker,
+    conn: &mut dyn Conn,
+    stop: &StopSignal,
+    rec: &mut OpRecorder,
+    on_loss: &mut Option<&mut Reconnecting<'_>>,
+) -> Result<Option<(u64, Instant)>, BackendError> {
+    let mut attempts = 0;
+    loop {
+        let sent = Instant::now();
+        let done = match on_loss.as_deref_mut().and_then(Reconnecting::connection) {
+            Some(again) => worker.op(again),
+            None => worker.op(conn),
+        };
+        let e = match done {
+            Ok(rows) => return Ok(rows.map(|r| (r, sent))),
+            Err(e) => e,
+        };
+        let retryable = matches!(e, BackendError::Retryable(_));
+        // The step ended while this op failed: it was never done, so it is neither counted
+        // nor an error (a deadlock in a step's last moment would otherwise fail a finished
+        // step; a client that reconnects ends quietly whatever the failure).
+        if stop.should_stop() && (retryable || on_loss.is_some()) {
+            return Ok(None);
+        }
+        if retryable && attempts < MAX_RETRIES {
+            attempts += 1;
+            rec.figures.retries += 1;
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        let Some(policy) = on_loss.as_deref_mut() else {
+            return Err(e);
+        };
+        if !policy.recover(e, stop, &mut |in_flight| worker.connection_lost(in_flight))? {
+            return Ok(None);
         }
     }
 }
@@ -156,7 +189,7 @@ pub struct Inserter {
     remaining: Option<u64>,
     tokens: Option<SyncSender<u64>>,
     pending_token: Option<u64>,
-    ledger: Option<super::failover::SharedLedger>,
+    ledger: Option<super::ledger::SharedLedger>,
 }
 
 impl Inserter {
@@ -205,15 +238,14 @@ impl Worker for Inserter {
             *r -= rows;
         }
         if let Some(l) = &self.ledger {
-            super::failover::lock(l).acknowledged(&self.batch.transactionid);
+            super::ledger::lock(l).acknowledged(&self.batch.transactionid);
         }
         Ok(Some(n))
     }
 
     fn connection_lost(&mut self, in_flight: bool) {
         if let Some(l) = &self.ledger {
-            super::failover::lock(l)
-                .failed(in_flight.then_some(self.batch.transactionid.as_slice()));
+            super::ledger::lock(l).failed(in_flight.then_some(self.batch.transactionid.as_slice()));
         }
         if in_flight {
             // The server may hold it: a new batch with new keys, never the same one again.
@@ -222,10 +254,10 @@ impl Worker for Inserter {
     }
 
     fn track_keys(&mut self) {
-        self.ledger = Some(super::failover::SharedLedger::default());
+        self.ledger = Some(super::ledger::SharedLedger::default());
     }
 
-    fn key_ledger(&self) -> Option<super::failover::SharedLedger> {
+    fn key_ledger(&self) -> Option<super::ledger::SharedLedger> {
         self.ledger.clone()
     }
 
@@ -562,7 +594,7 @@ mod tests {
                 over.stop();
                 let mut rec = OpRecorder::new(OpKind::Delete);
                 let mut del_conn = Ids::with_rows(10);
-                client_loop(&mut deleter, &mut del_conn, None, &over, &mut rec).unwrap();
+                client_loop(&mut deleter, &mut del_conn, None, &over, &mut rec, None).unwrap();
             }
             // Otherwise: a peer that holds the queue open and never reads.
             let stop = std::sync::Arc::new(StopSignal::new(None));
@@ -572,7 +604,14 @@ mod tests {
             std::thread::spawn(move || {
                 let mut conn = Ids::with_rows(0);
                 let mut rec = OpRecorder::new(OpKind::Insert);
-                let r = client_loop(&mut inserter, &mut conn, None, &inserter_stop, &mut rec);
+                let r = client_loop(
+                    &mut inserter,
+                    &mut conn,
+                    None,
+                    &inserter_stop,
+                    &mut rec,
+                    None,
+                );
                 let _ = done_tx.send((r.is_ok(), rec.figures.ops));
             });
             std::thread::sleep(Duration::from_millis(200));
@@ -605,11 +644,11 @@ mod tests {
             let stop = &stop;
             let d = scope.spawn(move || {
                 let mut rec = OpRecorder::new(OpKind::Delete);
-                let end = client_loop(&mut deleter, &mut del_conn, None, stop, &mut rec);
+                let end = client_loop(&mut deleter, &mut del_conn, None, stop, &mut rec, None);
                 (end, rec)
             });
             let mut rec = OpRecorder::new(OpKind::Insert);
-            let end = client_loop(&mut inserter, &mut ins_conn, None, stop, &mut rec);
+            let end = client_loop(&mut inserter, &mut ins_conn, None, stop, &mut rec, None);
             ((end, rec), d.join().unwrap())
         });
         assert!(ins.0.unwrap(), "the inserter did all its rows");
@@ -639,6 +678,7 @@ mod tests {
             Some(Pacer::new(start, 200.0)),
             &stop,
             &mut rec,
+            None,
         );
         assert!(end.unwrap());
         // Due times start, start + 5 ms, ...: at most 100 fall before the deadline. A busy
@@ -660,7 +700,7 @@ mod tests {
         let mut inserter = Inserter::new("pi1".into(), generator(), 10, Some(20), None);
         let stop = StopSignal::new(None);
         let mut rec = OpRecorder::new(OpKind::Insert);
-        assert!(client_loop(&mut inserter, &mut conn, None, &stop, &mut rec).unwrap());
+        assert!(client_loop(&mut inserter, &mut conn, None, &stop, &mut rec, None).unwrap());
         assert_eq!(
             (rec.figures.ops, rec.figures.rows, rec.figures.retries),
             (2, 20, 3)
@@ -677,7 +717,7 @@ mod tests {
         let mut inserter = Inserter::new("pi1".into(), generator(), 10, None, None);
         let stop = StopSignal::new(Some(Instant::now() + Duration::from_millis(20)));
         let mut rec = OpRecorder::new(OpKind::Insert);
-        let reached_end = client_loop(&mut inserter, &mut conn, None, &stop, &mut rec);
+        let reached_end = client_loop(&mut inserter, &mut conn, None, &stop, &mut rec, None);
         assert!(reached_end.unwrap(), "a deadline is the natural end");
         assert_eq!((rec.figures.ops, conn.len()), (0, 0));
         assert!(
@@ -694,7 +734,8 @@ mod tests {
         let stop = StopSignal::new(None);
         stop.stop();
         let mut rec = OpRecorder::new(OpKind::Insert);
-        let reached_end = client_loop(&mut inserter, &mut conn, None, &stop, &mut rec).unwrap();
+        let reached_end =
+            client_loop(&mut inserter, &mut conn, None, &stop, &mut rec, None).unwrap();
         assert!(!reached_end);
         assert_eq!(rec.figures.ops, 0);
     }

@@ -12,7 +12,9 @@ pub mod checks;
 pub mod client;
 pub mod connections;
 pub mod failover;
+pub mod failover_record;
 pub mod index_progress;
+pub mod ledger;
 pub mod micro;
 pub mod monitor;
 pub mod observed;
@@ -33,11 +35,11 @@ use crate::replication::heartbeat::Heartbeat;
 use crate::results::target::TargetInfo;
 use crate::results::{self, RunRecord, SCHEMA_VERSION, Status, StepRecord, TimelineWriter};
 use crate::sampler::{self, Sampler};
-use crate::workload::plan::StepPlan;
 
 pub use crate::results::options::{self, OptionsError, RunOptions};
+pub use sequence::RunObserver;
 use sequence::run_steps;
-use shape::RunShape;
+use shape::{RunSettings, RunShape};
 
 /// What a finished (or stopped) run leaves.
 #[derive(Debug)]
@@ -64,18 +66,6 @@ pub fn run(
     run_observed(opts, command_line, &mut StepEnds(on_step))
 }
 
-/// What the caller hears of a run as it goes, to print it (the runner prints none of it).
-pub trait RunObserver {
-    /// The run starts, its target reached, its results dir made and every step found what it
-    /// needs (the precheck): the record as first written (target, options as recorded,
-    /// label), the dir and every step's plan.
-    fn run_starts(&mut self, _record: &RunRecord, _dir: &Path, _plans: &[StepPlan]) {}
-    /// Step `index` (0-based) of the plans given to `run_starts` starts.
-    fn step_starts(&mut self, _index: usize, _plan: &StepPlan) {}
-    /// A step ended (or failed): its record.
-    fn step_ends(&mut self, record: &StepRecord);
-}
-
 /// An observer that hears only the ends of steps.
 struct StepEnds<'a>(&'a mut dyn FnMut(&StepRecord));
 
@@ -86,17 +76,22 @@ impl RunObserver for StepEnds<'_> {
 }
 
 /// [`run`], telling `observer` when the run and each step start and when each step ends.
+/// The options are resolved here, once, into the run's shape ([`RunShape::of`]); nothing
+/// after takes them.
 pub fn run_observed(
     opts: RunOptions,
     command_line: Vec<String>,
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<RunOutcome> {
+    let settings = RunSettings::of(&opts);
+    // The default URL's SQLite file lives in the results directory: it must exist before
+    // the URL is read.
+    sqlite_in_results(&settings)?;
+    let shape = RunShape::with(&opts, settings)?;
+    drop(opts);
     stop::set_run_active(true);
-    crate::backend::deadline::set_stall_limit(
-        (opts.stall_limit_seconds > 0)
-            .then(|| std::time::Duration::from_secs(u64::from(opts.stall_limit_seconds))),
-    );
-    let outcome = run_locked(opts, command_line, observer);
+    crate::backend::deadline::set_stall_limit(shape.run.stall_limit);
+    let outcome = run_locked(&shape, command_line, observer);
     stop::set_run_active(false);
     outcome
 }
@@ -112,29 +107,28 @@ fn before_start(e: anyhow::Error) -> anyhow::Error {
 }
 
 fn run_locked(
-    opts: RunOptions,
+    shape: &RunShape,
     command_line: Vec<String>,
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<RunOutcome> {
-    sqlite_in_results(&opts)?;
-    let shape = RunShape::of(&opts)?;
+    let settings = &shape.run;
     let driver = shape.target.driver();
-    let target = reach(&shape, driver.as_ref())?;
+    let target = reach(shape, driver.as_ref())?;
     stop::check_interrupted()?;
     // --replica-url must name a replica of this server; its heartbeat runs for the whole run.
     let heartbeat = match &shape.replica_target {
         Some(replica) => Some(Heartbeat::start(
             &shape.target,
             replica,
-            opts.on_replica_loss,
+            settings.on_replica_loss,
             stop::interrupted,
         )?),
         None => None,
     };
     // One directory, one writer: the lock comes before anything is written.
-    let (dir, _lock) = prepare_out_dir(&opts.out_dir)?;
+    let (dir, _lock) = prepare_out_dir(&settings.out_dir)?;
     let mut timeline = TimelineWriter::open(&dir)?;
-    let mut record = first_record(&opts, &shape, driver.as_ref(), target, command_line);
+    let mut record = first_record(shape, driver.as_ref(), target, command_line);
     record.replica = heartbeat.as_ref().map(|h| h.info.clone());
     let sampler = Sampler::start(
         &shape.sampling,
@@ -145,7 +139,7 @@ fn run_locked(
     record.metrics = Some(sampler.info());
     record.build = Some(sampler.build());
     let prober = sampler::host_probe::HostProber::new(
-        opts.host_probe_ms,
+        settings.host_probe_ms,
         &sampler::host_probe::fsync_dirs(record.host.data_dir.as_deref(), &dir),
     );
     record.host_probe = prober.as_ref().map(sampler::host_probe::HostProber::record);
@@ -154,7 +148,7 @@ fn run_locked(
     stop::set_run_file(Some(run_file.clone()));
 
     let outcome = run_steps(
-        &shape,
+        shape,
         driver.as_ref(),
         &mut timeline,
         &run_file,
@@ -171,14 +165,13 @@ fn run_locked(
 }
 
 /// The results directory made first when the SQLite file lives in it (the default URL).
-fn sqlite_in_results(opts: &RunOptions) -> anyhow::Result<()> {
-    let in_results = crate::backend::sqlite::path_of_url(&opts.url)
-        .is_some_and(|p| p.parent() == Some(opts.out_dir.as_path()));
-    if in_results {
-        std::fs::create_dir_all(&opts.out_dir).map_err(|e| {
+fn sqlite_in_results(settings: &RunSettings) -> anyhow::Result<()> {
+    if settings.sqlite_in_out_dir {
+        let out = &settings.out_dir;
+        std::fs::create_dir_all(out).map_err(|e| {
             anyhow::anyhow!(
                 "cannot create the results directory {}: {e}; {}",
-                opts.out_dir.display(),
+                out.display(),
                 results::dir::write_fix(&e, "--out")
             )
         })?;
@@ -204,16 +197,16 @@ fn reach(shape: &RunShape, driver: &dyn crate::backend::Driver) -> anyhow::Resul
 
 /// The run's record as first written: running, no steps yet.
 fn first_record(
-    opts: &RunOptions,
     shape: &RunShape,
     driver: &dyn crate::backend::Driver,
     target: TargetInfo,
     command_line: Vec<String>,
 ) -> RunRecord {
-    let label = opts
+    let settings = &shape.run;
+    let label = settings
         .label
         .clone()
-        .unwrap_or_else(|| derive_label(&target, opts.server_dir.as_deref()));
+        .unwrap_or_else(|| derive_label(&target, settings.server_dir.as_deref()));
     RunRecord {
         schema_version: SCHEMA_VERSION,
         ibench_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -235,7 +228,7 @@ fn first_record(
         build: None,
         host_probe: None,
         replica: None,
-        duet: opts.duet.clone(),
+        duet: settings.duet.clone(),
     }
 }
 

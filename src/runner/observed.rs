@@ -12,47 +12,46 @@
 
 use std::time::{Duration, Instant};
 
-use crate::backend::Conn;
 use crate::backend::identity::ServerIdentity;
-use crate::results::failover::StepFailover;
+use crate::backend::{Conn, Driver};
+use crate::results::failover::{FailoverAudit, StepFailover};
 
-use super::failover::{Event, StepFailoverPlan};
+use super::ledger::{SharedLedger, audit};
 use super::stop::StopSignal;
 
 /// How often the watcher asks which server takes writes.
 pub const WATCH_EVERY: Duration = Duration::from_millis(200);
 
-/// The watcher's thread, for the step's length: ask which server takes writes every
-/// [`WATCH_EVERY`] (connecting again when its connection broke); the first time it is
-/// another than the step started on, mark the promotion and audit the acknowledged keys
-/// there. Nothing when the server at the start could not be read.
-pub(super) fn watch(plan: &StepFailoverPlan, stop: &StopSignal, ev: &Event) {
-    let Some(before) = plan.observed_from.as_ref() else {
-        return;
-    };
+/// The watcher's thread, for the step's length: ask `driver`'s server which server takes
+/// writes every [`WATCH_EVERY`] (connecting again when its connection broke); the first time
+/// it is another than `before`, the step started on: that moment, and the audit of the
+/// acknowledged keys in `ledgers` made there (`None` without ledgers). `None` when the step
+/// ended first.
+pub(super) fn watch(
+    driver: &dyn Driver,
+    before: &ServerIdentity,
+    ledgers: &[(String, SharedLedger)],
+    stop: &StopSignal,
+) -> Option<(Instant, Option<FailoverAudit>)> {
     let mut conn: Option<Box<dyn Conn>> = None;
     while stop.sleep_until(Instant::now() + WATCH_EVERY) {
         if conn.is_none() {
-            conn = plan.reconnect.driver.connect().ok();
+            conn = driver.connect().ok();
         }
         let Some(c) = conn.as_mut() else {
             continue;
         };
         match c.server_identity() {
             Ok(Some(now)) if now != *before => {
-                let _ = ev.promoted_at.set(Instant::now());
-                if !plan.ledgers.is_empty() {
-                    let a = super::failover::audit(c.as_mut(), &plan.ledgers);
-                    *ev.audit
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(a);
-                }
-                return;
+                let promoted_at = Instant::now();
+                let audit = (!ledgers.is_empty()).then(|| audit(c.as_mut(), ledgers));
+                return Some((promoted_at, audit));
             }
             Ok(_) => {}
             Err(_) => conn = None,
         }
     }
+    None
 }
 
 /// Which server the step starts on; `None` when it cannot be read (the record then says the
@@ -61,12 +60,15 @@ pub(super) fn identity_at_start(admin: &mut dyn Conn) -> Option<ServerIdentity> 
     admin.server_identity().ok().flatten()
 }
 
-/// Complete an observed failover's record: the new primary, or why there was none (the
+/// Complete an observed failover's record: the new primary as `driver` reaches it after the
+/// step, against `before`, the server the step started on; or why there was none (the
 /// audit is the watcher's).
-pub(super) fn conclude(plan: &StepFailoverPlan, record: &mut StepFailover) {
-    let after = plan
-        .reconnect
-        .driver
+pub(super) fn conclude(
+    driver: &dyn Driver,
+    before: Option<&ServerIdentity>,
+    record: &mut StepFailover,
+) {
+    let after = driver
         .connect()
         .map_err(|e| e.to_string())
         .and_then(|mut c| {
@@ -86,7 +88,7 @@ pub(super) fn conclude(plan: &StepFailoverPlan, record: &mut StepFailover) {
             return;
         }
     };
-    match verdict(plan.observed_from.as_ref(), &after) {
+    match verdict(before, &after) {
         Ok(()) => record.new_primary_url = Some(after.describe()),
         Err(why) => record.error = Some(why),
     }

@@ -1,8 +1,9 @@
-//! The client loop that survives a lost connection (`--failover`, `--reconnect-for`): each
-//! failed statement is classified and counted, the connection made again within the bound,
-//! and the operation done again, its latency still counted from its intended start, so the
-//! gap shows in the timeline and the histograms. Without those flags the runner uses
-//! [`super::client::client_loop`] unchanged.
+//! What the one client loop ([`super::client::client_loop`]) does when a connection is lost
+//! (`--failover`, `--reconnect-for`), as a policy it is given: each failed statement is
+//! classified and counted, the connection made again within the bound, and the operation
+//! done again, its latency still counted from its intended start, so the gap shows in the
+//! timeline and the histograms. Without those flags the loop has no policy, and a failed
+//! statement ends the connection's part of the step.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -10,10 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::backend::{BackendError, Conn, Driver};
 use crate::results::failover::FailedStatements;
-use crate::stats::{OpRecorder, duration_us};
 
-use super::client::Worker;
-use super::pacer::Pacer;
 use super::stop::StopSignal;
 
 /// Latencies this long before a client's first failure, and after its first success after
@@ -22,9 +20,6 @@ pub const LATENCY_MARGIN: Duration = Duration::from_secs(5);
 
 /// How long a client waits between two attempts to connect, or after a read-only refusal.
 const RETRY_PAUSE: Duration = Duration::from_millis(50);
-
-/// How many transient conflicts one operation retries (as the plain loop does).
-const MAX_RETRIES: u32 = 1000;
 
 /// Why a statement failed, as the failover counts it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,122 +151,91 @@ impl ClientOutage {
     }
 }
 
-/// [`super::client::client_loop`] for a run that survives a lost connection: returns whether
-/// the worker reached its natural end, and the client's outage figures.
-pub fn reconnecting_loop(
-    worker: &mut dyn Worker,
-    conn: &mut Box<dyn Conn>,
-    pacer: Option<Pacer>,
-    stop: &StopSignal,
-    rec: &mut OpRecorder,
-    reconnect: &Reconnect,
-) -> (Result<bool, BackendError>, ClientOutage) {
-    let cpu0 = crate::stats::thread_cpu_seconds();
-    let mut outage = ClientOutage::default();
-    let result = run_ops(worker, conn, pacer, stop, rec, reconnect, &mut outage);
-    rec.figures.thread_cpu_seconds += crate::stats::thread_cpu_seconds() - cpu0;
-    worker.finish();
-    rec.figures.short_statements += worker.short_statements();
-    let result =
-        result.map(|()| worker.finished_work() || stop.deadline_passed() || !stop.stopped_early());
-    outage.recent.clear();
-    (result, outage)
+/// The one client loop's policy for a lost connection ([`super::client::client_loop`] with
+/// `--reconnect-for` or `--failover`): a failed statement classified and counted, the
+/// connection made again within the bound, the operation done again; the client's outage
+/// figures as it goes.
+pub struct Reconnecting<'a> {
+    reconnect: &'a Reconnect,
+    outage: ClientOutage,
+    /// The current operation's first failure in a row (the bound runs from it).
+    failing_since: Option<Instant>,
+    /// The connection made again, once the first was lost.
+    fresh: Option<Box<dyn Conn>>,
 }
 
-fn run_ops(
-    worker: &mut dyn Worker,
-    conn: &mut Box<dyn Conn>,
-    mut pacer: Option<Pacer>,
-    stop: &StopSignal,
-    rec: &mut OpRecorder,
-    reconnect: &Reconnect,
-    outage: &mut ClientOutage,
-) -> Result<(), BackendError> {
-    loop {
-        if stop.should_stop() {
-            return Ok(());
+impl<'a> Reconnecting<'a> {
+    /// The policy of a client that reconnects as `reconnect` says.
+    pub fn new(reconnect: &'a Reconnect) -> Self {
+        Reconnecting {
+            reconnect,
+            outage: ClientOutage::default(),
+            failing_since: None,
+            fresh: None,
         }
-        let Some(ready_at) = worker.ready(stop) else {
-            return Ok(());
-        };
-        let intended = match pacer.as_mut() {
-            Some(p) => {
-                let due = p.next_due();
-                if !stop.sleep_until(due) {
-                    return Ok(());
-                }
-                due
-            }
-            None => ready_at,
-        };
-        let Some((rows, sent)) = one_op(worker, conn, stop, rec, reconnect, outage)? else {
-            return Ok(());
-        };
-        let end = Instant::now();
-        rec.record(end - intended, end - sent, rows);
-        outage.ok(end, duration_us(end - intended));
-        worker.after(stop);
     }
-}
 
-/// One operation, done again after each failure until it succeeds: its rows and when its
-/// last attempt was sent; `None` when the worker had nothing left or the step stopped.
-fn one_op(
-    worker: &mut dyn Worker,
-    conn: &mut Box<dyn Conn>,
-    stop: &StopSignal,
-    rec: &mut OpRecorder,
-    reconnect: &Reconnect,
-    outage: &mut ClientOutage,
-) -> Result<Option<(u64, Instant)>, BackendError> {
-    let mut attempts = 0;
-    let mut failing_since: Option<Instant> = None;
-    loop {
-        let sent = Instant::now();
-        let e = match worker.op(conn.as_mut()) {
-            Ok(rows) => return Ok(rows.map(|r| (r, sent))),
-            Err(e) => e,
-        };
-        if stop.should_stop() {
-            return Ok(None);
+    /// The connection made again, when the client's first one was lost.
+    pub fn connection(&mut self) -> Option<&mut dyn Conn> {
+        match self.fresh.as_mut() {
+            Some(c) => Some(c.as_mut()),
+            None => None,
         }
-        if let BackendError::Retryable(_) = e
-            && attempts < MAX_RETRIES
-        {
-            attempts += 1;
-            rec.figures.retries += 1;
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
-        }
+    }
+
+    /// An operation acknowledged at `end`, `latency_us` after its intended start.
+    pub fn ok(&mut self, end: Instant, latency_us: u64) {
+        self.failing_since = None;
+        self.outage.ok(end, latency_us);
+    }
+
+    /// A statement failed with `e` (not a transient conflict the loop retries): count it,
+    /// tell the worker through `lost` whether the connection went with its operation in
+    /// flight, and connect again when it did. `Ok(true)`: do the operation again;
+    /// `Ok(false)`: the step stopped; `Err`: not a failure a failover explains, or still
+    /// failing after the bound.
+    pub fn recover(
+        &mut self,
+        e: BackendError,
+        stop: &StopSignal,
+        lost: &mut dyn FnMut(bool),
+    ) -> Result<bool, BackendError> {
         let Some(kind) = classify(&e) else {
             return Err(e);
         };
         let now = Instant::now();
-        outage.failed(kind, now);
-        worker.connection_lost(kind == FailKind::ConnectionLost || kind == FailKind::Timeout);
-        let since = *failing_since.get_or_insert(now);
-        if now.duration_since(since) > reconnect.bound {
-            return Err(gave_up(e, reconnect.bound));
+        self.outage.failed(kind, now);
+        lost(kind == FailKind::ConnectionLost || kind == FailKind::Timeout);
+        let bound = self.reconnect.bound;
+        let since = *self.failing_since.get_or_insert(now);
+        if now.duration_since(since) > bound {
+            return Err(gave_up(e, bound));
         }
         match kind {
             FailKind::ConnectionLost | FailKind::Timeout => {
-                match connect_again(reconnect, stop, since) {
+                match connect_again(self.reconnect, stop, since) {
                     Some(Ok(c)) => {
-                        *conn = c;
-                        outage.reconnects += 1;
+                        self.fresh = Some(c);
+                        self.outage.reconnects += 1;
                         // The bound starts again for a failure on the new connection.
-                        failing_since = None;
+                        self.failing_since = None;
+                        Ok(true)
                     }
-                    Some(Err(e)) => return Err(gave_up(e, reconnect.bound)),
-                    None => return Ok(None),
+                    Some(Err(e)) => Err(gave_up(e, bound)),
+                    None => Ok(false),
                 }
             }
             FailKind::ReadOnly | FailKind::Other => {
-                if !stop.sleep_until(Instant::now() + RETRY_PAUSE) {
-                    return Ok(None);
-                }
+                Ok(stop.sleep_until(Instant::now() + RETRY_PAUSE))
             }
         }
+    }
+
+    /// The client's outage figures, once its loop ended.
+    pub fn into_outage(self) -> ClientOutage {
+        let mut outage = self.outage;
+        outage.recent.clear();
+        outage
     }
 }
 

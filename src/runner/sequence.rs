@@ -8,7 +8,7 @@ use anyhow::bail;
 
 use crate::backend::{Conn, Driver};
 use crate::replication::heartbeat::Heartbeat;
-use crate::results::{self, RunRecord, Status, TimelineWriter};
+use crate::results::{self, RunRecord, Status, StepRecord, TimelineWriter};
 use crate::sampler::{self, Sampler};
 use crate::workload::plan::{Needs, StepPlan};
 
@@ -16,6 +16,18 @@ use super::shape::RunShape;
 use super::step::{StepRig, run_step};
 use super::stop;
 use super::tables::TableState;
+
+/// What the caller hears of a run as it goes, to print it (the runner prints none of it).
+pub trait RunObserver {
+    /// The run starts, its target reached, its results dir made and every step found what it
+    /// needs (the precheck): the record as first written (target, options as recorded,
+    /// label), the dir and every step's plan.
+    fn run_starts(&mut self, _record: &RunRecord, _dir: &Path, _plans: &[StepPlan]) {}
+    /// Step `index` (0-based) of the plans given to `run_starts` starts.
+    fn step_starts(&mut self, _index: usize, _plan: &StepPlan) {}
+    /// A step ended (or failed): its record.
+    fn step_ends(&mut self, record: &StepRecord);
+}
 
 pub(super) fn run_steps(
     shape: &RunShape,
@@ -28,7 +40,7 @@ pub(super) fn run_steps(
         Option<&sampler::host_probe::HostProber>,
         Option<&Heartbeat>,
     ),
-    observer: &mut dyn super::RunObserver,
+    observer: &mut dyn RunObserver,
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.
     // A side connection: opened again once when the server closed it while idle.

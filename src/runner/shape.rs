@@ -2,11 +2,13 @@
 //! (its database, its tables, each step's plan, what the sampler and the workers are built
 //! from). Every part of the run takes what it needs from here, not from the options.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::backend::target::ConnectTarget;
+use crate::results::duet::DuetSide;
 use crate::results::options::TableOptions;
-use crate::results::options::{QueryOn, RunOptions};
+use crate::results::options::{QueryOn, ReplicaLoss, RunOptions};
 use crate::sampler::Sampling;
 use crate::sampler::locate::ServerClaim;
 use crate::workload::RowShape;
@@ -45,6 +47,48 @@ pub struct RunShape {
     pub recorded_options: RunOptions,
     /// With `--failover` or `--reconnect-for`: clients survive a lost connection.
     pub reconnect: Option<ReconnectShape>,
+    /// What the run itself does around its steps: where it writes, its label, its bounds.
+    pub run: RunSettings,
+}
+
+/// The options of the run as a whole, resolved once: its results directory, its label, the
+/// stall limit, the replica-loss policy, the host probe's budget and the duet side it is.
+pub struct RunSettings {
+    /// The results directory (`--out`).
+    pub out_dir: PathBuf,
+    /// The SQLite file lives in the results directory (the default URL): the directory is
+    /// made before the database is reached.
+    pub sqlite_in_out_dir: bool,
+    /// `--label`; `None`: derived from the target reached.
+    pub label: Option<String>,
+    /// `--server-dir`: a derived label names the config file the instance was given.
+    pub server_dir: Option<PathBuf>,
+    /// `--stall-limit`; `None` when 0 (no limit).
+    pub stall_limit: Option<Duration>,
+    /// `--on-replica-loss`.
+    pub on_replica_loss: ReplicaLoss,
+    /// `--host-probe-ms`.
+    pub host_probe_ms: u32,
+    /// The duet side this run is (`matrix run` with `order = "duet"`).
+    pub duet: Option<DuetSide>,
+}
+
+impl RunSettings {
+    /// The run's own settings in `opts`.
+    pub fn of(opts: &RunOptions) -> RunSettings {
+        RunSettings {
+            out_dir: opts.out_dir.clone(),
+            sqlite_in_out_dir: crate::backend::sqlite::path_of_url(&opts.url)
+                .is_some_and(|p| p.parent() == Some(opts.out_dir.as_path())),
+            label: opts.label.clone(),
+            server_dir: opts.server_dir.clone(),
+            stall_limit: (opts.stall_limit_seconds > 0)
+                .then(|| Duration::from_secs(u64::from(opts.stall_limit_seconds))),
+            on_replica_loss: opts.on_replica_loss,
+            host_probe_ms: opts.host_probe_ms,
+            duet: opts.duet.clone(),
+        }
+    }
 }
 
 /// How the clients survive a lost connection (`--reconnect-for`), and ibench's own
@@ -102,6 +146,12 @@ impl RunShape {
     /// (`RunArgs::to_options`). The URL is read here, once, and the options that depend on
     /// its backend are checked against it; an error names the flag to fix.
     pub fn of(opts: &RunOptions) -> anyhow::Result<RunShape> {
+        RunShape::with(opts, RunSettings::of(opts))
+    }
+
+    /// [`RunShape::of`] with the run's own settings, `run`, resolved from `opts` before (the
+    /// runner makes the SQLite file's directory from them before the URL is read).
+    pub fn with(opts: &RunOptions, run: RunSettings) -> anyhow::Result<RunShape> {
         let target = ConnectTarget::for_run(opts)?;
         let replica_target = match &opts.replica_url {
             Some(replica) => Some(
@@ -163,6 +213,7 @@ impl RunShape {
             progress: ProgressMode::detect(opts.quiet),
             recorded_options,
             reconnect: reconnect_shape(opts)?,
+            run,
         })
     }
 

@@ -51,7 +51,8 @@ pub(super) fn run_step(
     let driven = &probed.driven;
     let mut replication = replica.map(|h| h.end_step(driven.started_at, driven.ended_at));
     let (status, error) = driven.status();
-    let failover = super::failover::step_record(driven, plan, shape.workers.client_assigns_ids);
+    let failover =
+        super::failover_record::step_record(driven, plan, shape.workers.client_assigns_ids);
     // After a failover the primary is gone: no checks on it, nor on the new one, whose missing
     // rows the audit counted (ibench's failover, or an observed one that found the promoted
     // server).

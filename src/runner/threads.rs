@@ -14,6 +14,7 @@ use super::connections::{Slot, StepConnections};
 use super::index_progress;
 use super::monitor::{self, Monitor, ProgressMode};
 use super::pacer::Pacer;
+use super::reconnect::Reconnecting;
 use super::stop::{self, StopSignal};
 
 /// One connection's work in a step, after it ran.
@@ -243,29 +244,23 @@ pub(super) fn run_slot(
     if let Some(clock) = crate::stats::current_thread_cpu_clock() {
         let _ = s.recorder.live.cpu_clock.set(clock);
     }
-    let mut outage = None;
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match reconnect {
-        None => client_loop(
+    let mut on_loss = reconnect.map(Reconnecting::new);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        client_loop(
             s.worker.as_mut(),
             s.conn.as_mut(),
             pacer,
             stop,
             &mut s.recorder,
-        ),
-        Some(r) => {
-            let (result, o) = super::reconnect::reconnecting_loop(
-                s.worker.as_mut(),
-                &mut s.conn,
-                pacer,
-                stop,
-                &mut s.recorder,
-                r,
-            );
-            outage = Some(o);
-            result
-        }
-    }))
-    .unwrap_or_else(|panic| Err(panicked(s.client, panic.as_ref())));
+            on_loss.as_mut(),
+        )
+    }));
+    let panicked_loop = result.is_err();
+    let result = result.unwrap_or_else(|panic| Err(panicked(s.client, panic.as_ref())));
+    // A loop that panicked left no outage figures.
+    let outage = on_loss
+        .filter(|_| !panicked_loop)
+        .map(Reconnecting::into_outage);
     if result.is_err() {
         stop.stop();
     }
