@@ -617,7 +617,7 @@ fn beyond_axis(
 /// by the medians; and the spread of each member. With `order = "interleaved"` or `"duet"`
 /// the repeats ran in rounds, so each measure carries its repeats' rounds and the members'
 /// repeats are judged in pairs (`stats::decision::decide_paired`); a duet's rounds are first
-/// cut to the seconds both sides ran each step (`check::duet::cut_round`), as `ibench check`
+/// cut to the seconds both sides ran each step (`report::overlap::cut_round`), as `ibench check`
 /// cuts them, so the report's ratio is the check's.
 fn combine(
     members: &[(String, Vec<PathBuf>)],
@@ -732,7 +732,7 @@ fn cut_duet_rounds(loaded: &mut [Vec<LoadedRun>]) -> Vec<String> {
             .iter_mut()
             .find(|r| r.record.duet.as_ref().is_some_and(|d| d.round == round));
         if let Some(partner) = partner {
-            problems.extend(crate::check::duet::cut_round(run, partner, round));
+            problems.extend(crate::report::overlap::cut_round(run, partner, round));
         }
     }
     problems

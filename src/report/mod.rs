@@ -17,6 +17,7 @@ pub mod load;
 pub mod markdown;
 pub mod model;
 mod notes;
+pub mod overlap;
 pub mod paint;
 pub mod replication;
 pub mod run_table;

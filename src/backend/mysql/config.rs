@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::hosts::{TargetSession, endpoints, parse_port, split_hosts};
+use super::hosts::{Endpoint, TargetSession, endpoints, parse_port, split_hosts};
 use crate::backend::protocol::TlsLedger;
 use crate::backend::tls::{Roots, TlsPolicy, Verify};
 use crate::url::{ServerUrl, UrlParts, percent_decode};
@@ -61,20 +61,6 @@ impl SslMode {
     pub fn requires_tls(self) -> bool {
         !matches!(self, SslMode::Disabled | SslMode::Preferred)
     }
-}
-
-/// Where a connection goes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Endpoint {
-    /// TCP to a host and port.
-    Tcp {
-        /// The host name or address (what `VERIFY_IDENTITY` checks).
-        host: String,
-        /// The port.
-        port: u16,
-    },
-    /// A Unix socket file.
-    Socket(PathBuf),
 }
 
 /// Everything a connection to a MySQL or MariaDB server needs.

@@ -11,7 +11,21 @@
 //! with it, so `read_only = 0` means neither is set. A server that does not fit is left (its
 //! connection ended) and the next is tried.
 
-use super::config::Endpoint;
+use std::path::PathBuf;
+
+/// Where a connection goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// TCP to a host and port.
+    Tcp {
+        /// The host name or address (what `VERIFY_IDENTITY` checks).
+        host: String,
+        /// The port.
+        port: u16,
+    },
+    /// A Unix socket file.
+    Socket(PathBuf),
+}
 
 /// Which of a URL's servers a connection may stay on (`target_session_attrs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

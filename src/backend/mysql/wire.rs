@@ -25,8 +25,9 @@ use std::io;
 use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
 
-use super::config::{Endpoint, MyConfig};
+use super::config::MyConfig;
 use super::hosts;
+use super::hosts::Endpoint;
 use crate::backend::protocol::{self, Address, Channel};
 use crate::results::target::TlsInfo;
 
