@@ -167,6 +167,15 @@ def false_checks(ib, pool, nsets):
         print(f"{'':12} rate reasons {t['rate_reasons']}")
     shutil.rmtree(work, ignore_errors=True)
     json.dump(res, open(f'{pool}/false.json', 'w'), indent=1)
+    print('\n| checks of | checks | exit 0 / 1 / 3 | rates: regressed / improved / no change / '
+          'cannot tell | work per op: regressed / improved / no change / cannot tell |')
+    print('|---|---|---|---|---|')
+    for mode in ('single', 'interleaved', 'unpaired', 'duet'):
+        t = res[mode]['tally']
+        e = '/'.join(str(t['exit'].get(x, 0)) for x in (0, 1, 3))
+        r = ' / '.join(str(t['rate'].get(x, 0)) for x in VERDICTS)
+        w = ' / '.join(str(t['work'].get(x, 0)) for x in VERDICTS)
+        print(f"| {mode} | {len(res[mode]['checks'])} | {e} | {r} | {w} |")
 
 
 def power(ib, pool):
