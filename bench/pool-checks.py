@@ -3,8 +3,8 @@
 runs: the same against the same, 20 checks" and "the power table from the pools").
 
 The pools: one interleaved matrix and one duet matrix of the same two configs (`a`, `b`:
-identical settings), 60 rounds each. They are cut into DISJOINT sets of consecutive rounds
-(rounds 1-3, 4-6, ...; no run in two checks), each set made a matrix output dir of its own (the
+identical settings), up to 60 rounds each. Each pool's completed rounds are cut into DISJOINT
+sets of consecutive rounds (rounds 1-3, 4-6, ...; no run in two checks), each set made a matrix output dir of its own (the
 plan's cells filtered to those rounds, the cells linked), and judged by `ibench check
 --format json`:
   single       one run a side: the first round of each set of 3 of the interleaved pool,
@@ -134,12 +134,13 @@ def judged(ib, pool, mode, rounds, c, work):
     return check(ib, args)
 
 
-def sets(pool, k, most):
-    """Disjoint sets of k consecutive rounds done in both pools."""
-    both = sorted(set(rounds_done(f'{pool}/interleaved')) & set(rounds_done(f'{pool}/duet')))
+def sets(pool, k, most, mode):
+    """Disjoint sets of k consecutive rounds done in the mode's pool (the duet's for a duet,
+    the interleaved one's otherwise): rounds 1..k, k+1..2k, ..."""
+    done = rounds_done(f"{pool}/{'duet' if mode == 'duet' else 'interleaved'}")
     out = []
-    for i in range(0, len(both) - k + 1, k):
-        s = both[i:i + k]
+    for i in range(0, len(done) - k + 1, k):
+        s = done[i:i + k]
         if s == list(range(s[0], s[0] + k)):
             out.append(s)
     return out[:most]
@@ -166,11 +167,10 @@ def tally(results):
 
 def false_checks(ib, pool, nsets):
     work = f'{pool}/work-false'
-    ss = sets(pool, 3, nsets)
-    res = {'sets': ss}
+    res = {'sets': {m: sets(pool, 3, nsets, m) for m in MODES}}
     for mode in MODES:
         rs = []
-        for s in ss:
+        for s in res['sets'][mode]:
             rounds = s[:1] if mode == 'single' else s
             rs.append(judged(ib, pool, 'single' if mode == 'single' else mode, rounds, 0.0, work))
         res[mode] = {'checks': rs, 'tally': tally(rs)}
@@ -195,10 +195,9 @@ def power(ib, pool):
     work = f'{pool}/work-power'
     res = {}
     for k, most in ((3, 20), (5, 12), (10, 6)):
-        ss = sets(pool, k, most)
         for c in (0.0, 0.05, 0.10, 0.20):
             for mode in MODES[1:]:
-                rs = [judged(ib, pool, mode, s, c, work) for s in ss]
+                rs = [judged(ib, pool, mode, s, c, work) for s in sets(pool, k, most, mode)]
                 cell = {}
                 for step in STEPS:
                     vs = [f['verdict'] for r in rs for f in r['figures']
@@ -208,8 +207,7 @@ def power(ib, pool):
                 cell['checks'] = len(rs)
                 res[f'{k}|{c}|{mode}'] = cell
                 print(k, c, mode, len(rs), {s: cell[s] for s in STEPS}, file=sys.stderr, flush=True)
-                json.dump({'sets': {k: sets(pool, k, m) for k, m in ((3, 20), (5, 12), (10, 6))},
-                           'cells': res}, open(f'{pool}/power.json', 'w'), indent=1)
+                json.dump({'cells': res}, open(f'{pool}/power.json', 'w'), indent=1)
     shutil.rmtree(work, ignore_errors=True)
     print('| rounds | c | method | checks | ' + ' | '.join(STEPS) + ' |')
     print('|---|---|---|---|' + '---|' * len(STEPS))
@@ -220,6 +218,27 @@ def power(ib, pool):
         print(f"| {k} | {float(c):.0%} | {mode} | {cell['checks']} | " + ' | '.join(row) + ' |')
 
 
+def compact(pool):
+    """The power table summed over the judged steps (l.x is too short everywhere): figures
+    called regressed / no change (+ improved) out of steps × sets, one column per method."""
+    cells = json.load(open(f'{pool}/power.json'))['cells']
+    steps = [s for s in STEPS if s != 'l.x']
+    print('| rounds | true change | ' + ' | '.join(MODES[1:]) + ' |')
+    print('|---|---|' + '---|' * len(MODES[1:]))
+    for k in (3, 5, 10):
+        for c in (0.0, 0.05, 0.10, 0.20):
+            row = []
+            for mode in MODES[1:]:
+                cell = cells[f'{k}|{c}|{mode}']
+                n = cell['checks'] * len(steps)
+                tot = collections.Counter()
+                for st in steps:
+                    tot.update(cell[st])
+                x = f"{tot['regressed']}/{tot['no_change']} of {n}"
+                row.append(x + (f" (+{tot['improved']})" if tot['improved'] else ''))
+            print(f'| {k} | {c:.0%} | ' + ' | '.join(row) + ' |')
+
+
 if __name__ == '__main__':
     a = sys.argv[1:]
     if len(a) < 3:
@@ -228,5 +247,6 @@ if __name__ == '__main__':
         false_checks(a[1], a[2], int(dict(zip(a[3::2], a[4::2])).get('--sets', 20)))
     elif a[0] == 'power':
         power(a[1], a[2])
+        compact(a[2])
     else:
         sys.exit(__doc__)
