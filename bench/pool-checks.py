@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Judges the pools of bench/pool-run.sh with `ibench check` itself (docs/method.md, "Duet
-runs: the same against the same, 20 checks" and "the power table from the pools").
+runs: the second measurement": the same against the same, 20 checks, and the power table).
 
 The pools: one interleaved matrix and one duet matrix of the same two configs (`a`, `b`:
 identical settings), up to 60 rounds each. Each pool's completed rounds are cut into DISJOINT
@@ -22,7 +22,7 @@ scripts/check-power.py does.
 
 Usage:
   bench/pool-checks.py false IBENCH POOL [--sets 20]        -> POOL/false.json, a table
-  bench/pool-checks.py power IBENCH POOL                    -> POOL/power.json, a table
+  bench/pool-checks.py power IBENCH POOL                    -> POOL/power.json, two tables
 """
 import collections, json, os, shutil, subprocess, sys
 
