@@ -38,6 +38,7 @@ fn rules(args: &CheckOptions) -> Result<Rules> {
         alpha: args.alpha,
         threshold: args.threshold / 100.0,
         keep_host_affected: args.keep_host_affected,
+        duet: false,
         judge: args.judge,
         floor: Floor {
             seconds: args.min_step_seconds,

@@ -51,15 +51,14 @@ pub fn is_duet(pair: &Pair) -> Result<bool> {
     }
 }
 
-/// The rules a pair is judged by: a duet's change is not held to the host screening's
-/// flags (`--keep-host-affected`), as both sides met the same host in the same seconds, so
-/// the host's moves are in the pairing, not in one side.
+/// The rules a pair is judged by: a duet's rates are not held to the host screening's flags,
+/// as both sides met the same host in the same seconds, so the host's moves are in the
+/// pairing, not in one side; a figure the host moves per query still is (measured: 2 of 20
+/// same-against-same duet checks called a query step's work per query regressed when it was
+/// not, docs/method.md).
 pub fn rules_for(pair: &Pair, rules: super::verdicts::Rules) -> super::verdicts::Rules {
     let duet = !pair.runs.is_empty() && pair.runs.iter().all(|r| r.record.duet.is_some());
-    super::verdicts::Rules {
-        keep_host_affected: rules.keep_host_affected || duet,
-        ..rules
-    }
+    super::verdicts::Rules { duet, ..rules }
 }
 
 /// The pair's duet rounds: base run index and candidate run index per round.

@@ -133,6 +133,11 @@ pub struct Rules {
     pub threshold: f64,
     /// Judge the repeats the host screening flags like the others (`--keep-host-affected`).
     pub keep_host_affected: bool,
+    /// The runs are a duet's sides: a rate is not held to the host screening's flags (both
+    /// sides met the same host in the same seconds), a figure the host moves otherwise (a
+    /// query step's work per query, which moves with the queries each side got to run) still
+    /// is.
+    pub duet: bool,
     /// Which figures are judged and counted.
     pub judge: Judge,
     /// The shortest step judged.
@@ -503,6 +508,15 @@ fn with_host_flags(
     if flagged == 0 || !figure.host_moves_it(step) || all.reason == Some(Reason::TooShort) {
         return all;
     }
+    if rules.duet && kind == FigureKind::Rate {
+        return Judgement {
+            detail: format!(
+                "{} (over every repeat, the {flagged} the host screening flagged included: a duet's sides met the same host)",
+                all.detail
+            ),
+            ..all
+        };
+    }
     if rules.keep_host_affected {
         return Judgement {
             detail: format!(
@@ -679,6 +693,7 @@ mod tests {
         alpha: 0.05,
         threshold: 0.05,
         keep_host_affected: false,
+        duet: false,
         judge: Judge::All,
         floor: decision::DEFAULT_FLOOR,
     };
@@ -809,6 +824,35 @@ mod tests {
             false,
         );
         assert_eq!(j.verdict, Verdict::Improved, "{j:?}");
+    }
+
+    #[test]
+    fn a_duet_holds_its_work_per_query_to_the_host_flags_but_not_its_rates() {
+        let duet = Rules {
+            duet: true,
+            ..RULES
+        };
+        let qr100: StepName = "qr100".parse().expect("a step");
+        let base = side_of(&[100.0, 101.0, 99.0], &[]);
+        let hogged = side_of(&[80.0], &[79.0, 81.0]);
+        // The rate: both sides met the same host, so the flagged repeats count.
+        let j = with_host_flags(&base, &hogged, (I0, Figure::Throughput), &duet, false);
+        assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
+        assert!(j.detail.contains("a duet's sides"), "{}", j.detail);
+        // Work per query in a query step moves with the queries the host let each side run:
+        // held to the flags as in any check.
+        let j = with_host_flags(
+            &base,
+            &hogged,
+            (qr100, Figure::Metric("cpupq")),
+            &duet,
+            false,
+        );
+        assert_eq!(
+            (j.verdict, j.reason),
+            (Verdict::CannotTell, Some(Reason::HostAffected)),
+            "{j:?}"
+        );
     }
 
     #[test]
