@@ -80,7 +80,7 @@ pub fn cut_to_shared_seconds(pair: &mut Pair) {
     pair.problems.insert(
         0,
         format!(
-            "duet: the base and the candidate ran at the same time on one host, {} rounds (their absolute rates are not those of a solo run): each step's rate is judged on the seconds both sides ran, and a change is not held to the host screening's flags (both sides met the same host)",
+            "duet: the base and the candidate ran at the same time on one host, {} rounds (their absolute rates are not those of a solo run): each step's rate is judged on the seconds both sides ran, and a change in a rate is not held to the host screening's flags (both sides met the same host)",
             rounds.len()
         ),
     );
