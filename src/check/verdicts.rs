@@ -145,6 +145,17 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// Why a figure of `kind` is judged over every repeat, the host screening's flags
+    /// aside: `--keep-host-affected`, or a duet's rate (both sides met the same host);
+    /// `None` when it is held to them.
+    fn flags_waived(&self, kind: FigureKind) -> Option<&'static str> {
+        if self.duet && kind == FigureKind::Rate {
+            Some("a duet's sides met the same host")
+        } else {
+            self.keep_host_affected.then_some("--keep-host-affected")
+        }
+    }
+
     /// The decision's settings.
     pub fn settings(&self) -> Settings {
         Settings {
@@ -508,19 +519,10 @@ fn with_host_flags(
     if flagged == 0 || !figure.host_moves_it(step) || all.reason == Some(Reason::TooShort) {
         return all;
     }
-    if rules.duet && kind == FigureKind::Rate {
+    if let Some(why) = rules.flags_waived(kind) {
         return Judgement {
             detail: format!(
-                "{} (over every repeat, the {flagged} the host screening flagged included: a duet's sides met the same host)",
-                all.detail
-            ),
-            ..all
-        };
-    }
-    if rules.keep_host_affected {
-        return Judgement {
-            detail: format!(
-                "{} (over every repeat, the {flagged} the host screening flagged included: --keep-host-affected)",
+                "{} (over every repeat, the {flagged} the host screening flagged included: {why})",
                 all.detail
             ),
             ..all
