@@ -136,7 +136,8 @@ pub struct Rules {
     /// The runs are a duet's sides: a rate is not held to the host screening's flags (both
     /// sides met the same host in the same seconds), a figure the host moves otherwise (a
     /// query step's work per query, which moves with the queries each side got to run) still
-    /// is.
+    /// is. Not in the JSON's `rules` (the check's own): `pairs[].duet` says it per pair.
+    #[serde(skip)]
     pub duet: bool,
     /// Which figures are judged and counted.
     pub judge: Judge,
