@@ -46,6 +46,20 @@ fn open_figures(report: &CheckReport) -> (Vec<String>, Option<usize>) {
     (open, needed)
 }
 
+/// The repeats a side still to run by the planning (`needed`, the noisiest open figure's),
+/// with `have` run: "unknown" without a planning, and said so when the planning's count is
+/// reached and a figure is still open (its ratio sits at the threshold's edge, where more
+/// repeats narrow the interval but need not move it off the edge).
+fn repeats_left_text(needed: Option<usize>, have: usize) -> String {
+    match needed {
+        Some(n) if n > have => (n - have).to_string(),
+        Some(n) => format!(
+            "unknown (the planning's ~{n} a side are run; a ratio this close to the threshold may not decide: --max-repeats caps it)"
+        ),
+        None => "unknown".into(),
+    }
+}
+
 /// Whether no figure more repeats can decide would be decided within `max` repeats a side:
 /// each needs more by the planning, or is too noisy for any number up to its limit.
 fn beyond_the_cap(report: &CheckReport, max: u32) -> bool {
@@ -106,7 +120,6 @@ pub fn run_until_decided(args: &CheckOptions, file: &Path) -> Result<CheckReport
         let report = assessment::check(args)?;
         let (open, needed) = open_figures(&report);
         let elapsed = started.elapsed().as_secs_f64();
-        let left = needed.map(|n| n.saturating_sub(usize::try_from(repeats).unwrap_or(0)));
         if open.is_empty() {
             crate::say!(
                 "[check --run] {repeats} repeats a side: every figure more repeats can decide is decided"
@@ -118,7 +131,7 @@ pub fn run_until_decided(args: &CheckOptions, file: &Path) -> Result<CheckReport
             duration_text(elapsed, Compact),
             open.len(),
             open.join(", "),
-            left.map_or_else(|| "unknown".into(), |n| n.to_string())
+            repeats_left_text(needed, usize::try_from(repeats).unwrap_or(usize::MAX))
         );
         if beyond_the_cap(&report, max) {
             crate::say!(
@@ -139,5 +152,22 @@ pub fn run_until_decided(args: &CheckOptions, file: &Path) -> Result<CheckReport
             return Ok(report);
         }
         repeats += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_repeats_left_never_read_zero_while_a_figure_is_open() {
+        assert_eq!(repeats_left_text(Some(9), 4), "5");
+        let reached = repeats_left_text(Some(9), 11);
+        assert!(
+            reached.starts_with("unknown (the planning's ~9"),
+            "{reached}"
+        );
+        assert!(reached.contains("--max-repeats"), "{reached}");
+        assert_eq!(repeats_left_text(None, 3), "unknown");
     }
 }
