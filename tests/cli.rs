@@ -31,6 +31,31 @@ fn run_url(url: &str, extra: &[&str]) -> Output {
     ibench(&[&["run", "--url", url][..], extra].concat())
 }
 
+/// A small run of every default step on a SQLite file of its own (`TAG-db`) into a fresh
+/// results dir (`TAG`, returned with the run's output), with `extra` flags.
+fn small_sqlite_run(tag: &str, extra: &[&str]) -> (std::path::PathBuf, Output) {
+    let out_dir = fresh_dir(tag);
+    let mut args = vec![
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--load-rows",
+        "3000",
+        "--i1-rows",
+        "500",
+        "--i2-rows",
+        "100",
+        "--query-seconds",
+        "1",
+        "--query-rates",
+        "100",
+        "--settle-seconds",
+        "0",
+    ];
+    args.extend(extra);
+    let out = run_url(&sqlite_url(&format!("{tag}-db")), &args);
+    (out_dir, out)
+}
+
 fn sqlite_url(tag: &str) -> String {
     let dir = fresh_dir(tag);
     std::fs::create_dir_all(&dir).unwrap();
@@ -555,27 +580,7 @@ fn on_a_terminal_each_step_says_the_time_left_in_the_run() {
 
 #[test]
 fn a_small_run_prints_the_summary_and_the_results_dir() {
-    let out_dir = fresh_dir("cli-ok");
-    let out = run_url(
-        &sqlite_url("cli-ok-db"),
-        &[
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--load-rows",
-            "3000",
-            "--i1-rows",
-            "500",
-            "--i2-rows",
-            "100",
-            "--query-seconds",
-            "1",
-            "--query-rates",
-            "100",
-            "--settle-seconds",
-            "0",
-            "--details",
-        ],
-    );
+    let (out_dir, out) = small_sqlite_run("cli-ok", &["--details"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     ok(&out);
     // The summary's rows, then with --details the latency and efficiency tables.
@@ -630,26 +635,7 @@ fn a_small_run_prints_the_summary_and_the_results_dir() {
 /// table (those are --details'), no per-step warning about `ibench check`'s floor.
 #[test]
 fn the_summary_is_one_row_per_step_and_the_floor_is_said_once() {
-    let out_dir = fresh_dir("cli-short");
-    let out = run_url(
-        &sqlite_url("cli-short-db"),
-        &[
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--load-rows",
-            "3000",
-            "--i1-rows",
-            "500",
-            "--i2-rows",
-            "100",
-            "--query-seconds",
-            "1",
-            "--query-rates",
-            "100",
-            "--settle-seconds",
-            "0",
-        ],
-    );
+    let (_, out) = small_sqlite_run("cli-short", &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     ok(&out);
