@@ -16,8 +16,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::fresh_dir;
-use ibench::results::Status;
-use ibench::results::failover::{DrivenBy, KillMethod};
 use ibench::workload::steps::parse_step_list;
 
 const PATRONI: &str = "/usr/bin/patroni";
@@ -340,23 +338,7 @@ fn a_patroni_failover_is_observed_and_audited() {
     // SAFETY: the postmaster this test's Patroni started.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
     let run = run.join().expect("the run's thread");
-    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
-    let s = run.steps.last().unwrap();
-    assert_eq!(s.name.to_string(), "l.i1");
-    assert_eq!(s.status, Status::Completed, "{:?}", s.error);
-    let f = s
-        .failover
-        .clone()
-        .expect("l.i1 records the failover it saw");
-    eprintln!(
-        "observed Patroni failover: {}",
-        serde_json::to_string(&f).unwrap()
-    );
-    assert_eq!(
-        (f.driven_by, f.kill_method),
-        (DrivenBy::Observed, KillMethod::Unknown)
-    );
-    assert_eq!(f.error, None, "{f:?}");
+    let f = common::observed_failover(&run, "Patroni");
     let other = cluster.pg_ports[1 - leader];
     let new_primary = f.new_primary_url.clone().unwrap();
     assert!(
@@ -372,6 +354,6 @@ fn a_patroni_failover_is_observed_and_audited() {
     assert_eq!(audit.error, None);
     assert!(audit.acknowledged_keys_audited > 0, "{audit:?}");
     // The step went on after the loss: it inserted all its rows.
-    assert_eq!(s.ops["insert"].rows, 2 * 100_000);
+    assert_eq!(run.steps.last().unwrap().ops["insert"].rows, 2 * 100_000);
     drop(cluster);
 }

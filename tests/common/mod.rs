@@ -594,3 +594,28 @@ pub fn check_server_binary(build: &ibench::results::target::BuildFacts, name: &s
         "{build:?}"
     );
 }
+
+/// The failover an observe-only run saw in its last step, l.i1: the run and the step
+/// completed, the step records a failover driven by someone else (its kill unknown to ibench)
+/// with no error. `what` names it in the line printed for the test's log.
+pub fn observed_failover(run: &RunRecord, what: &str) -> ibench::results::failover::StepFailover {
+    use ibench::results::failover::{DrivenBy, KillMethod};
+    assert_eq!(run.status, Status::Completed, "{:?}", run.error);
+    let s = run.steps.last().unwrap();
+    assert_eq!(s.name.to_string(), "l.i1");
+    assert_eq!(s.status, Status::Completed, "{:?}", s.error);
+    let f = s
+        .failover
+        .clone()
+        .expect("l.i1 records the failover it saw");
+    eprintln!(
+        "observed {what} failover: {}",
+        serde_json::to_string(&f).unwrap()
+    );
+    assert_eq!(
+        (f.driven_by, f.kill_method),
+        (DrivenBy::Observed, KillMethod::Unknown)
+    );
+    assert_eq!(f.error, None, "{f:?}");
+    f
+}
