@@ -17,6 +17,7 @@ use super::verdicts::Reason;
 use crate::calendar::{DurationStyle::Compact, duration_text};
 use crate::matrix::Shard;
 use crate::matrix::run::SHARD_FILE;
+use crate::stats::decision::{MIN_ROUNDS_TO_GIVE_UP, could_decide_within};
 
 use super::model::rounds_can_decide as repeats_can_decide;
 
@@ -60,19 +61,30 @@ fn repeats_left_text(needed: Option<usize>, have: usize) -> String {
     }
 }
 
-/// Whether no figure more repeats can decide would be decided within `max` repeats a side:
-/// each needs more by the planning, or is too noisy for any number up to its limit.
-fn beyond_the_cap(report: &CheckReport, max: u32) -> bool {
-    let max = usize::try_from(max).unwrap_or(usize::MAX);
+/// Whether no figure more repeats can decide would be decided within `max` repeats a side,
+/// after `have`: each needs more by the planning (or is too noisy for any number up to its
+/// limit) AND the change it shows, at the noise measured, would still sit astride the
+/// threshold at `max` (`stats::decision::could_decide_within`: a regression twice the
+/// threshold is decided long before the planning's count, which sizes a change of the
+/// threshold's own size). Never before `MIN_ROUNDS_TO_GIVE_UP` rounds.
+fn beyond_the_cap(report: &CheckReport, have: u32, max: u32) -> bool {
+    let to_usize = |k: u32| usize::try_from(k).unwrap_or(usize::MAX);
+    let (have, max) = (to_usize(have), to_usize(max));
+    if have < MIN_ROUNDS_TO_GIVE_UP {
+        return false;
+    }
+    let settings = report.rules.settings();
     report
         .pairs
         .iter()
         .flat_map(|p| p.verdicts.iter().filter(|v| repeats_can_decide(v)))
-        .all(|v| match v.judgement.repeats_needed {
-            Some(n) => n > max,
-            None => {
-                v.judgement.reason == Some(Reason::TooNoisy) && v.judgement.seconds_needed.is_none()
-            }
+        .all(|v| {
+            let j = &v.judgement;
+            let planned_beyond = match j.repeats_needed {
+                Some(n) => n > max,
+                None => j.reason == Some(Reason::TooNoisy) && j.seconds_needed.is_none(),
+            };
+            planned_beyond && !could_decide_within(j, have, max, &settings)
         })
 }
 
@@ -133,7 +145,7 @@ pub fn run_until_decided(args: &CheckOptions, file: &Path) -> Result<CheckReport
             open.join(", "),
             repeats_left_text(needed, usize::try_from(repeats).unwrap_or(usize::MAX))
         );
-        if beyond_the_cap(&report, max) {
+        if beyond_the_cap(&report, repeats, max) {
             crate::say!(
                 "[check --run] every undecided figure needs more than --max-repeats {max} a side at the noise measured: stopping; the verdict so far"
             );

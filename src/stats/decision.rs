@@ -880,6 +880,38 @@ fn plan_text(repeats: Option<usize>, seconds: Option<f64>, tau: f64, unit: &str)
     }
 }
 
+/// The fewest rounds (repeats a side) before `ibench check --run` may give a figure up as
+/// beyond its cap: two rounds measure the noise with one degree of freedom, an estimate that
+/// can be off by a factor of several either way.
+pub const MIN_ROUNDS_TO_GIVE_UP: usize = 3;
+
+/// Whether `max` rounds (repeats a side) could decide a figure still undecided after `n`:
+/// its interval's half-width, projected to `max` at the noise measured (the t quantile at the
+/// method's degrees of freedom, and √n), held against the distance from the change seen to the
+/// threshold: beyond it by more than the half-width decides a change, within it by more
+/// decides "no change". True where there is nothing to project (no interval, a single run
+/// a side, `n` under 2): such a figure is not given up on this ground.
+pub fn could_decide_within(d: &Decision, n: usize, max: usize, settings: &Settings) -> bool {
+    let (Some((lo, hi)), Some(method)) = (d.interval, d.method) else {
+        return true;
+    };
+    let df = |k: f64| match method {
+        Method::Paired => k - 1.0,
+        Method::Repeats => 2.0 * k - 2.0,
+        Method::PerSecond => f64::NAN,
+    };
+    if n < MIN_REPEATS_FOR_NOISE || lo <= 0.0 || hi <= 0.0 || df(count(n)).is_nan() {
+        return true;
+    }
+    let (n, max) = (count(n), count(max.max(n)));
+    let p = 1.0 - settings.alpha;
+    let half_now = (hi.ln() - lo.ln()) / 2.0;
+    let half_at_max = half_now * t_quantile(p, df(max)) / t_quantile(p, df(n)) * (n / max).sqrt();
+    let change = ((hi.ln() + lo.ln()) / 2.0).abs();
+    let tau = (1.0 + settings.threshold).ln();
+    change - half_at_max > tau || change + half_at_max < tau
+}
+
 /// Above these degrees of freedom `statrs`' inverse of Student's t loses digits (1.6e-6
 /// relative at 1e5, 9e-4 at 1e6 and p = 0.8, against the bisection this module carried
 /// before), so the quantile is the normal one with Cornish-Fisher's terms in `1/df`, whose
@@ -912,6 +944,50 @@ mod tests {
 
     fn reps(v: &[f64]) -> Evidence {
         Evidence::repeats(v, FigureKind::Rate)
+    }
+
+    fn paired(ratio: f64, lo: f64, hi: f64) -> Decision {
+        let mut d = Decision::cannot(Reason::TooNoisy, 0.9, String::new());
+        d.ratio = Some(ratio);
+        d.interval = Some((lo, hi));
+        d.method = Some(Method::Paired);
+        d
+    }
+
+    #[test]
+    fn a_change_twice_the_threshold_seen_in_two_noisy_rounds_is_not_given_up_at_a_cap_of_10() {
+        // The first two duet rounds of log_statement = 'all' (docs/method.md): 0.92x, paired
+        // interval 0.717 .. 1.176; the planning for a change of the threshold's size asked 16.
+        let settings = Settings::with_threshold_pct(5.0);
+        let d = paired(0.918, 0.717, 1.176);
+        assert!(could_decide_within(&d, 2, 10, &settings));
+        // Cut to 3 rounds a side, the same noise cannot reach the threshold.
+        assert!(!could_decide_within(&d, 2, 3, &settings));
+    }
+
+    #[test]
+    fn a_change_at_the_threshold_with_wide_noise_cannot_be_decided_within_a_small_cap() {
+        let settings = Settings::with_threshold_pct(5.0);
+        // 0.95x, ±20% after 3 rounds: at 10 rounds still about ±9%, astride the edge.
+        let d = paired(0.95, 0.95 / 1.2, 0.95 * 1.2);
+        assert!(!could_decide_within(&d, 3, 10, &settings));
+        // No interval, or a single run a side: nothing to project, never given up on this.
+        let mut none = d.clone();
+        none.interval = None;
+        assert!(could_decide_within(&none, 3, 10, &settings));
+        let mut single = d;
+        single.method = Some(Method::PerSecond);
+        assert!(could_decide_within(&single, 3, 10, &settings));
+    }
+
+    #[test]
+    fn no_change_is_decidable_when_the_projected_interval_fits_inside_the_band() {
+        let settings = Settings::with_threshold_pct(5.0);
+        // 1.00x ±6% after 3 rounds, Welch: at 10 a side about ±2.5%, inside ±5%.
+        let mut d = paired(1.0, 1.0 / 1.06, 1.06);
+        d.method = Some(Method::Repeats);
+        assert!(could_decide_within(&d, 3, 10, &settings));
+        assert!(!could_decide_within(&d, 3, 3, &settings));
     }
 
     #[test]
