@@ -147,14 +147,16 @@ pub struct Rules {
 
 impl Rules {
     /// Why a figure of `kind` is judged over every repeat, the host screening's flags
-    /// aside: `--keep-host-affected`, or a duet's rate (both sides met the same host);
-    /// `None` when it is held to them.
+    /// aside: `--keep-host-affected`, or a duet's rate (both sides met the same host:
+    /// `stats::decision::duet_waives_host_flags`, the rule the reports paint by too); `None`
+    /// when it is held to them.
     fn flags_waived(&self, kind: FigureKind) -> Option<&'static str> {
-        if self.duet && kind == FigureKind::Rate {
-            Some("a duet's sides met the same host")
-        } else {
-            self.keep_host_affected.then_some("--keep-host-affected")
+        if self.duet
+            && let Some(why) = decision::duet_waives_host_flags(kind)
+        {
+            return Some(why);
         }
+        self.keep_host_affected.then_some("--keep-host-affected")
     }
 
     /// The decision's settings.

@@ -529,6 +529,20 @@ pub fn decide_with(
     d
 }
 
+/// Why a duet's rate is judged with the host screening's flags aside, for people: the words
+/// `ibench check` and the reports both give.
+pub const DUET_SAME_HOST: &str = "a duet's sides met the same host";
+
+/// Why a figure of `kind` of a duet (the base and the candidate ran at the same time on one
+/// host) is not held to the host screening's flags, or `None` when it is: a rate or latency
+/// is not (both sides met the host's moves in the same seconds, so a flag says the host
+/// moved, not that it moved for one side); work per op still is (a query step's work per
+/// query moves with the queries the host let each side run). The one rule of `ibench check`
+/// (`check::verdicts::Rules`) and of the reports (`report::paint`).
+pub fn duet_waives_host_flags(kind: FigureKind) -> Option<&'static str> {
+    (kind == FigureKind::Rate).then_some(DUET_SAME_HOST)
+}
+
 /// What lets one run a side decide a rate, for people: the method `single run, steady host`.
 pub const STEADY_HOST_DETAIL: &str = "one run a side decides this rate because the host was shown steady between the runs (every host probe of both within ±10% of their median, or the runs were a duet's sides)";
 
