@@ -529,6 +529,23 @@ pub fn decide_with(
     d
 }
 
+/// The measured part of a side's typical repeat, for the floor: the median of the repeats'
+/// seconds and the median of their per-second samples (each the lower middle one for an even
+/// count; `None` for none), so that one repeat a busy host made fast or slow does not decide
+/// whether the step is long enough. `ibench check` and `matrix report` hold a step to the
+/// floor by it.
+pub fn typical_length(seconds: &[f64], samples: &[usize]) -> (Option<f64>, Option<usize>) {
+    let mut seconds = seconds.to_vec();
+    seconds.sort_by(f64::total_cmp);
+    let mut samples = samples.to_vec();
+    samples.sort_unstable();
+    let mid = |n: usize| n.saturating_sub(1) / 2;
+    (
+        seconds.get(mid(seconds.len())).copied(),
+        samples.get(mid(samples.len())).copied(),
+    )
+}
+
 /// Why a duet's rate is judged with the host screening's flags aside, for people: the words
 /// `ibench check` and the reports both give.
 pub const DUET_SAME_HOST: &str = "a duet's sides met the same host";
@@ -926,6 +943,21 @@ mod tests {
 
     fn reps(v: &[f64]) -> Evidence {
         Evidence::repeats(v, FigureKind::Rate)
+    }
+
+    #[test]
+    fn the_typical_length_is_the_median_repeats() {
+        // One repeat a busy host made short does not make the step too short.
+        assert_eq!(
+            typical_length(&[1.0, 10.0, 9.0], &[1, 10, 9]),
+            (Some(9.0), Some(9))
+        );
+        // An even count: the lower middle one.
+        assert_eq!(
+            typical_length(&[4.0, 2.0, 8.0, 6.0], &[]),
+            (Some(4.0), None)
+        );
+        assert_eq!(typical_length(&[], &[]), (None, None));
     }
 
     #[test]
