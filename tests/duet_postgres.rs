@@ -2,8 +2,9 @@
 //! same config (two named variants with the same setting), two rounds of small steps. Both
 //! sides ran every step; the step barrier held (neither side started a step before the other
 //! finished the step before it, whatever the host's speed); each round swapped the slots and
-//! which server started first; the check and the matrix report say duet; a duet side against
-//! a solo run is refused with one line naming the fix. About 40 s.
+//! which server started first; the check and the matrix report say duet, and the report judges
+//! the duet's rates as the check does (the repeats' rule, not held to the host flags); a duet
+//! side against a solo run is refused with one line naming the fix. About 40 s.
 
 mod common;
 
@@ -121,6 +122,25 @@ fn a_duet_runs_both_sides_step_by_step_and_says_so() {
         .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
         .collect();
     assert!(all_md.contains("ran as one side of a duet"), "{md}");
+    // Two rounds a side: the tl;dr names the repeats' rule, never "one run a side", and no
+    // relative throughput is greyed by the host screening (a duet's rates are not held to
+    // its flags, as in `ibench check`), whatever this host did during the rounds.
+    assert!(!all_md.contains("One run a side:"), "{all_md}");
+    assert!(all_md.contains("A change is decided as"), "{all_md}");
+    let reports: Vec<serde_json::Value> = std::fs::read_dir(out.join("report"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).unwrap()).unwrap())
+        .collect();
+    assert!(!reports.is_empty());
+    for v in &reports {
+        let rows = v["comparison"]["relative"]["rows"].as_array().unwrap();
+        for cell in rows.iter().flat_map(|r| r["cells"].as_array().unwrap()) {
+            let note = cell["note"].as_str().unwrap_or("");
+            assert!(!note.starts_with("host-affected"), "{note}");
+        }
+    }
 
     // A duet side against a solo run (the same run with its duet record taken out).
     let solo = dir.join("solo");

@@ -147,14 +147,16 @@ pub struct Rules {
 
 impl Rules {
     /// Why a figure of `kind` is judged over every repeat, the host screening's flags
-    /// aside: `--keep-host-affected`, or a duet's rate (both sides met the same host);
-    /// `None` when it is held to them.
+    /// aside: `--keep-host-affected`, or a duet's rate (both sides met the same host:
+    /// `stats::decision::duet_waives_host_flags`, the rule the reports paint by too); `None`
+    /// when it is held to them.
     fn flags_waived(&self, kind: FigureKind) -> Option<&'static str> {
-        if self.duet && kind == FigureKind::Rate {
-            Some("a duet's sides met the same host")
-        } else {
-            self.keep_host_affected.then_some("--keep-host-affected")
+        if self.duet
+            && let Some(why) = decision::duet_waives_host_flags(kind)
+        {
+            return Some(why);
         }
+        self.keep_host_affected.then_some("--keep-host-affected")
     }
 
     /// The decision's settings.
@@ -297,14 +299,6 @@ fn per_second(run: &crate::report::load::LoadedRun, s: &StepRecord) -> Vec<f64> 
         .collect()
 }
 
-/// The per-second lines of the step in the run's timeline; `None` when the run has none.
-fn samples(run: &crate::report::load::LoadedRun, step: StepName) -> Option<usize> {
-    if run.timeline.is_empty() {
-        return None;
-    }
-    Some(run.timeline.iter().filter(|l| l.step == step).count())
-}
-
 /// The figures of a step: throughput (and the p99 latency of a query step), a failover's
 /// writers' unavailability and seconds until the rate was back (where a run of the pair
 /// had one), then the work per op any run of the pair measured.
@@ -406,16 +400,11 @@ impl Side {
     /// The measured part of the typical repeat: the median seconds and per-second samples
     /// of the repeats (the lower middle one for an even count), so that one repeat a busy
     /// host made fast or slow does not decide whether the step is long enough.
+    /// (`stats::decision::typical_length`, the rule `matrix report` holds a step to as well).
     fn typical_length(&self) -> (Option<f64>, Option<usize>) {
-        let mut seconds: Vec<f64> = self.lengths.iter().map(|l| l.0).collect();
-        seconds.sort_by(f64::total_cmp);
-        let mut samples: Vec<usize> = self.lengths.iter().filter_map(|l| l.1).collect();
-        samples.sort_unstable();
-        let mid = |n: usize| n.saturating_sub(1) / 2;
-        (
-            seconds.get(mid(seconds.len())).copied(),
-            samples.get(mid(samples.len())).copied(),
-        )
+        let seconds: Vec<f64> = self.lengths.iter().map(|l| l.0).collect();
+        let samples: Vec<usize> = self.lengths.iter().filter_map(|l| l.1).collect();
+        decision::typical_length(&seconds, &samples)
     }
 
     fn clean_count(&self) -> usize {
@@ -466,7 +455,8 @@ fn side(pair: &Pair, host: &HostView, step: StepName, figure: Figure, candidate:
             out.partial.push(format!("{name}: no {}", figure.text()));
             continue;
         };
-        out.lengths.push((s.seconds, samples(run, step)));
+        out.lengths
+            .push((s.seconds, crate::report::overlap::step_samples(run, step)));
         let flag = host
             .flag(step, &run.label)
             .filter(|_| figure.host_moves_it(step));

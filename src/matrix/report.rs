@@ -756,25 +756,22 @@ fn round_of(run: &LoadedRun) -> Option<usize> {
 }
 
 /// A step's throughput over the repeats (`values`, one a repeat that has the step), with the
-/// shortest repeat's length and the fewest whole seconds of its timeline, for the floor.
-/// `interleaved`: with the round each value ran in, for the paired rule.
+/// typical repeat's length and per-second samples, for the floor, as `ibench check` takes
+/// them (`stats::decision::typical_length` of each repeat's seconds and
+/// `report::overlap::step_samples`: a duet's after its cut). `interleaved`: with the round
+/// each value ran in, for the paired rule.
 fn step_measure(
     repeats: &[LoadedRun],
     step: StepName,
     values: Vec<f64>,
     interleaved: bool,
 ) -> Evidence {
-    let mut seconds = f64::INFINITY;
-    let mut samples = usize::MAX;
+    let mut seconds = Vec::new();
+    let mut samples = Vec::new();
     for r in repeats {
         if let Some(s) = r.record.step(step) {
-            seconds = seconds.min(s.seconds);
-            let whole = r
-                .timeline
-                .iter()
-                .filter(|l| l.step == step && f64::from(l.second) <= s.seconds + 1e-3)
-                .count();
-            samples = samples.min(whole);
+            seconds.push(s.seconds);
+            samples.extend(crate::report::overlap::step_samples(r, step));
         }
     }
     let mut e = Evidence::repeats(&values, FigureKind::Rate);
@@ -786,11 +783,8 @@ fn step_measure(
     if let Some(r) = rounds.filter(|_| interleaved) {
         e = e.in_rounds(&r);
     }
-    if seconds.is_finite() {
-        e.with_length(seconds, samples)
-    } else {
-        e
-    }
+    (e.seconds, e.samples) = crate::stats::decision::typical_length(&seconds, &samples);
+    e
 }
 
 /// The method the relative throughput was judged by, named for the report; `duet`: the
@@ -1110,6 +1104,41 @@ mod tests {
     use super::*;
     use crate::matrix::cell::{CellState, STATE_FILE};
     use crate::matrix::plan::Shard;
+
+    /// A repeat whose `l.i0` measured `seconds`, its timeline holding `lines` (seconds since
+    /// the step started).
+    fn repeat_of(seconds: f64, lines: &[u32]) -> LoadedRun {
+        let (mut loaded, problems) = load::load_runs(&[PathBuf::from("tests/fixtures/postgres")]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let mut r = loaded.remove(0);
+        let step = StepName::LoadInitial;
+        for s in r.record.steps.iter_mut().filter(|s| s.name == step) {
+            s.seconds = seconds;
+        }
+        let mut line = r.timeline.iter().find(|l| l.step == step).cloned();
+        r.timeline.retain(|l| l.step != step);
+        for &second in lines {
+            if let Some(l) = line.as_mut() {
+                l.second = second;
+                r.timeline.push(l.clone());
+            }
+        }
+        r
+    }
+
+    /// The floor holds the typical repeat, as `ibench check` does: the median seconds and
+    /// per-second lines over the repeats (a duet's cut keeps seconds that need not start at
+    /// 1: seconds 2, 3 and 4 of a step cut to 3 s are 3 samples), not the shortest repeat.
+    #[test]
+    fn the_floor_holds_the_typical_repeat_as_the_check_does() {
+        let repeats = [
+            repeat_of(1.0, &[1]),
+            repeat_of(3.0, &[2, 3, 4]),
+            repeat_of(5.0, &[1, 2, 3, 4, 5]),
+        ];
+        let e = step_measure(&repeats, StepName::LoadInitial, vec![1.0; 3], false);
+        assert_eq!((e.seconds, e.samples), (Some(3.0), Some(3)));
+    }
 
     /// Two servers (SQLite URLs: nothing to start), one config each, a plain workload and
     /// one with a clients axis, two repeats; its plan as `matrix plan` resolves it.

@@ -81,6 +81,9 @@ pub fn compare_with_spreads(
         tls_warning: tls_warning(&run_rows),
         runs: run_rows,
         base: base_index,
+        repeats: (0..runs.len())
+            .map(|i| spreads.get(i).map_or(1, StepBands::repeat_count))
+            .collect(),
         steps,
         absolute,
         relative,
@@ -249,6 +252,7 @@ impl Comparison {
                         .flags
                         .iter()
                         .filter(|f| f.run == row.label && in_family(&f.step))
+                        .filter(|f| self.host.holds_rate(f))
                         .count(),
                     undecided: paints.iter().filter(|p| p.is_undecided()).count(),
                     colour: paint_of_range(&paints).colour,

@@ -86,6 +86,16 @@ impl StepBands {
         self.1.iter().find(|(n, _)| *n == step).map(|(_, e)| e)
     }
 
+    /// The repeats behind the bands: the most values any step's throughput holds; 1 when
+    /// no step has repeats.
+    pub fn repeat_count(&self) -> usize {
+        self.1
+            .iter()
+            .map(|(_, e)| e.values.len())
+            .max()
+            .unwrap_or(1)
+    }
+
     /// The step's own band, when it has one.
     pub fn own(&self, step: StepName) -> Option<NoiseBand> {
         self.0.iter().find(|(n, _)| *n == step).map(|(_, b)| *b)

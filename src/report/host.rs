@@ -71,6 +71,11 @@ pub struct HostRow {
     /// (`results::probe::steady_between`): only then does one run a side decide a rate.
     #[serde(skip)]
     pub steady_with_base: bool,
+    /// Whether it and the base were both a duet's sides (run.json's `duet`): they met the
+    /// same host in the same seconds, so its rates are not held to the host flags
+    /// (`report::paint`).
+    #[serde(skip)]
+    pub duet_with_base: bool,
 }
 
 /// A step of a run whose figures the host may have moved.
@@ -126,6 +131,19 @@ impl HostView {
         self.rows
             .iter()
             .any(|r| r.run == label && r.steady_with_base)
+    }
+
+    /// Whether run `label` and the base were both a duet's sides.
+    pub fn duet(&self, label: &str) -> bool {
+        self.rows.iter().any(|r| r.run == label && r.duet_with_base)
+    }
+
+    /// Whether flag `f` holds its run's relative throughput (grey, `~`): not when the run and
+    /// the base were a duet's sides (`stats::decision::duet_waives_host_flags`, the rule of
+    /// `ibench check`); work per op it holds all the same.
+    pub fn holds_rate(&self, f: &HostFlag) -> bool {
+        let rate = crate::stats::decision::FigureKind::Rate;
+        !(self.duet(&f.run) && crate::stats::decision::duet_waives_host_flags(rate).is_some())
     }
 
     /// Whether any run holds a probe (the table is shown then).
@@ -355,6 +373,7 @@ fn host_row(run: &LoadedRun, base: Option<&LoadedRun>, base_median: Option<&Host
         steady_with_base: base.is_some_and(|b| {
             crate::results::probe::steady_between(&b.record.steps, &run.record.steps)
         }),
+        duet_with_base: base.is_some_and(|b| b.record.duet.is_some()) && run.record.duet.is_some(),
     }
 }
 

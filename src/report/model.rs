@@ -75,6 +75,15 @@ pub enum CellNote {
     /// A relative figure inside the base's spread over repeats (a matrix report):
     /// `within base spread`.
     WithinBaseSpread,
+    /// The host screening flagged the figure's step, but the figure is judged all the same,
+    /// and why (`stats::decision::duet_waives_host_flags`: a rate of a duet, whose sides met
+    /// the same host): `not held to the host screening's flag (` its reasons `): ` why.
+    HostFlagWaived {
+        /// What the host screening said (`report::host`).
+        reasons: Vec<String>,
+        /// Why it does not hold the figure: `a duet's sides met the same host`.
+        why: &'static str,
+    },
     /// A relative figure the decision rule (`stats::decision`) could not decide: `not
     /// decided: ` and its reason and interval (`too noisy: -8.0% (90% interval -21.0% ..
     /// +6.9%) reaches both inside and beyond ±5%`).
@@ -86,6 +95,12 @@ impl CellNote {
     /// its step, or a check after the step failed.
     pub fn is_partial(&self) -> bool {
         matches!(self, CellNote::Unfinished(_) | CellNote::CheckFailed(_))
+    }
+
+    /// Whether a grey figure with this note was left undecided by it: every note but
+    /// [`CellNote::HostFlagWaived`], which says why a figure was judged, not why it was not.
+    pub fn leaves_undecided(&self) -> bool {
+        !matches!(self, CellNote::HostFlagWaived { .. })
     }
 
     /// The mark a relative figure with this note ends in: `~` host-affected, `?` not decided
@@ -115,6 +130,11 @@ impl std::fmt::Display for CellNote {
             }
             CellNote::UnsettledStart => f.write_str("unsettled start"),
             CellNote::HostAffected(reasons) => write!(f, "host-affected: {}", reasons.join("; ")),
+            CellNote::HostFlagWaived { reasons, why } => write!(
+                f,
+                "not held to the host screening's flag ({}): {why}",
+                reasons.join("; ")
+            ),
             CellNote::WithinBaseSpread => f.write_str("within base spread"),
             CellNote::Undecided(why) => write!(f, "not decided: {why}"),
         }
@@ -266,6 +286,12 @@ pub struct Comparison {
     pub tls_warning: Option<String>,
     /// Index of the base run.
     pub base: usize,
+    /// Each run's repeats, in order: 1 for a run, a matrix report's member its repeats (the
+    /// most any of its steps holds). Which rule decided a relative figure follows from it:
+    /// the repeats' (two or more a side) or one run's (`report::tldr` says which). Not in the
+    /// JSON: a matrix report's `spread` gives each member's `repeats`.
+    #[serde(skip)]
+    pub repeats: Vec<usize>,
     /// Steps in canonical order (union over the runs).
     pub steps: Vec<StepName>,
     /// Absolute throughput.
@@ -727,6 +753,17 @@ mod tests {
             "\"host-affected: a; b\""
         );
         assert_eq!(json(CellNote::WithinBaseSpread), "\"within base spread\"");
+        let waived = CellNote::HostFlagWaived {
+            reasons: vec!["a".into(), "b".into()],
+            why: crate::stats::decision::DUET_SAME_HOST,
+        };
+        assert_eq!(
+            json(waived.clone()),
+            "\"not held to the host screening's flag (a; b): a duet's sides met the same host\""
+        );
+        assert_eq!(waived.mark(), "");
+        assert!(!waived.leaves_undecided());
+        assert!(CellNote::WithinBaseSpread.leaves_undecided());
         assert!(CellNote::Unfinished(Status::Running).is_partial());
         assert!(!CellNote::UnsettledStart.is_partial());
     }

@@ -129,6 +129,16 @@ fn cut_to(run: &mut LoadedRun, step: StepName, seconds: &[u32], count: f64) {
     }
 }
 
+/// The per-second lines of `step` in the run's timeline (a duet's: those [`cut_round`] kept);
+/// `None` when the run has no timeline. What `ibench check` and `matrix report` count against
+/// the floor's samples.
+pub fn step_samples(run: &LoadedRun, step: StepName) -> Option<usize> {
+    if run.timeline.is_empty() {
+        return None;
+    }
+    Some(run.timeline.iter().filter(|l| l.step == step).count())
+}
+
 /// Cut every step of one duet round's two runs to the whole seconds both sides ran it: each
 /// side's per-second lines cut to them, its rate and measured length taken over them. The
 /// problem lines of the steps with no whole second in common (left whole). The one cut

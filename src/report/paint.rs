@@ -4,7 +4,9 @@
 //! a figure's paint from [`paint`], so no format can paint what the comparison did not decide.
 //!
 //! What is decided: a figure is a change only when nothing says its step measured the host
-//! rather than the DBMS (`report::host`), its step ran whole and passed its checks, and the
+//! rather than the DBMS (`report::host`; a duet's rate is not held to the host's flags, as in
+//! `ibench check`: `stats::decision::duet_waives_host_flags`), its step ran whole and passed
+//! its checks, and the
 //! decision rule of `ibench check` (`stats::decision`: the ratio's 90% interval, from the
 //! repeats or a single run's per-second samples, wholly beyond ±5%) says it changed. A
 //! figure the rule finds inside ±5% is grey, unmarked ("no change"); one it cannot decide
@@ -44,6 +46,9 @@ pub struct Evidence<'a> {
     /// Whether the host probes show the host steady between the base and the run
     /// (`results::probe::steady_between`): only then does one run a side decide a rate.
     pub steady_host: bool,
+    /// Whether the base and the run were a duet's sides: a rate is then not held to the
+    /// host's flags (`stats::decision::duet_waives_host_flags`, the rule of `ibench check`).
+    pub duet: bool,
 }
 
 impl<'a> Evidence<'a> {
@@ -58,6 +63,7 @@ impl<'a> Evidence<'a> {
             measured: None,
             kind: FigureKind::Rate,
             steady_host: false,
+            duet: false,
         }
     }
 
@@ -107,12 +113,40 @@ impl Paint {
     /// Whether the figure is grey because it could not be decided (host-affected, partial,
     /// within the base's spread), not because it lies inside the band.
     pub fn is_undecided(&self) -> bool {
-        self.colour == Colour::Grey && self.note.is_some()
+        self.colour == Colour::Grey && self.note.as_ref().is_some_and(CellNote::leaves_undecided)
     }
 }
 
-/// The paint of one relative figure: the one rule every format calls.
+/// The paint of one relative figure: the one rule every format calls. A duet's rate is
+/// painted as if the host had flagged nothing, and its note says why
+/// ([`CellNote::HostFlagWaived`], or the reason it stayed undecided followed by it).
 pub fn paint(e: &Evidence) -> Paint {
+    let waived = e
+        .host
+        .filter(|_| e.duet)
+        .zip(decision::duet_waives_host_flags(e.kind));
+    let Some((reasons, why)) = waived else {
+        return paint_held(e);
+    };
+    let p = paint_held(&Evidence {
+        host: None,
+        ..e.clone()
+    });
+    let note = match p.note {
+        None => Some(CellNote::HostFlagWaived {
+            reasons: reasons.to_vec(),
+            why,
+        }),
+        Some(CellNote::Undecided(d)) => Some(CellNote::Undecided(format!(
+            "{d} (not held to the host screening's flag: {why})"
+        ))),
+        other => other,
+    };
+    Paint { note, ..p }
+}
+
+/// The paint of one relative figure held to the host's flags (`e.host`).
+fn paint_held(e: &Evidence) -> Paint {
     let settings = |steady_host: bool| decision::Settings {
         steady_host,
         ..decision::Settings::with_threshold_pct(THRESHOLD_PCT)
@@ -219,7 +253,9 @@ fn decided(d: &decision::Decision, carried: Option<CellNote>) -> Paint {
 /// Whether a painted cell was left undecided: grey with a reason (host-affected, partial,
 /// failed SLA, within the base's spread), not grey for lying inside the band.
 pub fn undecided(c: &Cell) -> bool {
-    c.value.is_some() && c.colour == Colour::Grey && c.note.is_some()
+    c.value.is_some()
+        && c.colour == Colour::Grey
+        && c.note.as_ref().is_some_and(CellNote::leaves_undecided)
 }
 
 /// The paint a cell holds.
@@ -415,6 +451,71 @@ mod tests {
             ..Evidence::of_rate(0.8)
         });
         assert_eq!(p.note.as_ref().map(CellNote::mark), Some("~"));
+    }
+
+    #[test]
+    fn a_duets_rate_is_not_held_to_the_host_flags_but_its_work_per_op_is() {
+        use decision::Evidence as Measured;
+        let rounds = [1, 2, 3];
+        let base = Measured::repeats(&[100.0, 101.0, 99.0], FigureKind::Rate).in_rounds(&rounds);
+        let slow = Measured::repeats(&[80.0, 81.0, 79.0], FigureKind::Rate).in_rounds(&rounds);
+        let reasons = vec!["steal 20%".to_string()];
+        let flagged = Evidence {
+            measured: Some((&base, &slow)),
+            host: Some(&reasons),
+            ..Evidence::of_rate(0.8)
+        };
+        // Solo runs: the flag greys it.
+        assert_eq!(paint(&flagged).note.as_ref().map(CellNote::mark), Some("~"));
+        // A duet's: decided as `ibench check` decides it, and the note says why, in its words.
+        let duet = Evidence {
+            duet: true,
+            ..flagged.clone()
+        };
+        let p = paint(&duet);
+        assert_eq!(p.colour, Colour::Red);
+        assert_eq!(
+            p.note,
+            Some(CellNote::HostFlagWaived {
+                reasons: reasons.clone(),
+                why: decision::DUET_SAME_HOST
+            })
+        );
+        assert!(!p.is_undecided());
+        // Still undecided for its own reason, which the waiver follows.
+        let noisy = Measured::repeats(&[60.0, 130.0, 70.0], FigureKind::Rate).in_rounds(&rounds);
+        let p = paint(&Evidence {
+            measured: Some((&base, &noisy)),
+            ..duet.clone()
+        });
+        assert_eq!(p.note.as_ref().map(CellNote::mark), Some("?"));
+        let text = p.note.map(|n| n.to_string()).unwrap_or_default();
+        assert!(
+            text.ends_with(
+                "(not held to the host screening's flag: a duet's sides met the same host)"
+            ),
+            "{text}"
+        );
+        // No change is grey and decided.
+        let same = Measured::repeats(&[100.0, 101.0, 99.0], FigureKind::Rate).in_rounds(&rounds);
+        let p = paint(&Evidence {
+            measured: Some((&base, &same)),
+            ..duet.clone()
+        });
+        assert_eq!(p.colour, Colour::Grey);
+        assert!(!p.is_undecided(), "{p:?}");
+        // Work per op of a duet is held to the flags, as in `ibench check`.
+        let work = Evidence {
+            measured: None,
+            higher_is_better: Some(false),
+            kind: FigureKind::Work,
+            ..duet
+        };
+        let p = paint(&work);
+        assert_eq!(
+            (p.colour, p.note),
+            (Colour::Grey, Some(CellNote::HostAffected(reasons)))
+        );
     }
 
     #[test]

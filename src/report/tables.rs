@@ -271,7 +271,9 @@ pub(super) fn paint_relative(
                 note,
                 spread: noise.own(*step).filter(|_| i != base),
                 measured,
-                steady_host: i == base || host.steady(&row.label),
+                // One duet round a side counts as the steady host, as in `ibench check`.
+                steady_host: i == base || host.steady(&row.label) || host.duet(&row.label),
+                duet: i != base && host.duet(&row.label),
                 ..Evidence::of_rate(ratio)
             });
             cell.colour = p.colour;

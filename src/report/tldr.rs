@@ -3,8 +3,10 @@
 //! from the decided figures only (`report::paint`); the setup difference that explains it
 //! (`report::differs`); and the host or noise caveat when there is one.
 
+use super::host::HostFlag;
 use super::model::{Comparison, Span, Tldr, TldrFamily, TldrLagLine, TldrLine};
 use super::paint::{Paint, of_cell, paint_of_range, undecided};
+use crate::stats::decision::{DUET_SAME_HOST, MIN_REPEATS_FOR_NOISE};
 
 /// The tl;dr's family of a step family: the load steps count as writes.
 fn tldr_family(family: &str) -> &str {
@@ -41,30 +43,47 @@ pub fn tldr(cmp: &Comparison) -> Tldr {
         .filter(|&(i, _)| i != cmp.base)
         .map(|(_, row)| run_line(cmp, &row.label))
         .collect();
-    let spreads = cmp
-        .relative
-        .rows
-        .iter()
-        .flat_map(|r| &r.cells)
-        .any(|c| c.interval.is_some());
-    let caveat = Some(if spreads {
-        "A change is decided as `ibench check` decides it, and each relative figure is the ratio it used: the 90% interval of the ratio over the repeats (paired by round where they ran in rounds or as a duet, else Welch's) lies wholly beyond ±5%; no change, wholly inside; a step the host may have moved is not decided.".to_string()
-    } else {
-        "One run a side: a rate is decided only where the host probes show the host steady across both runs (every CPU and memory figure within ±10% of their median), and then when the 90% interval of the ratio, from each run's per-second rates, lies wholly beyond ±5%; otherwise it is not decided (one run a side: duet rounds, `ibench check --run FILE OUT --duet`, would decide it), nor is a step the host may have moved, or one shorter than 3 s.".to_string()
-    });
-    let caveat = caveat.map(|c| {
-        if cmp.host.flags.is_empty() {
-            c
-        } else {
-            format!("{c} A host-affected step (~) may measure the host rather than the DBMS: rerun it on a quiet host, or interleave the runs, before reading it (section Host).")
-        }
-    });
+    let caveat = Some(caveat(cmp));
     Tldr {
         lines,
         caveat,
         lag_sla,
         failover,
     }
+}
+
+/// How the relative figures are decided when both sides of a comparison hold repeats.
+const REPEATS_RULE: &str = "A change is decided as `ibench check` decides it, and each relative figure is the ratio it used: the 90% interval of the ratio over the repeats (paired by round where they ran in rounds or as a duet, else Welch's) lies wholly beyond ±5%; no change, wholly inside; a step the host may have moved is not decided.";
+
+/// How they are decided when a side holds one run.
+const ONE_RUN_RULE: &str = "One run a side: a rate is decided only where the host probes show the host steady across both runs (every CPU and memory figure within ±10% of their median), and then when the 90% interval of the ratio, from each run's per-second rates, lies wholly beyond ±5%; otherwise it is not decided (one run a side: duet rounds, `ibench check --run FILE OUT --duet`, would decide it), nor is a step the host may have moved, or one shorter than 3 s.";
+
+/// What holds for every line: the rule that decided the relative figures, by the repeats a
+/// side (`Comparison::repeats`: the repeats' rule where both sides of a comparison hold
+/// [`MIN_REPEATS_FOR_NOISE`] or more, one run's where a side holds fewer; both sentences when
+/// the runs differ in that), then what the host's flags did to them: grey them (`~`), or
+/// nothing for a duet's rates.
+fn caveat(cmp: &Comparison) -> String {
+    let repeats = |i: usize| cmp.repeats.get(i).copied().unwrap_or(1);
+    let with_repeats: Vec<bool> = (0..cmp.runs.len())
+        .filter(|&i| i != cmp.base)
+        .map(|i| repeats(i).min(repeats(cmp.base)) >= MIN_REPEATS_FOR_NOISE)
+        .collect();
+    let mut parts = Vec::new();
+    if with_repeats.contains(&true) {
+        parts.push(REPEATS_RULE.to_string());
+    }
+    if with_repeats.contains(&false) {
+        parts.push(ONE_RUN_RULE.to_string());
+    }
+    let flags = &cmp.host.flags;
+    if flags.iter().any(|f| cmp.host.holds_rate(f)) {
+        parts.push("A host-affected step (~) may measure the host rather than the DBMS: rerun it on a quiet host, or interleave the runs, before reading it (section Host).".to_string());
+    }
+    if flags.iter().any(|f| !cmp.host.holds_rate(f)) {
+        parts.push(format!("A duet's relative throughput is not held to the host screening's flags: {DUET_SAME_HOST} (section Host lists the flags; its work per op still is)."));
+    }
+    parts.join(" ")
 }
 
 /// A line per run whose replica failed the lag SLA: `maria: replica lag SLA (p99 ≤ 1,000
@@ -229,21 +248,168 @@ fn family_text(f: &TldrFamily) -> String {
     t
 }
 
-/// The run's host caveat: its host warning, or how many of its steps the host may have moved.
+/// The run's host caveat: its host warning, or how many of its steps the host may have moved
+/// (those whose relative throughput the flag holds: not a duet's).
 fn host_caveat(cmp: &Comparison, label: &str) -> Option<String> {
-    let flagged = cmp.host.flags.iter().filter(|f| f.run == label).count();
+    let (held, waived): (Vec<&HostFlag>, Vec<&HostFlag>) = cmp
+        .host
+        .flags
+        .iter()
+        .filter(|f| f.run == label)
+        .partition(|f| cmp.host.holds_rate(f));
     let warning = cmp.host.warnings.iter().find(|w| w.run == label);
-    match (warning, flagged) {
-        (None, 0) => None,
-        (Some(w), 0) => Some(format!("Host: {}.", w.text.trim_end_matches('.'))),
-        (_, n) => Some(format!("Host: {n} of its steps host-affected (~).")),
+    match (warning, held.len(), waived.len()) {
+        (_, 0, w) if w > 0 => Some(format!(
+            "Host: {w} of its steps flagged, its throughput not held to it: {DUET_SAME_HOST}."
+        )),
+        (None, 0, _) => None,
+        (Some(w), 0, _) => Some(format!("Host: {}.", w.text.trim_end_matches('.'))),
+        (_, n, _) => Some(format!("Host: {n} of its steps host-affected (~).")),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::Colour;
+    use crate::report::diagnosis::StepBands;
+    use crate::report::model::{CellNote, Colour};
+    use crate::results::duet::DuetSide;
+    use crate::results::probe::StepHost;
+    use crate::stats::decision::{Evidence as Measured, FigureKind};
+    use crate::workload::steps::StepName;
+
+    /// The PostgreSQL fixture as a base and a candidate of `repeats` rounds a side (each
+    /// step's throughput: the base 100 ± 1, the candidate 80 ± 1, by round), every step of the
+    /// candidate flagged by the host screening (steal 20%); `duet`: both are a duet's sides.
+    fn rounds_with_every_step_flagged(repeats: usize, duet: bool) -> Comparison {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
+        let (loaded, problems) = crate::report::load::load_runs(&[dir]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let run = |label: &str, steal: Option<f64>| {
+            let mut r = loaded[0].clone();
+            r.label = label.into();
+            r.record.label = label.into();
+            for s in &mut r.record.steps {
+                s.host_probe = steal.map(|share| StepHost {
+                    before: None,
+                    after: None,
+                    steal_share: Some(share),
+                    iowait_share: None,
+                });
+            }
+            r.record.duet = duet.then(|| DuetSide {
+                round: 1,
+                slot: 0,
+                started_first: true,
+                partner_cell: "other".into(),
+                partner_label: "other".into(),
+                cpus: None,
+            });
+            r
+        };
+        let runs = vec![run("base", None), run("cand", Some(0.2))];
+        let rounds: Vec<usize> = (1..=repeats).collect();
+        let bands = |centre: f64| {
+            let values: Vec<f64> = rounds
+                .iter()
+                .map(|r| centre + if r % 2 == 0 { 1.0 } else { -1.0 })
+                .collect();
+            let steps = runs[0].record.steps.iter().map(|s| {
+                let e = Measured::repeats(&values, FigureKind::Rate).in_rounds(&rounds);
+                (s.name, e.with_length(60.0, 60))
+            });
+            StepBands::default().with_repeats(steps.collect())
+        };
+        let spreads = if repeats > 1 {
+            vec![bands(100.0), bands(80.0)]
+        } else {
+            Vec::new()
+        };
+        let cmp =
+            crate::report::compare::compare_with_spreads(&runs, Some("base"), Vec::new(), &spreads);
+        assert_eq!(cmp.host.flags.len(), cmp.steps.len(), "{:?}", cmp.host);
+        cmp
+    }
+
+    fn caveat_of(cmp: &Comparison) -> String {
+        cmp.tldr.caveat.clone().unwrap_or_default()
+    }
+
+    #[test]
+    fn the_caveat_follows_the_repeats_a_side_not_the_intervals_shown() {
+        // 60 interleaved rounds, every step host-affected: no cell shows an interval, and the
+        // caveat is still the repeats' rule, never "one run a side".
+        let cmp = rounds_with_every_step_flagged(60, false);
+        let cells = &cmp.relative.rows[1].cells;
+        assert!(
+            cells
+                .iter()
+                .all(|c| c.interval.is_none() && matches!(c.note, Some(CellNote::HostAffected(_))))
+        );
+        let c = caveat_of(&cmp);
+        assert!(c.starts_with(REPEATS_RULE), "{c}");
+        assert!(!c.contains("One run a side"), "{c}");
+        assert!(c.contains("A host-affected step (~)"), "{c}");
+        // One run a side: the one-run rule.
+        let c = caveat_of(&rounds_with_every_step_flagged(1, false));
+        assert!(c.starts_with(ONE_RUN_RULE), "{c}");
+        // A base of repeats against a single run is judged by the one-run rule too.
+        let mut cmp = rounds_with_every_step_flagged(60, false);
+        cmp.repeats[1] = 1;
+        assert!(caveat(&cmp).starts_with(ONE_RUN_RULE));
+    }
+
+    #[test]
+    fn a_duets_rates_are_not_held_to_the_host_flags_as_in_check() {
+        let cmp = rounds_with_every_step_flagged(60, true);
+        let j = cmp
+            .relative
+            .columns
+            .iter()
+            .position(|s| *s == "qr100".parse::<StepName>().expect("a step"))
+            .expect("qr100");
+        let cell = &cmp.relative.rows[1].cells[j];
+        // 80 against 100 over 60 paired rounds: decided, red, with the check's words.
+        assert_eq!(cell.colour, Colour::Red, "{cell:?}");
+        assert!(cell.interval.is_some());
+        let note = cell
+            .note
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(
+            note.starts_with("not held to the host screening's flag (steal")
+                && note.ends_with(": a duet's sides met the same host"),
+            "{note}"
+        );
+        // No ~ anywhere on the throughput: the absolute figure is painted too.
+        assert!(
+            cmp.relative.rows[1]
+                .cells
+                .iter()
+                .all(|c| c.note.as_ref().is_none_or(|n| n.mark() != "~"))
+        );
+        let abs = &cmp.absolute.rows[1].cells[j];
+        assert!(abs.note.is_none() && abs.colour != Colour::Grey, "{abs:?}");
+        // The tl;dr and the summary say so, and carry no host-affected count.
+        let c = caveat_of(&cmp);
+        assert!(c.starts_with(REPEATS_RULE), "{c}");
+        assert!(!c.contains("(~)"), "{c}");
+        assert!(
+            c.contains("not held to the host screening's flags: a duet's sides met the same host"),
+            "{c}"
+        );
+        let line = &cmp.tldr.lines[0];
+        assert!(
+            line.text
+                .contains("its throughput not held to it: a duet's sides met the same host"),
+            "{}",
+            line.text
+        );
+        assert!(cmp.summary.iter().all(|f| f.host_affected == 0));
+        // The host flags themselves stay, for the work per op they still hold.
+        assert_eq!(cmp.host.flags.len(), cmp.steps.len());
+    }
 
     #[test]
     fn ranges_read_like_the_seeds() {

@@ -529,6 +529,37 @@ pub fn decide_with(
     d
 }
 
+/// The measured part of a side's typical repeat, for the floor: the median of the repeats'
+/// seconds and the median of their per-second samples (each the lower middle one for an even
+/// count; `None` for none), so that one repeat a busy host made fast or slow does not decide
+/// whether the step is long enough. `ibench check` and `matrix report` hold a step to the
+/// floor by it.
+pub fn typical_length(seconds: &[f64], samples: &[usize]) -> (Option<f64>, Option<usize>) {
+    let mut seconds = seconds.to_vec();
+    seconds.sort_by(f64::total_cmp);
+    let mut samples = samples.to_vec();
+    samples.sort_unstable();
+    let mid = |n: usize| n.saturating_sub(1) / 2;
+    (
+        seconds.get(mid(seconds.len())).copied(),
+        samples.get(mid(samples.len())).copied(),
+    )
+}
+
+/// Why a duet's rate is judged with the host screening's flags aside, for people: the words
+/// `ibench check` and the reports both give.
+pub const DUET_SAME_HOST: &str = "a duet's sides met the same host";
+
+/// Why a figure of `kind` of a duet (the base and the candidate ran at the same time on one
+/// host) is not held to the host screening's flags, or `None` when it is: a rate or latency
+/// is not (both sides met the host's moves in the same seconds, so a flag says the host
+/// moved, not that it moved for one side); work per op still is (a query step's work per
+/// query moves with the queries the host let each side run). The one rule of `ibench check`
+/// (`check::verdicts::Rules`) and of the reports (`report::paint`).
+pub fn duet_waives_host_flags(kind: FigureKind) -> Option<&'static str> {
+    (kind == FigureKind::Rate).then_some(DUET_SAME_HOST)
+}
+
 /// What lets one run a side decide a rate, for people: the method `single run, steady host`.
 pub const STEADY_HOST_DETAIL: &str = "one run a side decides this rate because the host was shown steady between the runs (every host probe of both within ±10% of their median, or the runs were a duet's sides)";
 
@@ -988,6 +1019,21 @@ mod tests {
         d.method = Some(Method::Repeats);
         assert!(could_decide_within(&d, 3, 10, &settings));
         assert!(!could_decide_within(&d, 3, 3, &settings));
+    }
+
+    #[test]
+    fn the_typical_length_is_the_median_repeats() {
+        // One repeat a busy host made short does not make the step too short.
+        assert_eq!(
+            typical_length(&[1.0, 10.0, 9.0], &[1, 10, 9]),
+            (Some(9.0), Some(9))
+        );
+        // An even count: the lower middle one.
+        assert_eq!(
+            typical_length(&[4.0, 2.0, 8.0, 6.0], &[]),
+            (Some(4.0), None)
+        );
+        assert_eq!(typical_length(&[], &[]), (None, None));
     }
 
     #[test]

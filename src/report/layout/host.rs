@@ -36,10 +36,22 @@ pub fn host(b: &mut Vec<Block>, cmp: &Comparison) {
         b.push(Block::Table(host_table(cmp)));
     }
     if !h.flags.is_empty() {
-        b.push(Block::Paragraph(format!(
-            "{} step(s) of runs are host-affected: their relative figures end in ~ and are not painted as a DBMS change.",
-            h.flags.len()
-        )));
+        let held = h.flags.iter().filter(|f| h.holds_rate(f)).count();
+        let mut text = String::new();
+        if held > 0 {
+            text = format!(
+                "{held} step(s) of runs are host-affected: their relative figures end in ~ and are not painted as a DBMS change."
+            );
+        }
+        if held < h.flags.len() {
+            text.push_str(&format!(
+                "{}{} step(s) of a duet's runs are flagged: their relative throughput is not held to it ({}), their work per op still is.",
+                if held > 0 { " " } else { "" },
+                h.flags.len() - held,
+                crate::stats::decision::DUET_SAME_HOST
+            ));
+        }
+        b.push(Block::Paragraph(text));
         b.push(Block::Fold {
             summary: "Host-affected steps and why".into(),
             blocks: vec![Block::List(flag_lines(cmp, &h.flags))],
