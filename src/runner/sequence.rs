@@ -21,8 +21,9 @@ use super::tables::TableState;
 pub trait RunObserver {
     /// The run starts, its target reached, its results dir made and every step found what it
     /// needs (the precheck): the record as first written (target, options as recorded,
-    /// label), the dir and every step's plan.
-    fn run_starts(&mut self, _record: &RunRecord, _dir: &Path, _plans: &[StepPlan]) {}
+    /// label), the dir, every step's plan and the run's sizes in one line (resolved from
+    /// the options once, `RunOptions::sizes_line`).
+    fn run_starts(&mut self, _record: &RunRecord, _dir: &Path, _plans: &[StepPlan], _sizes: &str) {}
     /// Step `index` (0-based) of the plans given to `run_starts` starts.
     fn step_starts(&mut self, _index: usize, _plan: &StepPlan) {}
     /// A step ended (or failed): its record.
@@ -56,7 +57,7 @@ pub(super) fn run_steps(
         other => other?,
     }
     let dir = run_file.parent().unwrap_or(run_file);
-    observer.run_starts(record, dir, &shape.steps);
+    observer.run_starts(record, dir, &shape.steps, &shape.run.sizes_line);
     let mut state = TableState::default();
     let (sampler, prober, heartbeat) = tools;
     let rig = StepRig {

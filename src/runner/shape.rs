@@ -52,7 +52,8 @@ pub struct RunShape {
 }
 
 /// The options of the run as a whole, resolved once: its results directory, its label, the
-/// stall limit, the replica-loss policy, the host probe's budget and the duet side it is.
+/// stall limit, the replica-loss policy, the host probe's budget, the duet side it is and
+/// the sizes its banner shows.
 pub struct RunSettings {
     /// The results directory (`--out`).
     pub out_dir: PathBuf,
@@ -71,6 +72,8 @@ pub struct RunSettings {
     pub host_probe_ms: u32,
     /// The duet side this run is (`matrix run` with `order = "duet"`).
     pub duet: Option<DuetSide>,
+    /// The run's sizes in the one line its start banner shows (`RunOptions::sizes_line`).
+    pub sizes_line: String,
 }
 
 impl RunSettings {
@@ -87,6 +90,7 @@ impl RunSettings {
             on_replica_loss: opts.on_replica_loss,
             host_probe_ms: opts.host_probe_ms,
             duet: opts.duet.clone(),
+            sizes_line: opts.sizes_line(),
         }
     }
 }
