@@ -29,8 +29,6 @@ pub mod threads;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
-
 use crate::replication::heartbeat::Heartbeat;
 use crate::results::target::TargetInfo;
 use crate::results::{self, RunRecord, SCHEMA_VERSION, Status, StepRecord, TimelineWriter};
@@ -90,7 +88,6 @@ pub fn run_observed(
     let shape = RunShape::with(&opts, settings)?;
     drop(opts);
     stop::set_run_active(true);
-    crate::backend::deadline::set_stall_limit(shape.run.stall_limit);
     let outcome = run_locked(&shape, command_line, observer);
     stop::set_run_active(false);
     outcome
@@ -112,6 +109,7 @@ fn run_locked(
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<RunOutcome> {
     let settings = &shape.run;
+    crate::backend::deadline::set_stall_limit(settings.stall_limit);
     let driver = shape.target.driver();
     let target = reach(shape, driver.as_ref())?;
     stop::check_interrupted()?;
@@ -126,7 +124,7 @@ fn run_locked(
         None => None,
     };
     // One directory, one writer: the lock comes before anything is written.
-    let (dir, _lock) = prepare_out_dir(&settings.out_dir)?;
+    let (dir, _lock) = results::dir::take_for_run(&settings.out_dir, "--out")?;
     let mut timeline = TimelineWriter::open(&dir)?;
     let mut record = first_record(shape, driver.as_ref(), target, command_line);
     record.replica = heartbeat.as_ref().map(|h| h.info.clone());
@@ -310,31 +308,6 @@ fn derive_label(t: &TargetInfo, server_dir: Option<&Path>) -> String {
         label.push_str(&format!(" ({c})"));
     }
     label
-}
-
-/// The results directory made and locked (the lock held for the run's life), refused when it
-/// holds a run already or another ibench writes there.
-fn prepare_out_dir(dir: &Path) -> anyhow::Result<(PathBuf, results::dir::DirLock)> {
-    let lock = results::dir::DirLock::take(dir, "--out")?;
-    if dir.join(results::RUN_FILE).exists() {
-        bail!(
-            "{} already holds a run (run.json); choose another --out",
-            dir.display()
-        );
-    }
-    let probe = dir.join(".ibench-write-test");
-    std::fs::write(&probe, b"").map_err(|e| {
-        anyhow::anyhow!(
-            "cannot write into the results directory {}: {e}; {}",
-            dir.display(),
-            results::dir::write_fix(&e, "--out")
-        )
-    })?;
-    let _ = std::fs::remove_file(&probe);
-    Ok((
-        dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
-        lock,
-    ))
 }
 
 #[cfg(test)]
