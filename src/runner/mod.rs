@@ -247,10 +247,11 @@ fn finish(
             record.error = Some(format!("{e:#}"));
         }
     }
+    let kept = kept(record);
     let written = results::dir::write_final(run_file, record);
     stop::set_run_file(None);
     written?;
-    match (record.status, kept(record)) {
+    match (record.status, kept) {
         (Status::Interrupted, kept) => crate::say!(
             "the run is recorded interrupted in {}; {}; run the steps left with --steps into \
              another --out",

@@ -81,7 +81,6 @@ pub(super) fn run_steps(
             plan,
             u32::try_from(ordinal).unwrap_or(u32::MAX),
         );
-        let step_record = step_or_failed(step_record, plan, shape.workers.clients);
         let failed = step_record.status == Status::Failed;
         let error = step_record.error.clone();
         observer.step_ends(&step_record);
@@ -102,25 +101,6 @@ pub(super) fn run_steps(
         }
     }
     Ok(())
-}
-
-/// The step's record, or, when it failed before it measured, a failed one (an interrupted
-/// one when it was stopped during its setup: nothing of the step ran).
-fn step_or_failed(
-    result: anyhow::Result<results::StepRecord>,
-    plan: &StepPlan,
-    clients: u32,
-) -> results::StepRecord {
-    match result {
-        Ok(r) => r,
-        Err(_) if stop::interrupted() => {
-            let mut r = super::step::failed_step(plan, clients, String::new());
-            r.status = Status::Interrupted;
-            r.error = None;
-            r
-        }
-        Err(e) => super::step::failed_step(plan, clients, format!("{e:#}")),
-    }
 }
 
 /// The most connections a step holds at once: one per worker of its clients' roles (an
