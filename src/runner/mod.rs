@@ -111,7 +111,7 @@ fn run_locked(
     let settings = &shape.run;
     crate::backend::deadline::set_stall_limit(settings.stall_limit);
     let driver = shape.target.driver();
-    let target = reach(shape, driver.as_ref())?;
+    let target = reach(&shape.sampling.server, driver.as_ref())?;
     stop::check_interrupted()?;
     // --replica-url must name a replica of this server; its heartbeat runs for the whole run.
     let heartbeat = match &shape.replica_target {
@@ -180,9 +180,11 @@ fn sqlite_in_results(settings: &RunSettings) -> anyhow::Result<()> {
 /// Reach the database before creating anything, so a wrong URL leaves no empty results dir;
 /// `--server-dir` / `--server-pid` must name the server at the URL, or the figures measure
 /// another process.
-fn reach(shape: &RunShape, driver: &dyn crate::backend::Driver) -> anyhow::Result<TargetInfo> {
+fn reach(
+    claim: &sampler::locate::ServerClaim,
+    driver: &dyn crate::backend::Driver,
+) -> anyhow::Result<TargetInfo> {
     let target = driver.describe().map_err(|e| before_start(e.into()))?;
-    let claim = &shape.sampling.server;
     if claim.server_dir.is_some() || claim.server_pid.is_some() {
         let files = driver
             .connect()

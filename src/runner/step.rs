@@ -116,7 +116,13 @@ fn measure_step(
         checks.run(admin, state)
     };
     check_failures.extend(statistics_failure(sampled.as_ref(), primary_gone));
-    check_failures.extend(replica_tables(replication.as_mut(), replica, shape, plan));
+    let compared = (shape.check, shape.tables.as_slice());
+    check_failures.extend(replica_tables(
+        replication.as_mut(),
+        replica,
+        compared,
+        plan,
+    ));
     let mut record = StepRecord {
         name: step,
         status,
@@ -213,19 +219,20 @@ impl Measured {
     }
 }
 
-/// After l.i2, once the replica caught up: its tables against the primary's, recorded in the
-/// step's replication figures; a mismatch is an integrity failure.
+/// After l.i2, once the replica caught up and unless `--no-integrity-check` (`check` false):
+/// its `tables` against the primary's, recorded in the step's replication figures; a
+/// mismatch is an integrity failure.
 fn replica_tables(
     replication: Option<&mut crate::results::replication::StepReplication>,
     replica: Option<&Heartbeat>,
-    shape: &RunShape,
+    (check, tables): (bool, &[String]),
     plan: &StepPlan,
 ) -> Option<crate::results::CheckFailure> {
     let rep = replication?;
-    if plan.step != StepName::InsertDelete2 || !shape.check || rep.catch_up_seconds.is_none() {
+    if plan.step != StepName::InsertDelete2 || !check || rep.catch_up_seconds.is_none() {
         return None;
     }
-    let check = replica?.check_tables(&shape.tables);
+    let check = replica?.check_tables(tables);
     let failure = (!check.ok).then(|| {
         check_failure(
             CheckKind::Integrity,
