@@ -116,13 +116,8 @@ fn measure_step(
         checks.run(admin, state)
     };
     check_failures.extend(statistics_failure(sampled.as_ref(), primary_gone));
-    let compared = (shape.check, shape.tables.as_slice());
-    check_failures.extend(replica_tables(
-        replication.as_mut(),
-        replica,
-        compared,
-        plan,
-    ));
+    let pair = (replication.as_mut(), replica);
+    check_failures.extend(replica_tables(pair, (shape.check, &shape.tables), plan));
     let mut record = StepRecord {
         name: step,
         status,
@@ -223,8 +218,10 @@ impl Measured {
 /// its `tables` against the primary's, recorded in the step's replication figures; a
 /// mismatch is an integrity failure.
 fn replica_tables(
-    replication: Option<&mut crate::results::replication::StepReplication>,
-    replica: Option<&Heartbeat>,
+    (replication, replica): (
+        Option<&mut crate::results::replication::StepReplication>,
+        Option<&Heartbeat>,
+    ),
     (check, tables): (bool, &[String]),
     plan: &StepPlan,
 ) -> Option<crate::results::CheckFailure> {
