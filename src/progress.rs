@@ -7,18 +7,16 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::calendar::{DurationStyle, duration_text};
-use crate::results::options::RunOptions;
 use crate::results::{RunRecord, StepRecord};
 use crate::runner::RunObserver;
-use crate::stats::thousands::group;
 use crate::workload::plan::{StepPlan, StopRule};
 
 /// The banner `ibench run` prints before its first step: the target (its URL redacted), the
-/// steps, the sizes and the results directory.
-pub fn run_banner(record: &RunRecord, dir: &Path, plans: &[StepPlan]) -> String {
-    let o = &record.options;
+/// steps, the sizes (`sizes`, the line the run's options resolved to once:
+/// `RunOptions::sizes_line`) and the results directory.
+pub fn run_banner(record: &RunRecord, dir: &Path, plans: &[StepPlan], sizes: &str) -> String {
     let target = record.target.as_ref().map_or_else(
-        || o.url.clone(),
+        || record.options.url.clone(),
         |t| format!("{} {} at {}", t.dbms, t.version, t.url),
     );
     let steps: Vec<String> = plans.iter().map(|p| p.step.to_string()).collect();
@@ -32,7 +30,7 @@ pub fn run_banner(record: &RunRecord, dir: &Path, plans: &[StepPlan]) -> String 
     if let Some(r) = &record.replica {
         text.push_str(&format!("  replica  {}\n", replica_line(r)));
     }
-    text.push_str(&format!("  sizes    {}\n", sizes_line(o)));
+    text.push_str(&format!("  sizes    {sizes}\n"));
     text.push_str(&format!("  results  {}\n", dir.display()));
     text
 }
@@ -48,33 +46,6 @@ fn replica_line(r: &crate::results::replication::ReplicaInfo) -> String {
         "{} at {}, {mode}",
         r.version.split_whitespace().next().unwrap_or(&r.version),
         crate::url::redact_url(&r.url)
-    )
-}
-
-/// The sizes of a run in one line: clients, rows per step, query seconds, and whether they
-/// are the profile's (the closing line names the flags that changed them).
-fn sizes_line(o: &RunOptions) -> String {
-    let clients = format!(
-        "{} client{}{}",
-        o.clients,
-        if o.clients == 1 { "" } else { "s" },
-        if o.shared_table { " on one table" } else { "" }
-    );
-    if o.workload == crate::results::options::Workload::Micro {
-        return format!("{clients}; {}", o.sizes_source());
-    }
-    let source = format!("profile {}", o.profile);
-    let source = if o.sizes_source() == source {
-        source
-    } else {
-        format!("{source}, changed by flags")
-    };
-    format!(
-        "{clients}; l.i0 {} rows per table, l.i1 {}, l.i2 {}; query steps {} s ({source})",
-        group(o.load_rows),
-        group(o.i1_rows),
-        group(o.i2_rows),
-        o.query_seconds,
     )
 }
 
@@ -173,10 +144,10 @@ impl RunConsole {
 }
 
 impl RunObserver for RunConsole {
-    fn run_starts(&mut self, record: &RunRecord, dir: &Path, plans: &[StepPlan]) {
+    fn run_starts(&mut self, record: &RunRecord, dir: &Path, plans: &[StepPlan], sizes: &str) {
         self.eta = Eta::new(plans);
         if !self.quiet {
-            crate::say_inline!("{}", run_banner(record, dir, plans));
+            crate::say_inline!("{}", run_banner(record, dir, plans, sizes));
         }
     }
 

@@ -121,7 +121,7 @@ impl Heartbeat {
             .map_err(|e| anyhow::anyhow!("--replica-url: {e}"))?;
         let shown = replica.shown_url.clone();
         let found = p.check_pair(&mut r, &shown)?;
-        let slot = SlotWatch::find(&mut p, &mut r, found.application_name.as_deref());
+        let slot = SlotWatch::of(p.find_slot(&mut r, found.application_name.as_deref()));
         let first = first_sequence();
         p.make_heartbeat(first)
             .map_err(anyhow::Error::msg)

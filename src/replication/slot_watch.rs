@@ -36,23 +36,15 @@ impl SlotWatch {
         SlotWatch::of(None)
     }
 
-    fn of(slot: Option<WatchedSlot>) -> SlotWatch {
+    /// A watch of `slot`, the standby's slot on the primary as the start found it
+    /// (PostgreSQL: `ReplicaLink::find_slot`); `None`: nothing to watch.
+    pub fn of(slot: Option<WatchedSlot>) -> SlotWatch {
         SlotWatch {
             slot,
             step: Mutex::new(None),
             lost_at: Mutex::new(None),
             said: AtomicBool::new(false),
         }
-    }
-
-    /// The slot of the standby at `replica` on the primary at `primary`, when there is one
-    /// (PostgreSQL: `ReplicationDialect::find_slot`).
-    pub fn find(
-        primary: &mut ReplicaLink,
-        replica: &mut ReplicaLink,
-        application_name: Option<&str>,
-    ) -> SlotWatch {
-        SlotWatch::of(primary.find_slot(replica, application_name))
     }
 
     /// One reading of the slot on the primary, folded into the step's figures. The first

@@ -107,6 +107,32 @@ impl DirLock {
     }
 }
 
+/// A new run's results directory `dir`, made and locked (the lock held as long as the
+/// [`DirLock`] lives), refused when it holds a run already or another ibench writes there;
+/// the directory as its canonical path. `flag` names the option that chose `dir`.
+pub fn take_for_run(dir: &Path, flag: &str) -> anyhow::Result<(PathBuf, DirLock)> {
+    let lock = DirLock::take(dir, flag)?;
+    if dir.join(super::RUN_FILE).exists() {
+        anyhow::bail!(
+            "{} already holds a run (run.json); choose another {flag}",
+            dir.display()
+        );
+    }
+    let probe = dir.join(".ibench-write-test");
+    std::fs::write(&probe, b"").map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write into the results directory {}: {e}; {}",
+            dir.display(),
+            write_fix(&e, flag)
+        )
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok((
+        dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
+        lock,
+    ))
+}
+
 /// Who holds `dir`'s lock, asked without taking it.
 pub fn holder(dir: &Path) -> Holder {
     let path = dir.join(LOCK_FILE);

@@ -540,6 +540,40 @@ impl RunOptions {
             format!("profile {} with {}", self.profile, changed.join(" "))
         }
     }
+
+    /// The sizes of a run in one line, as `ibench run`'s banner shows them: clients, rows
+    /// per step, query seconds, and whether they are the profile's (the closing line names
+    /// the flags that changed them).
+    pub fn sizes_line(&self) -> String {
+        use crate::stats::thousands::group;
+        let clients = format!(
+            "{} client{}{}",
+            self.clients,
+            if self.clients == 1 { "" } else { "s" },
+            if self.shared_table {
+                " on one table"
+            } else {
+                ""
+            }
+        );
+        let source = self.sizes_source();
+        if self.workload == Workload::Micro {
+            return format!("{clients}; {source}");
+        }
+        let profile = format!("profile {}", self.profile);
+        let source = if source == profile {
+            profile
+        } else {
+            format!("{profile}, changed by flags")
+        };
+        format!(
+            "{clients}; l.i0 {} rows per table, l.i1 {}, l.i2 {}; query steps {} s ({source})",
+            group(self.load_rows),
+            group(self.i1_rows),
+            group(self.i2_rows),
+            self.query_seconds,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -91,14 +91,10 @@ pub(super) fn after_check(
         return Ok(None);
     }
     let ran_to_end = status == Status::Completed;
-    let intent =
-        |table: &str| plan.intended_rows(rows_before.get(table).copied().unwrap_or(0), ran_to_end);
-    Ok(Some(check_integrity(
-        admin,
-        &shape.tables,
-        &state.expected_rows,
-        &intent,
-    )?))
+    let checked = check_integrity(admin, &shape.tables, &state.expected_rows, &|table| {
+        plan.intended_rows(rows_before.get(table).copied().unwrap_or(0), ran_to_end)
+    });
+    Ok(Some(checked?))
 }
 
 /// l.i2's settle phase: the engine's maintenance inside the settle time, then rest.

@@ -58,7 +58,8 @@ pub(super) fn plan_connections(
         let table = shape.table_of(c);
         for role in &client.roles {
             let stream = |r: u32| Rng::for_stream(shape.workers.seed, c, ordinal * 8 + r);
-            let workers = role_workers(shape, state, admin, (c, table), role, &stream)?;
+            let on = (&shape.workers, shape.tables.as_slice());
+            let workers = role_workers(on, state, admin, (c, table), role, &stream)?;
             for (worker, ops_per_sec) in workers {
                 stop::check_interrupted()?;
                 let recorder = OpRecorder::new(worker.kind());
@@ -84,7 +85,7 @@ pub(super) fn plan_connections(
     };
     let index_progress = (plan.throughput.kind() == OpKind::CreateIndexes)
         .then(|| driver.connect().map_err(|e| format!("{e:#}")));
-    let mut failover = super::failover::step_plan(shape, admin, plan.step)?;
+    let mut failover = super::failover::step_plan(shape.reconnect.as_ref(), admin, plan.step)?;
     if let Some(f) = failover.as_mut().filter(|_| shape.check) {
         for s in &mut slots {
             s.worker.track_keys();
@@ -118,16 +119,16 @@ pub(super) fn reconnect_error(e: crate::backend::BackendError) -> anyhow::Error 
 pub(super) type PacedWorker = (Box<dyn Worker>, Option<f64>);
 
 /// The workers of one role of client `c` on its `table` (an inserter and its deleter for
-/// writers), each with its pace.
+/// writers), each with its pace, built from the run's worker settings `w` and its `tables`.
 pub(super) fn role_workers(
-    shape: &RunShape,
+    (w, tables): (&WorkerSettings, &[String]),
     state: &TableState,
     admin: &mut dyn Conn,
     (c, table): (u32, &str),
     role: &Role,
     stream: &dyn Fn(u32) -> Rng,
 ) -> anyhow::Result<Vec<PacedWorker>> {
-    let (table, w) = (table.to_string(), &shape.workers);
+    let table = table.to_string();
     let mut out: Vec<PacedWorker> = Vec::new();
     match role {
         Role::Load {
@@ -157,17 +158,17 @@ pub(super) fn role_workers(
             out.push((Box::new(del), *statements_per_sec));
         }
         Role::MicroLoad { rows } => {
-            let count = u32::try_from(shape.tables.len()).unwrap_or(u32::MAX);
-            let tables = crate::workload::plan::micro_loader_tables(c, count)
-                .filter_map(|t| shape.tables.get(usize::try_from(t).ok()?).cloned())
+            let count = u32::try_from(tables.len()).unwrap_or(u32::MAX);
+            let own = crate::workload::plan::micro_loader_tables(c, count)
+                .filter_map(|t| tables.get(usize::try_from(t).ok()?).cloned())
                 .collect();
-            let loader = micro::MicroLoader::new(tables, *rows, stream(3));
+            let loader = micro::MicroLoader::new(own, *rows, stream(3));
             out.push((Box::new(loader), None));
         }
         Role::Micro(step) => {
             let worker = micro::MicroWorker::new(
                 *step,
-                shape.tables.clone(),
+                tables.to_vec(),
                 w.micro_rows,
                 stream(4),
                 (c, w.clients),

@@ -43,13 +43,14 @@ pub(super) struct StepFailoverPlan {
 /// The failover set-up of `step`: with `--failover` at this step, ibench's kill of the
 /// primary (its pid read from its pid file, so it must run on this host) and the promoted
 /// replica as the clients' reconnect target; in any other step with `--reconnect-for` (or
-/// `--failover`), the clients reconnect to `--url`. `None` when clients do not reconnect.
+/// `--failover`), the clients reconnect to `--url`. `None` when clients do not reconnect
+/// (no `reconnect`).
 pub(super) fn step_plan(
-    shape: &super::shape::RunShape,
+    reconnect: Option<&super::shape::ReconnectShape>,
     admin: &mut dyn Conn,
     step: crate::workload::steps::StepName,
 ) -> anyhow::Result<Option<StepFailoverPlan>> {
-    let Some(r) = &shape.reconnect else {
+    let Some(r) = reconnect else {
         return Ok(None);
     };
     if let Some((at, replica)) = r.failover.as_ref().filter(|(at, _)| at.step == step) {
@@ -74,7 +75,7 @@ pub(super) fn step_plan(
     }
     Ok(Some(StepFailoverPlan {
         reconnect: Reconnect {
-            driver: Arc::from(shape.target.driver()),
+            driver: Arc::from(r.primary.driver()),
             bound: r.bound,
             after: None,
         },

@@ -29,8 +29,6 @@ pub mod threads;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
-
 use crate::replication::heartbeat::Heartbeat;
 use crate::results::target::TargetInfo;
 use crate::results::{self, RunRecord, SCHEMA_VERSION, Status, StepRecord, TimelineWriter};
@@ -90,7 +88,6 @@ pub fn run_observed(
     let shape = RunShape::with(&opts, settings)?;
     drop(opts);
     stop::set_run_active(true);
-    crate::backend::deadline::set_stall_limit(shape.run.stall_limit);
     let outcome = run_locked(&shape, command_line, observer);
     stop::set_run_active(false);
     outcome
@@ -112,8 +109,9 @@ fn run_locked(
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<RunOutcome> {
     let settings = &shape.run;
+    crate::backend::deadline::set_stall_limit(settings.stall_limit);
     let driver = shape.target.driver();
-    let target = reach(shape, driver.as_ref())?;
+    let target = reach(&shape.sampling.server, driver.as_ref())?;
     stop::check_interrupted()?;
     // --replica-url must name a replica of this server; its heartbeat runs for the whole run.
     let heartbeat = match &shape.replica_target {
@@ -126,7 +124,7 @@ fn run_locked(
         None => None,
     };
     // One directory, one writer: the lock comes before anything is written.
-    let (dir, _lock) = prepare_out_dir(&settings.out_dir)?;
+    let (dir, _lock) = results::dir::take_for_run(&settings.out_dir, "--out")?;
     let mut timeline = TimelineWriter::open(&dir)?;
     let mut record = first_record(shape, driver.as_ref(), target, command_line);
     record.replica = heartbeat.as_ref().map(|h| h.info.clone());
@@ -182,9 +180,11 @@ fn sqlite_in_results(settings: &RunSettings) -> anyhow::Result<()> {
 /// Reach the database before creating anything, so a wrong URL leaves no empty results dir;
 /// `--server-dir` / `--server-pid` must name the server at the URL, or the figures measure
 /// another process.
-fn reach(shape: &RunShape, driver: &dyn crate::backend::Driver) -> anyhow::Result<TargetInfo> {
+fn reach(
+    claim: &sampler::locate::ServerClaim,
+    driver: &dyn crate::backend::Driver,
+) -> anyhow::Result<TargetInfo> {
     let target = driver.describe().map_err(|e| before_start(e.into()))?;
-    let claim = &shape.sampling.server;
     if claim.server_dir.is_some() || claim.server_pid.is_some() {
         let files = driver
             .connect()
@@ -249,10 +249,11 @@ fn finish(
             record.error = Some(format!("{e:#}"));
         }
     }
+    let kept = kept(record);
     let written = results::dir::write_final(run_file, record);
     stop::set_run_file(None);
     written?;
-    match (record.status, kept(record)) {
+    match (record.status, kept) {
         (Status::Interrupted, kept) => crate::say!(
             "the run is recorded interrupted in {}; {}; run the steps left with --steps into \
              another --out",
@@ -310,31 +311,6 @@ fn derive_label(t: &TargetInfo, server_dir: Option<&Path>) -> String {
         label.push_str(&format!(" ({c})"));
     }
     label
-}
-
-/// The results directory made and locked (the lock held for the run's life), refused when it
-/// holds a run already or another ibench writes there.
-fn prepare_out_dir(dir: &Path) -> anyhow::Result<(PathBuf, results::dir::DirLock)> {
-    let lock = results::dir::DirLock::take(dir, "--out")?;
-    if dir.join(results::RUN_FILE).exists() {
-        bail!(
-            "{} already holds a run (run.json); choose another --out",
-            dir.display()
-        );
-    }
-    let probe = dir.join(".ibench-write-test");
-    std::fs::write(&probe, b"").map_err(|e| {
-        anyhow::anyhow!(
-            "cannot write into the results directory {}: {e}; {}",
-            dir.display(),
-            results::dir::write_fix(&e, "--out")
-        )
-    })?;
-    let _ = std::fs::remove_file(&probe);
-    Ok((
-        dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
-        lock,
-    ))
 }
 
 #[cfg(test)]

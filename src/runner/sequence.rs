@@ -21,8 +21,9 @@ use super::tables::TableState;
 pub trait RunObserver {
     /// The run starts, its target reached, its results dir made and every step found what it
     /// needs (the precheck): the record as first written (target, options as recorded,
-    /// label), the dir and every step's plan.
-    fn run_starts(&mut self, _record: &RunRecord, _dir: &Path, _plans: &[StepPlan]) {}
+    /// label), the dir, every step's plan and the run's sizes in one line (resolved from
+    /// the options once, `RunOptions::sizes_line`).
+    fn run_starts(&mut self, _record: &RunRecord, _dir: &Path, _plans: &[StepPlan], _sizes: &str) {}
     /// Step `index` (0-based) of the plans given to `run_starts` starts.
     fn step_starts(&mut self, _index: usize, _plan: &StepPlan) {}
     /// A step ended (or failed): its record.
@@ -56,7 +57,7 @@ pub(super) fn run_steps(
         other => other?,
     }
     let dir = run_file.parent().unwrap_or(run_file);
-    observer.run_starts(record, dir, &shape.steps);
+    observer.run_starts(record, dir, &shape.steps, &shape.run.sizes_line);
     let mut state = TableState::default();
     let (sampler, prober, heartbeat) = tools;
     let rig = StepRig {
@@ -80,7 +81,6 @@ pub(super) fn run_steps(
             plan,
             u32::try_from(ordinal).unwrap_or(u32::MAX),
         );
-        let step_record = step_or_failed(step_record, plan, shape.workers.clients);
         let failed = step_record.status == Status::Failed;
         let error = step_record.error.clone();
         observer.step_ends(&step_record);
@@ -101,25 +101,6 @@ pub(super) fn run_steps(
         }
     }
     Ok(())
-}
-
-/// The step's record, or, when it failed before it measured, a failed one (an interrupted
-/// one when it was stopped during its setup: nothing of the step ran).
-fn step_or_failed(
-    result: anyhow::Result<results::StepRecord>,
-    plan: &StepPlan,
-    clients: u32,
-) -> results::StepRecord {
-    match result {
-        Ok(r) => r,
-        Err(_) if stop::interrupted() => {
-            let mut r = super::step::failed_step(plan, clients, String::new());
-            r.status = Status::Interrupted;
-            r.error = None;
-            r
-        }
-        Err(e) => super::step::failed_step(plan, clients, format!("{e:#}")),
-    }
 }
 
 /// The most connections a step holds at once: one per worker of its clients' roles (an

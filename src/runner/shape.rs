@@ -52,7 +52,8 @@ pub struct RunShape {
 }
 
 /// The options of the run as a whole, resolved once: its results directory, its label, the
-/// stall limit, the replica-loss policy, the host probe's budget and the duet side it is.
+/// stall limit, the replica-loss policy, the host probe's budget, the duet side it is and
+/// the sizes its banner shows.
 pub struct RunSettings {
     /// The results directory (`--out`).
     pub out_dir: PathBuf,
@@ -71,6 +72,8 @@ pub struct RunSettings {
     pub host_probe_ms: u32,
     /// The duet side this run is (`matrix run` with `order = "duet"`).
     pub duet: Option<DuetSide>,
+    /// The run's sizes in the one line its start banner shows (`RunOptions::sizes_line`).
+    pub sizes_line: String,
 }
 
 impl RunSettings {
@@ -87,6 +90,7 @@ impl RunSettings {
             on_replica_loss: opts.on_replica_loss,
             host_probe_ms: opts.host_probe_ms,
             duet: opts.duet.clone(),
+            sizes_line: opts.sizes_line(),
         }
     }
 }
@@ -96,30 +100,25 @@ impl RunSettings {
 pub struct ReconnectShape {
     /// How long a client keeps trying.
     pub bound: Duration,
+    /// Where the clients reconnect outside the failover's step: `--url`'s target.
+    pub primary: ConnectTarget,
     /// With `--failover`: when, and the replica to promote (its URL read like `--url`'s).
     pub failover: Option<(crate::results::failover::FailoverAt, ConnectTarget)>,
 }
 
-/// The reconnect shape of `opts`, when it has one.
-fn reconnect_shape(opts: &RunOptions) -> anyhow::Result<Option<ReconnectShape>> {
-    let Some(seconds) = opts.reconnect_for_seconds else {
-        return Ok(None);
-    };
-    let failover = match (opts.failover, &opts.replica_url) {
-        (Some(at), Some(replica)) => Some((
-            at,
-            ConnectTarget::for_run(&RunOptions {
-                url: replica.clone(),
-                ..opts.clone()
-            })
-            .map_err(|e| anyhow::anyhow!("--replica-url: {e:#}"))?,
-        )),
-        _ => None,
-    };
-    Ok(Some(ReconnectShape {
+/// The reconnect shape of `opts`, when it has one: the clients reconnect to `primary`
+/// (`--url`'s target), and with `--failover` the replica promoted is `replica`
+/// (`--replica-url`'s, read once with the run's other targets).
+fn reconnect_shape(
+    opts: &RunOptions,
+    (primary, replica): (&ConnectTarget, Option<&ConnectTarget>),
+) -> Option<ReconnectShape> {
+    let seconds = opts.reconnect_for_seconds?;
+    Some(ReconnectShape {
         bound: Duration::from_secs_f64(seconds),
-        failover,
-    }))
+        primary: primary.clone(),
+        failover: opts.failover.zip(replica.cloned()),
+    })
 }
 
 /// What the workers of a step's connections are built from.
@@ -191,6 +190,7 @@ impl RunShape {
             replica_url: replica_target.as_ref().map(|t| t.shown_url.clone()),
             ..opts.clone()
         };
+        let reconnect = reconnect_shape(opts, (&target, replica_target.as_ref()));
         Ok(RunShape {
             target,
             replica_target,
@@ -212,7 +212,7 @@ impl RunShape {
             settle_max_seconds: opts.settle_max_seconds,
             progress: ProgressMode::detect(opts.quiet),
             recorded_options,
-            reconnect: reconnect_shape(opts)?,
+            reconnect,
             run,
         })
     }

@@ -32,7 +32,39 @@ pub(super) struct StepRig<'a> {
     pub heartbeat: Option<&'a Heartbeat>,
 }
 
+/// One step of the run, from its plan to its record; a step that failed before it
+/// measured gets a failed record (an interrupted one when it was stopped during its setup).
 pub(super) fn run_step(
+    rig: StepRig<'_>,
+    admin: &mut dyn Conn,
+    state: &mut TableState,
+    timeline: &mut TimelineWriter,
+    plan: &StepPlan,
+    ordinal: u32,
+) -> StepRecord {
+    let clients = rig.shape.workers.clients;
+    let measured = measure_step(rig, admin, state, timeline, plan, ordinal);
+    step_or_failed(measured, plan, clients)
+}
+
+/// The step's record, or, when it failed before it measured, a failed one (an interrupted
+/// one when it was stopped during its setup: nothing of the step ran).
+fn step_or_failed(result: anyhow::Result<StepRecord>, plan: &StepPlan, clients: u32) -> StepRecord {
+    match result {
+        Ok(r) => r,
+        Err(_) if super::stop::interrupted() => {
+            let mut r = failed_step(plan, clients, String::new());
+            r.status = Status::Interrupted;
+            r.error = None;
+            r
+        }
+        Err(e) => failed_step(plan, clients, format!("{e:#}")),
+    }
+}
+
+/// A step's measured part, its figures and its checks: its record, or an error when it
+/// failed before it measured.
+fn measure_step(
     rig: StepRig<'_>,
     admin: &mut dyn Conn,
     state: &mut TableState,
@@ -84,7 +116,8 @@ pub(super) fn run_step(
         checks.run(admin, state)
     };
     check_failures.extend(statistics_failure(sampled.as_ref(), primary_gone));
-    check_failures.extend(replica_tables(replication.as_mut(), replica, shape, plan));
+    let pair = (replication.as_mut(), replica);
+    check_failures.extend(replica_tables(pair, (shape.check, &shape.tables), plan));
     let mut record = StepRecord {
         name: step,
         status,
@@ -181,19 +214,22 @@ impl Measured {
     }
 }
 
-/// After l.i2, once the replica caught up: its tables against the primary's, recorded in the
-/// step's replication figures; a mismatch is an integrity failure.
+/// After l.i2, once the replica caught up and unless `--no-integrity-check` (`check` false):
+/// its `tables` against the primary's, recorded in the step's replication figures; a
+/// mismatch is an integrity failure.
 fn replica_tables(
-    replication: Option<&mut crate::results::replication::StepReplication>,
-    replica: Option<&Heartbeat>,
-    shape: &RunShape,
+    (replication, replica): (
+        Option<&mut crate::results::replication::StepReplication>,
+        Option<&Heartbeat>,
+    ),
+    (check, tables): (bool, &[String]),
     plan: &StepPlan,
 ) -> Option<crate::results::CheckFailure> {
     let rep = replication?;
-    if plan.step != StepName::InsertDelete2 || !shape.check || rep.catch_up_seconds.is_none() {
+    if plan.step != StepName::InsertDelete2 || !check || rep.catch_up_seconds.is_none() {
         return None;
     }
-    let check = replica?.check_tables(&shape.tables);
+    let check = replica?.check_tables(tables);
     let failure = (!check.ok).then(|| {
         check_failure(
             CheckKind::Integrity,
@@ -358,7 +394,7 @@ pub(super) fn series(
 }
 
 /// The record of a step that failed (or was stopped) before it measured anything.
-pub(super) fn failed_step(plan: &StepPlan, clients: u32, error: String) -> StepRecord {
+fn failed_step(plan: &StepPlan, clients: u32, error: String) -> StepRecord {
     let now = results::now_rfc3339();
     StepRecord {
         name: plan.step,
