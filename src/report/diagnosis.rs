@@ -13,7 +13,9 @@
 
 use serde::Serialize;
 
-use crate::results::StepRecord;
+use super::load::LoadedRun;
+use super::model::RunSetup;
+use crate::results::{Status, StepRecord};
 use crate::results::metrics::{METRICS, Metric};
 use crate::workload::steps::StepName;
 
@@ -320,6 +322,62 @@ pub fn version_family(dbms: &str, version: &str) -> String {
         "{dbms} {}",
         parts.iter().take(n).copied().collect::<Vec<_>>().join(".")
     )
+}
+
+/// The diagnosis of every step of every run against the base, where its relative throughput
+/// lies outside the step's noise band (`noise`); steps that did not complete are left out.
+pub(super) fn diagnoses(
+    runs: &[LoadedRun],
+    base: usize,
+    steps: &[StepName],
+    host: &super::host::HostView,
+    noise: &StepBands,
+    differences: &[RunSetup],
+) -> Vec<super::diagnosis::Diagnosis> {
+    let mut out = Vec::new();
+    for &step in steps {
+        let Some(b) = runs.get(base).and_then(|r| r.record.step(step)) else {
+            continue;
+        };
+        for (i, run) in runs.iter().enumerate() {
+            if i == base {
+                continue;
+            }
+            if let Some(s) = run.record.step(step)
+                && s.status == Status::Completed
+                && b.status == Status::Completed
+                && let Some(mut d) = super::diagnosis::diagnose(&run.label, s, b, noise.of(step))
+            {
+                d.build = build_difference(run, &runs[base]);
+                d.host = host.flag(step, &run.label).map(|f| f.reasons.join("; "));
+                d.setup = differences
+                    .iter()
+                    .find(|x| x.run == run.label)
+                    .and_then(|x| super::setup::diagnosis_note(&x.setup, s, b));
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// `-Os, no lz4 vs the base's -O2, lz4` when `run` and `base` are one DBMS major whose
+/// builds differ in flags.
+fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
+    let family = |r: &LoadedRun| {
+        r.record
+            .target
+            .as_ref()
+            .map(|t| super::diagnosis::version_family(&t.dbms, &t.version))
+    };
+    let flags = |r: &LoadedRun| {
+        r.record
+            .build
+            .as_ref()
+            .and_then(crate::results::target::BuildFacts::flags_summary)
+    };
+    let (f, bf) = (flags(run)?, flags(base)?);
+    (f != bf && family(run)? == family(base)?).then(|| format!("{f} vs the base's {bf}"))
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 use serde::Serialize;
 
 use super::load::LoadedRun;
+use super::model::RunSetup;
 use crate::results::settings::{ServerSettings, SettingValue};
 use crate::results::target::TargetInfo;
 use crate::results::{RunRecord, StepRecord};
@@ -737,6 +738,18 @@ pub fn shape_difference(
         parts.push(format!("{flag} {bv} → {v}"));
     }
     (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// Each run's setup against the base's, for every run but the base.
+pub(super) fn differences_from_base(runs: &[LoadedRun], base_index: usize) -> Vec<RunSetup> {
+    runs.iter()
+        .enumerate()
+        .filter(|&(i, _)| i != base_index)
+        .map(|(_, r)| RunSetup {
+            run: r.label.clone(),
+            setup: super::differs::setup_differences(&runs[base_index], r),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -552,31 +552,6 @@ pub fn micro_groups(t: &StepRows) -> Vec<(&'static str, StepRows)> {
     out
 }
 
-/// A table with its rows and columns swapped: steps become rows, runs columns.
-pub fn transpose(t: &Table, labels: &[String]) -> StepRows {
-    Table {
-        columns: labels.to_vec(),
-        rows: t
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(j, step)| TableRow {
-                label: *step,
-                cells: t
-                    .rows
-                    .iter()
-                    .map(|r| {
-                        r.cells
-                            .get(j)
-                            .cloned()
-                            .unwrap_or_else(|| Cell::missing(CellNote::Missing))
-                    })
-                    .collect(),
-            })
-            .collect(),
-    }
-}
-
 /// A cell's value as text: rates and counts without decimals (one under 100), ratios with 2.
 pub fn cell_text(c: &Cell, ratio: bool) -> String {
     let decimals = c.value.map_or(0, |v| column_decimals([v]));

@@ -8,10 +8,8 @@
 
 use super::differs::{Area, Difference, SetupDifferences};
 use super::document::{Block, DocCell, DocRow, DocTable};
-use super::load::LoadedRun;
-use super::model::{Cell, Colour, Comparison, RunSetup, Scaling, Table, TableRow};
+use super::model::{Comparison, RunSetup, Table};
 use crate::results::StepRecord;
-use crate::workload::steps::StepName;
 
 /// Most setting rows the text formats list; the rest are counted ("and N more") and every
 /// one is in `--format json`.
@@ -392,68 +390,6 @@ pub fn diagnosis_lead(cmp: &Comparison) -> Vec<Block> {
 fn range_x(lo: f64, hi: f64) -> String {
     let (a, b) = (format!("{lo:.2}x"), format!("{hi:.2}x"));
     if a == b { a } else { format!("{a}-{b}") }
-}
-
-/// Throughput per client and scaling efficiency, when some run's clients differ from the
-/// base's (`--clients`).
-pub fn scaling(
-    runs: &[LoadedRun],
-    base: usize,
-    steps: &[StepName],
-    differences: &[RunSetup],
-) -> Option<Scaling> {
-    if !differences
-        .iter()
-        .any(|d| d.setup.named("--clients").is_some())
-    {
-        return None;
-    }
-    let cell = |value: Option<f64>, colour: Colour| Cell {
-        value,
-        colour,
-        note: None,
-        interval: None,
-    };
-    let table = |f: &dyn Fn(&LoadedRun, StepName) -> Option<f64>,
-                 colour: &dyn Fn(f64) -> Colour| Table {
-        columns: steps.to_vec(),
-        rows: runs
-            .iter()
-            .map(|r| TableRow {
-                label: r.label.clone(),
-                cells: steps
-                    .iter()
-                    .map(|&step| {
-                        let v = f(r, step);
-                        cell(v, v.map_or(Colour::None, colour))
-                    })
-                    .collect(),
-            })
-            .collect(),
-    };
-    let per_client = table(
-        &|r, step| {
-            let s = r.record.step(step)?;
-            (s.clients > 0).then(|| s.throughput / f64::from(s.clients))
-        },
-        &|_| Colour::None,
-    );
-    let base_run = runs.get(base)?;
-    let efficiency = table(
-        &|r, step| {
-            let (s, b) = (r.record.step(step)?, base_run.record.step(step)?);
-            if b.throughput <= 0.0 || b.clients == 0 || s.clients == 0 {
-                return None;
-            }
-            let ratio = f64::from(s.clients) / f64::from(b.clients);
-            Some(s.throughput / (b.throughput * ratio))
-        },
-        &|r| super::paint::paint(&super::paint::Evidence::of_rate(r)).colour,
-    );
-    Some(Scaling {
-        per_client,
-        efficiency,
-    })
 }
 
 /// Blocks of the throughput per client and the scaling efficiency, after the relative table.
