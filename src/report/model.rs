@@ -518,58 +518,9 @@ pub struct MicroView {
     pub per_op: Vec<(String, String, StepRows)>,
 }
 
-/// The report's title: what the runs are.
-pub fn title(cmp: &Comparison) -> &'static str {
-    if cmp.micro.is_some() {
-        "Microbenchmark results"
-    } else {
-        "Insert Benchmark results"
-    }
-}
-
 /// Whether a cell is marked host-affected.
 pub fn host_affected(c: &Cell) -> bool {
     c.value.is_some() && matches!(c.note, Some(CellNote::HostAffected(_)))
-}
-
-/// A microbenchmark table cut into its published groups (`load`, `point queries`, `range
-/// queries`, `writes`), each with the rows of its microbenchmarks.
-pub fn micro_groups(t: &StepRows) -> Vec<(&'static str, StepRows)> {
-    let mut out: Vec<(&'static str, StepRows)> = Vec::new();
-    for row in &t.rows {
-        let g = row.label.family();
-        match out.last_mut() {
-            Some((last, table)) if *last == g => table.rows.push(row.clone()),
-            _ => out.push((
-                g,
-                Table {
-                    columns: t.columns.clone(),
-                    rows: vec![row.clone()],
-                },
-            )),
-        }
-    }
-    out
-}
-
-/// A cell's value as text: rates and counts without decimals (one under 100), ratios with 2.
-pub fn cell_text(c: &Cell, ratio: bool) -> String {
-    let decimals = c.value.map_or(0, |v| column_decimals([v]));
-    cell_text_with(c, ratio, decimals)
-}
-
-/// A cell's value as text with `decimals` for a rate or a count (a column's, from
-/// [`column_decimals`], so that a column never mixes them); ratios always with 2.
-pub fn cell_text_with(c: &Cell, ratio: bool, decimals: usize) -> String {
-    let mark = c.note.as_ref().map_or("", CellNote::mark);
-    match c.value {
-        None => c
-            .note
-            .as_ref()
-            .map_or_else(|| "-".into(), ToString::to_string),
-        Some(v) if ratio => format!("{v:.2}{mark}"),
-        Some(v) => grouped(v, decimals) + mark,
-    }
 }
 
 /// Significant digits the smallest number of a column shows ([`column_decimals`]).
@@ -624,15 +575,6 @@ pub fn grouped(v: f64, decimals: usize) -> String {
         out.push_str(frac);
     }
     out
-}
-
-/// The note of a cell whose figure needs a mark: it covers only part of its step (the step
-/// failed, was interrupted, or was still running when the run ended), or a check after the
-/// step failed (the figure is as measured).
-pub fn partial_note(c: &Cell) -> Option<&CellNote> {
-    c.note
-        .as_ref()
-        .filter(|n| c.value.is_some() && n.is_partial())
 }
 
 /// The lag SLA of the runs compared: the bound and a verdict per run and step.
@@ -725,16 +667,5 @@ mod tests {
         assert_eq!(grouped(98.66, 1), "98.7");
         assert_eq!(grouped(-1_234.6, 0), "-1,235");
         assert_eq!(grouped(-0.01, 1), "0.0");
-        let cell = |v| Cell {
-            value: Some(v),
-            colour: Colour::None,
-            note: None,
-            interval: None,
-        };
-        assert_eq!(cell_text_with(&cell(12_345.0), false, 1), "12,345.0");
-        assert_eq!(cell_text(&cell(12_345.4), false), "12,345");
-        assert_eq!(cell_text(&cell(98.66), false), "98.7");
-        assert_eq!(cell_text(&cell(5.296), false), "5.30");
-        assert_eq!(cell_text(&cell(0.5), true), "0.50");
     }
 }

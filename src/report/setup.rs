@@ -1,6 +1,7 @@
-//! The setup in a report: the "What differs" section (first in every format), the setup named
-//! first in the diagnosis, throughput per client and scaling efficiency when the runs' clients
-//! differ.
+//! The setup in a report: the "What differs" section (first in every format) and the setup
+//! named first in the diagnosis. (The throughput per client and the scaling efficiency, when
+//! the runs' clients differ, are tables of `report::tables`, laid out by
+//! `layout::throughput`.)
 //!
 //! What differs is computed by `report::differs` (with the shape of a step that decides
 //! whether two steps are like for like: `differs::shape_difference`); this module only says
@@ -390,31 +391,6 @@ pub fn diagnosis_lead(cmp: &Comparison) -> Vec<Block> {
 fn range_x(lo: f64, hi: f64) -> String {
     let (a, b) = (format!("{lo:.2}x"), format!("{hi:.2}x"));
     if a == b { a } else { format!("{a}-{b}") }
-}
-
-/// Blocks of the throughput per client and the scaling efficiency, after the relative table.
-pub fn scaling_blocks(cmp: &Comparison) -> Vec<Block> {
-    let Some(sc) = &cmp.scaling else {
-        return Vec::new();
-    };
-    let rows = |t: &Table, ratio: bool| {
-        super::run_table::runs_as_rows(cmp, t, &|c, decimals| {
-            let mut d = DocCell::plain(super::model::cell_text_with(c, ratio, decimals));
-            d.colour = c.colour;
-            d
-        })
-    };
-    vec![
-        Block::Heading {
-            level: 2,
-            text: "Per client and scaling".into(),
-            anchor: None,
-        },
-        Block::Note("The runs differ in --clients. Throughput per client: the step's throughput / its clients.".into()),
-        Block::Table(rows(&sc.per_client, false)),
-        Block::Note("Scaling efficiency: throughput / (the base's throughput × clients / the base's clients); 1.00 is perfect scaling. Painted as the relative table is: red below 0.95, green above 1.05, grey between or when not decided (~ host-affected).".into()),
-        Block::Table(rows(&sc.efficiency, true)),
-    ]
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The comparison's tables: absolute throughput, throughput relative to the base, the
-//! background insert rates of the query steps, and the microbenchmark view; each cell's colour
+//! background insert rates of the query steps, the microbenchmark view, and the throughput per
+//! client and scaling efficiency when the runs' clients differ; each cell's colour
 //! (spec section 7) and note (SLA failed, unfinished, check failed, unsettled start,
 //! host-affected, within the base's spread).
 
@@ -465,7 +466,7 @@ pub(super) fn per_client_measures(
 }
 
 /// A table with its rows and columns swapped: steps become rows, runs columns.
-pub(super) fn transpose(t: &Table, labels: &[String]) -> StepRows {
+fn transpose(t: &Table, labels: &[String]) -> StepRows {
     Table {
         columns: labels.to_vec(),
         rows: t
