@@ -51,7 +51,8 @@ pub fn compare_with_spreads(
         .map(|d| with_relative_throughput(d, &relative))
         .collect();
     let differences = super::differs::differences_from_base(runs, base_index);
-    let diagnoses = super::diagnosis::diagnoses(runs, base_index, &steps, &host, &noise, &differences);
+    let diagnoses =
+        super::diagnosis::diagnoses(runs, base_index, &steps, &host, &noise, &differences);
     let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
     let mut scaling = super::tables::scaling(runs, base_index, &steps, &differences);
     if let Some(sc) = &mut scaling {

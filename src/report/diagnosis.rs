@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use super::load::LoadedRun;
 use super::model::RunSetup;
-use crate::results::{Status, StepRecord};
 use crate::results::metrics::{METRICS, Metric};
+use crate::results::{Status, StepRecord};
 use crate::workload::steps::StepName;
 
 /// The threshold of a change, percent: the reports' ±5% band (painting, the diagnoses) and

@@ -7,9 +7,7 @@
 //! its cells carry explained once under it.
 
 use crate::report::document::{Block, DocCell, DocRow, DocTable};
-use crate::report::model::{
-    Cell, CellNote, Comparison, MicroView, StepRows, Table, column_decimals, grouped,
-};
+use crate::report::model::{Cell, CellNote, Comparison, MicroView, StepRows, Table, grouped};
 use crate::report::paint::undecided;
 use crate::report::svg;
 
@@ -320,6 +318,39 @@ fn micro_groups(t: &StepRows) -> Vec<(&'static str, StepRows)> {
     out
 }
 
+/// Significant digits the smallest number of a column shows ([`column_decimals`]).
+pub const COLUMN_SIGNIFICANT_DIGITS: usize = 3;
+
+/// Most decimals a column of rates, counts or figures is written with.
+pub const COLUMN_MAX_DECIMALS: usize = 3;
+
+/// The decimals a column of like numbers (rates, counts, one figure over the runs) is written
+/// with, one for all of them, chosen from its values: none when every value is whole (a count)
+/// or none is non-zero; else as many as the smallest non-zero magnitude needs to show
+/// [`COLUMN_SIGNIFICANT_DIGITS`] significant digits (none from 100 up, one from 10, two from 1,
+/// three below), at most [`COLUMN_MAX_DECIMALS`]. So `100.0` never stands beside `500`: the
+/// column is `99.8 · 500.0`, or `100 · 500` when its smallest is 100 or more.
+pub fn column_decimals(values: impl IntoIterator<Item = f64>) -> usize {
+    let mut whole = true;
+    let mut smallest = f64::INFINITY;
+    for v in values.into_iter().filter(|v| v.is_finite()) {
+        whole &= v.fract() == 0.0;
+        if v != 0.0 {
+            smallest = smallest.min(v.abs());
+        }
+    }
+    if whole || !smallest.is_finite() {
+        return 0;
+    }
+    let enough = 10f64.powi(i32::try_from(COLUMN_SIGNIFICANT_DIGITS - 1).unwrap_or(2));
+    let mut decimals = 0;
+    let mut shown = smallest;
+    while decimals < COLUMN_MAX_DECIMALS && shown < enough {
+        shown *= 10.0;
+        decimals += 1;
+    }
+    decimals
+}
 
 #[cfg(test)]
 mod tests {
@@ -330,6 +361,23 @@ mod tests {
     fn cell_text(c: &Cell, ratio: bool) -> String {
         let decimals = c.value.map_or(0, |v| column_decimals([v]));
         cell_text_with(c, ratio, decimals)
+    }
+
+    #[test]
+    fn a_column_shares_its_decimals() {
+        assert_eq!(column_decimals([12_345.0, 150.0, 0.0]), 0);
+        assert_eq!(column_decimals([12_345.0, 98.7]), 1);
+        // The smallest non-zero magnitude decides: 3 significant digits, at most 3 decimals.
+        assert_eq!(column_decimals([12_345.5, 150.5]), 0);
+        assert_eq!(column_decimals([99.98, 1_000.0]), 1);
+        assert_eq!(column_decimals([5.29, 14.7]), 2);
+        assert_eq!(column_decimals([0.0, 0.09, 4.742]), 3);
+        assert_eq!(column_decimals([0.000_4, 2.0]), 3);
+        // Counts are whole: no decimals, however small (checkpoints 0 and 3, not 0.000).
+        assert_eq!(column_decimals([0.0, 3.0, 12.0]), 0);
+        assert_eq!(column_decimals([0.0, 0.0]), 0);
+        assert_eq!(column_decimals(std::iter::empty()), 0);
+        assert_eq!(column_decimals([f64::NAN, 2.5]), 2);
     }
 
     #[test]
