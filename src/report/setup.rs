@@ -3,9 +3,7 @@
 //! the runs' clients differ, are tables of `report::tables`, laid out by
 //! `layout::throughput`.)
 //!
-//! What differs is computed by `report::differs` (with the shape of a step that decides
-//! whether two steps are like for like: `differs::shape_difference`); this module only says
-//! it.
+//! What differs is computed by `report::differs`; this module only says it.
 
 use super::differs::{Area, Difference, SetupDifferences};
 use super::document::{Block, DocCell, DocRow, DocTable};
@@ -348,13 +346,14 @@ pub fn diagnosis_lead(cmp: &Comparison) -> Vec<Block> {
         if diffs.is_empty() {
             continue;
         }
-        let key = cmp.key_of(&r.run);
+        let i = cmp.labels.iter().position(|l| *l == r.run);
+        let key = i.and_then(|i| cmp.keys.get(i)).unwrap_or(&r.run);
         let mut line = format!(
             "{key} differs from the base in {}",
             names_text(&diffs, DIAGNOSIS_NAMES)
         );
         if let Some(sc) = &cmp.scaling
-            && let Some(i) = cmp.labels.iter().position(|l| *l == r.run)
+            && let Some(i) = i
             && r.setup.named("--clients").is_some()
         {
             let range = |t: &Table| {
