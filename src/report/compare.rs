@@ -40,19 +40,13 @@ pub fn compare_with_spreads(
     problems.extend(unsettled_lines(runs));
     problems.extend(missing_steps);
     let shifts = super::shift::shifts(runs);
+    // What differs in the setups is read before any figure.
+    let differences = super::differs::differences_from_base(runs, base_index);
     let host = super::host::host_view(runs, base_index, &steps, &shifts, "the base's");
     let measured = measures(runs, &steps, spreads);
     let (absolute, relative, abs_cells) =
         super::tables::painted_tables(runs, &steps, base_index, (&host, spreads), &measured);
     let (background, targets) = background_table(runs, &steps);
-    let details = steps
-        .iter()
-        .map(|&name| step_detail(runs, base_index, name))
-        .map(|d| with_relative_throughput(d, &relative))
-        .collect();
-    let differences = super::differs::differences_from_base(runs, base_index);
-    let diagnoses =
-        super::diagnosis::diagnoses(runs, base_index, &steps, &host, &noise, &differences);
     let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
     let mut scaling = super::tables::scaling(runs, base_index, &steps, &differences);
     if let Some(sc) = &mut scaling {
@@ -68,6 +62,13 @@ pub fn compare_with_spreads(
             Some(&per_client),
         );
     }
+    let details = steps
+        .iter()
+        .map(|&name| step_detail(runs, base_index, name))
+        .map(|d| with_relative_throughput(d, &relative))
+        .collect();
+    let diagnoses =
+        super::diagnosis::diagnoses(runs, base_index, &steps, &host, &noise, &differences);
     let keys = keys_of_runs(&labels, runs);
     let run_rows = run_rows(runs, &keys);
     let mut cmp = Comparison {
