@@ -87,6 +87,7 @@ pub fn compare_with_spreads(
         details,
         diagnoses,
         summary: Vec::new(),
+        diagnosis_lead: Vec::new(),
         micro,
         problems,
         host,
@@ -98,6 +99,7 @@ pub fn compare_with_spreads(
         failovers: super::failover::rows(runs),
     };
     cmp.summarise();
+    cmp.diagnosis_lead = super::setup::diagnosis_lead(&cmp);
     cmp.tldr = super::tldr::tldr(&cmp);
     cmp
 }
@@ -133,6 +135,7 @@ impl Comparison {
             self.keys = keys;
             self.build_warning = build_warning(&self.runs);
             self.tls_warning = tls_warning(&self.runs);
+            self.diagnosis_lead = super::setup::diagnosis_lead(self);
             self.tldr = super::tldr::tldr(self);
         }
     }

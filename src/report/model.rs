@@ -284,6 +284,11 @@ pub struct Comparison {
     pub diagnoses: Vec<super::diagnosis::Diagnosis>,
     /// The diagnosis summed up per step family and run (every run but the base).
     pub summary: Vec<FamilySummary>,
+    /// The diagnosis's lead (`report::setup::diagnosis_lead`): a line per run whose setup
+    /// differs from the base's, naming what differs first. Not in the JSON: the differences
+    /// are.
+    #[serde(skip)]
+    pub diagnosis_lead: Vec<String>,
     /// The published shape of a microbenchmark comparison (microbenchmarks as rows, runs as
     /// columns), when every step is a microbenchmark step.
     pub micro: Option<MicroView>,

@@ -337,9 +337,10 @@ pub fn diagnosis_note(
     Some(text)
 }
 
-/// The diagnosis's first paragraphs: each run that differs from the base in its setup, named
-/// with what differs, and for a difference in clients the throughput per client.
-pub fn diagnosis_lead(cmp: &Comparison) -> Vec<Block> {
+/// The diagnosis's lead, a line per run that differs from the base in its setup, named with
+/// what differs, and for a difference in clients the throughput per client
+/// ([`Comparison::diagnosis_lead`]).
+pub fn diagnosis_lead(cmp: &Comparison) -> Vec<String> {
     let mut lines = Vec::new();
     for r in &cmp.differences {
         let diffs = diagnosis_differences(&r.setup);
@@ -377,13 +378,7 @@ pub fn diagnosis_lead(cmp: &Comparison) -> Vec<Block> {
         line.push_str(": the candidate explanation before any per-op figure below.");
         lines.push(line);
     }
-    if lines.is_empty() {
-        return Vec::new();
-    }
-    vec![
-        Block::Paragraph("The setup first: the runs differ in more than the DBMS.".into()),
-        Block::List(lines),
-    ]
+    lines
 }
 
 /// `0.50x`, or `0.06x-0.50x`.
@@ -437,13 +432,9 @@ mod tests {
             t.rows[1].title.as_deref(),
             Some("setting, follows from shared_buffers")
         );
-        let lead = diagnosis_lead(&cmp);
-        let Some(Block::List(lines)) = lead.get(1) else {
-            panic!("{lead:?}");
-        };
         assert_eq!(
-            lines,
-            &[
+            cmp.diagnosis_lead,
+            [
                 "sb16 differs from the base in shared_buffers 128MB → 16MB: the candidate explanation before any per-op figure below."
             ]
         );
