@@ -14,10 +14,9 @@
 use serde::Serialize;
 
 use super::load::LoadedRun;
-use super::model::RunSetup;
+use crate::results::RunRecord;
 use crate::results::settings::{ServerSettings, SettingValue};
 use crate::results::target::TargetInfo;
-use crate::results::RunRecord;
 
 /// Run options (`run.json` `options`) that differ between any two runs or name no setup:
 /// where the results go, the label, the terminal's quietness, how the sampler finds the
@@ -697,6 +696,42 @@ pub(super) fn differences_from_base(runs: &[LoadedRun], base_index: usize) -> Ve
             setup: super::differs::setup_differences(&runs[base_index], r),
         })
         .collect()
+}
+
+/// How one run's setup differs from the base's.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSetup {
+    /// The run's label.
+    pub run: String,
+    /// What differs.
+    #[serde(flatten)]
+    pub setup: super::differs::SetupDifferences,
+}
+
+/// `--clients 1 → 16, shared_buffers 128MB → 1GB and 2 more` (a host fact named `host CPUs`).
+pub fn names_text(diffs: &[&Difference], most: usize) -> String {
+    let shown: Vec<String> = diffs
+        .iter()
+        .take(most)
+        .map(|d| format!("{} {} → {}", row_name(d), d.base, d.run))
+        .collect();
+    let rest = diffs.len().saturating_sub(most);
+    if rest > 0 {
+        format!("{} and {rest} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// What a difference is called in the What differs rows and lists: a flag or a setting by its own name,
+/// the other areas' facts with the area first where the name alone is ambiguous.
+pub(super) fn row_name(d: &Difference) -> String {
+    match d.area {
+        Area::Dbms if d.name != "DBMS" => format!("DBMS {}", d.name),
+        Area::Host => format!("host {}", d.name),
+        Area::Ibench => format!("ibench {}", d.name),
+        _ => d.name.clone(),
+    }
 }
 
 #[cfg(test)]

@@ -30,8 +30,8 @@ use super::differs::Area;
 use super::load::LoadedRun;
 use super::shift::StepShift;
 use crate::results::StepRecord;
-use crate::results::target::TargetInfo;
 use crate::results::probe::{HostProbe, ProbeFigure, StepHost, median_probe, run_probes};
+use crate::results::target::TargetInfo;
 use crate::workload::steps::StepName;
 
 pub use crate::results::probe::{HostThresholds, THRESHOLDS};
@@ -566,7 +566,8 @@ mod tests {
     /// of a PostgreSQL step against the MariaDB base's as "same client work per op".
     #[test]
     fn another_protocol_or_tls_on_one_side_is_another_shape() {
-        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
+        let dir =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
         let base = super::super::load::load_runs(&[dir]).0.remove(0);
         let step = &base.record.steps[0];
         assert_eq!(shape_difference(&base, step, &base, step), None);

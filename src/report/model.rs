@@ -304,7 +304,7 @@ pub struct Comparison {
     /// How each run's setup differs from the base's (`report::differs`), every run but the
     /// base in order: the report's first section. Absent for one run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub differences: Vec<RunSetup>,
+    pub differences: Vec<super::differs::RunSetup>,
     /// What the comparison means to vary (a matrix group's axis) and the runs that differ
     /// beyond it; absent outside a matrix.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -452,16 +452,6 @@ pub struct TldrFamily {
     /// Why figures are not decided (the first reason), when some are not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undecided_reason: Option<String>,
-}
-
-/// How one run's setup differs from the base's.
-#[derive(Clone, Debug, Serialize)]
-pub struct RunSetup {
-    /// The run's label.
-    pub run: String,
-    /// What differs.
-    #[serde(flatten)]
-    pub setup: super::differs::SetupDifferences,
 }
 
 /// What a comparison means to vary (a matrix group: its servers, configs and workload axes),

@@ -5,10 +5,11 @@
 //!
 //! What differs is computed by `report::differs`; this module only says it.
 
+use super::diagnosis::{DIAGNOSIS_NAMES, diagnosis_differences};
 use super::differs::{Area, Difference, SetupDifferences};
+use super::differs::{RunSetup, names_text, row_name};
 use super::document::{Block, DocCell, DocRow, DocTable};
-use super::model::{Comparison, RunSetup, Table};
-use crate::results::StepRecord;
+use super::model::{Comparison, Table};
 
 /// Most setting rows the text formats list; the rest are counted ("and N more") and every
 /// one is in `--format json`.
@@ -17,20 +18,6 @@ pub const MAX_SETTING_ROWS: usize = 25;
 /// Longest value a cell of the section shows, in characters (a configure line, a CPU model);
 /// the whole value is in the cell's hover text and in `--format json`.
 pub const MAX_VALUE_CHARS: usize = 40;
-
-/// Most differences a diagnosis line names before "and N more".
-const DIAGNOSIS_NAMES: usize = 3;
-
-/// What a difference is called in the section's rows: a flag or a setting by its own name,
-/// the other areas' facts with the area first where the name alone is ambiguous.
-fn row_name(d: &Difference) -> String {
-    match d.area {
-        Area::Dbms if d.name != "DBMS" => format!("DBMS {}", d.name),
-        Area::Host => format!("host {}", d.name),
-        Area::Ibench => format!("ibench {}", d.name),
-        _ => d.name.clone(),
-    }
-}
 
 /// A setting's source as the section writes it, short.
 fn source_text(source: &str) -> &str {
@@ -176,21 +163,6 @@ fn unlike_warning(cmp: &Comparison) -> Option<Block> {
     })
 }
 
-/// `--clients 1 → 16, shared_buffers 128MB → 1GB and 2 more` (a host fact named `host CPUs`).
-pub fn names_text(diffs: &[&Difference], most: usize) -> String {
-    let shown: Vec<String> = diffs
-        .iter()
-        .take(most)
-        .map(|d| format!("{} {} → {}", row_name(d), d.base, d.run))
-        .collect();
-    let rest = diffs.len().saturating_sub(most);
-    if rest > 0 {
-        format!("{} and {rest} more", shown.join(", "))
-    } else {
-        shown.join(", ")
-    }
-}
-
 /// The line saying what was counted rather than listed, or could not be compared.
 fn counted_line(key: &str, s: &SetupDifferences) -> Option<String> {
     if s.settings_unknown {
@@ -293,48 +265,6 @@ fn table(cmp: &Comparison, all: &[&RunSetup]) -> Vec<Block> {
         )));
     }
     b
-}
-
-/// The differences a diagnosis names before any per-op figure: ibench's options, the host and
-/// the server's settings (the DBMS and its build are what a comparison of versions or builds
-/// means to vary; the build has its own note). The steps a run ran are not among them: they
-/// do not change a step's figures; nor a setting that follows from another named (its cause
-/// says it).
-fn diagnosis_differences(s: &SetupDifferences) -> Vec<&Difference> {
-    s.causes()
-        .filter(|d| matches!(d.area, Area::Options | Area::Host | Area::Settings))
-        .filter(|d| d.name != "--steps")
-        .collect()
-}
-
-/// The ratio of a step's clients to the base step's, when they differ.
-fn clients_ratio(s: &StepRecord, b: &StepRecord) -> Option<f64> {
-    (s.clients != b.clients && s.clients > 0 && b.clients > 0)
-        .then(|| f64::from(s.clients) / f64::from(b.clients))
-}
-
-/// The setup a diagnosis names first: `--clients 1 → 16: 8.00x in total is 0.50x per client`,
-/// or the settings and options that differ; `None` when the runs are alike.
-pub fn diagnosis_note(
-    s: &SetupDifferences,
-    step: &StepRecord,
-    base: &StepRecord,
-) -> Option<String> {
-    let diffs = diagnosis_differences(s);
-    if diffs.is_empty() {
-        return None;
-    }
-    let mut text = names_text(&diffs, DIAGNOSIS_NAMES);
-    if let Some(ratio) = clients_ratio(step, base)
-        && base.throughput > 0.0
-    {
-        let rel = step.throughput / base.throughput;
-        text.push_str(&format!(
-            ": {rel:.2}x in total is {:.2}x per client",
-            rel / ratio
-        ));
-    }
-    Some(text)
 }
 
 /// The diagnosis's lead, a line per run that differs from the base in its setup, named with

@@ -5,12 +5,11 @@
 //! host-affected, within the base's spread).
 
 use super::diagnosis::StepBands;
+use super::differs::RunSetup;
 use super::host::HostView;
 
 use super::load::LoadedRun;
-use super::model::{
-    Cell, CellNote, Colour, MicroView, RunSetup, Scaling, StepRows, Table, TableRow,
-};
+use super::model::{Cell, CellNote, Colour, MicroView, Scaling, StepRows, Table, TableRow};
 use super::paint::{Evidence, paint};
 use crate::results::metrics::METRICS;
 use crate::results::{CheckKind, Status, StepRecord};
