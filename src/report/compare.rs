@@ -6,19 +6,13 @@ use std::collections::BTreeSet;
 
 use super::details::step_detail;
 use super::diagnosis::StepBands;
-use super::host::HostView;
 use super::load::LoadedRun;
-use super::model::{Cell, Comparison, FamilySummary, RunSetup, Table};
+use super::model::{Comparison, FamilySummary, Table};
 use super::notes::{check_failure_lines, duet_lines, unsettled_lines};
 use super::paint::{Paint, of_cell, paint_of_range};
 use super::run_table::{keys_of_runs, run_rows};
-use super::tables::{
-    absolute_table, background_table, measures, micro_view, paint_absolute, paint_relative,
-    relative_table,
-};
+use super::tables::{background_table, measures, micro_view, paint_relative};
 use super::warnings::{build_warning, tls_warning};
-use crate::results::Status;
-use crate::stats::decision::Evidence as Measured;
 use crate::workload::steps::StepName;
 
 /// Build the comparison. `base` picks the base run by label; when it matches nothing the
@@ -39,29 +33,26 @@ pub fn compare_with_spreads(
     let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let base_index = base_index(runs, base, &labels, &mut problems);
     let noise = spreads.get(base_index).cloned().unwrap_or_default();
+    let mut missing_steps = Vec::new();
+    let steps = step_names(runs, &mut missing_steps);
     problems.extend(duet_lines(runs));
     problems.extend(check_failure_lines(runs));
     problems.extend(unsettled_lines(runs));
-    let steps = step_names(runs, &mut problems);
+    problems.extend(missing_steps);
     let shifts = super::shift::shifts(runs);
+    // What differs in the setups is read before any figure.
+    let differences = super::differs::differences_from_base(runs, base_index);
     let host = super::host::host_view(runs, base_index, &steps, &shifts, "the base's");
     let measured = measures(runs, &steps, spreads);
     let (absolute, relative, abs_cells) =
-        painted_tables(runs, &steps, base_index, (&host, spreads), &measured);
+        super::tables::painted_tables(runs, &steps, base_index, (&host, spreads), &measured);
     let (background, targets) = background_table(runs, &steps);
-    let details = steps
-        .iter()
-        .map(|&name| step_detail(runs, base_index, name))
-        .map(|d| with_relative_throughput(d, &relative))
-        .collect();
-    let differences = differences_from_base(runs, base_index);
-    let diagnoses = diagnoses(runs, base_index, &steps, &host, &noise, &differences);
     let micro = micro_view(runs, &steps, &labels, &absolute, &relative);
-    let mut scaling = super::setup::scaling(runs, base_index, &steps, &differences);
+    let mut scaling = super::tables::scaling(runs, base_index, &steps, &differences);
     if let Some(sc) = &mut scaling {
         // The efficiency is the throughput's ratio over the clients' ratio: the same rule,
         // on the same measures scaled by the clients' ratio.
-        let per_client = per_client_measures(runs, &steps, base_index, &measured);
+        let per_client = super::tables::per_client_measures(runs, &steps, base_index, &measured);
         paint_relative(
             &mut sc.efficiency,
             &abs_cells,
@@ -71,6 +62,13 @@ pub fn compare_with_spreads(
             Some(&per_client),
         );
     }
+    let details = steps
+        .iter()
+        .map(|&name| step_detail(runs, base_index, name))
+        .map(|d| with_relative_throughput(d, &relative))
+        .collect();
+    let diagnoses =
+        super::diagnosis::diagnoses(runs, base_index, &steps, &host, &noise, &differences);
     let keys = keys_of_runs(&labels, runs);
     let run_rows = run_rows(runs, &keys);
     let mut cmp = Comparison {
@@ -92,6 +90,7 @@ pub fn compare_with_spreads(
         details,
         diagnoses,
         summary: Vec::new(),
+        diagnosis_lead: Vec::new(),
         micro,
         problems,
         host,
@@ -103,6 +102,7 @@ pub fn compare_with_spreads(
         failovers: super::failover::rows(runs),
     };
     cmp.summarise();
+    cmp.diagnosis_lead = super::setup::diagnosis_lead(&cmp);
     cmp.tldr = super::tldr::tldr(&cmp);
     cmp
 }
@@ -127,73 +127,6 @@ fn with_relative_throughput(
     d
 }
 
-/// The absolute and the relative tables, painted (the relative against the base, `host` and
-/// the base's spread), and the absolute cells that the other relative tables divide.
-fn painted_tables(
-    runs: &[LoadedRun],
-    steps: &[StepName],
-    base_index: usize,
-    (host, spreads): (&HostView, &[StepBands]),
-    measured: &[Vec<Option<Measured>>],
-) -> (Table, Table, Vec<Vec<Cell>>) {
-    let (mut absolute, abs_cells) = absolute_table(runs, steps);
-    let mut relative = relative_table(runs, steps, &abs_cells, base_index);
-    paint_relative(
-        &mut relative,
-        &abs_cells,
-        base_index,
-        host,
-        spreads,
-        Some(measured),
-    );
-    paint_absolute(&mut absolute, &relative);
-    (absolute, relative, abs_cells)
-}
-
-/// What each run measured of each step's throughput per the base's clients: its measures
-/// times the base's clients / its own, so that the decision rule judges the scaling
-/// efficiency as it judges the throughput. `[run][step]`.
-fn per_client_measures(
-    runs: &[LoadedRun],
-    steps: &[StepName],
-    base_index: usize,
-    measured: &[Vec<Option<Measured>>],
-) -> Vec<Vec<Option<Measured>>> {
-    runs.iter()
-        .zip(measured)
-        .map(|(run, row)| {
-            steps
-                .iter()
-                .zip(row)
-                .map(|(&step, m)| {
-                    let s = run.record.step(step)?;
-                    let b = runs.get(base_index)?.record.step(step)?;
-                    if s.clients == 0 {
-                        return None;
-                    }
-                    let factor = f64::from(b.clients) / f64::from(s.clients);
-                    let mut m = m.clone()?;
-                    m.values.iter_mut().for_each(|v| *v *= factor);
-                    m.per_second.iter_mut().for_each(|v| *v *= factor);
-                    Some(m)
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// Each run's setup against the base's, for every run but the base.
-fn differences_from_base(runs: &[LoadedRun], base_index: usize) -> Vec<RunSetup> {
-    runs.iter()
-        .enumerate()
-        .filter(|&(i, _)| i != base_index)
-        .map(|(_, r)| RunSetup {
-            run: r.label.clone(),
-            setup: super::differs::setup_differences(&runs[base_index], r),
-        })
-        .collect()
-}
-
 impl Comparison {
     /// Name the runs by `keys` (one per run, in order) in the tables, instead of the keys
     /// made from the labels.
@@ -205,6 +138,7 @@ impl Comparison {
             self.keys = keys;
             self.build_warning = build_warning(&self.runs);
             self.tls_warning = tls_warning(&self.runs);
+            self.diagnosis_lead = super::setup::diagnosis_lead(self);
             self.tldr = super::tldr::tldr(self);
         }
     }
@@ -343,62 +277,6 @@ fn step_names(runs: &[LoadedRun], problems: &mut Vec<String>) -> Vec<StepName> {
         }
     }
     names
-}
-
-/// The diagnosis of every step of every run against the base, where its relative throughput
-/// lies outside the step's noise band (`noise`); steps that did not complete are left out.
-fn diagnoses(
-    runs: &[LoadedRun],
-    base: usize,
-    steps: &[StepName],
-    host: &super::host::HostView,
-    noise: &StepBands,
-    differences: &[RunSetup],
-) -> Vec<super::diagnosis::Diagnosis> {
-    let mut out = Vec::new();
-    for &step in steps {
-        let Some(b) = runs.get(base).and_then(|r| r.record.step(step)) else {
-            continue;
-        };
-        for (i, run) in runs.iter().enumerate() {
-            if i == base {
-                continue;
-            }
-            if let Some(s) = run.record.step(step)
-                && s.status == Status::Completed
-                && b.status == Status::Completed
-                && let Some(mut d) = super::diagnosis::diagnose(&run.label, s, b, noise.of(step))
-            {
-                d.build = build_difference(run, &runs[base]);
-                d.host = host.flag(step, &run.label).map(|f| f.reasons.join("; "));
-                d.setup = differences
-                    .iter()
-                    .find(|x| x.run == run.label)
-                    .and_then(|x| super::setup::diagnosis_note(&x.setup, s, b));
-                out.push(d);
-            }
-        }
-    }
-    out
-}
-
-/// `-Os, no lz4 vs the base's -O2, lz4` when `run` and `base` are one DBMS major whose
-/// builds differ in flags.
-fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
-    let family = |r: &LoadedRun| {
-        r.record
-            .target
-            .as_ref()
-            .map(|t| super::diagnosis::version_family(&t.dbms, &t.version))
-    };
-    let flags = |r: &LoadedRun| {
-        r.record
-            .build
-            .as_ref()
-            .and_then(crate::results::target::BuildFacts::flags_summary)
-    };
-    let (f, bf) = (flags(run)?, flags(base)?);
-    (f != bf && family(run)? == family(base)?).then(|| format!("{f} vs the base's {bf}"))
 }
 
 impl Comparison {

@@ -13,8 +13,10 @@
 
 use serde::Serialize;
 
-use crate::results::StepRecord;
+use super::differs::{Area, Difference, RunSetup, SetupDifferences, names_text};
+use super::load::LoadedRun;
 use crate::results::metrics::{METRICS, Metric};
+use crate::results::{Status, StepRecord};
 use crate::workload::steps::StepName;
 
 /// The threshold of a change, percent: the reports' ±5% band (painting, the diagnoses) and
@@ -330,6 +332,107 @@ pub fn version_family(dbms: &str, version: &str) -> String {
         "{dbms} {}",
         parts.iter().take(n).copied().collect::<Vec<_>>().join(".")
     )
+}
+
+/// The diagnosis of every step of every run against the base, where its relative throughput
+/// lies outside the step's noise band (`noise`); steps that did not complete are left out.
+pub(super) fn diagnoses(
+    runs: &[LoadedRun],
+    base: usize,
+    steps: &[StepName],
+    host: &super::host::HostView,
+    noise: &StepBands,
+    differences: &[RunSetup],
+) -> Vec<super::diagnosis::Diagnosis> {
+    let mut out = Vec::new();
+    for &step in steps {
+        let Some(b) = runs.get(base).and_then(|r| r.record.step(step)) else {
+            continue;
+        };
+        for (i, run) in runs.iter().enumerate() {
+            if i == base {
+                continue;
+            }
+            if let Some(s) = run.record.step(step)
+                && s.status == Status::Completed
+                && b.status == Status::Completed
+                && let Some(mut d) = super::diagnosis::diagnose(&run.label, s, b, noise.of(step))
+            {
+                d.build = build_difference(run, &runs[base]);
+                d.host = host.flag(step, &run.label).map(|f| f.reasons.join("; "));
+                d.setup = differences
+                    .iter()
+                    .find(|x| x.run == run.label)
+                    .and_then(|x| diagnosis_note(&x.setup, s, b));
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// `-Os, no lz4 vs the base's -O2, lz4` when `run` and `base` are one DBMS major whose
+/// builds differ in flags.
+fn build_difference(run: &LoadedRun, base: &LoadedRun) -> Option<String> {
+    let family = |r: &LoadedRun| {
+        r.record
+            .target
+            .as_ref()
+            .map(|t| super::diagnosis::version_family(&t.dbms, &t.version))
+    };
+    let flags = |r: &LoadedRun| {
+        r.record
+            .build
+            .as_ref()
+            .and_then(crate::results::target::BuildFacts::flags_summary)
+    };
+    let (f, bf) = (flags(run)?, flags(base)?);
+    (f != bf && family(run)? == family(base)?).then(|| format!("{f} vs the base's {bf}"))
+}
+
+/// Most differences a diagnosis line names before "and N more".
+pub(super) const DIAGNOSIS_NAMES: usize = 3;
+
+/// The differences a diagnosis names before any per-op figure: ibench's options, the host and
+/// the server's settings (the DBMS and its build are what a comparison of versions or builds
+/// means to vary; the build has its own note). The steps a run ran are not among them: they
+/// do not change a step's figures; nor a setting that follows from another named (its cause
+/// says it).
+pub(super) fn diagnosis_differences(s: &SetupDifferences) -> Vec<&Difference> {
+    s.causes()
+        .filter(|d| matches!(d.area, Area::Options | Area::Host | Area::Settings))
+        .filter(|d| d.name != "--steps")
+        .collect()
+}
+
+/// The ratio of a step's clients to the base step's, when they differ.
+fn clients_ratio(s: &StepRecord, b: &StepRecord) -> Option<f64> {
+    (s.clients != b.clients && s.clients > 0 && b.clients > 0)
+        .then(|| f64::from(s.clients) / f64::from(b.clients))
+}
+
+/// The setup a diagnosis names first: `--clients 1 → 16: 8.00x in total is 0.50x per client`,
+/// or the settings and options that differ; `None` when the runs are alike.
+pub fn diagnosis_note(
+    s: &SetupDifferences,
+    step: &StepRecord,
+    base: &StepRecord,
+) -> Option<String> {
+    let diffs = diagnosis_differences(s);
+    if diffs.is_empty() {
+        return None;
+    }
+    let mut text = names_text(&diffs, DIAGNOSIS_NAMES);
+    if let Some(ratio) = clients_ratio(step, base)
+        && base.throughput > 0.0
+    {
+        let rel = step.throughput / base.throughput;
+        text.push_str(&format!(
+            ": {rel:.2}x in total is {:.2}x per client",
+            rel / ratio
+        ));
+    }
+    Some(text)
 }
 
 #[cfg(test)]

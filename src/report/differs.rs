@@ -4,8 +4,8 @@
 //! assume like for like (the client's CPU per op as a host signal) apply only to like runs,
 //! and `ibench check` judges only runs that differ in what the comparison means to vary. A
 //! step's shape (its clients, a shared table, the rows per insert) decides whether two steps
-//! are like for like ([`shape_difference`]): the client's CPU per op is a host signal only
-//! between steps of one shape.
+//! are like for like (`host::shape_difference`): the client's CPU per op is a host signal
+//! only between steps of one shape.
 //!
 //! What always differs between two runs and says nothing of the setup (ports, paths, data
 //! directories, pids, the host's name) is left out, and listed in one place each:
@@ -14,10 +14,9 @@
 use serde::Serialize;
 
 use super::load::LoadedRun;
+use crate::results::RunRecord;
 use crate::results::settings::{ServerSettings, SettingValue};
 use crate::results::target::TargetInfo;
-use crate::results::{RunRecord, StepRecord};
-use crate::workload::steps::StepName;
 
 /// Run options (`run.json` `options`) that differ between any two runs or name no setup:
 /// where the results go, the label, the terminal's quietness, how the sampler finds the
@@ -687,56 +686,52 @@ fn mark_consequences(b: &ServerSettings, r: &ServerSettings, out: &mut SetupDiff
     }
 }
 
-/// How a step of a run differs in shape from the base's same step, as far as the client's
-/// work per operation goes: the protocol its client speaks (the backend, TLS), its clients,
-/// whether they share one table, and the rows each of its inserts writes. `None`: the same
-/// shape (like for like).
-pub fn shape_difference(
-    run: &LoadedRun,
-    step: &StepRecord,
-    base: &LoadedRun,
-    base_step: &StepRecord,
-) -> Option<String> {
-    let (o, bo) = (&run.record.options, &base.record.options);
-    let mut parts = Vec::new();
-    // The client's work per op is its protocol's: another wire client (PostgreSQL against
-    // MySQL, or SQLite inside ibench) or TLS on one side only costs the client other CPU.
-    let (t, bt) = (run.record.target.as_ref(), base.record.target.as_ref());
-    let kind = |t: Option<&TargetInfo>| t.map(|t| t.backend);
-    if kind(t) != kind(bt) {
-        let name = |t: Option<&TargetInfo>| t.map_or("-".to_string(), |t| t.dbms.clone());
-        parts.push(format!("the client's protocol {} → {}", name(bt), name(t)));
+/// Each run's setup against the base's, for every run but the base.
+pub(super) fn differences_from_base(runs: &[LoadedRun], base_index: usize) -> Vec<RunSetup> {
+    runs.iter()
+        .enumerate()
+        .filter(|&(i, _)| i != base_index)
+        .map(|(_, r)| RunSetup {
+            run: r.label.clone(),
+            setup: super::differs::setup_differences(&runs[base_index], r),
+        })
+        .collect()
+}
+
+/// How one run's setup differs from the base's.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSetup {
+    /// The run's label.
+    pub run: String,
+    /// What differs.
+    #[serde(flatten)]
+    pub setup: super::differs::SetupDifferences,
+}
+
+/// `--clients 1 → 16, shared_buffers 128MB → 1GB and 2 more` (a host fact named `host CPUs`).
+pub fn names_text(diffs: &[&Difference], most: usize) -> String {
+    let shown: Vec<String> = diffs
+        .iter()
+        .take(most)
+        .map(|d| format!("{} {} → {}", row_name(d), d.base, d.run))
+        .collect();
+    let rest = diffs.len().saturating_sub(most);
+    if rest > 0 {
+        format!("{} and {rest} more", shown.join(", "))
+    } else {
+        shown.join(", ")
     }
-    let tls = |t: Option<&TargetInfo>| t.and_then(|t| t.tls.as_ref()).is_some();
-    if kind(t) == kind(bt) && tls(t) != tls(bt) {
-        let on = |b: bool| if b { "on" } else { "off" };
-        parts.push(format!("TLS {} → {}", on(tls(bt)), on(tls(t))));
+}
+
+/// What a difference is called in the What differs rows and lists: a flag or a setting by its own name,
+/// the other areas' facts with the area first where the name alone is ambiguous.
+pub(super) fn row_name(d: &Difference) -> String {
+    match d.area {
+        Area::Dbms if d.name != "DBMS" => format!("DBMS {}", d.name),
+        Area::Host => format!("host {}", d.name),
+        Area::Ibench => format!("ibench {}", d.name),
+        _ => d.name.clone(),
     }
-    if step.clients != base_step.clients {
-        parts.push(format!(
-            "--clients {} → {}",
-            base_step.clients, step.clients
-        ));
-    }
-    if o.shared_table != bo.shared_table {
-        parts.push(format!(
-            "--shared-table {} → {}",
-            bo.shared_table, o.shared_table
-        ));
-    }
-    let batch = |o: &crate::results::options::RunOptions| match step.name {
-        StepName::LoadInitial => Some(("--load-batch", o.load_rows_per_insert)),
-        StepName::InsertDelete1 => Some(("--i1-batch", o.i1_rows_per_insert)),
-        StepName::InsertDelete2 => Some(("--i2-batch", o.i2_rows_per_insert)),
-        StepName::Query { .. } => Some(("--query-batch", o.query_rows_per_insert)),
-        _ => None,
-    };
-    if let (Some((flag, v)), Some((_, bv))) = (batch(o), batch(bo))
-        && v != bv
-    {
-        parts.push(format!("{flag} {bv} → {v}"));
-    }
-    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 #[cfg(test)]
@@ -1069,31 +1064,6 @@ pub(crate) mod tests {
         let names: Vec<&str> = d.differences.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["--seed", "--steps"]);
         assert!(d.unlike().is_empty(), "{d:?}");
-    }
-
-    /// A 12-run report of MariaDB, PostgreSQL 10-18 and SQLite read the client's CPU per op
-    /// of a PostgreSQL step against the MariaDB base's as "same client work per op".
-    #[test]
-    fn another_protocol_or_tls_on_one_side_is_another_shape() {
-        let base = fixture("postgres");
-        let step = &base.record.steps[0];
-        assert_eq!(shape_difference(&base, step, &base, step), None);
-        let mut sqlite = base.clone();
-        if let Some(t) = sqlite.record.target.as_mut() {
-            t.backend = crate::results::target::BackendKind::Sqlite;
-            t.dbms = "SQLite".into();
-        }
-        let why = shape_difference(&sqlite, step, &base, step).unwrap_or_default();
-        assert_eq!(why, "the client's protocol PostgreSQL → SQLite");
-        let mut tls = base.clone();
-        if let Some(t) = tls.record.target.as_mut() {
-            t.tls = Some(crate::results::target::TlsInfo {
-                version: "TLSv1.3".into(),
-                cipher: "TLS13_AES_256_GCM_SHA384".into(),
-            });
-        }
-        let why = shape_difference(&tls, step, &base, step).unwrap_or_default();
-        assert_eq!(why, "TLS off → on");
     }
 
     #[test]

@@ -31,6 +31,7 @@ use super::load::LoadedRun;
 use super::shift::StepShift;
 use crate::results::StepRecord;
 use crate::results::probe::{HostProbe, ProbeFigure, StepHost, median_probe, run_probes};
+use crate::results::target::TargetInfo;
 use crate::workload::steps::StepName;
 
 pub use crate::results::probe::{HostThresholds, THRESHOLDS};
@@ -327,7 +328,7 @@ fn client_cpu_verdict(
     alike: bool,
     called: &str,
 ) {
-    if let Some(why) = super::differs::shape_difference(run, s, b, bs) {
+    if let Some(why) = shape_difference(run, s, b, bs) {
         v.not_compared = Some(why);
         return;
     }
@@ -524,9 +525,88 @@ pub fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".into(), |v| format!("{:.1}%", v * 100.0))
 }
 
+/// How a step of a run differs in shape from the base's same step, as far as the client's
+/// work per operation goes: the protocol its client speaks (the backend, TLS), its clients,
+/// whether they share one table, and the rows each of its inserts writes. `None`: the same
+/// shape (like for like).
+pub fn shape_difference(
+    run: &LoadedRun,
+    step: &StepRecord,
+    base: &LoadedRun,
+    base_step: &StepRecord,
+) -> Option<String> {
+    let (o, bo) = (&run.record.options, &base.record.options);
+    let mut parts = Vec::new();
+    // The client's work per op is its protocol's: another wire client (PostgreSQL against
+    // MySQL, or SQLite inside ibench) or TLS on one side only costs the client other CPU.
+    let (t, bt) = (run.record.target.as_ref(), base.record.target.as_ref());
+    let kind = |t: Option<&TargetInfo>| t.map(|t| t.backend);
+    if kind(t) != kind(bt) {
+        let name = |t: Option<&TargetInfo>| t.map_or("-".to_string(), |t| t.dbms.clone());
+        parts.push(format!("the client's protocol {} → {}", name(bt), name(t)));
+    }
+    let tls = |t: Option<&TargetInfo>| t.and_then(|t| t.tls.as_ref()).is_some();
+    if kind(t) == kind(bt) && tls(t) != tls(bt) {
+        let on = |b: bool| if b { "on" } else { "off" };
+        parts.push(format!("TLS {} → {}", on(tls(bt)), on(tls(t))));
+    }
+    if step.clients != base_step.clients {
+        parts.push(format!(
+            "--clients {} → {}",
+            base_step.clients, step.clients
+        ));
+    }
+    if o.shared_table != bo.shared_table {
+        parts.push(format!(
+            "--shared-table {} → {}",
+            bo.shared_table, o.shared_table
+        ));
+    }
+    let batch = |o: &crate::results::options::RunOptions| match step.name {
+        StepName::LoadInitial => Some(("--load-batch", o.load_rows_per_insert)),
+        StepName::InsertDelete1 => Some(("--i1-batch", o.i1_rows_per_insert)),
+        StepName::InsertDelete2 => Some(("--i2-batch", o.i2_rows_per_insert)),
+        StepName::Query { .. } => Some(("--query-batch", o.query_rows_per_insert)),
+        _ => None,
+    };
+    if let (Some((flag, v)), Some((_, bv))) = (batch(o), batch(bo))
+        && v != bv
+    {
+        parts.push(format!("{flag} {bv} → {v}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 12-run report of MariaDB, PostgreSQL 10-18 and SQLite read the client's CPU per op
+    /// of a PostgreSQL step against the MariaDB base's as "same client work per op".
+    #[test]
+    fn another_protocol_or_tls_on_one_side_is_another_shape() {
+        let dir =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
+        let base = super::super::load::load_runs(&[dir]).0.remove(0);
+        let step = &base.record.steps[0];
+        assert_eq!(shape_difference(&base, step, &base, step), None);
+        let mut sqlite = base.clone();
+        if let Some(t) = sqlite.record.target.as_mut() {
+            t.backend = crate::results::target::BackendKind::Sqlite;
+            t.dbms = "SQLite".into();
+        }
+        let why = shape_difference(&sqlite, step, &base, step).unwrap_or_default();
+        assert_eq!(why, "the client's protocol PostgreSQL → SQLite");
+        let mut tls = base.clone();
+        if let Some(t) = tls.record.target.as_mut() {
+            t.tls = Some(crate::results::target::TlsInfo {
+                version: "TLSv1.3".into(),
+                cipher: "TLS13_AES_256_GCM_SHA384".into(),
+            });
+        }
+        let why = shape_difference(&tls, step, &base, step).unwrap_or_default();
+        assert_eq!(why, "TLS off → on");
+    }
 
     #[test]
     fn a_figure_is_beyond_its_threshold_either_way() {

@@ -228,7 +228,7 @@ pub fn render_with(
     extra: Vec<document::Block>,
     details: bool,
 ) -> anyhow::Result<String> {
-    let title = model::title(cmp);
+    let title = layout::title(cmp);
     let detail = if details {
         layout::step::Detail::Full
     } else {

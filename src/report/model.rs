@@ -310,6 +310,11 @@ pub struct Comparison {
     pub diagnoses: Vec<super::diagnosis::Diagnosis>,
     /// The diagnosis summed up per step family and run (every run but the base).
     pub summary: Vec<FamilySummary>,
+    /// The diagnosis's lead (`report::setup::diagnosis_lead`): a line per run whose setup
+    /// differs from the base's, naming what differs first. Not in the JSON: the differences
+    /// are.
+    #[serde(skip)]
+    pub diagnosis_lead: Vec<String>,
     /// The published shape of a microbenchmark comparison (microbenchmarks as rows, runs as
     /// columns), when every step is a microbenchmark step.
     pub micro: Option<MicroView>,
@@ -325,7 +330,7 @@ pub struct Comparison {
     /// How each run's setup differs from the base's (`report::differs`), every run but the
     /// base in order: the report's first section. Absent for one run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub differences: Vec<RunSetup>,
+    pub differences: Vec<super::differs::RunSetup>,
     /// What the comparison means to vary (a matrix group's axis) and the runs that differ
     /// beyond it; absent outside a matrix.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -475,16 +480,6 @@ pub struct TldrFamily {
     pub undecided_reason: Option<String>,
 }
 
-/// How one run's setup differs from the base's.
-#[derive(Clone, Debug, Serialize)]
-pub struct RunSetup {
-    /// The run's label.
-    pub run: String,
-    /// What differs.
-    #[serde(flatten)]
-    pub setup: super::differs::SetupDifferences,
-}
-
 /// What a comparison means to vary (a matrix group: its servers, configs and workload axes),
 /// and the runs whose setup differs beyond it.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -544,117 +539,9 @@ pub struct MicroView {
     pub per_op: Vec<(String, String, StepRows)>,
 }
 
-/// The report's title: what the runs are.
-pub fn title(cmp: &Comparison) -> &'static str {
-    if cmp.micro.is_some() {
-        "Microbenchmark results"
-    } else {
-        "Insert Benchmark results"
-    }
-}
-
 /// Whether a cell is marked host-affected.
 pub fn host_affected(c: &Cell) -> bool {
     c.value.is_some() && matches!(c.note, Some(CellNote::HostAffected(_)))
-}
-
-/// A microbenchmark table cut into its published groups (`load`, `point queries`, `range
-/// queries`, `writes`), each with the rows of its microbenchmarks.
-pub fn micro_groups(t: &StepRows) -> Vec<(&'static str, StepRows)> {
-    let mut out: Vec<(&'static str, StepRows)> = Vec::new();
-    for row in &t.rows {
-        let g = row.label.family();
-        match out.last_mut() {
-            Some((last, table)) if *last == g => table.rows.push(row.clone()),
-            _ => out.push((
-                g,
-                Table {
-                    columns: t.columns.clone(),
-                    rows: vec![row.clone()],
-                },
-            )),
-        }
-    }
-    out
-}
-
-/// A table with its rows and columns swapped: steps become rows, runs columns.
-pub fn transpose(t: &Table, labels: &[String]) -> StepRows {
-    Table {
-        columns: labels.to_vec(),
-        rows: t
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(j, step)| TableRow {
-                label: *step,
-                cells: t
-                    .rows
-                    .iter()
-                    .map(|r| {
-                        r.cells
-                            .get(j)
-                            .cloned()
-                            .unwrap_or_else(|| Cell::missing(CellNote::Missing))
-                    })
-                    .collect(),
-            })
-            .collect(),
-    }
-}
-
-/// A cell's value as text: rates and counts without decimals (one under 100), ratios with 2.
-pub fn cell_text(c: &Cell, ratio: bool) -> String {
-    let decimals = c.value.map_or(0, |v| column_decimals([v]));
-    cell_text_with(c, ratio, decimals)
-}
-
-/// A cell's value as text with `decimals` for a rate or a count (a column's, from
-/// [`column_decimals`], so that a column never mixes them); ratios always with 2.
-pub fn cell_text_with(c: &Cell, ratio: bool, decimals: usize) -> String {
-    let mark = c.note.as_ref().map_or("", CellNote::mark);
-    match c.value {
-        None => c
-            .note
-            .as_ref()
-            .map_or_else(|| "-".into(), ToString::to_string),
-        Some(v) if ratio => format!("{v:.2}{mark}"),
-        Some(v) => grouped(v, decimals) + mark,
-    }
-}
-
-/// Significant digits the smallest number of a column shows ([`column_decimals`]).
-pub const COLUMN_SIGNIFICANT_DIGITS: usize = 3;
-
-/// Most decimals a column of rates, counts or figures is written with.
-pub const COLUMN_MAX_DECIMALS: usize = 3;
-
-/// The decimals a column of like numbers (rates, counts, one figure over the runs) is written
-/// with, one for all of them, chosen from its values: none when every value is whole (a count)
-/// or none is non-zero; else as many as the smallest non-zero magnitude needs to show
-/// [`COLUMN_SIGNIFICANT_DIGITS`] significant digits (none from 100 up, one from 10, two from 1,
-/// three below), at most [`COLUMN_MAX_DECIMALS`]. So `100.0` never stands beside `500`: the
-/// column is `99.8 · 500.0`, or `100 · 500` when its smallest is 100 or more.
-pub fn column_decimals(values: impl IntoIterator<Item = f64>) -> usize {
-    let mut whole = true;
-    let mut smallest = f64::INFINITY;
-    for v in values.into_iter().filter(|v| v.is_finite()) {
-        whole &= v.fract() == 0.0;
-        if v != 0.0 {
-            smallest = smallest.min(v.abs());
-        }
-    }
-    if whole || !smallest.is_finite() {
-        return 0;
-    }
-    let enough = 10f64.powi(i32::try_from(COLUMN_SIGNIFICANT_DIGITS - 1).unwrap_or(2));
-    let mut decimals = 0;
-    let mut shown = smallest;
-    while decimals < COLUMN_MAX_DECIMALS && shown < enough {
-        shown *= 10.0;
-        decimals += 1;
-    }
-    decimals
 }
 
 /// `v` with its whole part grouped in thousands and `decimals` decimals: `12,345.6`.
@@ -675,15 +562,6 @@ pub fn grouped(v: f64, decimals: usize) -> String {
         out.push_str(frac);
     }
     out
-}
-
-/// The note of a cell whose figure needs a mark: it covers only part of its step (the step
-/// failed, was interrupted, or was still running when the run ended), or a check after the
-/// step failed (the figure is as measured).
-pub fn partial_note(c: &Cell) -> Option<&CellNote> {
-    c.note
-        .as_ref()
-        .filter(|n| c.value.is_some() && n.is_partial())
 }
 
 /// The lag SLA of the runs compared: the bound and a verdict per run and step.
@@ -769,34 +647,10 @@ mod tests {
     }
 
     #[test]
-    fn a_column_shares_its_decimals() {
-        assert_eq!(column_decimals([12_345.0, 150.0, 0.0]), 0);
-        assert_eq!(column_decimals([12_345.0, 98.7]), 1);
-        // The smallest non-zero magnitude decides: 3 significant digits, at most 3 decimals.
-        assert_eq!(column_decimals([12_345.5, 150.5]), 0);
-        assert_eq!(column_decimals([99.98, 1_000.0]), 1);
-        assert_eq!(column_decimals([5.29, 14.7]), 2);
-        assert_eq!(column_decimals([0.0, 0.09, 4.742]), 3);
-        assert_eq!(column_decimals([0.000_4, 2.0]), 3);
-        // Counts are whole: no decimals, however small (checkpoints 0 and 3, not 0.000).
-        assert_eq!(column_decimals([0.0, 3.0, 12.0]), 0);
-        assert_eq!(column_decimals([0.0, 0.0]), 0);
-        assert_eq!(column_decimals(std::iter::empty()), 0);
-        assert_eq!(column_decimals([f64::NAN, 2.5]), 2);
+    fn a_figure_is_grouped_in_thousands() {
         assert_eq!(grouped(12_345.04, 1), "12,345.0");
         assert_eq!(grouped(98.66, 1), "98.7");
         assert_eq!(grouped(-1_234.6, 0), "-1,235");
         assert_eq!(grouped(-0.01, 1), "0.0");
-        let cell = |v| Cell {
-            value: Some(v),
-            colour: Colour::None,
-            note: None,
-            interval: None,
-        };
-        assert_eq!(cell_text_with(&cell(12_345.0), false, 1), "12,345.0");
-        assert_eq!(cell_text(&cell(12_345.4), false), "12,345");
-        assert_eq!(cell_text(&cell(98.66), false), "98.7");
-        assert_eq!(cell_text(&cell(5.296), false), "5.30");
-        assert_eq!(cell_text(&cell(0.5), true), "0.50");
     }
 }

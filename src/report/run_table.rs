@@ -1,13 +1,12 @@
-//! The run table: the short key that names each run in the report's tables, each run's row
-//! (label, DBMS, build, TLS, status, results dir), and a table whose rows are runs written
-//! as a document table named by those keys.
+//! The run table: the short key that names each run in the report's tables, and each run's
+//! row (label, DBMS, build, TLS, status, results dir). `layout::throughput` writes a table
+//! whose rows are runs as a document table named by those keys.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::document::{DocCell, DocRow, DocTable};
 use super::load::LoadedRun;
-use super::model::{Cell, Comparison, RunRow, Table};
+use super::model::RunRow;
 
 /// Longest short key; longer ones fall back to `r1..rN`.
 pub const MAX_KEY_CHARS: usize = 24;
@@ -78,57 +77,6 @@ fn keys_or_dir_names(labels: &[String], dirs: &[&Path]) -> Vec<String> {
             .iter()
             .all(|d| !d.is_empty() && d != "." && d.chars().count() <= MAX_KEY_CHARS);
     if usable { names } else { keys }
-}
-
-/// A table whose rows are runs, as a document table: each row named by the run's key (its
-/// label on hover), each cell written by `cell`.
-pub fn runs_as_rows(
-    cmp: &Comparison,
-    t: &Table,
-    cell: &dyn Fn(&Cell, usize) -> DocCell,
-) -> DocTable {
-    let decimals: Vec<usize> = (0..t.columns.len())
-        .map(|j| {
-            super::model::column_decimals(
-                t.rows
-                    .iter()
-                    .filter_map(|r| r.cells.get(j).and_then(|c| c.value)),
-            )
-        })
-        .collect();
-    runs_as_rows_with(cmp, t, &decimals, cell)
-}
-
-/// [`runs_as_rows`] with each column's decimals given (a column whose footer shares them).
-pub fn runs_as_rows_with(
-    cmp: &Comparison,
-    t: &Table,
-    decimals: &[usize],
-    cell: &dyn Fn(&Cell, usize) -> DocCell,
-) -> DocTable {
-    DocTable {
-        corner: "run".into(),
-        columns: t.columns.iter().map(ToString::to_string).collect(),
-        rows: t
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| DocRow {
-                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
-                title: Some(super::load::clean_label(&r.label)),
-                link: None,
-                cells: r
-                    .cells
-                    .iter()
-                    .zip(decimals)
-                    .map(|(c, &d)| cell(c, d))
-                    .collect(),
-            })
-            .collect(),
-        footer: None,
-        text_columns: false,
-        columns_are: String::new(),
-    }
 }
 
 /// The run table's rows.

@@ -1,17 +1,15 @@
-//! The setup in a report: the "What differs" section (first in every format), the setup named
-//! first in the diagnosis, throughput per client and scaling efficiency when the runs' clients
-//! differ.
+//! The setup in a report: the "What differs" section (first in every format) and the setup
+//! named first in the diagnosis. (The throughput per client and the scaling efficiency, when
+//! the runs' clients differ, are tables of `report::tables`, laid out by
+//! `layout::throughput`.)
 //!
-//! What differs is computed by `report::differs` (with the shape of a step that decides
-//! whether two steps are like for like: `differs::shape_difference`); this module only says
-//! it.
+//! What differs is computed by `report::differs`; this module only says it.
 
+use super::diagnosis::{DIAGNOSIS_NAMES, diagnosis_differences};
 use super::differs::{Area, Difference, SetupDifferences};
+use super::differs::{RunSetup, names_text, row_name};
 use super::document::{Block, DocCell, DocRow, DocTable};
-use super::load::LoadedRun;
-use super::model::{Cell, Colour, Comparison, RunSetup, Scaling, Table, TableRow};
-use crate::results::StepRecord;
-use crate::workload::steps::StepName;
+use super::model::{Comparison, Table};
 
 /// Most setting rows the text formats list; the rest are counted ("and N more") and every
 /// one is in `--format json`.
@@ -20,20 +18,6 @@ pub const MAX_SETTING_ROWS: usize = 25;
 /// Longest value a cell of the section shows, in characters (a configure line, a CPU model);
 /// the whole value is in the cell's hover text and in `--format json`.
 pub const MAX_VALUE_CHARS: usize = 40;
-
-/// Most differences a diagnosis line names before "and N more".
-const DIAGNOSIS_NAMES: usize = 3;
-
-/// What a difference is called in the section's rows: a flag or a setting by its own name,
-/// the other areas' facts with the area first where the name alone is ambiguous.
-fn row_name(d: &Difference) -> String {
-    match d.area {
-        Area::Dbms if d.name != "DBMS" => format!("DBMS {}", d.name),
-        Area::Host => format!("host {}", d.name),
-        Area::Ibench => format!("ibench {}", d.name),
-        _ => d.name.clone(),
-    }
-}
 
 /// A setting's source as the section writes it, short.
 fn source_text(source: &str) -> &str {
@@ -179,21 +163,6 @@ fn unlike_warning(cmp: &Comparison) -> Option<Block> {
     })
 }
 
-/// `--clients 1 → 16, shared_buffers 128MB → 1GB and 2 more` (a host fact named `host CPUs`).
-pub fn names_text(diffs: &[&Difference], most: usize) -> String {
-    let shown: Vec<String> = diffs
-        .iter()
-        .take(most)
-        .map(|d| format!("{} {} → {}", row_name(d), d.base, d.run))
-        .collect();
-    let rest = diffs.len().saturating_sub(most);
-    if rest > 0 {
-        format!("{} and {rest} more", shown.join(", "))
-    } else {
-        shown.join(", ")
-    }
-}
-
 /// The line saying what was counted rather than listed, or could not be compared.
 fn counted_line(key: &str, s: &SetupDifferences) -> Option<String> {
     if s.settings_unknown {
@@ -298,64 +267,24 @@ fn table(cmp: &Comparison, all: &[&RunSetup]) -> Vec<Block> {
     b
 }
 
-/// The differences a diagnosis names before any per-op figure: ibench's options, the host and
-/// the server's settings (the DBMS and its build are what a comparison of versions or builds
-/// means to vary; the build has its own note). The steps a run ran are not among them: they
-/// do not change a step's figures; nor a setting that follows from another named (its cause
-/// says it).
-fn diagnosis_differences(s: &SetupDifferences) -> Vec<&Difference> {
-    s.causes()
-        .filter(|d| matches!(d.area, Area::Options | Area::Host | Area::Settings))
-        .filter(|d| d.name != "--steps")
-        .collect()
-}
-
-/// The ratio of a step's clients to the base step's, when they differ.
-fn clients_ratio(s: &StepRecord, b: &StepRecord) -> Option<f64> {
-    (s.clients != b.clients && s.clients > 0 && b.clients > 0)
-        .then(|| f64::from(s.clients) / f64::from(b.clients))
-}
-
-/// The setup a diagnosis names first: `--clients 1 → 16: 8.00x in total is 0.50x per client`,
-/// or the settings and options that differ; `None` when the runs are alike.
-pub fn diagnosis_note(
-    s: &SetupDifferences,
-    step: &StepRecord,
-    base: &StepRecord,
-) -> Option<String> {
-    let diffs = diagnosis_differences(s);
-    if diffs.is_empty() {
-        return None;
-    }
-    let mut text = names_text(&diffs, DIAGNOSIS_NAMES);
-    if let Some(ratio) = clients_ratio(step, base)
-        && base.throughput > 0.0
-    {
-        let rel = step.throughput / base.throughput;
-        text.push_str(&format!(
-            ": {rel:.2}x in total is {:.2}x per client",
-            rel / ratio
-        ));
-    }
-    Some(text)
-}
-
-/// The diagnosis's first paragraphs: each run that differs from the base in its setup, named
-/// with what differs, and for a difference in clients the throughput per client.
-pub fn diagnosis_lead(cmp: &Comparison) -> Vec<Block> {
+/// The diagnosis's lead, a line per run that differs from the base in its setup, named with
+/// what differs, and for a difference in clients the throughput per client
+/// ([`Comparison::diagnosis_lead`]).
+pub fn diagnosis_lead(cmp: &Comparison) -> Vec<String> {
     let mut lines = Vec::new();
     for r in &cmp.differences {
         let diffs = diagnosis_differences(&r.setup);
         if diffs.is_empty() {
             continue;
         }
-        let key = cmp.key_of(&r.run);
+        let i = cmp.labels.iter().position(|l| *l == r.run);
+        let key = i.and_then(|i| cmp.keys.get(i)).unwrap_or(&r.run);
         let mut line = format!(
             "{key} differs from the base in {}",
             names_text(&diffs, DIAGNOSIS_NAMES)
         );
         if let Some(sc) = &cmp.scaling
-            && let Some(i) = cmp.labels.iter().position(|l| *l == r.run)
+            && let Some(i) = i
             && r.setup.named("--clients").is_some()
         {
             let range = |t: &Table| {
@@ -379,106 +308,13 @@ pub fn diagnosis_lead(cmp: &Comparison) -> Vec<Block> {
         line.push_str(": the candidate explanation before any per-op figure below.");
         lines.push(line);
     }
-    if lines.is_empty() {
-        return Vec::new();
-    }
-    vec![
-        Block::Paragraph("The setup first: the runs differ in more than the DBMS.".into()),
-        Block::List(lines),
-    ]
+    lines
 }
 
 /// `0.50x`, or `0.06x-0.50x`.
 fn range_x(lo: f64, hi: f64) -> String {
     let (a, b) = (format!("{lo:.2}x"), format!("{hi:.2}x"));
     if a == b { a } else { format!("{a}-{b}") }
-}
-
-/// Throughput per client and scaling efficiency, when some run's clients differ from the
-/// base's (`--clients`).
-pub fn scaling(
-    runs: &[LoadedRun],
-    base: usize,
-    steps: &[StepName],
-    differences: &[RunSetup],
-) -> Option<Scaling> {
-    if !differences
-        .iter()
-        .any(|d| d.setup.named("--clients").is_some())
-    {
-        return None;
-    }
-    let cell = |value: Option<f64>, colour: Colour| Cell {
-        value,
-        colour,
-        note: None,
-        interval: None,
-    };
-    let table = |f: &dyn Fn(&LoadedRun, StepName) -> Option<f64>,
-                 colour: &dyn Fn(f64) -> Colour| Table {
-        columns: steps.to_vec(),
-        rows: runs
-            .iter()
-            .map(|r| TableRow {
-                label: r.label.clone(),
-                cells: steps
-                    .iter()
-                    .map(|&step| {
-                        let v = f(r, step);
-                        cell(v, v.map_or(Colour::None, colour))
-                    })
-                    .collect(),
-            })
-            .collect(),
-    };
-    let per_client = table(
-        &|r, step| {
-            let s = r.record.step(step)?;
-            (s.clients > 0).then(|| s.throughput / f64::from(s.clients))
-        },
-        &|_| Colour::None,
-    );
-    let base_run = runs.get(base)?;
-    let efficiency = table(
-        &|r, step| {
-            let (s, b) = (r.record.step(step)?, base_run.record.step(step)?);
-            if b.throughput <= 0.0 || b.clients == 0 || s.clients == 0 {
-                return None;
-            }
-            let ratio = f64::from(s.clients) / f64::from(b.clients);
-            Some(s.throughput / (b.throughput * ratio))
-        },
-        &|r| super::paint::paint(&super::paint::Evidence::of_rate(r)).colour,
-    );
-    Some(Scaling {
-        per_client,
-        efficiency,
-    })
-}
-
-/// Blocks of the throughput per client and the scaling efficiency, after the relative table.
-pub fn scaling_blocks(cmp: &Comparison) -> Vec<Block> {
-    let Some(sc) = &cmp.scaling else {
-        return Vec::new();
-    };
-    let rows = |t: &Table, ratio: bool| {
-        super::run_table::runs_as_rows(cmp, t, &|c, decimals| {
-            let mut d = DocCell::plain(super::model::cell_text_with(c, ratio, decimals));
-            d.colour = c.colour;
-            d
-        })
-    };
-    vec![
-        Block::Heading {
-            level: 2,
-            text: "Per client and scaling".into(),
-            anchor: None,
-        },
-        Block::Note("The runs differ in --clients. Throughput per client: the step's throughput / its clients.".into()),
-        Block::Table(rows(&sc.per_client, false)),
-        Block::Note("Scaling efficiency: throughput / (the base's throughput × clients / the base's clients); 1.00 is perfect scaling. Painted as the relative table is: red below 0.95, green above 1.05, grey between or when not decided (~ host-affected).".into()),
-        Block::Table(rows(&sc.efficiency, true)),
-    ]
 }
 
 #[cfg(test)]
@@ -526,13 +362,9 @@ mod tests {
             t.rows[1].title.as_deref(),
             Some("setting, follows from shared_buffers")
         );
-        let lead = diagnosis_lead(&cmp);
-        let Some(Block::List(lines)) = lead.get(1) else {
-            panic!("{lead:?}");
-        };
         assert_eq!(
-            lines,
-            &[
+            cmp.diagnosis_lead,
+            [
                 "sb16 differs from the base in shared_buffers 128MB → 16MB: the candidate explanation before any per-op figure below."
             ]
         );

@@ -1,12 +1,15 @@
 //! The comparison's tables: absolute throughput, throughput relative to the base, the
-//! background insert rates of the query steps, and the microbenchmark view; each cell's colour
+//! background insert rates of the query steps, the microbenchmark view, and the throughput per
+//! client and scaling efficiency when the runs' clients differ; each cell's colour
 //! (spec section 7) and note (SLA failed, unfinished, check failed, unsettled start,
 //! host-affected, within the base's spread).
 
 use super::diagnosis::StepBands;
+use super::differs::RunSetup;
+use super::host::HostView;
 
 use super::load::LoadedRun;
-use super::model::{Cell, CellNote, Colour, MicroView, Table, TableRow, transpose};
+use super::model::{Cell, CellNote, Colour, MicroView, Scaling, StepRows, Table, TableRow};
 use super::paint::{Evidence, paint};
 use crate::results::metrics::METRICS;
 use crate::results::{CheckKind, Status, StepRecord};
@@ -406,6 +409,148 @@ fn unsettled_note(run: &LoadedRun, step: StepName) -> Option<CellNote> {
     run.record
         .unsettled_before(i)
         .map(|_| CellNote::UnsettledStart)
+}
+
+/// The absolute and the relative tables, painted (the relative against the base, `host` and
+/// the base's spread), and the absolute cells that the other relative tables divide.
+pub(super) fn painted_tables(
+    runs: &[LoadedRun],
+    steps: &[StepName],
+    base_index: usize,
+    (host, spreads): (&HostView, &[StepBands]),
+    measured: &[Vec<Option<Measured>>],
+) -> (Table, Table, Vec<Vec<Cell>>) {
+    let (mut absolute, abs_cells) = absolute_table(runs, steps);
+    let mut relative = relative_table(runs, steps, &abs_cells, base_index);
+    paint_relative(
+        &mut relative,
+        &abs_cells,
+        base_index,
+        host,
+        spreads,
+        Some(measured),
+    );
+    paint_absolute(&mut absolute, &relative);
+    (absolute, relative, abs_cells)
+}
+
+/// What each run measured of each step's throughput per the base's clients: its measures
+/// times the base's clients / its own, so that the decision rule judges the scaling
+/// efficiency as it judges the throughput. `[run][step]`.
+pub(super) fn per_client_measures(
+    runs: &[LoadedRun],
+    steps: &[StepName],
+    base_index: usize,
+    measured: &[Vec<Option<Measured>>],
+) -> Vec<Vec<Option<Measured>>> {
+    runs.iter()
+        .zip(measured)
+        .map(|(run, row)| {
+            steps
+                .iter()
+                .zip(row)
+                .map(|(&step, m)| {
+                    let s = run.record.step(step)?;
+                    let b = runs.get(base_index)?.record.step(step)?;
+                    if s.clients == 0 {
+                        return None;
+                    }
+                    let factor = f64::from(b.clients) / f64::from(s.clients);
+                    let mut m = m.clone()?;
+                    m.values.iter_mut().for_each(|v| *v *= factor);
+                    m.per_second.iter_mut().for_each(|v| *v *= factor);
+                    Some(m)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A table with its rows and columns swapped: steps become rows, runs columns.
+fn transpose(t: &Table, labels: &[String]) -> StepRows {
+    Table {
+        columns: labels.to_vec(),
+        rows: t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(j, step)| TableRow {
+                label: *step,
+                cells: t
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        r.cells
+                            .get(j)
+                            .cloned()
+                            .unwrap_or_else(|| Cell::missing(CellNote::Missing))
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Throughput per client and scaling efficiency, when some run's clients differ from the
+/// base's (`--clients`).
+pub fn scaling(
+    runs: &[LoadedRun],
+    base: usize,
+    steps: &[StepName],
+    differences: &[RunSetup],
+) -> Option<Scaling> {
+    if !differences
+        .iter()
+        .any(|d| d.setup.named("--clients").is_some())
+    {
+        return None;
+    }
+    let cell = |value: Option<f64>, colour: Colour| Cell {
+        value,
+        colour,
+        note: None,
+        interval: None,
+    };
+    let table = |f: &dyn Fn(&LoadedRun, StepName) -> Option<f64>,
+                 colour: &dyn Fn(f64) -> Colour| Table {
+        columns: steps.to_vec(),
+        rows: runs
+            .iter()
+            .map(|r| TableRow {
+                label: r.label.clone(),
+                cells: steps
+                    .iter()
+                    .map(|&step| {
+                        let v = f(r, step);
+                        cell(v, v.map_or(Colour::None, colour))
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let per_client = table(
+        &|r, step| {
+            let s = r.record.step(step)?;
+            (s.clients > 0).then(|| s.throughput / f64::from(s.clients))
+        },
+        &|_| Colour::None,
+    );
+    let base_run = runs.get(base)?;
+    let efficiency = table(
+        &|r, step| {
+            let (s, b) = (r.record.step(step)?, base_run.record.step(step)?);
+            if b.throughput <= 0.0 || b.clients == 0 || s.clients == 0 {
+                return None;
+            }
+            let ratio = f64::from(s.clients) / f64::from(b.clients);
+            Some(s.throughput / (b.throughput * ratio))
+        },
+        &|r| super::paint::paint(&super::paint::Evidence::of_rate(r)).colour,
+    );
+    Some(Scaling {
+        per_client,
+        efficiency,
+    })
 }
 
 #[cfg(test)]

@@ -131,7 +131,7 @@ fn run_line(cmp: &Comparison, label: &str) -> TldrLine {
                 .causes()
                 .filter(|x| x.area != super::differs::Area::Ibench && x.name != "--steps")
                 .collect();
-            (!named.is_empty()).then(|| super::setup::names_text(&named, 3))
+            (!named.is_empty()).then(|| super::differs::names_text(&named, 3))
         });
     let caveat = host_caveat(cmp, label);
     let mut head = format!("{key} against {base}");

@@ -5,7 +5,6 @@
 use crate::report::document::{Block, DocCell, DocRow, DocTable};
 use crate::report::load::clean_label;
 use crate::report::model::Comparison;
-use crate::report::setup::diagnosis_lead;
 
 /// The diagnosis: a summary per step family and run, then every line, folded.
 pub fn diagnosis(b: &mut Vec<Block>, cmp: &Comparison) {
@@ -13,7 +12,12 @@ pub fn diagnosis(b: &mut Vec<Block>, cmp: &Comparison) {
         return;
     }
     b.push(Block::heading(2, "Diagnosis"));
-    b.extend(diagnosis_lead(cmp));
+    if !cmp.diagnosis_lead.is_empty() {
+        b.push(Block::Paragraph(
+            "The setup first: the runs differ in more than the DBMS.".into(),
+        ));
+        b.push(Block::List(cmp.diagnosis_lead.clone()));
+    }
     if !cmp.host.warnings.is_empty() || !cmp.host.flags.is_empty() {
         let runs: Vec<&str> = cmp
             .labels

@@ -38,7 +38,7 @@ pub fn blocks(
     } else {
         throughput::throughput(&mut b, cmp, charts);
     }
-    b.extend(super::setup::scaling_blocks(cmp));
+    b.extend(throughput::scaling_blocks(cmp));
     host::host(&mut b, cmp);
     host::shifts(&mut b, cmp);
     throughput::background(&mut b, cmp);
@@ -90,7 +90,7 @@ fn with_contents(b: &mut Vec<Block>) {
 /// The title, the run table and the build warning.
 fn head(cmp: &Comparison) -> Vec<Block> {
     let base = cmp.keys.get(cmp.base).map_or("", String::as_str);
-    let mut b = vec![Block::heading(1, super::model::title(cmp))];
+    let mut b = vec![Block::heading(1, title(cmp))];
     b.extend(tldr(cmp));
     b.extend([
         Block::Paragraph(if cmp.runs.len() == 1 {
@@ -191,6 +191,15 @@ fn run_table(cmp: &Comparison) -> DocTable {
         footer: None,
         text_columns: true,
         columns_are: String::new(),
+    }
+}
+
+/// The report's title: what the runs are.
+pub fn title(cmp: &Comparison) -> &'static str {
+    if cmp.micro.is_some() {
+        "Microbenchmark results"
+    } else {
+        "Insert Benchmark results"
     }
 }
 

@@ -3,11 +3,12 @@
 //! figures.
 
 use super::charts;
+use super::throughput::column_decimals;
 use crate::report::details::profile_line;
 use crate::report::document::{Block, DocCell, DocRow, DocTable};
 use crate::report::load::{LoadedRun, clean_label};
 use crate::report::model::{
-    Cell, CellNote, Comparison, LatencyRow, MetricRow, StepDetail, column_decimals, grouped,
+    Cell, CellNote, Comparison, LatencyRow, MetricRow, StepDetail, grouped,
 };
 use crate::report::paint;
 use crate::report::text::{SHARE_LEFTOVER, fmt_binary, fmt_us, share_text};

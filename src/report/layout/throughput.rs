@@ -1,16 +1,15 @@
 //! The throughput sections: the absolute and the relative throughput of the insert
 //! benchmark's steps (and the relative chart, HTML only), or the microbenchmarks' tables in
-//! their published groups; and the background insert rate of the query steps. The
-//! comparison's tables become document tables here, each cell as the comparison painted it,
-//! the marks its cells carry explained once under it.
+//! their published groups; the throughput per client and the scaling efficiency when the
+//! runs' clients differ; and the background insert rate of the query steps. The comparison's
+//! tables become document tables here (a row per run named by its key, or a column per run),
+//! each cell written with its column's decimals and as the comparison painted it, the marks
+//! its cells carry explained once under it.
 
 use crate::report::document::{Block, DocCell, DocRow, DocTable};
-use crate::report::model::{
-    Cell, CellNote, Comparison, MicroView, StepRows, Table, cell_text_with, column_decimals,
-    grouped, micro_groups, partial_note,
-};
+use crate::report::model::{Cell, CellNote, Comparison, MicroView, StepRows, Table, grouped};
 use crate::report::paint::undecided;
-use crate::report::{run_table, svg};
+use crate::report::svg;
 
 /// What the colours of a relative throughput table mean (`report::paint`).
 const RELATIVE_COLOURS: &str = "Throughput / the base's, painted by the rule of `ibench check`: red or green only when the 90% interval of the ratio (over the repeats, paired by round where they ran interleaved, or from each run's per-second rates where the host probes show the host steady) lies wholly below 0.95 or above 1.05; grey otherwise: no change, or not decided (marked).";
@@ -31,7 +30,7 @@ fn doc_cell(c: &Cell, ratio: bool, decimals: usize) -> DocCell {
 
 /// A table whose rows are runs: each row named by its key (the label on hover).
 fn runs_as_rows(cmp: &Comparison, t: &Table, ratio: bool) -> DocTable {
-    run_table::runs_as_rows(cmp, t, &|c, decimals| doc_cell(c, ratio, decimals))
+    runs_as_rows_by(cmp, t, &|c, decimals| doc_cell(c, ratio, decimals))
 }
 
 /// A table whose columns are runs (microbenchmarks as rows): the columns named by key.
@@ -138,7 +137,7 @@ pub fn throughput(b: &mut Vec<Block>, cmp: &Comparison, charts: bool) {
 
 /// The microbenchmark tables in their published groups.
 pub fn micro(b: &mut Vec<Block>, cmp: &Comparison, m: &MicroView) {
-    let grouped = |b: &mut Vec<Block>, t: &StepRows, ratio: bool| {
+    let by_group = |b: &mut Vec<Block>, t: &StepRows, ratio: bool| {
         for (group, part) in micro_groups(t) {
             b.push(Block::heading(3, group));
             push_table(b, runs_as_columns(cmp, &part, ratio));
@@ -148,15 +147,15 @@ pub fn micro(b: &mut Vec<Block>, cmp: &Comparison, m: &MicroView) {
     b.push(Block::Note(
         "A scan's figure is rows/s. Green: the top quarter of a microbenchmark's figures over the runs; red: the bottom quarter.".into(),
     ));
-    grouped(b, &m.absolute, false);
+    by_group(b, &m.absolute, false);
     if cmp.runs.len() > 1 {
         b.push(Block::heading(2, "Relative to the base"));
         b.push(Block::Note(RELATIVE_COLOURS.into()));
-        grouped(b, &m.relative, true);
+        by_group(b, &m.relative, true);
     }
     for (name, meaning, t) in &m.per_op {
         b.push(Block::heading(2, &format!("{name}: {meaning}")));
-        grouped(b, t, true);
+        by_group(b, t, true);
     }
 }
 
@@ -183,7 +182,7 @@ pub fn background(b: &mut Vec<Block>, cmp: &Comparison) {
             )
         })
         .collect();
-    let mut t = run_table::runs_as_rows_with(cmp, &cmp.background, &decimals, &|c, d| {
+    let mut t = runs_as_rows_with(cmp, &cmp.background, &decimals, &|c, d| {
         doc_cell(c, false, d)
     });
     t.footer = Some(DocRow {
@@ -200,10 +199,201 @@ pub fn background(b: &mut Vec<Block>, cmp: &Comparison) {
     push_table(b, t);
 }
 
+/// A table whose rows are runs, as a document table: each row named by the run's key (its
+/// label on hover), each cell written by `cell`.
+fn runs_as_rows_by(
+    cmp: &Comparison,
+    t: &Table,
+    cell: &dyn Fn(&Cell, usize) -> DocCell,
+) -> DocTable {
+    let decimals: Vec<usize> = (0..t.columns.len())
+        .map(|j| {
+            column_decimals(
+                t.rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(j).and_then(|c| c.value)),
+            )
+        })
+        .collect();
+    runs_as_rows_with(cmp, t, &decimals, cell)
+}
+
+/// [`runs_as_rows_by`] with each column's decimals given (a column whose footer shares them).
+fn runs_as_rows_with(
+    cmp: &Comparison,
+    t: &Table,
+    decimals: &[usize],
+    cell: &dyn Fn(&Cell, usize) -> DocCell,
+) -> DocTable {
+    DocTable {
+        corner: "run".into(),
+        columns: t.columns.iter().map(ToString::to_string).collect(),
+        rows: t
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| DocRow {
+                label: cmp.keys.get(i).cloned().unwrap_or_else(|| r.label.clone()),
+                title: Some(crate::report::load::clean_label(&r.label)),
+                link: None,
+                cells: r
+                    .cells
+                    .iter()
+                    .zip(decimals)
+                    .map(|(c, &d)| cell(c, d))
+                    .collect(),
+            })
+            .collect(),
+        footer: None,
+        text_columns: false,
+        columns_are: String::new(),
+    }
+}
+
+/// Blocks of the throughput per client and the scaling efficiency, after the relative table.
+pub fn scaling_blocks(cmp: &Comparison) -> Vec<Block> {
+    let Some(sc) = &cmp.scaling else {
+        return Vec::new();
+    };
+    let rows = |t: &Table, ratio: bool| {
+        runs_as_rows_by(cmp, t, &|c, decimals| {
+            let mut d = DocCell::plain(cell_text_with(c, ratio, decimals));
+            d.colour = c.colour;
+            d
+        })
+    };
+    vec![
+        Block::Heading {
+            level: 2,
+            text: "Per client and scaling".into(),
+            anchor: None,
+        },
+        Block::Note("The runs differ in --clients. Throughput per client: the step's throughput / its clients.".into()),
+        Block::Table(rows(&sc.per_client, false)),
+        Block::Note("Scaling efficiency: throughput / (the base's throughput × clients / the base's clients); 1.00 is perfect scaling. Painted as the relative table is: red below 0.95, green above 1.05, grey between or when not decided (~ host-affected).".into()),
+        Block::Table(rows(&sc.efficiency, true)),
+    ]
+}
+
+/// A cell's value as text with `decimals` for a rate or a count (a column's, from
+/// [`column_decimals`], so that a column never mixes them); ratios always with 2.
+fn cell_text_with(c: &Cell, ratio: bool, decimals: usize) -> String {
+    let mark = c.note.as_ref().map_or("", CellNote::mark);
+    match c.value {
+        None => c
+            .note
+            .as_ref()
+            .map_or_else(|| "-".into(), ToString::to_string),
+        Some(v) if ratio => format!("{v:.2}{mark}"),
+        Some(v) => grouped(v, decimals) + mark,
+    }
+}
+
+/// The note of a cell whose figure needs a mark: it covers only part of its step (the step
+/// failed, was interrupted, or was still running when the run ended), or a check after the
+/// step failed (the figure is as measured).
+fn partial_note(c: &Cell) -> Option<&CellNote> {
+    c.note
+        .as_ref()
+        .filter(|n| c.value.is_some() && n.is_partial())
+}
+
+/// A microbenchmark table cut into its published groups (`load`, `point queries`, `range
+/// queries`, `writes`), each with the rows of its microbenchmarks.
+fn micro_groups(t: &StepRows) -> Vec<(&'static str, StepRows)> {
+    let mut out: Vec<(&'static str, StepRows)> = Vec::new();
+    for row in &t.rows {
+        let g = row.label.family();
+        match out.last_mut() {
+            Some((last, table)) if *last == g => table.rows.push(row.clone()),
+            _ => out.push((
+                g,
+                Table {
+                    columns: t.columns.clone(),
+                    rows: vec![row.clone()],
+                },
+            )),
+        }
+    }
+    out
+}
+
+/// Significant digits the smallest number of a column shows ([`column_decimals`]).
+pub const COLUMN_SIGNIFICANT_DIGITS: usize = 3;
+
+/// Most decimals a column of rates, counts or figures is written with.
+pub const COLUMN_MAX_DECIMALS: usize = 3;
+
+/// The decimals a column of like numbers (rates, counts, one figure over the runs) is written
+/// with, one for all of them, chosen from its values: none when every value is whole (a count)
+/// or none is non-zero; else as many as the smallest non-zero magnitude needs to show
+/// [`COLUMN_SIGNIFICANT_DIGITS`] significant digits (none from 100 up, one from 10, two from 1,
+/// three below), at most [`COLUMN_MAX_DECIMALS`]. So `100.0` never stands beside `500`: the
+/// column is `99.8 · 500.0`, or `100 · 500` when its smallest is 100 or more.
+pub fn column_decimals(values: impl IntoIterator<Item = f64>) -> usize {
+    let mut whole = true;
+    let mut smallest = f64::INFINITY;
+    for v in values.into_iter().filter(|v| v.is_finite()) {
+        whole &= v.fract() == 0.0;
+        if v != 0.0 {
+            smallest = smallest.min(v.abs());
+        }
+    }
+    if whole || !smallest.is_finite() {
+        return 0;
+    }
+    let enough = 10f64.powi(i32::try_from(COLUMN_SIGNIFICANT_DIGITS - 1).unwrap_or(2));
+    let mut decimals = 0;
+    let mut shown = smallest;
+    while decimals < COLUMN_MAX_DECIMALS && shown < enough {
+        shown *= 10.0;
+        decimals += 1;
+    }
+    decimals
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::layout::tests::{decimals_of, postgres_pair};
+
+    /// A cell's value as text: rates and counts without decimals (one under 100), ratios with 2.
+    fn cell_text(c: &Cell, ratio: bool) -> String {
+        let decimals = c.value.map_or(0, |v| column_decimals([v]));
+        cell_text_with(c, ratio, decimals)
+    }
+
+    #[test]
+    fn a_column_shares_its_decimals() {
+        assert_eq!(column_decimals([12_345.0, 150.0, 0.0]), 0);
+        assert_eq!(column_decimals([12_345.0, 98.7]), 1);
+        // The smallest non-zero magnitude decides: 3 significant digits, at most 3 decimals.
+        assert_eq!(column_decimals([12_345.5, 150.5]), 0);
+        assert_eq!(column_decimals([99.98, 1_000.0]), 1);
+        assert_eq!(column_decimals([5.29, 14.7]), 2);
+        assert_eq!(column_decimals([0.0, 0.09, 4.742]), 3);
+        assert_eq!(column_decimals([0.000_4, 2.0]), 3);
+        // Counts are whole: no decimals, however small (checkpoints 0 and 3, not 0.000).
+        assert_eq!(column_decimals([0.0, 3.0, 12.0]), 0);
+        assert_eq!(column_decimals([0.0, 0.0]), 0);
+        assert_eq!(column_decimals(std::iter::empty()), 0);
+        assert_eq!(column_decimals([f64::NAN, 2.5]), 2);
+    }
+
+    #[test]
+    fn a_cell_is_written_with_its_columns_decimals_and_a_ratio_with_two() {
+        let cell = |v| Cell {
+            value: Some(v),
+            colour: crate::report::model::Colour::None,
+            note: None,
+            interval: None,
+        };
+        assert_eq!(cell_text_with(&cell(12_345.0), false, 1), "12,345.0");
+        assert_eq!(cell_text(&cell(12_345.4), false), "12,345");
+        assert_eq!(cell_text(&cell(98.66), false), "98.7");
+        assert_eq!(cell_text(&cell(5.296), false), "5.30");
+        assert_eq!(cell_text(&cell(0.5), true), "0.50");
+    }
 
     #[test]
     fn the_background_tables_numbers_share_one_precision_its_footer_too() {
