@@ -35,10 +35,7 @@ pub fn compare_with_spreads(
     let noise = spreads.get(base_index).cloned().unwrap_or_default();
     let mut missing_steps = Vec::new();
     let steps = step_names(runs, &mut missing_steps);
-    problems.extend(duet_lines(runs));
-    problems.extend(check_failure_lines(runs));
-    problems.extend(unsettled_lines(runs));
-    problems.extend(missing_steps);
+    problems.extend(run_problems(runs, missing_steps));
     let shifts = super::shift::shifts(runs);
     // What differs in the setups is read before any figure.
     let differences = super::differs::differences_from_base(runs, base_index);
@@ -79,9 +76,7 @@ pub fn compare_with_spreads(
         tls_warning: tls_warning(&run_rows),
         runs: run_rows,
         base: base_index,
-        repeats: (0..runs.len())
-            .map(|i| spreads.get(i).map_or(1, StepBands::repeat_count))
-            .collect(),
+        repeats: repeats_a_side(runs.len(), spreads),
         steps,
         absolute,
         relative,
@@ -105,6 +100,23 @@ pub fn compare_with_spreads(
     cmp.diagnosis_lead = super::setup::diagnosis_lead(&cmp);
     cmp.tldr = super::tldr::tldr(&cmp);
     cmp
+}
+
+/// What the runs themselves say is wrong or worth knowing, in the order the report lists it:
+/// a duet's sides, failed integrity checks, unsettled servers, then the steps some runs lack.
+fn run_problems(runs: &[LoadedRun], missing_steps: Vec<String>) -> Vec<String> {
+    let mut lines = duet_lines(runs);
+    lines.extend(check_failure_lines(runs));
+    lines.extend(unsettled_lines(runs));
+    lines.extend(missing_steps);
+    lines
+}
+
+/// Each of `count` runs' repeats: its spread's count (a matrix member's), else one run.
+fn repeats_a_side(count: usize, spreads: &[StepBands]) -> Vec<usize> {
+    (0..count)
+        .map(|i| spreads.get(i).map_or(1, StepBands::repeat_count))
+        .collect()
 }
 
 /// A step's figures with its throughput row's ratios taken from the relative table: the
