@@ -123,6 +123,9 @@ pub(crate) fn promote_mariadb(c: &mut impl TextSql, wait_seconds: u32) -> Backen
     let context = "promote the replica";
     c.query_text(MARIADB_STOP_RECEIVING_SQL, context)?;
     let since = std::time::Instant::now();
+    // "Read it all" counts when two polls in a row say it at the same executed position: the
+    // state of a moment before the last events reached the relay log does not.
+    let mut read_all_at: Option<Option<String>> = None;
     loop {
         let status = c.query_text(MARIADB_STATUS_SQL, context)?;
         let col = |name: &str| -> Option<String> {
@@ -130,8 +133,10 @@ pub(crate) fn promote_mariadb(c: &mut impl TextSql, wait_seconds: u32) -> Backen
             status.rows.first()?.get(i)?.clone()
         };
         match relay_log_applied(&col) {
-            Ok(true) => break,
-            Ok(false) => {}
+            Ok(RelayLog::Applied) => break,
+            Ok(RelayLog::ReadAll) if read_all_at == Some(col("Exec_Master_Log_Pos")) => break,
+            Ok(RelayLog::ReadAll) => read_all_at = Some(col("Exec_Master_Log_Pos")),
+            Ok(RelayLog::Applying) => read_all_at = None,
             Err(e) => return Err(BackendError::sql(context, e)),
         }
         if since.elapsed().as_secs() >= u64::from(wait_seconds) {
@@ -148,9 +153,19 @@ pub(crate) fn promote_mariadb(c: &mut impl TextSql, wait_seconds: u32) -> Backen
     Ok(())
 }
 
-/// From `SHOW SLAVE STATUS` (a column by name): whether the SQL thread executed every event
-/// the IO thread received; an error when it stopped or the server is no replica.
-fn relay_log_applied(col: &dyn Fn(&str) -> Option<String>) -> Result<bool, String> {
+/// What the SQL thread's state (`Slave_SQL_Running_State`) says once it has read the whole
+/// relay log: MariaDB's "Slave has read all relay log; waiting for more updates" (MySQL's
+/// older "... waiting for the slave I/O thread to update it", newer "Replica has read ...").
+const READ_ALL_RELAY_LOG: &str = "has read all relay log";
+
+/// From `SHOW SLAVE STATUS` (a column by name), once the IO thread is stopped: whether the SQL
+/// thread executed every event the IO thread received, or has read the whole relay log. The
+/// second is the case of a primary lost while it sent a transaction: the relay log ends in a
+/// part of an event group, which no replica applies, so `Exec_Master_Log_Pos` stays behind
+/// `Read_Master_Log_Pos` for good; that transaction was never acknowledged (semi-sync
+/// acknowledges a group the replica received whole), and the promotion rolls it back. An
+/// error when the SQL thread stopped or the server is no replica.
+fn relay_log_applied(col: &dyn Fn(&str) -> Option<String>) -> Result<RelayLog, String> {
     let read = (col("Master_Log_File"), col("Read_Master_Log_Pos"));
     let exec = (col("Relay_Master_Log_File"), col("Exec_Master_Log_Pos"));
     if read.0.is_none() {
@@ -160,7 +175,25 @@ fn relay_log_applied(col: &dyn Fn(&str) -> Option<String>) -> Result<bool, Strin
         let why = col("Last_SQL_Error").unwrap_or_default();
         return Err(format!("its SQL thread is not running: {why}"));
     }
-    Ok(read == exec)
+    let read_all = col("Slave_SQL_Running_State").is_some_and(|s| s.contains(READ_ALL_RELAY_LOG));
+    Ok(if read == exec {
+        RelayLog::Applied
+    } else if read_all {
+        RelayLog::ReadAll
+    } else {
+        RelayLog::Applying
+    })
+}
+
+/// Where a stopped replica's SQL thread stands in its relay log.
+#[derive(Debug, PartialEq, Eq)]
+enum RelayLog {
+    /// Every event the IO thread received is executed.
+    Applied,
+    /// The SQL thread has read the whole relay log, which ends in part of a transaction.
+    ReadAll,
+    /// Still applying.
+    Applying,
 }
 
 /// Whether a MariaDB server takes writes (`read_only` is off).
@@ -206,25 +239,54 @@ mod tests {
         assert!(lowest_and_count(None, "x").is_err());
     }
 
+    fn slave_status(
+        exec: &'static str,
+        sql: &'static str,
+        state: &'static str,
+    ) -> impl Fn(&str) -> Option<String> {
+        move |name: &str| -> Option<String> {
+            Some(
+                match name {
+                    "Master_Log_File" | "Relay_Master_Log_File" => "bin.000001",
+                    "Read_Master_Log_Pos" => "900",
+                    "Exec_Master_Log_Pos" => exec,
+                    "Slave_SQL_Running" => sql,
+                    "Slave_SQL_Running_State" => state,
+                    _ => "",
+                }
+                .to_string(),
+            )
+        }
+    }
+
     #[test]
     fn the_relay_log_is_applied_when_the_sql_thread_reached_what_was_read() {
-        let status = |exec: &'static str, sql: &'static str| {
-            move |name: &str| -> Option<String> {
-                Some(
-                    match name {
-                        "Master_Log_File" | "Relay_Master_Log_File" => "bin.000001",
-                        "Read_Master_Log_Pos" => "900",
-                        "Exec_Master_Log_Pos" => exec,
-                        "Slave_SQL_Running" => sql,
-                        _ => "",
-                    }
-                    .to_string(),
-                )
-            }
-        };
-        assert_eq!(relay_log_applied(&status("900", "Yes")), Ok(true));
-        assert_eq!(relay_log_applied(&status("400", "Yes")), Ok(false));
-        assert!(relay_log_applied(&status("400", "No")).is_err());
+        let applying = "Reading event from the relay log";
+        assert_eq!(
+            relay_log_applied(&slave_status("900", "Yes", applying)),
+            Ok(RelayLog::Applied)
+        );
+        assert_eq!(
+            relay_log_applied(&slave_status("400", "Yes", applying)),
+            Ok(RelayLog::Applying)
+        );
+        assert!(relay_log_applied(&slave_status("400", "No", "")).is_err());
         assert!(relay_log_applied(&|_: &str| None).is_err());
+    }
+
+    #[test]
+    fn a_relay_log_ending_in_part_of_a_transaction_is_applied_once_the_sql_thread_read_it_all() {
+        // The primary was lost while it sent a transaction: the IO thread read to 900, the
+        // last whole group ends at 400, and the SQL thread waits for the rest.
+        let waiting = "Slave has read all relay log; waiting for more updates";
+        assert_eq!(
+            relay_log_applied(&slave_status("400", "Yes", waiting)),
+            Ok(RelayLog::ReadAll)
+        );
+        let mysql = "Replica has read all relay log; waiting for more updates";
+        assert_eq!(
+            relay_log_applied(&slave_status("400", "Yes", mysql)),
+            Ok(RelayLog::ReadAll)
+        );
     }
 }
