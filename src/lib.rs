@@ -19,6 +19,7 @@ pub mod progress;
 pub mod replication;
 pub mod report;
 pub mod results;
+pub mod run_part;
 pub mod runner;
 pub mod sampler;
 pub mod server;

@@ -15,6 +15,7 @@ pub mod apply;
 pub(crate) mod data_copy;
 pub mod heartbeat;
 pub mod pair;
+pub mod part;
 pub mod slot_watch;
 pub mod stop;
 pub mod wal_keep;

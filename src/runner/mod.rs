@@ -29,10 +29,11 @@ pub mod threads;
 
 use std::path::{Path, PathBuf};
 
-use crate::replication::heartbeat::Heartbeat;
+use crate::replication::part::{ReplicaPart, ReplicaWatch};
 use crate::results::target::TargetInfo;
 use crate::results::{self, RunRecord, SCHEMA_VERSION, Status, StepRecord, TimelineWriter};
-use crate::sampler::{self, Sampler};
+use crate::run_part::{RunPart, RunParts};
+use crate::sampler::{self, part::HostProbePart, part::SamplerPart};
 
 pub use crate::results::options::{self, OptionsError, RunOptions};
 pub use sequence::RunObserver;
@@ -113,34 +114,14 @@ fn run_locked(
     let driver = shape.target.driver();
     let target = reach(&shape.sampling.server, driver.as_ref())?;
     stop::check_interrupted()?;
-    // --replica-url must name a replica of this server; its heartbeat runs for the whole run.
-    let heartbeat = match &shape.replica_target {
-        Some(replica) => Some(Heartbeat::start(
-            &shape.target,
-            replica,
-            settings.on_replica_loss,
-            stop::interrupted,
-        )?),
-        None => None,
-    };
+    // --replica-url must name a replica of this server: checked before anything is written.
+    let mut parts = run_parts(shape);
+    parts.prepare()?;
     // One directory, one writer: the lock comes before anything is written.
     let (dir, _lock) = results::dir::take_for_run(&settings.out_dir, "--out")?;
     let mut timeline = TimelineWriter::open(&dir)?;
     let mut record = first_record(shape, driver.as_ref(), target, command_line);
-    record.replica = heartbeat.as_ref().map(|h| h.info.clone());
-    let sampler = Sampler::start(
-        &shape.sampling,
-        shape.target.driver(),
-        &dir,
-        &mut record.host,
-    );
-    record.metrics = Some(sampler.info());
-    record.build = Some(sampler.build());
-    let prober = sampler::host_probe::HostProber::new(
-        settings.host_probe_ms,
-        &sampler::host_probe::fsync_dirs(record.host.data_dir.as_deref(), &dir),
-    );
-    record.host_probe = prober.as_ref().map(sampler::host_probe::HostProber::record);
+    parts.run_starts(&dir, &mut record);
     let run_file = dir.join(results::RUN_FILE);
     results::dir::write_run(&run_file, &mut record)?;
     stop::set_run_file(Some(run_file.clone()));
@@ -148,18 +129,35 @@ fn run_locked(
     let outcome = run_steps(
         shape,
         driver.as_ref(),
-        &mut timeline,
-        &run_file,
+        (&mut timeline, &run_file),
         &mut record,
-        (&sampler, prober.as_ref(), heartbeat.as_ref()),
+        &mut parts,
         observer,
     );
-    if let Some(h) = heartbeat {
-        h.finish();
-    }
-    record.metrics = Some(sampler.finish());
+    parts.run_ends(&mut record);
     finish(outcome, &run_file, &mut record)?;
     Ok(RunOutcome { dir, record })
+}
+
+/// The run's parts, outermost first: the replica's heartbeat (with `--replica-url`), the
+/// host probe, the sampler (closest around each step's measured part).
+fn run_parts(shape: &RunShape) -> RunParts {
+    let mut parts: Vec<Box<dyn RunPart>> = Vec::new();
+    if let Some(replica) = &shape.replica_target {
+        parts.push(Box::new(ReplicaPart::new(ReplicaWatch {
+            targets: (shape.target.clone(), replica.clone()),
+            on_loss: shape.run.on_replica_loss,
+            interrupted: stop::interrupted,
+            check: shape.check,
+            tables: shape.tables.clone(),
+        })));
+    }
+    parts.push(Box::new(HostProbePart::new(shape.run.host_probe_ms)));
+    parts.push(Box::new(SamplerPart::new(
+        shape.sampling.clone(),
+        shape.target.driver(),
+    )));
+    RunParts::new(parts)
 }
 
 /// The results directory made first when the SQLite file lives in it (the default URL).

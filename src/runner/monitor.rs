@@ -79,8 +79,8 @@ pub struct Monitor<'a> {
     finished_connections: u32,
     /// Per counter, its connection thread's CPU at the last tick, ns.
     cpu_seen_ns: Vec<Option<u64>>,
-    /// The run's replica heartbeat: each second's lag (`None` without a replica).
-    replica: Option<&'a crate::replication::heartbeat::Heartbeat>,
+    /// The run's parts: each second's replica lag (`None` in a monitor of its own).
+    parts: Option<&'a crate::run_part::RunParts>,
 }
 
 impl<'a> Monitor<'a> {
@@ -110,13 +110,13 @@ impl<'a> Monitor<'a> {
             connections,
             finished_connections: 0,
             cpu_seen_ns: vec![None; slots],
-            replica: None,
+            parts: None,
         }
     }
 
-    /// Write each second's replica lag from `replica`'s heartbeat into the timeline.
-    pub fn watch_replica(&mut self, replica: Option<&'a crate::replication::heartbeat::Heartbeat>) {
-        self.replica = replica;
+    /// Write each second's replica lag, as the run's `parts` read it, into the timeline.
+    pub fn watch_replica(&mut self, parts: &'a crate::run_part::RunParts) {
+        self.parts = Some(parts);
     }
 
     /// Show the server's index builds (l.x) on the progress line and in the timeline.
@@ -168,9 +168,9 @@ impl<'a> Monitor<'a> {
             }
         }
         if whole || any {
-            let (replica_lag_ms, replica_lost) = self
-                .replica
-                .map_or((None, false), |h| h.second(self.start, self.next_tick));
+            let (replica_lag_ms, replica_lost) = self.parts.map_or((None, false), |p| {
+                p.replica_second(self.start, self.next_tick)
+            });
             let line = TimelineLine {
                 step: self.step,
                 second: self.next_tick,

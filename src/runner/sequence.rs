@@ -7,9 +7,8 @@ use std::path::Path;
 use anyhow::bail;
 
 use crate::backend::{Conn, Driver};
-use crate::replication::heartbeat::Heartbeat;
 use crate::results::{self, RunRecord, Status, StepRecord, TimelineWriter};
-use crate::sampler::{self, Sampler};
+use crate::run_part::RunParts;
 use crate::workload::plan::{Needs, StepPlan};
 
 use super::shape::RunShape;
@@ -30,17 +29,14 @@ pub trait RunObserver {
     fn step_ends(&mut self, record: &StepRecord);
 }
 
+/// The steps of the run in order, each written into `run.json` (`run_file`) as it ends; the
+/// first failed step ends the run with its error.
 pub(super) fn run_steps(
     shape: &RunShape,
     driver: &dyn Driver,
-    timeline: &mut TimelineWriter,
-    run_file: &Path,
+    (timeline, run_file): (&mut TimelineWriter, &Path),
     record: &mut RunRecord,
-    tools: (
-        &Sampler,
-        Option<&sampler::host_probe::HostProber>,
-        Option<&Heartbeat>,
-    ),
+    parts: &mut RunParts,
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.
@@ -59,14 +55,7 @@ pub(super) fn run_steps(
     let dir = run_file.parent().unwrap_or(run_file);
     observer.run_starts(record, dir, &shape.steps, &shape.run.sizes_line);
     let mut state = TableState::default();
-    let (sampler, prober, heartbeat) = tools;
-    let rig = StepRig {
-        shape,
-        driver,
-        sampler,
-        prober,
-        heartbeat,
-    };
+    let rig = StepRig { shape, driver };
     for (ordinal, plan) in shape.steps.iter().enumerate() {
         if stop::interrupted() {
             break;
@@ -75,6 +64,7 @@ pub(super) fn run_steps(
         observer.step_starts(ordinal, plan);
         let step_record = run_step(
             rig,
+            parts,
             admin.as_mut(),
             &mut state,
             timeline,
@@ -85,9 +75,7 @@ pub(super) fn run_steps(
         let error = step_record.error.clone();
         observer.step_ends(&step_record);
         record.steps.push(step_record);
-        if let Some(p) = record.host_probe.as_mut() {
-            p.median = results::probe::median_probe(&results::probe::run_probes(&record.steps));
-        }
+        parts.steps_so_far(record);
         if let Some(w) = timeline.take_warning() {
             crate::say!("warning: {w}");
             record.warnings.push(w);

@@ -1,41 +1,37 @@
 //! One step, from its plan to its record: its tables set up, its connections opened and
-//! driven between the sampler's readings and the host probes, its figures merged, its SLA
-//! verdict, its checks.
+//! driven while the run's parts (`crate::run_part`: the sampler, the host probe, the
+//! replica's heartbeat) bracket the measured part, its figures merged, its SLA verdict, its
+//! checks, and the parts' figures added.
 
 use std::collections::BTreeMap;
 
 use crate::backend::{Conn, Driver};
-use crate::replication::heartbeat::Heartbeat;
-use crate::results::{self, CheckKind, OpRecord, SlaRecord, Status, StepRecord, TimelineWriter};
+use crate::results::{self, OpRecord, SlaRecord, Status, StepRecord, TimelineWriter};
+use crate::run_part::{RunParts, StepEnd, StepFacts};
 use crate::sampler::procfs::process_cpu_seconds;
-use crate::sampler::{self, Sampler};
 use crate::stats::convert::{count_f64, usize_f64};
 use crate::stats::{self, LatencySummary, OpKind};
 use crate::workload::plan::{StepPlan, Throughput};
-use crate::workload::steps::StepName;
 
-use super::checks::{Checks, check_failure};
-use super::connections::{StepConnections, plan_connections};
-use super::monitor::{self, ProgressMode};
+use super::checks::Checks;
+use super::connections::plan_connections;
+use super::monitor;
 use super::shape::RunShape;
 use super::tables::{TableState, prepare_tables};
 use super::threads::{Driven, Finished, drive};
 
-/// What every step of a run shares: its shape, its driver, and the sampler and host prober
-/// that read the server and the host around each step.
+/// What every step of a run shares: its shape and its driver.
 #[derive(Clone, Copy)]
 pub(super) struct StepRig<'a> {
     pub shape: &'a RunShape,
     pub driver: &'a dyn Driver,
-    pub sampler: &'a Sampler,
-    pub prober: Option<&'a sampler::host_probe::HostProber>,
-    pub heartbeat: Option<&'a Heartbeat>,
 }
 
 /// One step of the run, from its plan to its record; a step that failed before it
 /// measured gets a failed record (an interrupted one when it was stopped during its setup).
 pub(super) fn run_step(
     rig: StepRig<'_>,
+    parts: &mut RunParts,
     admin: &mut dyn Conn,
     state: &mut TableState,
     timeline: &mut TimelineWriter,
@@ -43,7 +39,7 @@ pub(super) fn run_step(
     ordinal: u32,
 ) -> StepRecord {
     let clients = rig.shape.workers.clients;
-    let measured = measure_step(rig, admin, state, timeline, plan, ordinal);
+    let measured = measure_step(rig, parts, admin, state, timeline, plan, ordinal);
     step_or_failed(measured, plan, clients)
 }
 
@@ -63,28 +59,34 @@ fn step_or_failed(result: anyhow::Result<StepRecord>, plan: &StepPlan, clients: 
 }
 
 /// A step's measured part, its figures and its checks: its record, or an error when it
-/// failed before it measured.
+/// failed before it measured. The run's parts begin right before the measured part, end
+/// right after it, and complete the checked record.
 fn measure_step(
     rig: StepRig<'_>,
+    parts: &mut RunParts,
     admin: &mut dyn Conn,
     state: &mut TableState,
     timeline: &mut TimelineWriter,
     plan: &StepPlan,
     ordinal: u32,
 ) -> anyhow::Result<StepRecord> {
-    let (shape, driver, replica) = (rig.shape, rig.driver, rig.heartbeat);
+    let (shape, driver) = (rig.shape, rig.driver);
     let (step, mode) = (plan.step, shape.progress);
     prepare_tables(&shape.tables, &shape.table_options, admin, state, plan)?;
     let rows_before = state.expected_rows.clone();
     let connections = plan_connections(shape, driver, admin, state, plan, ordinal)?;
-    replica.iter().for_each(|h| h.begin_step());
-    let tools = (rig.sampler, rig.prober, replica);
-    let probed = drive_probed(connections, step, ordinal, timeline, mode, tools);
-    let driven = &probed.driven;
-    let mut replication = replica.map(|h| h.end_step(driven.started_at, driven.ended_at));
+    parts.step_begins(step);
+    let cpu_before = process_cpu_seconds();
+    let driven = drive(connections, step, timeline, (mode, &*parts));
+    let cpu_seconds = process_cpu_seconds() - cpu_before;
+    parts.step_ends(&StepEnd {
+        ordinal,
+        started_at: driven.started_at,
+        ended_at: driven.ended_at,
+    });
     let (status, error) = driven.status();
     let failover =
-        super::failover_record::step_record(driven, plan, shape.workers.client_assigns_ids);
+        super::failover_record::step_record(&driven, plan, shape.workers.client_assigns_ids);
     // After a failover the primary is gone: no checks on it, nor on the new one, whose missing
     // rows the audit counted (ibench's failover, or an observed one that found the promoted
     // server).
@@ -93,16 +95,7 @@ fn measure_step(
             .as_ref()
             .is_some_and(|f| f.promoted_at_second.is_some());
     book_rows(state, plan, &driven.finished);
-    let Probed {
-        driven,
-        cpu_seconds,
-        mut sampled,
-        host_probe,
-    } = probed;
-    let m = Measured::of(plan, driven, sampled.as_mut());
-    if let Some(rep) = replication.as_mut() {
-        rep.per_row(m.rows_written());
-    }
+    let m = Measured::of(plan, driven);
     let checks = Checks {
         shape,
         driver,
@@ -110,14 +103,11 @@ fn measure_step(
         status,
         rows_before: &rows_before,
     };
-    let (settle, integrity, mut check_failures) = if primary_gone {
+    let (settle, integrity, check_failures) = if primary_gone {
         (None, None, Vec::new())
     } else {
         checks.run(admin, state)
     };
-    check_failures.extend(statistics_failure(sampled.as_ref(), primary_gone));
-    let pair = (replication.as_mut(), replica);
-    check_failures.extend(replica_tables(pair, (shape.check, &shape.tables), plan));
     let mut record = StepRecord {
         name: step,
         status,
@@ -128,29 +118,24 @@ fn measure_step(
         settle,
         integrity,
         check_failures,
-        host_probe,
-        replication,
         failover,
         ..m.record
     };
-    let mut metrics = sampler::step_metrics(&record, sampled);
-    if shape.query_target.is_some() && is_query_step(plan) {
-        queries_elsewhere(&mut metrics);
+    let facts = StepFacts {
+        main_ops: m.main_ops,
+        main_per_second: m.main_per_second,
+        primary_gone,
+        interrupted: super::stop::interrupted(),
+    };
+    let failed = parts.complete(&mut record, &facts);
+    record.check_failures.extend(failed);
+    if let Some(metrics) = record.metrics.as_mut()
+        && shape.query_target.is_some()
+        && is_query_step(plan)
+    {
+        queries_elsewhere(metrics);
     }
-    record.metrics = Some(metrics);
     Ok(record)
-}
-
-/// The step's statistics that could not be saved, as a check failure; none when the run was
-/// interrupted or the primary was killed (`--failover`).
-fn statistics_failure(
-    sampled: Option<&sampler::StepRaw>,
-    primary_gone: bool,
-) -> Option<crate::results::CheckFailure> {
-    sampled
-        .and_then(|s| s.stats_failure.clone())
-        .filter(|_| !super::stop::interrupted() && !primary_gone)
-        .map(|e| check_failure(CheckKind::Statistics, e))
 }
 
 fn is_query_step(plan: &StepPlan) -> bool {
@@ -180,19 +165,17 @@ fn queries_elsewhere(m: &mut crate::results::metrics::StepMetrics) {
 struct Measured {
     record: StepRecord,
     main_ops: u64,
+    /// The main figure in each whole second.
+    main_per_second: Vec<u64>,
 }
 
 impl Measured {
-    fn of(plan: &StepPlan, driven: Driven, sampled: Option<&mut sampler::StepRaw>) -> Measured {
+    fn of(plan: &StepPlan, driven: Driven) -> Measured {
         let seconds = driven.seconds;
         let merged = stats::merge(driven.finished.into_iter().map(|f| f.recorder));
         let ops = op_records(&merged, seconds, plan.sla_target_rows_per_sec);
         let (main_ops, per_second_of_main) = main_figures(plan.throughput, &merged, &driven.seen);
         let rates = stats::rate_percentiles(&per_second_of_main);
-        // Each perf group's counts per operation of its own intervals.
-        if let Some(p) = sampled.and_then(|s| s.perf.as_mut()) {
-            p.count_ops(&per_second_of_main, main_ops, seconds);
-        }
         // The step's record with nothing in it yet (the caller sets its status, error,
         // clients and the checks' parts); the figures measured here.
         let mut record = failed_step(plan, 0, String::new());
@@ -204,81 +187,11 @@ impl Measured {
         record.rate_p50 = rates.map(|r| r.0);
         record.rate_p1low = rates.map(|r| r.1);
         record.sla = step_sla(plan, &merged, seconds, &driven.seen);
-        Measured { record, main_ops }
-    }
-
-    /// Rows the step wrote on the primary: inserted plus deleted.
-    fn rows_written(&self) -> u64 {
-        let rows = |k: OpKind| self.record.ops.get(k.name()).map_or(0, |o| o.rows);
-        rows(OpKind::Insert) + rows(OpKind::Delete)
-    }
-}
-
-/// After l.i2, once the replica caught up and unless `--no-integrity-check` (`check` false):
-/// its `tables` against the primary's, recorded in the step's replication figures; a
-/// mismatch is an integrity failure.
-fn replica_tables(
-    (replication, replica): (
-        Option<&mut crate::results::replication::StepReplication>,
-        Option<&Heartbeat>,
-    ),
-    (check, tables): (bool, &[String]),
-    plan: &StepPlan,
-) -> Option<crate::results::CheckFailure> {
-    let rep = replication?;
-    if plan.step != StepName::InsertDelete2 || !check || rep.catch_up_seconds.is_none() {
-        return None;
-    }
-    let check = replica?.check_tables(tables);
-    let failure = (!check.ok).then(|| {
-        check_failure(
-            CheckKind::Integrity,
-            crate::replication::heartbeat::integrity_message(&check),
-        )
-    });
-    rep.integrity = Some(check);
-    failure
-}
-
-/// A step's measured part and what was read around it.
-pub(super) struct Probed {
-    pub(super) driven: Driven,
-    /// ibench's own CPU over the measured part.
-    pub(super) cpu_seconds: f64,
-    pub(super) sampled: Option<sampler::StepRaw>,
-    pub(super) host_probe: Option<crate::results::probe::StepHost>,
-}
-
-/// Drive the step's connections between the sampler's begin and end and the host probes
-/// before and after (the probe runs outside the measured part and its sampler interval).
-pub(super) fn drive_probed(
-    connections: StepConnections,
-    step: StepName,
-    ordinal: u32,
-    timeline: &mut TimelineWriter,
-    mode: ProgressMode,
-    (sampler, prober, replica): (
-        &Sampler,
-        Option<&sampler::host_probe::HostProber>,
-        Option<&Heartbeat>,
-    ),
-) -> Probed {
-    let probe_before = prober.map(sampler::host_probe::HostProber::run);
-    let ticks_before = sampler::host_probe::cpu_ticks();
-    sampler.begin_step(step);
-    let cpu_before = process_cpu_seconds();
-    let driven = drive(connections, step, timeline, (mode, replica));
-    let cpu_seconds = process_cpu_seconds() - cpu_before;
-    let sampled = sampler.end_step(step, ordinal);
-    let ticks_after = sampler::host_probe::cpu_ticks();
-    let host_probe = prober.map(|p| {
-        sampler::host_probe::step_host(probe_before, Some(p.run()), (ticks_before, ticks_after))
-    });
-    Probed {
-        driven,
-        cpu_seconds,
-        sampled,
-        host_probe,
+        Measured {
+            record,
+            main_ops,
+            main_per_second: per_second_of_main,
+        }
     }
 }
 

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::replication::heartbeat::Heartbeat;
 use crate::results::{Status, TimelineWriter};
+use crate::run_part::{RunParts, StopWatch};
 use crate::stats::{OpKind, OpRecorder};
 use crate::workload::steps::StepName;
 
@@ -128,7 +128,7 @@ pub(super) fn drive(
     connections: StepConnections,
     step: StepName,
     timeline: &mut TimelineWriter,
-    (mode, replica): (ProgressMode, Option<&Heartbeat>),
+    (mode, parts): (ProgressMode, &RunParts),
 ) -> Driven {
     let (counters, cancellers) = side_handles(&connections.slots);
     let started_at = SystemTime::now();
@@ -137,7 +137,7 @@ pub(super) fn drive(
     let step_over = std::sync::atomic::AtomicBool::new(false);
     let index_shared = std::sync::Arc::new(index_progress::Shared::default());
     // With --on-replica-loss stop: the replica's loss stops the step like Ctrl-C does.
-    let watch = replica.and_then(|h| h.loss_watch(step, start));
+    let watch = parts.stop_watch(start);
     let replica_lost = std::sync::Mutex::new(None);
     let failover = connections.failover;
     let event = super::failover::Event::for_plan(failover.as_ref());
@@ -174,7 +174,7 @@ pub(super) fn drive(
         monitor.watch_index_builds(index_progress::Watch::new(std::sync::Arc::clone(
             &index_shared,
         )));
-        monitor.watch_replica(replica);
+        monitor.watch_replica(parts);
         while monitor.tick(&|| handles.iter().filter(|h| h.is_finished()).count()) {}
         let timeline_error = monitor.timeline_error.take();
         let finished: Vec<Finished> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
@@ -285,7 +285,7 @@ pub(super) fn run_slot(
 pub(super) fn cancel_on_interrupt(
     cancellers: &[std::sync::Arc<dyn crate::backend::Canceller>],
     step_over: &std::sync::atomic::AtomicBool,
-    watch: Option<&crate::replication::heartbeat::LossWatch>,
+    watch: Option<&StopWatch>,
 ) -> Option<String> {
     let over = || step_over.load(std::sync::atomic::Ordering::Relaxed);
     while !over() {
@@ -293,7 +293,7 @@ pub(super) fn cancel_on_interrupt(
             stop::cancel_all(cancellers.to_vec());
             return None;
         }
-        if let Some(line) = watch.and_then(crate::replication::heartbeat::LossWatch::lost) {
+        if let Some(line) = watch.and_then(|w| w()) {
             return Some(line);
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -360,7 +360,7 @@ mod tests {
             connections,
             StepName::LoadInitial,
             &mut timeline,
-            (ProgressMode::Quiet, None),
+            (ProgressMode::Quiet, &crate::run_part::RunParts::default()),
         );
         assert_eq!(driven.finished.len(), 1, "the connection's record is kept");
         let err = driven.finished[0].result.as_ref().unwrap_err().to_string();

@@ -11,6 +11,7 @@ pub mod build;
 pub mod dbms;
 pub mod host_probe;
 pub mod locate;
+pub mod part;
 pub mod perf;
 pub mod procfs;
 pub mod profile;
