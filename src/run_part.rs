@@ -76,7 +76,7 @@ pub trait RunPart {
 
 /// A run's parts, in the order they begin: each step's parts begin in this order and end,
 /// and complete the record, in the reverse order (the innermost part brackets the measured
-/// part most closely).
+/// part most closely); the run starts innermost first too. Itself a [`RunPart`]: the runner hands one part to each step.
 #[derive(Default)]
 pub struct RunParts {
     parts: Vec<Box<dyn RunPart>>,
@@ -87,32 +87,37 @@ impl RunParts {
     pub fn new(parts: Vec<Box<dyn RunPart>>) -> RunParts {
         RunParts { parts }
     }
+}
 
-    /// Every part's [`RunPart::prepare`], in order; the first error ends it.
-    pub fn prepare(&mut self) -> anyhow::Result<()> {
+/// The parts together are one part: what calls it knows neither how many there are nor
+/// which.
+impl RunPart for RunParts {
+    /// Every part's, in order; the first error ends it.
+    fn prepare(&mut self) -> anyhow::Result<()> {
         self.parts.iter_mut().try_for_each(|p| p.prepare())
     }
 
-    /// Every part's [`RunPart::run_starts`], in order.
-    pub fn run_starts(&mut self, dir: &Path, record: &mut RunRecord) {
+    /// Every part's, innermost first: the sampler finds the server's data directory,
+    /// which the host probe then fsyncs in.
+    fn run_starts(&mut self, dir: &Path, record: &mut RunRecord) {
         self.parts
             .iter_mut()
+            .rev()
             .for_each(|p| p.run_starts(dir, record));
     }
 
-    /// Every part's [`RunPart::step_begins`], outermost first.
-    pub fn step_begins(&mut self, step: StepName) {
+    /// Every part's, outermost first.
+    fn step_begins(&mut self, step: StepName) {
         self.parts.iter_mut().for_each(|p| p.step_begins(step));
     }
 
-    /// Every part's [`RunPart::step_ends`], innermost first.
-    pub fn step_ends(&mut self, end: &StepEnd) {
+    /// Every part's, innermost first.
+    fn step_ends(&mut self, end: &StepEnd) {
         self.parts.iter_mut().rev().for_each(|p| p.step_ends(end));
     }
 
-    /// Every part's [`RunPart::complete`], innermost first: the checks that failed, in that
-    /// order.
-    pub fn complete(&mut self, record: &mut StepRecord, facts: &StepFacts) -> Vec<CheckFailure> {
+    /// Every part's, innermost first: the checks that failed, in that order.
+    fn complete(&mut self, record: &mut StepRecord, facts: &StepFacts) -> Vec<CheckFailure> {
         self.parts
             .iter_mut()
             .rev()
@@ -120,19 +125,18 @@ impl RunParts {
             .collect()
     }
 
-    /// Every part's [`RunPart::steps_so_far`], in order.
-    pub fn steps_so_far(&mut self, record: &mut RunRecord) {
+    /// Every part's, in order.
+    fn steps_so_far(&mut self, record: &mut RunRecord) {
         self.parts.iter_mut().for_each(|p| p.steps_so_far(record));
     }
 
-    /// Every part's [`RunPart::run_ends`], in order.
-    pub fn run_ends(&mut self, record: &mut RunRecord) {
+    /// Every part's, in order.
+    fn run_ends(&mut self, record: &mut RunRecord) {
         self.parts.iter_mut().for_each(|p| p.run_ends(record));
     }
 
-    /// The parts' stop watches for a measured part started at `start`, as one: the first
-    /// part's reason to stop.
-    pub fn stop_watch(&self, start: Instant) -> Option<StopWatch> {
+    /// The parts' watches as one: the first part's reason to stop.
+    fn stop_watch(&self, start: Instant) -> Option<StopWatch> {
         let watches: Vec<StopWatch> = self
             .parts
             .iter()
@@ -142,13 +146,11 @@ impl RunParts {
             .then(|| -> StopWatch { Box::new(move || watches.iter().find_map(|w| w())) })
     }
 
-    /// The replica's figures of second `second` (see [`RunPart::replica_second`]):
-    /// no lag and no failed reading when no part reads a replica.
-    pub fn replica_second(&self, start: Instant, second: u32) -> (Option<f64>, bool) {
+    /// The first part's that reads a replica.
+    fn replica_second(&self, start: Instant, second: u32) -> Option<(Option<f64>, bool)> {
         self.parts
             .iter()
             .find_map(|p| p.replica_second(start, second))
-            .unwrap_or((None, false))
     }
 }
 
@@ -220,6 +222,6 @@ mod tests {
         assert_eq!(failed, ["inner", "outer"]);
         let watch = parts.stop_watch(Instant::now()).expect("one part watches");
         assert_eq!(watch().as_deref(), Some("inner"));
-        assert_eq!(parts.replica_second(Instant::now(), 1), (None, false));
+        assert_eq!(parts.replica_second(Instant::now(), 1), None);
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::backend::{Conn, Driver};
-use crate::results::failover::{FailoverAt, FailoverAudit};
+use crate::results::failover::{DrivenBy, FailoverAt, FailoverAudit, KillMethod, StepFailover};
 
 use super::ledger::{SharedLedger, audit};
 use super::reconnect::Reconnect;
@@ -30,14 +30,34 @@ pub(super) struct Kill {
     pub replica_url: String,
 }
 
-/// A step's failover set-up: where the clients reconnect, and ibench's kill when it drives.
+/// Without ibench's kill: an observed failover's watcher (`super::observed`).
+pub(super) struct Observed {
+    /// The server the step started on, when it could be read.
+    pub before: Option<crate::backend::identity::ServerIdentity>,
+}
+
+/// What runs on a thread of its own beside a step whose clients reconnect: ibench's kill of
+/// the primary and promotion of the replica ([`Kill`]), or an observed failover's watcher
+/// ([`Observed`]).
+pub(super) trait Controller: Send + Sync {
+    /// From the step's start `start` until `stop` (or its own end): what it saw goes into
+    /// `ev`. `plan` is the step's set-up: its reconnect bound and target, its ledgers.
+    fn control(&self, plan: &StepFailoverPlan, start: Instant, stop: &StopSignal, ev: &Event);
+    /// ibench's kill, when this controller is one.
+    fn kill(&self) -> Option<&Kill> {
+        None
+    }
+    /// After the step: what the controller adds to the step's failover record (`plan` as in
+    /// [`Controller::control`]): who drove the failover, how, and the new primary.
+    fn conclude(&self, plan: &StepFailoverPlan, record: &mut StepFailover);
+}
+
+/// A step's failover set-up: where the clients reconnect, and what runs beside them.
 pub(super) struct StepFailoverPlan {
     pub reconnect: Reconnect,
-    pub kill: Option<Kill>,
+    pub controller: Box<dyn Controller>,
     /// The inserters' ledgers (table, ledger) that the audit reads; empty with `--no-check`.
     pub ledgers: Vec<(String, SharedLedger)>,
-    /// Without ibench's kill: the server the step started on (`super::observed`).
-    pub observed_from: Option<crate::backend::identity::ServerIdentity>,
 }
 
 /// The failover set-up of `step`: with `--failover` at this step, ibench's kill of the
@@ -63,14 +83,13 @@ pub(super) fn step_plan(
                 bound: r.bound,
                 after: Some(Arc::new(OnceLock::new())),
             },
-            kill: Some(Kill {
+            controller: Box::new(Kill {
                 at: *at,
                 primary_pid,
                 replica: driver,
                 replica_url: replica.redacted_url.clone(),
             }),
             ledgers: Vec::new(),
-            observed_from: None,
         }));
     }
     Ok(Some(StepFailoverPlan {
@@ -79,9 +98,10 @@ pub(super) fn step_plan(
             bound: r.bound,
             after: None,
         },
-        kill: None,
+        controller: Box::new(Observed {
+            before: super::observed::identity_at_start(admin),
+        }),
         ledgers: Vec::new(),
-        observed_from: super::observed::identity_at_start(admin),
     }))
 }
 
@@ -165,80 +185,101 @@ impl Event {
     }
 }
 
-/// The controller's thread: at the moment asked, kill the primary, promote the replica and
-/// wait until it takes writes, within the clients' reconnect bound. A failure stops the step
-/// (what it measured is kept); Ctrl-C or the step's end before the moment ends it quietly.
-pub(super) fn control(plan: &StepFailoverPlan, start: Instant, stop: &StopSignal, ev: &Event) {
-    let Some(kill) = plan.kill.as_ref() else {
-        watch(plan, stop, ev);
-        return;
-    };
-    let bound = plan.reconnect.bound;
-    let moment = start + Duration::from_secs_f64(kill.at.seconds);
-    if !stop.sleep_until(moment) {
-        if !crate::runner::stop::interrupted() {
-            ev.fail(format!(
-                "the step ended before the failover moment ({} s into it): ask for an earlier one",
-                kill.at.seconds
-            ));
+impl Controller for Kill {
+    /// At the moment asked, kill the primary, promote the replica and wait until it takes
+    /// writes, within the clients' reconnect bound. A failure stops the step (what it
+    /// measured is kept); Ctrl-C or the step's end before the moment ends it quietly.
+    fn control(&self, plan: &StepFailoverPlan, start: Instant, stop: &StopSignal, ev: &Event) {
+        let bound = plan.reconnect.bound;
+        let moment = start + Duration::from_secs_f64(self.at.seconds);
+        if !stop.sleep_until(moment) {
+            if !crate::runner::stop::interrupted() {
+                ev.fail(format!(
+                    "the step ended before the failover moment ({} s into it): ask for an earlier one",
+                    self.at.seconds
+                ));
+            }
+            return;
         }
-        return;
-    }
-    if let Err(e) = kill_tree(kill.primary_pid) {
-        ev.fail(format!("cannot kill the primary: {e:#}"));
-        stop.stop();
-        return;
-    }
-    let _ = ev.lost_at.set(Instant::now());
-    crate::say!(
-        "failover: sent SIGKILL to the primary (pid {}), promoting {}",
-        kill.primary_pid,
-        kill.replica_url
-    );
-    match promote(kill, bound, stop) {
-        Ok(Some(mut conn)) => {
-            let _ = ev.promoted_at.set(Instant::now());
-            if !plan.ledgers.is_empty() {
-                let a = audit(conn.as_mut(), &plan.ledgers);
-                *ev.audit
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(a);
+        if let Err(e) = kill_tree(self.primary_pid) {
+            ev.fail(format!("cannot kill the primary: {e:#}"));
+            stop.stop();
+            return;
+        }
+        let _ = ev.lost_at.set(Instant::now());
+        crate::say!(
+            "failover: sent SIGKILL to the primary (pid {}), promoting {}",
+            self.primary_pid,
+            self.replica_url
+        );
+        match promote(self, bound, stop) {
+            Ok(Some(mut conn)) => {
+                let _ = ev.promoted_at.set(Instant::now());
+                if !plan.ledgers.is_empty() {
+                    let a = audit(conn.as_mut(), &plan.ledgers);
+                    *ev.audit
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(a);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                ev.fail(format!("the replica {}: {e}", self.replica_url));
+                stop.stop();
             }
         }
-        Ok(None) => {}
-        Err(e) => {
-            ev.fail(format!("the replica {}: {e}", kill.replica_url));
-            stop.stop();
+    }
+
+    fn kill(&self) -> Option<&Kill> {
+        Some(self)
+    }
+
+    /// ibench's SIGKILL at the moment asked; the new primary is the replica it promoted.
+    fn conclude(&self, _plan: &StepFailoverPlan, record: &mut StepFailover) {
+        record.driven_by = DrivenBy::Ibench;
+        record.at_second = Some(self.at.seconds);
+        record.kill_method = KillMethod::Sigkill;
+        record.new_primary_url = Some(self.replica_url.clone());
+    }
+}
+
+impl Controller for Observed {
+    /// The observed failover's watcher (`super::observed::watch`): the moment the promoted
+    /// server answered, and the audit made there.
+    fn control(&self, plan: &StepFailoverPlan, _start: Instant, stop: &StopSignal, ev: &Event) {
+        let Some(before) = self.before.as_ref() else {
+            return;
+        };
+        let driver = plan.reconnect.driver.as_ref();
+        if let Some((at, audit)) = super::observed::watch(driver, before, &plan.ledgers, stop) {
+            let _ = ev.promoted_at.set(at);
+            *ev.audit
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = audit;
         }
     }
-}
 
-/// An observed failover's watcher (`super::observed::watch`) with the step's plan: the
-/// moment the promoted server answered, and the audit made there.
-fn watch(plan: &StepFailoverPlan, stop: &StopSignal, ev: &Event) {
-    let Some(before) = plan.observed_from.as_ref() else {
-        return;
-    };
-    let driver = plan.reconnect.driver.as_ref();
-    if let Some((at, audit)) = super::observed::watch(driver, before, &plan.ledgers, stop) {
-        let _ = ev.promoted_at.set(at);
-        *ev.audit
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = audit;
+    /// Observed, killed by whatever did it; the new primary as the clients reach it after the
+    /// step, or why there was none.
+    fn conclude(&self, plan: &StepFailoverPlan, record: &mut StepFailover) {
+        record.driven_by = DrivenBy::Observed;
+        record.at_second = None;
+        record.kill_method = KillMethod::Unknown;
+        let driver = plan.reconnect.driver.as_ref();
+        super::observed::conclude(driver, self.before.as_ref(), record);
     }
 }
 
-/// Start [`control`] on a thread of `scope` when the step has a failover plan (ibench's kill,
-/// or the observed failover's watcher).
+/// Start the plan's [`Controller`] on a thread of `scope` when the step has a failover plan
+/// (ibench's kill, or the observed failover's watcher).
 pub(super) fn spawn_control<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     plan: Option<&'scope StepFailoverPlan>,
     start: Instant,
     (stop, ev): (&'scope StopSignal, &'scope Event),
 ) {
-    // Without ibench's kill, the controller is the observed failover's watcher.
     if let Some(plan) = plan {
-        scope.spawn(move || control(plan, start, stop, ev));
+        scope.spawn(move || plan.controller.control(plan, start, stop, ev));
     }
 }
 

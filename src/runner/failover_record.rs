@@ -11,7 +11,7 @@ use crate::results::failover::{
 use crate::stats::OpKind;
 use crate::stats::convert::{count_f64 as u64_f64, round_to_usize, usize_f64};
 
-use super::failover::{Event, Kill};
+use super::failover::Event;
 use super::reconnect::{ClientOutage, LATENCY_MARGIN};
 
 /// The step's `failover` record from what its connections did: `None` when the step had
@@ -33,7 +33,7 @@ pub(super) fn step_record(
             })
         })
         .collect();
-    let kill = f.plan.kill.as_ref();
+    let kill = f.plan.controller.kill();
     if kill.is_none() && clients.iter().all(|c| c.outage.first_failure.is_none()) {
         return None;
     }
@@ -49,7 +49,7 @@ pub(super) fn step_record(
                 .collect()
         })
         .unwrap_or_default();
-    let mut record = figures(kill, &f.event, f.start, &clients, (kind, &per_second));
+    let mut record = figures(&f.event, f.start, &clients, (kind, &per_second));
     record.audit = f
         .event
         .audit
@@ -62,10 +62,7 @@ pub(super) fn step_record(
             ..FailoverAudit::default()
         });
     }
-    if kill.is_none() {
-        let driver = f.plan.reconnect.driver.as_ref();
-        super::observed::conclude(driver, f.plan.observed_from.as_ref(), &mut record);
-    }
+    f.plan.controller.conclude(&f.plan, &mut record);
     if !client_ids && record.audit.is_some() {
         record.audit = Some(FailoverAudit {
             error: Some("the server assigned the ids, so ibench does not know the keys it inserted (--client-ids)".into()),
@@ -81,12 +78,12 @@ pub(super) struct ClientSide<'a> {
     pub outage: &'a ClientOutage,
 }
 
-/// The step's failover figures (the audit is added by [`audit`]). `main` is the step's main
+/// The step's failover figures (the audit is added by [`audit`]; who drove the failover,
+/// how, and the new primary by the step's controller, `Controller::conclude`). `main` is the step's main
 /// op kind (the one its throughput counts: a query step's queries, not its background
 /// writers) and its count per whole second: the rate and the latency around the event are
 /// that op's.
 pub(super) fn figures(
-    plan: Option<&Kill>,
     ev: &Event,
     start: Instant,
     clients: &[ClientSide<'_>],
@@ -113,20 +110,12 @@ pub(super) fn figures(
         loss_second.map_or((None, None), |l| recovery_seconds(per_second_main, l));
     let lat = latency_summary(&mut latencies);
     StepFailover {
-        driven_by: if plan.is_some() {
-            DrivenBy::Ibench
-        } else {
-            DrivenBy::Observed
-        },
-        at_second: plan.map(|k| k.at.seconds),
-        kill_method: if plan.is_some() {
-            KillMethod::Sigkill
-        } else {
-            KillMethod::Unknown
-        },
+        driven_by: DrivenBy::Observed,
+        at_second: None,
+        kill_method: KillMethod::Unknown,
         loss_at_second: loss_second,
         promoted_at_second: ev.promoted_at.get().copied().map(secs),
-        new_primary_url: plan.map(|k| k.replica_url.clone()),
+        new_primary_url: None,
         writers_unavailable_seconds: unavailable(clients, true),
         readers_unavailable_seconds: unavailable(clients, false),
         failed_statements: failed,

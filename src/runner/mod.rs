@@ -109,18 +109,16 @@ fn run_locked(
     command_line: Vec<String>,
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<RunOutcome> {
-    let settings = &shape.run;
-    crate::backend::deadline::set_stall_limit(settings.stall_limit);
     let driver = shape.target.driver();
-    let target = reach(&shape.sampling.server, driver.as_ref())?;
+    let target = reach(shape, driver.as_ref())?;
     stop::check_interrupted()?;
     // --replica-url must name a replica of this server: checked before anything is written.
     let mut parts = run_parts(shape);
     parts.prepare()?;
-    // One directory, one writer: the lock comes before anything is written.
-    let (dir, _lock) = results::dir::take_for_run(&settings.out_dir, "--out")?;
-    let mut timeline = TimelineWriter::open(&dir)?;
     let mut record = first_record(shape, driver.as_ref(), target, command_line);
+    // One directory, one writer: the lock comes before anything is written.
+    let (dir, _lock) = results::dir::take_for_run(&shape.run.out_dir, "--out")?;
+    let mut timeline = TimelineWriter::open(&dir)?;
     parts.run_starts(&dir, &mut record);
     let run_file = dir.join(results::RUN_FILE);
     results::dir::write_run(&run_file, &mut record)?;
@@ -177,11 +175,11 @@ fn sqlite_in_results(settings: &RunSettings) -> anyhow::Result<()> {
 
 /// Reach the database before creating anything, so a wrong URL leaves no empty results dir;
 /// `--server-dir` / `--server-pid` must name the server at the URL, or the figures measure
-/// another process.
-fn reach(
-    claim: &sampler::locate::ServerClaim,
-    driver: &dyn crate::backend::Driver,
-) -> anyhow::Result<TargetInfo> {
+/// another process. The stall limit (`--stall-limit`) bounds every wait on the server from
+/// this first one on.
+fn reach(shape: &RunShape, driver: &dyn crate::backend::Driver) -> anyhow::Result<TargetInfo> {
+    crate::backend::deadline::set_stall_limit(shape.run.stall_limit);
+    let claim = &shape.sampling.server;
     let target = driver.describe().map_err(|e| before_start(e.into()))?;
     if claim.server_dir.is_some() || claim.server_pid.is_some() {
         let files = driver

@@ -80,7 +80,7 @@ pub struct Monitor<'a> {
     /// Per counter, its connection thread's CPU at the last tick, ns.
     cpu_seen_ns: Vec<Option<u64>>,
     /// The run's parts: each second's replica lag (`None` in a monitor of its own).
-    parts: Option<&'a crate::run_part::RunParts>,
+    parts: Option<&'a dyn crate::run_part::RunPart>,
 }
 
 impl<'a> Monitor<'a> {
@@ -115,7 +115,7 @@ impl<'a> Monitor<'a> {
     }
 
     /// Write each second's replica lag, as the run's `parts` read it, into the timeline.
-    pub fn watch_replica(&mut self, parts: &'a crate::run_part::RunParts) {
+    pub fn watch_replica(&mut self, parts: &'a dyn crate::run_part::RunPart) {
         self.parts = Some(parts);
     }
 
@@ -168,9 +168,10 @@ impl<'a> Monitor<'a> {
             }
         }
         if whole || any {
-            let (replica_lag_ms, replica_lost) = self.parts.map_or((None, false), |p| {
-                p.replica_second(self.start, self.next_tick)
-            });
+            let (replica_lag_ms, replica_lost) = self
+                .parts
+                .and_then(|p| p.replica_second(self.start, self.next_tick))
+                .unwrap_or((None, false));
             let line = TimelineLine {
                 step: self.step,
                 second: self.next_tick,

@@ -8,7 +8,7 @@ use anyhow::bail;
 
 use crate::backend::{Conn, Driver};
 use crate::results::{self, RunRecord, Status, StepRecord, TimelineWriter};
-use crate::run_part::RunParts;
+use crate::run_part::RunPart;
 use crate::workload::plan::{Needs, StepPlan};
 
 use super::shape::RunShape;
@@ -36,7 +36,7 @@ pub(super) fn run_steps(
     driver: &dyn Driver,
     (timeline, run_file): (&mut TimelineWriter, &Path),
     record: &mut RunRecord,
-    parts: &mut RunParts,
+    parts: &mut dyn RunPart,
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<()> {
     // Ctrl-C while the first connection logs in is the interruption, not a failure.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::backend::{Conn, Driver};
 use crate::results::{self, OpRecord, SlaRecord, Status, StepRecord, TimelineWriter};
-use crate::run_part::{RunParts, StepEnd, StepFacts};
+use crate::run_part::{RunPart, StepEnd, StepFacts};
 use crate::sampler::procfs::process_cpu_seconds;
 use crate::stats::convert::{count_f64, usize_f64};
 use crate::stats::{self, LatencySummary, OpKind};
@@ -31,7 +31,7 @@ pub(super) struct StepRig<'a> {
 /// measured gets a failed record (an interrupted one when it was stopped during its setup).
 pub(super) fn run_step(
     rig: StepRig<'_>,
-    parts: &mut RunParts,
+    parts: &mut dyn RunPart,
     admin: &mut dyn Conn,
     state: &mut TableState,
     timeline: &mut TimelineWriter,
@@ -63,7 +63,7 @@ fn step_or_failed(result: anyhow::Result<StepRecord>, plan: &StepPlan, clients: 
 /// right after it, and complete the checked record.
 fn measure_step(
     rig: StepRig<'_>,
-    parts: &mut RunParts,
+    parts: &mut dyn RunPart,
     admin: &mut dyn Conn,
     state: &mut TableState,
     timeline: &mut TimelineWriter,
@@ -95,7 +95,7 @@ fn measure_step(
             .as_ref()
             .is_some_and(|f| f.promoted_at_second.is_some());
     book_rows(state, plan, &driven.finished);
-    let m = Measured::of(plan, driven);
+    let m = Measured::of(plan, driven, cpu_seconds);
     let checks = Checks {
         shape,
         driver,
@@ -113,8 +113,6 @@ fn measure_step(
         status,
         error,
         clients: shape.workers.clients,
-        client_cpu_seconds: cpu_seconds,
-        client_cpu_us_per_op: (m.main_ops > 0).then(|| cpu_seconds * 1e6 / count_f64(m.main_ops)),
         settle,
         integrity,
         check_failures,
@@ -161,7 +159,7 @@ fn queries_elsewhere(m: &mut crate::results::metrics::StepMetrics) {
 }
 
 /// A step's figures from what its connections did: its operations merged, its main figure,
-/// its rates and SLA, in a record that the checks complete.
+/// its rates and SLA, ibench's own CPU per operation, in a record that the checks complete.
 struct Measured {
     record: StepRecord,
     main_ops: u64,
@@ -170,7 +168,8 @@ struct Measured {
 }
 
 impl Measured {
-    fn of(plan: &StepPlan, driven: Driven) -> Measured {
+    /// `cpu_seconds`: ibench's own CPU over the measured part.
+    fn of(plan: &StepPlan, driven: Driven, cpu_seconds: f64) -> Measured {
         let seconds = driven.seconds;
         let merged = stats::merge(driven.finished.into_iter().map(|f| f.recorder));
         let ops = op_records(&merged, seconds, plan.sla_target_rows_per_sec);
@@ -187,6 +186,9 @@ impl Measured {
         record.rate_p50 = rates.map(|r| r.0);
         record.rate_p1low = rates.map(|r| r.1);
         record.sla = step_sla(plan, &merged, seconds, &driven.seen);
+        record.client_cpu_seconds = cpu_seconds;
+        record.client_cpu_us_per_op =
+            (main_ops > 0).then(|| cpu_seconds * 1e6 / count_f64(main_ops));
         Measured {
             record,
             main_ops,

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::results::{Status, TimelineWriter};
-use crate::run_part::{RunParts, StopWatch};
+use crate::run_part::{RunPart, StopWatch};
 use crate::stats::{OpKind, OpRecorder};
 use crate::workload::steps::StepName;
 
@@ -128,7 +128,7 @@ pub(super) fn drive(
     connections: StepConnections,
     step: StepName,
     timeline: &mut TimelineWriter,
-    (mode, parts): (ProgressMode, &RunParts),
+    (mode, parts): (ProgressMode, &dyn RunPart),
 ) -> Driven {
     let (counters, cancellers) = side_handles(&connections.slots);
     let started_at = SystemTime::now();
