@@ -165,6 +165,9 @@ mod tests {
     }
 
     impl RunPart for Heard {
+        fn run_starts(&mut self, _dir: &Path, _record: &mut RunRecord) {
+            self.log.borrow_mut().push(format!("{} starts", self.name));
+        }
         fn step_begins(&mut self, step: StepName) {
             self.log
                 .borrow_mut()
@@ -186,7 +189,7 @@ mod tests {
     }
 
     #[test]
-    fn parts_begin_outermost_first_and_end_innermost_first() {
+    fn parts_start_innermost_first_begin_outermost_first_and_end_innermost_first() {
         let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let part = |name| -> Box<dyn RunPart> {
             Box::new(Heard {
@@ -195,6 +198,10 @@ mod tests {
             })
         };
         let mut parts = RunParts::new(vec![part("outer"), part("inner")]);
+        let fixture =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
+        let mut run = crate::results::read_run(&fixture).unwrap();
+        parts.run_starts(&fixture, &mut run);
         parts.step_begins(StepName::LoadInitial);
         let end = StepEnd {
             ordinal: 0,
@@ -205,15 +212,15 @@ mod tests {
         assert_eq!(
             *log.borrow(),
             [
+                "inner starts",
+                "outer starts",
                 "outer begins l.i0",
                 "inner begins l.i0",
                 "inner ends",
                 "outer ends"
             ]
         );
-        let fixture =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
-        let mut record = crate::results::read_run(&fixture).unwrap().steps.remove(0);
+        let mut record = run.steps.remove(0);
         let failed: Vec<String> = parts
             .complete(&mut record, &StepFacts::default())
             .into_iter()
