@@ -55,7 +55,7 @@ pub(super) fn plan_connections(
     let replica = shape.query_target.as_ref().map(|t| t.driver());
     for client in &plan.clients {
         let c = client.client;
-        let table = shape.table_of(c);
+        let table = table_of(&shape.tables, c);
         for role in &client.roles {
             let stream = |r: u32| Rng::for_stream(shape.workers.seed, c, ordinal * 8 + r);
             let on = (&shape.workers, shape.tables.as_slice());
@@ -101,6 +101,13 @@ pub(super) fn plan_connections(
         index_progress,
         failover,
     })
+}
+
+/// The table client `client` works on, of the run's `tables`: its own, or with one shared
+/// table (or fewer microbenchmark tables than clients) the one it falls on in turn.
+fn table_of(tables: &[String], client: u32) -> &str {
+    let at = usize::try_from(client).unwrap_or(usize::MAX) % tables.len().max(1);
+    tables.get(at).map_or("", String::as_str)
 }
 
 /// A connection the run could open before that fails now: the server went away (or stopped
@@ -209,4 +216,28 @@ pub(super) fn row_generator(
         Some(base + offset)
     };
     Ok(RowGenerator::new(stream, w.row_shape.clone(), first_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::options::{RunOptions, Workload};
+    use crate::workload::steps::Profile;
+
+    #[test]
+    fn each_client_works_on_its_table() {
+        let mut o = RunOptions::from_profile("sqlite:x.db", &Profile::small());
+        o.clients = 3;
+        let tables = RunShape::of(&o).unwrap().tables;
+        assert_eq!(tables, ["pi1", "pi2", "pi3"]);
+        assert_eq!(table_of(&tables, 2), "pi3");
+        o.shared_table = true;
+        assert_eq!(table_of(&RunShape::of(&o).unwrap().tables, 2), "pi1");
+        o.workload = Workload::Micro;
+        o.micro.tables = 2;
+        let tables = RunShape::of(&o).unwrap().tables;
+        assert_eq!(tables, ["sbtest1", "sbtest2"]);
+        assert_eq!(table_of(&tables, 2), "sbtest1");
+        assert_eq!(table_of(&tables, 3), "sbtest2");
+    }
 }

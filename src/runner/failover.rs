@@ -52,12 +52,35 @@ pub(super) trait Controller: Send + Sync {
     fn conclude(&self, plan: &StepFailoverPlan, record: &mut StepFailover);
 }
 
-/// A step's failover set-up: where the clients reconnect, and what runs beside them.
+/// A step's failover set-up: where the clients reconnect, what runs beside them, and what
+/// it sees.
 pub(super) struct StepFailoverPlan {
     pub reconnect: Reconnect,
     pub controller: Box<dyn Controller>,
     /// The inserters' ledgers (table, ledger) that the audit reads; empty with `--no-check`.
     pub ledgers: Vec<(String, SharedLedger)>,
+    /// What the controller saw; its promotion is the moment the clients wait for.
+    pub event: Event,
+}
+
+impl StepFailoverPlan {
+    fn new(reconnect: Reconnect, controller: Box<dyn Controller>) -> StepFailoverPlan {
+        let event = Event {
+            promoted_at: reconnect.after.clone().unwrap_or_default(),
+            ..Event::default()
+        };
+        StepFailoverPlan {
+            reconnect,
+            controller,
+            ledgers: Vec::new(),
+            event,
+        }
+    }
+
+    /// The controller's thread, from the step's start `start` until `stop`.
+    pub fn control(&self, start: Instant, stop: &StopSignal) {
+        self.controller.control(self, start, stop, &self.event);
+    }
 }
 
 /// The failover set-up of `step`: with `--failover` at this step, ibench's kill of the
@@ -77,32 +100,28 @@ pub(super) fn step_plan(
         let primary_pid = primary_pid(admin)?;
         let driver: Arc<dyn Driver> = Arc::from(replica.driver());
         standby_before(driver.as_ref(), &replica.redacted_url)?;
-        return Ok(Some(StepFailoverPlan {
-            reconnect: Reconnect {
-                driver: Arc::clone(&driver),
-                bound: r.bound,
-                after: Some(Arc::new(OnceLock::new())),
-            },
-            controller: Box::new(Kill {
-                at: *at,
-                primary_pid,
-                replica: driver,
-                replica_url: replica.redacted_url.clone(),
-            }),
-            ledgers: Vec::new(),
-        }));
-    }
-    Ok(Some(StepFailoverPlan {
-        reconnect: Reconnect {
-            driver: Arc::from(r.primary.driver()),
+        let reconnect = Reconnect {
+            driver: Arc::clone(&driver),
             bound: r.bound,
-            after: None,
-        },
-        controller: Box::new(Observed {
-            before: super::observed::identity_at_start(admin),
-        }),
-        ledgers: Vec::new(),
-    }))
+            after: Some(Arc::new(OnceLock::new())),
+        };
+        let kill = Kill {
+            at: *at,
+            primary_pid,
+            replica: driver,
+            replica_url: replica.redacted_url.clone(),
+        };
+        return Ok(Some(StepFailoverPlan::new(reconnect, Box::new(kill))));
+    }
+    let reconnect = Reconnect {
+        driver: Arc::from(r.primary.driver()),
+        bound: r.bound,
+        after: None,
+    };
+    let observed = Observed {
+        before: super::observed::identity_at_start(admin),
+    };
+    Ok(Some(StepFailoverPlan::new(reconnect, Box::new(observed))))
 }
 
 /// Before anything is killed: the replica answers and is a replica (it refuses writes), so
@@ -159,16 +178,6 @@ pub(super) struct Event {
 }
 
 impl Event {
-    /// The event of a step with `plan`: its promotion is the moment the clients wait for.
-    pub fn for_plan(plan: Option<&StepFailoverPlan>) -> Event {
-        Event {
-            promoted_at: plan
-                .and_then(|p| p.reconnect.after.clone())
-                .unwrap_or_default(),
-            ..Event::default()
-        }
-    }
-
     fn fail(&self, e: String) {
         *self
             .error
@@ -267,19 +276,6 @@ impl Controller for Observed {
         record.kill_method = KillMethod::Unknown;
         let driver = plan.reconnect.driver.as_ref();
         super::observed::conclude(driver, self.before.as_ref(), record);
-    }
-}
-
-/// Start the plan's [`Controller`] on a thread of `scope` when the step has a failover plan
-/// (ibench's kill, or the observed failover's watcher).
-pub(super) fn spawn_control<'scope>(
-    scope: &'scope std::thread::Scope<'scope, '_>,
-    plan: Option<&'scope StepFailoverPlan>,
-    start: Instant,
-    (stop, ev): (&'scope StopSignal, &'scope Event),
-) {
-    if let Some(plan) = plan {
-        scope.spawn(move || plan.controller.control(plan, start, stop, ev));
     }
 }
 

@@ -49,8 +49,9 @@ pub(super) fn step_record(
                 .collect()
         })
         .unwrap_or_default();
-    let mut record = figures(&f.event, f.start, &clients, (kind, &per_second));
+    let mut record = figures(&f.plan.event, f.start, &clients, (kind, &per_second));
     record.audit = f
+        .plan
         .event
         .audit
         .lock()

@@ -216,36 +216,12 @@ impl RunShape {
             run,
         })
     }
-
-    /// The table client `c` works on.
-    pub fn table_of(&self, client: u32) -> &str {
-        let at = usize::try_from(client).unwrap_or(usize::MAX) % self.tables.len().max(1);
-        self.tables.get(at).map_or("", String::as_str)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::options::Workload;
     use crate::workload::steps::Profile;
-
-    #[test]
-    fn each_client_works_on_its_table() {
-        let mut o = RunOptions::from_profile("sqlite:x.db", &Profile::small());
-        o.clients = 3;
-        let shape = RunShape::of(&o).unwrap();
-        assert_eq!(shape.tables, ["pi1", "pi2", "pi3"]);
-        assert_eq!(shape.table_of(2), "pi3");
-        o.shared_table = true;
-        assert_eq!(RunShape::of(&o).unwrap().table_of(2), "pi1");
-        o.workload = Workload::Micro;
-        o.micro.tables = 2;
-        let shape = RunShape::of(&o).unwrap();
-        assert_eq!(shape.tables, ["sbtest1", "sbtest2"]);
-        assert_eq!(shape.table_of(2), "sbtest1");
-        assert_eq!(shape.table_of(3), "sbtest2");
-    }
 
     #[test]
     fn the_target_reads_the_url_once_and_records_it_without_its_password() {

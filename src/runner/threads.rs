@@ -31,10 +31,9 @@ pub(super) struct Finished {
     pub(super) outage: Option<super::reconnect::ClientOutage>,
 }
 
-/// A step's failover as it went: its set-up, what the controller saw, the step's start.
+/// A step's failover as it went: its set-up with what the controller saw, the step's start.
 pub(super) struct DrivenFailover {
     pub(super) plan: super::failover::StepFailoverPlan,
-    pub(super) event: super::failover::Event,
     pub(super) start: Instant,
 }
 
@@ -58,7 +57,7 @@ impl Driven {
     pub(super) fn primary_lost(&self) -> bool {
         self.failover
             .as_ref()
-            .is_some_and(|f| f.event.lost_at.get().is_some())
+            .is_some_and(|f| f.plan.event.lost_at.get().is_some())
     }
 
     /// The step's status and what went wrong, if anything. A statement cancelled because of
@@ -72,7 +71,7 @@ impl Driven {
             .or_else(|| {
                 self.failover
                     .as_ref()
-                    .and_then(|f| f.event.error())
+                    .and_then(|f| f.plan.event.error())
                     .map(|e| format!("failover: {e}"))
             })
             .or_else(|| {
@@ -140,9 +139,12 @@ pub(super) fn drive(
     let watch = parts.stop_watch(start);
     let replica_lost = std::sync::Mutex::new(None);
     let failover = connections.failover;
-    let event = super::failover::Event::for_plan(failover.as_ref());
     let (finished, seen, timeline_error) = std::thread::scope(|scope| {
-        super::failover::spawn_control(scope, failover.as_ref(), start, (&stop, &event));
+        // ibench's kill, or the observed failover's watcher, on a thread of its own.
+        if let Some(plan) = failover.as_ref() {
+            let stop = &stop;
+            scope.spawn(move || plan.control(start, stop));
+        }
         let reconnect = failover.as_ref().map(|f| &f.reconnect);
         let step_over = &step_over;
         let cancellers = &cancellers;
@@ -194,7 +196,7 @@ pub(super) fn drive(
         started_at,
         ended_at: SystemTime::now(),
         seconds,
-        failover: failover.map(|plan| DrivenFailover { plan, event, start }),
+        failover: failover.map(|plan| DrivenFailover { plan, start }),
     }
 }
 

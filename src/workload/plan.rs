@@ -91,7 +91,8 @@ pub enum Role {
     Micro(MicroStep),
 }
 
-/// The work of one client of a step: its table is the client's (see `RunOptions::table_of`).
+/// The work of one client of a step: its table is the client's (the runner's
+/// `connections::table_of`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClientPlan {
     /// The client (0-based); for l.x, the table's index.
