@@ -147,15 +147,18 @@ pub fn paint(e: &Evidence) -> Paint {
 
 /// The paint of one relative figure held to the host's flags (`e.host`).
 fn paint_held(e: &Evidence) -> Paint {
-    let settings = |steady_host: bool| decision::Settings {
-        steady_host,
+    let settings = decision::Settings {
+        steady_host: e.steady_host,
         ..decision::Settings::with_threshold_pct(THRESHOLD_PCT)
     };
-    // The ratio the rule uses, whatever paints the figure (the host, a partial step).
-    let used = e
+    // One decision: its ratio is the one the rule uses whatever paints the figure (the
+    // host, a partial step; it does not depend on the direction), its verdict paints a
+    // figure with a direction.
+    let lower_is_better = e.higher_is_better.is_some_and(|higher| !higher);
+    let decision = e
         .measured
-        .map(|(base, run)| decision::decide_paired(base, run, &settings(e.steady_host), false));
-    let ratio = used.as_ref().and_then(|d| d.ratio);
+        .map(|(base, run)| decision::decide_paired(base, run, &settings, lower_is_better));
+    let ratio = decision.as_ref().and_then(|d| d.ratio);
     let grey = |note: Option<CellNote>| Paint {
         colour: Colour::Grey,
         note,
@@ -180,13 +183,8 @@ fn paint_held(e: &Evidence) -> Paint {
     if e.one_run_rate() {
         return grey(Some(one_run_note()));
     }
-    if let Some((base, run)) = e.measured
-        && let Some(higher) = e.higher_is_better
-    {
-        let p = decided(
-            &decision::decide_paired(base, run, &settings(e.steady_host), !higher),
-            carried,
-        );
+    if let Some(d) = decision.as_ref().filter(|_| e.higher_is_better.is_some()) {
+        let p = decided(d, carried);
         // A change inside the base's own spread over repeats is not painted either.
         if p.is_change()
             && let Some(spread) = e.spread
