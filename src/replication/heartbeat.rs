@@ -8,11 +8,11 @@
 //! `replay_lag`; MariaDB's GTID positions and `Seconds_Behind_Master`) and, on PostgreSQL, the
 //! standby's replication slot on the primary (`slot_watch.rs`).
 //!
-//! The runner starts it once per run ([`Heartbeat::start`], which also refuses a replica URL
-//! that is no replica of `--url`) and hands it to what asks it: the monitor for each second's
-//! lag ([`Heartbeat::second`]), a step for its figures ([`Heartbeat::begin_step`],
-//! [`Heartbeat::end_step`], which waits until the replica has caught up). A run without a
-//! replica has none. Every statement is the backend's ([`ReplicaLink`]), reached through the
+//! It is one of the run's parts (`super::part::ReplicaPart`): started once per run
+//! ([`Heartbeat::start`], which also refuses a replica URL that is no replica of `--url`),
+//! asked for each second's lag ([`Heartbeat::second`]) and for a step's figures
+//! ([`Heartbeat::begin_step`], [`Heartbeat::end_step`], which waits until the replica has
+//! caught up). A run without a replica has none. Every statement is the backend's ([`ReplicaLink`]), reached through the
 //! typed targets of `--url` and `--replica-url`, each read once by the run's shape.
 
 use std::collections::VecDeque;
