@@ -3,7 +3,7 @@
 //! and waits until it takes writes, while the clients (`super::reconnect`) reconnect to it
 //! and go on; the audit of the inserted keys on the new primary (`super::ledger`) as soon as
 //! it takes writes. Without `--failover`, the controller is an observed failover's watcher
-//! (`super::observed`). Both are a [`Controller`], which the step's plan holds with the event
+//! (`super::observed`). Both are a `Controller`, which the step's plan holds with the event
 //! it fills in; the step's record of it is `super::failover_record`'s, which each controller
 //! concludes its way.
 
