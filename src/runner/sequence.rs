@@ -12,7 +12,7 @@ use crate::run_part::RunPart;
 use crate::workload::plan::{Needs, StepPlan};
 
 use super::shape::RunShape;
-use super::step::{StepRig, run_step};
+use super::step::{StepRig, StepSeat, run_step};
 use super::stop;
 use super::tables::TableState;
 
@@ -56,6 +56,12 @@ pub(super) fn run_steps(
     observer.run_starts(record, dir, &shape.steps, &shape.run.sizes_line);
     let mut state = TableState::default();
     let rig = StepRig { shape, driver };
+    let mut seat = StepSeat {
+        parts,
+        admin: admin.as_mut(),
+        state: &mut state,
+        timeline,
+    };
     for (ordinal, plan) in shape.steps.iter().enumerate() {
         if stop::interrupted() {
             break;
@@ -64,10 +70,7 @@ pub(super) fn run_steps(
         observer.step_starts(ordinal, plan);
         let step_record = run_step(
             rig,
-            parts,
-            admin.as_mut(),
-            &mut state,
-            timeline,
+            &mut seat,
             plan,
             u32::try_from(ordinal).unwrap_or(u32::MAX),
         );
@@ -75,8 +78,8 @@ pub(super) fn run_steps(
         let error = step_record.error.clone();
         observer.step_ends(&step_record);
         record.steps.push(step_record);
-        parts.steps_so_far(record);
-        if let Some(w) = timeline.take_warning() {
+        seat.parts.steps_so_far(record);
+        if let Some(w) = seat.timeline.take_warning() {
             crate::say!("warning: {w}");
             record.warnings.push(w);
         }

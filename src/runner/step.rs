@@ -27,19 +27,25 @@ pub(super) struct StepRig<'a> {
     pub driver: &'a dyn Driver,
 }
 
+/// What the run lends each step in turn: its parts, its admin connection, the tables' state
+/// and the timeline.
+pub(super) struct StepSeat<'a> {
+    pub parts: &'a mut dyn RunPart,
+    pub admin: &'a mut dyn Conn,
+    pub state: &'a mut TableState,
+    pub timeline: &'a mut TimelineWriter,
+}
+
 /// One step of the run, from its plan to its record; a step that failed before it
 /// measured gets a failed record (an interrupted one when it was stopped during its setup).
 pub(super) fn run_step(
     rig: StepRig<'_>,
-    parts: &mut dyn RunPart,
-    admin: &mut dyn Conn,
-    state: &mut TableState,
-    timeline: &mut TimelineWriter,
+    seat: &mut StepSeat<'_>,
     plan: &StepPlan,
     ordinal: u32,
 ) -> StepRecord {
     let clients = rig.shape.workers.clients;
-    let measured = measure_step(rig, parts, admin, state, timeline, plan, ordinal);
+    let measured = measure_step(rig, seat, plan, ordinal);
     step_or_failed(measured, plan, clients)
 }
 
@@ -63,14 +69,13 @@ fn step_or_failed(result: anyhow::Result<StepRecord>, plan: &StepPlan, clients: 
 /// right after it, and complete the checked record.
 fn measure_step(
     rig: StepRig<'_>,
-    parts: &mut dyn RunPart,
-    admin: &mut dyn Conn,
-    state: &mut TableState,
-    timeline: &mut TimelineWriter,
+    seat: &mut StepSeat<'_>,
     plan: &StepPlan,
     ordinal: u32,
 ) -> anyhow::Result<StepRecord> {
     let (shape, driver) = (rig.shape, rig.driver);
+    let (parts, admin) = (&mut *seat.parts, &mut *seat.admin);
+    let (state, timeline) = (&mut *seat.state, &mut *seat.timeline);
     let (step, mode) = (plan.step, shape.progress);
     prepare_tables(&shape.tables, &shape.table_options, admin, state, plan)?;
     let rows_before = state.expected_rows.clone();
