@@ -113,7 +113,7 @@ impl Paint {
     /// Whether the figure is grey because it could not be decided (host-affected, partial,
     /// within the base's spread), not because it lies inside the band.
     pub fn is_undecided(&self) -> bool {
-        self.colour == Colour::Grey && self.note.as_ref().is_some_and(CellNote::leaves_undecided)
+        left_undecided(self.colour, self.note.as_ref())
     }
 }
 
@@ -251,9 +251,13 @@ fn decided(d: &decision::Decision, carried: Option<CellNote>) -> Paint {
 /// Whether a painted cell was left undecided: grey with a reason (host-affected, partial,
 /// failed SLA, within the base's spread), not grey for lying inside the band.
 pub fn undecided(c: &Cell) -> bool {
-    c.value.is_some()
-        && c.colour == Colour::Grey
-        && c.note.as_ref().is_some_and(CellNote::leaves_undecided)
+    c.value.is_some() && left_undecided(c.colour, c.note.as_ref())
+}
+
+/// Grey with a note that leaves the figure undecided: the one test of [`Paint::is_undecided`]
+/// and [`undecided`].
+fn left_undecided(colour: Colour, note: Option<&CellNote>) -> bool {
+    colour == Colour::Grey && note.is_some_and(CellNote::leaves_undecided)
 }
 
 /// The paint a cell holds.

@@ -277,8 +277,9 @@ pub fn diagnosis_lead(cmp: &Comparison) -> Vec<String> {
         if diffs.is_empty() {
             continue;
         }
+        let key = cmp.key_of(&r.run);
+        // The run's row in the scaling table.
         let i = cmp.labels.iter().position(|l| *l == r.run);
-        let key = i.and_then(|i| cmp.keys.get(i)).unwrap_or(&r.run);
         let mut line = format!(
             "{key} differs from the base in {}",
             names_text(&diffs, DIAGNOSIS_NAMES)

@@ -43,11 +43,12 @@ pub(super) struct Observed {
 /// ([`Observed`]).
 pub(super) trait Controller: Send + Sync {
     /// From the step's start `start` until `stop` (or its own end): what it saw goes into
-    /// `ev`. `plan` is the step's set-up: its reconnect bound and target, its ledgers.
-    fn control(&self, plan: &StepFailoverPlan, start: Instant, stop: &StopSignal, ev: &Event);
-    /// ibench's kill, when this controller is one.
-    fn kill(&self) -> Option<&Kill> {
-        None
+    /// the plan's event. `plan` is the step's set-up: its reconnect bound and target, its
+    /// ledgers.
+    fn control(&self, plan: &StepFailoverPlan, start: Instant, stop: &StopSignal);
+    /// Whether this controller kills the primary (ibench's own failover).
+    fn kills(&self) -> bool {
+        false
     }
     /// After the step: what the controller adds to the step's failover record (`plan` as in
     /// [`Controller::control`]): who drove the failover, how, and the new primary.
@@ -81,7 +82,7 @@ impl StepFailoverPlan {
 
     /// The controller's thread, from the step's start `start` until `stop`.
     pub fn control(&self, start: Instant, stop: &StopSignal) {
-        self.controller.control(self, start, stop, &self.event);
+        self.controller.control(self, start, stop);
     }
 }
 
@@ -200,7 +201,8 @@ impl Controller for Kill {
     /// At the moment asked, kill the primary, promote the replica and wait until it takes
     /// writes, within the clients' reconnect bound. A failure stops the step (what it
     /// measured is kept); Ctrl-C or the step's end before the moment ends it quietly.
-    fn control(&self, plan: &StepFailoverPlan, start: Instant, stop: &StopSignal, ev: &Event) {
+    fn control(&self, plan: &StepFailoverPlan, start: Instant, stop: &StopSignal) {
+        let ev = &plan.event;
         let bound = plan.reconnect.bound;
         let moment = start + Duration::from_secs_f64(self.at.seconds);
         if !stop.sleep_until(moment) {
@@ -241,8 +243,8 @@ impl Controller for Kill {
         }
     }
 
-    fn kill(&self) -> Option<&Kill> {
-        Some(self)
+    fn kills(&self) -> bool {
+        true
     }
 
     /// ibench's SIGKILL at the moment asked; the new primary is the replica it promoted.
@@ -257,7 +259,8 @@ impl Controller for Kill {
 impl Controller for Observed {
     /// The observed failover's watcher (`super::observed::watch`): the moment the promoted
     /// server answered, and the audit made there.
-    fn control(&self, plan: &StepFailoverPlan, _start: Instant, stop: &StopSignal, ev: &Event) {
+    fn control(&self, plan: &StepFailoverPlan, _start: Instant, stop: &StopSignal) {
+        let ev = &plan.event;
         let Some(before) = self.before.as_ref() else {
             return;
         };
@@ -273,9 +276,6 @@ impl Controller for Observed {
     /// Observed, killed by whatever did it; the new primary as the clients reach it after the
     /// step, or why there was none.
     fn conclude(&self, plan: &StepFailoverPlan, record: &mut StepFailover) {
-        record.driven_by = DrivenBy::Observed;
-        record.at_second = None;
-        record.kill_method = KillMethod::Unknown;
         let driver = plan.reconnect.driver.as_ref();
         super::observed::conclude(driver, self.before.as_ref(), record);
     }

@@ -33,8 +33,8 @@ pub(super) fn step_record(
             })
         })
         .collect();
-    let kill = f.plan.controller.kill();
-    if kill.is_none() && clients.iter().all(|c| c.outage.first_failure.is_none()) {
+    let kills = f.plan.controller.kills();
+    if !kills && clients.iter().all(|c| c.outage.first_failure.is_none()) {
         return None;
     }
     let kind = plan.throughput.kind();
@@ -57,7 +57,7 @@ pub(super) fn step_record(
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
-    if record.audit.is_none() && kill.is_some() && !f.plan.ledgers.is_empty() {
+    if record.audit.is_none() && kills && !f.plan.ledgers.is_empty() {
         record.audit = Some(FailoverAudit {
             error: Some("the replica was never promoted".into()),
             ..FailoverAudit::default()

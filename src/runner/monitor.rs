@@ -79,8 +79,8 @@ pub struct Monitor<'a> {
     finished_connections: u32,
     /// Per counter, its connection thread's CPU at the last tick, ns.
     cpu_seen_ns: Vec<Option<u64>>,
-    /// The run's parts: each second's replica lag (`None` in a monitor of its own).
-    parts: Option<&'a dyn crate::run_part::RunPart>,
+    /// The run's parts: each second's replica lag.
+    parts: &'a dyn crate::run_part::RunPart,
 }
 
 impl<'a> Monitor<'a> {
@@ -92,6 +92,7 @@ impl<'a> Monitor<'a> {
         timeline: &'a mut TimelineWriter,
         mode: ProgressMode,
         goal: Goal,
+        parts: &'a dyn crate::run_part::RunPart,
     ) -> Self {
         let slots = counters.len();
         let connections = u32::try_from(slots).unwrap_or(u32::MAX);
@@ -110,13 +111,8 @@ impl<'a> Monitor<'a> {
             connections,
             finished_connections: 0,
             cpu_seen_ns: vec![None; slots],
-            parts: None,
+            parts,
         }
-    }
-
-    /// Write each second's replica lag, as the run's `parts` read it, into the timeline.
-    pub fn watch_replica(&mut self, parts: &'a dyn crate::run_part::RunPart) {
-        self.parts = Some(parts);
     }
 
     /// Show the server's index builds (l.x) on the progress line and in the timeline.
@@ -170,7 +166,7 @@ impl<'a> Monitor<'a> {
         if whole || any {
             let (replica_lag_ms, replica_lost) = self
                 .parts
-                .and_then(|p| p.replica_second(self.start, self.next_tick))
+                .replica_second(self.start, self.next_tick)
                 .unwrap_or((None, false));
             let line = TimelineLine {
                 step: self.step,

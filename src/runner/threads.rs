@@ -172,11 +172,18 @@ pub(super) fn drive(
                 scope.spawn(move || run_slot(s, start, stop, reconnect))
             })
             .collect();
-        let mut monitor = Monitor::new(step, start, counters, timeline, mode, connections.goal);
+        let mut monitor = Monitor::new(
+            step,
+            start,
+            counters,
+            timeline,
+            mode,
+            connections.goal,
+            parts,
+        );
         monitor.watch_index_builds(index_progress::Watch::new(std::sync::Arc::clone(
             &index_shared,
         )));
-        monitor.watch_replica(parts);
         while monitor.tick(&|| handles.iter().filter(|h| h.is_finished()).count()) {}
         let timeline_error = monitor.timeline_error.take();
         let finished: Vec<Finished> = handles.into_iter().filter_map(|h| h.join().ok()).collect();

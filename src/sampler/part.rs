@@ -133,8 +133,8 @@ impl RunPart for HostProbePart {
     }
 
     fn step_ends(&mut self, _end: &StepEnd) {
-        let ticks_after = cpu_ticks();
         if let (Some(p), Some((before, ticks_before))) = (&self.prober, self.before.take()) {
+            let ticks_after = cpu_ticks();
             self.step_host = Some(step_host(
                 Some(before),
                 Some(p.run()),
