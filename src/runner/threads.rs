@@ -148,16 +148,8 @@ pub(super) fn drive(
         let reconnect = failover.as_ref().map(|f| &f.reconnect);
         let step_over = &step_over;
         let cancellers = &cancellers;
-        let (stop_signal, replica_lost) = (&stop, &replica_lost);
-        scope.spawn(move || {
-            if let Some(line) = cancel_on_interrupt(cancellers, step_over, watch.as_ref()) {
-                *replica_lost
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(line);
-                stop_signal.stop();
-                stop::cancel_all(cancellers.to_vec());
-            }
-        });
+        let lost = (&stop, &replica_lost);
+        scope.spawn(move || stop_on_replica_loss(cancellers, step_over, watch.as_ref(), lost));
         if let Some(conn) = connections.index_progress {
             let shared = &*index_shared;
             scope.spawn(move || {
@@ -204,6 +196,23 @@ pub(super) fn drive(
         ended_at: SystemTime::now(),
         seconds,
         failover: failover.map(|plan| DrivenFailover { plan, start }),
+    }
+}
+
+/// Cancel the step's connections on Ctrl-C ([`cancel_on_interrupt`]); when the replica is
+/// lost instead, keep the watch's line in `replica_lost`, stop the step and cancel.
+fn stop_on_replica_loss(
+    cancellers: &[CancellerOf],
+    step_over: &std::sync::atomic::AtomicBool,
+    watch: Option<&StopWatch>,
+    (stop, replica_lost): (&StopSignal, &std::sync::Mutex<Option<String>>),
+) {
+    if let Some(line) = cancel_on_interrupt(cancellers, step_over, watch) {
+        *replica_lost
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(line);
+        stop.stop();
+        stop::cancel_all(cancellers.to_vec());
     }
 }
 
