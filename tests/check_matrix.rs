@@ -109,9 +109,13 @@ fn synchronous_commit_on_is_seen_slower_on_the_load() {
             matches!(i0["verdict"].as_str(), Some("regressed" | "cannot_tell")),
             "{i0}"
         );
-        // (No ratio when a repeat's l.i0 failed a check on a loaded host: then it cannot tell.)
+        // Slower with the setting on, beyond the check's band when it says regressed. On a
+        // loaded host the CPU's share of a commit grows and the ratio creeps toward 1 (a host
+        // 3x slower: about ×0.76), so "cannot tell" asks only for the direction. (No ratio when
+        // a repeat's l.i0 failed a check on a loaded host: then it cannot tell.)
         match i0["ratio"].as_f64() {
-            Some(r) => assert!(r < 0.8, "{i0}"),
+            Some(r) if i0["verdict"] == "regressed" => assert!(r < 0.95, "{i0}"),
+            Some(r) => assert!(r < 1.0, "{i0}"),
             None => assert_eq!(i0["reason"], "failed_or_partial", "{i0}"),
         }
         // The query step is judged as a rate, paired by round like the load. What the setting

@@ -223,10 +223,21 @@ fn a_step_that_slows_down_on_the_server_is_named_a_dbms_slowdown() {
     assert!(problems.is_empty(), "{problems:?}");
     let cmp = ibench::report::compare::compare(&runs, None, Vec::new());
     let shifts: Vec<_> = cmp.shifts.iter().map(|s| format!("{s:?}")).collect();
-    assert_eq!(cmp.shifts.len(), 1, "one step slowed down: {shifts:#?}");
-    let shift = &cmp.shifts[0];
+    // qr100 slowed down once. A burst of other processes on a shared host may move l.i0's
+    // rate too: such a shift is never blamed on the DBMS, which did the same work per row.
+    let (qr, others): (Vec<_>, Vec<_>) = cmp
+        .shifts
+        .iter()
+        .partition(|s| s.step.to_string() == "qr100");
+    assert_eq!(qr.len(), 1, "qr100 slowed down: {shifts:#?}");
+    assert!(
+        others
+            .iter()
+            .all(|s| s.cause != ibench::report::shift::ShiftCause::Dbms),
+        "only qr100's server did more work per op: {shifts:#?}"
+    );
+    let shift = qr[0];
     eprintln!("{shift:#?}");
-    assert_eq!(shift.step.to_string(), "qr100");
     assert!(
         (3..=8).contains(&shift.slow_from_s),
         "the slow stretch starts about when the indexes were dropped: {shift:?}"

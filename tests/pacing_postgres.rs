@@ -79,11 +79,13 @@ fn a_frozen_server_shows_in_the_latency_of_every_insert_due_during_the_freeze() 
         std::thread::sleep(Duration::from_millis(20));
     }
     let pids = process_tree(server.pid);
-    let frozen_at = Instant::now();
     signal_all(&pids, libc::SIGSTOP);
+    // The freeze as a lower bound: from every process stopped to the first one continued (a
+    // test thread preempted around the signals would overstate it).
+    let frozen_at = Instant::now();
     std::thread::sleep(Duration::from_secs(2));
-    signal_all(&pids, libc::SIGCONT);
     let freeze = frozen_at.elapsed().as_secs_f64();
+    signal_all(&pids, libc::SIGCONT);
 
     let (run, _) = runner.join().unwrap();
     let step = &run.steps[0];
@@ -160,14 +162,17 @@ fn the_server_counts_rate_times_seconds_inserted_rows_in_a_paced_step() {
     let mut opts = small_options(&server.url, "rate");
     opts.steps = parse_step_list("qr100").unwrap();
     opts.query_seconds = 20.0;
+    let batch = f64::from(opts.query_rows_per_insert);
     let (run, _) = run_and_read(opts);
     let after = server_inserted_rows(&server.url);
 
     let counted = i64_f64(after - before);
     let expected = 100.0 * 20.0;
+    // Never more than was due (40 inserts of 50 rows); a few fewer only when a stall on a
+    // busy host left the inserter behind at the deadline (the last insert is due at 19.5 s).
     assert!(
-        (counted - expected).abs() <= expected * 0.01,
-        "server counted {counted} rows inserted, expected {expected} ± 1%"
+        counted <= expected && counted >= expected - 4.0 * batch,
+        "server counted {counted} rows inserted, expected {expected} (at most 4 inserts fewer)"
     );
     // ibench's own count is the server's count.
     assert_eq!(count_f64(run.steps[0].ops["insert"].rows), counted);

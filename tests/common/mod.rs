@@ -133,18 +133,27 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Runs `statement` while another thread runs `cancel` 300 ms in; asserts that the statement
-/// came back well before its 60 s; what it returned.
+/// Runs `statement` while another thread runs `cancel` 300 ms in, and again every 5 s while
+/// the statement still runs (a starved test thread may not have sent it by 300 ms, and a
+/// server drops a cancel that finds its session idle); asserts that the statement came back
+/// well before its 60 s; what it returned.
 pub fn cancelled_after_300ms<T>(
-    cancel: impl FnOnce() + Send + 'static,
+    cancel: impl Fn() + Send + 'static,
     statement: impl FnOnce() -> T,
 ) -> T {
+    let (done, finished) = std::sync::mpsc::channel::<()>();
     let canceller = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(300));
         cancel();
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            finished.recv_timeout(std::time::Duration::from_secs(5))
+        {
+            cancel();
+        }
     });
     let started = std::time::Instant::now();
     let result = statement();
+    let _ = done.send(());
     canceller.join().unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
     result
