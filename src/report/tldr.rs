@@ -269,7 +269,7 @@ fn host_caveat(cmp: &Comparison, label: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::report::diagnosis::StepBands;
     use crate::report::model::{CellNote, Colour};
@@ -281,7 +281,7 @@ mod tests {
     /// The PostgreSQL fixture as a base and a candidate of `repeats` rounds a side (each
     /// step's throughput: the base 100 ± 1, the candidate 80 ± 1, by round), every step of the
     /// candidate flagged by the host screening (steal 20%); `duet`: both are a duet's sides.
-    fn rounds_with_every_step_flagged(repeats: usize, duet: bool) -> Comparison {
+    pub(crate) fn rounds_with_every_step_flagged(repeats: usize, duet: bool) -> Comparison {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
         let (loaded, problems) = crate::report::load::load_runs(&[dir]);
         assert!(problems.is_empty(), "{problems:?}");
@@ -409,40 +409,6 @@ mod tests {
         assert!(cmp.summary.iter().all(|f| f.host_affected == 0));
         // The host flags themselves stay, for the work per op they still hold.
         assert_eq!(cmp.host.flags.len(), cmp.steps.len());
-    }
-
-    /// The marks of a step's relative figures that the host moves (every figure but the
-    /// throughput, decided in the relative table, and the DBMS's work per op), by figure.
-    fn host_moved_marks(cmp: &Comparison) -> Vec<(String, String)> {
-        let mut marks = Vec::new();
-        for d in &cmp.details {
-            let t = crate::report::layout::step::figures_table(cmp, d.step, &d.metrics, true);
-            for r in t.rows.iter().filter(|r| {
-                r.label != "throughput" && !crate::results::metrics::judged_work(&r.label)
-            }) {
-                for c in r
-                    .cells
-                    .iter()
-                    .filter(|c| c.text.parse::<f64>().is_ok() || c.text.ends_with('~'))
-                {
-                    marks.push((format!("{} {}", d.step, r.label), c.text.clone()));
-                }
-            }
-        }
-        marks
-    }
-
-    #[test]
-    fn a_duets_step_figures_are_not_held_to_the_host_flags_as_in_the_relative_table() {
-        // Every step of the candidate flagged (steal 20%): its latencies and CPU per op are
-        // held (~) between runs that were not a duet's sides...
-        let held = host_moved_marks(&rounds_with_every_step_flagged(60, false));
-        assert!(!held.is_empty());
-        assert!(held.iter().all(|(_, t)| t.ends_with('~')), "{held:?}");
-        // ...and not between a duet's sides, whose relative throughput is not held either.
-        let duet = host_moved_marks(&rounds_with_every_step_flagged(60, true));
-        assert_eq!(duet.len(), held.len());
-        assert!(duet.iter().all(|(_, t)| !t.ends_with('~')), "{duet:?}");
     }
 
     #[test]

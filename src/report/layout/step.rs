@@ -357,6 +357,44 @@ mod tests {
         }
     }
 
+    /// The marks of a step's relative figures that the host moves (every figure but the
+    /// throughput, decided in the relative table, and the DBMS's work per op), by figure.
+    fn host_moved_marks(cmp: &Comparison) -> Vec<(String, String)> {
+        let mut marks = Vec::new();
+        for d in &cmp.details {
+            let t = figures_table(cmp, d.step, &d.metrics, true);
+            for r in t.rows.iter().filter(|r| {
+                r.label != "throughput" && !crate::results::metrics::judged_work(&r.label)
+            }) {
+                for c in r
+                    .cells
+                    .iter()
+                    .filter(|c| c.text.parse::<f64>().is_ok() || c.text.ends_with('~'))
+                {
+                    marks.push((format!("{} {}", d.step, r.label), c.text.clone()));
+                }
+            }
+        }
+        marks
+    }
+
+    #[test]
+    fn a_duets_step_figures_are_not_held_to_the_host_flags_as_in_the_relative_table() {
+        // Every step of the candidate flagged (steal 20%): its latencies and CPU per op are
+        // held (~) between runs that were not a duet's sides...
+        let held = host_moved_marks(&crate::report::tldr::tests::rounds_with_every_step_flagged(
+            60, false,
+        ));
+        assert!(!held.is_empty());
+        assert!(held.iter().all(|(_, t)| t.ends_with('~')), "{held:?}");
+        // ...and not between a duet's sides, whose relative throughput is not held either.
+        let duet = host_moved_marks(&crate::report::tldr::tests::rounds_with_every_step_flagged(
+            60, true,
+        ));
+        assert_eq!(duet.len(), held.len());
+        assert!(duet.iter().all(|(_, t)| !t.ends_with('~')), "{duet:?}");
+    }
+
     #[test]
     fn a_steps_detail_is_left_out_shown_in_full_or_folded_with_the_same_blocks() {
         let cmp = postgres_pair();
