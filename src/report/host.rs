@@ -139,16 +139,6 @@ impl HostView {
         self.rows.iter().any(|r| r.run == label && r.duet_with_base)
     }
 
-    /// How run `label`'s relative figures stand to the host, for [`super::paint::Evidence`]:
-    /// `(steady_host, duet)`. The host counts as steady when the probes show it steady between
-    /// the run and the base, or when the two were a duet's sides (one duet round a side counts
-    /// as the steady host, as in `ibench check`); `duet` waives the host flags on rates
-    /// ([`Self::holds_rate`]). The base against itself: steady, no duet.
-    pub fn standing(&self, label: &str, is_base: bool) -> (bool, bool) {
-        let duet = !is_base && self.duet(label);
-        (is_base || duet || self.steady(label), duet)
-    }
-
     /// Whether flag `f` holds its run's relative throughput (grey, `~`): not when the run and
     /// the base were a duet's sides (`stats::decision::duet_waives_host_flags`, the rule of
     /// `ibench check`); work per op it holds all the same.

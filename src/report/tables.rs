@@ -269,14 +269,14 @@ pub(super) fn paint_relative(
                 .and_then(|r| r.get(j))
                 .and_then(|c| c.note.as_ref());
             let measured = measure(base, j).zip(measure(i, j)).filter(|_| i != base);
-            let (steady_host, duet) = host.standing(&row.label, i == base);
             let p = paint(&Evidence {
                 host: flag.map(|f| f.reasons.as_slice()),
                 note,
                 spread: noise.own(*step).filter(|_| i != base),
                 measured,
-                steady_host,
-                duet,
+                // One duet round a side counts as the steady host, as in `ibench check`.
+                steady_host: i == base || host.steady(&row.label) || host.duet(&row.label),
+                duet: i != base && host.duet(&row.label),
                 ..Evidence::of_rate(ratio)
             });
             cell.colour = p.colour;

@@ -269,7 +269,7 @@ fn host_caveat(cmp: &Comparison, label: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::report::diagnosis::StepBands;
     use crate::report::model::{CellNote, Colour};
@@ -281,7 +281,7 @@ pub(crate) mod tests {
     /// The PostgreSQL fixture as a base and a candidate of `repeats` rounds a side (each
     /// step's throughput: the base 100 ± 1, the candidate 80 ± 1, by round), every step of the
     /// candidate flagged by the host screening (steal 20%); `duet`: both are a duet's sides.
-    pub(crate) fn rounds_with_every_step_flagged(repeats: usize, duet: bool) -> Comparison {
+    fn rounds_with_every_step_flagged(repeats: usize, duet: bool) -> Comparison {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/postgres");
         let (loaded, problems) = crate::report::load::load_runs(&[dir]);
         assert!(problems.is_empty(), "{problems:?}");

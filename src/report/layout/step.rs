@@ -217,8 +217,7 @@ fn latency_table(cmp: &Comparison, rows: &[LatencyRow]) -> DocTable {
 /// figure of a step too short to judge; the others the rule's for a figure without measures,
 /// the DBMS's work per op that `ibench check` judges as work
 /// (`results::metrics::judged_work`), every other figure (rates, latencies, the host's and
-/// the client's CPU, IO per op) as a figure the host moves. A duet's rates and latencies are
-/// not held to the host flags here either, as in the relative table ([`crate::report::host::HostView::standing`]).
+/// the client's CPU, IO per op) as a figure the host moves.
 fn step_figure_paint(
     cmp: &Comparison,
     step: StepName,
@@ -237,7 +236,6 @@ fn step_figure_paint(
         return paint::of_cell(cell);
     }
     let flag = cmp.host.flag(step, &cmp.labels[i]);
-    let (steady_host, duet) = cmp.host.standing(&cmp.labels[i], i == cmp.base);
     paint::paint(&paint::Evidence {
         higher_is_better: m.lower_is_better.map(|l| !l),
         host: flag.map(|f| f.reasons.as_slice()),
@@ -246,8 +244,7 @@ fn step_figure_paint(
         } else {
             crate::stats::decision::FigureKind::Rate
         },
-        steady_host,
-        duet,
+        steady_host: cmp.host.steady(&cmp.labels[i]),
         ..paint::Evidence::of_rate(r)
     })
 }
@@ -355,44 +352,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    /// The marks of a step's relative figures that the host moves (every figure but the
-    /// throughput, decided in the relative table, and the DBMS's work per op), by figure.
-    fn host_moved_marks(cmp: &Comparison) -> Vec<(String, String)> {
-        let mut marks = Vec::new();
-        for d in &cmp.details {
-            let t = figures_table(cmp, d.step, &d.metrics, true);
-            for r in t.rows.iter().filter(|r| {
-                r.label != "throughput" && !crate::results::metrics::judged_work(&r.label)
-            }) {
-                for c in r
-                    .cells
-                    .iter()
-                    .filter(|c| c.text.parse::<f64>().is_ok() || c.text.ends_with('~'))
-                {
-                    marks.push((format!("{} {}", d.step, r.label), c.text.clone()));
-                }
-            }
-        }
-        marks
-    }
-
-    #[test]
-    fn a_duets_step_figures_are_not_held_to_the_host_flags_as_in_the_relative_table() {
-        // Every step of the candidate flagged (steal 20%): its latencies and CPU per op are
-        // held (~) between runs that were not a duet's sides...
-        let held = host_moved_marks(&crate::report::tldr::tests::rounds_with_every_step_flagged(
-            60, false,
-        ));
-        assert!(!held.is_empty());
-        assert!(held.iter().all(|(_, t)| t.ends_with('~')), "{held:?}");
-        // ...and not between a duet's sides, whose relative throughput is not held either.
-        let duet = host_moved_marks(&crate::report::tldr::tests::rounds_with_every_step_flagged(
-            60, true,
-        ));
-        assert_eq!(duet.len(), held.len());
-        assert!(duet.iter().all(|(_, t)| !t.ends_with('~')), "{duet:?}");
     }
 
     #[test]
