@@ -411,6 +411,42 @@ mod tests {
         assert_eq!(cmp.host.flags.len(), cmp.steps.len());
     }
 
+    /// The marks of a step's relative figures that the host moves (every figure but the
+    /// throughput, decided in the relative table, and the DBMS's work per op), by figure.
+    fn host_moved_marks(cmp: &Comparison) -> Vec<(String, String)> {
+        let mut marks = Vec::new();
+        for d in &cmp.details {
+            let t = crate::report::layout::step::figures_table(cmp, d.step, &d.metrics, true);
+            for r in t.rows.iter().filter(|r| {
+                r.label != "throughput" && !crate::results::metrics::judged_work(&r.label)
+            }) {
+                for c in r
+                    .cells
+                    .iter()
+                    .filter(|c| c.text.parse::<f64>().is_ok() || c.text.ends_with('~'))
+                {
+                    marks.push((format!("{} {}", d.step, r.label), c.text.clone()));
+                }
+            }
+        }
+        marks
+    }
+
+    #[test]
+    fn a_duets_step_figures_stay_held_to_the_host_flags() {
+        // Every step of the candidate flagged (steal 20%). A duet's relative throughput is
+        // judged all the same (above), from its paired rounds; a step's own figures are one
+        // run a side, so its latencies and CPU per op stay held (~), duet or not.
+        for duet in [false, true] {
+            let marks = host_moved_marks(&rounds_with_every_step_flagged(60, duet));
+            assert!(!marks.is_empty());
+            assert!(
+                marks.iter().all(|(_, t)| t.ends_with('~')),
+                "duet {duet}: {marks:?}"
+            );
+        }
+    }
+
     #[test]
     fn ranges_read_like_the_seeds() {
         assert_eq!(range_x(1.2, 2.8), "1.20x-2.80x");
