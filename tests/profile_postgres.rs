@@ -28,7 +28,11 @@ fn a_profile_of_li1_holds_postgres_functions_and_its_flamegraphs_render() {
     load.steps = parse_step_list("l.i0,l.x").unwrap();
     run_and_read(load);
     let (run, dir) = profiled_li1(&server.url, "first");
-    let (_, second) = profiled_li1(&server.url, "second");
+    let (second_run, second) = profiled_li1(&server.url, "second");
+    let second_profile = second_run.steps[0]
+        .metrics
+        .as_ref()
+        .and_then(|m| m.profile.clone());
 
     let p = run.steps[0]
         .metrics
@@ -82,7 +86,11 @@ fn a_profile_of_li1_holds_postgres_functions_and_its_flamegraphs_render() {
     assert!(rendered.problems.is_empty(), "{:?}", rendered.problems);
     let html = rendered.text;
     std::fs::write(&page, &html).unwrap();
-    assert_eq!(html.matches("alt=\"flamegraph\"").count(), 2);
+    assert_eq!(
+        html.matches("alt=\"flamegraph\"").count(),
+        2,
+        "second: {second_profile:?}"
+    );
     assert_eq!(html.matches("alt=\"differential flamegraph\"").count(), 1);
     let (_, stderr) = chromium(&page, &["--dump-dom"]);
     assert!(

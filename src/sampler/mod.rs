@@ -556,10 +556,14 @@ impl SamplerState {
         self.write_line(&line);
     }
 
-    /// A step begins: the DBMS's statistics, then its first reading (so the host's window
-    /// leaves the statistics query out), and `perf stat` when asked for.
+    /// A step begins: the DBMS's statistics, the profile when asked for (once `perf record`
+    /// is attached), then its first reading (so the host's window leaves the statistics query
+    /// and perf's start out), and `perf stat` when asked for.
     fn begin(&mut self, step: StepName) -> Current {
         let stats_before = self.read_stats().map_err(|(e, _)| e);
+        let profile = self
+            .profile_seconds
+            .map(|seconds| profile::ProfileRun::start(&self.probe.pid, &self.dir, &step, seconds));
         let start = self.probe.read();
         let max_memory = start.server.as_ref().ok().and_then(|s| s.memory);
         self.steps_begun += 1;
@@ -567,9 +571,6 @@ impl SamplerState {
         let perf = self
             .perf
             .map(|turn| perf::PerfRun::start(&self.probe.pid, &self.dir, &step, first, turn));
-        let profile = self
-            .profile_seconds
-            .map(|seconds| profile::ProfileRun::start(&self.probe.pid, &self.dir, &step, seconds));
         Current {
             step,
             start,
