@@ -49,29 +49,13 @@ pub struct ProfileRun {
 
 impl ProfileRun {
     /// Attach `perf record` to the server's current process tree for at most `seconds`, and
-    /// return once it has (see [`wait_attached`]), so that the profile covers the step from
-    /// its start.
+    /// return once it has (see [`attach`]), so that the profile covers the step from its
+    /// start.
     pub fn start(pid: &Result<u32, String>, dir: &Path, step: &StepName, seconds: f64) -> Self {
         let data = dir.join(PROFILE_DIR).join(format!("{step}.perf.data"));
-        let child = (|| -> Result<Child, String> {
-            let pids = super::perf::tree_pid_list(pid)?;
-            std::fs::create_dir_all(dir.join(PROFILE_DIR)).map_err(|e| e.to_string())?;
-            Command::new("perf")
-                .args(["record", "-e", "cpu-clock", "-F", &FREQUENCY_HZ.to_string()])
-                .args(["-g", "--quiet", "-o"])
-                .arg(&data)
-                .args(["-p", &pids])
-                .args(["--", "sleep", &format!("{seconds:.3}")])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|e| format!("cannot run perf (install linux-perf): {e}"))
-        })()
-        .map(|mut c| {
-            wait_attached(&mut c, &data, ATTACH_LIMIT);
-            c
-        });
+        let child = std::fs::create_dir_all(dir.join(PROFILE_DIR))
+            .map_err(|e| e.to_string())
+            .and_then(|()| attach(pid, &data, seconds));
         ProfileRun {
             child,
             data,
@@ -99,21 +83,63 @@ impl ProfileRun {
     }
 }
 
+/// How many times `perf record` is started on a fresh list of the server's processes when
+/// it exits before it attached.
+const ATTACH_TRIES: usize = 3;
+
+/// `perf record` on the server's process tree as it is now, attached (see
+/// [`wait_attached`]). perf refuses a list holding a process that ended before it attached
+/// (exit 244, no file): PostgreSQL 10's backends of the step before were still ending as
+/// l.x began, and every l.x profile of two runs was lost ("perf script failed"). So the list
+/// is made again and perf started again, [`ATTACH_TRIES`] times in all.
+fn attach(pid: &Result<u32, String>, data: &Path, seconds: f64) -> Result<Child, String> {
+    let mut exited = None;
+    for _ in 0..ATTACH_TRIES {
+        let pids = super::perf::tree_pid_list(pid)?;
+        let mut child = Command::new("perf")
+            .args(["record", "-e", "cpu-clock", "-F", &FREQUENCY_HZ.to_string()])
+            .args(["-g", "--quiet", "-o"])
+            .arg(data)
+            .args(["-p", &pids])
+            .args(["--", "sleep", &format!("{seconds:.3}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot run perf (install linux-perf): {e}"))?;
+        match wait_attached(&mut child, data, ATTACH_LIMIT) {
+            None => return Ok(child),
+            Some(status) => exited = Some(status),
+        }
+    }
+    Err(format!(
+        "perf record exited before it attached to the server's processes, {ATTACH_TRIES} times (last: {})",
+        exited.map_or_else(|| "unknown".to_string(), |s| s.to_string())
+    ))
+}
+
 /// Wait until `perf record` has attached: it opens its events on the processes before it
 /// writes anything to `data`, so a begun file says it samples. Measured here: about 0.11 s
 /// after the spawn. A step shorter than that used to end before perf was listening, and its
-/// SIGINT killed perf with no file to read ("perf script failed"), at random. Returns at
-/// `limit` or when perf has exited, whichever comes first: `finish` reports what it left.
-fn wait_attached(child: &mut Child, data: &Path, limit: Duration) {
+/// SIGINT killed perf with no file to read ("perf script failed"), at random. `None` once
+/// attached or at `limit` (perf still running: `finish` reports what it left); perf's exit
+/// status when it exited before its file was begun.
+fn wait_attached(
+    child: &mut Child,
+    data: &Path,
+    limit: Duration,
+) -> Option<std::process::ExitStatus> {
     let until = Instant::now() + limit;
     while Instant::now() < until {
-        if std::fs::metadata(data).is_ok_and(|m| m.len() > 0)
-            || !matches!(child.try_wait(), Ok(None))
-        {
-            return;
+        if std::fs::metadata(data).is_ok_and(|m| m.len() > 0) {
+            return None;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    None
 }
 
 /// `perf script` of the data, folded into `<step>.folded`, drawn into `<step>.svg`.
@@ -238,5 +264,25 @@ mod tests {
             error.is_empty() || error.starts_with("perf recorded no samples"),
             "{error}"
         );
+    }
+
+    /// A process of the server's tree that ends as perf starts (a backend of the step before)
+    /// does not lose the profile: perf is started again on the processes still there.
+    #[test]
+    fn a_process_that_ends_as_perf_starts_does_not_lose_the_profile() {
+        let mut busy = Command::new("sh")
+            .args(["-c", "sleep 0.02 & while :; do :; done"])
+            .spawn()
+            .expect("sh runs");
+        let dir = std::env::temp_dir().join(format!("ibench-profile-ends-{}", std::process::id()));
+        let step: StepName = "l.x".parse().expect("a step");
+        let run = ProfileRun::start(&Ok(busy.id()), &dir, &step, 5.0);
+        std::thread::sleep(Duration::from_millis(300));
+        let record = run.finish();
+        let _ = busy.kill();
+        let _ = busy.wait();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(record.error, None, "{record:?}");
+        assert!(record.samples > 0, "{record:?}");
     }
 }
